@@ -1,0 +1,142 @@
+"""Evidence: the canonical Polars tables every parser fills and every later stage reads.
+
+Parsers differ wildly in what they read; downstream code must not care. Each table has a fixed
+schema (below) and every row keeps the file and line it came from, so a finding or a report
+figure can always point back at the evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from cmax.manifest import Manifest
+
+RUNS_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "workload": pl.String(),
+    "model": pl.String(),
+    "gpu": pl.String(),
+    "num_gpus": pl.Int64(),
+    "precision": pl.String(),
+    "seq_len": pl.Int64(),
+    "gbs": pl.Int64(),
+    "mbs": pl.Int64(),
+    "tp": pl.Int64(),
+    "pp": pl.Int64(),
+    "cp": pl.Int64(),
+    "ep": pl.Int64(),
+    "vp": pl.Int64(),
+    "framework": pl.String(),
+    "container": pl.String(),
+    "source_file": pl.String(),
+    "status": pl.String(),
+    "max_iteration": pl.Int64(),
+}
+
+STEPS_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "iteration": pl.Int64(),
+    "step_time_s": pl.Float64(),
+    "tflops_per_gpu": pl.Float64(),
+    "loss": pl.Float64(),
+    "grad_norm": pl.Float64(),
+    "source_file": pl.String(),
+    "line": pl.Int64(),
+}
+
+NCCL_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "collective": pl.String(),
+    "ranks": pl.Int64(),
+    "nodes": pl.Int64(),
+    "size_bytes": pl.Int64(),
+    "dtype": pl.String(),
+    "time_us": pl.Float64(),
+    "algbw_gbps": pl.Float64(),
+    "busbw_gbps": pl.Float64(),
+    "wrong": pl.Int64(),
+    "in_place": pl.Boolean(),
+    "source_file": pl.String(),
+    "line": pl.Int64(),
+}
+
+INCIDENTS_SCHEMA: dict[str, pl.DataType] = {
+    "start": pl.Datetime("us", "UTC"),
+    "end": pl.Datetime("us", "UTC"),
+    "node": pl.String(),
+    "gpu": pl.String(),
+    "category": pl.String(),
+    "planned": pl.Boolean(),
+    "description": pl.String(),
+    "source_file": pl.String(),
+    "line": pl.Int64(),
+}
+
+AUDIT_SCHEMA: dict[str, pl.DataType] = {
+    "check_id": pl.String(),
+    "category": pl.String(),
+    "criterion": pl.String(),
+    "status": pl.String(),
+    "observed": pl.String(),
+    "minimum": pl.String(),
+    "evidence": pl.String(),
+    "source_file": pl.String(),
+}
+
+MLPERF_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "benchmark": pl.String(),
+    "submitter": pl.String(),
+    "system": pl.String(),
+    "division": pl.String(),
+    "status": pl.String(),
+    "run_start_ms": pl.Int64(),
+    "run_stop_ms": pl.Int64(),
+    "time_to_train_min": pl.Float64(),
+    "num_gpus": pl.Int64(),
+    "source_file": pl.String(),
+}
+
+
+def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """An empty table with the canonical schema."""
+    return pl.DataFrame(schema=schema)
+
+
+def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Add missing columns as nulls, cast, and order columns as the canonical schema says."""
+    cols = [
+        (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)
+        for name, dtype in schema.items()
+    ]
+    return frame.select(cols)
+
+
+@dataclass
+class Evidence:
+    """Everything ingested from one bundle."""
+
+    manifest: Manifest
+    root: Path
+    source: Path
+    runs: pl.DataFrame = field(default_factory=lambda: empty(RUNS_SCHEMA))
+    steps: pl.DataFrame = field(default_factory=lambda: empty(STEPS_SCHEMA))
+    nccl: pl.DataFrame = field(default_factory=lambda: empty(NCCL_SCHEMA))
+    incidents: pl.DataFrame = field(default_factory=lambda: empty(INCIDENTS_SCHEMA))
+    audit_checks: pl.DataFrame = field(default_factory=lambda: empty(AUDIT_SCHEMA))
+    mlperf: pl.DataFrame = field(default_factory=lambda: empty(MLPERF_SCHEMA))
+    audit_cluster: str | None = None
+    files: list[EvidenceFile] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EvidenceFile:
+    """A file that went into the rating, with its digest so a report pins exactly what it read."""
+
+    path: str
+    kind: str
+    sha256: str
+    size_bytes: int

@@ -1,0 +1,38 @@
+"""Findings: one row per problem the validator found in a submission."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+
+class Finding(BaseModel):
+    """A rule that fired: where, why it matters and how to fix it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    severity: Severity
+    file: str | None = None
+    line: int | None = None
+    message: str
+    fix: str
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Deterministic order: severity, then file, line, rule, message."""
+    return sorted(
+        findings,
+        key=lambda f: (SEVERITY_ORDER[f.severity], f.file or "", f.line or 0, f.rule, f.message),
+    )
+
+
+def count_findings(findings: Iterable[Finding]) -> dict[str, int]:
+    counts = Counter(f.severity for f in findings)
+    return {sev: counts.get(sev, 0) for sev in ("error", "warning", "info")}

@@ -1,0 +1,188 @@
+"""The bundle manifest ``cmax.toml``: the contract between a submitter and cmax.
+
+Keys follow DESIGN.md ("extend, don't rename"). Unknown keys are rejected, not ignored: a
+typo such as ``usd_per_gpu_hr`` would otherwise silently drop the quoted price out of a
+negotiation. Every validation error is reported with the dotted key, the value found and
+what was expected.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from cmax.errors import CmaxError
+
+MANIFEST_NAME = "cmax.toml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Provider(_Strict):
+    name: str = Field(min_length=1, max_length=200)
+    cluster: str = Field(min_length=1, max_length=200)
+    region: str | None = None
+
+
+class System(_Strict):
+    gpu: str = Field(min_length=1, description="GPU id from the reference GPU catalogue")
+    nodes: int = Field(gt=0)
+    gpus_per_node: int = Field(gt=0, le=72)
+    interconnect: str | None = None
+    driver: str | None = None
+    cuda: str | None = None
+    nccl: str | None = None
+
+
+class Benchmark(_Strict):
+    date: dt.date
+    reference: str = "latest"
+
+
+class RunSpec(_Strict):
+    workload: str = Field(min_length=1)
+    precision: str = Field(min_length=1)
+    num_gpus: int = Field(gt=0)
+    log: str = Field(min_length=1)
+    seq_len: int | None = Field(default=None, gt=0)
+    gbs: int | None = Field(default=None, gt=0)
+    mbs: int | None = Field(default=None, gt=0)
+    tp: int | None = Field(default=None, gt=0)
+    pp: int | None = Field(default=None, gt=0)
+    cp: int | None = Field(default=None, gt=0)
+    ep: int | None = Field(default=None, gt=0)
+    vp: int | None = Field(default=None, gt=0)
+    framework: str | None = None
+    container: str | None = None
+
+    @field_validator("workload", "precision")
+    @classmethod
+    def _lower(cls, value: str) -> str:
+        return value.strip().lower()
+
+
+class PathSpec(_Strict):
+    path: str = Field(min_length=1)
+
+
+class Reliability(_Strict):
+    incidents: str = Field(min_length=1)
+    period_start: dt.date
+    period_end: dt.date
+    gpus_in_service: int = Field(gt=0)
+    checkpoint_interval_min: float = Field(default=30.0, gt=0)
+    restart_min: float = Field(default=15.0, ge=0)
+    job_gpus: int | None = Field(default=None, gt=0)
+
+
+class Sla(_Strict):
+    uptime_pct: float = Field(gt=0, le=100)
+    credits: list[tuple[float, float]] = Field(default_factory=list)
+
+    @field_validator("credits")
+    @classmethod
+    def _credits(cls, value: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        for below_pct, credit_pct in value:
+            if not 0 < below_pct <= 100 or not 0 <= credit_pct <= 100:
+                raise ValueError("each credit tier is [below_uptime_pct, credit_pct], both 0-100")
+        return sorted(value, key=lambda tier: -tier[0])
+
+
+class Pricing(_Strict):
+    usd_per_gpu_hour: float = Field(gt=0, lt=1000)
+    term_months: int = Field(default=12, gt=0, le=120)
+    watts_per_gpu: float | None = Field(default=None, gt=0)
+
+
+class Manifest(_Strict):
+    provider: Provider
+    system: System
+    benchmark: Benchmark
+    runs: list[RunSpec] = Field(default_factory=list)
+    nccl: list[PathSpec] = Field(default_factory=list)
+    mlperf: list[PathSpec] = Field(default_factory=list)
+    audit: PathSpec | None = None
+    reliability: Reliability | None = None
+    sla: Sla | None = None
+    pricing: Pricing | None = None
+    declarations: dict[str, bool | str | int | float] = Field(default_factory=dict)
+
+    def declared_files(self) -> list[tuple[str, str]]:
+        """(manifest key, relative path) for every file the manifest points at."""
+        files = [(f"runs[{i}].log", run.log) for i, run in enumerate(self.runs)]
+        files += [(f"nccl[{i}].path", spec.path) for i, spec in enumerate(self.nccl)]
+        files += [(f"mlperf[{i}].path", spec.path) for i, spec in enumerate(self.mlperf)]
+        if self.audit:
+            files.append(("audit.path", self.audit.path))
+        if self.reliability:
+            files.append(("reliability.incidents", self.reliability.incidents))
+        return files
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _lookup(data: Any, loc: tuple[int | str, ...]) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
+    """Validate already-parsed TOML data; errors name the key, the value and what was expected."""
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        key = _dotted(loc)
+        if err["type"] == "missing":
+            raise CmaxError(
+                "required key is missing", file=source, field=key,
+                fix=f"add `{loc[-1]}` to the [{_dotted(loc[:-1]) or 'top level'}] table",
+            ) from None
+        if err["type"] == "extra_forbidden":
+            raise CmaxError(
+                "unknown key", file=source, field=key,
+                expected="a key from the cmax.toml contract in DESIGN.md",
+                fix="check the spelling or remove it",
+            ) from None
+        value = _lookup(data, loc)
+        raise CmaxError(
+            f"invalid value {value!r}", file=source, field=key,
+            expected=err["msg"].removeprefix("Value error, "),
+        ) from None
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Read and validate ``cmax.toml``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CmaxError(
+            "manifest not found", file=path,
+            fix=f"a bundle needs a {MANIFEST_NAME} at its top level (see README)",
+        ) from None
+    except UnicodeDecodeError:
+        raise CmaxError("manifest is not UTF-8 text", file=path) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        msg = str(exc).split(" (at line")[0]
+        raise CmaxError(f"invalid TOML: {msg}", file=path, line=line,
+                        fix="correct the TOML syntax") from None
+    return parse_manifest(data, source=path)

@@ -1,0 +1,236 @@
+"""The Scorecard and PriceAdvice models: everything a report shows comes from these.
+
+They are the public, JSON-serialisable results of cmax (``cmax score``/``cmax price``/
+``cmax schema``). Every figure carries the evidence and the rule it came from, because a
+rating that cannot explain itself is worthless in a negotiation. Field names are part of the
+public contract: extend, don't rename.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cmax.findings import Finding
+
+SCHEMA_VERSION = "1"
+
+Verdict = Literal["pass", "fail", "inconclusive", "not_comparable", "no_reference"]
+Tier = Literal["Platinum", "Gold", "Silver", "Bronze", "Underperforming"]
+AuditStatus = Literal["PASS", "WARNING", "FAIL", "SKIPPED"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Baseline(_Model):
+    """The reference row a run was compared with."""
+
+    baseline_id: str
+    release: str
+    step_time_s: float | None = None
+    tokens_per_s_per_gpu: float | None = None
+    model_tflops_per_gpu: float | None = None
+    mfu_pct: float | None = None
+    gbs: int | None = None
+    seq_len: int | None = None
+    container: str | None = None
+    source: str
+
+
+class WorkloadResult(_Model):
+    """One training run against its matched baseline."""
+
+    workload: str
+    precision: str
+    num_gpus: int
+    log: str
+    framework: str | None = None
+    status: str
+    steps_total: int
+    window: tuple[int, int] | None = Field(
+        default=None, description="first and last iteration of the steady-state window")
+    steps_in_window: int = 0
+    mean_step_time_s: float | None = None
+    tokens_per_s_per_gpu: float | None = None
+    model_tflops_per_gpu: float | None = None
+    mfu_pct: float | None = None
+    baseline: Baseline | None = None
+    ratio: float | None = Field(default=None, description="provider ÷ reference throughput")
+    ci_low: float | None = None
+    ci_high: float | None = None
+    verdict: Verdict
+    bar: float = 0.95
+    notes: list[str] = Field(default_factory=list)
+    step_series: list[tuple[int, float]] = Field(
+        default_factory=list, description="(iteration, step_time_s) for every step")
+
+
+class NetworkResult(_Model):
+    """nccl-tests bus bandwidth at large messages against the fabric's baseline."""
+
+    file: str
+    collective: str
+    ranks: int
+    nodes: int
+    large_message_bytes: int
+    busbw_gbps: float
+    max_busbw_gbps: float
+    reference_busbw_gbps: float | None = None
+    reference_source: str | None = None
+    ratio: float | None = None
+    verdict: Verdict
+    series: list[tuple[int, float]] = Field(
+        default_factory=list, description="(size_bytes, out-of-place busbw GB/s)")
+
+
+class MlperfResult(_Model):
+    benchmark: str
+    submitter: str | None = None
+    system: str | None = None
+    runs: int
+    score_min: float | None = None
+    reference_min: float | None = None
+    reference_source: str | None = None
+    ratio: float | None = None
+    verdict: Verdict
+
+
+class ReliabilityResult(_Model):
+    period_start: dt.date
+    period_end: dt.date
+    gpus_in_service: int
+    gpu_days: float
+    unexpected_interruptions: int
+    planned_interruptions: int
+    per_1000_gpu_days: float
+    mtbf_gpu_hours: float | None
+    reference_per_1000_gpu_days: float
+    reference_source: str
+    ratio_vs_reference: float | None = Field(
+        default=None, description="provider rate ÷ reference rate (lower is better)")
+    job_gpus: int
+    checkpoint_interval_min: float
+    restart_min: float
+    ettr: float = Field(description="expected effective training time ratio for the job")
+    reference_ettr: float
+    goodput_ratio: float = Field(description="ettr ÷ reference_ettr")
+    incident_series: list[tuple[dt.date, int]] = Field(default_factory=list)
+
+
+class SlaResult(_Model):
+    contracted_uptime_pct: float
+    measured_uptime_pct: float
+    met: bool
+    credit_pct: float
+    downtime_node_hours: float
+    node_hours: float
+
+
+class AuditCheck(_Model):
+    check_id: str
+    category: str
+    criterion: str
+    status: AuditStatus
+    observed: str | None = None
+    minimum: str | None = None
+
+
+class AuditSummary(_Model):
+    file: str
+    cluster: str | None = None
+    counts: dict[str, int]
+    checks: list[AuditCheck] = Field(default_factory=list)
+
+
+class CategoryScore(_Model):
+    """One ClusterMAX 2.0 category: its score, weight and where every point came from."""
+
+    name: str
+    score: float = Field(ge=0, le=100)
+    weight: float = Field(ge=0)
+    verified: bool = Field(description="False when the score rests on declarations only")
+    evidence: list[str] = Field(default_factory=list)
+    rules: list[str] = Field(default_factory=list)
+
+
+class Gate(_Model):
+    """A hard gate: failing one caps the tier whatever the weighted score says."""
+
+    name: str
+    passed: bool
+    cap: Tier
+    reason: str
+
+
+class EvidenceFileRef(_Model):
+    path: str
+    kind: str
+    sha256: str
+    size_bytes: int
+
+
+class WorkloadEconomics(_Model):
+    workload: str
+    precision: str
+    num_gpus: int
+    tokens_per_s_per_gpu: float | None
+    usd_per_million_tokens: float | None
+    reference_usd_per_million_tokens: float | None
+    joules_per_token: float | None
+
+
+class PriceAdvice(_Model):
+    """What the capacity is worth, and what to ask for, with the arithmetic written out."""
+
+    currency: str = "USD"
+    quoted_usd_per_gpu_hour: float
+    throughput_ratio: float | None
+    goodput_ratio: float
+    parity_usd_per_gpu_hour: float | None
+    recommended_usd_per_gpu_hour: float | None
+    adjustment_pct: float | None = Field(description="recommended vs quoted, in percent")
+    term_months: int
+    contract_gpus: int
+    term_cost_usd: float
+    goodput_loss_usd: float
+    sla_credit_usd: float
+    effective_term_cost_usd: float
+    workloads: list[WorkloadEconomics] = Field(default_factory=list)
+    reasoning: list[str] = Field(default_factory=list)
+
+
+class Scorecard(_Model):
+    """The rating of one bundle."""
+
+    schema_version: str = SCHEMA_VERSION
+    cmax_version: str
+    reference_release: str
+    rubric: str
+    provider: str
+    cluster: str
+    region: str | None = None
+    gpu: str
+    nodes: int
+    gpus_per_node: int
+    interconnect: str | None = None
+    benchmark_date: dt.date
+    tier: Tier
+    score: float = Field(ge=0, le=100, description="weighted category score before gates")
+    exemplar_pass: bool
+    exemplar_bar: float
+    workloads: list[WorkloadResult] = Field(default_factory=list)
+    network: list[NetworkResult] = Field(default_factory=list)
+    mlperf: list[MlperfResult] = Field(default_factory=list)
+    reliability: ReliabilityResult | None = None
+    sla: SlaResult | None = None
+    audit: AuditSummary | None = None
+    categories: list[CategoryScore] = Field(default_factory=list)
+    gates: list[Gate] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    finding_counts: dict[str, int] = Field(default_factory=dict)
+    evidence_files: list[EvidenceFileRef] = Field(default_factory=list)
+    price: PriceAdvice | None = None
