@@ -1,0 +1,51 @@
+"""``cmax demo``: the whole pipeline on the sample bundles that ship with cmax."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cmax.cli.common import emit_json, format_option, progress
+
+
+@click.command("demo", help="Rate the sample providers that ship with cmax and write their "
+               "HTML and PDF scorecards, negotiation briefs and a leaderboard.")
+@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
+              default=Path("cmax-demo"), show_default=True, help="Where to write the reports.")
+@format_option
+def command(out_dir: Path, fmt: str) -> None:
+    from cmax.pipeline import assess
+    from cmax.render import render_reports
+    from cmax.samples import sample_bundles
+
+    cards = []
+    for bundle in sample_bundles():
+        progress(f"scoring {bundle.name} ...")
+        cards.append(assess(bundle))
+    progress(f"rendering reports into {out_dir} ...")
+    files = render_reports(cards, out_dir)
+    if fmt == "json":
+        emit_json({
+            "out_dir": str(out_dir.resolve()),
+            "providers": [
+                {"provider": c.provider, "cluster": c.cluster, "tier": c.tier,
+                 "score": c.score, "exemplar_pass": c.exemplar_pass,
+                 "recommended_usd_per_gpu_hour":
+                     c.price.recommended_usd_per_gpu_hour if c.price else None}
+                for c in cards
+            ],
+            "files": [str(f.resolve()) for f in files],
+        })
+        return
+    click.echo(f"{'provider':<18} {'tier':<16} {'score':>6} {'exemplar':>9} "
+               f"{'quoted $/h':>11} {'target $/h':>11}")
+    for c in cards:
+        quoted = f"{c.price.quoted_usd_per_gpu_hour:.2f}" if c.price else "-"
+        target = (f"{c.price.recommended_usd_per_gpu_hour:.2f}"
+                  if c.price and c.price.recommended_usd_per_gpu_hour is not None else "-")
+        click.echo(f"{c.provider[:18]:<18} {c.tier:<16} {c.score:6.1f} "
+                   f"{'pass' if c.exemplar_pass else 'fail':>9} {quoted:>11} {target:>11}")
+    click.echo(f"\nReports written to {out_dir.resolve()}:")
+    for f in files:
+        click.echo(f"  {f.resolve()}")
