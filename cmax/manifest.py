@@ -9,6 +9,7 @@ what was expected.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -146,7 +147,9 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
     try:
         return Manifest.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        errors = exc.errors()
+        # a typo shows up as an unknown key plus a missing one: the unknown key explains both
+        err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         loc = tuple(err["loc"])
         key = _dotted(loc)
         if err["type"] == "missing":
@@ -181,8 +184,9 @@ def load_manifest(path: Path) -> Manifest:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        msg = str(exc).split(" (at line")[0]
+        found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
+        msg = str(exc).split(" (at ")[0]
         raise CmaxError(f"invalid TOML: {msg}", file=path, line=line,
                         fix="correct the TOML syntax") from None
     return parse_manifest(data, source=path)

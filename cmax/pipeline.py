@@ -1,16 +1,77 @@
-"""The whole chain for one bundle: ingest -> validate -> score -> price."""
+"""The whole chain for one bundle: ingest -> validate -> score -> price.
+
+Commands that need only part of the chain (``cmax validate``) use :func:`load` so that every
+command reports the same user errors the same way (unknown GPU or workload: exit 2).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from cmax.bundle import open_bundle
+from cmax.bundle import Bundle, open_bundle
+from cmax.errors import CmaxError
+from cmax.evidence import Evidence
+from cmax.findings import Finding
 from cmax.ingest import ingest
+from cmax.manifest import MANIFEST_NAME
 from cmax.price import price
-from cmax.reference import load_reference
+from cmax.reference import Reference, load_reference
 from cmax.score import Rubric, load_rubric, score
 from cmax.scorecard import Scorecard
 from cmax.validate import validate
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A bundle read and checked: its evidence, the reference it is judged against, findings."""
+
+    bundle: Bundle
+    evidence: Evidence
+    reference: Reference
+    findings: list[Finding]
+
+
+def manifest_label(bundle: Bundle) -> str:
+    """How to name the manifest in messages: inside an archive, say which archive."""
+    if bundle.source.is_dir():
+        return str(bundle.root / MANIFEST_NAME)
+    return f"{bundle.source}:{MANIFEST_NAME}"
+
+
+def check_known_ids(bundle: Bundle, reference: Reference) -> None:
+    """Unknown GPU or workload ids are user errors (exit 2), not findings: nothing can be rated."""
+    label = manifest_label(bundle)
+    gpu = bundle.manifest.system.gpu
+    try:
+        reference.gpu(gpu)
+    except CmaxError as exc:
+        raise CmaxError(
+            f"unknown GPU {gpu!r}", file=label, field="system.gpu",
+            expected=exc.expected or "a GPU id from `cmax reference list`",
+            fix="use a GPU id from the reference catalogue, e.g. h100-sxm",
+        ) from None
+    known = sorted({str(w) for w in reference.baselines["workload"].unique().to_list()})
+    for i, run in enumerate(bundle.manifest.runs):
+        if not reference.has_model(run.workload):
+            raise CmaxError(
+                f"unknown workload {run.workload!r}", file=label, field=f"runs[{i}].workload",
+                expected="one of " + ", ".join(known),
+                fix="use a model id from `cmax reference list`",
+            )
+
+
+@contextmanager
+def load(bundle_path: str | Path) -> Iterator[Loaded]:
+    """Open, ingest and validate a bundle for the duration of a ``with`` block."""
+    with open_bundle(bundle_path) as bundle:
+        reference = load_reference(bundle.manifest.benchmark.reference)
+        check_known_ids(bundle, reference)
+        evidence = ingest(bundle)
+        findings = validate(evidence, reference)
+        yield Loaded(bundle, evidence, reference, findings)
 
 
 def assess(
@@ -19,12 +80,11 @@ def assess(
     rubric: Rubric | None = None,
     rubric_path: str | Path | None = None,
 ) -> Scorecard:
-    """Rate one bundle; the returned Scorecard carries its PriceAdvice in ``.price``."""
-    with open_bundle(bundle_path) as bundle:
-        evidence = ingest(bundle)
-        reference = load_reference(bundle.manifest.benchmark.reference)
-        findings = validate(evidence, reference)
-        rub = rubric or load_rubric(rubric_path)
-        card = score(evidence, findings, reference, rub)
-        advice = price(evidence, card, reference)
+    """Rate one bundle; the Scorecard carries its PriceAdvice in ``.price`` (None: no quote)."""
+    rub = rubric or load_rubric(rubric_path)
+    with load(bundle_path) as loaded:
+        card = score(loaded.evidence, loaded.findings, loaded.reference, rub)
+        if loaded.bundle.manifest.pricing is None:
+            return card
+        advice = price(loaded.evidence, card, loaded.reference)
     return card.model_copy(update={"price": advice})

@@ -1,0 +1,73 @@
+"""The CLI contract of DESIGN.md: help everywhere, exit codes, one-line user errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import COMMANDS, main
+
+
+def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in out
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([name, "--help"]) == 0
+    assert "Usage:" in capsys.readouterr().out
+
+
+def test_unknown_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["frobnicate"]) == 2
+    assert "No such command" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["validate", "score", "price"])
+def test_missing_bundle_is_one_line_exit_2(name: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope"
+    assert main([name, str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert str(missing) in err and "bundle not found" in err
+
+
+def test_bad_toml_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cmax.toml").write_text("[provider\nname = 1\n")
+    assert main(["score", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "cmax.toml:1" in err and "invalid TOML" in err
+
+
+def test_unknown_workload_is_one_line_exit_2(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    sample = Path(__file__).resolve().parent.parent / "samples" / "aurora-compute"
+    text = (sample / "cmax.toml").read_text().replace('"grok1-314b"', '"gpt-9-100t"', 1)
+    import shutil
+
+    bundle = tmp_path / "b"
+    shutil.copytree(sample, bundle)
+    (bundle / "cmax.toml").write_text(text)
+    assert main(["score", str(bundle), "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "gpt-9-100t" in err and "cmax.toml" in err and "workload" in err
+
+
+def test_python_dash_m_works() -> None:
+    proc = subprocess.run([sys.executable, "-m", "cmax", "schema", "--model", "price"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    schema = json.loads(proc.stdout)
+    assert "parity_usd_per_gpu_hour" in schema["properties"]
