@@ -1,0 +1,51 @@
+"""`cmax demo` end to end on the shipped samples: the skeleton's acceptance test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import main
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    out = tmp_path_factory.mktemp("demo")
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["demo", "-o", str(out), "--format", "json"])
+    assert code == 0
+    return out, json.loads(buf.getvalue())
+
+
+def test_demo_writes_every_report(demo: tuple[Path, dict[str, object]]) -> None:
+    out, result = demo
+    names = {p.name for p in out.iterdir()}
+    assert "leaderboard.pdf" in names and "leaderboard.html" in names
+    pdfs = [n for n in names if n.endswith(".scorecard.pdf")]
+    briefs = [n for n in names if n.endswith(".brief.pdf")]
+    assert len(pdfs) == 3 and len(briefs) == 3
+    for name in names:
+        if name.endswith(".pdf"):
+            assert (out / name).read_bytes().startswith(b"%PDF-")
+    files = result["files"]
+    assert isinstance(files, list) and all(Path(f).exists() for f in files)
+
+
+def test_demo_ranks_the_providers_by_quality(demo: tuple[Path, dict[str, object]]) -> None:
+    _, result = demo
+    providers = {p["provider"]: p for p in result["providers"]}  # type: ignore[attr-defined]
+    aurora, borealis, cinder = (providers["Aurora Compute"], providers["Borealis Cloud"],
+                                providers["Cinder GPU"])
+    order = ["Platinum", "Gold", "Silver", "Bronze", "Underperforming"]
+    assert aurora["exemplar_pass"] is True
+    assert borealis["exemplar_pass"] is False
+    assert order.index(aurora["tier"]) < order.index(borealis["tier"])
+    assert order.index(aurora["tier"]) < order.index(cinder["tier"])
+    # the ~10 % slower provider should be advised to pay materially less than it quotes
+    assert borealis["recommended_usd_per_gpu_hour"] < 2.25 * 0.95
