@@ -23,6 +23,7 @@ class Finding(BaseModel):
     line: int | None = None
     message: str
     fix: str
+    run_id: str | None = None
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
