@@ -85,6 +85,7 @@ class NetworkResult(_Model):
     verdict: Verdict
     series: list[tuple[int, float]] = Field(
         default_factory=list, description="(size_bytes, out-of-place busbw GB/s)")
+    notes: list[str] = Field(default_factory=list)
 
 
 class MlperfResult(_Model):
@@ -97,6 +98,8 @@ class MlperfResult(_Model):
     reference_source: str | None = None
     ratio: float | None = None
     verdict: Verdict
+    num_gpus: int | None = None
+    notes: list[str] = Field(default_factory=list)
 
 
 class ReliabilityResult(_Model):
@@ -128,6 +131,10 @@ class SlaResult(_Model):
     credit_pct: float
     downtime_node_hours: float
     node_hours: float
+    node_months: int = Field(default=0, description="node-months assessed (per node, per month)")
+    node_months_below: int = Field(default=0, description="node-months under the contracted %")
+    worst_uptime_pct: float | None = Field(default=None, description="worst node-month uptime")
+    notes: list[str] = Field(default_factory=list)
 
 
 class AuditCheck(_Model):
@@ -234,3 +241,4 @@ class Scorecard(_Model):
     finding_counts: dict[str, int] = Field(default_factory=dict)
     evidence_files: list[EvidenceFileRef] = Field(default_factory=list)
     price: PriceAdvice | None = None
+    notes: list[str] = Field(default_factory=list, description="how the verdicts were reached")
