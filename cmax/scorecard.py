@@ -122,6 +122,7 @@ class ReliabilityResult(_Model):
     reference_ettr: float
     goodput_ratio: float = Field(description="ettr ÷ reference_ettr")
     incident_series: list[tuple[dt.date, int]] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
 
 
 class SlaResult(_Model):
