@@ -34,6 +34,12 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "source_file": pl.String(),
     "status": pl.String(),
     "max_iteration": pl.Int64(),
+    # summary-only sources (DGXC parse-script CSV/JSON, llmb-run SQLite) carry the parser's mean
+    # over its window instead of per-step rows; null for per-step logs.
+    "reported_step_time_s": pl.Float64(),
+    "reported_tflops_per_gpu": pl.Float64(),
+    "restarts": pl.Int64(),  # restarts seen inside the log (later attempt wins per iteration)
+    "notes": pl.String(),  # "; "-joined parser notes a reviewer should see
 }
 
 STEPS_SCHEMA: dict[str, pl.DataType] = {
@@ -43,6 +49,7 @@ STEPS_SCHEMA: dict[str, pl.DataType] = {
     "tflops_per_gpu": pl.Float64(),
     "loss": pl.Float64(),
     "grad_norm": pl.Float64(),
+    "tokens_per_s_per_gpu": pl.Float64(),  # as printed (TorchTitan tps, MaxText Tokens/s/device)
     "source_file": pl.String(),
     "line": pl.Int64(),
 }

@@ -61,6 +61,10 @@ class RunSpec(_Strict):
     vp: int | None = Field(default=None, gt=0)
     framework: str | None = None
     container: str | None = None
+    experiment: str | None = Field(
+        default=None, min_length=1,
+        description="picks one experiment when `log` is a DGXC parse-script CSV/JSON or an "
+        "llmb-run database holding several (substring of its filename / workload key)")
 
     @field_validator("workload", "precision")
     @classmethod
