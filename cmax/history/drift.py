@@ -1,0 +1,353 @@
+"""Drift: what changed on each cluster since its earlier audit runs, and what is expiring.
+
+Drift is the state of each cluster's *newest* run (on or before ``as_of``) against its own
+history, so the answer is the same however often ``cmax audit`` runs and however the runs
+arrived (one at a time, or a year's backlog at once). The trend report shows the full past.
+
+Rules (every item names the runs and the numbers it compares):
+
+* **Regression** of a workload (or nccl-tests result) against the previous run that measured
+  it, and against the cluster's own best earlier run. With 95% confidence intervals on both
+  sides, a drop counts only beyond noise: the newer interval lies wholly below the older
+  one (no overlap) and the drop is at least ``min_change_pct``. Without intervals on both sides
+  (nccl-tests, no reference) a drop of ``tolerance_pct`` or more counts; the 5% default is the
+  step-timing threshold of NVIDIA's Megatron-Bridge performance CI
+  (``scripts/performance/utils/evaluate.py``, ``--timing_threshold 0.05``).
+  Ratios are compared when both runs were judged against the same baseline row; otherwise
+  tokens/s/GPU is compared (the interval scaled with it), because a new reference release
+  moves the ratio without the cluster changing.
+* **Tier change**: newest vs previous run. Down is a problem, up is information.
+* **New audit FAIL**: ClusterMAX checks that FAIL now and did not in the previous run that
+  carried an audit (all FAILs count as new on a cluster's first audited run).
+* **Exemplar validity**: an NVIDIA Exemplar validation is valid for 12 months
+  (``Exemplar_validation.md``, dgxc-benchmarking v26.02+). Counted from the newest passing run;
+  ``expiring`` within ``expiry_warning_days`` of ``as_of``, ``expired`` after.
+* **SLA breach**: the newest run's SLA period measured below the contracted uptime.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict
+
+from cmax.scorecard import Tier
+
+TIER_ORDER: tuple[str, ...] = get_args(Tier)  # best first
+
+DriftKind = Literal[
+    "regression_vs_previous", "regression_vs_best", "tier_down", "tier_up", "new_audit_fail",
+    "exemplar_expiring", "exemplar_expired", "sla_breach", "evidence_changed",
+]
+PROBLEM_KINDS: frozenset[str] = frozenset(get_args(DriftKind)) - {"tier_up"}
+
+WorkloadKey = tuple[str, str, str, int]  # row_kind, workload, precision, num_gpus
+
+
+@dataclass(frozen=True)
+class DriftPolicy:
+    """The thresholds of the drift rules (see the module docstring for their sources)."""
+
+    min_change_pct: float = 1.0
+    tolerance_pct: float = 5.0
+    exemplar_valid_months: int = 12
+    expiry_warning_days: int = 60
+
+
+class DriftItem(BaseModel):
+    """One thing an auditor must look at (or, for ``tier_up``, may like to know)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cluster: str
+    kind: DriftKind
+    workload: str | None = None
+    before: float | str | None = None
+    after: float | str | None = None
+    change_pct: float | None = None
+    metric: str | None = None
+    run: str | None = None
+    compared_with: str | None = None
+    severity: Literal["problem", "info"] = "problem"
+    message: str
+
+
+class ExemplarStatus(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cluster: str
+    status: Literal["valid", "expiring", "expired", "never"]
+    passed_run: str | None = None
+    passed_on: dt.date | None = None
+    expires_on: dt.date | None = None
+    days_left: int | None = None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One workload or nccl-tests measurement of one run."""
+
+    key: WorkloadKey
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    tokens: float | None
+    baseline_id: str | None
+    busbw: float | None
+
+    @property
+    def label(self) -> str:
+        kind, workload, precision, gpus = self.key
+        if kind == "network":
+            return workload
+        return f"{workload} {precision} {gpus} GPUs"
+
+
+@dataclass
+class RunPoint:
+    """One run of one cluster, as the history recorded it."""
+
+    cluster: str
+    run_dir: str
+    ts: dt.datetime
+    row: dict[str, Any]
+    points: dict[WorkloadKey, Point] = field(default_factory=dict)
+
+    @property
+    def day(self) -> dt.date:
+        return self.ts.date()
+
+
+def timelines(history: pl.DataFrame, as_of: dt.date | None = None) -> dict[str, list[RunPoint]]:
+    """cluster -> its runs in time order (only runs on or before ``as_of`` when given)."""
+    out: dict[str, list[RunPoint]] = {}
+    by_key: dict[str, RunPoint] = {}
+    for row in history.filter(pl.col("row_kind") == "run").iter_rows(named=True):
+        if as_of is not None and row["run_ts"].date() > as_of:
+            continue
+        run = RunPoint(row["cluster"], row["run_dir"], row["run_ts"], row)
+        by_key[row["run_key"]] = run
+        out.setdefault(run.cluster, []).append(run)
+    for row in history.filter(pl.col("row_kind") != "run").iter_rows(named=True):
+        parent = by_key.get(row["run_key"])
+        if parent is None:
+            continue
+        key: WorkloadKey = (row["row_kind"], row["workload"], row["precision"] or "",
+                            row["num_gpus"])
+        parent.points.setdefault(key, Point(
+            key=key, ratio=row["ratio"], ci_low=row["ci_low"], ci_high=row["ci_high"],
+            tokens=row["tokens_per_s_per_gpu"], baseline_id=row["baseline_id"],
+            busbw=row["busbw_gbps"]))
+    for runs in out.values():
+        runs.sort(key=lambda r: (r.ts, r.run_dir))
+    return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True)
+class Measure:
+    metric: str
+    before: float
+    after: float
+    before_ci: tuple[float, float] | None
+    after_ci: tuple[float, float] | None
+
+    @property
+    def change_pct(self) -> float:
+        return (self.after - self.before) / self.before * 100.0
+
+
+def _ci(p: Point, scale: float = 1.0) -> tuple[float, float] | None:
+    if p.ci_low is None or p.ci_high is None:
+        return None
+    return p.ci_low * scale, p.ci_high * scale
+
+
+def measure(before: Point, after: Point) -> Measure | None:
+    """The quantity two runs can honestly be compared on, with intervals where known."""
+    if before.key[0] == "network":
+        if before.busbw and after.busbw:
+            return Measure("busbw_gbps", before.busbw, after.busbw, None, None)
+        return None
+    if before.ratio and after.ratio and before.baseline_id == after.baseline_id:
+        return Measure("ratio", before.ratio, after.ratio, _ci(before), _ci(after))
+    if before.tokens and after.tokens:
+        b_ci = _ci(before, before.tokens / before.ratio) if before.ratio else None
+        a_ci = _ci(after, after.tokens / after.ratio) if after.ratio else None
+        return Measure("tokens_per_s_per_gpu", before.tokens, after.tokens, b_ci, a_ci)
+    return None
+
+
+def is_regression(m: Measure, policy: DriftPolicy) -> bool:
+    """A drop beyond noise (see the module docstring for the rule and its source)."""
+    if m.before <= 0 or m.after >= m.before:
+        return False
+    drop_pct = -m.change_pct
+    if m.before_ci is not None and m.after_ci is not None:
+        return m.after_ci[1] < m.before_ci[0] and drop_pct >= policy.min_change_pct
+    return drop_pct >= policy.tolerance_pct
+
+
+def _strength(p: Point) -> float:
+    """What "best" means for a point: throughput when known, else the ratio or bandwidth."""
+    return p.busbw or p.tokens or p.ratio or 0.0
+
+
+def _fmt(value: float, metric: str) -> str:
+    return f"{value:.3f}" if metric == "ratio" else f"{value:,.1f}"
+
+
+def _regression_item(cluster: str, kind: DriftKind, point: Point, m: Measure,
+                     run: RunPoint, other: RunPoint) -> DriftItem:
+    ci_note = ""
+    if m.before_ci and m.after_ci:
+        ci_note = (f"; 95% CI {_fmt(m.after_ci[0], m.metric)}–{_fmt(m.after_ci[1], m.metric)} "
+                   f"lies below {_fmt(m.before_ci[0], m.metric)}–"
+                   f"{_fmt(m.before_ci[1], m.metric)}")
+    against = "previous run" if kind == "regression_vs_previous" else "best run"
+    return DriftItem(
+        cluster=cluster, kind=kind, workload=point.label, before=m.before, after=m.after,
+        change_pct=round(m.change_pct, 2), metric=m.metric, run=run.run_dir,
+        compared_with=other.run_dir,
+        message=(f"{point.label}: {m.metric} {_fmt(m.after, m.metric)} vs "
+                 f"{_fmt(m.before, m.metric)} in {against} {other.run_dir} "
+                 f"({m.change_pct:+.1f}%){ci_note}"),
+    )
+
+
+def _workload_drift(cluster: str, runs: list[RunPoint], policy: DriftPolicy) -> list[DriftItem]:
+    latest, earlier = runs[-1], runs[:-1]
+    items: list[DriftItem] = []
+    for key in sorted(latest.points):
+        point = latest.points[key]
+        history = [(r, r.points[key]) for r in earlier if key in r.points]
+        if not history:
+            continue
+        prev_run, prev = history[-1]
+        m = measure(prev, point)
+        if m is not None and is_regression(m, policy):
+            items.append(_regression_item(cluster, "regression_vs_previous", point, m,
+                                          latest, prev_run))
+        best_run, best = max(history, key=lambda rp: (_strength(rp[1]), rp[0].ts))
+        if best_run is prev_run:
+            continue
+        m = measure(best, point)
+        if m is not None and is_regression(m, policy):
+            items.append(_regression_item(cluster, "regression_vs_best", point, m,
+                                          latest, best_run))
+    return items
+
+
+def _tier_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
+    if len(runs) < 2:
+        return []
+    prev, latest = runs[-2], runs[-1]
+    before, after = prev.row["tier"], latest.row["tier"]
+    if before == after or before not in TIER_ORDER or after not in TIER_ORDER:
+        return []
+    down = TIER_ORDER.index(after) > TIER_ORDER.index(before)
+    return [DriftItem(
+        cluster=cluster, kind="tier_down" if down else "tier_up", before=before, after=after,
+        metric="tier", run=latest.run_dir, compared_with=prev.run_dir,
+        severity="problem" if down else "info",
+        message=f"tier {'fell' if down else 'rose'} from {before} to {after} "
+                f"since {prev.run_dir}",
+    )]
+
+
+def _audit_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
+    latest = runs[-1]
+    fails = latest.row["audit_fail"]
+    if fails is None:
+        return []
+    prev = next((r for r in reversed(runs[:-1]) if r.row["audit_fail"] is not None), None)
+    before = set(prev.row["audit_fail"]) if prev is not None else set()
+    since = f"since {prev.run_dir}" if prev is not None else "on the first audited run"
+    return [
+        DriftItem(
+            cluster=cluster, kind="new_audit_fail", workload=check, before=None, after="FAIL",
+            metric="audit_check", run=latest.run_dir,
+            compared_with=prev.run_dir if prev is not None else None,
+            message=f"ClusterMAX check {check} FAILs ({since})",
+        )
+        for check in sorted(set(fails) - before)
+    ]
+
+
+def add_months(day: dt.date, months: int) -> dt.date:
+    """Calendar months later; the 29th-31st fall back to the month's last day."""
+    index = day.month - 1 + months
+    year, month = day.year + index // 12, index % 12 + 1
+    return dt.date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+def exemplar_status(cluster: str, runs: list[RunPoint], as_of: dt.date,
+                    policy: DriftPolicy) -> ExemplarStatus:
+    """Validity of the newest passing Exemplar run, counted from the day it ran."""
+    passed = [r for r in runs if r.row["exemplar_pass"]]
+    if not passed:
+        return ExemplarStatus(cluster=cluster, status="never")
+    last = passed[-1]
+    expires = add_months(last.day, policy.exemplar_valid_months)
+    days_left = (expires - as_of).days
+    status: Literal["valid", "expiring", "expired"] = "valid"
+    if days_left <= 0:
+        status = "expired"
+    elif days_left <= policy.expiry_warning_days:
+        status = "expiring"
+    return ExemplarStatus(cluster=cluster, status=status, passed_run=last.run_dir,
+                          passed_on=last.day, expires_on=expires, days_left=days_left)
+
+
+def _exemplar_drift(status: ExemplarStatus) -> list[DriftItem]:
+    if status.status not in ("expiring", "expired") or status.expires_on is None:
+        return []
+    kind: DriftKind = "exemplar_expired" if status.status == "expired" else "exemplar_expiring"
+    when = (f"expired on {status.expires_on.isoformat()}" if status.status == "expired"
+            else f"expires on {status.expires_on.isoformat()} ({status.days_left} days)")
+    return [DriftItem(
+        cluster=status.cluster, kind=kind, before=str(status.passed_on),
+        after=status.expires_on.isoformat(), metric="exemplar_valid_until",
+        run=status.passed_run,
+        message=f"Exemplar validity from passing run {status.passed_run} {when}; "
+                "re-run the Exemplar suite",
+    )]
+
+
+def _sla_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
+    latest = runs[-1].row
+    if latest["sla_met"] is not False:
+        return []
+    contracted, measured = latest["sla_contracted_pct"], latest["sla_measured_pct"]
+    period = ""
+    if latest["period_start"] is not None and latest["period_end"] is not None:
+        period = f" in {latest['period_start']}–{latest['period_end']}"
+    credit = latest["sla_credit_pct"]
+    return [DriftItem(
+        cluster=cluster, kind="sla_breach", before=contracted, after=measured,
+        change_pct=round((measured - contracted) / contracted * 100.0, 4),
+        metric="uptime_pct", run=runs[-1].run_dir,
+        message=f"uptime {measured:.3f}% below the contracted {contracted:g}%{period}"
+                + (f"; {credit:g}% credit owed" if credit else ""),
+    )]
+
+
+def detect_drift(history: pl.DataFrame, as_of: dt.date,
+                 policy: DriftPolicy | None = None) -> tuple[list[DriftItem],
+                                                             list[ExemplarStatus]]:
+    """Drift items for every cluster's newest run, and each cluster's Exemplar status."""
+    pol = policy or DriftPolicy()
+    items: list[DriftItem] = []
+    statuses: list[ExemplarStatus] = []
+    for cluster, runs in timelines(history, as_of).items():
+        status = exemplar_status(cluster, runs, as_of, pol)
+        statuses.append(status)
+        items += _workload_drift(cluster, runs, pol)
+        items += _tier_drift(cluster, runs)
+        items += _audit_drift(cluster, runs)
+        items += _exemplar_drift(status)
+        items += _sla_drift(cluster, runs)
+    return items, statuses

@@ -1,0 +1,293 @@
+"""Trend reports: one per cluster and one for the fleet, in HTML and PDF.
+
+Everything shown comes from the history and the drift result, never from the clock, so the
+same history and ``as_of`` give byte-identical files. Periods that overlap between runs (a
+quarterly reliability window re-reported every month) are counted once: each day belongs to
+the newest run whose period covers it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cmax.history.audit import AuditResult
+from cmax.history.charts import Series, bar_chart, ratio_chart, step_chart
+from cmax.history.drift import (
+    TIER_ORDER,
+    DriftItem,
+    ExemplarStatus,
+    RunPoint,
+    WorkloadKey,
+    timelines,
+)
+
+MAX_LEGEND_SERIES = 10
+
+
+def report_stem(cluster: str) -> str:
+    return "cluster-" + urllib.parse.quote(cluster, safe="._-") + ".trend"
+
+
+def _month(day: dt.date) -> str:
+    return f"{day.year:04d}-{day.month:02d}"
+
+
+def incidents_per_month(runs: Sequence[RunPoint]) -> list[tuple[str, int]]:
+    """Unexpected incidents per calendar month; each day counted from the newest covering run."""
+    covered = [r for r in runs if r.row["period_start"] is not None
+               and r.row["period_end"] is not None]
+    owner: dict[dt.date, int] = {}
+    for index, run in enumerate(covered):
+        day, end = run.row["period_start"], run.row["period_end"]
+        while day <= end:
+            owner[day] = index
+            day += dt.timedelta(days=1)
+    months: dict[str, int] = {}
+    for day in owner:
+        months.setdefault(_month(day), 0)
+    for index, run in enumerate(covered):
+        for when, count in zip(run.row["incident_dates"] or [], run.row["incident_counts"] or [],
+                               strict=False):
+            if owner.get(when) == index:
+                months[_month(when)] += int(count)
+    return sorted(months.items())
+
+
+@dataclass(frozen=True)
+class SlaPeriod:
+    period: str
+    label: str
+    contracted: float
+    measured: float
+    met: bool
+    credit: float | None
+    run: str
+
+
+def sla_periods(runs: Sequence[RunPoint]) -> list[SlaPeriod]:
+    """SLA result per reporting period (newest run wins when a period is re-reported)."""
+    latest: dict[tuple[Any, Any], RunPoint] = {}
+    for run in runs:
+        if run.row["sla_measured_pct"] is None:
+            continue
+        key = (run.row["period_start"], run.row["period_end"])
+        latest[key] = run
+    out = []
+    for (start, end), run in sorted(latest.items(), key=lambda kv: (str(kv[0][1]), str(kv[0][0]))):
+        period = f"{start} – {end}" if start and end else run.run_dir
+        out.append(SlaPeriod(
+            period=period, label=_month(end) if end else run.run_dir[:7],
+            contracted=run.row["sla_contracted_pct"], measured=run.row["sla_measured_pct"],
+            met=bool(run.row["sla_met"]), credit=run.row["sla_credit_pct"], run=run.run_dir))
+    return out
+
+
+def _workload_label(key: WorkloadKey) -> str:
+    kind, workload, precision, gpus = key
+    return workload if kind == "network" else f"{workload} {precision} {gpus} GPUs"
+
+
+def _series_for(runs: Sequence[RunPoint], key: WorkloadKey, label: str) -> Series | None:
+    pts = [(r.day, r.points[key]) for r in runs
+           if key in r.points and r.points[key].ratio is not None]
+    if not pts:
+        return None
+    return Series(label=label, dates=[d for d, _ in pts],
+                  values=[p.ratio for _, p in pts if p.ratio is not None],
+                  low=[p.ci_low for _, p in pts], high=[p.ci_high for _, p in pts])
+
+
+def _bar(runs: Sequence[RunPoint]) -> float | None:
+    bars = [r.row["exemplar_bar"] for r in runs if r.row["exemplar_bar"] is not None]
+    return float(bars[-1]) if bars else None
+
+
+def _fmt_num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _item_rows(items: Sequence[DriftItem]) -> list[dict[str, str]]:
+    return [{
+        "cluster": i.cluster, "kind": i.kind.replace("_", " "), "severity": i.severity,
+        "workload": i.workload or "", "before": _fmt_num(i.before),
+        "after": _fmt_num(i.after),
+        "change": f"{i.change_pct:+.1f}%" if i.change_pct is not None else "",
+        "message": i.message,
+    } for i in items]
+
+
+def _cluster_context(cluster: str, runs: list[RunPoint], items: list[DriftItem],
+                     status: ExemplarStatus | None, as_of: dt.date) -> dict[str, Any]:
+    latest = runs[-1]
+    keys = sorted({k for r in runs for k in r.points if k[0] == "workload"})
+    series = [s for k in keys if (s := _series_for(runs, k, _workload_label(k))) is not None]
+    workload_rows = []
+    for key in sorted({k for r in runs for k in r.points}):
+        pts = [(r, r.points[key]) for r in runs if key in r.points]
+        last_run, last = pts[-1]
+        ratios = [p.ratio for _, p in pts if p.ratio is not None]
+        workload_rows.append({
+            "label": _workload_label(key), "runs": len(pts), "last_run": last_run.run_dir,
+            "ratio": _fmt_num(last.ratio),
+            "ci": (f"{last.ci_low:.3f}–{last.ci_high:.3f}"
+                   if last.ci_low is not None and last.ci_high is not None else "–"),
+            "best": _fmt_num(max(ratios) if ratios else None),
+            "tokens": f"{last.tokens:,.0f}" if last.tokens else "–",
+            "busbw": f"{last.busbw:,.1f}" if last.busbw else "–",
+            "current": last_run is latest,
+        })
+    tiers = [(r.day, TIER_ORDER.index(r.row["tier"])) for r in runs
+             if r.row["tier"] in TIER_ORDER]
+    incidents = incidents_per_month(runs)
+    slas = sla_periods(runs)
+    return {
+        "cluster": cluster, "provider": latest.row["provider"], "gpu": latest.row["gpu"],
+        "as_of": as_of.isoformat(), "first_run": runs[0].run_dir, "last_run": latest.run_dir,
+        "run_count": len(runs), "tier": latest.row["tier"], "score": latest.row["score"],
+        "exemplar": status, "items": _item_rows(items),
+        "problems": sum(1 for i in items if i.severity == "problem"),
+        "ratio_chart": ratio_chart(series, bar=_bar(runs)) if series else None,
+        "workloads": workload_rows,
+        "tier_chart": step_chart([d for d, _ in tiers], [lvl for _, lvl in tiers],
+                                 TIER_ORDER) if tiers else None,
+        "incidents": incidents,
+        "incident_chart": bar_chart([m for m, _ in incidents], [n for _, n in incidents],
+                                    ylabel="unexpected incidents") if incidents else None,
+        "sla": slas,
+        "sla_chart": bar_chart(
+            [p.label for p in slas], [p.measured for p in slas], ylabel="uptime %",
+            line=slas[-1].contracted,
+            ylim=(min(min(p.measured for p in slas), slas[-1].contracted) - 0.1, 100.0),
+            colors=["#2e8b57" if p.met else "#b22222" for p in slas]) if slas else None,
+        "runs": [{
+            "run": r.run_dir, "date": r.day.isoformat(), "tier": r.row["tier"],
+            "score": f"{r.row['score']:.1f}",
+            "exemplar": "pass" if r.row["exemplar_pass"] else "fail",
+            "audit_fail": (len(r.row["audit_fail"]) if r.row["audit_fail"] is not None
+                           else "–"),
+            "sla": ("–" if r.row["sla_met"] is None else ("met" if r.row["sla_met"]
+                                                           else "breached")),
+            "release": r.row["reference_release"],
+        } for r in reversed(runs)],
+    }
+
+
+def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
+                   statuses: dict[str, ExemplarStatus], as_of: dt.date) -> dict[str, Any]:
+    clusters = []
+    for cluster, runs in lines.items():
+        latest = runs[-1]
+        prev_tier = runs[-2].row["tier"] if len(runs) > 1 else None
+        cluster_items = [i for i in result.items if i.cluster == cluster]
+        status = statuses.get(cluster)
+        clusters.append({
+            "cluster": cluster, "provider": latest.row["provider"], "gpu": latest.row["gpu"],
+            "runs": len(runs), "last_run": latest.run_dir, "tier": latest.row["tier"],
+            "prev_tier": prev_tier, "score": f"{latest.row['score']:.1f}",
+            "exemplar": status.status if status else "never",
+            "expires": (status.expires_on.isoformat()
+                        if status and status.expires_on else "–"),
+            "sla": ("–" if latest.row["sla_met"] is None
+                    else f"{latest.row['sla_measured_pct']:.3f}%"),
+            "sla_met": latest.row["sla_met"],
+            "problems": sum(1 for i in cluster_items if i.severity == "problem"),
+            "href": report_stem(cluster) + ".html",
+        })
+    keys = sorted({k for runs in lines.values() for r in runs for k in r.points
+                   if k[0] == "workload"})
+    charts = []
+    for key in keys:
+        series = [s for c, runs in lines.items() if (s := _series_for(runs, key, c)) is not None]
+        if series:
+            bar = next((b for runs in lines.values() if (b := _bar(runs)) is not None), None)
+            charts.append({"label": _workload_label(key), "clusters": len(series),
+                           "chart": ratio_chart(series, bar=bar,
+                                                legend=len(series) <= MAX_LEGEND_SERIES)})
+    months: dict[str, int] = {}
+    for runs in lines.values():
+        for month, count in incidents_per_month(runs):
+            months[month] = months.get(month, 0) + count
+    incidents = sorted(months.items())
+    sla_month: dict[str, list[bool]] = {}
+    for runs in lines.values():
+        for period in sla_periods(runs):
+            sla_month.setdefault(period.label, []).append(period.met)
+    sla_rows: list[dict[str, Any]] = [
+        {"month": m, "clusters": len(v), "met": sum(v), "pct": 100.0 * sum(v) / len(v)}
+        for m, v in sorted(sla_month.items())]
+    sla_labels = [str(r["month"]) for r in sla_rows]
+    sla_pcts = [float(r["pct"]) for r in sla_rows]
+    tier_months = sorted({_month(r.day) for runs in lines.values() for r in runs})[-12:]
+    tier_grid = []
+    for cluster, runs in lines.items():
+        cells = []
+        for month in tier_months:
+            in_month = [r for r in runs if _month(r.day) == month]
+            cells.append(in_month[-1].row["tier"] if in_month else "")
+        tier_grid.append({"cluster": cluster, "cells": cells})
+    return {
+        "as_of": as_of.isoformat(), "clusters": clusters,
+        "run_count": sum(len(r) for r in lines.values()),
+        "items": _item_rows(result.items),
+        "problems": sum(1 for i in result.items if i.severity == "problem"),
+        "charts": charts,
+        "incidents": incidents,
+        "incident_chart": bar_chart([m for m, _ in incidents], [n for _, n in incidents],
+                                    ylabel="unexpected incidents") if incidents else None,
+        "sla": sla_rows,
+        "sla_chart": bar_chart(sla_labels, sla_pcts, ylabel="% of clusters meeting SLA",
+                               ylim=(0.0, 100.0)) if sla_rows else None,
+        "tier_months": tier_months, "tier_grid": tier_grid,
+        "unusable": [{"path": str(u.path), "error": u.error} for u in result.unusable],
+    }
+
+
+def _attachment(payload: Any) -> bytes:
+    return (json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def render_trend_reports(result: AuditResult, out_dir: str | Path, *,
+                         pdf: bool = True) -> list[Path]:
+    """Write the fleet and per-cluster trend reports; returns the files written, in order."""
+    from cmax.render.pdf import PdfAttachment, write_pdf, write_text_atomic
+    from cmax.render.templates import render_template
+
+    out = Path(out_dir)
+    if result.as_of is None:
+        return []
+    as_of = result.as_of
+    lines = timelines(result.history, as_of)
+    statuses = {s.cluster: s for s in result.exemplar}
+    written: list[Path] = []
+
+    def emit(stem: str, template: str, context: dict[str, Any], items: list[DriftItem]) -> None:
+        html = render_template(template, **context)
+        html_path = out / f"{stem}.html"
+        write_text_atomic(html, html_path)
+        written.append(html_path)
+        if pdf:
+            pdf_path = out / f"{stem}.pdf"
+            data = _attachment([i.model_dump(mode="json") for i in items])
+            write_pdf(html, pdf_path, attachments=[PdfAttachment(
+                "drift.json", data, "drift items of this trend report (cmax audit)")])
+            written.append(pdf_path)
+
+    rules = dataclasses.asdict(result.policy)
+    emit("fleet.trend", "trend_fleet.html.j2",
+         {**_fleet_context(result, lines, statuses, as_of), "rules": rules}, result.items)
+    for cluster, runs in lines.items():
+        items = [i for i in result.items if i.cluster == cluster]
+        context = _cluster_context(cluster, runs, items, statuses.get(cluster), as_of)
+        emit(report_stem(cluster), "trend_cluster.html.j2", {**context, "rules": rules}, items)
+    return written

@@ -1,0 +1,133 @@
+"""Helpers for the history tests: Scorecards built directly and runs roots with a fake scorer.
+
+A fake run folder holds a ``cmax.toml`` (so discovery accepts it) and a ``spec.json`` with
+the numbers the fake ``assess`` turns into a Scorecard, so a test states each run's ratios,
+tier, audit FAILs and SLA in one place and the real discovery, store and drift code run on it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+from cmax.scorecard import (
+    AuditCheck,
+    AuditSummary,
+    Baseline,
+    NetworkResult,
+    ReliabilityResult,
+    Scorecard,
+    SlaResult,
+    WorkloadResult,
+)
+
+# (workload, precision, num_gpus, ratio, ci_low, ci_high) or with a 7th item: baseline id
+WorkloadSpec = list[Any]
+
+
+def make_card(
+    *,
+    cluster: str = "c1",
+    provider: str = "Example Cloud",
+    date: str = "2026-01-01",
+    tier: str = "Gold",
+    score: float = 80.0,
+    exemplar_pass: bool = True,
+    workloads: list[WorkloadSpec] | None = None,
+    audit_fail: list[str] | None = None,
+    audit_warning: list[str] | None = None,
+    sla: tuple[float, float, bool, float] | None = None,
+    period: tuple[str, str] | None = None,
+    incidents: list[tuple[str, int]] | None = None,
+    network: list[tuple[str, int, float, float | None]] | None = None,
+    release: str = "v25.08",
+) -> Scorecard:
+    results = []
+    for spec in workloads or []:
+        name, precision, gpus, ratio, lo, hi = spec[:6]
+        baseline_id = spec[6] if len(spec) > 6 else f"{name}-{precision}-{gpus}"
+        base_tokens = spec[7] if len(spec) > 7 else 1000.0
+        results.append(WorkloadResult(
+            workload=name, precision=precision, num_gpus=gpus, log=f"training/{name}.log",
+            status="ok", steps_total=50, steps_in_window=10,
+            tokens_per_s_per_gpu=ratio * base_tokens if ratio is not None else None,
+            baseline=Baseline(baseline_id=baseline_id, release=release,
+                              tokens_per_s_per_gpu=base_tokens, source="test"),
+            ratio=ratio, ci_low=lo, ci_high=hi,
+            verdict="pass" if ratio is not None and lo is not None and lo >= 0.95 else "fail",
+        ))
+    audit = None
+    if audit_fail is not None:
+        checks = [AuditCheck(check_id=c, category="security", criterion=c, status="FAIL")
+                  for c in audit_fail]
+        checks += [AuditCheck(check_id=c, category="gpu", criterion=c, status="WARNING")
+                   for c in audit_warning or []]
+        checks.append(AuditCheck(check_id="ok_check", category="gpu", criterion="x",
+                                 status="PASS"))
+        audit = AuditSummary(file="audit/audit.values.json", counts={}, checks=checks)
+    reliability = None
+    if period is not None:
+        reliability = ReliabilityResult(
+            period_start=dt.date.fromisoformat(period[0]),
+            period_end=dt.date.fromisoformat(period[1]),
+            gpus_in_service=512, gpu_days=512 * 30.0,
+            unexpected_interruptions=sum(n for _, n in incidents or []),
+            planned_interruptions=0, per_1000_gpu_days=1.0, mtbf_gpu_hours=None,
+            reference_per_1000_gpu_days=1.0, reference_source="test", job_gpus=512,
+            checkpoint_interval_min=30, restart_min=15, ettr=0.9, reference_ettr=0.9,
+            goodput_ratio=1.0,
+            incident_series=[(dt.date.fromisoformat(d), n) for d, n in incidents or []],
+        )
+    sla_result = None
+    if sla is not None:
+        contracted, measured, met, credit = sla
+        sla_result = SlaResult(contracted_uptime_pct=contracted, measured_uptime_pct=measured,
+                               met=met, credit_pct=credit, downtime_node_hours=1.0,
+                               node_hours=1000.0)
+    nets = [
+        NetworkResult(file="nccl/x.txt", collective=coll, ranks=nodes * 8, nodes=nodes,
+                      large_message_bytes=1 << 33, busbw_gbps=busbw, max_busbw_gbps=busbw,
+                      ratio=ratio, verdict="pass")
+        for coll, nodes, busbw, ratio in network or []
+    ]
+    return Scorecard(
+        cmax_version="0.1.0", reference_release=release, rubric="clustermax-2.0",
+        provider=provider, cluster=cluster, gpu="h100-sxm", nodes=64, gpus_per_node=8,
+        benchmark_date=dt.date.fromisoformat(date), tier=tier,  # type: ignore[arg-type]
+        score=score, exemplar_pass=exemplar_pass, exemplar_bar=0.95, workloads=results,
+        network=nets, reliability=reliability, sla=sla_result, audit=audit,
+    )
+
+
+def write_run(root: Path, cluster: str, run_dir: str, **spec: Any) -> Path:
+    """A fake run bundle: cmax.toml plus the spec the fake scorer reads."""
+    path = root / cluster / run_dir
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "cmax.toml").write_text(f"# fake bundle for {cluster}/{run_dir}\n")
+    (path / "spec.json").write_text(json.dumps({"cluster": cluster, **spec}, sort_keys=True))
+    return path
+
+
+def fake_assess(path: Path) -> Scorecard:
+    """Stands in for cmax.pipeline.assess: reads spec.json; {"error": ...} raises CmaxError."""
+    from cmax.errors import CmaxError
+
+    spec = json.loads((Path(path) / "spec.json").read_text())
+    if "error" in spec:
+        raise CmaxError(spec["error"], file=Path(path) / "cmax.toml")
+    for key in ("sla", "period"):
+        if key in spec:
+            spec[key] = tuple(spec[key])
+    if "incidents" in spec:
+        spec["incidents"] = [tuple(x) for x in spec["incidents"]]
+    if "network" in spec:
+        spec["network"] = [tuple(x) for x in spec["network"]]
+    return make_card(**spec)
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (relative path -> bytes), to prove nothing changed."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
