@@ -1,0 +1,66 @@
+"""``cmax price``: parity and recommended $/GPU-hour for a negotiation, with the arithmetic."""
+
+from __future__ import annotations
+
+import click
+
+from cmax.cli.common import bundle_argument, emit_json, format_option, progress
+from cmax.cli.score_cmd import rubric_option
+from cmax.scorecard import PriceAdvice
+
+
+def _money(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"${value:,.{digits}f}"
+
+
+def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
+    a = advice
+    ratio = "-" if a.throughput_ratio is None else f"{a.throughput_ratio:.4f}"
+    adj = "" if a.adjustment_pct is None else f" ({a.adjustment_pct:+.2f}% vs quote)"
+    lines = [
+        f"{provider} · {cluster}",
+        f"  quoted       {_money(a.quoted_usd_per_gpu_hour)}/GPU-hr",
+        f"  parity       {_money(a.parity_usd_per_gpu_hour, 4)}/GPU-hr  (throughput {ratio} "
+        f"× goodput {a.goodput_ratio:.4f})",
+        f"  target       {_money(a.recommended_usd_per_gpu_hour)}/GPU-hr{adj}",
+        f"  term         {a.term_months} months × {a.contract_gpus:,} GPUs: "
+        f"{_money(a.term_cost_usd)}; goodput loss {_money(a.goodput_loss_usd)}; SLA credits "
+        f"{_money(a.sla_credit_usd)}; effective {_money(a.effective_term_cost_usd)}",
+    ]
+    if a.workloads:
+        lines += ["", f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'tok/s/GPU':>10} "
+                      f"{'$/M tok':>8} {'ref $/M':>8} {'J/token':>8}"]
+        for w in a.workloads:
+            def cell(v: float | None, fmt: str) -> str:
+                return "-" if v is None else format(v, fmt)
+            lines.append(
+                f"  {w.workload[:22]:<22} {w.precision[:6]:<6} {w.num_gpus:>5} "
+                f"{cell(w.tokens_per_s_per_gpu, ',.1f'):>10} "
+                f"{cell(w.usd_per_million_tokens, '.4f'):>8} "
+                f"{cell(w.reference_usd_per_million_tokens, '.4f'):>8} "
+                f"{cell(w.joules_per_token, '.3f'):>8}")
+    lines += ["", "Reasoning"] + [f"  {step}" for step in a.reasoning]
+    return lines
+
+
+@click.command("price", help="Price advice for a negotiation: parity price = quoted $/GPU-hr "
+               "× throughput ratio × goodput ratio, $ per million tokens, J/token, cost over "
+               "the contract term with goodput loss and SLA credits, and a recommended target "
+               "with its reasoning. Exit 0, or 2 on unusable input (e.g. no [pricing]).")
+@bundle_argument
+@rubric_option
+@format_option
+def command(bundle: str, rubric_path: str | None, fmt: str) -> None:
+    from cmax.pipeline import load
+    from cmax.price import price
+    from cmax.score import load_rubric, score
+
+    rubric = load_rubric(rubric_path)
+    progress(f"pricing {bundle} ...")
+    with load(bundle) as loaded:
+        card = score(loaded.evidence, loaded.findings, loaded.reference, rubric)
+        advice = price(loaded.evidence, card, loaded.reference)
+    if fmt == "json":
+        emit_json(advice)
+    else:
+        click.echo("\n".join(price_text(card.provider, card.cluster, advice)))

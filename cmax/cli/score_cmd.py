@@ -1,0 +1,107 @@
+"""``cmax score``: the scorecard of one bundle (tier, Exemplar verdict, ratios, categories)."""
+
+from __future__ import annotations
+
+import click
+
+from cmax.cli.common import bundle_argument, emit_json, format_option, progress
+from cmax.scorecard import Scorecard
+
+rubric_option = click.option(
+    "--rubric", "rubric_path", type=click.Path(path_type=str), default=None,
+    help="Rating rubric TOML to use instead of the shipped reference/rubric.toml.",
+)
+
+
+def _ci(low: float | None, high: float | None) -> str:
+    return f"{low:.3f}-{high:.3f}" if low is not None and high is not None else "-"
+
+
+def _num(value: float | None, fmt: str = ".3f") -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def scorecard_text(card: Scorecard) -> list[str]:
+    """A compact human summary; the JSON has everything."""
+    region = f" ({card.region})" if card.region else ""
+    fabric = f", {card.interconnect}" if card.interconnect else ""
+    lines = [
+        f"{card.provider} · {card.cluster}{region}",
+        f"  {card.nodes} × {card.gpus_per_node} {card.gpu}{fabric}; benchmarked "
+        f"{card.benchmark_date}; reference {card.reference_release}; rubric {card.rubric}",
+        f"Tier: {card.tier}   score {card.score:.1f}/100   Exemplar-style suite: "
+        f"{'PASS' if card.exemplar_pass else 'FAIL'} (bar {card.exemplar_bar:.0%})",
+    ]
+    if card.workloads:
+        lines += ["", "Training throughput vs reference (steady-state window)",
+                  f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'ratio':>7} {'95% CI':>13}  "
+                  "verdict"]
+        for w in card.workloads:
+            lines.append(f"  {w.workload[:22]:<22} {w.precision[:6]:<6} {w.num_gpus:>5} "
+                         f"{_num(w.ratio):>7} {_ci(w.ci_low, w.ci_high):>13}  {w.verdict}")
+    if card.network:
+        lines += ["", "Network (nccl-tests bus bandwidth, large messages)"]
+        for n in card.network:
+            ref = f"{n.reference_busbw_gbps:g}" if n.reference_busbw_gbps is not None else "-"
+            lines.append(f"  {n.collective:<14} {n.nodes:>3} node(s) {n.busbw_gbps:8.1f} GB/s "
+                         f"vs {ref:>6}  ratio {_num(n.ratio)}  {n.verdict}")
+    if card.mlperf:
+        lines += ["", "MLPerf Training (olympic time to train)"]
+        for m in card.mlperf:
+            lines.append(f"  {m.benchmark:<22} {_num(m.score_min, '.2f'):>8} min vs "
+                         f"{_num(m.reference_min, '.2f'):>8}  ratio {_num(m.ratio)}  "
+                         f"{m.verdict}")
+    rel = card.reliability
+    if rel is not None:
+        mtbf = f"{rel.mtbf_gpu_hours:,.0f} GPU-h" if rel.mtbf_gpu_hours else "no interruptions"
+        lines += ["", f"Reliability: {rel.per_1000_gpu_days:.4f} interruptions per 1,000 "
+                      f"GPU-days (Llama 3 405B: {rel.reference_per_1000_gpu_days:.4f}); "
+                      f"MTBF {mtbf}",
+                  f"  E[ETTR] {rel.ettr:.4f} vs reference {rel.reference_ettr:.4f} for a "
+                  f"{rel.job_gpus:,}-GPU job → goodput ratio {rel.goodput_ratio:.4f}"]
+    if card.sla is not None:
+        s = card.sla
+        lines.append(f"SLA: {s.measured_uptime_pct:.3f}% measured vs {s.contracted_uptime_pct:g}% "
+                     f"contracted: {'met' if s.met else 'NOT met'} ({s.node_months_below} of "
+                     f"{s.node_months} node-months below); credit owed {s.credit_pct:.3f}%")
+    lines += ["", "Categories (score × weight; * = declarations only, unverified)"]
+    for c in card.categories:
+        mark = "" if c.verified else " *"
+        lines.append(f"  {c.name:<14} {c.score:6.1f} × {c.weight:<4g}{mark}")
+    if card.gates:
+        lines += ["", "Gates"]
+        for g in card.gates:
+            cap = "" if g.passed else f" → caps at {g.cap}"
+            lines.append(f"  {'pass' if g.passed else 'FAIL':<4}  {g.name}{cap}")
+    counts = card.finding_counts
+    lines += ["", f"Findings: {counts.get('error', 0)} error(s), {counts.get('warning', 0)} "
+                  f"warning(s), {counts.get('info', 0)} info (cmax validate lists them)"]
+    if card.price is not None:
+        p = card.price
+        target = (f"${p.recommended_usd_per_gpu_hour:.2f} ({p.adjustment_pct:+.2f}%)"
+                  if p.recommended_usd_per_gpu_hour is not None and p.adjustment_pct is not None
+                  else "-")
+        lines.append(f"Price: quoted ${p.quoted_usd_per_gpu_hour:.2f}/GPU-hr → target {target} "
+                     "(cmax price explains)")
+    return lines
+
+
+@click.command("score", help="Score a bundle: tier, Exemplar-style verdict, per-workload "
+               "ratios with 95% confidence intervals, ClusterMAX-style categories and gates. "
+               "Exit 0 when validation found no errors, 1 when it did, 2 on unusable input.")
+@bundle_argument
+@rubric_option
+@format_option
+@click.pass_context
+def command(ctx: click.Context, bundle: str, rubric_path: str | None, fmt: str) -> None:
+    from cmax.pipeline import assess
+    from cmax.score import load_rubric
+
+    rubric = load_rubric(rubric_path)
+    progress(f"scoring {bundle} ...")
+    card = assess(bundle, rubric=rubric)
+    if fmt == "json":
+        emit_json(card)
+    else:
+        click.echo("\n".join(scorecard_text(card)))
+    ctx.exit(1 if card.finding_counts.get("error", 0) else 0)

@@ -1,0 +1,133 @@
+"""score(): assemble one bundle's Scorecard from the scoring modules.
+
+Pure and deterministic: the same evidence, findings, reference and rubric always give the same
+Scorecard (the bootstrap seed is in the rubric), because reports must be reproducible and an
+auditor re-running a score months later must get the same tier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+import cmax
+from cmax.evidence import Evidence
+from cmax.findings import Finding, count_findings, sort_findings
+from cmax.score.mlperf import mlperf_results
+from cmax.score.network import network_results
+from cmax.score.performance import exemplar_verdict, suite_throughput, workload_results
+from cmax.score.rating import (
+    RatingInputs,
+    evaluate_gates,
+    final_tier,
+    rate_categories,
+    weighted_score,
+)
+from cmax.score.reference_api import ReferenceData, market_price
+from cmax.score.reliability import reliability_result, sla_result
+from cmax.score.rubric import Rubric
+from cmax.scorecard import AuditCheck, AuditSummary, EvidenceFileRef, Scorecard
+
+AUDIT_STATUSES = ("PASS", "WARNING", "FAIL", "SKIPPED")
+
+
+def audit_summary(evidence: Evidence) -> AuditSummary | None:
+    table = evidence.audit_checks
+    spec = evidence.manifest.audit
+    if spec is None and table.is_empty():
+        return None
+    file = spec.path if spec else str(table["source_file"].drop_nulls().first() or "audit")
+    checks = []
+    for row in table.iter_rows(named=True):
+        status = str(row["status"] or "").strip().upper()
+        if status not in AUDIT_STATUSES:
+            continue
+        checks.append(AuditCheck(
+            check_id=str(row["check_id"]), category=str(row["category"] or ""),
+            criterion=str(row["criterion"] or ""), status=status,
+            observed=row["observed"], minimum=row["minimum"]))
+    counts = {s: sum(1 for c in checks if c.status == s) for s in AUDIT_STATUSES}
+    return AuditSummary(file=file, cluster=evidence.audit_cluster, counts=counts, checks=checks)
+
+
+def _unmapped_audit(evidence: Evidence, rubric: Rubric) -> list[str]:
+    table = evidence.audit_checks
+    if table.is_empty():
+        return []
+    cats: set[str] = set()
+    ids: set[str] = set()
+    for cat in rubric.categories.values():
+        for comp in cat.components:
+            cats.update(c.lower() for c in comp.audit_categories)
+            ids.update(comp.criteria)
+    left = table.filter(~pl.col("category").str.to_lowercase().is_in(sorted(cats))
+                        & ~pl.col("criterion").is_in(sorted(ids))
+                        & ~pl.col("check_id").is_in(sorted(ids)))
+    if left.is_empty():
+        return []
+    names = sorted({str(c) for c in left["category"].to_list()})
+    return [f"{left.height} audit check(s) in categories {', '.join(names)} are not mapped to "
+            f"any rubric category and carry no points (rubric {rubric.label})"]
+
+
+def score(
+    evidence: Evidence,
+    findings: Sequence[Finding],
+    reference: ReferenceData,
+    rubric: Rubric,
+) -> Scorecard:
+    """Rate one bundle. ``price`` is left None; cmax.price fills it."""
+    manifest = evidence.manifest
+    system = manifest.system
+    workloads = workload_results(evidence, findings, reference, rubric)
+    exemplar_pass, exemplar_note = exemplar_verdict(workloads, rubric.performance.bar)
+    network = network_results(evidence, reference, rubric)
+    mlperf = mlperf_results(evidence, reference, rubric)
+    reliability = reliability_result(evidence, reference)
+    sla = sla_result(evidence)
+    audit = audit_summary(evidence)
+    throughput, _ = suite_throughput(workloads)
+    market, market_source = market_price(reference, system.gpu)
+    inputs = RatingInputs(
+        gpu=system.gpu, declarations=manifest.declarations, audit=evidence.audit_checks,
+        audit_file=audit.file if audit else None, workloads=workloads, network=network,
+        mlperf=mlperf, reliability=reliability, sla=sla,
+        quoted_usd_per_gpu_hour=manifest.pricing.usd_per_gpu_hour if manifest.pricing else None,
+        throughput_ratio=throughput, market_usd_per_gpu_hour=market,
+        market_source=market_source,
+    )
+    categories = rate_categories(inputs, rubric)
+    total = weighted_score(categories)
+    gates = evaluate_gates(inputs, rubric)
+    tier = final_tier(total, gates, rubric)
+    by_score = rubric.tiers.tier_for(total)
+    notes = [exemplar_note,
+             f"weighted category score {total:.1f} → {by_score} under rubric {rubric.label} "
+             f"(Platinum ≥ {rubric.tiers.Platinum:g}, Gold ≥ {rubric.tiers.Gold:g}, Silver ≥ "
+             f"{rubric.tiers.Silver:g}, Bronze ≥ {rubric.tiers.Bronze:g})"]
+    for g in gates:
+        if not g.passed:
+            notes.append(f"gate failed: {g.name} caps the tier at {g.cap}")
+    if tier != by_score:
+        notes.append(f"final tier {tier} (gates applied)")
+    unverified = [c.name for c in categories if not c.verified]
+    if unverified:
+        notes.append("categories resting on declarations only (unverified): "
+                     + ", ".join(unverified))
+    notes.extend(_unmapped_audit(evidence, rubric))
+    ordered = sort_findings(findings)
+    return Scorecard(
+        cmax_version=cmax.__version__, reference_release=reference.release,
+        rubric=rubric.label, provider=manifest.provider.name, cluster=manifest.provider.cluster,
+        region=manifest.provider.region, gpu=system.gpu, nodes=system.nodes,
+        gpus_per_node=system.gpus_per_node, interconnect=system.interconnect,
+        benchmark_date=manifest.benchmark.date, tier=tier, score=total,
+        exemplar_pass=exemplar_pass, exemplar_bar=rubric.performance.bar,
+        workloads=workloads, network=network, mlperf=mlperf, reliability=reliability,
+        sla=sla, audit=audit, categories=categories, gates=gates, findings=ordered,
+        finding_counts=count_findings(ordered),
+        evidence_files=[EvidenceFileRef(path=f.path, kind=f.kind, sha256=f.sha256,
+                                        size_bytes=f.size_bytes) for f in evidence.files],
+        notes=notes,
+    )

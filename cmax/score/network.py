@@ -1,0 +1,111 @@
+"""nccl-tests bus bandwidth at large messages against the fabric's network baseline.
+
+Small messages are latency-bound and say little about the fabric; NVIDIA's own sample only
+reaches its peak bus bandwidth at multi-GiB sizes (480 GB/s at 8 GiB against 401 GB/s at
+128 MiB). So the comparison uses the message size the baseline was measured at when the sweep
+includes it, else the largest size in the sweep, and a sweep that never reaches
+``network.large_message_min_bytes`` gets no verdict.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from cmax.evidence import Evidence
+from cmax.score.reference_api import ReferenceData, num, text
+from cmax.score.rubric import Rubric
+from cmax.score.stats import verdict_for
+from cmax.scorecard import NetworkResult
+
+WRONG_RESULTS_NOTE = "nccl-tests reported"
+
+
+def _size_label(size: int) -> str:
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} B"
+
+
+def network_results(
+    evidence: Evidence, reference: ReferenceData, rubric: Rubric,
+) -> list[NetworkResult]:
+    """One result per (nccl file, collective), in file order."""
+    table = evidence.nccl
+    if table.is_empty():
+        return []
+    system = evidence.manifest.system
+    out: list[NetworkResult] = []
+    keys = table.select("run_id", "collective").unique(maintain_order=True)
+    for run_id, collective in keys.iter_rows():
+        rows = table.filter((pl.col("run_id") == run_id) & (pl.col("collective") == collective))
+        out.append(_one(rows, str(collective), system.interconnect, system.gpus_per_node,
+                        reference, rubric))
+    return out
+
+
+def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per_node: int,
+         reference: ReferenceData, rubric: Rubric) -> NetworkResult:
+    notes: list[str] = []
+    file = str(rows["source_file"].drop_nulls().first() or "")
+    oop = rows.filter(pl.col("in_place").not_() | pl.col("in_place").is_null())
+    if oop.is_empty():
+        oop = rows
+        notes.append("no out-of-place rows: in-place bus bandwidth used")
+    oop = (oop.filter(pl.col("busbw_gbps").is_not_null() & pl.col("size_bytes").is_not_null())
+           .group_by("size_bytes").agg(pl.col("busbw_gbps").max()).sort("size_bytes"))
+    series = [(int(s), float(b)) for s, b in oop.iter_rows()]
+    ranks = int(rows["ranks"].fill_null(0).max() or 0)  # type: ignore[arg-type]
+    nodes_max = rows["nodes"].max()
+    nodes = (int(nodes_max) if nodes_max is not None  # type: ignore[arg-type]
+             else max(1, math.ceil(ranks / gpus_per_node)))
+    wrong = int(rows["wrong"].fill_null(0).sum())
+    if not series:
+        return NetworkResult(file=file, collective=collective, ranks=ranks, nodes=nodes,
+                             large_message_bytes=0, busbw_gbps=0.0, max_busbw_gbps=0.0,
+                             verdict="inconclusive", notes=["no bus-bandwidth rows"])
+    by_size = dict(series)
+    max_busbw = max(b for _, b in series)
+    base = (reference.network_baseline(interconnect, collective, nodes)
+            if interconnect else None)
+    ref_bw = num(base, "busbw_gbps")
+    ref_size = num(base, "message_bytes")
+    size = series[-1][0]
+    if ref_size is not None and int(ref_size) in by_size:
+        size = int(ref_size)
+    elif ref_size is not None:
+        notes.append(f"the baseline was measured at {_size_label(int(ref_size))}, which the sweep "
+                     f"does not include: compared at its largest size, {_size_label(size)}")
+    busbw = by_size[size]
+    common = {
+        "file": file, "collective": collective, "ranks": ranks, "nodes": nodes,
+        "large_message_bytes": size, "busbw_gbps": round(busbw, 3),
+        "max_busbw_gbps": round(max_busbw, 3), "series": series,
+    }
+    if interconnect is None:
+        notes.append("the manifest names no [system] interconnect: no fabric baseline to use")
+    if ref_bw is None:
+        if interconnect is not None:
+            notes.append(f"no network baseline for {collective} on {interconnect} at {nodes} "
+                         f"node(s) in reference release {reference.release}")
+        return NetworkResult(**common, verdict="no_reference", notes=notes)
+    ratio = busbw / ref_bw
+    source = text(base, "source")
+    notes.append(f"bus bandwidth at {_size_label(size)}: {busbw:g} GB/s ÷ reference "
+                 f"{ref_bw:g} GB/s; pass needs > {rubric.network.bar:.0%}")
+    if wrong > 0:
+        verdict = "fail"
+        notes.append(f"{WRONG_RESULTS_NOTE} {wrong} wrong result(s): data corruption on the "
+                     "fabric fails the check whatever the bandwidth")
+    elif series[-1][0] < rubric.network.large_message_min_bytes:
+        verdict = "inconclusive"
+        notes.append(f"the sweep stops at {_size_label(series[-1][0])}, below the "
+                     f"{_size_label(rubric.network.large_message_min_bytes)} needed to measure "
+                     "large-message bandwidth")
+    else:
+        verdict = verdict_for(ratio, ratio, rubric.network.bar)
+    return NetworkResult(**common, reference_busbw_gbps=ref_bw,
+                         reference_source=source, ratio=round(ratio, 6), verdict=verdict,
+                         notes=notes)

@@ -1,0 +1,320 @@
+"""Training throughput per run against its matched reference baseline.
+
+The ratio is provider ÷ reference throughput over the steady-state window the reference recipe
+defines (cmax.window), so warm-up steps never count for or against a provider. When the
+baseline prints a step time and the run uses the same GBS, sequence length and GPU count, the
+ratio is reference step time ÷ mean provider step time: the most direct comparison, free of
+the rounding in published tokens/s. Otherwise the comparison falls back to tokens/s/GPU, then
+to model TFLOP/s/GPU, and the result says which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from cmax.evidence import Evidence
+from cmax.findings import Finding
+from cmax.score.reference_api import ReferenceData, num, optional_lookup, text
+from cmax.score.rubric import Rubric
+from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean, verdict_for
+from cmax.scorecard import Baseline, WorkloadResult
+from cmax.window import steady_state_window
+
+COMPARABLE_VERDICTS = ("pass", "fail", "inconclusive")
+"""Verdicts that carry a real provider ÷ reference ratio (used by the suite and by pricing)."""
+
+COMPARABILITY_PREFIX = "comparability."
+
+
+def _as_int(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _round(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def findings_for_run(findings: Sequence[Finding], run_id: str, log: str | None) -> list[Finding]:
+    """Findings that concern one run: by run_id when the validator sets it, else by file."""
+    out = []
+    for f in findings:
+        fid = getattr(f, "run_id", None)
+        if fid is not None:
+            if fid == run_id:
+                out.append(f)
+        elif log and f.file and (f.file == log or f.file.endswith("/" + log)):
+            out.append(f)
+    return out
+
+
+def _baseline_model(base: Mapping[str, Any], reference: ReferenceData,
+                    fallback_id: str) -> Baseline:
+    return Baseline(
+        baseline_id=text(base, "baseline_id") or fallback_id,
+        release=reference.release,
+        step_time_s=num(base, "step_time_s"),
+        tokens_per_s_per_gpu=num(base, "tokens_per_s_per_gpu"),
+        model_tflops_per_gpu=num(base, "model_tflops_per_gpu"),
+        mfu_pct=num(base, "mfu_pct"),
+        gbs=_as_int(base.get("gbs")),
+        seq_len=_as_int(base.get("seq_len")),
+        container=text(base, "container"),
+        source=text(base, "source") or "(source not recorded in the reference row)",
+    )
+
+
+class _Basis:
+    """How a run is compared: the per-step samples and the statistic of their mean."""
+
+    def __init__(self, name: str, samples: list[float],
+                 stat: Callable[[FloatArray], FloatArray], note: str) -> None:
+        self.name = name
+        self.samples = samples
+        self.stat = stat
+        self.note = note
+
+    def point(self) -> float:
+        return float(self.stat(np.array([float(np.mean(self.samples))]))[0])
+
+
+def _choose_basis(
+    *, base: Baseline, base_gpus: int | None, num_gpus: int, gbs: int | None,
+    seq_len: int | None, step_times: list[float], tflops: list[float],
+    flops_per_token: float | None,
+) -> _Basis | None:
+    """Pick the most direct comparison the baseline allows (see module docstring)."""
+    same_config = (
+        (base.gbs is None or gbs == base.gbs)
+        and (base.seq_len is None or seq_len == base.seq_len)
+        and (base_gpus is None or base_gpus == num_gpus)
+    )
+    if base.step_time_s and same_config and step_times:
+        ref = base.step_time_s
+        return _Basis("step_time", step_times, lambda m: ref / m,
+                      f"compared on step time: reference {ref:g} s ÷ provider mean step time "
+                      "(same GBS, sequence length and GPU count)")
+    tokens_per_step = gbs * seq_len / num_gpus if gbs and seq_len else None
+    ref_tps = base.tokens_per_s_per_gpu
+    if ref_tps is None and base.step_time_s and base.gbs and base.seq_len and base_gpus:
+        ref_tps = base.gbs * base.seq_len / base.step_time_s / base_gpus
+    if ref_tps and tokens_per_step and step_times:
+        k = tokens_per_step
+        r = ref_tps
+        why = "" if not same_config else " (the baseline gives no step time)"
+        return _Basis("tokens", step_times, lambda m: k / m / r,
+                      f"compared on tokens/s/GPU: provider GBS×seq/step/GPUs ÷ reference "
+                      f"{r:g} tokens/s/GPU{why}")
+    ref_tf = base.model_tflops_per_gpu
+    if ref_tf:
+        if tflops and len(tflops) == len(step_times):
+            t = ref_tf
+            return _Basis("tflops", tflops, lambda m: m / t,
+                          f"compared on model TFLOP/s/GPU: provider's logged mean ÷ reference "
+                          f"{t:g} (the baseline gives no step time or tokens/s)")
+        if flops_per_token and tokens_per_step and step_times:
+            k = flops_per_token * tokens_per_step / 1e12
+            t = ref_tf
+            return _Basis("tflops", step_times, lambda m: k / m / t,
+                          f"compared on model TFLOP/s/GPU computed from the reference model "
+                          f"FLOPs per token ÷ reference {t:g}")
+    return None
+
+
+def score_run(
+    row: Mapping[str, Any],
+    steps: pl.DataFrame,
+    *,
+    evidence: Evidence,
+    findings: Sequence[Finding],
+    reference: ReferenceData,
+    rubric: Rubric,
+) -> WorkloadResult:
+    """One run's WorkloadResult: provider figures, baseline, ratio, CI and verdict."""
+    rules = rubric.performance
+    run_id = str(row["run_id"])
+    workload = str(row.get("workload") or "")
+    precision = str(row.get("precision") or "").lower()
+    num_gpus = _as_int(row.get("num_gpus")) or 0
+    gpu = str(row.get("gpu") or evidence.manifest.system.gpu)
+    log = str(row.get("source_file") or "")
+    status = str(row.get("status") or "no_data").lower()
+    notes: list[str] = []
+
+    steps = steps.sort("iteration")
+    series = [(int(i), float(t)) for i, t in zip(steps["iteration"], steps["step_time_s"],
+                                                 strict=True) if i is not None and t is not None]
+    last_iteration = _as_int(row.get("max_iteration"))
+    if last_iteration is None and series:
+        last_iteration = series[-1][0]
+
+    common: dict[str, Any] = {
+        "workload": workload, "precision": precision, "num_gpus": num_gpus, "log": log,
+        "framework": row.get("framework"), "status": status, "steps_total": len(series),
+        "bar": rules.bar, "step_series": series,
+    }
+
+    gbs = _as_int(row.get("gbs"))
+    seq_len = _as_int(row.get("seq_len"))
+    base_row = reference.match_baseline(workload, gpu, precision, num_gpus,
+                                        gbs=gbs, seq_len=seq_len)
+    if base_row is None:
+        notes.append(f"no reference baseline for {workload} {precision} on {num_gpus} × {gpu} "
+                     f"in reference release {reference.release}")
+        return WorkloadResult(**common, verdict="no_reference", notes=notes)
+    fallback_id = f"{workload}/{gpu}/{precision}/{num_gpus}"
+    base = _baseline_model(base_row, reference, fallback_id)
+    base_gpus = _as_int(base_row.get("num_gpus"))
+    if gbs is None and base.gbs is not None:
+        gbs = base.gbs
+        notes.append(f"GBS {gbs} taken from the reference recipe (not in the log or manifest)")
+    if seq_len is None and base.seq_len is not None:
+        seq_len = base.seq_len
+        notes.append(f"sequence length {seq_len} taken from the reference recipe")
+
+    window = steady_state_window(text(base_row, "recipe_release"), last_iteration)
+    in_window = steps.filter(
+        pl.col("iteration").is_between(window.first, window.last)
+        & pl.col("step_time_s").is_not_null()
+    )
+    step_times = [float(v) for v in in_window["step_time_s"]]
+    tflops = [float(v) for v in in_window["tflops_per_gpu"] if v is not None]
+    notes.append(f"steady-state window: iterations {window.first}-{window.last} ({window.rule}); "
+                 f"{len(step_times)} step(s) in it")
+
+    mean_step = float(np.mean(step_times)) if step_times else None
+    tps = (gbs * seq_len / mean_step / num_gpus
+           if mean_step and gbs and seq_len and num_gpus else None)
+    flops_per_token = (optional_lookup(lambda: reference.model_flops_per_token(workload, seq_len))
+                       if seq_len else None)
+    if tflops and len(tflops) == len(step_times):
+        model_tflops: float | None = float(np.mean(tflops))
+    elif flops_per_token and tps:
+        model_tflops = flops_per_token * tps / 1e12
+    else:
+        model_tflops = None
+    peak = optional_lookup(lambda: reference.peak_tflops(gpu, precision))
+    mfu = model_tflops / peak * 100.0 if model_tflops and peak else None
+
+    measured: dict[str, Any] = {
+        "window": (window.first, window.last), "steps_in_window": len(step_times),
+        "mean_step_time_s": _round(mean_step), "tokens_per_s_per_gpu": _round(tps, 3),
+        "model_tflops_per_gpu": _round(model_tflops, 3), "mfu_pct": _round(mfu, 3),
+        "baseline": base,
+    }
+
+    related = findings_for_run(findings, run_id, log)
+    blocking = [f for f in related
+                if f.severity == "error" and f.rule.startswith(COMPARABILITY_PREFIX)]
+
+    basis = _choose_basis(base=base, base_gpus=base_gpus, num_gpus=num_gpus, gbs=gbs,
+                          seq_len=seq_len, step_times=step_times, tflops=tflops,
+                          flops_per_token=flops_per_token)
+    ratio = ci_low = ci_high = None
+    if basis is not None:
+        notes.append(basis.note)
+        ratio = basis.point()
+        if len(basis.samples) >= rules.min_window_steps:
+            ci_low, ci_high = bootstrap_ci(
+                basis.samples, basis.stat, resamples=rules.bootstrap_resamples,
+                confidence=rules.confidence, seed=rules.bootstrap_seed)
+
+    def result(verdict: str) -> WorkloadResult:
+        return WorkloadResult(**common, **measured, ratio=_round(ratio), ci_low=_round(ci_low),
+                              ci_high=_round(ci_high), verdict=verdict,
+                              notes=notes)
+
+    if blocking:
+        notes.extend(f"not comparable ({f.rule}): {f.message}" for f in blocking)
+        return result("not_comparable")
+    if status == "invalid_grad_norm":
+        notes.append("the run reported an invalid gradient norm: a diverged run cannot pass")
+        return result("fail")
+    if basis is None:
+        if not step_times:
+            notes.append("no step times in the steady-state window: nothing to compare")
+            return result("inconclusive")
+        notes.append("the baseline gives no figure this run can be compared on "
+                     "(step time, tokens/s/GPU or model TFLOP/s/GPU)")
+        return result("not_comparable")
+    assert ratio is not None
+    if ci_low is not None and ci_high is not None:
+        verdict = verdict_for(ci_low, ci_high, rules.bar)
+        notes.append(f"{rules.confidence:.0%} percentile bootstrap over {len(basis.samples)} "
+                     f"step(s), {rules.bootstrap_resamples} resamples, seed "
+                     f"{rules.bootstrap_seed}; pass needs the whole interval above "
+                     f"{rules.bar:.0%} of reference")
+    elif window.first == window.last:
+        verdict = verdict_for(ratio, ratio, rules.bar)
+        notes.append("the reference recipe measures a single step: verdict from the point "
+                     "estimate, no confidence interval")
+    else:
+        verdict = "inconclusive"
+        notes.append(f"fewer than {rules.min_window_steps} steps in the window: "
+                     "no confidence interval, verdict withheld")
+    if status != "success" and verdict == "pass":
+        verdict = "inconclusive"
+        notes.append(f"run status {status!r}: a run that did not finish cleanly cannot pass")
+    return result(verdict)
+
+
+def workload_results(
+    evidence: Evidence, findings: Sequence[Finding], reference: ReferenceData, rubric: Rubric,
+) -> list[WorkloadResult]:
+    """Every run in the bundle, in run order."""
+    out = []
+    for row in evidence.runs.iter_rows(named=True):
+        steps = evidence.steps.filter(pl.col("run_id") == row["run_id"])
+        out.append(score_run(row, steps, evidence=evidence, findings=findings,
+                             reference=reference, rubric=rubric))
+    return out
+
+
+def exemplar_verdict(results: Sequence[WorkloadResult], bar: float) -> tuple[bool, str]:
+    """NVIDIA Exemplar style: every suite workload has a passing run.
+
+    The suite is every (workload, precision, GPU count) in the bundle that has a reference
+    baseline; Exemplar asks for "a passing run for each workload in the suite" (DGXC v26.05+).
+    """
+    groups: dict[tuple[str, str, int], list[str]] = {}
+    for r in results:
+        if r.verdict == "no_reference":
+            continue
+        groups.setdefault((r.workload, r.precision, r.num_gpus), []).append(r.verdict)
+    if not groups:
+        return False, ("Exemplar: no workload with a reference baseline, so no suite to pass")
+    failing = [f"{w} {p} {n} GPUs" for (w, p, n), verdicts in sorted(groups.items())
+               if "pass" not in verdicts]
+    if failing:
+        return False, (f"Exemplar: {len(groups) - len(failing)} of {len(groups)} suite "
+                       f"workloads pass at > {bar:.0%} of reference; not passing: "
+                       + ", ".join(failing))
+    return True, (f"Exemplar: all {len(groups)} suite workloads have a passing run "
+                  f"(> {bar:.0%} of reference)")
+
+
+def suite_throughput(results: Sequence[WorkloadResult]) -> tuple[float | None, list[str]]:
+    """Geometric mean of the comparable runs' ratios and one line per run that went into it.
+
+    Runs that are not comparable, have no reference, or no ratio are left out: a price must
+    not rest on a number the scorecard itself does not stand behind.
+    """
+    used = [r for r in results if r.verdict in COMPARABLE_VERDICTS and r.ratio is not None]
+    if not used:
+        return None, []
+    ratios = [r.ratio for r in used if r.ratio is not None]
+    lines = []
+    for r in used:
+        ci = (f", 95% CI {r.ci_low:.4f}-{r.ci_high:.4f}"
+              if r.ci_low is not None and r.ci_high is not None else "")
+        lines.append(f"{r.workload} {r.precision} {r.num_gpus} GPUs: {r.ratio:.4f}{ci} "
+                     f"({r.verdict})")
+    return geometric_mean(ratios), lines

@@ -1,0 +1,358 @@
+"""The ClusterMAX-style rating: ten category scores, hard gates, one tier.
+
+ClusterMAX 2.0 (SemiAnalysis, 6 Nov 2025) names ten categories and a few disqualifiers (no
+SOC 2 / ISO 27001, ACS not disabled, GPUDirect RDMA off, no modern GPU) but publishes no
+weights or formula. cmax scores each category from components the rubric wires to it:
+measured evidence (audit checks, throughput, bus bandwidth, MLPerf, reliability, SLA, price)
+and self-declarations, which count but leave the category marked unverified. Each component
+leaves an evidence line (what was seen, where) and a rule line (how it became points), so
+every point on a scorecard can be traced and challenged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from cmax.score.network import WRONG_RESULTS_NOTE
+from cmax.score.performance import COMPARABLE_VERDICTS
+from cmax.score.rubric import TIER_ORDER, Component, GateRule, Rubric, TierName
+from cmax.score.stats import log_ratio_score, ratio_score
+from cmax.scorecard import (
+    CategoryScore,
+    Gate,
+    MlperfResult,
+    NetworkResult,
+    ReliabilityResult,
+    SlaResult,
+    WorkloadResult,
+)
+
+UNKNOWN_OBSERVED = frozenset({"unknown", "not-found", "none", "n/a", "", "not-installed",
+                              "not-present", "untested", "unavailable"})
+"""ClusterMAX audit sentinels for "not read" (clustermax_audit_format §0): no verdict."""
+
+GRADED = ("PASS", "WARNING", "FAIL")
+
+
+@dataclass(frozen=True)
+class RatingInputs:
+    """Everything the rating reads, already measured by the other scoring modules."""
+
+    gpu: str
+    declarations: Mapping[str, bool | str | int | float]
+    audit: pl.DataFrame
+    audit_file: str | None
+    workloads: Sequence[WorkloadResult] = ()
+    network: Sequence[NetworkResult] = ()
+    mlperf: Sequence[MlperfResult] = ()
+    reliability: ReliabilityResult | None = None
+    sla: SlaResult | None = None
+    quoted_usd_per_gpu_hour: float | None = None
+    throughput_ratio: float | None = None
+    market_usd_per_gpu_hour: float | None = None
+    market_source: str | None = None
+
+
+@dataclass
+class _Part:
+    score: float
+    weight: float
+    measured: bool
+    evidence: list[str] = field(default_factory=list)
+    rule: str = ""
+
+
+def truthy(value: bool | str | int | float) -> bool:
+    """A declaration counts when it is true, a non-empty 'yes'-like string or a non-zero number."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.strip().lower() not in {"", "false", "no", "0", "none", "n/a"}
+    return value != 0
+
+
+def _fmt(value: bool | str | int | float) -> str:
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
+def _audit_rows(audit: pl.DataFrame, comp_categories: Sequence[str],
+                criteria: Sequence[str]) -> pl.DataFrame:
+    if audit.is_empty():
+        return audit
+    cats = [c.lower() for c in comp_categories]
+    return audit.filter(
+        pl.col("category").str.to_lowercase().is_in(cats)
+        | pl.col("criterion").is_in(list(criteria)) | pl.col("check_id").is_in(list(criteria))
+    )
+
+
+def _status(value: Any) -> str:
+    return str(value or "").strip().upper()
+
+
+def _audit_part(comp: Component, inputs: RatingInputs, rubric: Rubric, cid: str) -> _Part | None:
+    rows = _audit_rows(inputs.audit, comp.audit_categories, comp.criteria)
+    if rows.is_empty():
+        return None
+    statuses = [_status(s) for s in rows["status"]]
+    graded = [s for s in statuses if s in GRADED]
+    pts = rubric.scoring.audit_points
+    counts = {s: statuses.count(s) for s in (*GRADED, "SKIPPED")}
+    where = inputs.audit_file or "audit"
+    scope = ", ".join(comp.audit_categories + comp.criteria)
+    rule = (f"{cid}: each graded audit check in [{scope}] scores PASS={pts['PASS']:g}, "
+            f"WARNING={pts['WARNING']:g}, FAIL={pts['FAIL']:g}; SKIPPED is not graded; "
+            f"points = 100 × mean; component weight {comp.weight:g}")
+    if not graded:
+        return None
+    points: dict[str, float] = {str(k): v for k, v in pts.items()}
+    score = 100.0 * sum(points[s] for s in graded) / len(graded)
+    evidence = [f"{where}: [{scope}] {counts['PASS']} PASS, {counts['WARNING']} WARNING, "
+                f"{counts['FAIL']} FAIL, {counts['SKIPPED']} SKIPPED → {score:.1f}"]
+    for status in ("FAIL", "WARNING"):
+        ids = [str(c) for c, s in zip(rows["check_id"], statuses, strict=True) if s == status]
+        if ids:
+            evidence.append(f"{where}: {status}: " + ", ".join(ids))
+    return _Part(score, comp.weight, True, evidence, rule)
+
+
+def _ratio_part(cid: str, comp: Component, items: list[tuple[str, float]], floor: float,
+                what: str) -> _Part | None:
+    if not items:
+        return None
+    scores = [(label, ratio_score(r, floor)) for label, r in items]
+    score = sum(s for _, s in scores) / len(scores)
+    evidence = [f"{label}: ratio {r:.4f} → {s:.1f}" for (label, r), (_, s)
+                in zip(items, scores, strict=True)]
+    rule = (f"{cid}: {what}; points per item = 100 × (ratio − {floor:g}) ÷ (1 − {floor:g}), "
+            f"0-100; mean over items; component weight {comp.weight:g}")
+    return _Part(score, comp.weight, True, evidence, rule)
+
+
+def _training_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
+    items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs ({w.verdict}) [{w.log}]", w.ratio)
+             for w in inputs.workloads if w.verdict in COMPARABLE_VERDICTS and w.ratio is not None]
+    return _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
+                       "training throughput ÷ reference over the steady-state window")
+
+
+def _nccl_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
+    items = []
+    for n in inputs.network:
+        if n.ratio is None:
+            continue
+        corrupt = any(note.startswith(WRONG_RESULTS_NOTE) for note in n.notes)
+        ratio = 0.0 if corrupt else n.ratio
+        items.append((f"{n.collective} {n.nodes} node(s) busbw {n.busbw_gbps:g} GB/s vs "
+                      f"{n.reference_busbw_gbps:g} ({n.verdict}) [{n.file}]", ratio))
+    return _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
+                       "nccl-tests bus bandwidth at large messages ÷ fabric reference "
+                       "(a sweep with wrong results scores 0)")
+
+
+def _mlperf_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
+    items = []
+    for m in inputs.mlperf:
+        if m.ratio is not None:
+            items.append((f"MLPerf {m.benchmark} ({m.verdict})", m.ratio))
+        elif m.verdict == "fail":
+            items.append((f"MLPerf {m.benchmark} (no valid result)", 0.0))
+    return _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
+                       "MLPerf reference time to train ÷ provider olympic time to train")
+
+
+def _goodput_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
+    rel = inputs.reliability
+    if rel is None:
+        return None
+    return _ratio_part(
+        cid, comp,
+        [(f"E[ETTR] {rel.ettr:.4f} vs reference {rel.reference_ettr:.4f} for a "
+          f"{rel.job_gpus}-GPU job (checkpoint {rel.checkpoint_interval_min:g} min, restart "
+          f"{rel.restart_min:g} min)", rel.goodput_ratio)],
+        rubric.scoring.ratio_floor, "goodput ratio = provider E[ETTR] ÷ reference E[ETTR]")
+
+
+def _mtbf_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
+    rel = inputs.reliability
+    if rel is None:
+        return None
+    floor = rubric.scoring.mtbf_ratio_floor
+    ratio = (1.0 / rel.ratio_vs_reference) if rel.ratio_vs_reference else float("inf")
+    score = log_ratio_score(ratio, floor)
+    mtbf = f"{rel.mtbf_gpu_hours:,.0f} GPU-hours" if rel.mtbf_gpu_hours else "no interruptions"
+    evidence = [f"{rel.unexpected_interruptions} unexpected interruptions in "
+                f"{rel.gpu_days:,.0f} GPU-days = {rel.per_1000_gpu_days:.4f} per 1,000 GPU-days "
+                f"(MTBF {mtbf}) vs reference {rel.reference_per_1000_gpu_days:.4f} "
+                f"({rel.reference_source}) → {score:.1f}"]
+    rule = (f"{cid}: MTBF ratio = reference rate ÷ provider rate; points = 100 × (1 − "
+            f"log10(ratio) ÷ log10({floor:g})), 100 at or above the reference, 0 at or below "
+            f"{floor:g}×; component weight {comp.weight:g}")
+    return _Part(score, comp.weight, True, evidence, rule)
+
+
+def _sla_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
+    sla = inputs.sla
+    if sla is None or sla.node_months == 0:
+        return None
+    met = sla.node_months - sla.node_months_below
+    score = 100.0 * met / sla.node_months
+    worst = f"{sla.worst_uptime_pct:.3f}%" if sla.worst_uptime_pct is not None else "n/a"
+    evidence = [f"contracted {sla.contracted_uptime_pct:g}% per node-month: {met} of "
+                f"{sla.node_months} node-months met (worst {worst}; fleet "
+                f"{sla.measured_uptime_pct:.3f}%); credit owed {sla.credit_pct:.3f}% of the "
+                f"bill → {score:.1f}"]
+    rule = (f"{cid}: points = 100 × share of node-months at or above the contracted uptime; "
+            f"component weight {comp.weight:g}")
+    return _Part(score, comp.weight, True, evidence, rule)
+
+
+def _price_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
+    quoted, market, t = (inputs.quoted_usd_per_gpu_hour, inputs.market_usd_per_gpu_hour,
+                         inputs.throughput_ratio)
+    if quoted is None or market is None or t is None:
+        return None
+    g = inputs.reliability.goodput_ratio if inputs.reliability else 1.0
+    value = market * t * g / quoted
+    floor = rubric.scoring.ratio_floor
+    score = ratio_score(value, floor)
+    evidence = [f"value for money = market ${market:.2f} ({inputs.market_source or 'reference'}) "
+                f"× throughput {t:.4f} × goodput {g:.4f} ÷ quoted ${quoted:.2f} = {value:.4f} "
+                f"→ {score:.1f}"]
+    rule = (f"{cid}: useful work per dollar relative to a reference-speed cluster at the "
+            f"market price; points = 100 × (value − {floor:g}) ÷ (1 − {floor:g}), 0-100; "
+            f"component weight {comp.weight:g}")
+    return _Part(score, comp.weight, True, evidence, rule)
+
+
+def _declaration_part(cid: str, comp: Component, inputs: RatingInputs,
+                      rubric: Rubric) -> _Part | None:
+    decl = inputs.declarations
+    evidence: list[str] = []
+    met = 0
+    present = False
+    for requirement in comp.keys:
+        alternatives = [k.strip() for k in requirement.split("|") if k.strip()]
+        found = [(k, decl[k]) for k in alternatives if k in decl]
+        if found:
+            present = True
+            ok = any(truthy(v) for _, v in found)
+            met += ok
+            evidence.append("declared (unverified): " + ", ".join(
+                f"{k} = {_fmt(v)}" for k, v in found))
+        else:
+            evidence.append(f"not declared: {' or '.join(alternatives)}")
+    if not present:
+        return None
+    credit = rubric.scoring.declaration_credit
+    score = 100.0 * met / len(comp.keys) * credit
+    evidence.append(f"{met} of {len(comp.keys)} declared requirement(s) met → {score:.1f}")
+    rule = (f"{cid}: self-declarations in the manifest's [declarations]; points = 100 × share "
+            f"of requirements declared true (a|b: either) × declaration credit {credit:g}; "
+            f"unverified; component weight {comp.weight:g}")
+    return _Part(score, comp.weight, False, evidence, rule)
+
+
+_BUILDERS = {
+    "training": _training_part, "nccl": _nccl_part, "mlperf": _mlperf_part,
+    "goodput": _goodput_part, "mtbf": _mtbf_part, "sla": _sla_part,
+    "price_value": _price_part, "declarations": _declaration_part,
+}
+
+
+def rate_categories(inputs: RatingInputs, rubric: Rubric) -> list[CategoryScore]:
+    out = []
+    for name, cat in rubric.categories.items():
+        parts: list[_Part] = []
+        rules: list[str] = []
+        for comp in cat.components:
+            cid = f"{name}.{comp.kind}"
+            if comp.kind == "audit":
+                part = _audit_part(comp, inputs, rubric, cid)
+            else:
+                part = _BUILDERS[comp.kind](cid, comp, inputs, rubric)
+            if part is None:
+                rules.append(f"{cid}: no evidence, not counted")
+                continue
+            parts.append(part)
+            rules.append(part.rule)
+        if parts:
+            total_w = sum(p.weight for p in parts)
+            score = sum(p.score * p.weight for p in parts) / total_w
+            evidence = [line for p in parts for line in p.evidence]
+            rules.append(f"{name}: category score = weight-averaged components present "
+                         f"({' + '.join(f'{p.score:.1f}×{p.weight:g}' for p in parts)}) "
+                         f"÷ {total_w:g} = {score:.1f}; category weight {cat.weight:g}")
+        else:
+            score = 0.0
+            evidence = ["no evidence and no declarations for this category"]
+            rules.append(f"{name}: no component had evidence: 0 points")
+        out.append(CategoryScore(
+            name=name, score=round(min(100.0, max(0.0, score)), 4), weight=cat.weight,
+            verified=any(p.measured for p in parts), evidence=evidence, rules=rules))
+    return out
+
+
+def weighted_score(categories: Sequence[CategoryScore]) -> float:
+    total = sum(c.weight for c in categories)
+    return round(sum(c.score * c.weight for c in categories) / total, 4) if total else 0.0
+
+
+def _gate(rule: GateRule, inputs: RatingInputs) -> Gate:
+    where = f"[{rule.id}; {rule.source}]"
+
+    def gate(passed: bool, reason: str) -> Gate:
+        return Gate(name=rule.name, passed=passed, cap=rule.cap, reason=f"{reason} {where}")
+
+    if rule.allowed_gpus:
+        gpu = inputs.gpu.lower()
+        ok = any(gpu.startswith(a.lower()) for a in rule.allowed_gpus)
+        return gate(ok, f"GPU {inputs.gpu!r} is {'' if ok else 'not '}one of "
+                        f"{', '.join(rule.allowed_gpus)}")
+    if rule.checks and not inputs.audit.is_empty():
+        rows = inputs.audit.filter(pl.col("check_id").is_in(rule.checks)
+                                   | pl.col("criterion").is_in(rule.checks))
+        conclusive = []
+        for row in rows.iter_rows(named=True):
+            status = _status(row["status"])
+            observed = row.get("observed")
+            if status not in GRADED:
+                continue
+            if observed is not None and str(observed).strip().lower() in UNKNOWN_OBSERVED:
+                continue
+            conclusive.append((str(row["check_id"]), status, observed))
+        bad = [c for c in conclusive if c[1] in rule.fail_statuses]
+        audit = inputs.audit_file or "audit"
+        if bad:
+            return gate(False, f"{audit}: " + "; ".join(
+                f"{c} is {s}" + (f" (observed {o})" if o is not None else "") for c, s, o in bad))
+        if conclusive:
+            return gate(True, f"{audit}: " + "; ".join(f"{c} is {s}" for c, s, _ in conclusive))
+    if rule.keys:
+        found = [(k, inputs.declarations[k]) for k in rule.keys if k in inputs.declarations]
+        if found:
+            ok = any(truthy(v) for _, v in found)
+            return gate(ok, "declared (unverified): " + ", ".join(
+                f"{k} = {_fmt(v)}" for k, v in found))
+    if rule.missing == "fail":
+        return gate(False, "no evidence: "
+                    + (f"none of {', '.join(rule.keys)} declared" if rule.keys else "not shown"))
+    what = "no conclusive audit check" if rule.checks else "no evidence"
+    return gate(True, f"not evaluated ({what}); the gate is not applied")
+
+
+def evaluate_gates(inputs: RatingInputs, rubric: Rubric) -> list[Gate]:
+    return [_gate(rule, inputs) for rule in rubric.gates]
+
+
+def final_tier(score: float, gates: Sequence[Gate], rubric: Rubric) -> TierName:
+    """The score's tier, lowered to the cap of every failed gate."""
+    tier: TierName = rubric.tiers.tier_for(score)
+    for g in gates:
+        if not g.passed and TIER_ORDER.index(g.cap) > TIER_ORDER.index(tier):
+            tier = g.cap
+    return tier

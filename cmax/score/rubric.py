@@ -1,0 +1,248 @@
+"""The rating rubric: every threshold, weight and gate the scorer applies, in one TOML file.
+
+SemiAnalysis publishes no numeric weights or score formula for ClusterMAX, so any numbers are
+a modelling choice. Keeping all of them in ``reference/rubric.toml`` (overridable with
+``--rubric FILE``) means a scorecard can always say which rule gave which point, and a buyer
+who disagrees with a weight can change it without touching code. The rubric's id and a digest
+of its bytes go into every scorecard, so two scorecards scored under different rubrics never
+look comparable by accident.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from cmax.errors import CmaxError
+
+RUBRIC_NAME = "rubric.toml"
+
+CATEGORY_NAMES: tuple[str, ...] = (
+    "security", "lifecycle", "orchestration", "storage", "networking",
+    "reliability", "monitoring", "pricing", "partnerships", "availability",
+)
+"""The ten ClusterMAX 2.0 categories (SemiAnalysis, 6 Nov 2025), in the published order."""
+
+TIER_ORDER: tuple[str, ...] = ("Platinum", "Gold", "Silver", "Bronze", "Underperforming")
+
+TierName = Literal["Platinum", "Gold", "Silver", "Bronze", "Underperforming"]
+GradedStatus = Literal["PASS", "WARNING", "FAIL", "SKIPPED"]
+ComponentKind = Literal[
+    "audit", "training", "nccl", "mlperf", "goodput", "mtbf", "sla", "price_value",
+    "declarations",
+]
+MEASURED_KINDS: frozenset[str] = frozenset(
+    {"audit", "training", "nccl", "mlperf", "goodput", "mtbf", "sla", "price_value"})
+
+
+def _default_points() -> dict[Literal["PASS", "WARNING", "FAIL"], float]:
+    return {"PASS": 1.0, "WARNING": 0.5, "FAIL": 0.0}
+
+
+def _default_fail() -> list[GradedStatus]:
+    return ["FAIL"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PerformanceRules(_Strict):
+    bar: float = Field(default=0.95, gt=0, le=2)
+    confidence: float = Field(default=0.95, gt=0.5, lt=1)
+    bootstrap_resamples: int = Field(default=2000, ge=100, le=100_000)
+    bootstrap_seed: int = Field(default=20240723, ge=0)
+    min_window_steps: int = Field(default=2, ge=1)
+
+
+class NetworkRules(_Strict):
+    bar: float = Field(default=0.90, gt=0, le=2)
+    large_message_min_bytes: int = Field(default=256 * 1024**2, gt=0)
+
+
+class MlperfRules(_Strict):
+    bar: float = Field(default=0.95, gt=0, le=2)
+
+
+class ScoringRules(_Strict):
+    ratio_floor: float = Field(default=0.5, ge=0, lt=1)
+    mtbf_ratio_floor: float = Field(default=0.1, gt=0, lt=1)
+    audit_points: dict[Literal["PASS", "WARNING", "FAIL"], float] = Field(
+        default_factory=_default_points)
+    declaration_credit: float = Field(default=1.0, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _points(self) -> ScoringRules:
+        missing = {"PASS", "WARNING", "FAIL"} - set(self.audit_points)
+        if missing:
+            raise ValueError(
+                f"audit_points needs PASS, WARNING and FAIL (missing {sorted(missing)})")
+        if any(not 0 <= v <= 1 for v in self.audit_points.values()):
+            raise ValueError("audit_points values are fractions of a point, 0-1")
+        return self
+
+
+class TierThresholds(_Strict):
+    """Minimum weighted score (0-100) for each tier; below Bronze is Underperforming."""
+
+    Platinum: float = Field(ge=0, le=100)
+    Gold: float = Field(ge=0, le=100)
+    Silver: float = Field(ge=0, le=100)
+    Bronze: float = Field(ge=0, le=100)
+
+    @model_validator(mode="after")
+    def _descending(self) -> TierThresholds:
+        if not self.Platinum >= self.Gold >= self.Silver >= self.Bronze:
+            raise ValueError("thresholds must satisfy Platinum >= Gold >= Silver >= Bronze")
+        return self
+
+    def tier_for(self, score: float) -> TierName:
+        for name, minimum in (("Platinum", self.Platinum), ("Gold", self.Gold),
+                              ("Silver", self.Silver), ("Bronze", self.Bronze)):
+            if score >= minimum:
+                return name  # type: ignore[return-value]
+        return "Underperforming"
+
+
+class Component(_Strict):
+    """One source of points inside a category, with its weight inside that category."""
+
+    kind: ComponentKind
+    weight: float = Field(default=1.0, gt=0)
+    audit_categories: list[str] = Field(default_factory=list)
+    criteria: list[str] = Field(default_factory=list)
+    keys: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _params(self) -> Component:
+        if self.kind == "audit" and not (self.audit_categories or self.criteria):
+            raise ValueError("an audit component needs audit_categories or criteria")
+        if self.kind == "declarations" and not self.keys:
+            raise ValueError("a declarations component needs keys")
+        return self
+
+
+class Category(_Strict):
+    title: str = Field(min_length=1)
+    weight: float = Field(ge=0)
+    components: list[Component] = Field(min_length=1)
+
+
+class GateRule(_Strict):
+    """A hard gate. Audit evidence decides when it is conclusive; else declarations; else
+    ``missing`` says whether the absence of any evidence passes or fails the gate."""
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    cap: TierName
+    source: str = Field(min_length=1)
+    checks: list[str] = Field(default_factory=list)
+    fail_statuses: list[GradedStatus] = Field(default_factory=_default_fail)
+    keys: list[str] = Field(default_factory=list)
+    allowed_gpus: list[str] = Field(default_factory=list)
+    missing: Literal["pass", "fail"] = "pass"
+
+    @model_validator(mode="after")
+    def _has_rule(self) -> GateRule:
+        if not (self.checks or self.keys or self.allowed_gpus):
+            raise ValueError("a gate needs checks, keys or allowed_gpus")
+        return self
+
+
+class Rubric(_Strict):
+    """The parsed rubric; ``source`` and ``digest`` are filled in by :func:`load_rubric`."""
+
+    id: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    basis: str = Field(min_length=1)
+    performance: PerformanceRules = Field(default_factory=PerformanceRules)
+    network: NetworkRules = Field(default_factory=NetworkRules)
+    mlperf: MlperfRules = Field(default_factory=MlperfRules)
+    scoring: ScoringRules = Field(default_factory=ScoringRules)
+    tiers: TierThresholds
+    categories: dict[str, Category]
+    gates: list[GateRule] = Field(default_factory=list)
+    source: str = ""
+    digest: str = ""
+
+    @model_validator(mode="after")
+    def _ten_categories(self) -> Rubric:
+        names = set(self.categories)
+        missing = [c for c in CATEGORY_NAMES if c not in names]
+        extra = sorted(names - set(CATEGORY_NAMES))
+        if missing or extra:
+            raise ValueError(
+                "categories must be exactly the ten ClusterMAX 2.0 categories "
+                f"({', '.join(CATEGORY_NAMES)}); missing {missing}, unknown {extra}")
+        if sum(c.weight for c in self.categories.values()) <= 0:
+            raise ValueError("category weights must not all be zero")
+        ids = [g.id for g in self.gates]
+        if len(ids) != len(set(ids)):
+            raise ValueError("gate ids must be unique")
+        return self
+
+    @property
+    def label(self) -> str:
+        """What a scorecard records: the rubric id plus the first 12 hex digits of its digest."""
+        return f"{self.id}@{self.digest[:12]}" if self.digest else self.id
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def default_rubric_path() -> Path:
+    from cmax.resources import data_dir
+
+    return data_dir("reference") / RUBRIC_NAME
+
+
+def parse_rubric(data: dict[str, Any], *, source: str | Path, digest: str = "") -> Rubric:
+    """Validate parsed TOML; an error names the file and the dotted key."""
+    try:
+        rubric = Rubric.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        key = _dotted(loc) or "top level"
+        if err["type"] == "missing":
+            raise CmaxError("required rubric key is missing", file=source, field=key,
+                            fix="see docs/scoring.md for the rubric format") from None
+        if err["type"] == "extra_forbidden":
+            raise CmaxError("unknown rubric key", file=source, field=key,
+                            expected="a key of the rubric format in docs/scoring.md",
+                            fix="check the spelling or remove it") from None
+        raise CmaxError(f"invalid rubric value: {err['msg'].removeprefix('Value error, ')}",
+                        file=source, field=key) from None
+    return rubric.model_copy(update={"source": str(source), "digest": digest})
+
+
+def load_rubric(path: str | Path | None = None) -> Rubric:
+    """Read a rubric file; None means the one shipped in ``reference/rubric.toml``."""
+    file = Path(path) if path is not None else default_rubric_path()
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise CmaxError("rubric file not found", file=file,
+                        fix="pass an existing file to --rubric, or omit it for the default"
+                        ) from None
+    except IsADirectoryError:
+        raise CmaxError("rubric path is a directory", file=file,
+                        expected="a TOML file") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CmaxError("rubric is not UTF-8 text", file=file) from None
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        msg = str(exc).split(" (at line")[0]
+        raise CmaxError(f"invalid TOML: {msg}", file=file, line=line,
+                        fix="correct the TOML syntax") from None
+    return parse_rubric(data, source=file, digest=hashlib.sha256(raw).hexdigest())
