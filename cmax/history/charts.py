@@ -48,7 +48,7 @@ def _render(fig: Any) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode()
 
 
-def _figure(width: float = 7.0, height: float = 2.8) -> tuple[Any, Any]:
+def _figure(width: float, height: float) -> tuple[Any, Any]:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
@@ -65,12 +65,12 @@ def _date_axis(ax: Any) -> None:
 
 
 def ratio_chart(series: Sequence[Series], *, bar: float | None, legend: bool = True,
-                ylabel: str = "throughput ÷ reference") -> str:
+                ylabel: str = "throughput ÷ reference", wide: bool = True) -> str:
     """Ratio over time with its 95% CI band, per series; the pass bar as a dashed line."""
     import matplotlib
 
     with matplotlib.rc_context(_RC):
-        fig, ax = _figure()
+        fig, ax = _figure(10.0, 3.0) if wide else _figure(5.2, 2.6)
         for i, s in enumerate(series):
             color = PALETTE[i % len(PALETTE)]
             if s.low is not None and s.high is not None:
@@ -97,7 +97,7 @@ def step_chart(dates: Sequence[dt.date], levels: Sequence[int], labels: Sequence
     import matplotlib
 
     with matplotlib.rc_context(_RC):
-        fig, ax = _figure(height=1.9)
+        fig, ax = _figure(5.2, 2.4)
         ax.step(list(dates), list(levels), where="post", color=PALETTE[0], linewidth=1.4)
         ax.plot(list(dates), list(levels), "o", markersize=2.5, color=PALETTE[0])
         ax.set_yticks(range(len(labels)), labels=list(labels))
@@ -108,12 +108,12 @@ def step_chart(dates: Sequence[dt.date], levels: Sequence[int], labels: Sequence
 
 def bar_chart(labels: Sequence[str], values: Sequence[float], *, ylabel: str,
               line: float | None = None, ylim: tuple[float, float] | None = None,
-              colors: Sequence[str] | None = None) -> str:
+              colors: Sequence[str] | None = None, integer: bool = False) -> str:
     """Per-month bars (incidents, uptime), optionally with a reference line."""
     import matplotlib
 
     with matplotlib.rc_context(_RC):
-        fig, ax = _figure(height=2.2)
+        fig, ax = _figure(5.2, 2.4)
         x = list(range(len(labels)))
         ax.bar(x, list(values), color=list(colors) if colors else PALETTE[0], width=0.7)
         step = max(1, len(labels) // 12)
@@ -122,6 +122,10 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], *, ylabel: str,
             ax.axhline(line, color="#b22222", linestyle="--", linewidth=0.8)
         if ylim is not None:
             ax.set_ylim(*ylim)
+        if integer:
+            from matplotlib.ticker import MaxNLocator
+
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(ylabel)
         ax.grid(axis="x", visible=False)
         return _render(fig)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import json
-import urllib.parse
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,11 @@ MAX_LEGEND_SERIES = 10
 
 
 def report_stem(cluster: str) -> str:
-    return "cluster-" + urllib.parse.quote(cluster, safe="._-") + ".trend"
+    """A file name for a cluster's report; odd names get a hash so two never collide."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", cluster)
+    if safe != cluster:
+        safe += "-" + hashlib.sha256(cluster.encode()).hexdigest()[:8]
+    return f"cluster-{safe}.trend"
 
 
 def _month(day: dt.date) -> str:
@@ -161,9 +166,10 @@ def _cluster_context(cluster: str, runs: list[RunPoint], items: list[DriftItem],
         "workloads": workload_rows,
         "tier_chart": step_chart([d for d, _ in tiers], [lvl for _, lvl in tiers],
                                  TIER_ORDER) if tiers else None,
-        "incidents": incidents,
+        "incidents": incidents[-12:],
         "incident_chart": bar_chart([m for m, _ in incidents], [n for _, n in incidents],
-                                    ylabel="unexpected incidents") if incidents else None,
+                                    ylabel="unexpected incidents", integer=True)
+        if incidents else None,
         "sla": slas,
         "sla_chart": bar_chart(
             [p.label for p in slas], [p.measured for p in slas], ylabel="uptime %",
@@ -212,7 +218,7 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
         if series:
             bar = next((b for runs in lines.values() if (b := _bar(runs)) is not None), None)
             charts.append({"label": _workload_label(key), "clusters": len(series),
-                           "chart": ratio_chart(series, bar=bar,
+                           "chart": ratio_chart(series, bar=bar, wide=False,
                                                 legend=len(series) <= MAX_LEGEND_SERIES)})
     months: dict[str, int] = {}
     for runs in lines.values():
@@ -244,7 +250,8 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
         "charts": charts,
         "incidents": incidents,
         "incident_chart": bar_chart([m for m, _ in incidents], [n for _, n in incidents],
-                                    ylabel="unexpected incidents") if incidents else None,
+                                    ylabel="unexpected incidents", integer=True)
+        if incidents else None,
         "sla": sla_rows,
         "sla_chart": bar_chart(sla_labels, sla_pcts, ylabel="% of clusters meeting SLA",
                                ylim=(0.0, 100.0)) if sla_rows else None,

@@ -1,0 +1,200 @@
+"""Drift rules on hand-made histories: every expected number is worked out in the test."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from test_history_support import make_card
+
+from cmax.history.discover import RunRef, parse_run_timestamp
+from cmax.history.drift import DriftItem, DriftPolicy, add_months, detect_drift
+from cmax.history.store import DATASET_SCHEMA, frame_from_rows, rows_for_run
+
+
+def history(cluster_runs: dict[str, list[tuple[str, dict[str, Any]]]]) -> pl.DataFrame:
+    """A history frame straight from Scorecards: {cluster: [(run_dir, card kwargs)]}."""
+    frames = []
+    for cluster, runs in cluster_runs.items():
+        for run_dir, spec in runs:
+            stamp = parse_run_timestamp(run_dir)
+            assert stamp is not None
+            ref = RunRef(cluster, run_dir, stamp, Path("/x"), digest=run_dir * 4)
+            frames.append(frame_from_rows(rows_for_run(ref, make_card(cluster=cluster, **spec)),
+                                          cluster))
+    return pl.concat(frames).select(list(DATASET_SCHEMA))
+
+
+def drift(cluster_runs: dict[str, list[tuple[str, dict[str, Any]]]], as_of: str,
+          **policy: Any) -> list[DriftItem]:
+    items, _ = detect_drift(history(cluster_runs), dt.date.fromisoformat(as_of),
+                            DriftPolicy(**policy))
+    return items
+
+
+def kinds(items: list[DriftItem]) -> list[tuple[str, str | None]]:
+    return [(i.kind, i.workload) for i in items]
+
+
+def wl(ratio: float, lo: float | None, hi: float | None, **extra: Any) -> dict[str, Any]:
+    return {"workloads": [["llama3.1-70b", "fp8", 512, ratio, lo, hi]], **extra}
+
+
+LABEL = "llama3.1-70b fp8 512 GPUs"
+
+
+def test_regression_beyond_noise_against_the_previous_run() -> None:
+    items = drift({"c1": [("2026-01-01", wl(1.00, 0.99, 1.01)),
+                          ("2026-02-01", wl(0.95, 0.94, 0.96))]}, "2026-02-01")
+    assert kinds(items) == [("regression_vs_previous", LABEL)]
+    item = items[0]
+    assert (item.before, item.after, item.change_pct) == (1.00, 0.95, -5.0)
+    assert item.metric == "ratio" and item.compared_with == "2026-01-01"
+    assert "0.940–0.960 lies below 0.990–1.010" in item.message
+
+
+def test_overlapping_intervals_are_noise() -> None:
+    # -2%, but 0.96-1.00 overlaps 0.97-1.03
+    items = drift({"c1": [("2026-01-01", wl(1.00, 0.97, 1.03)),
+                          ("2026-02-01", wl(0.98, 0.96, 1.00))]}, "2026-02-01")
+    assert items == []
+
+
+def test_tiny_drop_with_tight_intervals_is_below_the_practical_floor() -> None:
+    # disjoint intervals but only -0.5% (< min_change_pct = 1%)
+    items = drift({"c1": [("2026-01-01", wl(1.000, 0.999, 1.001)),
+                          ("2026-02-01", wl(0.995, 0.994, 0.996))]}, "2026-02-01")
+    assert items == []
+
+
+def test_regression_against_the_best_run_when_it_is_not_the_previous_one() -> None:
+    runs = [("2026-01-01", wl(1.05, 1.04, 1.06)), ("2026-02-01", wl(1.00, 0.99, 1.01)),
+            ("2026-03-01", wl(0.995, 0.985, 1.005))]
+    items = drift({"c1": runs}, "2026-03-01")
+    # vs previous: 0.985-1.005 overlaps 0.99-1.01 -> noise; vs best: (0.995-1.05)/1.05 = -5.238%
+    assert kinds(items) == [("regression_vs_best", LABEL)]
+    assert items[0].change_pct == -5.24 and items[0].compared_with == "2026-01-01"
+
+
+def test_best_equal_to_previous_is_reported_once() -> None:
+    items = drift({"c1": [("2026-01-01", wl(0.90, 0.89, 0.91)),
+                          ("2026-02-01", wl(1.00, 0.99, 1.01)),
+                          ("2026-03-01", wl(0.90, 0.89, 0.91))]}, "2026-03-01")
+    assert kinds(items) == [("regression_vs_previous", LABEL)]
+
+
+def test_a_regression_that_recovered_is_not_reported() -> None:
+    items = drift({"c1": [("2026-01-01", wl(1.00, 0.99, 1.01)),
+                          ("2026-02-01", wl(0.90, 0.89, 0.91)),
+                          ("2026-03-01", wl(1.00, 0.99, 1.01))]}, "2026-03-01")
+    assert items == []
+
+
+def test_without_intervals_the_five_percent_tolerance_applies() -> None:
+    def net(busbw: float) -> dict[str, Any]:
+        return {"network": [("all_reduce_perf", 16, busbw, None)]}
+
+    items = drift({"c1": [("2026-01-01", net(400.0)), ("2026-02-01", net(370.0))]},
+                  "2026-02-01")
+    assert kinds(items) == [("regression_vs_previous", "nccl all_reduce 16n")]
+    assert items[0].metric == "busbw_gbps" and items[0].change_pct == -7.5
+    assert drift({"c1": [("2026-01-01", net(400.0)), ("2026-02-01", net(385.0))]},
+                 "2026-02-01") == []  # -3.75%
+
+
+def test_a_new_baseline_is_compared_on_throughput_not_ratio() -> None:
+    # the reference got 11.1% faster; the cluster did not change: 1000 tokens/s both times
+    before = {"workloads": [["llama3.1-70b", "fp8", 512, 1.00, 0.99, 1.01, "old", 1000.0]]}
+    after = {"workloads": [["llama3.1-70b", "fp8", 512, 0.90, 0.89, 0.91, "new", 1111.11]]}
+    items = drift({"c1": [("2026-01-01", before), ("2026-02-01", after)]}, "2026-02-01")
+    assert items == []
+    slower = {"workloads": [["llama3.1-70b", "fp8", 512, 0.80, 0.79, 0.81, "new", 1111.11]]}
+    items = drift({"c1": [("2026-01-01", before), ("2026-02-01", slower)]}, "2026-02-01")
+    assert items[0].metric == "tokens_per_s_per_gpu"
+    assert items[0].before == 1000.0 and items[0].after == pytest.approx(888.888)
+    assert items[0].change_pct == -11.11
+
+
+def test_tier_changes() -> None:
+    items = drift({"c1": [("2026-01-01", {"tier": "Gold"}), ("2026-02-01", {"tier": "Bronze"})],
+                   "c2": [("2026-01-01", {"tier": "Silver"}), ("2026-02-01", {"tier": "Gold"})]},
+                  "2026-02-01")
+    assert [(i.cluster, i.kind, i.before, i.after, i.severity) for i in items] == [
+        ("c1", "tier_down", "Gold", "Bronze", "problem"),
+        ("c2", "tier_up", "Silver", "Gold", "info")]
+
+
+def test_new_audit_fails_only() -> None:
+    items = drift({"c1": [("2026-01-01", {"audit_fail": ["acs"]}),
+                          ("2026-02-01", {}),  # no audit in this run: skipped over
+                          ("2026-03-01", {"audit_fail": ["acs", "vm_iommu", "bmc"]})]},
+                  "2026-03-01")
+    assert kinds(items) == [("new_audit_fail", "bmc"), ("new_audit_fail", "vm_iommu")]
+    assert items[0].compared_with == "2026-01-01" and items[0].after == "FAIL"
+
+
+def test_first_audited_run_reports_every_fail_as_new() -> None:
+    items = drift({"c1": [("2026-01-01", {"audit_fail": ["acs"]})]}, "2026-01-01")
+    assert kinds(items) == [("new_audit_fail", "acs")]
+
+
+def test_add_months_clamps_to_month_end() -> None:
+    assert add_months(dt.date(2024, 2, 29), 12) == dt.date(2025, 2, 28)
+    assert add_months(dt.date(2025, 10, 31), 4) == dt.date(2026, 2, 28)
+    assert add_months(dt.date(2025, 11, 15), 12) == dt.date(2026, 11, 15)
+
+
+@pytest.mark.parametrize(("as_of", "status", "days_left"), [
+    ("2026-08-15", "valid", 61),
+    ("2026-08-16", "expiring", 60),
+    ("2026-10-14", "expiring", 1),
+    ("2026-10-15", "expired", 0),
+])
+def test_exemplar_validity_is_twelve_months_from_the_newest_pass(
+        as_of: str, status: str, days_left: int) -> None:
+    runs = [("2025-09-01", {"exemplar_pass": True}), ("2025-10-15", {"exemplar_pass": True}),
+            ("2026-01-01", {"exemplar_pass": False})]
+    items, statuses = detect_drift(history({"c1": runs}), dt.date.fromisoformat(as_of),
+                                   DriftPolicy())
+    st = statuses[0]
+    assert (st.status, st.days_left, st.expires_on) == (status, days_left, dt.date(2026, 10, 15))
+    assert st.passed_run == "2025-10-15"
+    expected = {"valid": [], "expiring": ["exemplar_expiring"], "expired": ["exemplar_expired"]}
+    assert [i.kind for i in items] == expected[status]
+
+
+def test_never_passed_is_not_an_expiry() -> None:
+    items, statuses = detect_drift(history({"c1": [("2026-01-01", {"exemplar_pass": False})]}),
+                                   dt.date(2027, 1, 1), DriftPolicy())
+    assert items == [] and statuses[0].status == "never"
+
+
+def test_sla_breach_of_the_newest_period() -> None:
+    runs = [("2026-02-01", {"sla": (99.9, 99.0, False, 25.0),
+                            "period": ("2026-01-01", "2026-01-31")}),
+            ("2026-03-01", {"sla": (99.9, 99.5, False, 10.0),
+                            "period": ("2026-02-01", "2026-02-28")})]
+    items = drift({"c1": runs}, "2026-03-01")
+    assert len(items) == 1
+    item = items[0]
+    assert (item.kind, item.before, item.after) == ("sla_breach", 99.9, 99.5)
+    assert item.change_pct == round((99.5 - 99.9) / 99.9 * 100, 4) == -0.4004
+    assert "2026-02-01–2026-02-28" in item.message and "10% credit" in item.message
+    runs.append(("2026-04-01", {"sla": (99.9, 99.95, True, 0.0),
+                                "period": ("2026-03-01", "2026-03-31")}))
+    assert drift({"c1": runs}, "2026-04-01") == []
+
+
+def test_as_of_ignores_later_runs() -> None:
+    runs = [("2026-01-01", wl(1.00, 0.99, 1.01)), ("2026-02-01", wl(0.90, 0.89, 0.91))]
+    assert drift({"c1": runs}, "2026-01-31") == []
+    assert len(drift({"c1": runs}, "2026-02-01")) == 1
+
+
+def test_policy_thresholds_are_tunable() -> None:
+    runs = [("2026-01-01", wl(1.00, 0.99, 1.01)), ("2026-02-01", wl(0.97, 0.96, 0.98))]
+    assert len(drift({"c1": runs}, "2026-02-01")) == 1
+    assert drift({"c1": runs}, "2026-02-01", min_change_pct=5.0) == []
