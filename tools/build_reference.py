@@ -180,7 +180,9 @@ def convention_of(seed: Seed, model: str, task: str, arch: Architecture) -> str:
     raise SystemExit(f"seed line {seed.line}: no FLOPs convention rule for {repo}:{path}")
 
 
-def known_errata(seed: Seed, model: str, convention: str, conventions: dict[str, object]) -> list[str]:
+def known_errata(
+    seed: Seed, model: str, convention: str, conventions: dict[str, object],
+) -> list[str]:
     """Errata the sources themselves document or that research found in them (dgxc.md §2.4)."""
     notes, path = seed.get("notes"), seed.get("source_path")
     found: list[str] = []
@@ -236,7 +238,8 @@ def consistency_errata(
             text = (f"printed MFU {mfu}% does not follow from the printed step time under the "
                     f"source's FLOPs convention ({convention}: {calc:.2f}%)")
             fp8 = _peak(row["gpu"], "fp8")
-            if row["precision"] == "bf16" and fp8 and abs(mfu / (calc * peak / fp8) - 1) < TOLERANCE:
+            as_fp8 = calc * peak / fp8 if fp8 else 0.0
+            if row["precision"] == "bf16" and as_fp8 and abs(mfu / as_fp8 - 1) < TOLERANCE:
                 text += "; it matches the FP8 peak used as the denominator"
             found.append(text)
     if fpt and step and gbs and seq and n and tflops:

@@ -24,17 +24,18 @@ from cmax.reference.architecture import Architecture
 Task = Literal["pretrain", "sft", "lora"]
 
 CONVENTIONS: dict[str, str] = {
-    "cmax": "architecture-true: causal attention, routed + shared experts, unpadded vocabulary, "
-            "MTP modules, Mamba-2 projections and chunked scan; norms, softmax, embeddings ignored",
+    "cmax": "architecture-true: causal attention, routed + shared experts, unpadded "
+            "vocabulary, MTP modules, Mamba-2 projections and chunked scan; norms, softmax "
+            "and embeddings ignored",
     "nvidia-gpt": "seq*(72*L*h^2 + 12*L*h*seq + 6*V*h) per sample: MHA, 4h MLP, non-causal "
                   "attention (DGXC GPT-3 / PaxML READMEs; DGXC Nemotron-4 up to v25.04)",
-    "nvidia-llama": "seq*(12*L*h^2*(1 + G/H + seq/h) + 18*L*F*h + 6*V*h) per sample: GQA + SwiGLU, "
-                    "non-causal attention (DGXC Llama 3.1, MaxText, fine-tuning READMEs; NeMo 24.07)",
+    "nvidia-llama": "seq*(12*L*h^2*(1 + G/H + seq/h) + 18*L*F*h + 6*V*h) per sample: GQA + "
+                    "SwiGLU, non-causal attention (DGXC Llama 3.1 and MaxText READMEs; NeMo 24.07)",
     "nvidia-llama-finetune": "seq*(12*L*h^2*(1 + G/H) + 18*L*F*h + 6*V*h) per sample: the DGXC "
                              "fine-tuning READMEs drop the attention-score term",
     "nvidia-llama-finetune-lora": "nvidia-llama-finetune x 2/3 (DGXC LoRA READMEs)",
-    "nvidia-nemotron4": "seq*(12*L*h^2*(1 + G/H) + 12*L*h*seq + 12*L*h*F + 6*V*h) per sample: GQA + "
-                        "non-gated MLP (DGXC nemotron/README.md from v25.04.01; NeMo 24.07)",
+    "nvidia-nemotron4": "seq*(12*L*h^2*(1 + G/H) + 12*L*h*seq + 12*L*h*F + 6*V*h) per sample: "
+                        "GQA + non-gated MLP (DGXC nemotron/README.md from v25.04.01; NeMo 24.07)",
     "nvidia-grok1": "seq*(12*L*h^2*(1 + G/H + seq/h/2) + 18*L*F*h*topK + 6*V*h) per sample "
                     "(DGXC grok1 READMEs)",
     "nvidia-llama4": "12*seq*L*h^2*[(1 + G/H + 0.5*seq/h) + (F/h)*1.5*topK + V/(2*L*h)] per sample "
@@ -46,9 +47,9 @@ CONVENTIONS: dict[str, str] = {
                        "@ 4ab94dfad: causal attention, padded vocabulary, hybrid layer pattern",
     "nemo-packed-finetune": "NeMo 24.07 SFT/LoRA on packed SQuAD: depends on the packed data's "
                             "sequence statistics; not reproducible from the architecture",
-    "megatron-bridge-packed-lora": "Megatron-Bridge LoRA on packed SQuAD: frozen-weight FLOPs x 2/3 "
-                                   "plus attention over the packed data's real sub-sequences; "
-                                   "not reproducible from the architecture",
+    "megatron-bridge-packed-lora": "Megatron-Bridge LoRA on packed SQuAD: frozen-weight FLOPs "
+                                   "x 2/3 plus attention over the packed data's real "
+                                   "sub-sequences; not reproducible from the architecture",
     "source-implied": "no public architecture: FLOPs/token = the source's TFLOP/s / tokens/s",
 }
 
@@ -153,10 +154,8 @@ def cmax_breakdown(arch: Architecture, seq_len: int) -> FlopsBreakdown:
         linear += arch.mlp_layers * _mlp(h, arch.ffn, arch.gated)
         linear += arch.moe_layers * _moe(arch)
         return FlopsBreakdown(linear, core)
-    if arch.family == "moe-mla":
-        attn = _mla_attention(arch, ctx)
-    else:
-        attn = _gqa_attention(arch, ctx)
+    mla = arch.family == "moe-mla"
+    attn = _mla_attention(arch, ctx) if mla else _gqa_attention(arch, ctx)
     if arch.window and arch.window_layers:
         local = _gqa_attention(arch, _window_context(seq_len, arch.window))
         linear += L * attn.linear

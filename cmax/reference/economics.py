@@ -1,0 +1,43 @@
+"""Economics defaults: household energy, PUE, all-in watts per GPU, quoted price points.
+
+All-in power is the whole server's rated maximum shared per GPU, times PUE, because a GPU
+never draws power without its host and cooling; J/token and energy budgets built on board TDP
+alone understate the bill a buyer actually pays.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from cmax.errors import CmaxError
+
+
+def load_economics(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CmaxError(f"cannot read the economics defaults: {exc}", file=path) from exc
+    try:
+        household = float(data["household_kwh_per_year"])
+        pue = float(data["pue"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CmaxError(f"bad economics entry: {exc}", file=path) from exc
+    if household <= 0 or pue < 1.0:
+        raise CmaxError("household kWh must be positive and PUE at least 1", file=path)
+    watts: dict[str, float] = {}
+    watts_source: dict[str, str] = {}
+    for gpu, entry in data.get("system_power", {}).items():
+        watts[gpu] = float(entry["system_w"]) / int(entry["gpus"]) * pue
+        watts_source[gpu] = (f"{entry['source']}: {entry['system_w']} W / {entry['gpus']} GPUs "
+                             f"x PUE {pue}")
+    return {
+        "household_kwh_per_year": household,
+        "household_source": str(data.get("household_source", "")),
+        "pue": pue,
+        "pue_source": str(data.get("pue_source", "")),
+        "default_watts_per_gpu": watts,
+        "default_watts_source": watts_source,
+        "price_points": [dict(p) for p in data.get("price_points", [])],
+    }

@@ -1,0 +1,76 @@
+"""Collective-network baselines (nccl-tests bus bandwidth) and the rule that picks one.
+
+A fabric is judged against the bar for its own class: one node is NVLink-bound whatever the
+NICs are, several nodes are network-bound and need the interconnect named. Provider
+health-check pass marks are kept for reference but never used as the bar.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from cmax.errors import CmaxError
+
+_COLLECTIVES = {
+    "allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
+    "alltoall": "alltoall", "sendrecv": "sendrecv", "broadcast": "broadcast", "reduce": "reduce",
+}
+_KIND_RANK = {"measured": 0, "stated": 1, "derived": 2}
+
+
+def normalize_collective(name: str) -> str:
+    key = name.strip().lower().removesuffix("_perf").replace("_", "").replace("-", "")
+    return _COLLECTIVES.get(key, name.strip().lower())
+
+
+def load_network(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CmaxError(f"cannot read the network baselines: {exc}", file=path) from exc
+    rows = data.get("baselines")
+    if not isinstance(rows, list) or not rows:
+        raise CmaxError("no [[baselines]] entries", file=path)
+    required = ("id", "fabric", "interconnects", "scope", "min_nodes", "max_nodes",
+                "collective", "busbw_gbps", "message_bytes", "kind", "source")
+    for i, row in enumerate(rows):
+        missing = [k for k in required if k not in row]
+        if missing:
+            raise CmaxError(f"network baseline #{i + 1} lacks {missing}", file=path)
+        if row["kind"] not in (*_KIND_RANK, "threshold"):
+            raise CmaxError(f"network baseline {row['id']!r}: unknown kind {row['kind']!r}",
+                            file=path, expected="measured / stated / derived / threshold")
+    return [dict(r) for r in rows]
+
+
+def find_network_baseline(
+    rows: list[dict[str, Any]], interconnect: str | None, collective: str, nodes: int,
+) -> dict[str, Any] | None:
+    """The bar for ``collective`` on ``nodes`` nodes of ``interconnect`` (None if unsourced).
+
+    Rule: one node -> intra-node (NVLink) rows, interconnect ignored; more nodes -> rows whose
+    interconnect list names it. Among matches: the collective itself before the "*" rows,
+    then the largest message size (the large-message bar), then measured > stated > derived.
+    """
+    coll = normalize_collective(collective)
+    wanted = (interconnect or "").strip().lower()
+    candidates = []
+    for row in rows:
+        if row["kind"] == "threshold":
+            continue
+        if not row["min_nodes"] <= max(nodes, 1) <= row["max_nodes"]:
+            continue
+        if row["collective"] not in ("*", coll):
+            continue
+        if row["scope"] == "inter-node" and wanted not in row["interconnects"]:
+            continue
+        candidates.append(row)
+    if not candidates:
+        return None
+    best = min(candidates, key=lambda r: (r["collective"] == "*", -int(r["message_bytes"]),
+                                          _KIND_RANK[r["kind"]], r["id"]))
+    out = {k: v for k, v in best.items() if k != "interconnects"}
+    out["collective"] = coll
+    return out
