@@ -1,0 +1,171 @@
+"""Completeness: the evidence the rating needs is all there.
+
+The reference recipes average a fixed band of iterations of a run that finished (DGXC
+``parse_train_timing*.sh`` and ``llmb-run``: a run is INCOMPLETE unless its final iteration is
+printed and every iteration of the window is present). A submission that stops early or lacks
+part of the window cannot be rated the way the reference was, whatever its numbers say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+
+import polars as pl
+
+from cmax.findings import Finding
+from cmax.validate.context import (
+    Context,
+    as_int,
+    bundle_path,
+    fmt_iters,
+    norm_path,
+    run_finding,
+    unmatched_specs,
+)
+from cmax.validate.registry import Rule, finding, register
+from cmax.validate.thresholds import RECIPE_STEPS
+
+register(Rule(
+    "completeness.declared-file-missing", "error", "A file named in the manifest is missing",
+    "Every path in cmax.toml is evidence the submitter relies on; a missing file means part of "
+    "the claim cannot be checked.",
+    "Add the file to the bundle or correct its path in cmax.toml.",
+))
+register(Rule(
+    "completeness.no-steps", "error", "A training log yielded no steps",
+    "Without per-step timings there is no throughput to rate (llmb-run status NO_DATA).",
+    "Submit the full stdout of the training job (the file with the `iteration N/M` lines), "
+    "not a summary or the wrong rank's log.",
+))
+register(Rule(
+    "completeness.window-missing", "error", "The reference steady-state window is incomplete",
+    "The reference averages a fixed band of iterations (35-44 from DGXC v25.08 and in llmb-run; "
+    "11-44 in v25.05-v25.07). If any of them is missing the run cannot be measured the way the "
+    "reference was, and a partial window can be chosen to flatter the result.",
+    "Run the recipe to completion (50 steps) and submit the whole log.",
+    "DGXC common/parse_train_timing*.sh (MIN_ITERATION/MAX_ITERATION), llmb-run "
+    "pretrain_log_parser.py (INCOMPLETE status).",
+))
+register(Rule(
+    "completeness.run-unfinished", "error", "The run did not reach its final iteration",
+    "A run that stopped early (crash, timeout, cancellation) is not a valid benchmark: "
+    "llmb-run marks it INCOMPLETE unless the last iteration N == M is printed.",
+    "Re-run until the job finishes and submit the log of that attempt.",
+    "llmb-run pretrain_log_parser.py: INCOMPLETE unless the final iteration is seen.",
+))
+register(Rule(
+    "completeness.short-run", "warning", "The run is shorter than the recipe",
+    "The DGXC recipes run 50 steps. A shorter run leaves too few steps after warm-up to check "
+    "for stalls, drift or a cherry-picked window.",
+    "Run the recipe with its default step count (50).",
+    "DGXC READMEs v25.05+: \"Each benchmark runs 50 steps\".",
+))
+register(Rule(
+    "completeness.empty-evidence", "error", "A declared evidence file yielded no data",
+    "The manifest names the file as evidence, but nothing in it could be read (wrong file, "
+    "truncated output, unsupported format), so the claim it supports is unverified.",
+    "Submit the raw tool output (nccl-tests stdout, MLPerf result_*.txt, audit.values.json); "
+    "run `cmax inspect FILE` to see how cmax reads it.",
+))
+
+
+def manifest_line(ctx: Context, needle: str) -> int | None:
+    """Line of cmax.toml that mentions ``needle`` (to point findings at the manifest)."""
+    try:
+        text = (ctx.evidence.root / "cmax.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            return number
+    return None
+
+
+def same_file(a: str | None, b: str | None) -> bool:
+    """Paths equal as the user wrote them, tolerating absolute vs bundle-relative forms."""
+    pa, pb = norm_path(a), norm_path(b)
+    if not pa or not pb:
+        return False
+    if pa == pb:
+        return True
+    parts_a, parts_b = PurePosixPath(pa).parts, PurePosixPath(pb).parts
+    short, long = sorted((parts_a, parts_b), key=len)
+    return long[len(long) - len(short):] == short
+
+
+def _under(path: str | None, folder: str) -> bool:
+    if same_file(path, folder):
+        return True
+    p = norm_path(path)
+    f = norm_path(folder).rstrip("/")
+    return bool(p) and (p.startswith(f + "/") or f"/{f}/" in p)
+
+
+def _declared_files(ctx: Context) -> Iterator[Finding]:
+    for key, rel in ctx.manifest.declared_files():
+        if not bundle_path(ctx, rel).exists():
+            yield finding("completeness.declared-file-missing",
+                          f"{key} = {rel!r} is not in the bundle",
+                          file=ctx.manifest_file, line=manifest_line(ctx, rel))
+
+
+def _empty_evidence(ctx: Context) -> Iterator[Finding]:
+    checks: list[tuple[str, str, pl.DataFrame, bool]] = []
+    checks += [(f"nccl[{i}].path", s.path, ctx.tables["nccl"], False)
+               for i, s in enumerate(ctx.manifest.nccl)]
+    checks += [(f"mlperf[{i}].path", s.path, ctx.tables["mlperf"], True)
+               for i, s in enumerate(ctx.manifest.mlperf)]
+    if ctx.manifest.audit is not None:
+        checks.append(("audit.path", ctx.manifest.audit.path, ctx.tables["audit_checks"], False))
+    for key, rel, table, folder in checks:
+        if not bundle_path(ctx, rel).exists():
+            continue  # declared-file-missing
+        sources = table["source_file"].drop_nulls().unique().to_list()
+        hit = any(_under(s, rel) if folder else same_file(s, rel) for s in sources)
+        if not hit:
+            yield finding("completeness.empty-evidence",
+                          f"{key} = {rel!r}: no data could be read from it", file=rel)
+
+
+def _runs(ctx: Context) -> Iterator[Finding]:
+    for index, spec in unmatched_specs(ctx):
+        if bundle_path(ctx, spec.log).exists():
+            yield finding("completeness.no-steps",
+                          f"runs[{index}] ({spec.workload} {spec.precision} x{spec.num_gpus}): "
+                          "no training run was read from this log", file=spec.log)
+    for view in ctx.runs:
+        steps = view.clean_steps()
+        if view.steps.is_empty():
+            yield run_finding("completeness.no-steps", view, "the log has no steps")
+            continue
+        if steps.is_empty():
+            continue  # every step is invalid: reported by the sanity rules
+        seen = set(steps["iteration"].to_list())
+        win = view.window
+        missing = [i for i in range(win.first, win.last + 1) if i not in seen]
+        if missing:
+            yield run_finding(
+                "completeness.window-missing", view,
+                f"iterations {fmt_iters(missing)} of the steady-state window "
+                f"{win.first}-{win.last} ({win.rule}) are missing")
+        last_seen = max(seen)
+        declared_last = as_int(view.row.get("max_iteration"))
+        status = str(view.row.get("status") or "").strip().lower()
+        if declared_last is not None and last_seen < declared_last:
+            yield run_finding("completeness.run-unfinished", view,
+                              f"the last iteration printed is {last_seen} of {declared_last}",
+                              line=view.line_of(last_seen))
+        elif declared_last is None and status in {"incomplete", "failed", "timeout",
+                                                  "cancelled", "running"} and not missing:
+            yield run_finding("completeness.run-unfinished", view,
+                              f"ingest reports status {status!r}")
+        elif not missing and len(seen) < RECIPE_STEPS:
+            yield run_finding("completeness.short-run", view,
+                              f"{len(seen)} steps, the recipe runs {RECIPE_STEPS}")
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    yield from _declared_files(ctx)
+    yield from _empty_evidence(ctx)
+    yield from _runs(ctx)

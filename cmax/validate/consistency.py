@@ -1,0 +1,312 @@
+"""Internal consistency: the numbers in a submission must agree with each other.
+
+Every figure a training or nccl-tests log prints is arithmetic on a few others (TFLOP/s from
+step time and model FLOPs, tokens/s from GBS x seq / step time, bus bandwidth from algorithm
+bandwidth and rank count). An edited number breaks that arithmetic, so these rules catch
+edits that no single-value check can see.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+import polars as pl
+
+from cmax.findings import Finding
+from cmax.validate.context import (
+    CONFIG_FIELDS,
+    Context,
+    RunView,
+    as_int,
+    print_resolution,
+    run_finding,
+)
+from cmax.validate.registry import Rule, finding, register
+from cmax.validate.sanity import derived_tflops
+from cmax.validate.thresholds import FLOPS_TOLERANCE, TOKENS_TOLERANCE
+
+register(Rule(
+    "consistency.tflops-vs-step-time", "error", "Reported TFLOP/s disagree with the step times",
+    "The framework computes TFLOP/s/GPU as model FLOPs per step / step time / GPUs. When the "
+    "printed figure is far from what the step times imply for this model, GBS and sequence "
+    "length, either number was edited or the run is not the model it claims to be.",
+    "Submit the unedited log and check workload, GBS, seq_len and num_gpus in cmax.toml.",
+    f"More than {FLOPS_TOLERANCE:.0%} apart (median over steps). FLOP-counting conventions "
+    "(causal attention, vocabulary padding, the 405B erratum) explain up to ~9 % "
+    "(dgxc.md §3.5).",
+))
+register(Rule(
+    "consistency.tokens-vs-step-time", "error", "Reported tokens/s disagree with the step times",
+    "Tokens per second per GPU is GBS x sequence length / step time / GPUs (DGXC README "
+    "formula); a printed figure that disagrees was edited or computed for another config.",
+    "Submit the unedited log and check GBS, seq_len and num_gpus.",
+    f"More than {TOKENS_TOLERANCE:.0%} apart plus the rounding of the printed step time.",
+))
+register(Rule(
+    "consistency.gpu-count", "error", "More GPUs than the declared system has",
+    "A run, nccl-tests job or MLPerf result using more GPUs than [system] nodes x gpus_per_node "
+    "was not run on the system being rated.",
+    "Correct [system] nodes/gpus_per_node, or remove evidence from other systems.",
+))
+register(Rule(
+    "consistency.partial-nodes", "warning", "GPU count is not a whole number of nodes",
+    "Reference recipes run on whole nodes (8 GPUs per H100/B200 node, 4 per GB200 tray); a "
+    "partial node changes the communication pattern.",
+    "Run on whole nodes, as the recipe does.",
+))
+register(Rule(
+    "consistency.parallel-layout", "error", "Parallel layout does not fit the GPU count",
+    "Megatron requires TP x PP x CP to divide the GPU count, EP x PP to divide it for MoE "
+    "models, and GBS to be a multiple of data-parallel size x micro-batch size. A layout that "
+    "breaks these could not have run, so the declared config is not the one that produced "
+    "the log.",
+    "Declare the configuration the job really used.",
+))
+register(Rule(
+    "consistency.manifest-vs-log", "error", "The manifest and the log disagree",
+    "cmax.toml declares one configuration and the log shows another; the rating would compare "
+    "the wrong thing.",
+    "Correct cmax.toml (or submit the log of the run it describes).",
+))
+register(Rule(
+    "consistency.gpu-type", "error", "Run GPU differs from the system GPU",
+    "The log reports a different GPU type from [system] gpu; the run cannot be rated against "
+    "this GPU's reference.",
+    "Submit runs from the system being rated, or correct [system] gpu.",
+))
+register(Rule(
+    "consistency.iteration-sequence", "error", "Iterations repeat or go backwards",
+    "In one job's log the iteration counter only increases. Repeats or backward jumps mean "
+    "several attempts (or several logs) were spliced into one file, and the window average "
+    "would mix them.",
+    "Submit the log of a single attempt (llmb-run keeps the highest-numbered retry).",
+    "llmb-run job_logs.py: picks the log of the highest retry.",
+))
+register(Rule(
+    "consistency.nccl-busbw", "error", "nccl-tests bus bandwidth does not match algbw",
+    "nccl-tests derives busbw from algbw by a fixed factor per collective (all_reduce 2(n-1)/n; "
+    "all_gather, reduce_scatter, alltoall (n-1)/n; broadcast, reduce, sendrecv 1). A busbw that "
+    "breaks this was edited.",
+    "Submit the unedited nccl-tests stdout.",
+    "NVIDIA/nccl-tests doc/PERFORMANCE.md.",
+))
+register(Rule(
+    "consistency.nccl-algbw", "error", "nccl-tests algbw does not match size / time",
+    "algbw is message size / time; an algbw that disagrees with the printed size and time was "
+    "edited.",
+    "Submit the unedited nccl-tests stdout.",
+    "NVIDIA/nccl-tests doc/PERFORMANCE.md (algbw = S / t).",
+))
+
+
+def _median(frame: pl.DataFrame, col: str) -> float | None:
+    value = frame[col].median()
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _tflops(ctx: Context, view: RunView) -> Iterator[Finding]:
+    steps = view.clean_steps().filter(pl.col("tflops_per_gpu").is_finite()
+                                      & (pl.col("tflops_per_gpu") > 0))
+    window = steps.filter(pl.col("iteration").is_between(view.window.first, view.window.last))
+    use = window if window.height >= 3 else steps
+    derived = derived_tflops(ctx, view, use)
+    if derived is None or derived.is_empty():
+        return
+    reported, implied = _median(derived, "tflops_per_gpu"), _median(derived, "derived_tflops")
+    if not reported or not implied:
+        return
+    gap = reported / implied - 1
+    if abs(gap) > FLOPS_TOLERANCE:
+        yield run_finding(
+            "consistency.tflops-vs-step-time", view,
+            f"reported {reported:.1f} TFLOP/s/GPU is {abs(gap):.0%} "
+            f"{'above' if gap > 0 else 'below'} the {implied:.1f} implied by the step times "
+            f"({view.get_str('workload')}, GBS {view.get_int('gbs')}, seq "
+            f"{view.get_int('seq_len')}, {view.get_int('num_gpus')} GPUs)",
+            line=as_int(derived["line"][0]))
+
+
+def _tokens(view: RunView) -> Iterator[Finding]:
+    if "tokens_per_s_per_gpu" not in view.steps.columns:
+        return
+    gbs, seq_len, num_gpus = view.get_int("gbs"), view.get_int("seq_len"), view.get_int("num_gpus")
+    steps = view.clean_steps().filter(pl.col("tokens_per_s_per_gpu").is_not_null()
+                                      & pl.col("tokens_per_s_per_gpu").is_finite())
+    if not gbs or not seq_len or not num_gpus or steps.is_empty():
+        return
+    q = print_resolution([float(v) for v in steps["step_time_s"].to_list()])
+    implied = (gbs * seq_len / num_gpus) / pl.col("step_time_s")
+    tolerance = TOKENS_TOLERANCE + q / pl.col("step_time_s")
+    bad = steps.filter(((pl.col("tokens_per_s_per_gpu") / implied) - 1).abs() > tolerance)
+    if not bad.is_empty():
+        row = bad.row(0, named=True)
+        expected = gbs * seq_len / num_gpus / row["step_time_s"]
+        yield run_finding(
+            "consistency.tokens-vs-step-time", view,
+            f"{bad.height} step(s) report tokens/s/GPU that GBS {gbs} x seq {seq_len} / step "
+            f"time / {num_gpus} GPUs does not give (iteration {row['iteration']}: "
+            f"{row['tokens_per_s_per_gpu']:.1f} reported, {expected:.1f} implied)",
+            line=as_int(row.get("line")))
+
+
+def _layout(view: RunView) -> Iterator[Finding]:
+    n = view.get_int("num_gpus")
+    if not n:
+        return
+    tp, pp = view.get_int("tp"), view.get_int("pp")
+    cp, ep = view.get_int("cp") or 1, view.get_int("ep") or 1
+    if tp is None or pp is None:
+        return
+    problems: list[str] = []
+    model = tp * pp * cp
+    if model <= 0 or n % model:
+        problems.append(f"TP x PP x CP = {model} does not divide {n} GPUs")
+    elif ep > 1 and n % (ep * pp):
+        problems.append(f"EP x PP = {ep * pp} does not divide {n} GPUs")
+    else:
+        dp = n // model
+        gbs, mbs = view.get_int("gbs"), view.get_int("mbs") or 1
+        if gbs and gbs % (dp * mbs):
+            problems.append(f"GBS {gbs} is not a multiple of DP {dp} x MBS {mbs}")
+    for text in problems:
+        yield run_finding("consistency.parallel-layout", view, text)
+
+
+def _gpu_family(name: str) -> str:
+    text = name.lower().replace("nvidia", " ")
+    found = re.findall(r"[a-z]*\d+[a-z]*", text)
+    return found[0] if found else text.strip()
+
+
+def _manifest(ctx: Context, view: RunView) -> Iterator[Finding]:
+    spec = view.spec
+    if spec is not None:
+        diffs: list[str] = []
+        for name in ("workload", "precision", "num_gpus", *CONFIG_FIELDS):
+            logged, declared = view.row.get(name), getattr(spec, name, None)
+            if logged is None or declared is None:
+                continue
+            if str(logged).strip().lower() != str(declared).strip().lower():
+                diffs.append(f"{name} {logged} in the log vs {declared} in cmax.toml")
+        if diffs:
+            yield run_finding("consistency.manifest-vs-log", view, "; ".join(diffs))
+    gpu = view.row.get("gpu")
+    if gpu and ctx.gpu:
+        run_gpu = str(gpu).strip().lower()
+        same = run_gpu == ctx.gpu or (
+            not (ctx.ref.knows_gpu(run_gpu) and ctx.ref.knows_gpu(ctx.gpu))
+            and _gpu_family(run_gpu) == _gpu_family(ctx.gpu))
+        if not same:
+            yield run_finding("consistency.gpu-type", view,
+                              f"ran on {gpu}, but [system] gpu is {ctx.gpu}")
+
+
+def _sequence(view: RunView) -> Iterator[Finding]:
+    its = [as_int(v) for v in view.steps["iteration"].to_list()]
+    lines = [as_int(v) for v in view.steps["line"].to_list()]
+    seen: dict[int, int | None] = {}
+    for it, line in zip(its, lines, strict=True):
+        if it is None:
+            continue
+        if it in seen:
+            yield run_finding("consistency.iteration-sequence", view,
+                              f"iteration {it} appears again (first at line {seen[it]})",
+                              line=line)
+            return
+        if seen and it < max(seen):
+            yield run_finding("consistency.iteration-sequence", view,
+                              f"iteration {it} follows iteration {max(seen)}", line=line)
+            return
+        seen[it] = line
+
+
+def _system(ctx: Context) -> Iterator[Finding]:
+    system = ctx.manifest.system
+    total = system.nodes * system.gpus_per_node
+    for view in ctx.runs:
+        n = view.get_int("num_gpus")
+        if n and n > total:
+            yield run_finding("consistency.gpu-count", view,
+                              f"{n} GPUs, but [system] has {system.nodes} nodes x "
+                              f"{system.gpus_per_node} = {total}")
+        elif n and n > system.gpus_per_node and n % system.gpus_per_node:
+            yield run_finding("consistency.partial-nodes", view,
+                              f"{n} GPUs is not a multiple of {system.gpus_per_node} per node")
+    nccl = ctx.tables["nccl"]
+    over = nccl.filter((pl.col("ranks") > total) | (pl.col("nodes") > system.nodes))
+    for path in sorted({str(p) for p in over["source_file"].drop_nulls().to_list()}):
+        row = over.filter(pl.col("source_file") == path).row(0, named=True)
+        yield finding("consistency.gpu-count",
+                      f"nccl-tests ran on {row['ranks']} ranks / {row['nodes']} nodes, but "
+                      f"[system] has {system.nodes} nodes x {system.gpus_per_node} = {total}",
+                      file=path, line=as_int(row.get("line")))
+    mlperf = ctx.tables["mlperf"].filter(pl.col("num_gpus") > total)
+    for row in mlperf.iter_rows(named=True):
+        yield finding("consistency.gpu-count",
+                      f"MLPerf result on {row['num_gpus']} GPUs, but [system] has {total}",
+                      file=row.get("source_file"))
+
+
+_BUS_FACTOR: dict[str, Callable[[int], float]] = {
+    "all_reduce": lambda n: 2 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+    "gather": lambda n: (n - 1) / n,
+    "scatter": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+    "sendrecv": lambda n: 1.0,
+}
+
+
+def _collective(name: object) -> str:
+    text = str(name or "").lower().removesuffix("_perf").replace("-", "_")
+    return {"allreduce": "all_reduce", "allgather": "all_gather",
+            "reducescatter": "reduce_scatter"}.get(text, text)
+
+
+def _nccl(ctx: Context) -> Iterator[Finding]:
+    nccl = ctx.tables["nccl"].filter(
+        pl.col("algbw_gbps").is_finite() & pl.col("busbw_gbps").is_finite()
+        & pl.col("ranks").is_not_null() & (pl.col("ranks") > 0))
+    if nccl.is_empty():
+        return
+    factor = pl.Series("factor", [
+        _BUS_FACTOR[c](int(n)) if c in _BUS_FACTOR else None
+        for c, n in zip((_collective(v) for v in nccl["collective"].to_list()),
+                        nccl["ranks"].to_list(), strict=True)
+    ], dtype=pl.Float64)
+    nccl = nccl.with_columns(factor)
+    expected_bus = pl.col("algbw_gbps") * pl.col("factor")
+    bus_bad = nccl.filter(pl.col("factor").is_not_null()
+                          & ((pl.col("busbw_gbps") - expected_bus).abs()
+                             > 0.02 + 0.005 * expected_bus))
+    expected_alg = pl.col("size_bytes") / pl.col("time_us") / 1e3
+    alg_bad = nccl.filter(pl.col("time_us").is_finite() & (pl.col("time_us") >= 100)
+                          & (pl.col("algbw_gbps") >= 1)
+                          & ((pl.col("algbw_gbps") - expected_alg).abs()
+                             > 0.02 + 0.01 * expected_alg))
+    for rule, bad, what in (("consistency.nccl-busbw", bus_bad, "busbw"),
+                            ("consistency.nccl-algbw", alg_bad, "algbw")):
+        for path in sorted({str(p) for p in bad["source_file"].fill_null("").to_list()}):
+            rows = bad.filter(pl.col("source_file").fill_null("") == path)
+            row = rows.row(0, named=True)
+            yield finding(rule,
+                          f"{rows.height} row(s) where the printed {what} does not follow from "
+                          f"the other columns (first: {row['size_bytes']} B, {row['collective']},"
+                          f" {row['ranks']} ranks)",
+                          file=path or None, line=as_int(row.get("line")))
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    for view in ctx.runs:
+        yield from _tflops(ctx, view)
+        yield from _tokens(view)
+        yield from _layout(view)
+        yield from _manifest(ctx, view)
+        yield from _sequence(view)
+    yield from _system(ctx)
+    yield from _nccl(ctx)

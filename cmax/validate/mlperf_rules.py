@@ -1,0 +1,458 @@
+"""MLPerf Training compliance: the checks MLCommons' own tools apply, restated.
+
+An MLPerf result is only a result if its log passes the compliance checker (required keys,
+pinned hyperparameters, an init budget, a reached quality target) and the package holds
+exactly the required number of runs (olympic scoring drops the best and the worst; at most one
+run may fail). The rules below follow ``mlcommons/logging`` (compliance_checker rulesets,
+result_summarizer, package_checker, seed checker); facts, not code, are reused. Convergence
+against reference convergence points (the RCP checker) needs MLCommons' RCP data, which the
+reference does not carry; that gap is reported as info.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from cmax.findings import Finding
+from cmax.validate.context import Context, bundle_path, norm_path
+from cmax.validate.registry import Rule, finding, register
+
+MLLOG_TOKEN = ":::MLLOG "
+
+_SRC = "mlcommons/logging compliance_checker"
+
+register(Rule(
+    "mlperf.unreadable", "error", "An MLLOG line cannot be parsed",
+    "MLCommons' parser fails the whole result file on any `:::MLLOG` line that is not valid JSON "
+    "or lacks a numeric time_ms.",
+    "Submit the log exactly as mllog wrote it (no truncated or hand-edited lines).",
+    f"{_SRC}/mlp_parser.",
+))
+register(Rule(
+    "mlperf.required-key", "error", "A required MLLOG key is missing",
+    "The compliance checker requires submission_org/platform/division/benchmark, cache_clear, "
+    "init_start/init_stop, run_start/run_stop (with a status), block or epoch events, "
+    "train_samples, eval_samples, eval_accuracy, and each benchmark's hyperparameter keys.",
+    "Log every required key with mllog (see the benchmark's reference implementation).",
+    f"{_SRC}/training_6.0.0/common.yaml and closed_<benchmark>.yaml.",
+))
+register(Rule(
+    "mlperf.conflicting-key", "error", "An exactly-once key has different values",
+    "A key that must appear once appears several times with different values: the log mixes "
+    "runs or configurations.",
+    "Submit one log per run, written once (no append-mode relaunches).",
+    "mlcommons/logging#14: identical repeats warn, different repeats fail.",
+))
+register(Rule(
+    "mlperf.duplicate-key", "warning", "An exactly-once key is repeated",
+    "A key that must appear once is repeated with the same value, typically a relaunch that "
+    "appended to the same log file.",
+    "Write each run to a fresh log file.",
+    "mlcommons/logging#14; AMD-AGI/Primus PR #1071 (append-mode logs).",
+))
+register(Rule(
+    "mlperf.invalid-value", "error", "A submission key has an invalid value",
+    "submission_division must be closed or open, submission_org and submission_platform must be "
+    "non-empty, the benchmark must be a known one and gradient_accumulation_steps > 0.",
+    "Correct the value logged by the submission.",
+    f"{_SRC}/training_6.0.0/common.yaml, closed_common.yaml.",
+))
+register(Rule(
+    "mlperf.hyperparameter", "error", "A pinned hyperparameter differs (closed division)",
+    "The closed division pins the sequence length, optimizer and its constants, evaluation size "
+    "and learning-rate rules per benchmark; a different value makes the result open-division "
+    "at best.",
+    "Use the reference hyperparameters, or submit in the open division.",
+    f"{_SRC} closed_llama31_8b (5.1.0), closed_llama31_405b / closed_deepseekv3_671b (6.0.0), "
+    "closed_llama2_70b_lora (4.0.0), closed_gpt3 (3.0.0).",
+))
+register(Rule(
+    "mlperf.init-budget", "error", "Initialisation took longer than allowed",
+    "Untimed initialisation (compilation, warm-up) must end within 30 minutes of the first "
+    "init_start in the closed division and 240 minutes in the open division.",
+    "Reduce untimed setup work, or move it into the timed region.",
+    f"{_SRC}/training_6.0.0/common.yaml (init_stop check).",
+))
+register(Rule(
+    "mlperf.event-order", "error", "Run events are out of order",
+    "run_start must follow init_stop and run_stop must follow run_start; otherwise the "
+    "time-to-train (run_stop - run_start) is meaningless.",
+    "Submit the unedited log.",
+    f"{_SRC}/training_6.0.0/common.yaml.",
+))
+register(Rule(
+    "mlperf.run-not-converged", "warning", "A run did not reach the quality target",
+    "The run stopped without status success or without an eval_accuracy meeting the target; "
+    "MLPerf scores it as infinitely slow (it becomes the dropped run).",
+    "Nothing to fix if it is the only one; otherwise re-run.",
+    "mlcommons/logging result_summarizer; mlcommons/training_policies#361.",
+))
+register(Rule(
+    "mlperf.too-many-dropped", "error", "More failed runs than MLPerf allows",
+    "Olympic scoring drops the fastest and the slowest run; at most one run (four for unet3d) "
+    "may fail. With more, the summarizer prints \"results NOT correct\".",
+    "Re-run until enough runs converge.",
+    "mlcommons/logging result_summarizer and package_checker.",
+))
+register(Rule(
+    "mlperf.run-count", "error", "Wrong number of runs for the benchmark",
+    "The package checker requires exactly the benchmark's number of result files (10 for "
+    "llama31_8b and llama2_70b_lora, 3 for llama31_405b, gpt3, deepseekv3_671b, 5 for "
+    "resnet, 40 for unet3d, ...); a selection of runs is a cherry-pick.",
+    "Submit every run, and exactly the required number.",
+    "mlcommons/logging benchmark_meta.py, package_checker.py.",
+))
+register(Rule(
+    "mlperf.mixed-runs", "error", "Result files of one package differ in benchmark or batch size",
+    "All runs of a result must be the same benchmark at the same global batch size (the RCP "
+    "checker fails otherwise).",
+    "Put each benchmark / batch size in its own folder.",
+    "mlcommons/logging rcp_checker.py fail cases.",
+))
+register(Rule(
+    "mlperf.duplicate-seed", "error", "Two runs logged the same seed",
+    "Runs must be independent; the seed checker rejects two runs with the same seed.",
+    "Use a distinct seed per run.",
+    "mlcommons/logging seed_checker.",
+))
+register(Rule(
+    "mlperf.missing-seed", "warning", "A closed-division run logged no seed",
+    "Seed logging is mandatory for closed submissions (the seed checker needs an integer seed "
+    "per run).",
+    "Log the seed with mllog (key `seed`).",
+    "mlcommons/training_policies#546.",
+))
+register(Rule(
+    "mlperf.no-rcp", "info", "Convergence not checked against MLCommons RCPs",
+    "MLCommons also checks that runs do not converge suspiciously faster than reference "
+    "convergence points (RCPs). cmax's reference does not carry RCP data, so this is not "
+    "checked; run `package_checker` for an official verdict.",
+    "Run mlcommons/logging's package_checker on the submission.",
+))
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    runs: int
+    dropped: int = 1
+    pinned: dict[str, Any] = field(default_factory=dict)
+    target: tuple[float, float] | None = None  # eval_accuracy must be in (low, high]
+    derived: dict[str, Callable[[dict[str, Any]], float | None]] = field(default_factory=dict)
+
+
+_ADAMW = {"opt_name": "adamw", "opt_learning_rate_decay_schedule": "cosine with linear warmup",
+          "opt_adamw_beta_1": 0.9, "opt_adamw_beta_2": 0.95, "opt_adamw_weight_decay": 0.1,
+          "opt_gradient_clip_norm": 1.0}
+
+
+def _gbs(values: dict[str, Any]) -> float | None:
+    gbs = values.get("global_batch_size")
+    return float(gbs) if isinstance(gbs, int | float) and gbs > 0 else None
+
+
+def _lr_405b(values: dict[str, Any]) -> float | None:
+    gbs = _gbs(values)
+    return None if gbs is None else gbs * 8e-5 / 1152
+
+
+def _lr_dsv3(values: dict[str, Any]) -> float | None:
+    gbs = _gbs(values)
+    return None if gbs is None else 2.4e-5 * math.sqrt(gbs / 16384)
+
+
+def _decay_dsv3(values: dict[str, Any]) -> float | None:
+    steps, warm = values.get("max_steps"), values.get("opt_learning_rate_warmup_steps")
+    if isinstance(steps, int | float) and isinstance(warm, int | float):
+        return float(steps - warm)
+    return None
+
+
+BENCHMARKS: dict[str, BenchSpec] = {
+    "llama31_8b": BenchSpec(10, pinned={**_ADAMW, "max_sequence_length": 8192,
+                                        "opt_adamw_epsilon": 1e-05, "eval_samples": 1024},
+                            target=(0.0, 3.3)),
+    "llama31_405b": BenchSpec(3, pinned={**_ADAMW, "max_sequence_length": 8192,
+                                         "opt_adamw_epsilon": 1e-05, "eval_samples": 5760,
+                                         "init_checkpoint_step": 0},
+                              target=(0.0, 5.6), derived={"opt_base_learning_rate": _lr_405b}),
+    "llama2_70b_lora": BenchSpec(10, pinned={"lora_rank": 16}, target=(0.0, 0.925)),
+    "deepseekv3_671b": BenchSpec(3, pinned={**_ADAMW, "max_sequence_length": 4096,
+                                            "opt_adamw_epsilon": 1e-08, "eval_samples": 1024,
+                                            "max_steps": 12000,
+                                            "opt_learning_rate_warmup_steps": 4},
+                                 target=(0.0, 4.05),
+                                 derived={"opt_base_learning_rate": _lr_dsv3,
+                                          "opt_learning_rate_decay_steps": _decay_dsv3}),
+    "gpt3": BenchSpec(3, pinned={"max_sequence_length": 2048, "opt_name": "adam",
+                                 "opt_learning_rate_decay_schedule": "cosine with linear warmup",
+                                 "opt_adam_beta_1": 0.9, "opt_adam_beta_2": 0.95,
+                                 "opt_adam_epsilon": 1e-08, "opt_gradient_clip_norm": 1.0},
+                      target=(2.6, 2.69)),
+    **{name: BenchSpec(10) for name in ("bert", "dlrm_dcnv2", "flux1", "gpt_oss_20b", "rgat",
+                                        "stable_diffusion")},
+    **{name: BenchSpec(5) for name in ("resnet", "ssd", "retinanet", "maskrcnn")},
+    "qwen35_397b_grpo": BenchSpec(3),
+    "unet3d": BenchSpec(40, dropped=4),
+}
+_ALIASES = {"deepseek_v3_671b": "deepseekv3_671b", "deepseek_v3": "deepseekv3_671b"}
+
+EXACTLY_ONE = ("submission_org", "submission_platform", "submission_division",
+               "submission_benchmark", "init_stop", "run_start", "run_stop", "train_samples",
+               "eval_samples")
+AT_LEAST_ONE = ("cache_clear", "init_start", "eval_accuracy")
+BENCH_EXACTLY_ONE = ("global_batch_size", "opt_base_learning_rate",
+                     "gradient_accumulation_steps")
+
+
+@dataclass
+class Event:
+    key: str
+    value: Any
+    metadata: dict[str, Any]
+    time_ms: float
+    line: int
+
+
+@dataclass
+class ResultLog:
+    path: str
+    events: list[Event] = field(default_factory=list)
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    def all(self, key: str) -> list[Event]:
+        return [e for e in self.events if e.key == key]
+
+    def first(self, key: str) -> Event | None:
+        found = self.all(key)
+        return found[0] if found else None
+
+    def values(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for event in self.events:
+            out.setdefault(event.key, event.value)
+        return out
+
+
+def read_mllog(path: Path, rel: str) -> ResultLog:
+    """The ``:::MLLOG`` events of one result file (anything before the token is ignored)."""
+    log = ResultLog(rel)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        log.errors.append((0, f"cannot read: {exc.strerror}"))
+        return log
+    for number, line in enumerate(text.splitlines(), start=1):
+        at = line.find(MLLOG_TOKEN)
+        if at < 0:
+            continue
+        try:
+            data = json.loads(line[at + len(MLLOG_TOKEN):])
+        except json.JSONDecodeError as exc:
+            log.errors.append((number, f"invalid JSON ({exc.msg})"))
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("key"), str):
+            log.errors.append((number, "no `key` in the event"))
+            continue
+        time_ms = data.get("time_ms")
+        if not isinstance(time_ms, int | float) or isinstance(time_ms, bool):
+            log.errors.append((number, "time_ms is not a number"))
+            continue
+        meta = data.get("metadata")
+        log.events.append(Event(data["key"], data.get("value"),
+                                meta if isinstance(meta, dict) else {}, float(time_ms), number))
+    return log
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-12)
+    return bool(a == b)
+
+
+def _groups(ctx: Context) -> list[tuple[str, list[str]]]:
+    """(label, result files) per manifest [[mlperf]] entry, plus stray files by folder."""
+    groups: list[tuple[str, list[str]]] = []
+    covered: set[str] = set()
+    for spec in ctx.manifest.mlperf:
+        path = bundle_path(ctx, spec.path)
+        if path.is_dir():
+            files = sorted(p.relative_to(ctx.evidence.root).as_posix()
+                           for p in path.rglob("result_*.txt") if p.is_file())
+        elif path.is_file():
+            files = [norm_path(spec.path)]
+        else:
+            continue  # completeness.declared-file-missing
+        groups.append((norm_path(spec.path), files))
+        covered.update(files)
+    stray: dict[str, list[str]] = {}
+    for source in ctx.tables["mlperf"]["source_file"].drop_nulls().unique().sort().to_list():
+        rel = norm_path(str(source))
+        if rel not in covered and bundle_path(ctx, rel).is_file():
+            stray.setdefault(PurePosixPath(rel).parent.as_posix(), []).append(rel)
+    groups += sorted(stray.items())
+    return groups
+
+
+def _keys(log: ResultLog, bench: BenchSpec | None, closed: bool) -> Iterator[Finding]:
+    missing = [k for k in EXACTLY_ONE + AT_LEAST_ONE if not log.all(k)]
+    if not log.all("block_start") and not log.all("epoch_start"):
+        missing.append("block_start or epoch_start")
+    extra: tuple[str, ...] = BENCH_EXACTLY_ONE
+    if bench is not None and closed:
+        extra += tuple(bench.pinned) + tuple(bench.derived)
+    missing += [k for k in dict.fromkeys(extra) if not log.all(k)]
+    stop = log.first("run_stop")
+    if stop is not None and "status" not in stop.metadata:
+        missing.append("run_stop metadata.status")
+    if missing:
+        yield finding("mlperf.required-key", "missing: " + ", ".join(missing), file=log.path)
+    once = set(EXACTLY_ONE) | set(extra)
+    for key in sorted(once):
+        events = log.all(key)
+        if len(events) < 2:
+            continue
+        if all(_same(e.value, events[0].value) for e in events[1:]):
+            yield finding("mlperf.duplicate-key", f"{key} appears {len(events)} times "
+                          "with the same value", file=log.path, line=events[1].line)
+        else:
+            values = ", ".join(repr(e.value) for e in events[:4])
+            yield finding("mlperf.conflicting-key", f"{key} appears {len(events)} times with "
+                          f"different values ({values})", file=log.path, line=events[1].line)
+
+
+def _values(log: ResultLog, bench_name: str, bench: BenchSpec | None,
+            closed: bool) -> Iterator[Finding]:
+    def bad(key: str, message: str) -> Finding:
+        event = log.first(key)
+        return finding("mlperf.invalid-value", message, file=log.path,
+                       line=event.line if event else None)
+
+    values = log.values()
+    division = values.get("submission_division")
+    if division is not None and division not in ("closed", "open"):
+        yield bad("submission_division", f"submission_division {division!r} is not closed/open")
+    for key in ("submission_org", "submission_platform"):
+        if key in values and not str(values[key] or "").strip():
+            yield bad(key, f"{key} is empty")
+    if bench_name and bench is None:
+        yield bad("submission_benchmark", f"submission_benchmark {bench_name!r} is not a known "
+                  "MLPerf Training benchmark")
+    gas = values.get("gradient_accumulation_steps")
+    if closed and isinstance(gas, int | float) and gas <= 0:
+        yield bad("gradient_accumulation_steps", f"gradient_accumulation_steps = {gas}")
+    if bench is None or not closed:
+        return
+    for key, expected in bench.pinned.items():
+        if key in values and not _same(values[key], expected):
+            event = log.first(key)
+            yield finding("mlperf.hyperparameter", f"{key} = {values[key]!r}, the closed "
+                          f"{bench_name} rules pin {expected!r}", file=log.path,
+                          line=event.line if event else None)
+    for key, rule in bench.derived.items():
+        expected_value = rule(values)
+        if key in values and expected_value is not None and not _same(values[key],
+                                                                       expected_value):
+            event = log.first(key)
+            yield finding("mlperf.hyperparameter", f"{key} = {values[key]!r}, the closed "
+                          f"{bench_name} rules require {expected_value:.6g} for this batch size",
+                          file=log.path, line=event.line if event else None)
+
+
+def _timing(log: ResultLog, closed: bool) -> Iterator[Finding]:
+    starts = log.all("init_start")
+    stop = log.first("init_stop")
+    if starts and stop is not None:
+        budget_min = 30 if closed else 240
+        took = (stop.time_ms - min(e.time_ms for e in starts)) / 60_000
+        if took >= budget_min:
+            yield finding("mlperf.init-budget", f"init took {took:.1f} min, the "
+                          f"{'closed' if closed else 'open'} division allows {budget_min}",
+                          file=log.path, line=stop.line)
+    run_start, run_stop = log.first("run_start"), log.first("run_stop")
+    if run_start is not None and stop is not None and run_start.time_ms < stop.time_ms:
+        yield finding("mlperf.event-order", "run_start is logged before init_stop",
+                      file=log.path, line=run_start.line)
+    if run_start is not None and run_stop is not None and run_stop.time_ms < run_start.time_ms:
+        yield finding("mlperf.event-order", "run_stop is logged before run_start",
+                      file=log.path, line=run_stop.line)
+
+
+def _converged(log: ResultLog, bench: BenchSpec | None) -> str | None:
+    """None if the run counts, else why it is dropped."""
+    stop = log.first("run_stop")
+    if log.errors:
+        return "the log does not parse"
+    if stop is None:
+        return "no run_stop"
+    status = str(stop.metadata.get("status", "")).lower()
+    if status != "success":
+        return f"run_stop status {status or 'missing'!r}"
+    if bench is not None and bench.target is not None:
+        low, high = bench.target
+        hits = [e for e in log.all("eval_accuracy")
+                if isinstance(e.value, int | float) and low < float(e.value) <= high]
+        if not hits:
+            return f"no eval_accuracy in ({low:g}, {high:g}]"
+    return None
+
+
+def _group(label: str, logs: list[ResultLog]) -> Iterator[Finding]:
+    benches = {str(log.values().get("submission_benchmark") or "") for log in logs}
+    gbs = {repr(log.values().get("global_batch_size")) for log in logs}
+    if len(benches) > 1 or len(gbs) > 1:
+        yield finding("mlperf.mixed-runs", f"{label}: benchmarks {sorted(benches)}, global batch "
+                      f"sizes {sorted(gbs)}", file=label)
+        return
+    name = _ALIASES.get(next(iter(benches)), next(iter(benches)))
+    bench = BENCHMARKS.get(name)
+    dropped: list[str] = []
+    for log in logs:
+        reason = _converged(log, bench)
+        if reason:
+            dropped.append(log.path)
+            yield finding("mlperf.run-not-converged", reason, file=log.path)
+    if bench is not None:
+        if len(logs) != bench.runs:
+            yield finding("mlperf.run-count", f"{label}: {len(logs)} result file(s); {name} "
+                          f"requires exactly {bench.runs}", file=label)
+        if len(dropped) > bench.dropped:
+            yield finding("mlperf.too-many-dropped", f"{label}: {len(dropped)} of {len(logs)} "
+                          f"runs failed; at most {bench.dropped} may", file=label)
+    closed = all(log.values().get("submission_division") == "closed" for log in logs)
+    seeds: dict[str, str] = {}
+    for log in logs:
+        seed_events = log.all("seed")
+        if not seed_events and closed:
+            yield finding("mlperf.missing-seed", "no seed logged", file=log.path)
+        for event in seed_events[:1]:
+            key = repr(event.value)
+            if key in seeds:
+                yield finding("mlperf.duplicate-seed", f"seed {event.value} is also used by "
+                              f"{seeds[key]}", file=log.path, line=event.line)
+            else:
+                seeds[key] = log.path
+    yield finding("mlperf.no-rcp", f"{label}: convergence speed not checked against RCPs",
+                  file=label)
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    for label, files in _groups(ctx):
+        logs = [read_mllog(bundle_path(ctx, rel), rel) for rel in files]
+        for log in logs:
+            for line, message in log.errors[:5]:
+                yield finding("mlperf.unreadable", message, file=log.path, line=line or None)
+            values = log.values()
+            name = str(values.get("submission_benchmark") or "")
+            bench = BENCHMARKS.get(_ALIASES.get(name, name))
+            closed = values.get("submission_division") == "closed"
+            yield from _keys(log, bench, closed)
+            yield from _values(log, name, bench, closed)
+            yield from _timing(log, closed)
+        if logs:
+            yield from _group(label, logs)
+

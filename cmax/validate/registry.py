@@ -1,0 +1,102 @@
+"""The rule catalogue: every check the validator can raise, with its severity and its remedy.
+
+A finding is only useful in a negotiation if the person reading it can look the rule up: what
+it checks, why it matters, where its threshold comes from and how to fix it. So every rule is
+declared once, here in the registry, and both the findings and ``docs/rules.md`` are produced
+from the same declaration (a test keeps the document in step).
+
+Severities mean the same thing everywhere:
+
+* **error**: the evidence is unusable or misleading as submitted; a rating built on it would be
+  wrong. An error in the ``comparability`` family makes the run *not comparable*.
+* **warning**: usable, but something a reviewer must look at before trusting the number.
+* **info**: context for the reader; nothing to fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cmax.findings import SEVERITY_ORDER, Finding, Severity
+
+FAMILIES: dict[str, str] = {
+    "schema": "Schema and types",
+    "completeness": "Completeness",
+    "comparability": "Comparability with the reference recipe",
+    "sanity": "Numeric sanity",
+    "consistency": "Internal consistency",
+    "mlperf": "MLPerf Training compliance",
+    "statistics": "Statistical red flags",
+    "software": "Software floors",
+    "audit": "ClusterMAX audit",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One check: its id (``family.name``), default severity and the text users read."""
+
+    id: str
+    severity: Severity
+    title: str
+    explanation: str
+    fix: str
+    source: str = ""
+
+    @property
+    def family(self) -> str:
+        return self.id.split(".", 1)[0]
+
+
+RULES: dict[str, Rule] = {}
+
+
+def register(rule: Rule) -> Rule:
+    """Add a rule to the catalogue; ids are unique and belong to a known family."""
+    if rule.id in RULES:
+        raise ValueError(f"duplicate rule id {rule.id}")
+    if rule.family not in FAMILIES:
+        raise ValueError(f"rule {rule.id} is not in a known family")
+    RULES[rule.id] = rule
+    return rule
+
+
+def finding(
+    rule_id: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    run_id: str | None = None,
+    fix: str | None = None,
+) -> Finding:
+    """A finding for a registered rule, with the rule's severity and default fix."""
+    rule = RULES[rule_id]
+    return Finding(
+        rule=rule.id, severity=rule.severity, file=file, line=line, message=message,
+        fix=fix or rule.fix, run_id=run_id,
+    )
+
+
+def sorted_rules() -> list[Rule]:
+    """Rules in documentation order: family (as listed in FAMILIES), then severity, then id."""
+    order = {name: i for i, name in enumerate(FAMILIES)}
+    return sorted(RULES.values(),
+                  key=lambda r: (order[r.family], SEVERITY_ORDER[r.severity], r.id))
+
+
+def rules_markdown() -> str:
+    """The generated part of docs/rules.md: one section per family, one entry per rule."""
+    out: list[str] = []
+    for family, heading in FAMILIES.items():
+        rules = [r for r in sorted_rules() if r.family == family]
+        if not rules:
+            continue
+        out.append(f"### {heading} (`{family}.*`)\n")
+        for r in rules:
+            out.append(f"#### `{r.id}` — {r.severity}\n")
+            out.append(f"**{r.title}.** {r.explanation}\n")
+            if r.source:
+                out.append(f"*Threshold / source:* {r.source}\n")
+            out.append(f"*Fix:* {r.fix}\n")
+    return "\n".join(out)

@@ -1,0 +1,281 @@
+"""Statistical red flags: step-time series that real hardware does not produce.
+
+A real multi-node training run has warm-up, jitter of a few tenths of a percent to a few
+percent, the odd stall, and a steady state that looks the same inside the measurement window
+as around it. Fabricated or doctored logs tend to be too clean (constant or near-constant
+times), too convenient (a window faster than the rest of the run), or recycled (the same
+series submitted as two runs). Thresholds follow NVIDIA's perf CI (3 sigma outliers, at most
+10 % outliers, a 5 % timing band, 10 % warm-up skip); sigma is estimated robustly (1.4826 x
+median absolute deviation) because with 10 window steps a single stall can never reach 3
+classical sigma.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+
+from cmax.findings import Finding
+from cmax.validate.context import (
+    Context,
+    RunView,
+    bundle_path,
+    fmt_iters,
+    print_resolution,
+    run_finding,
+)
+from cmax.validate.registry import Rule, finding, register
+from cmax.validate.thresholds import (
+    INCIDENT_FLOOR_GPU_DAYS,
+    INCIDENT_MIN_EXPECTED,
+    MAX_OUTLIER_RATIO,
+    MIN_CV,
+    OUTLIER_SIGMA,
+    STALL_FACTOR,
+    TIMING_BAND,
+    WARMUP_FRACTION,
+)
+
+register(Rule(
+    "statistics.constant-step-times", "error", "Every step took exactly the same time",
+    "Real runs have warm-up steps and jitter (DGXC READMEs: \"performance fluctuates "
+    "significantly at the beginning\"). A log in which every step, warm-up included, prints the "
+    "same time was not produced by a training job.",
+    "Submit the unedited log of the run.",
+))
+register(Rule(
+    "statistics.low-variance", "warning", "Implausibly low step-time variance",
+    "The steady-state window varies by less than 0.02 % although the log prints times finely "
+    "enough to show real jitter. Synchronised multi-node steps always jitter more than that.",
+    "Submit the unedited log; if the times are genuine, keep the raw job output for review.",
+    "Coefficient of variation < 0.02 % with print resolution < 0.02 % of the step time.",
+))
+register(Rule(
+    "statistics.window-outliers", "warning", "Too many outlier steps in the window",
+    "More than 10 % of the window's steps lie beyond 3 sigma of its median: the mean the "
+    "rating uses is dominated by a few steps rather than the steady state.",
+    "Find the cause (stalls, preemption, a slow node) and re-run.",
+    "Megatron-Bridge perf CI: outlier_threshold 3.0 sigma, max_outlier_ratio 0.1.",
+))
+register(Rule(
+    "statistics.stragglers", "warning", "Persistent slow steps after warm-up",
+    "More than 10 % of the post-warm-up steps are slower than the median by more than 3 sigma: "
+    "the cluster has a recurring straggler (slow node, congested link) that the window average "
+    "may hide.",
+    "Find the slow node or link (nccl-tests per node pair, DCGM diagnostics) and re-run.",
+    "Megatron-Bridge perf CI: outlier_threshold 3.0 sigma, max_outlier_ratio 0.1; warm-up = "
+    "first 10 % of steps (skip_first_percent_time default 0.1).",
+))
+register(Rule(
+    "statistics.stall", "info", "A step stalled",
+    "A post-warm-up step took 1.5x the run's median or longer. One stall is normal on a busy "
+    "cluster; it is reported so the reader knows it is there.",
+    "Nothing to fix for one stall; recurring stalls are reported as stragglers.",
+))
+register(Rule(
+    "statistics.drift", "warning", "Step times drift within the run",
+    "The median step time of the second half of the steady state differs from the first half "
+    "by more than 5 %: throttling, a degrading node or contention. The window average does not "
+    "represent a longer job.",
+    "Check GPU clocks and temperatures (DCGM) and co-tenant load; re-run.",
+    "Megatron-Bridge perf CI timing_threshold 0.05.",
+))
+register(Rule(
+    "statistics.cherry-picked-window", "error", "The window is faster than the rest of the run",
+    "The steady-state window's median step time is more than 5 % faster than the same run's "
+    "steady steps outside it. A real steady state does not speed up exactly where it is "
+    "measured: the window lines were edited, or the log was assembled from the best segment.",
+    "Submit the unedited log of one complete run.",
+    "Megatron-Bridge perf CI timing_threshold 0.05.",
+))
+register(Rule(
+    "statistics.duplicate-log", "error", "The same evidence submitted twice",
+    "Two evidence files are byte-identical, or two runs have identical step-time series. Each "
+    "claimed run must be a separate measurement.",
+    "Submit each run's own log.",
+))
+register(Rule(
+    "statistics.too-few-incidents", "warning", "Implausibly few interruptions",
+    "The incident log records no unexpected interruption over enough GPU-days that even a "
+    "cluster ten times more reliable than Meta's Llama 3 cluster would have had at least three. "
+    "An empty log is more likely incomplete than perfect.",
+    "Submit the complete incident history for the period (scheduler and health-check records).",
+    "Floor of one unexpected interruption per 20,000 GPU-days: ~10x Llama 3's rate "
+    "(arXiv:2407.21783, 419 in 54 days on 16,384 GPUs); P(0 | mean >= 3) < 5 %.",
+))
+
+
+def robust_sigma(values: list[float], median: float, quantum: float) -> float:
+    """1.4826 x MAD, floored at the print resolution and 0.2 % of the median."""
+    mad = sorted(abs(v - median) for v in values)[len(values) // 2] if values else 0.0
+    return max(1.4826 * mad, quantum, 0.002 * median)
+
+
+def _median(values: list[float]) -> float:
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def _split(view: RunView) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """All clean steps, the post-warm-up (steady) steps, and the window steps."""
+    steps = view.clean_steps()
+    skip = math.ceil(WARMUP_FRACTION * steps.height)
+    steady = steps.slice(skip)
+    window = steps.filter(pl.col("iteration").is_between(view.window.first, view.window.last))
+    return steps, steady, window
+
+
+def _times(frame: pl.DataFrame) -> list[float]:
+    return [float(v) for v in frame["step_time_s"].to_list()]
+
+
+def _run(view: RunView) -> Iterator[Finding]:
+    steps, steady, window = _split(view)
+    all_times = _times(steps)
+    if len(all_times) >= 5 and len(set(all_times)) == 1:
+        yield run_finding("statistics.constant-step-times", view,
+                          f"all {len(all_times)} steps report {all_times[0]:g} s")
+        return
+    w = _times(window)
+    if len(w) >= 5:
+        mean = sum(w) / len(w)
+        cv = math.sqrt(sum((x - mean) ** 2 for x in w) / (len(w) - 1)) / mean
+        quantum = print_resolution(w)
+        if cv < MIN_CV and quantum / mean < MIN_CV:
+            yield run_finding("statistics.low-variance", view,
+                              f"window step times vary by {100 * cv:.4f} % (CV) over {len(w)} "
+                              f"steps, printed to {quantum:g} s")
+        med = _median(w)
+        sigma = robust_sigma(w, med, quantum)
+        outliers = [int(i) for i, x in zip(window["iteration"].to_list(), w, strict=True)
+                    if abs(x - med) > OUTLIER_SIGMA * sigma]
+        if len(outliers) > MAX_OUTLIER_RATIO * len(w):
+            yield run_finding("statistics.window-outliers", view,
+                              f"{len(outliers)} of {len(w)} window steps beyond "
+                              f"{OUTLIER_SIGMA:g} sigma of the median {med:.3f} s (iterations "
+                              f"{fmt_iters(outliers)})")
+    s = _times(steady)
+    if len(s) < 10:
+        return
+    its = [int(i) for i in steady["iteration"].to_list()]
+    med = _median(s)
+    sigma = robust_sigma(s, med, print_resolution(s))
+    slow = [i for i, x in zip(its, s, strict=True) if x - med > OUTLIER_SIGMA * sigma]
+    if len(slow) > MAX_OUTLIER_RATIO * len(s):
+        yield run_finding("statistics.stragglers", view,
+                          f"{len(slow)} of {len(s)} post-warm-up steps are slower than the "
+                          f"median {med:.3f} s by more than {OUTLIER_SIGMA:g} sigma (iterations "
+                          f"{fmt_iters(slow)})")
+    stalls = [i for i, x in zip(its, s, strict=True) if x >= STALL_FACTOR * med]
+    if stalls and len(stalls) <= MAX_OUTLIER_RATIO * len(s):
+        worst = max(s) / med
+        yield run_finding("statistics.stall", view,
+                          f"iteration(s) {fmt_iters(stalls)} took up to {worst:.1f}x the median "
+                          f"step time", line=view.line_of(stalls[0]))
+    half = len(s) // 2
+    first, second = _median(s[:half]), _median(s[half:])
+    change = second / first - 1
+    if abs(change) > TIMING_BAND:
+        yield run_finding("statistics.drift", view,
+                          f"median step time {'rises' if change > 0 else 'falls'} "
+                          f"{abs(change):.1%} from {first:.3f} s (iterations {its[0]}-"
+                          f"{its[half - 1]}) to {second:.3f} s ({its[half]}-{its[-1]})")
+    yield from _cherry_pick(view, steps, window)
+
+
+def _cherry_pick(view: RunView, steps: pl.DataFrame, window: pl.DataFrame) -> Iterator[Finding]:
+    """Compare the window with steady steps around it (skipping the first half before it)."""
+    if window.is_empty():
+        return
+    first, last = view.window.first, view.window.last
+    first_it = int(steps["iteration"].min())  # type: ignore[arg-type]
+    settle = first_it + (first - first_it) // 2
+    warm = math.ceil(WARMUP_FRACTION * steps.height)
+    settle = max(settle, int(steps["iteration"][min(warm, steps.height - 1)]))
+    other = steps.filter(~pl.col("iteration").is_between(first, last)
+                         & (pl.col("iteration") >= settle))
+    if other.height < 5:
+        return
+    w_med, o_med = _median(_times(window)), _median(_times(other))
+    faster = 1 - w_med / o_med
+    if faster > TIMING_BAND:
+        yield run_finding("statistics.cherry-picked-window", view,
+                          f"window {first}-{last} median {w_med:.3f} s is {faster:.1%} faster "
+                          f"than the {other.height} other steady steps (median {o_med:.3f} s)")
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        if path.is_file():
+            return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return None
+
+
+def _evidence_files(ctx: Context) -> list[str]:
+    """Declared evidence files (folders expanded) as bundle-relative paths."""
+    out: list[str] = []
+    for _key, rel in ctx.manifest.declared_files():
+        path = bundle_path(ctx, rel)
+        if path.is_dir():
+            out += sorted(p.relative_to(ctx.evidence.root).as_posix()
+                          for p in path.rglob("*") if p.is_file())
+        elif path.is_file():
+            out.append(rel)
+    return out
+
+
+def _duplicates(ctx: Context) -> Iterator[Finding]:
+    by_digest: dict[str, list[str]] = {}
+    for rel in _evidence_files(ctx):
+        digest = _digest(bundle_path(ctx, rel))
+        if digest:
+            by_digest.setdefault(digest, []).append(rel)
+    for paths in sorted(by_digest.values()):
+        if len(paths) > 1:
+            yield finding("statistics.duplicate-log",
+                          f"{', '.join(paths)} are byte-identical", file=paths[-1])
+    seen: dict[tuple[tuple[int, float], ...], RunView] = {}
+    for view in ctx.runs:
+        steps = view.clean_steps()
+        series = tuple(zip((int(i) for i in steps["iteration"].to_list()), _times(steps),
+                           strict=True))
+        if len(series) < 10 or len({t for _, t in series}) < 3:
+            continue
+        if series in seen:
+            other = seen[series]
+            yield run_finding("statistics.duplicate-log", view,
+                              f"its {len(series)} step times are identical to run "
+                              f"{other.run_id} ({other.file})")
+        else:
+            seen[series] = view
+
+
+def _incidents(ctx: Context) -> Iterator[Finding]:
+    rel = ctx.manifest.reliability
+    if rel is None or not bundle_path(ctx, rel.incidents).is_file():
+        return
+    days = (rel.period_end - rel.period_start).days + 1
+    gpu_days = days * rel.gpus_in_service
+    expected = gpu_days / INCIDENT_FLOOR_GPU_DAYS
+    incidents = ctx.tables["incidents"]
+    unplanned = incidents.filter(~pl.col("planned").fill_null(False)).height
+    if unplanned == 0 and expected >= INCIDENT_MIN_EXPECTED:
+        yield finding("statistics.too-few-incidents",
+                      f"no unexpected interruption in {gpu_days:,} GPU-days "
+                      f"({rel.gpus_in_service} GPUs x {days} days); even one per "
+                      f"{INCIDENT_FLOOR_GPU_DAYS:,.0f} GPU-days would give {expected:.1f}",
+                      file=rel.incidents)
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    for view in ctx.runs:
+        yield from _run(view)
+    yield from _duplicates(ctx)
+    yield from _incidents(ctx)

@@ -1,0 +1,49 @@
+"""Every tolerance the rules use, with where it comes from.
+
+Thresholds decide whether a provider's number is trusted, so none is a magic constant: each is
+either published (NVIDIA, MLCommons, SemiAnalysis) or derived here from published facts, and
+``docs/rules.md`` repeats the citation next to the rule that uses it.
+"""
+
+from __future__ import annotations
+
+# NVIDIA Megatron-Bridge perf CI (scripts/performance/utils/evaluate.py @ 4ab94dfad):
+# --timing_threshold 0.05, --outlier_threshold 3.0 (sigma), --max_outlier_ratio 0.1, and the
+# function default for skipping warm-up, skip_first_percent_time = 0.1.
+TIMING_BAND = 0.05
+OUTLIER_SIGMA = 3.0
+MAX_OUTLIER_RATIO = 0.10
+WARMUP_FRACTION = 0.10
+
+# DGXC READMEs (v25.05+): "Each benchmark runs 50 steps; iterations 35-44 are averaged".
+RECIPE_STEPS = 50
+
+# Reported vs derived model TFLOP/s. FLOP-counting conventions alone (causal vs full attention
+# term, vocabulary padding, the Llama 3.1 405B per-sample erratum of 0.95 %) move model FLOPs by
+# up to ~9 % for the DGXC Llama recipes (8B at seq 8192: 57.9 vs 53.1 GFLOP/token, full vs causal
+# attention). A larger gap cannot come from convention.
+FLOPS_TOLERANCE = 0.15
+
+# Reported tokens/s vs GBS x seq / step time is pure arithmetic: allow 2 % plus the rounding
+# of the printed step time.
+TOKENS_TOLERANCE = 0.02
+
+# Implausibly low variance: a coefficient of variation below 0.02 % across the steady-state
+# window, only judged when the log prints step times finely enough (relative resolution below
+# the same 0.02 %) that real jitter would be visible. Multi-node steps synchronise on collectives
+# and the data loader, and the DGXC parsers report a non-zero std for every published run.
+MIN_CV = 0.0002
+
+# A stall: a steady-state step at least 1.5x the run's steady median.
+STALL_FACTOR = 1.5
+
+# Dense peak: MFU above 100 % of the dense (non-sparse) peak is impossible (DGXC README,
+# "Peak Theoretical Throughput ... based on non-sparse specifications").
+PEAK_FRACTION = 1.0
+
+# Reliability floor for "too few incidents": one unexpected interruption per 20,000 GPU-days.
+# That is ~10x better than Llama 3 (419 unexpected in 54 days on 16,384 GPUs: one per ~2,100
+# GPU-days, arXiv:2407.21783) and 4x better than the best H100 MTBI SemiAnalysis quotes
+# (2,000-5,000 GPU-days). Zero incidents where this floor expects >= 3 has probability < 5 %.
+INCIDENT_FLOOR_GPU_DAYS = 20_000.0
+INCIDENT_MIN_EXPECTED = 3.0

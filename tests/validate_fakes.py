@@ -1,0 +1,462 @@
+"""Test helpers for the validator: a small fake Reference and an honest-bundle builder.
+
+The fake Reference has the duck-typed API of ``cmax.reference.Reference`` (release, baselines,
+gpu, peak_tflops, has_model, model_flops_per_sample/token, match_baseline) with numbers taken
+from public sources: DGXC v25.05 H100 expected step times (Llama 3.1 405B BF16 19.81 s /
+FP8 13.02 s at 512 GPUs, GBS 256; Grok-1 314B FP8 13.433 s at 512 GPUs, GBS 1024), the README
+per-sample FLOPs constants (2.17e16 and 4.27e15 at seq 8192) and the H100 dense peaks (989 BF16,
+1979 FP8).
+
+``HonestBundle`` builds an Evidence for a realistic, honest submission (slow first steps, ~1 %
+jitter, one brief stall, NeMo 2 log text) and writes the files it names, so each test can break
+exactly one thing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from cmax.errors import CmaxError
+from cmax.evidence import (
+    AUDIT_SCHEMA,
+    INCIDENTS_SCHEMA,
+    MLPERF_SCHEMA,
+    NCCL_SCHEMA,
+    RUNS_SCHEMA,
+    STEPS_SCHEMA,
+    Evidence,
+    conform,
+)
+from cmax.manifest import parse_manifest
+
+PER_SAMPLE = {"llama3.1-405b": 2.17e16, "grok1-314b": 4.27e15}
+PEAKS = {"h100-sxm": {"bf16": 989.0, "fp8": 1979.0}}
+
+BASELINE_COLUMNS = ["baseline_id", "workload", "gpu", "precision", "num_gpus", "seq_len", "gbs",
+                    "mbs", "tp", "pp", "cp", "ep", "vp", "step_time_s", "tokens_per_s_per_gpu",
+                    "model_tflops_per_gpu", "mfu_pct", "framework", "container",
+                    "recipe_release", "source", "erratum", "proxy"]
+
+
+def _baseline(bid: str, workload: str, precision: str, n: int, gbs: int, step: float,
+              tp: int, pp: int, cp: int, ep: int | None, vp: int, *, proxy: bool = False,
+              erratum: str | None = None) -> dict[str, Any]:
+    tokens = gbs * 8192 / step / n
+    tflops = PER_SAMPLE[workload] * gbs / step / n / 1e12
+    return {"baseline_id": bid, "workload": workload, "gpu": "h100-sxm", "precision": precision,
+            "num_gpus": n, "seq_len": 8192, "gbs": gbs, "mbs": 1, "tp": tp, "pp": pp, "cp": cp,
+            "ep": ep, "vp": vp, "step_time_s": step, "tokens_per_s_per_gpu": round(tokens, 1),
+            "model_tflops_per_gpu": None,
+            "mfu_pct": round(100 * tflops / PEAKS["h100-sxm"][precision], 2),
+            "framework": "NeMo 2.0", "container": "nvcr.io/nvidia/nemo:25.04.01",
+            "recipe_release": "v25.08.01", "source": "NVIDIA/dgxc-benchmarking (fake test row)",
+            "erratum": erratum, "proxy": proxy}
+
+
+BASELINES = [
+    _baseline("dgxc-405b-bf16-512", "llama3.1-405b", "bf16", 512, 256, 19.81, 8, 8, 2, None, 8),
+    _baseline("dgxc-405b-bf16-1024", "llama3.1-405b", "bf16", 1024, 512, 19.95, 8, 8, 2, None,
+              8),
+    _baseline("dgxc-405b-fp8-512", "llama3.1-405b", "fp8", 512, 256, 13.02, 8, 8, 2, None, 8),
+    _baseline("dgxc-grok-fp8-512", "grok1-314b", "fp8", 512, 1024, 13.433, 4, 8, 2, 8, 8),
+    _baseline("dgxc-grok-bf16-256-proxy", "grok1-314b", "bf16", 256, 1024, 20.7, 4, 4, 2, 8, 8,
+              proxy=True, erratum="tokens/s printed as half of seq x GBS / step"),
+]
+
+
+@dataclass(frozen=True)
+class FakeGpu:
+    id: str
+    peak_tflops: dict[str, float]
+
+
+class FakeReference:
+    """Duck-typed stand-in for cmax.reference.Reference."""
+
+    def __init__(self, baselines: list[dict[str, Any]] | None = None) -> None:
+        self.release = "test-2026.1"
+        rows = BASELINES if baselines is None else baselines
+        overrides = {"ep": pl.Int64, "model_tflops_per_gpu": pl.Float64, "erratum": pl.String}
+        self.baselines = (pl.DataFrame(rows, schema_overrides=overrides) if rows
+                          else pl.DataFrame(schema={c: pl.String for c in BASELINE_COLUMNS}))
+
+    def gpu(self, gpu_id: str) -> FakeGpu:
+        if gpu_id not in PEAKS:
+            raise CmaxError(f"unknown GPU {gpu_id!r}")
+        return FakeGpu(gpu_id, PEAKS[gpu_id])
+
+    def peak_tflops(self, gpu: str, precision: str) -> float:
+        try:
+            return PEAKS[gpu][precision]
+        except KeyError:
+            raise CmaxError(f"no peak for {gpu} {precision}") from None
+
+    def has_model(self, workload: str) -> bool:
+        return workload in PER_SAMPLE
+
+    def model_flops_per_token(self, workload: str, seq_len: int) -> float:
+        return PER_SAMPLE[workload] / 8192
+
+    def model_flops_per_sample(self, workload: str, seq_len: int) -> float:
+        if workload not in PER_SAMPLE:
+            raise CmaxError(f"unknown model {workload!r}")
+        return self.model_flops_per_token(workload, seq_len) * seq_len
+
+    def match_baseline(self, workload: str, gpu: str, precision: str, num_gpus: int,
+                       gbs: int | None = None, seq_len: int | None = None) -> dict[str, Any] | None:
+        frame = self.baselines.filter(
+            (pl.col("workload") == workload) & (pl.col("gpu") == gpu)
+            & (pl.col("precision") == precision) & (pl.col("num_gpus") == num_gpus))
+        if gbs is not None:
+            frame = frame.filter(pl.col("gbs") == gbs)
+        if seq_len is not None:
+            frame = frame.filter(pl.col("seq_len") == seq_len)
+        return frame.row(0, named=True) if frame.height else None
+
+
+# ---------------------------------------------------------------------------------------------
+# An honest bundle
+
+
+def honest_times(base: float, seed: int, *, n: int = 50, jitter: float = 0.01,
+                 stall_at: int | None = 22, stall: float = 1.8) -> list[float]:
+    """NeMo-2-like step times: two slow warm-up steps, ~1 % jitter, one brief stall."""
+    rng = random.Random(seed)
+    times = []
+    for i in range(n):
+        if i == 0:
+            t = base * 3.4
+        elif i == 1:
+            t = base * 1.12
+        elif i == stall_at:
+            t = base * stall
+        else:
+            t = base * (1 + max(-0.03, min(0.03, rng.gauss(0, jitter))))
+        times.append(round(t, 2))
+    return times
+
+
+@dataclass
+class RunFx:
+    workload: str
+    precision: str
+    base_step: float
+    gbs: int
+    tp: int
+    pp: int
+    cp: int
+    vp: int
+    ep: int | None = None
+    num_gpus: int = 512
+    seq_len: int = 8192
+    mbs: int = 1
+    seed: int = 1
+    container: str = "nvcr.io/nvidia/nemo:25.04.01"
+    times: list[float] = field(default_factory=list)
+    iterations: list[int] | None = None
+    tflops: list[float | None] | None = None
+    loss: list[float] | None = None
+    grad_norm: list[float | None] | None = None
+    status: str = "success"
+    max_iteration: int | None = 49
+    row: dict[str, Any] = field(default_factory=dict)   # what the log says, if it differs
+    spec: dict[str, Any] = field(default_factory=dict)  # extra/overridden manifest keys
+    extra_steps: dict[str, list[Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.times:
+            self.times = honest_times(self.base_step, self.seed)
+
+    @property
+    def log(self) -> str:
+        return self.spec.get("log", f"training/{self.workload}_{self.precision}_{self.num_gpus}"
+                                    ".log")
+
+    @property
+    def run_id(self) -> str:
+        return self.log.rsplit("/", 1)[-1].removesuffix(".log")
+
+    def its(self) -> list[int]:
+        return self.iterations if self.iterations is not None else list(range(len(self.times)))
+
+    def tflops_values(self) -> list[float | None]:
+        if self.tflops is not None:
+            return self.tflops
+        scale = PER_SAMPLE.get(self.workload, 0.0) * self.gbs / self.num_gpus / 1e12
+        return [float(f"{scale / t:.4g}") if t > 0 and math.isfinite(t) else None
+                for t in self.times]
+
+    def log_text(self) -> str:
+        lines = [f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiment pretrain_{self.run_id}"]
+        top = self.max_iteration if self.max_iteration is not None else max(self.its())
+        losses = self.loss or [12.0 - 0.1 * i for i in range(len(self.times))]
+        for i, (it, t, tf) in enumerate(zip(self.its(), self.times, self.tflops_values(),
+                                            strict=True)):
+            tf_text = f"{tf:.3e}" if tf is not None else "0"
+            lines.append(
+                f"Training epoch 0, iteration {it}/{top} | lr: 6e-06 | global_batch_size: "
+                f"{self.gbs} | global_step: {it} | reduced_train_loss: {losses[i]:.3f} | "
+                f"train_step_timing in s: {t} | TFLOPS_per_GPU: {tf_text} | consumed_samples: "
+                f"{(it + 1) * self.gbs}")
+        return "\n".join(lines) + "\n"
+
+    def manifest_entry(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "workload": self.workload, "precision": self.precision, "num_gpus": self.num_gpus,
+            "log": self.log, "seq_len": self.seq_len, "gbs": self.gbs, "mbs": self.mbs,
+            "tp": self.tp, "pp": self.pp, "cp": self.cp, "vp": self.vp,
+            "framework": "nemo2", "container": self.container}
+        if self.ep is not None:
+            entry["ep"] = self.ep
+        entry.update({k: v for k, v in self.spec.items() if v is not None})
+        return {k: v for k, v in entry.items() if v is not None}
+
+    def runs_row(self) -> dict[str, Any]:
+        row = {"run_id": self.run_id, "workload": self.workload, "model": self.workload,
+               "gpu": "h100-sxm", "num_gpus": self.num_gpus, "precision": self.precision,
+               "seq_len": self.seq_len, "gbs": self.gbs, "mbs": self.mbs, "tp": self.tp,
+               "pp": self.pp, "cp": self.cp, "ep": self.ep, "vp": self.vp,
+               "framework": "nemo2", "container": self.container, "source_file": self.log,
+               "status": self.status, "max_iteration": self.max_iteration}
+        row.update(self.row)
+        return row
+
+    def steps_rows(self) -> dict[str, list[Any]]:
+        n = len(self.times)
+        cols: dict[str, list[Any]] = {
+            "run_id": [self.run_id] * n, "iteration": self.its(), "step_time_s": self.times,
+            "tflops_per_gpu": self.tflops_values(),
+            "loss": self.loss or [12.0 - 0.1 * i for i in range(n)],
+            "grad_norm": self.grad_norm or [0.4] * n, "source_file": [self.log] * n,
+            "line": list(range(2, n + 2))}
+        cols.update(self.extra_steps)
+        return cols
+
+
+def default_runs() -> list[RunFx]:
+    return [
+        RunFx("llama3.1-405b", "bf16", 19.86, 256, 8, 8, 2, 8, seed=11),
+        RunFx("llama3.1-405b", "fp8", 13.05, 256, 8, 8, 2, 8, seed=12),
+        RunFx("grok1-314b", "fp8", 13.47, 1024, 4, 8, 2, 8, ep=8, seed=13),
+    ]
+
+
+def nccl_rows(path: str, *, ranks: int = 512, nodes: int = 64, peak: float = 372.0
+              ) -> dict[str, list[Any]]:
+    """An all_reduce sweep whose algbw and busbw follow from size, time and ranks."""
+    rows: dict[str, list[Any]] = {k: [] for k in NCCL_SCHEMA}
+    factor = 2 * (ranks - 1) / ranks
+    for k, line in zip(range(20, 35), range(600, 615), strict=True):
+        size = 2 ** k
+        bus = peak * size / (size + 2 ** 26)
+        time_us = round(size * factor / bus / 1e3, 1)
+        alg = round(size / time_us / 1e3, 2)
+        for in_place in (False, True):
+            values = {"run_id": "nccl-0", "collective": "all_reduce", "ranks": ranks,
+                      "nodes": nodes, "size_bytes": size, "dtype": "float", "time_us": time_us,
+                      "algbw_gbps": alg, "busbw_gbps": round(alg * factor, 2), "wrong": 0,
+                      "in_place": in_place, "source_file": path, "line": line}
+            for key, value in values.items():
+                rows[key].append(value)
+    return rows
+
+
+def mllog(key: str, value: Any, t: float, **meta: Any) -> str:
+    event = {"namespace": "", "time_ms": t, "event_type": "POINT_IN_TIME", "key": key,
+             "value": value, "metadata": {"file": "train.py", "lineno": 1, **meta}}
+    return ":::MLLOG " + json.dumps(event)
+
+
+def mlperf_result(seed: int, *, status: str = "success", accuracy: float = 5.5,
+                  overrides: dict[str, Any] | None = None, drop: tuple[str, ...] = (),
+                  init_minutes: float = 12.0) -> str:
+    """A closed llama31_405b result file in the MLLOG format."""
+    t0 = 1_760_000_000_000.0 + seed * 10_000_000
+    gbs = 1152
+    values: dict[str, Any] = {
+        "submission_org": "Example Cloud", "submission_platform": "64xH100",
+        "submission_division": "closed", "submission_benchmark": "llama31_405b",
+        "submission_status": "cloud", "cache_clear": True, "global_batch_size": gbs,
+        "max_sequence_length": 8192, "opt_name": "adamw", "opt_base_learning_rate": 8e-5,
+        "opt_end_learning_rate": 8e-7, "opt_learning_rate_warmup_steps": 8000,
+        "opt_learning_rate_decay_steps": 1_192_000,
+        "opt_learning_rate_decay_schedule": "cosine with linear warmup",
+        "opt_adamw_beta_1": 0.9, "opt_adamw_beta_2": 0.95, "opt_adamw_epsilon": 1e-05,
+        "opt_adamw_weight_decay": 0.1, "opt_gradient_clip_norm": 1.0,
+        "gradient_accumulation_steps": 8, "eval_samples": 5760, "init_checkpoint_step": 0,
+        "train_samples": 1_382_400, "seed": seed}
+    values.update(overrides or {})
+    lines = []
+    t = t0
+    lines.append(mllog("init_start", None, t))
+    for key, value in values.items():
+        if key not in drop:
+            t += 10
+            lines.append(mllog(key, value, t))
+    t = t0 + init_minutes * 60_000
+    if "init_stop" not in drop:
+        lines.append(mllog("init_stop", None, t))
+    if "run_start" not in drop:
+        lines.append(mllog("run_start", None, t + 10))
+    t += 10
+    for epoch, acc in enumerate((6.1, 5.8, accuracy)):
+        t += 600_000
+        lines.append(mllog("block_start", None, t, samples_count=epoch * 46080,
+                           epoch_count=1, first_epoch_num=epoch))
+        lines.append(mllog("eval_start", None, t + 1, samples_count=epoch * 46080))
+        lines.append(mllog("eval_accuracy", acc, t + 2, samples_count=epoch * 46080))
+        lines.append(mllog("eval_stop", None, t + 3, samples_count=epoch * 46080))
+        lines.append(mllog("block_stop", None, t + 4, samples_count=epoch * 46080,
+                           first_epoch_num=epoch))
+    if "run_stop" not in drop:
+        lines.append(mllog("run_stop", None, t + 100, status=status))
+    return "[1,0]<stdout>: " + "\n[1,0]<stdout>: ".join(lines) + "\n"
+
+
+AUDIT_ROWS: list[dict[str, Any]] = [
+    {"check_id": "securityVersions.nvidiaDriver.status", "category": "versions",
+     "criterion": "security-nvidia-driver", "status": "PASS", "observed": "580.159.03",
+     "minimum": "580.159.03"},
+    {"check_id": "securityVersions.runc.status", "category": "versions",
+     "criterion": "security-runc", "status": "PASS", "observed": "1.3.6", "minimum": "1.3.6"},
+    {"check_id": "gpus.gdrcopy.installed", "category": "hardware", "criterion": "gdrcopy",
+     "status": "PASS", "observed": "true", "minimum": None},
+    {"check_id": "healthChecks.nhcInstalled", "category": "health",
+     "criterion": "healthcheck-program", "status": "PASS", "observed": "true", "minimum": None},
+    {"check_id": "software.nccl.installed", "category": "software",
+     "criterion": "nccl-installed", "status": "PASS", "observed": "true", "minimum": None},
+]
+
+
+@dataclass
+class HonestBundle:
+    """Everything an honest submission holds; tests change one thing and build()."""
+
+    runs: list[RunFx] = field(default_factory=default_runs)
+    nodes: int = 64
+    gpus_per_node: int = 8
+    cluster: str = "aurora-h100-east"
+    audit_cluster: str | None = "aurora-h100-east"
+    system: dict[str, Any] = field(default_factory=lambda: {
+        "driver": "580.159.03", "cuda": "13.0", "nccl": "2.27.7"})
+    nccl_path: str | None = "nccl/all_reduce_perf_64n.txt"
+    nccl: dict[str, list[Any]] | None = None
+    mlperf_path: str | None = "mlperf/llama31_405b"
+    mlperf_files: dict[str, str] | None = None
+    audit_path: str | None = "audit/audit.values.json"
+    audit_rows: list[dict[str, Any]] = field(default_factory=lambda: [dict(r)
+                                                                      for r in AUDIT_ROWS])
+    incidents: list[dict[str, Any]] | None = None
+    gpus_in_service: int = 512
+    manifest_extra: dict[str, Any] = field(default_factory=dict)
+    skip_files: tuple[str, ...] = ()
+    extra_files: dict[str, str] = field(default_factory=dict)
+    drop_rows: tuple[str, ...] = ()  # tables to leave empty although files are declared
+
+    def manifest_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "provider": {"name": "Aurora Compute", "cluster": self.cluster},
+            "system": {"gpu": "h100-sxm", "nodes": self.nodes,
+                       "gpus_per_node": self.gpus_per_node, **self.system},
+            "benchmark": {"date": dt.date(2026, 9, 14), "reference": "latest"},
+            "runs": [r.manifest_entry() for r in self.runs],
+            "reliability": {"incidents": "incidents.csv", "period_start": dt.date(2026, 7, 1),
+                            "period_end": dt.date(2026, 9, 30),
+                            "gpus_in_service": self.gpus_in_service},
+        }
+        if self.nccl_path:
+            data["nccl"] = [{"path": self.nccl_path}]
+        if self.mlperf_path:
+            data["mlperf"] = [{"path": self.mlperf_path}]
+        if self.audit_path:
+            data["audit"] = {"path": self.audit_path}
+        data.update(self.manifest_extra)
+        return data
+
+    def results(self) -> dict[str, str]:
+        if self.mlperf_files is not None:
+            return self.mlperf_files
+        return {f"result_{i}.txt": mlperf_result(100 + i, accuracy=5.5 - 0.01 * i)
+                for i in range(3)}
+
+    def incident_rows(self) -> list[dict[str, Any]]:
+        if self.incidents is not None:
+            return self.incidents
+        utc = dt.UTC
+        return [
+            {"start": dt.datetime(2026, 7, 4, 11, 0, tzinfo=utc),
+             "end": dt.datetime(2026, 7, 4, 11, 20, tzinfo=utc), "node": "node-036",
+             "gpu": "5", "category": "Faulty GPU", "planned": False, "description": "xid 79",
+             "source_file": "incidents.csv", "line": 2},
+            {"start": dt.datetime(2026, 7, 8, 2, 0, tzinfo=utc),
+             "end": dt.datetime(2026, 7, 8, 6, 0, tzinfo=utc), "node": "node-014", "gpu": None,
+             "category": "Host Maintenance", "planned": True, "description": "firmware",
+             "source_file": "incidents.csv", "line": 3},
+        ]
+
+    def write_files(self, root: Path) -> None:
+        files: dict[str, str] = {}
+        for run in self.runs:
+            files[run.log] = run.log_text()
+        if self.nccl_path:
+            files[self.nccl_path] = "# nccl-tests all_reduce_perf (fixture)\n"
+        if self.mlperf_path:
+            for name, text in self.results().items():
+                files[f"{self.mlperf_path}/{name}"] = text
+        if self.audit_path:
+            files[self.audit_path] = json.dumps({"cluster": {"name": self.audit_cluster}})
+        files["incidents.csv"] = "start,end,node,gpu,category,planned,description\n"
+        files.update(self.extra_files)
+        for rel, text in files.items():
+            if rel in self.skip_files:
+                continue
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+
+    def build(self, root: Path) -> Evidence:
+        self.write_files(root)
+        manifest = parse_manifest(self.manifest_dict(), source=root / "cmax.toml")
+        step_cols: dict[str, list[Any]] = {}
+        for run in self.runs:
+            for key, values in run.steps_rows().items():
+                step_cols.setdefault(key, []).extend(values)
+        steps = pl.DataFrame(step_cols, strict=False) if step_cols else pl.DataFrame()
+        schema = dict(STEPS_SCHEMA)
+        for extra in steps.columns:
+            schema.setdefault(extra, pl.Float64())
+        runs = conform(pl.DataFrame([r.runs_row() for r in self.runs], strict=False),
+                       RUNS_SCHEMA) if self.runs else conform(pl.DataFrame(), RUNS_SCHEMA)
+        nccl = pl.DataFrame()
+        if self.nccl_path:
+            nccl = pl.DataFrame(self.nccl if self.nccl is not None
+                                else nccl_rows(self.nccl_path), strict=False)
+        mlperf_rows = [{"run_id": f"mlperf-{name}", "benchmark": "llama31_405b",
+                        "submitter": "Example Cloud", "system": "64xH100", "division": "closed",
+                        "status": "success", "num_gpus": 512,
+                        "source_file": f"{self.mlperf_path}/{name}"}
+                       for name in sorted(self.results())] if self.mlperf_path else []
+        audit = [{**r, "evidence": None, "source_file": self.audit_path}
+                 for r in self.audit_rows] if self.audit_path else []
+        tables = {
+            "runs": runs,
+            "steps": conform(steps, schema) if not steps.is_empty() else conform(steps,
+                                                                                   STEPS_SCHEMA),
+            "nccl": conform(nccl, NCCL_SCHEMA),
+            "incidents": conform(pl.DataFrame(self.incident_rows(), strict=False),
+                                 INCIDENTS_SCHEMA),
+            "audit_checks": conform(pl.DataFrame(audit, strict=False), AUDIT_SCHEMA),
+            "mlperf": conform(pl.DataFrame(mlperf_rows, strict=False), MLPERF_SCHEMA),
+        }
+        for name in self.drop_rows:
+            tables[name] = tables[name].clear()
+        return Evidence(manifest=manifest, root=root, source=root, audit_cluster=self.audit_cluster,
+                        **tables)
