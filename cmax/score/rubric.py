@@ -11,6 +11,7 @@ look comparable by accident.
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -241,7 +242,8 @@ def load_rubric(path: str | Path | None = None) -> Rubric:
     except UnicodeDecodeError:
         raise CmaxError("rubric is not UTF-8 text", file=file) from None
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
+        found = re.search(r"\(at line (\d+)", str(exc))
+        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         msg = str(exc).split(" (at line")[0]
         raise CmaxError(f"invalid TOML: {msg}", file=file, line=line,
                         fix="correct the TOML syntax") from None

@@ -1,0 +1,193 @@
+"""Small, hand-checkable inputs for the scoring, rating and pricing tests.
+
+A fake reference with the duck-typed API cmax.score reads (see cmax/score/reference_api.py)
+and builders for Evidence frames, so the arithmetic can be pinned without depending on the
+ingesters, the validator or the real reference tables.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import polars as pl
+
+from cmax.evidence import (
+    AUDIT_SCHEMA,
+    INCIDENTS_SCHEMA,
+    MLPERF_SCHEMA,
+    NCCL_SCHEMA,
+    RUNS_SCHEMA,
+    STEPS_SCHEMA,
+    Evidence,
+    conform,
+    empty,
+)
+from cmax.manifest import Manifest, parse_manifest
+
+LLAMA3 = {"interruptions": 419, "gpus": 16384, "days": 54,
+          "source": "Llama 3 405B, arXiv:2407.21783 §3.3.4"}
+
+# reference Llama 3 interruptions per GPU-hour: 419 / (16,384 × 54 × 24)
+LLAMA3_PER_GPU_HOUR = 419 / (16384 * 54 * 24)
+
+
+class FakeReference:
+    """The reference API cmax.score reads, backed by plain dicts."""
+
+    def __init__(
+        self,
+        baselines: Mapping[tuple[str, str, int], Mapping[str, Any]] | None = None,
+        *,
+        network: Mapping[tuple[str, str, int], Mapping[str, Any]] | None = None,
+        mlperf: Mapping[tuple[str, int], Mapping[str, Any]] | None = None,
+        flops_per_token: Mapping[tuple[str, int], float] | None = None,
+        economics: Mapping[str, Any] | None = None,
+        release: str = "test-2026.1",
+    ) -> None:
+        self._baselines = dict(baselines or {})
+        self._network = dict(network or {})
+        self._mlperf = dict(mlperf or {})
+        self._fpt = dict(flops_per_token or {})
+        self._economics = dict(economics or {})
+        self._release = release
+        self.calls: list[tuple[Any, ...]] = []
+
+    @property
+    def release(self) -> str:
+        return self._release
+
+    @property
+    def economics(self) -> Mapping[str, Any]:
+        return self._economics
+
+    def gpu(self, gpu_id: str) -> Any:
+        if gpu_id != "h100-sxm":
+            raise KeyError(gpu_id)
+        return SimpleNamespace(tdp_w=700.0, peak_tflops={"bf16": 989.0, "fp8": 1979.0})
+
+    def peak_tflops(self, gpu: str, precision: str) -> float:
+        return float(self.gpu(gpu).peak_tflops[precision])
+
+    def model_flops_per_token(self, workload: str, seq_len: int) -> float:
+        return self._fpt[(workload, seq_len)]
+
+    def match_baseline(self, workload: str, gpu: str, precision: str, num_gpus: int,
+                       gbs: int | None = None, seq_len: int | None = None
+                       ) -> dict[str, Any] | None:
+        self.calls.append(("match_baseline", workload, gpu, precision, num_gpus, gbs, seq_len))
+        row = self._baselines.get((workload, precision, num_gpus))
+        return None if row is None else dict(row)
+
+    def network_baseline(self, interconnect: str, collective: str, nodes: int
+                         ) -> dict[str, Any] | None:
+        row = self._network.get((interconnect, collective, nodes))
+        return None if row is None else dict(row)
+
+    def reliability_baseline(self) -> dict[str, Any]:
+        return dict(LLAMA3)
+
+    def mlperf_baseline(self, benchmark: str, num_gpus: int) -> dict[str, Any] | None:
+        row = self._mlperf.get((benchmark, num_gpus))
+        return None if row is None else dict(row)
+
+
+def baseline(step_time_s: float | None = 10.0, *, gbs: int = 128, seq_len: int = 8192,
+             num_gpus: int = 64, **extra: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "baseline_id": "test-baseline", "step_time_s": step_time_s, "gbs": gbs,
+        "seq_len": seq_len, "num_gpus": num_gpus, "source": "test source @ v0",
+        "recipe_release": None,
+    }
+    row.update(extra)
+    return row
+
+
+BASE_MANIFEST: dict[str, Any] = {
+    "provider": {"name": "Test Cloud", "cluster": "test-a", "region": "test-1"},
+    "system": {"gpu": "h100-sxm", "nodes": 8, "gpus_per_node": 8,
+               "interconnect": "infiniband-ndr-8x400"},
+    "benchmark": {"date": dt.date(2026, 10, 1), "reference": "latest"},
+    "runs": [{"workload": "llama3.1-70b", "precision": "bf16", "num_gpus": 64,
+              "log": "training/run0.log"}],
+    "pricing": {"usd_per_gpu_hour": 2.10, "term_months": 12},
+}
+
+
+def manifest(**sections: Any) -> Manifest:
+    """BASE_MANIFEST with whole top-level sections replaced (None removes a section)."""
+    data = copy.deepcopy(BASE_MANIFEST)
+    for key, value in sections.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return parse_manifest(data, source="test/cmax.toml")
+
+
+def run_row(run_id: str = "runs[0]", *, workload: str = "llama3.1-70b", precision: str = "bf16",
+            num_gpus: int = 64, gbs: int | None = 128, seq_len: int | None = 8192,
+            status: str = "success", log: str = "training/run0.log",
+            max_iteration: int | None = None) -> dict[str, Any]:
+    return {"run_id": run_id, "workload": workload, "model": workload, "gpu": "h100-sxm",
+            "num_gpus": num_gpus, "precision": precision, "seq_len": seq_len, "gbs": gbs,
+            "framework": "nemo2", "source_file": log, "status": status,
+            "max_iteration": max_iteration}
+
+
+def step_rows(run_id: str, times: Mapping[int, float] | Sequence[float],
+              tflops: Mapping[int, float] | None = None,
+              log: str = "training/run0.log") -> list[dict[str, Any]]:
+    items = times.items() if isinstance(times, Mapping) else enumerate(times)
+    return [{"run_id": run_id, "iteration": i, "step_time_s": t,
+             "tflops_per_gpu": (tflops or {}).get(i), "source_file": log, "line": i + 1}
+            for i, t in items]
+
+
+def flat_steps(run_id: str, window_time: float, *, warmup: float = 30.0,
+               n: int = 50, log: str = "training/run0.log") -> list[dict[str, Any]]:
+    """50 steps: a slow warm-up before 35, ``window_time`` in 35-44, slow again after."""
+    times = {i: (window_time if 35 <= i <= 44 else warmup) for i in range(n)}
+    return step_rows(run_id, times, log=log)
+
+
+def evidence(m: Manifest | None = None, *, runs: Sequence[Mapping[str, Any]] = (),
+             steps: Sequence[Mapping[str, Any]] = (), nccl: Sequence[Mapping[str, Any]] = (),
+             incidents: Sequence[Mapping[str, Any]] = (),
+             audit: Sequence[Mapping[str, Any]] = (),
+             mlperf: Sequence[Mapping[str, Any]] = ()) -> Evidence:
+    def frame(rows: Sequence[Mapping[str, Any]], schema: dict[str, pl.DataType]
+              ) -> pl.DataFrame:
+        if not rows:
+            return empty(schema)
+        return conform(pl.DataFrame([dict(r) for r in rows], infer_schema_length=None), schema)
+
+    return Evidence(
+        manifest=m or manifest(), root=Path("/nonexistent/bundle"),
+        source=Path("/nonexistent/bundle"),
+        runs=frame(runs, RUNS_SCHEMA), steps=frame(steps, STEPS_SCHEMA),
+        nccl=frame(nccl, NCCL_SCHEMA), incidents=frame(incidents, INCIDENTS_SCHEMA),
+        audit_checks=frame(audit, AUDIT_SCHEMA), mlperf=frame(mlperf, MLPERF_SCHEMA),
+    )
+
+
+def utc(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)
+
+
+def incident(start: str, end: str | None, node: str | None = "n1", *, planned: bool = False,
+             category: str = "Faulty GPU", line: int = 2) -> dict[str, Any]:
+    return {"start": utc(start), "end": None if end is None else utc(end), "node": node,
+            "gpu": None, "category": category, "planned": planned, "description": "test",
+            "source_file": "incidents.csv", "line": line}
+
+
+def audit_row(check_id: str, category: str, status: str, *, criterion: str = "",
+              observed: str | None = None) -> dict[str, Any]:
+    return {"check_id": check_id, "category": category, "criterion": criterion or check_id,
+            "status": status, "observed": observed, "minimum": None, "evidence": None,
+            "source_file": "audit/audit.values.json"}
