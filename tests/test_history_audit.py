@@ -89,6 +89,12 @@ def test_history_elsewhere_and_as_of(root: Path, tmp_path: Path) -> None:
     assert result.items == []  # February's run is after as_of
 
 
+def test_a_history_inside_the_root_is_not_taken_for_a_cluster(root: Path) -> None:
+    first = run_audit(root, root / "history", assess=fake_assess)
+    second = run_audit(root, root / "history", assess=fake_assess)
+    assert len(first.scored) == 3 and second.unusable == [] and second.runs_found == 3
+
+
 def test_unusable_runs_are_named_and_the_rest_recorded(root: Path) -> None:
     write_run(root, "beta", "20260215-000000", error="manifest invalid: system.gpu")
     raw = root / "gamma" / "20260301-000000" / "audit"

@@ -129,12 +129,12 @@ def run_audit(
     same answer.
     """
     root_path = Path(root)
-    runs, unusable = discover_runs(root_path)
+    store = HistoryStore(Path(history) if history is not None else root_path / HISTORY_DIRNAME)
+    runs, unusable = discover_runs(root_path, exclude=store.path)
     if not runs and not unusable:
         raise CmaxError("no runs found", file=root_path,
                         expected="run bundles laid out as <root>/<cluster>/<timestamp>/",
                         fix="point cmax audit at the folder that holds one folder per cluster")
-    store = HistoryStore(Path(history) if history is not None else root_path / HISTORY_DIRNAME)
     recorded = store.recorded()
     score_fn = assess or _default_assess
     changed: list[DriftItem] = []

@@ -155,8 +155,12 @@ def _missing_manifest(entry: Path) -> str | None:
     return f"no {MANIFEST_NAME} in this run folder; fix: every run folder must be a bundle"
 
 
-def discover_runs(root: Path) -> tuple[list[RunRef], list[Unusable]]:
-    """Every run under ``root`` in (cluster, time) order, and the entries that are not runs."""
+def discover_runs(root: Path, *, exclude: Path | None = None,
+                  ) -> tuple[list[RunRef], list[Unusable]]:
+    """Every run under ``root`` in (cluster, time) order, and the entries that are not runs.
+
+    ``exclude`` is the history folder when it lives inside the root under a visible name.
+    """
     if not root.exists():
         raise CmaxError("runs root not found", file=root,
                         expected="a folder laid out as <root>/<cluster>/<timestamp>/")
@@ -166,7 +170,9 @@ def discover_runs(root: Path) -> tuple[list[RunRef], list[Unusable]]:
     runs: list[RunRef] = []
     unusable: list[Unusable] = []
     try:
-        clusters = sorted(p for p in root.iterdir() if not p.name.startswith("."))
+        skip = exclude.resolve() if exclude is not None else None
+        clusters = sorted(p for p in root.iterdir()
+                          if not p.name.startswith(".") and p.resolve() != skip)
     except OSError as exc:
         raise CmaxError(f"cannot list runs root: {exc.strerror}", file=root) from None
     for cluster_dir in clusters:
