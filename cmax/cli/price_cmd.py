@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cmax.cli.common import bundle_argument, emit_json, format_option, progress
+from cmax.cli.common import bundle_argument, emit_json, format_option
 from cmax.cli.score_cmd import rubric_option
 from cmax.scorecard import PriceAdvice
 
@@ -56,7 +56,6 @@ def command(bundle: str, rubric_path: str | None, fmt: str) -> None:
     from cmax.score import load_rubric, score
 
     rubric = load_rubric(rubric_path)
-    progress(f"pricing {bundle} ...")
     with load(bundle) as loaded:
         card = score(loaded.evidence, loaded.findings, loaded.reference, rubric)
         advice = price(loaded.evidence, card, loaded.reference)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cmax.cli.common import bundle_argument, emit_json, format_option, progress
+from cmax.cli.common import bundle_argument, emit_json, format_option
 from cmax.scorecard import Scorecard
 
 rubric_option = click.option(
@@ -98,7 +98,6 @@ def command(ctx: click.Context, bundle: str, rubric_path: str | None, fmt: str) 
     from cmax.score import load_rubric
 
     rubric = load_rubric(rubric_path)
-    progress(f"scoring {bundle} ...")
     card = assess(bundle, rubric=rubric)
     if fmt == "json":
         emit_json(card)
