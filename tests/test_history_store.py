@@ -105,6 +105,15 @@ def test_rows_for_run_carries_every_drift_input() -> None:
     assert {r["run_key"] for r in rows} == {run.run_key}
 
 
+def test_repeated_workload_runs_keep_the_worst() -> None:
+    card = make_card(workloads=[["llama3.1-70b", "fp8", 512, 0.99, 0.98, 1.00],
+                                ["llama3.1-70b", "fp8", 512, 0.96, 0.95, 0.97],
+                                ["llama3.1-70b", "fp8", 512, 0.98, 0.97, 0.99]])
+    rows = [r for r in rows_for_run(_run("c1", "2026-03-01"), card)
+            if r["row_kind"] == "workload"]
+    assert [(r["ratio"], r["ci_low"]) for r in rows] == [(0.96, 0.95)]
+
+
 def test_no_audit_is_null_not_an_empty_fail_list() -> None:
     rows = rows_for_run(_run("c1", "2026-03-01"), make_card())
     assert rows[0]["audit_fail"] is None
