@@ -62,6 +62,13 @@ register(Rule(
     "DGXC READMEs v25.05+: \"Each benchmark runs 50 steps\".",
 ))
 register(Rule(
+    "completeness.summary-only", "warning", "Only a summary of the run was submitted",
+    "A DGXC parse-script CSV/JSON or an llmb-run database holds the parser's mean over its "
+    "window, not the steps. cmax can rate it, but cannot check the window, warm-up, stalls, "
+    "drift or a cherry-picked window, so the number rests on the submitter's parser run.",
+    "Submit the training job's log (the `iteration N/M` lines) alongside the summary.",
+))
+register(Rule(
     "completeness.empty-evidence", "error", "A declared evidence file yielded no data",
     "The manifest names the file as evidence, but nothing in it could be read (wrong file, "
     "truncated output, unsupported format), so the claim it supports is unverified.",
@@ -136,6 +143,14 @@ def _runs(ctx: Context) -> Iterator[Finding]:
                           "no training run was read from this log", file=spec.log)
     for view in ctx.runs:
         steps = view.clean_steps()
+        if view.summary() is not None:
+            yield run_finding("completeness.summary-only", view,
+                              "only the parser's window mean is available, no per-step times")
+            status = str(view.row.get("status") or "").strip().lower()
+            if status in {"incomplete", "failed", "no_data"}:
+                yield run_finding("completeness.run-unfinished", view,
+                                  f"the parser reports status {status!r}")
+            continue
         if view.steps.is_empty():
             yield run_finding("completeness.no-steps", view, "the log has no steps")
             continue

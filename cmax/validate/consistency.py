@@ -32,9 +32,9 @@ register(Rule(
     "printed figure is far from what the step times imply for this model, GBS and sequence "
     "length, either number was edited or the run is not the model it claims to be.",
     "Submit the unedited log and check workload, GBS, seq_len and num_gpus in cmax.toml.",
-    f"More than {FLOPS_TOLERANCE:.0%} apart (median over steps). FLOP-counting conventions "
-    "(causal attention, vocabulary padding, the 405B erratum) explain up to ~9 % "
-    "(dgxc.md §3.5).",
+    f"More than {FLOPS_TOLERANCE:.0%} from the nearest of the FLOPs conventions used for this "
+    "workload (cmax architecture-true, Megatron-Bridge flop_utils, and the convention of its "
+    "reference rows, e.g. NVIDIA's non-causal Llama formula); median over the window's steps.",
 ))
 register(Rule(
     "consistency.tokens-vs-step-time", "error", "Reported tokens/s disagree with the step times",
@@ -84,6 +84,14 @@ register(Rule(
     "llmb-run job_logs.py: picks the log of the highest retry.",
 ))
 register(Rule(
+    "consistency.restarted-run", "warning", "The log holds several attempts of the job",
+    "The job restarted inside the log (fault-tolerant resume); cmax keeps the later attempt of "
+    "each iteration, as llmb-run keeps the latest retry. Steps just after a resume are not "
+    "steady state, and the restart itself is a reliability event.",
+    "Prefer a log of one uninterrupted attempt; report the interruption in the incident log.",
+    "llmb-run job_logs.py: the highest retry number wins.",
+))
+register(Rule(
     "consistency.nccl-busbw", "error", "nccl-tests bus bandwidth does not match algbw",
     "nccl-tests derives busbw from algbw by a fixed factor per collective (all_reduce 2(n-1)/n; "
     "all_gather, reduce_scatter, alltoall (n-1)/n; broadcast, reduce, sendrecv 1). A busbw that "
@@ -106,25 +114,35 @@ def _median(frame: pl.DataFrame, col: str) -> float | None:
 
 
 def _tflops(ctx: Context, view: RunView) -> Iterator[Finding]:
-    steps = view.clean_steps().filter(pl.col("tflops_per_gpu").is_finite()
-                                      & (pl.col("tflops_per_gpu") > 0))
+    steps = view.measured().filter(pl.col("tflops_per_gpu").is_finite()
+                                   & (pl.col("tflops_per_gpu") > 0))
     window = steps.filter(pl.col("iteration").is_between(view.window.first, view.window.last))
     use = window if window.height >= 3 else steps
-    derived = derived_tflops(ctx, view, use)
-    if derived is None or derived.is_empty():
+    if use.is_empty():
         return
-    reported, implied = _median(derived, "tflops_per_gpu"), _median(derived, "derived_tflops")
-    if not reported or not implied:
+    candidates = ctx.ref.flops_candidates(view.get_str("workload"), view.get_int("seq_len"))
+    gaps: list[tuple[float, str, float, float]] = []
+    for convention, per_sample in candidates.items():
+        derived = derived_tflops(ctx, view, use, per_sample)
+        if derived is None:
+            return
+        reported = _median(derived, "tflops_per_gpu")
+        implied = _median(derived, "derived_tflops")
+        if reported and implied:
+            gaps.append((abs(reported / implied - 1), convention, reported, implied))
+    if not gaps:
         return
-    gap = reported / implied - 1
-    if abs(gap) > FLOPS_TOLERANCE:
+    gap, convention, reported, implied = min(gaps)
+    if gap > FLOPS_TOLERANCE:
+        names = ", ".join(sorted(candidates))
         yield run_finding(
             "consistency.tflops-vs-step-time", view,
-            f"reported {reported:.1f} TFLOP/s/GPU is {abs(gap):.0%} "
-            f"{'above' if gap > 0 else 'below'} the {implied:.1f} implied by the step times "
-            f"({view.get_str('workload')}, GBS {view.get_int('gbs')}, seq "
-            f"{view.get_int('seq_len')}, {view.get_int('num_gpus')} GPUs)",
-            line=as_int(derived["line"][0]))
+            f"reported {reported:.1f} TFLOP/s/GPU is {gap:.0%} "
+            f"{'above' if reported > implied else 'below'} the {implied:.1f} implied by the step "
+            f"times under the closest FLOPs convention ({convention}; tried {names}) for "
+            f"{view.get_str('workload')}, GBS {view.get_int('gbs')}, seq "
+            f"{view.get_int('seq_len')}, {view.get_int('num_gpus')} GPUs",
+            line=as_int(use["line"][0]))
 
 
 def _tokens(view: RunView) -> Iterator[Finding]:
@@ -194,12 +212,22 @@ def _manifest(ctx: Context, view: RunView) -> Iterator[Finding]:
     gpu = view.row.get("gpu")
     if gpu and ctx.gpu:
         run_gpu = str(gpu).strip().lower()
-        same = run_gpu == ctx.gpu or (
-            not (ctx.ref.knows_gpu(run_gpu) and ctx.ref.knows_gpu(ctx.gpu))
-            and _gpu_family(run_gpu) == _gpu_family(ctx.gpu))
+        run_id, system_id = ctx.ref.gpu_id(run_gpu), ctx.ref.gpu_id(ctx.gpu)
+        if run_id and system_id:
+            same = run_id == system_id
+        else:
+            same = run_gpu == ctx.gpu or _gpu_family(run_gpu) == _gpu_family(ctx.gpu)
         if not same:
             yield run_finding("consistency.gpu-type", view,
                               f"ran on {gpu}, but [system] gpu is {ctx.gpu}")
+
+
+def _restarts(view: RunView) -> Iterator[Finding]:
+    restarts = as_int(view.row.get("restarts"))
+    if restarts:
+        yield run_finding("consistency.restarted-run", view,
+                          f"{restarts} restart(s) inside the log; the later attempt of each "
+                          "iteration is used")
 
 
 def _sequence(view: RunView) -> Iterator[Finding]:
@@ -308,5 +336,6 @@ def check(ctx: Context) -> Iterator[Finding]:
         yield from _layout(view)
         yield from _manifest(ctx, view)
         yield from _sequence(view)
+        yield from _restarts(view)
     yield from _system(ctx)
     yield from _nccl(ctx)

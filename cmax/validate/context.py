@@ -121,6 +121,29 @@ class RunView:
         steps = self.clean_steps()
         return steps.filter(pl.col("iteration").is_between(self.window.first, self.window.last))
 
+    def summary(self) -> pl.DataFrame | None:
+        """For summary-only sources (parse-script CSV/JSON, llmb-run database): the parser's
+        window mean as a one-row steps table; None when the run has per-step rows."""
+        if not self.steps.is_empty():
+            return None
+        step = as_float(self.row.get("reported_step_time_s"))
+        tflops = as_float(self.row.get("reported_tflops_per_gpu"))
+        if step is None and tflops is None:
+            return None
+        return pl.DataFrame(
+            {"run_id": [self.run_id], "iteration": [None], "step_time_s": [step],
+             "tflops_per_gpu": [tflops], "source_file": [self.file], "line": [None]},
+            schema={"run_id": pl.String, "iteration": pl.Int64, "step_time_s": pl.Float64,
+                    "tflops_per_gpu": pl.Float64, "source_file": pl.String, "line": pl.Int64})
+
+    def measured(self, *, window: bool = False) -> pl.DataFrame:
+        """Valid steps (only the window's if asked), or the valid summary row."""
+        summary = self.summary()
+        if summary is not None:
+            return summary.filter(pl.col("step_time_s").is_finite()
+                                  & (pl.col("step_time_s") > 0))
+        return self.window_steps() if window else self.clean_steps()
+
     def line_of(self, iteration: int) -> int | None:
         hit = self.steps.filter(pl.col("iteration") == iteration)
         if hit.is_empty():

@@ -84,7 +84,37 @@ class RefView:
         return self._flops[key]
 
     def knows_gpu(self, gpu: str | None) -> bool:
-        return bool(gpu) and self._call("gpu", gpu) is not None
+        return self.gpu_id(gpu) is not None
+
+    def gpu_id(self, gpu: str | None) -> str | None:
+        """Canonical catalogue id for a GPU name or alias, or None if unknown."""
+        if not gpu:
+            return None
+        spec = self._call("gpu", gpu)
+        if spec is None:
+            return None
+        return str(getattr(spec, "id", gpu)).lower()
+
+    def flops_candidates(self, workload: str | None, seq_len: int | None) -> dict[str, float]:
+        """Per-sample model FLOPs under every convention a publisher of this workload uses.
+
+        cmax's architecture-true count, Megatron-Bridge's, and the conventions the workload's
+        reference rows were computed with: a framework printing TFLOP/s uses one of these.
+        """
+        out: dict[str, float] = {}
+        base = self.flops_per_sample(workload, seq_len)
+        if base is None or not workload or not seq_len:
+            return out
+        out["cmax"] = base
+        conventions = {"megatron-bridge"}
+        rows = self.baselines_for(workload)
+        if "flops_convention" in rows.columns:
+            conventions |= {str(c) for c in rows["flops_convention"].drop_nulls().to_list()}
+        for name in sorted(conventions - {"cmax"}):
+            per_token = _finite(self._call("source_flops_per_token", workload, seq_len, name))
+            if per_token is not None:
+                out[name] = per_token * seq_len
+        return out
 
     def match_baseline(
         self, workload: str, gpu: str, precision: str, num_gpus: int,
@@ -96,7 +126,10 @@ class RefView:
 
     def baselines_for(self, workload: str, gpu: str | None = None,
                       precision: str | None = None) -> pl.DataFrame:
-        """Baseline rows for a workload (optionally GPU and precision), case-insensitively."""
+        """Baseline rows for a workload (optionally GPU and precision); aliases accepted."""
+        if hasattr(self.reference, "select"):
+            found = self._call("select", workload=workload, gpu=gpu, precision=precision)
+            return found if isinstance(found, pl.DataFrame) else pl.DataFrame()
         frame = self._baselines
         if frame.is_empty() or "workload" not in frame.columns:
             return pl.DataFrame()

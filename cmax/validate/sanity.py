@@ -98,7 +98,8 @@ def _first(frame: pl.DataFrame) -> tuple[int | None, int | None]:
 
 
 def _run_values(view: RunView) -> Iterator[Finding]:
-    steps = view.steps
+    summary = view.summary()
+    steps = view.steps if summary is None else summary
     for col, label in (("step_time_s", "step time"), ("tflops_per_gpu", "TFLOP/s")):
         bad = steps.filter(_bad(col))
         if not bad.is_empty():
@@ -142,7 +143,7 @@ def _peaks(ctx: Context, view: RunView) -> Iterator[Finding]:
     if peak is None:
         return
     limit = peak * PEAK_FRACTION
-    steps = view.clean_steps()
+    steps = view.measured()
     over = steps.filter(pl.col("tflops_per_gpu").is_finite() & (pl.col("tflops_per_gpu") > limit))
     if not over.is_empty():
         it, line = _first(over)
@@ -164,10 +165,17 @@ def _peaks(ctx: Context, view: RunView) -> Iterator[Finding]:
                           f"(first at iteration {it})", line=line)
 
 
-def derived_tflops(ctx: Context, view: RunView, steps: pl.DataFrame) -> pl.DataFrame | None:
-    """Steps with ``derived_tflops`` = model FLOPs/sample x GBS / step time / GPUs / 1e12."""
-    seq_len, gbs, num_gpus = view.get_int("seq_len"), view.get_int("gbs"), view.get_int("num_gpus")
-    per_sample = ctx.ref.flops_per_sample(view.get_str("workload"), seq_len)
+def derived_tflops(ctx: Context, view: RunView, steps: pl.DataFrame,
+                   per_sample: float | None = None) -> pl.DataFrame | None:
+    """Steps with ``derived_tflops`` = model FLOPs/sample x GBS / step time / GPUs / 1e12.
+
+    Without ``per_sample`` the smallest count among the workload's FLOPs conventions is used,
+    so a step is only called impossible under every way of counting.
+    """
+    gbs, num_gpus = view.get_int("gbs"), view.get_int("num_gpus")
+    if per_sample is None:
+        candidates = ctx.ref.flops_candidates(view.get_str("workload"), view.get_int("seq_len"))
+        per_sample = min(candidates.values()) if candidates else None
     if per_sample is None or not gbs or not num_gpus or steps.is_empty():
         return None
     scale = per_sample * gbs / num_gpus / 1e12
@@ -176,7 +184,7 @@ def derived_tflops(ctx: Context, view: RunView, steps: pl.DataFrame) -> pl.DataF
 
 def _improvement(view: RunView) -> Iterator[Finding]:
     base = view.baseline
-    window = view.window_steps()
+    window = view.measured(window=True)
     if base is None or window.is_empty():
         return
     gbs, seq_len, num_gpus = view.get_int("gbs"), view.get_int("seq_len"), view.get_int("num_gpus")

@@ -61,6 +61,13 @@ register(Rule(
     "lowest_numerical_precision vocabulary.",
 ))
 
+register(Rule(
+    "schema.parser-note", "info", "The parser left a note",
+    "While reading the evidence, the parser noticed something a reviewer should see (for "
+    "example a field it could not read or a format variant).",
+    "Read the note; nothing to fix unless it names a problem.",
+))
+
 KNOWN_PRECISIONS = frozenset({
     "fp64", "fp32", "tf32", "fp16", "bf16", "bfloat16", "fp8", "fp8-cs", "fp8-ds", "fp8-mx",
     "fp8-ss", "fp8-blockwise", "fp8-delayed", "mxfp8", "nvfp4", "mxfp4", "int8",
@@ -130,6 +137,10 @@ def check(ctx: Context) -> Iterator[Finding]:
         yield finding("schema.negative-iteration",
                       f"{count} step(s) have a negative iteration number", file=file, line=line)
     for view in ctx.runs:
+        notes = view.row.get("notes")
+        for note in [n.strip() for n in str(notes or "").split(";") if n.strip()]:
+            yield finding("schema.parser-note", f"run {view.run_id}: {note}", file=view.file,
+                          run_id=view.run_id)
         precision = view.get_str("precision")
         if precision and precision not in KNOWN_PRECISIONS:
             yield finding("schema.unknown-precision",

@@ -18,11 +18,12 @@ WARMUP_FRACTION = 0.10
 # DGXC READMEs (v25.05+): "Each benchmark runs 50 steps; iterations 35-44 are averaged".
 RECIPE_STEPS = 50
 
-# Reported vs derived model TFLOP/s. FLOP-counting conventions alone (causal vs full attention
-# term, vocabulary padding, the Llama 3.1 405B per-sample erratum of 0.95 %) move model FLOPs by
-# up to ~9 % for the DGXC Llama recipes (8B at seq 8192: 57.9 vs 53.1 GFLOP/token, full vs causal
-# attention). A larger gap cannot come from convention.
-FLOPS_TOLERANCE = 0.15
+# Reported vs derived model TFLOP/s. The comparison is made against the nearest of the FLOPs
+# conventions used for the workload (cmax's architecture-true count, Megatron-Bridge's, and the
+# convention of its reference rows): conventions alone differ by up to 12 % (Llama 3.1 8B at seq
+# 8192: NVIDIA's non-causal 4.74e14 vs causal 4.22e14 FLOPs/sample), so each is tried, and the
+# remaining gap allows for framework implementation details and print rounding.
+FLOPS_TOLERANCE = 0.10
 
 # Reported tokens/s vs GBS x seq / step time is pure arithmetic: allow 2 % plus the rounding
 # of the printed step time.
