@@ -300,7 +300,7 @@ def load_reference(release: str = "latest", *, root: Path | None = None) -> Refe
         raise CmaxError(
             f"unknown reference release {release!r}", field="benchmark.reference",
             expected="'latest' or one of " + ", ".join(sorted(releases)),
-            fix="pin a release listed by `cmax reference show --release`",
+            fix="pin a release listed by `cmax reference show`",
         )
     return _load_cached(str(directory))
 

@@ -1,0 +1,109 @@
+"""``cmax calc``: what-if calculator for negotiations (MFU, tokens/s, $/M tokens, J/token)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cmax.cli.common import emit_json, format_option
+from cmax.errors import CmaxError
+
+JSON_KEYS = ("mfu", "model_tflops_per_gpu", "tokens_per_s_per_gpu", "usd_per_million_tokens",
+             "joules_per_token", "total_usd", "total_days", "household_years")
+
+
+def _fmt(value: float | None, pattern: str, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    return f"{pattern.format(value)}{unit}"
+
+
+def render_text(result: dict[str, Any]) -> str:
+    r = result
+    head = (f"{r['workload']} on {r['gpu']} ({r['precision']}, seq {r['seq_len']}"
+            + (f", {r['num_gpus']} GPUs" if r["num_gpus"] else "") + ")")
+    lines = [
+        head,
+        f"  MFU                    {_fmt(r['mfu'] and r['mfu'] * 100, '{:.2f}', '%')}"
+        + (f"  (dense {r['precision']} peak {r['peak_tflops']:g} TFLOP/s)"
+           if r["peak_tflops"] else ""),
+        f"  model TFLOP/s per GPU  {_fmt(r['model_tflops_per_gpu'], '{:.1f}')}"
+        f"  ({r['flops_per_token']:.4g} FLOPs/token, cmax convention)",
+        f"  tokens/s per GPU       {_fmt(r['tokens_per_s_per_gpu'], '{:,.1f}')}",
+    ]
+    if r["step_time_s"] is not None:
+        lines.append(f"  step time              {_fmt(r['step_time_s'], '{:.3f}', ' s')}")
+    lines.append(f"  $ per million tokens   {_fmt(r['usd_per_million_tokens'], '${:,.4f}')}"
+                 + (f"  (at ${r['usd_per_gpu_hour']:g}/GPU-hour)"
+                    if r["usd_per_gpu_hour"] is not None else "  (pass --usd-per-gpu-hour)"))
+    lines.append(f"  J per token            {_fmt(r['joules_per_token'], '{:.4f}')}"
+                 + (f"  ({r['watts_per_gpu']:.0f} W/GPU all-in: {r['watts_source']})"
+                    if r["watts_per_gpu"] is not None else "  (pass --watts-per-gpu)"))
+    if r["tokens"] is not None:
+        lines.append(f"budget: {r['tokens']:.4g} tokens")
+        lines.append(f"  GPU-hours              {_fmt(r['gpu_hours'], '{:,.0f}')}")
+        lines.append(f"  cost                   {_fmt(r['total_usd'], '${:,.0f}')}")
+        lines.append(f"  days                   {_fmt(r['total_days'], '{:,.1f}')}"
+                     + ("" if r["num_gpus"] else "  (pass --num-gpus)"))
+        lines.append(f"  energy                 {_fmt(r['energy_kwh'], '{:,.0f}', ' kWh')}"
+                     f" = {_fmt(r['household_years'], '{:,.1f}')} US household-years "
+                     f"({r['household_kwh_per_year']:,.0f} kWh each)")
+    lines.append(f"reference release {r['reference_release']}")
+    return "\n".join(lines)
+
+
+@click.command("calc")
+@click.option("--model", default=None, help="Model or workload id (e.g. llama3.1-70b).")
+@click.option("--gpu", default=None, help="GPU id (e.g. h100-sxm).")
+@click.option("--precision", default=None, help="bf16, fp8 or nvfp4.")
+@click.option("--mfu", "mfu_text", default=None, help="MFU as a fraction (0.42) or percent (42%).")
+@click.option("--tokens-per-s-per-gpu", type=float, default=None, help="Throughput per GPU.")
+@click.option("--step-time-s", type=float, default=None,
+              help="Seconds per global step (needs --gbs, --seq-len, --num-gpus).")
+@click.option("--gbs", type=int, default=None, help="Global batch size (sequences per step).")
+@click.option("--seq-len", type=int, default=None,
+              help="Sequence length (default: the one the model's baselines use).")
+@click.option("--num-gpus", type=int, default=None, help="GPUs in the job.")
+@click.option("--usd-per-gpu-hour", type=float, default=None, help="Price per GPU-hour.")
+@click.option("--watts-per-gpu", type=float, default=None,
+              help="All-in power per GPU in W (default: sourced system power x PUE).")
+@click.option("--tokens", "tokens_text", default=None,
+              help="Training budget in tokens (e.g. 15T or 1.5e13).")
+@click.option("--reference", "release", default="latest", show_default=True,
+              help="Reference release id.")
+@format_option
+@click.pass_context
+def command(ctx: click.Context, model: str | None, gpu: str | None, precision: str | None,
+            mfu_text: str | None,
+            tokens_per_s_per_gpu: float | None, step_time_s: float | None, gbs: int | None,
+            seq_len: int | None, num_gpus: int | None, usd_per_gpu_hour: float | None,
+            watts_per_gpu: float | None, tokens_text: str | None, release: str,
+            fmt: str) -> None:
+    """What-if: MFU <-> step time <-> tokens/s, $ per million tokens, J/token, budget cost."""
+    from cmax.reference import load_reference
+    from cmax.reference.calc import parse_mfu, parse_quantity, what_if
+
+    missing = [n for n, v in (("--model", model), ("--gpu", gpu), ("--precision", precision))
+               if v is None]
+    if missing:
+        raise CmaxError(f"cmax calc needs {', '.join(missing)}",
+                        fix="e.g. cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 "
+                            "--mfu 40%")
+    assert model is not None and gpu is not None and precision is not None
+    mfu = parse_mfu(mfu_text) if mfu_text is not None else None
+    tokens = parse_quantity(tokens_text, name="--tokens") if tokens_text is not None else None
+    ref = load_reference(release)
+    result = what_if(
+        ref, model=model, gpu=gpu, precision=precision, mfu=mfu,
+        tokens_per_s_per_gpu=tokens_per_s_per_gpu, step_time_s=step_time_s, gbs=gbs,
+        seq_len=seq_len, num_gpus=num_gpus, usd_per_gpu_hour=usd_per_gpu_hour,
+        watts_per_gpu=watts_per_gpu, tokens=tokens,
+    )
+    if fmt == "json":
+        ordered = {k: result[k] for k in JSON_KEYS}
+        ordered.update({k: v for k, v in result.items() if k not in ordered})
+        emit_json(ordered)
+    else:
+        click.echo(render_text(result))
+    ctx.exit(0)

@@ -1,0 +1,175 @@
+"""What-if arithmetic for negotiations: MFU <-> step time <-> tokens/s, $/M tokens, J/token.
+
+Every figure follows from one throughput number and the model's FLOPs per token, so a buyer
+can ask "what does 40% MFU on this cluster cost per trillion tokens?" and get numbers that
+reconcile with each other exactly. FLOPs are cmax's architecture-true count (docs/reference.md);
+the formulas:
+
+    tokens/s/GPU     = GBS x seq_len / step_time / num_gpus            (from a step time)
+                     = MFU x peak x 1e12 / FLOPs_per_token             (from an MFU)
+    model TFLOP/s/GPU = tokens/s/GPU x FLOPs_per_token / 1e12;  MFU = that / dense peak
+    $/M tokens       = usd_per_gpu_hour / (tokens/s/GPU x 3600) x 1e6
+    J/token          = watts_per_gpu / tokens/s/GPU
+    budget: GPU-hours = tokens / tokens/s/GPU / 3600; cost = GPU-hours x $/GPU-hour;
+            days = tokens / (tokens/s/GPU x num_gpus) / 86400;
+            household-years = GPU-hours x watts / 1000 / household kWh per year
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cmax.errors import CmaxError
+from cmax.reference import Reference, canonical_precision
+
+_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
+
+
+def parse_quantity(text: str, *, name: str) -> float:
+    """A positive number, optionally with a K/M/B/T suffix (``15T`` = 15e12 tokens)."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMbBgGtTpP]?)\s*", text)
+    if not match:
+        raise CmaxError(f"cannot read {text!r}", field=name,
+                        expected="a number such as 1.5e13 or 15T")
+    value = float(match.group(1)) * _SUFFIXES.get(match.group(2).lower(), 1.0)
+    if value <= 0:
+        raise CmaxError(f"{name} must be positive, got {text!r}", field=name)
+    return value
+
+
+def parse_mfu(text: str) -> float:
+    """MFU as a fraction: '0.42' or '42%'. A bare number above 1 is refused as ambiguous."""
+    raw = text.strip()
+    percent = raw.endswith("%")
+    value = parse_quantity(raw.rstrip("%"), name="--mfu")
+    if percent:
+        value /= 100.0
+    elif value > 1.0:
+        raise CmaxError(f"MFU {raw} is ambiguous", field="--mfu",
+                        expected=f"a fraction (0.{raw.replace('.', '')[:2]}) or a percent ({raw}%)")
+    if value > 1.0:
+        raise CmaxError(f"MFU {raw} is above 100%", field="--mfu")
+    return value
+
+
+def _default_seq_len(ref: Reference, workload: str) -> int:
+    """The sequence length the workload's published baselines use, if they agree on one."""
+    rows = ref.baselines.filter(ref.baselines["workload"] == workload)
+    lens = rows["seq_len"].drop_nulls().unique()
+    if lens.len() == 1:
+        return int(lens[0])
+    raise CmaxError(
+        f"{workload}: the published baselines use several sequence lengths "
+        f"({', '.join(str(int(v)) for v in sorted(lens.to_list()))})" if lens.len()
+        else f"{workload}: no published sequence length", field="--seq-len",
+        fix="pass --seq-len",
+    )
+
+
+def what_if(
+    ref: Reference,
+    *,
+    model: str,
+    gpu: str,
+    precision: str,
+    mfu: float | None = None,
+    tokens_per_s_per_gpu: float | None = None,
+    step_time_s: float | None = None,
+    gbs: int | None = None,
+    seq_len: int | None = None,
+    num_gpus: int | None = None,
+    usd_per_gpu_hour: float | None = None,
+    watts_per_gpu: float | None = None,
+    tokens: float | None = None,
+) -> dict[str, Any]:
+    """All calculator outputs as a dict (None where an input needed for it is missing)."""
+    given = [n for n, v in (("--mfu", mfu), ("--tokens-per-s-per-gpu", tokens_per_s_per_gpu),
+                            ("--step-time-s", step_time_s)) if v is not None]
+    if len(given) != 1:
+        raise CmaxError(
+            "give exactly one of --mfu, --tokens-per-s-per-gpu, --step-time-s"
+            + (f" (got {', '.join(given)})" if given else ""),
+            fix="pick the one figure you know; the others are derived from it",
+        )
+    for name, value in (("--gbs", gbs), ("--seq-len", seq_len), ("--num-gpus", num_gpus)):
+        if value is not None and value <= 0:
+            raise CmaxError(f"{name} must be positive, got {value}", field=name)
+    for name, fvalue in (("--usd-per-gpu-hour", usd_per_gpu_hour),
+                         ("--watts-per-gpu", watts_per_gpu)):
+        if fvalue is not None and fvalue <= 0:
+            raise CmaxError(f"{name} must be positive, got {fvalue}", field=name)
+    workload, _, _ = ref.resolve_workload(model)
+    spec = ref.gpu(gpu)
+    prec = canonical_precision(precision)
+    peak = spec.peak(prec)
+    if step_time_s is not None:
+        missing = [n for n, v in (("--gbs", gbs), ("--seq-len", seq_len),
+                                  ("--num-gpus", num_gpus)) if v is None]
+        if missing:
+            raise CmaxError(f"--step-time-s needs {', '.join(missing)}",
+                            fix="tokens/s = GBS x seq_len / step time / GPUs")
+        if step_time_s <= 0:
+            raise CmaxError("--step-time-s must be positive", field="--step-time-s")
+    seq = seq_len if seq_len is not None else _default_seq_len(ref, workload)
+    flops_per_token = ref.model_flops_per_token(workload, seq)
+
+    if step_time_s is not None:
+        assert gbs is not None and num_gpus is not None
+        tps = gbs * seq / step_time_s / num_gpus
+    elif mfu is not None:
+        if peak is None:
+            raise CmaxError(f"{spec.id} has no dense {prec} peak, so MFU cannot be converted",
+                            field="--precision")
+        if not 0 < mfu <= 1:
+            raise CmaxError(f"MFU must be in (0, 1], got {mfu}", field="--mfu")
+        tps = mfu * peak * 1e12 / flops_per_token
+    else:
+        assert tokens_per_s_per_gpu is not None
+        if tokens_per_s_per_gpu <= 0:
+            raise CmaxError("--tokens-per-s-per-gpu must be positive",
+                            field="--tokens-per-s-per-gpu")
+        tps = tokens_per_s_per_gpu
+
+    model_tflops = tps * flops_per_token / 1e12
+    watts_source = "--watts-per-gpu" if watts_per_gpu is not None else None
+    if watts_per_gpu is None:
+        watts_per_gpu = ref.default_watts_per_gpu(spec.id)
+        if watts_per_gpu is not None:
+            watts_source = ref.economics["default_watts_source"][spec.id]
+    household_kwh = float(ref.economics["household_kwh_per_year"])
+
+    gpu_hours = tokens / tps / 3600.0 if tokens is not None else None
+    energy_kwh = (gpu_hours * watts_per_gpu / 1000.0
+                  if gpu_hours is not None and watts_per_gpu is not None else None)
+    return {
+        "mfu": model_tflops / peak if peak else None,
+        "model_tflops_per_gpu": model_tflops,
+        "tokens_per_s_per_gpu": tps,
+        "usd_per_million_tokens": (usd_per_gpu_hour / (tps * 3600.0) * 1e6
+                                   if usd_per_gpu_hour is not None else None),
+        "joules_per_token": watts_per_gpu / tps if watts_per_gpu is not None else None,
+        "total_usd": (gpu_hours * usd_per_gpu_hour
+                      if gpu_hours is not None and usd_per_gpu_hour is not None else None),
+        "total_days": (tokens / (tps * num_gpus) / 86400.0
+                       if tokens is not None and num_gpus is not None else None),
+        "household_years": energy_kwh / household_kwh if energy_kwh is not None else None,
+        "workload": workload,
+        "gpu": spec.id,
+        "precision": prec,
+        "seq_len": seq,
+        "num_gpus": num_gpus,
+        "step_time_s": (gbs * seq / (tps * num_gpus)
+                        if gbs is not None and num_gpus is not None else None),
+        "peak_tflops": peak,
+        "flops_per_token": flops_per_token,
+        "flops_convention": "cmax",
+        "usd_per_gpu_hour": usd_per_gpu_hour,
+        "watts_per_gpu": watts_per_gpu,
+        "watts_source": watts_source,
+        "tokens": tokens,
+        "gpu_hours": gpu_hours,
+        "energy_kwh": energy_kwh,
+        "household_kwh_per_year": household_kwh,
+        "reference_release": ref.release,
+    }
