@@ -1,8 +1,11 @@
-"""HTML -> PDF with WeasyPrint, locked down for hostile input.
+"""HTML -> PDF with WeasyPrint, locked down for hostile input, and atomic file writes.
 
 Bundle text (provider names, file names, log excerpts) ends up in reports, so the URL fetcher
 only serves ``data:`` URLs and files inside cmax's own templates folder: a provider named
-``<img src="file:///etc/passwd">`` can never pull a local file or a remote URL into a PDF.
+``<img src="file:///etc/passwd">`` can never pull a local file or a remote URL into a PDF,
+even if some template forgot to escape it. Attachment dates are pinned because WeasyPrint
+otherwise stamps them with the current time, the one thing that breaks byte-identical PDFs
+(research ecosystem.md §2.8).
 """
 
 from __future__ import annotations
@@ -10,15 +13,18 @@ from __future__ import annotations
 import datetime as dt
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from cmax.errors import CmaxError
 from cmax.resources import data_dir
 
 FIXED_DATE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+DEFAULT_VARIANT = "pdf/a-3u"  # PDF/A-3 allows the JSON/CSV attachments; best effort, see docs
 
 
 @dataclass(frozen=True)
@@ -28,22 +34,96 @@ class PdfAttachment:
     description: str
 
 
+def is_allowed_url(url: str, root: Path | None = None) -> bool:
+    """``data:`` URLs and ``file:`` URLs that resolve inside ``root`` (cmax's templates)."""
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme == "data":
+        return True
+    if scheme != "file":
+        return False
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        return False
+    base = (root or data_dir("templates")).resolve()
+    try:
+        path = Path(url2pathname(parts.path)).resolve()
+    except (OSError, ValueError):
+        return False
+    return path.is_relative_to(base)
+
+
 def _safe_fetcher() -> Any:
     from weasyprint.urls import URLFetcher, URLFetchingError
 
     templates = data_dir("templates").resolve()
 
     class SafeFetcher(URLFetcher):  # type: ignore[misc]
+        """Refuses every URL but data: and cmax's own template files; no network at all."""
+
         def fetch(self, url: str, headers: Any = None) -> Any:
-            if url.startswith("data:"):
+            if is_allowed_url(url, templates):
                 return super().fetch(url, headers)
-            if url.startswith("file://"):
-                path = Path(url.removeprefix("file://")).resolve()
-                if path.is_relative_to(templates):
-                    return super().fetch(url, headers)
             raise URLFetchingError(f"blocked URL: {url[:80]}")
 
-    return SafeFetcher()
+    return SafeFetcher(allowed_protocols={"data", "file"}, allow_redirects=False, timeout=1)
+
+
+def layout(html: str) -> Any:
+    """Lay ``html`` out into pages (a ``weasyprint.Document``) without writing anything."""
+    import weasyprint
+
+    templates = data_dir("templates")
+    document = weasyprint.HTML(
+        string=html, base_url=templates.as_uri() + "/", url_fetcher=_safe_fetcher()
+    )
+    return document.render()
+
+
+def _atomic(out: Path, write: Callable[[str], None]) -> None:
+    """Call ``write(tmp)`` then move ``tmp`` over ``out``: readers never see half a file."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise CmaxError(f"cannot write file: {exc.strerror}", file=out,
+                        fix="choose an output directory you can write to") from None
+    os.close(fd)
+    try:
+        write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; reports are meant to be shared
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise CmaxError(f"cannot write file: {exc.strerror}", file=out,
+                        fix="check free space and permissions of the output directory") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_document(
+    document: Any,
+    out: Path,
+    *,
+    attachments: Sequence[PdfAttachment] = (),
+    pdf_variant: str | None = None,
+    created: dt.datetime = FIXED_DATE,
+) -> None:
+    """Write a laid-out document to ``out`` atomically, with pinned attachment dates."""
+    import weasyprint
+
+    attach = [
+        weasyprint.Attachment(
+            string=a.content, name=a.name, description=a.description,
+            created=created, modified=created, relationship="Data",
+        )
+        for a in attachments
+    ]
+    options: dict[str, Any] = {"attachments": attach, "uncompressed_pdf": False}
+    if pdf_variant:
+        options["pdf_variant"] = pdf_variant
+    _atomic(out, lambda tmp: document.write_pdf(tmp, **options))
 
 
 def write_pdf(
@@ -54,45 +134,14 @@ def write_pdf(
     pdf_variant: str | None = None,
 ) -> None:
     """Render ``html`` to ``out`` atomically (a half-written PDF never appears)."""
-    import weasyprint
-
-    templates = data_dir("templates")
-    attach = [
-        weasyprint.Attachment(
-            string=a.content, name=a.name, description=a.description,
-            created=FIXED_DATE, modified=FIXED_DATE, relationship="Data",
-        )
-        for a in attachments
-    ]
-    document = weasyprint.HTML(
-        string=html, base_url=templates.as_uri() + "/", url_fetcher=_safe_fetcher()
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        options: dict[str, Any] = {"attachments": attach, "uncompressed_pdf": False}
-        if pdf_variant:
-            options["pdf_variant"] = pdf_variant
-        document.write_pdf(tmp, **options)
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise CmaxError(f"cannot write PDF: {exc.strerror}", file=out) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_document(layout(html), out, attachments=attachments, pdf_variant=pdf_variant)
 
 
 def write_text_atomic(text: str, out: Path) -> None:
-    """Write a text file atomically."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+    """Write a UTF-8 text file atomically, with LF line ends on every platform."""
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise CmaxError(f"cannot write file: {exc.strerror}", file=out) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+
+    _atomic(out, write)

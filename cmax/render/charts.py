@@ -1,0 +1,301 @@
+"""Report charts as deterministic SVG, drawn with matplotlib (no browser, no pyplot state).
+
+Determinism (research ecosystem.md §3): matplotlib's SVG carries a ``<dc:date>`` and random
+clip-path ids unless ``svg.hashsalt`` is fixed and ``metadata={"Date": None}`` is passed;
+``svg.fonttype = "none"`` keeps real ``<text>`` (searchable in the PDF, 2x smaller).
+``text.parse_math`` is off because bundle text (workload or provider names) containing ``$``
+would otherwise be parsed as mathtext and could fail to render. Charts are embedded as
+``data:`` URI images: inline SVG in HTML collides on ids and floods WeasyPrint's log.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import io
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from cmax.scorecard import NetworkResult, ReliabilityResult, Scorecard, WorkloadResult
+
+RC: Any = {  # Any: matplotlib types rcParams keys as a Literal union
+    "svg.fonttype": "none",
+    "svg.hashsalt": "cmax-report",
+    "text.parse_math": False,
+    "font.family": "DejaVu Sans",
+    "font.size": 8.0,
+    "axes.titlesize": 8.5,
+    "axes.labelsize": 8.0,
+    "legend.fontsize": 7.0,
+    "xtick.labelsize": 7.0,
+    "ytick.labelsize": 7.0,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": "#555555",
+    "axes.grid": True,
+    "grid.color": "#e3e3e3",
+    "grid.linewidth": 0.6,
+    "lines.linewidth": 1.3,
+    "path.simplify": True,
+}
+
+INK = "#222222"
+MUTED = "#777777"
+ACCENT = "#1f5f99"
+VERDICT_COLOURS = {
+    "pass": "#2e7d32", "fail": "#c62828", "inconclusive": "#e0a100",
+    "not_comparable": "#777777", "no_reference": "#777777",
+}
+TIER_COLOURS = {
+    "Platinum": "#4a5a6a", "Gold": "#b8860b", "Silver": "#8a949e",
+    "Bronze": "#a0522d", "Underperforming": "#b00020",
+}
+SERIES_COLOURS = ("#1f5f99", "#d9822b", "#2e7d32", "#8e44ad", "#c62828", "#16a085")
+MAX_POINTS = 1500  # beyond this a line is decimated (min and max per bucket kept)
+WIDTH_IN = 6.6
+
+
+@contextmanager
+def _figure(width: float, height: float) -> Iterator[Any]:
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(RC):
+        yield Figure(figsize=(width, height), layout="constrained")
+
+
+def _svg(fig: Any) -> str:
+    import matplotlib
+
+    buf = io.BytesIO()
+    with matplotlib.rc_context(RC):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "cmax"})
+    return buf.getvalue().decode("utf-8")
+
+
+def data_uri(svg: str) -> str:
+    """The SVG as a ``data:`` URI, the only kind of image the PDF fetcher serves."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def _value(value: float | None, default: float) -> float:
+    return value if value is not None and math.isfinite(value) else default
+
+
+def _label(w: WorkloadResult) -> str:
+    return f"{w.workload} {w.precision.upper()} · {w.num_gpus:,d} GPUs"
+
+
+def decimate(
+    points: Sequence[tuple[Any, float]], limit: int = MAX_POINTS
+) -> list[tuple[Any, float]]:
+    """Keep at most ``limit`` points but every spike: the min and max of each bucket."""
+    clean = [(x, y) for x, y in points if _finite(y)]
+    if len(clean) <= limit:
+        return clean
+    buckets = limit // 2
+    size = math.ceil(len(clean) / buckets)
+    out: list[tuple[Any, float]] = []
+    for start in range(0, len(clean), size):
+        chunk = clean[start:start + size]
+        lo = min(range(len(chunk)), key=lambda i: chunk[i][1])
+        hi = max(range(len(chunk)), key=lambda i: chunk[i][1])
+        out.extend(chunk[i] for i in sorted({lo, hi}))
+    return out
+
+
+def ratio_chart(workloads: Sequence[WorkloadResult], bar: float) -> str | None:
+    """Throughput ratio to reference per workload, with its 95% CI, the bar and parity."""
+    rows = [w for w in workloads if _finite(w.ratio)]
+    if not rows:
+        return None
+    rows = list(reversed(rows))  # first workload on top
+    values = [_value(w.ratio, 0.0) for w in rows]
+    lows = [_value(w.ci_low, v) for w, v in zip(rows, values, strict=True)]
+    highs = [_value(w.ci_high, v) for w, v in zip(rows, values, strict=True)]
+    left = min([*lows, bar, 1.0]) - 0.03
+    right = max([*highs, bar, 1.0]) + 0.03
+    with _figure(WIDTH_IN, 0.55 + 0.38 * len(rows)) as fig:
+        ax = fig.subplots()
+        ax.axvline(1.0, color=INK, linewidth=0.9, label="reference (100%)")
+        ax.axvline(bar, color=VERDICT_COLOURS["fail"], linewidth=0.9, linestyle="--",
+                   label=f"pass bar ({bar:.0%})")
+        for i, w in enumerate(rows):
+            colour = VERDICT_COLOURS.get(w.verdict, MUTED)
+            ax.errorbar([values[i]], [i], xerr=[[values[i] - lows[i]], [highs[i] - values[i]]],
+                        fmt="o", color=colour, ecolor=colour, elinewidth=2.2, capsize=3,
+                        markersize=4.5)
+            ax.annotate(f"{values[i]:.1%}", (highs[i], i), xytext=(5, 0),
+                        textcoords="offset points", va="center", fontsize=7, color=INK)
+        ax.set_yticks(range(len(rows)), [_label(w) for w in rows])
+        ax.set_xlim(left, right)
+        ax.set_ylim(-0.6, len(rows) - 0.4)
+        ax.xaxis.set_major_formatter(_percent_formatter())
+        ax.set_xlabel("throughput ÷ reference (95% confidence interval)")
+        ax.grid(axis="y", visible=False)
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, frameon=False)
+        return _svg(fig)
+
+
+def step_time_chart(w: WorkloadResult) -> str | None:
+    """Step time over the run: warm-up, the steady-state window and the reference step time."""
+    points = decimate(w.step_series)
+    if not points:
+        return None
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    with _figure(WIDTH_IN / 2, 2.35) as fig:
+        ax = fig.subplots()
+        if w.window is not None:
+            ax.axvspan(w.window[0], w.window[1], color="#dbe8f5", linewidth=0,
+                       label="steady-state window")
+        ax.plot(xs, ys, color=ACCENT, linewidth=1.0, label="step time")
+        if _finite(w.mean_step_time_s):
+            ax.axhline(float(w.mean_step_time_s or 0), color=ACCENT, linewidth=0.8,
+                       linestyle=":", label=f"window mean {w.mean_step_time_s:.2f} s")
+        ref = w.baseline.step_time_s if w.baseline else None
+        if ref is not None and _finite(ref):
+            ax.axhline(ref, color=INK, linewidth=0.9, linestyle="--",
+                       label=f"reference {ref:.2f} s")
+        steady = [y for x, y in points if w.window is None or w.window[0] <= x <= w.window[1]]
+        top = max(steady or ys) * 1.25
+        bottom = min([*(steady or ys), ref if ref and _finite(ref) else math.inf]) * 0.9
+        ax.set_ylim(max(0.0, bottom), top)
+        clipped = sum(1 for y in ys if y > top)
+        if clipped:
+            # warm-up steps can be 3x the steady state; showing them would flatten the rest
+            ax.annotate(f"↑ {clipped} warm-up step{'s' if clipped > 1 else ''} off the scale",
+                        (0.99, 0.97), xycoords="axes fraction", ha="right", va="top",
+                        fontsize=6, color=MUTED)
+        ax.set_title(_label(w), loc="left")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("step time (s)")
+        fig.legend(loc="outside lower center", ncols=2, frameon=False, fontsize=6)
+        return _svg(fig)
+
+
+def _percent_formatter() -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _pos: f"{value * 100:.0f}%")
+
+
+def _bytes_label(size: float) -> str:
+    for unit in ("B", "K", "M", "G", "T"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.0f}{unit}"
+        size /= 1024
+    return f"{size:.0f}P"
+
+
+def nccl_chart(network: Sequence[NetworkResult]) -> str | None:
+    """Bus bandwidth against message size for every nccl-tests sweep, with the fabric reference."""
+    series = [(n, [(s, b) for s, b in n.series if s > 0 and _finite(b)]) for n in network]
+    series = [(n, pts) for n, pts in series if pts]
+    if not series:
+        return None
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    with _figure(WIDTH_IN, 2.6) as fig:
+        ax = fig.subplots()
+        ax.set_xscale("log", base=2)
+        lo = min(s for _, pts in series for s, _ in pts)
+        hi = max(s for _, pts in series for s, _ in pts)
+        for i, (n, pts) in enumerate(series):
+            colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=2.2,
+                    color=colour, label=f"{n.collective} · {n.nodes} nodes / {n.ranks} ranks")
+            if n.reference_busbw_gbps is not None and _finite(n.reference_busbw_gbps):
+                ax.axhline(n.reference_busbw_gbps, color=colour, linestyle="--", linewidth=0.8,
+                           label=f"reference {n.reference_busbw_gbps:.0f} GB/s")
+        ticks = [2.0 ** k for k in range(int(math.log2(lo)), int(math.log2(hi)) + 1, 3)]
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _bytes_label(v)))
+        ax.set_xlabel("message size")
+        ax.set_ylabel("bus bandwidth (GB/s)")
+        refs = [n.reference_busbw_gbps or 0.0 for n, _ in series]
+        peak = max([b for _, pts in series for _, b in pts] + refs)
+        ax.set_ylim(0, peak * 1.12)
+        ax.legend(loc="center left", frameon=False)
+        return _svg(fig)
+
+
+def incidents_chart(rel: ReliabilityResult) -> str | None:
+    """Unexpected interruptions per day over the reporting period."""
+    points = sorted(rel.incident_series)
+    if not points:
+        return None
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+    from matplotlib.ticker import MaxNLocator
+
+    with _figure(WIDTH_IN, 2.0) as fig:
+        ax = fig.subplots()
+        ax.bar([p[0] for p in points], [p[1] for p in points], width=0.9, color="#c0623b",
+               linewidth=0)
+        locator = AutoDateLocator(minticks=4, maxticks=8)  # type: ignore[no-untyped-call]
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(
+            ConciseDateFormatter(locator, show_offset=False))  # type: ignore[no-untyped-call]
+        ax.set_xlim(rel.period_start - dt.timedelta(days=1), rel.period_end + dt.timedelta(days=1))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(0, max(1, max(p[1] for p in points)) * 1.15)
+        ax.set_ylabel("interruptions / day")
+        ax.grid(axis="x", visible=False)
+        return _svg(fig)
+
+
+def score_chart(cards: Sequence[Scorecard], labels: Sequence[str]) -> str | None:
+    """Leaderboard: weighted score per provider, coloured by tier."""
+    if not cards:
+        return None
+    rows = list(reversed(list(zip(cards, labels, strict=True))))
+    with _figure(5.2, 0.6 + 0.32 * len(rows)) as fig:
+        ax = fig.subplots()
+        for i, (card, _label_text) in enumerate(rows):
+            ax.barh(i, card.score, color=TIER_COLOURS.get(card.tier, MUTED), height=0.62)
+            ax.annotate(f"{card.score:.1f} · {card.tier}", (card.score, i), xytext=(4, 0),
+                        textcoords="offset points", va="center", fontsize=7)
+        ax.set_yticks(range(len(rows)), [lab for _, lab in rows])
+        ax.set_xlim(0, 112)
+        ax.set_xlabel("weighted score before gates (0-100)")
+        ax.grid(axis="y", visible=False)
+        return _svg(fig)
+
+
+def price_chart(cards: Sequence[Scorecard], labels: Sequence[str]) -> str | None:
+    """Leaderboard: quoted against recommended $/GPU-hour."""
+    rows = [(c, lab) for c, lab in zip(cards, labels, strict=True)
+            if c.price is not None and _finite(c.price.quoted_usd_per_gpu_hour)]
+    if not rows:
+        return None
+    rows.reverse()
+    with _figure(5.2, 0.7 + 0.36 * len(rows)) as fig:
+        ax = fig.subplots()
+        for i, (card, _lab) in enumerate(rows):
+            advice = card.price
+            assert advice is not None
+            ax.barh(i + 0.18, advice.quoted_usd_per_gpu_hour, height=0.34, color="#b9c6d3",
+                    label="quoted" if i == 0 else None)
+            rec = advice.recommended_usd_per_gpu_hour
+            if rec is not None and _finite(rec):
+                ax.barh(i - 0.18, rec, height=0.34, color=ACCENT,
+                        label="recommended" if i == 0 else None)
+                ax.annotate(f"${rec:.2f}", (rec, i - 0.18), xytext=(3, 0),
+                            textcoords="offset points", va="center", fontsize=6.5)
+            ax.annotate(f"${advice.quoted_usd_per_gpu_hour:.2f}",
+                        (advice.quoted_usd_per_gpu_hour, i + 0.18), xytext=(3, 0),
+                        textcoords="offset points", va="center", fontsize=6.5)
+        ax.set_yticks(range(len(rows)), [lab for _, lab in rows])
+        ax.set_xlim(left=0)
+        ax.margins(x=0.12)
+        ax.set_xlabel("USD per GPU-hour")
+        ax.grid(axis="y", visible=False)
+        fig.legend(loc="outside upper right", ncols=2, frameon=False)
+        return _svg(fig)

@@ -1,0 +1,195 @@
+"""How numbers read in reports: one place, so a ratio never shows as 0.98 on one page and
+98 % on another, and a missing or non-finite value always shows the same dash.
+
+These are registered as Jinja2 filters (see :mod:`cmax.render.templates`), so templates for
+other reports (audit trends) format the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+MISSING = "—"
+MINUS = "−"  # a true minus sign: a hyphen is too short to read in a table of prices
+
+VERDICT_LABELS: dict[str, str] = {
+    "pass": "Pass",
+    "fail": "Fail",
+    "inconclusive": "Inconclusive",
+    "not_comparable": "Not comparable",
+    "no_reference": "No reference",
+}
+
+# CSS classes come only from these tables, never from bundle text.
+VERDICT_CLASSES: dict[str, str] = {
+    "pass": "good", "fail": "bad", "inconclusive": "warn",
+    "not_comparable": "neutral", "no_reference": "neutral",
+}
+TIER_CLASSES: dict[str, str] = {
+    "Platinum": "tier-platinum", "Gold": "tier-gold", "Silver": "tier-silver",
+    "Bronze": "tier-bronze", "Underperforming": "tier-under",
+}
+SEVERITY_CLASSES: dict[str, str] = {"error": "bad", "warning": "warn", "info": "neutral"}
+AUDIT_CLASSES: dict[str, str] = {
+    "PASS": "good", "WARNING": "warn", "FAIL": "bad", "SKIPPED": "neutral",
+}
+
+
+def _finite(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _signed(text: str) -> str:
+    return MINUS + text[1:] if text.startswith("-") else text
+
+
+def num(value: Any, digits: int = 1) -> str:
+    """1234.5 -> '1,234.5'."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    return _signed(f"{number:,.{digits}f}")
+
+
+def integer(value: Any) -> str:
+    number = _finite(value)
+    return MISSING if number is None else _signed(f"{round(number):,d}")
+
+
+def pct(ratio: Any, digits: int = 1) -> str:
+    """A ratio as a percentage: 0.9826 -> '98.3%'."""
+    number = _finite(ratio)
+    return MISSING if number is None else _signed(f"{number * 100:,.{digits}f}%")
+
+
+def pct_value(value: Any, digits: int | None = 1) -> str:
+    """A value already in percent: 99.86 -> '99.86%' (digits=2). With ``digits=None`` the
+    value is shown as written, up to 3 decimals: a contracted 99.9% stays '99.9%'."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    if digits is None:
+        text = f"{number:,.3f}".rstrip("0").rstrip(".")
+        return _signed(text + "%")
+    return _signed(f"{number:,.{digits}f}%")
+
+
+def pct_range(low: Any, high: Any, digits: int = 1) -> str:
+    """A confidence interval of ratios: (0.942, 0.953) -> '94.2–95.3%'."""
+    lo, hi = _finite(low), _finite(high)
+    if lo is None or hi is None:
+        return MISSING
+    return _signed(f"{lo * 100:,.{digits}f}") + "–" + _signed(f"{hi * 100:,.{digits}f}%")
+
+
+def signed_pct(value: Any, digits: int = 1) -> str:
+    """A change in percent with its sign: -5.24 -> '−5.2%', 3 -> '+3.0%'."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    text = f"{number:+,.{digits}f}%"
+    return _signed(text)
+
+
+def usd(value: Any, digits: int = 2) -> str:
+    """$2.10; large sums with digits=0: $75,350,016."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    text = f"${abs(number):,.{digits}f}"
+    return MINUS + text if number < 0 else text
+
+
+def binary_bytes(value: Any) -> str:
+    """Message and file sizes the way nccl-tests users say them: 8 B, 1 KiB, 16 GiB."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    size = abs(number)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            text = f"{size:.0f} {unit}" if size == int(size) else f"{size:.1f} {unit}"
+            return MINUS + text if number < 0 else text
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def date(value: Any) -> str:
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return MISSING if value is None else str(value)
+
+
+def verdict_label(value: Any) -> str:
+    return VERDICT_LABELS.get(str(value), str(value))
+
+
+def css_class(value: Any, table: dict[str, str]) -> str:
+    return table.get(str(value), "neutral")
+
+
+def verdict_class(value: Any) -> str:
+    return css_class(value, VERDICT_CLASSES)
+
+
+def tier_class(value: Any) -> str:
+    return css_class(value, TIER_CLASSES)
+
+
+def severity_class(value: Any) -> str:
+    return css_class(value, SEVERITY_CLASSES)
+
+
+def audit_class(value: Any) -> str:
+    return css_class(value, AUDIT_CLASSES)
+
+
+def where(file: str | None, line: int | None) -> str:
+    """file:line, file, or a dash."""
+    if not file:
+        return MISSING
+    return f"{file}:{line}" if line is not None else file
+
+
+def truncate(text: Any, limit: int = 60) -> str:
+    """Cut long bundle text for page headers, where it cannot wrap."""
+    value = str(text)
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+
+
+def workload_label(workload: str, precision: str, num_gpus: int) -> str:
+    return f"{workload} {precision.upper()} · {num_gpus:,d} GPUs"
+
+
+FILTERS: dict[str, Any] = {
+    "num": num,
+    "integer": integer,
+    "pct": pct,
+    "pct_value": pct_value,
+    "pct_range": pct_range,
+    "signed_pct": signed_pct,
+    "usd": usd,
+    "binary_bytes": binary_bytes,
+    "date": date,
+    "verdict_label": verdict_label,
+    "verdict_class": verdict_class,
+    "tier_class": tier_class,
+    "severity_class": severity_class,
+    "audit_class": audit_class,
+    "truncate_text": truncate,
+}
+
+GLOBALS: dict[str, Any] = {
+    "pct_range": pct_range,
+    "where": where,
+    "workload_label": workload_label,
+    "MISSING": MISSING,
+}

@@ -1,0 +1,242 @@
+"""Scorecards, negotiation briefs and leaderboards as HTML and PDF, from Scorecard models only.
+
+Every output is a pure function of the scorecards: no clock, no random ids, no environment.
+Dates shown are the benchmark dates; PDF attachment dates are pinned; charts are
+deterministic SVG. So the same scorecards give byte-identical files, which lets an auditor
+diff two report runs and lets a provider reproduce the report a buyer holds.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cmax.errors import CmaxError
+from cmax.findings import sort_findings
+from cmax.render import charts, views
+from cmax.render.pdf import (
+    DEFAULT_VARIANT,
+    PdfAttachment,
+    layout,
+    write_document,
+    write_text_atomic,
+)
+from cmax.render.slugs import report_slugs
+from cmax.render.templates import render_template
+from cmax.scorecard import Scorecard
+
+MAX_FINDINGS_PRINTED = 150  # the rest stay in the attached CSV (long tables slow WeasyPrint)
+BRIEF_MAX_PAGES = 2
+# (compact CSS, reasons shown, workloads shown): tried in order until the brief fits
+BRIEF_LEVELS: tuple[tuple[bool, int, int], ...] = ((False, 12, 8), (True, 12, 8), (True, 6, 4))
+_CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@dataclass(frozen=True)
+class StepChart:
+    label: str
+    uri: str
+
+
+@dataclass(frozen=True)
+class ScorecardCharts:
+    ratio: str | None = None
+    nccl: str | None = None
+    incidents: str | None = None
+    steps: list[StepChart] = field(default_factory=list)
+
+
+def _uri(svg: str | None) -> str | None:
+    return charts.data_uri(svg) if svg else None
+
+
+def scorecard_charts(card: Scorecard) -> ScorecardCharts:
+    steps = []
+    for w in card.workloads:
+        svg = charts.step_time_chart(w)
+        if svg:
+            label = f"{w.workload} {w.precision.upper()} · {w.num_gpus:,d} GPUs"
+            steps.append(StepChart(label=label, uri=charts.data_uri(svg)))
+    return ScorecardCharts(
+        ratio=_uri(charts.ratio_chart(card.workloads, card.exemplar_bar)),
+        nccl=_uri(charts.nccl_chart(card.network)),
+        incidents=_uri(charts.incidents_chart(card.reliability)) if card.reliability else None,
+        steps=steps,
+    )
+
+
+def _csv_cell(value: Any) -> str:
+    """Neutralise spreadsheet formulas: findings text comes from the bundle (CWE-1236)."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(_CSV_FORMULA_START) else text
+
+
+def findings_csv(card: Scorecard) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["severity", "rule", "file", "line", "message", "fix"])
+    for f in sort_findings(card.findings):
+        writer.writerow([f.severity, _csv_cell(f.rule), _csv_cell(f.file),
+                         "" if f.line is None else f.line, _csv_cell(f.message), _csv_cell(f.fix)])
+    return buf.getvalue()
+
+
+def scorecard_json(card: Scorecard) -> str:
+    return card.model_dump_json(indent=2) + "\n"
+
+
+def _common(card: Scorecard) -> dict[str, Any]:
+    return {
+        "card": card,
+        "cmax_version": card.cmax_version,
+        "headlines": views.headline_findings(card),
+        "gates_failed": views.failed_gates(card),
+    }
+
+
+def scorecard_html(card: Scorecard, slug: str, medium: str, chart_set: ScorecardCharts) -> str:
+    findings = views.all_findings(card)
+    weight_total = sum(c.weight for c in card.categories)
+    return render_template(
+        "scorecard.html.j2",
+        **_common(card),
+        slug=slug,
+        medium=medium,
+        keys=views.key_numbers(card),
+        exemplar_text=views.exemplar_text(card),
+        charts=chart_set,
+        weight_total=weight_total,
+        audit_checks=views.audit_checks_sorted(card),
+        findings_shown=findings[:MAX_FINDINGS_PRINTED],
+        findings_hidden=max(0, len(findings) - MAX_FINDINGS_PRINTED),
+        evidence_files=sorted(card.evidence_files, key=lambda e: e.path),
+        attachments=[f"{slug}.scorecard.json", f"{slug}.findings.csv"],
+        max_reasons=100,
+        max_workloads=100,
+    )
+
+
+def brief_html(card: Scorecard, level: int = 0) -> str:
+    compact, max_reasons, max_workloads = BRIEF_LEVELS[level]
+    return render_template(
+        "brief.html.j2", **_common(card), compact=compact, points=views.leverage_points(card),
+        max_reasons=max_reasons, max_workloads=max_workloads,
+    )
+
+
+def render_scorecard(card: Scorecard, slug: str, out_dir: Path) -> list[Path]:
+    """``<slug>.scorecard.{json,html,pdf}``; the PDF carries the JSON and findings CSV."""
+    chart_set = scorecard_charts(card)
+    json_text = scorecard_json(card)
+    paths = [out_dir / f"{slug}.scorecard.{ext}" for ext in ("json", "html", "pdf")]
+    write_text_atomic(json_text, paths[0])
+    write_text_atomic(scorecard_html(card, slug, "html", chart_set), paths[1])
+    document = layout(scorecard_html(card, slug, "pdf", chart_set))
+    write_document(document, paths[2], pdf_variant=DEFAULT_VARIANT, attachments=[
+        PdfAttachment(f"{slug}.scorecard.json", json_text.encode("utf-8"),
+                      "cmax scorecard (JSON, schema from `cmax schema`)"),
+        PdfAttachment(f"{slug}.findings.csv", findings_csv(card).encode("utf-8"),
+                      "all validation findings (CSV)"),
+    ])
+    return paths
+
+
+def render_brief(card: Scorecard, slug: str, out_dir: Path) -> list[Path]:
+    """``<slug>.brief.{html,pdf}``, made more compact until it fits in two pages."""
+    for level in range(len(BRIEF_LEVELS)):
+        html = brief_html(card, level)
+        document = layout(html)
+        if len(document.pages) <= BRIEF_MAX_PAGES:
+            break
+    paths = [out_dir / f"{slug}.brief.html", out_dir / f"{slug}.brief.pdf"]
+    write_text_atomic(html, paths[0])
+    attachments = []
+    if card.price is not None:
+        attachments.append(PdfAttachment(
+            f"{slug}.price.json", (card.price.model_dump_json(indent=2) + "\n").encode("utf-8"),
+            "cmax price advice (JSON)"))
+    write_document(document, paths[1], pdf_variant=DEFAULT_VARIANT, attachments=attachments)
+    return paths
+
+
+def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["rank", "provider", "cluster", "tier", "score", "exemplar_pass",
+                     "lowest_ratio", "network_ratio", "quoted_usd_per_gpu_hour",
+                     "recommended_usd_per_gpu_hour", "scorecard"])
+    for r in rows:
+        c = r.card
+        writer.writerow([
+            r.rank, _csv_cell(c.provider), _csv_cell(c.cluster), c.tier, c.score,
+            c.exemplar_pass, "" if r.lowest_ratio is None else r.lowest_ratio,
+            "" if r.network_ratio is None else r.network_ratio,
+            c.price.quoted_usd_per_gpu_hour if c.price else "",
+            "" if c.price is None or c.price.recommended_usd_per_gpu_hour is None
+            else c.price.recommended_usd_per_gpu_hour,
+            f"{r.slug}.scorecard.json",
+        ])
+    return buf.getvalue()
+
+
+def leaderboard_html(rows: Sequence[views.LeaderboardRow], medium: str,
+                     chart_uris: dict[str, str | None]) -> str:
+    cards = [r.card for r in rows]
+    dates = sorted(c.benchmark_date for c in cards)
+    return render_template(
+        "leaderboard.html.j2",
+        cmax_version=cards[0].cmax_version,
+        rows=rows,
+        medium=medium,
+        charts=chart_uris,
+        releases=sorted({c.reference_release for c in cards}),
+        first_date=dates[0],
+        last_date=dates[-1],
+    )
+
+
+def render_leaderboard(pairs: Sequence[tuple[str, Scorecard]], out_dir: Path) -> list[Path]:
+    rows = views.leaderboard_rows(list(pairs))
+    labels = [f"{r.card.provider[:28]} · {r.card.cluster[:20]}" for r in rows]
+    cards = [r.card for r in rows]
+    chart_uris = {"score": _uri(charts.score_chart(cards, labels)),
+                  "price": _uri(charts.price_chart(cards, labels))}
+    paths = [out_dir / "leaderboard.html", out_dir / "leaderboard.pdf"]
+    write_text_atomic(leaderboard_html(rows, "html", chart_uris), paths[0])
+    document = layout(leaderboard_html(rows, "pdf", chart_uris))
+    write_document(document, paths[1], pdf_variant=DEFAULT_VARIANT, attachments=[
+        PdfAttachment("leaderboard.csv", leaderboard_csv(rows).encode("utf-8"),
+                      "leaderboard rows (CSV)"),
+    ])
+    return paths
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise CmaxError("the output path exists and is not a directory", file=out_dir,
+                        fix="pass a directory with -o, e.g. -o reports/")
+
+
+def render_reports(scorecards: Sequence[Scorecard], out_dir: Path) -> list[Path]:
+    """Write every report for ``scorecards`` into ``out_dir``; return the paths, sorted.
+
+    Per provider: ``<slug>.scorecard.{json,html,pdf}`` and ``<slug>.brief.{html,pdf}``; with
+    two or more scorecards also ``leaderboard.{html,pdf}``. Each file is written atomically.
+    """
+    if not scorecards:
+        raise CmaxError("no scorecards to report", fix="pass at least one bundle")
+    out_dir = Path(out_dir)
+    _check_out_dir(out_dir)
+    cards = list(scorecards)
+    slugs = report_slugs(cards)
+    written: list[Path] = []
+    for slug, card in zip(slugs, cards, strict=True):
+        written += render_scorecard(card, slug, out_dir)
+        written += render_brief(card, slug, out_dir)
+    if len(cards) >= 2:
+        written += render_leaderboard(list(zip(slugs, cards, strict=True)), out_dir)
+    return sorted(written)
