@@ -52,6 +52,13 @@ def test_first_audit_scores_everything_and_finds_the_drift(root: Path) -> None:
         "change_pct": -6.0}
 
 
+def test_parallel_scoring_records_the_same_history(root: Path, tmp_path: Path) -> None:
+    serial = run_audit(root, tmp_path / "serial", assess=fake_assess)
+    parallel = run_audit(root, tmp_path / "parallel", assess=fake_assess, jobs=2)
+    assert tree_bytes(tmp_path / "serial") == tree_bytes(tmp_path / "parallel")
+    assert parallel.items == serial.items
+
+
 def test_second_audit_changes_nothing(root: Path) -> None:
     first = run_audit(root, assess=fake_assess)
     before = tree_bytes(root / HISTORY_DIRNAME)

@@ -62,11 +62,13 @@ def _cell(value: object) -> str:
 @click.option("--expiry-warning-days", type=click.IntRange(min=0), default=60, show_default=True,
               help="Flag an Exemplar validation this many days before it lapses.")
 @click.option("--no-pdf", is_flag=True, help="Write the trend reports as HTML only.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Score new runs in this many worker processes.")
 @format_option
 @click.pass_context
 def command(ctx: click.Context, runs_root: Path, history_dir: Path | None,
             report_dir: Path | None, as_of: dt.datetime | None, expiry_warning_days: int,
-            no_pdf: bool, fmt: str) -> None:
+            no_pdf: bool, jobs: int, fmt: str) -> None:
     from cmax.history import DriftPolicy, run_audit
 
     bar = _ProgressBar()
@@ -74,6 +76,7 @@ def command(ctx: click.Context, runs_root: Path, history_dir: Path | None,
         result = run_audit(
             runs_root, history_dir, as_of=as_of.date() if as_of else None,
             policy=DriftPolicy(expiry_warning_days=expiry_warning_days), progress=bar,
+            jobs=jobs,
         )
     finally:
         bar.close()

@@ -9,7 +9,7 @@ backlog keeps what it already scored.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,6 +112,22 @@ def _score(run: RunRef, assess: AssessFn) -> Scorecard | Unusable:
                                   f"{exc}); please report it with this bundle")
 
 
+def _outcomes(pending: list[RunRef], score_fn: AssessFn,
+              jobs: int) -> Iterator[tuple[RunRef, Scorecard | Unusable]]:
+    """Score in order, in this process or in a pool of fresh ("spawn") worker processes."""
+    if jobs <= 1 or len(pending) < 2:
+        for run in pending:
+            yield run, _score(run, score_fn)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")  # fork is unsafe with Polars' threads
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        results = pool.map(_score, pending, [score_fn] * len(pending), chunksize=4)
+        yield from zip(pending, results, strict=True)
+
+
 def run_audit(
     root: str | Path,
     history: str | Path | None = None,
@@ -121,12 +137,14 @@ def run_audit(
     policy: DriftPolicy | None = None,
     progress: ProgressFn | None = None,
     batch_runs: int = BATCH_RUNS,
+    jobs: int = 1,
 ) -> AuditResult:
     """Score every run under ``root`` not yet in the history, record it, and judge drift.
 
     ``assess`` defaults to :func:`cmax.pipeline.assess`; ``as_of`` ("today" for Exemplar
     expiry) defaults to the newest run in the history, so the same history always gives the
-    same answer.
+    same answer. ``jobs`` > 1 scores in that many worker processes (``assess`` must then be
+    a module-level function); results are recorded in the same order either way.
     """
     root_path = Path(root)
     store = HistoryStore(Path(history) if history is not None else root_path / HISTORY_DIRNAME)
@@ -147,8 +165,7 @@ def run_audit(
             changed.append(_changed_item(run, seen.digest))
     scored: list[RunRef] = []
     batch: list[tuple[RunRef, list[dict[str, Any]]]] = []
-    for index, run in enumerate(pending, start=1):
-        outcome = _score(run, score_fn)
+    for index, (run, outcome) in enumerate(_outcomes(pending, score_fn, jobs), start=1):
         if progress is not None:
             progress(index, len(pending), run)
         if isinstance(outcome, Unusable):
