@@ -86,6 +86,23 @@ def test_best_equal_to_previous_is_reported_once() -> None:
     assert kinds(items) == [("regression_vs_previous", LABEL)]
 
 
+def test_vs_best_is_not_repeated_when_the_previous_run_matched_the_best() -> None:
+    # Jan best 1.00, Feb 0.999 (noise), Mar 0.90: one item, against the previous run
+    items = drift({"c1": [("2026-01-01", wl(1.00, 0.99, 1.01)),
+                          ("2026-02-01", wl(0.999, 0.989, 1.009)),
+                          ("2026-03-01", wl(0.90, 0.89, 0.91))]}, "2026-03-01")
+    assert kinds(items) == [("regression_vs_previous", LABEL)]
+
+
+def test_a_slide_reports_both_previous_and_best() -> None:
+    # Jan 1.00, Feb 0.95 (already below best), Mar 0.90
+    items = drift({"c1": [("2026-01-01", wl(1.00, 0.99, 1.01)),
+                          ("2026-02-01", wl(0.95, 0.94, 0.96)),
+                          ("2026-03-01", wl(0.90, 0.89, 0.91))]}, "2026-03-01")
+    assert kinds(items) == [("regression_vs_previous", LABEL), ("regression_vs_best", LABEL)]
+    assert [i.change_pct for i in items] == [-5.26, -10.0]
+
+
 def test_a_regression_that_recovered_is_not_reported() -> None:
     items = drift({"c1": [("2026-01-01", wl(1.00, 0.99, 1.01)),
                           ("2026-02-01", wl(0.90, 0.89, 0.91)),

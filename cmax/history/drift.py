@@ -7,7 +7,8 @@ arrived (one at a time, or a year's backlog at once). The trend report shows the
 Rules (every item names the runs and the numbers it compares):
 
 * **Regression** of a workload (or nccl-tests result) against the previous run that measured
-  it, and against the cluster's own best earlier run. With 95% confidence intervals on both
+  it, and against the cluster's own best earlier run (when both fire, "vs best" is kept only
+  if the previous run was itself already below the best). With 95% confidence intervals on both
   sides, a drop counts only beyond noise: the newer interval lies wholly below the older
   one (no overlap) and the drop is at least ``min_change_pct``. Without intervals on both sides
   (nccl-tests, no reference) a drop of ``tolerance_pct`` or more counts; the 5% default is the
@@ -228,12 +229,17 @@ def _workload_drift(cluster: str, runs: list[RunPoint], policy: DriftPolicy) -> 
             continue
         prev_run, prev = history[-1]
         m = measure(prev, point)
-        if m is not None and is_regression(m, policy):
+        vs_previous = m is not None and is_regression(m, policy)
+        if m is not None and vs_previous:
             items.append(_regression_item(cluster, "regression_vs_previous", point, m,
                                           latest, prev_run))
         best_run, best = max(history, key=lambda rp: (_strength(rp[1]), rp[0].ts))
         if best_run is prev_run:
             continue
+        if vs_previous:  # say "vs best" too only if the previous run was already below it
+            m_prev = measure(best, prev)
+            if m_prev is None or not is_regression(m_prev, policy):
+                continue
         m = measure(best, point)
         if m is not None and is_regression(m, policy):
             items.append(_regression_item(cluster, "regression_vs_best", point, m,
