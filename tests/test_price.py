@@ -173,3 +173,19 @@ def test_declarations_lift_the_gate_and_price_value_scores() -> None:
     assert pricing.verified and pricing.score == 100.0
     assert any("value for money" in e for e in pricing.evidence)
     assert isinstance(PriceAdvice.model_json_schema(), dict)
+
+
+def test_joules_per_token_power_sources() -> None:
+    # reference all-in default: DGX H100 10.2 kW / 8 GPUs × PUE 1.56 = 1,989 W per GPU
+    econ = {"default_watts_per_gpu": {"h100-sxm": 1989.0}, "default_watts_source": "DGX"}
+    ref = FakeReference({KEY: baseline(10.0)}, economics=econ)
+    ev = evidence(manifest(), runs=[run_row()], steps=flat_steps("runs[0]", 10.0))
+    advice = price(ev, score(ev, [], ref, RUBRIC), ref)
+    assert advice.workloads[0].joules_per_token == pytest.approx(1989 / 1638.4, abs=1e-4)
+    assert any("all-in default" in s for s in advice.reasoning)
+    # the provider's metered figure wins
+    metered = manifest(pricing={"usd_per_gpu_hour": 2.10, "term_months": 12,
+                                "watts_per_gpu": 1000.0})
+    ev = evidence(metered, runs=[run_row()], steps=flat_steps("runs[0]", 10.0))
+    advice = price(ev, score(ev, [], ref, RUBRIC), ref)
+    assert advice.workloads[0].joules_per_token == pytest.approx(1000 / 1638.4, abs=1e-4)

@@ -12,13 +12,14 @@ paying the quote, not volunteering more.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 
 from cmax.errors import CmaxError
 from cmax.evidence import Evidence
 from cmax.manifest import MANIFEST_NAME
 from cmax.score.performance import COMPARABLE_VERDICTS, suite_throughput
-from cmax.score.reference_api import ReferenceData, num, optional_lookup
+from cmax.score.reference_api import ReferenceData, num, optional_lookup, text
 from cmax.score.stats import geometric_mean
 from cmax.scorecard import PriceAdvice, Scorecard, WorkloadEconomics, WorkloadResult
 
@@ -41,22 +42,24 @@ def _manifest_label(evidence: Evidence) -> str:
 
 
 def _watts(evidence: Evidence, reference: ReferenceData) -> tuple[float | None, str]:
+    """GPU power for J/token: the provider's metered figure, else the reference's all-in
+    default (server power ÷ GPUs × PUE), else the GPU's TDP (board power only)."""
     pricing = evidence.manifest.pricing
     if pricing is not None and pricing.watts_per_gpu:
         return pricing.watts_per_gpu, "manifest [pricing] watts_per_gpu"
     gpu_id = evidence.manifest.system.gpu
     spec = optional_lookup(lambda: reference.gpu(gpu_id))
+    canonical = str(getattr(spec, "id", gpu_id))
+    econ = reference.economics
+    table = econ.get("default_watts_per_gpu")
+    allin = num(table, canonical) if isinstance(table, Mapping) else None
+    if allin:
+        src = text(econ, "default_watts_source") or "reference economics"
+        return allin, (f"the reference all-in default for {canonical} (server power ÷ GPUs × "
+                       f"PUE; {src})")
     tdp = getattr(spec, "tdp_w", None)
     if isinstance(tdp, int | float) and tdp > 0:
-        return float(tdp), f"reference GPU catalogue TDP of {gpu_id}"
-    econ = reference.economics
-    value = econ.get("watts_per_gpu")
-    if isinstance(value, dict):
-        watts = num(value, gpu_id) or num(value, "default")
-    else:
-        watts = num(econ, "watts_per_gpu")
-    if watts:
-        return watts, "reference economics default watts per GPU"
+        return float(tdp), f"the TDP of {canonical} (board power only: no host, network or cooling)"
     return None, "no GPU power figure in the manifest or the reference"
 
 
@@ -197,8 +200,7 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
         steps.append(
             f"7. $ per million tokens = quote × 10^6 ÷ (tokens/s/GPU × 3,600); J/token = GPU "
             f"power ÷ tokens/s/GPU with {watts_source}"
-            + (f" ({watts:g} W; board power only, no host, network or cooling overhead)."
-               if watts else "."))
+            + (f": {watts:g} W." if watts else "."))
     steps.append(f"Context: tier {scorecard.tier} (score {scorecard.score:.1f}/100, rubric "
                  f"{scorecard.rubric}); Exemplar-style suite: "
                  f"{'pass' if scorecard.exemplar_pass else 'fail'}.")
