@@ -150,10 +150,10 @@ class RunFx:
     precision: str
     base_step: float
     gbs: int
-    tp: int
-    pp: int
-    cp: int
-    vp: int
+    tp: int | None
+    pp: int | None
+    cp: int | None
+    vp: int | None
     ep: int | None = None
     num_gpus: int = 512
     seq_len: int = 8192
@@ -277,7 +277,8 @@ def mllog(key: str, value: Any, t: float, **meta: Any) -> str:
 
 def mlperf_result(seed: int, *, status: str = "success", accuracy: float = 5.5,
                   overrides: dict[str, Any] | None = None, drop: tuple[str, ...] = (),
-                  init_minutes: float = 12.0) -> str:
+                  init_minutes: float = 12.0, run_start_offset_ms: float = 10.0,
+                  extra: tuple[str, ...] = ()) -> str:
     """A closed llama31_405b result file in the MLLOG format."""
     t0 = 1_760_000_000_000.0 + seed * 10_000_000
     gbs = 1152
@@ -305,7 +306,7 @@ def mlperf_result(seed: int, *, status: str = "success", accuracy: float = 5.5,
     if "init_stop" not in drop:
         lines.append(mllog("init_stop", None, t))
     if "run_start" not in drop:
-        lines.append(mllog("run_start", None, t + 10))
+        lines.append(mllog("run_start", None, t + run_start_offset_ms))
     t += 10
     for epoch, acc in enumerate((6.1, 5.8, accuracy)):
         t += 600_000
@@ -318,6 +319,7 @@ def mlperf_result(seed: int, *, status: str = "success", accuracy: float = 5.5,
                            first_epoch_num=epoch))
     if "run_stop" not in drop:
         lines.append(mllog("run_stop", None, t + 100, status=status))
+    lines.extend(extra)
     return "[1,0]<stdout>: " + "\n[1,0]<stdout>: ".join(lines) + "\n"
 
 

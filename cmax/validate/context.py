@@ -130,11 +130,11 @@ class RunView:
         tflops = as_float(self.row.get("reported_tflops_per_gpu"))
         if step is None and tflops is None:
             return None
-        return pl.DataFrame(
-            {"run_id": [self.run_id], "iteration": [None], "step_time_s": [step],
-             "tflops_per_gpu": [tflops], "source_file": [self.file], "line": [None]},
-            schema={"run_id": pl.String, "iteration": pl.Int64, "step_time_s": pl.Float64,
-                    "tflops_per_gpu": pl.Float64, "source_file": pl.String, "line": pl.Int64})
+        frame = pl.DataFrame({"run_id": [self.run_id], "step_time_s": [step],
+                              "tflops_per_gpu": [tflops], "source_file": [self.file]},
+                             schema={"run_id": pl.String, "step_time_s": pl.Float64,
+                                     "tflops_per_gpu": pl.Float64, "source_file": pl.String})
+        return safe_conform(frame, STEPS_SCHEMA)
 
     def measured(self, *, window: bool = False) -> pl.DataFrame:
         """Valid steps (only the window's if asked), or the valid summary row."""

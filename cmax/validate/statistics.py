@@ -78,9 +78,9 @@ register(Rule(
 ))
 register(Rule(
     "statistics.drift", "warning", "Step times drift within the run",
-    "The median step time of the second half of the steady state differs from the first half "
-    "by more than 5 %: throttling, a degrading node or contention. The window average does not "
-    "represent a longer job.",
+    "The robust (Theil-Sen) linear trend of the post-warm-up step times changes them by more "
+    "than 5 % across the run: throttling, a degrading node or contention. The window average "
+    "does not represent a longer job.",
     "Check GPU clocks and temperatures (DCGM) and co-tenant load; re-run.",
     "Megatron-Bridge perf CI timing_threshold 0.05.",
 ))
@@ -113,6 +113,13 @@ def robust_sigma(values: list[float], median: float, quantum: float) -> float:
     """1.4826 x MAD, floored at the print resolution and 0.2 % of the median."""
     mad = sorted(abs(v - median) for v in values)[len(values) // 2] if values else 0.0
     return max(1.4826 * mad, quantum, 0.002 * median)
+
+
+def theil_sen_slope(xs: list[int], ys: list[float]) -> float:
+    """Median of pairwise slopes: a trend estimate that one stall cannot move."""
+    slopes = [(ys[j] - ys[i]) / (xs[j] - xs[i])
+              for i in range(len(xs)) for j in range(i + 1, len(xs)) if xs[j] != xs[i]]
+    return _median(slopes) if slopes else 0.0
 
 
 def _median(values: list[float]) -> float:
@@ -177,14 +184,12 @@ def _run(view: RunView) -> Iterator[Finding]:
         yield run_finding("statistics.stall", view,
                           f"iteration(s) {fmt_iters(stalls)} took up to {worst:.1f}x the median "
                           f"step time", line=view.line_of(stalls[0]))
-    half = len(s) // 2
-    first, second = _median(s[:half]), _median(s[half:])
-    change = second / first - 1
+    change = theil_sen_slope(its, s) * (its[-1] - its[0]) / med
     if abs(change) > TIMING_BAND:
         yield run_finding("statistics.drift", view,
-                          f"median step time {'rises' if change > 0 else 'falls'} "
-                          f"{abs(change):.1%} from {first:.3f} s (iterations {its[0]}-"
-                          f"{its[half - 1]}) to {second:.3f} s ({its[half]}-{its[-1]})")
+                          f"step times {'rise' if change > 0 else 'fall'} {abs(change):.1%} "
+                          f"over iterations {its[0]}-{its[-1]} (robust linear trend; median "
+                          f"{med:.3f} s)")
     yield from _cherry_pick(view, steps, window)
 
 

@@ -1,0 +1,94 @@
+"""``cmax validate BUNDLE``: every way the submission could mislead, as findings.
+
+Exit codes: 0 when no finding is an error, 1 when at least one is, 2 when the bundle cannot be
+read at all (a CmaxError, printed as one line by ``cmax.cli.main``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from cmax.cli.common import emit_json, format_option
+from cmax.findings import Finding, count_findings
+
+HEADINGS = {"error": "Errors", "warning": "Warnings", "info": "Info"}
+
+
+def findings_json(findings: Sequence[Finding]) -> dict[str, Any]:
+    """The documented JSON shape: findings (rule, severity, file, line, message, fix), counts."""
+    return {
+        "findings": [
+            {"rule": f.rule, "severity": f.severity, "file": f.file, "line": f.line,
+             "message": f.message, "fix": f.fix}
+            for f in findings
+        ],
+        "counts": count_findings(findings),
+    }
+
+
+def findings_text(findings: Sequence[Finding], *, label: str = "") -> str:
+    """Findings grouped by severity, each with where, what and how to fix; then the counts."""
+    lines: list[str] = []
+    for severity, heading in HEADINGS.items():
+        group = [f for f in findings if f.severity == severity]
+        if not group:
+            continue
+        lines.append(f"{heading} ({len(group)})")
+        for f in group:
+            where = f.file or "-"
+            if f.line is not None:
+                where += f":{f.line}"
+            lines.append(f"  {f.rule}  {where}")
+            lines.append(f"      {f.message}")
+            lines.append(f"      fix: {f.fix}")
+        lines.append("")
+    counts = count_findings(findings)
+    summary = (f"{counts['error']} error(s), {counts['warning']} warning(s), "
+               f"{counts['info']} info")
+    lines.append(summary + (f" — {label}" if label else ""))
+    return "\n".join(lines)
+
+
+def rules_listing(fmt: str) -> None:
+    from cmax.validate import sorted_rules
+
+    rules = sorted_rules()
+    if fmt == "json":
+        emit_json({"rules": [
+            {"id": r.id, "severity": r.severity, "title": r.title,
+             "explanation": r.explanation, "fix": r.fix, "source": r.source or None}
+            for r in rules]})
+        return
+    width = max(len(r.id) for r in rules)
+    for r in rules:
+        click.echo(f"{r.id:<{width}}  {r.severity:<7}  {r.title}")
+    click.echo(f"\n{len(rules)} rules; details in docs/rules.md or with --rules --format json")
+
+
+@click.command("validate", help="Check a bundle's evidence against the reference and list the "
+               "findings (errors, warnings, info), each with the rule, where, and how to fix "
+               "it. Exit 0 without errors, 1 with errors, 2 if the bundle cannot be read.")
+@click.argument("bundle", required=False, type=click.Path(path_type=str))
+@click.option("--rules", "list_rules", is_flag=True,
+              help="List the validation rules instead of validating a bundle.")
+@format_option
+@click.pass_context
+def command(ctx: click.Context, bundle: str | None, list_rules: bool, fmt: str) -> int:
+    if list_rules:
+        rules_listing(fmt)
+        return 0
+    if not bundle:
+        raise click.UsageError("missing BUNDLE (a directory, .tar.gz or .zip with cmax.toml)",
+                               ctx=ctx)
+    from cmax.pipeline import load
+
+    with load(bundle) as loaded:
+        findings = loaded.findings
+    if fmt == "json":
+        emit_json(findings_json(findings))
+    else:
+        click.echo(findings_text(findings, label=str(bundle)))
+    return 1 if any(f.severity == "error" for f in findings) else 0
