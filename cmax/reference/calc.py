@@ -55,7 +55,8 @@ def parse_mfu(text: str) -> float:
 
 def _default_seq_len(ref: Reference, workload: str) -> int:
     """The sequence length the workload's published baselines use, if they agree on one."""
-    rows = ref.baselines.filter(ref.baselines["workload"] == workload)
+    df = ref.baselines
+    rows = df.filter((df["workload"] == workload) & ~df["proxy"])
     lens = rows["seq_len"].drop_nulls().unique()
     if lens.len() == 1:
         return int(lens[0])

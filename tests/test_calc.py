@@ -1,0 +1,161 @@
+"""`cmax calc`: every output pinned to hand arithmetic; user errors are one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cmax.cli import main
+from cmax.errors import CmaxError
+from cmax.reference import Reference, load_reference
+from cmax.reference.calc import parse_mfu, parse_quantity, what_if
+
+# Llama 3.1 70B at seq 8192, cmax convention, worked by hand:
+#   per layer linear (fwd) = 2*(8192*(8192 + 2*1024) + 8192*8192) + 2*3*8192*28672
+#                          = 301,989,888 + 1,409,286,144 = 1,711,276,032      (x 80 layers)
+#   logits = 2*8192*128256 = 2,101,346,304;  causal core = 4*8192*4096 per layer (x 80)
+#   forward = 136,902,082,560 + 2,101,346,304 + 10,737,418,240 = 149,740,847,104
+FLOPS_70B = 3 * 149_740_847_104  # 449,222,541,312 training FLOPs per token
+
+KEYS = ["mfu", "model_tflops_per_gpu", "tokens_per_s_per_gpu", "usd_per_million_tokens",
+        "joules_per_token", "total_usd", "total_days", "household_years"]
+
+
+@pytest.fixture(scope="module")
+def ref() -> Reference:
+    return load_reference()
+
+
+def test_flops_constant_matches_hand_arithmetic(ref: Reference) -> None:
+    assert ref.model_flops_per_token("llama3.1-70b", 8192) == FLOPS_70B
+
+
+def test_from_tokens_per_second(ref: Reference) -> None:
+    r = what_if(ref, model="llama3.1-70b", gpu="h100", precision="bf16",
+                tokens_per_s_per_gpu=1000.0, seq_len=8192, num_gpus=100,
+                usd_per_gpu_hour=2.0, watts_per_gpu=1000.0, tokens=1e12)
+    assert r["model_tflops_per_gpu"] == pytest.approx(449.222541312)
+    assert r["mfu"] == pytest.approx(449.222541312 / 989)
+    assert r["usd_per_million_tokens"] == pytest.approx(2.0 / 3.6e6 * 1e6)  # $0.5556
+    assert r["joules_per_token"] == pytest.approx(1.0)
+    assert r["gpu_hours"] == pytest.approx(1e12 / 1000 / 3600)  # 277,777.8 GPU-hours
+    assert r["total_usd"] == pytest.approx(555_555.5556)
+    assert r["total_days"] == pytest.approx(1e12 / (1000 * 100) / 86400)  # 115.74 days
+    assert r["energy_kwh"] == pytest.approx(277_777.7778)
+    assert r["household_years"] == pytest.approx(277_777.7778 / 10791)  # 25.74
+    assert r["watts_source"] == "--watts-per-gpu"
+
+
+def test_from_step_time(ref: Reference) -> None:
+    r = what_if(ref, model="llama3.1-70b", gpu="h100-sxm", precision="bf16", step_time_s=14.66,
+                gbs=128, seq_len=8192, num_gpus=64)
+    tps = 128 * 8192 / 14.66 / 64  # 1117.60 tokens/s/GPU
+    assert r["tokens_per_s_per_gpu"] == pytest.approx(tps)
+    assert r["mfu"] == pytest.approx(tps * FLOPS_70B / 1e12 / 989)
+    assert r["step_time_s"] == pytest.approx(14.66)
+    assert r["usd_per_million_tokens"] is None and r["total_usd"] is None
+    assert r["household_years"] is None
+
+
+def test_from_mfu_round_trips(ref: Reference) -> None:
+    r = what_if(ref, model="llama3.1-70b", gpu="h100", precision="BF16", mfu=0.5, seq_len=8192)
+    assert r["tokens_per_s_per_gpu"] == pytest.approx(0.5 * 989e12 / FLOPS_70B)  # 1100.79
+    assert r["model_tflops_per_gpu"] == pytest.approx(494.5)
+    assert r["mfu"] == pytest.approx(0.5)
+    assert r["total_days"] is None
+    # no --watts-per-gpu: the sourced DGX H100 system power / 8 x PUE 1.56 = 1989 W
+    assert r["watts_per_gpu"] == pytest.approx(1989.0)
+    assert r["joules_per_token"] == pytest.approx(1989.0 / r["tokens_per_s_per_gpu"])
+    assert "DGX H100" in r["watts_source"]
+
+
+def test_default_seq_len_comes_from_the_workload(ref: Reference) -> None:
+    r = what_if(ref, model="grok1-314b", gpu="h100", precision="fp8", tokens_per_s_per_gpu=1000)
+    assert r["seq_len"] == 8192
+    with pytest.raises(CmaxError, match="several sequence lengths"):
+        what_if(ref, model="gpt-oss-120b", gpu="h100", precision="bf16", tokens_per_s_per_gpu=10)
+
+
+def test_no_peak_no_mfu(ref: Reference) -> None:
+    r = what_if(ref, model="llama3.1-8b", gpu="h100", precision="nvfp4",
+                tokens_per_s_per_gpu=10_000, seq_len=8192)
+    assert r["mfu"] is None and r["model_tflops_per_gpu"] > 0
+    with pytest.raises(CmaxError, match="no dense nvfp4 peak"):
+        what_if(ref, model="llama3.1-8b", gpu="h100", precision="nvfp4", mfu=0.3, seq_len=8192)
+
+
+def test_parsers() -> None:
+    assert parse_mfu("42%") == pytest.approx(0.42)
+    assert parse_mfu("0.42") == pytest.approx(0.42)
+    with pytest.raises(CmaxError, match="ambiguous"):
+        parse_mfu("42")
+    assert parse_quantity("15T", name="--tokens") == 15e12
+    assert parse_quantity("2.5e9", name="--tokens") == 2.5e9
+    with pytest.raises(CmaxError):
+        parse_quantity("lots", name="--tokens")
+
+
+# --- through the CLI -------------------------------------------------------------------------
+
+
+def test_cli_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["calc", "--model", "llama3.1-70b", "--gpu", "H100", "--precision", "bf16",
+                 "--tokens-per-s-per-gpu", "1000", "--seq-len", "8192", "--num-gpus", "100",
+                 "--usd-per-gpu-hour", "2", "--watts-per-gpu", "1000", "--tokens", "1T",
+                 "--format", "json"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data)[:8] == KEYS
+    assert data["total_usd"] == pytest.approx(555_555.5556)
+    assert data["household_years"] == pytest.approx(25.7416, rel=1e-4)
+
+
+def test_cli_json_nulls_where_not_computable(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["calc", "--model", "llama3.1-70b", "--gpu", "gb300", "--precision", "fp8",
+                 "--mfu", "40%", "--seq-len", "8192", "--format", "json"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in ("usd_per_million_tokens", "joules_per_token", "total_usd", "total_days",
+                "household_years"):
+        assert data[key] is None
+    assert data["mfu"] == pytest.approx(0.4)
+
+
+def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["calc", "--model", "llama3.1-70b", "--gpu", "h100", "--precision", "bf16",
+                 "--step-time-s", "14.66", "--gbs", "128", "--seq-len", "8192",
+                 "--num-gpus", "64", "--usd-per-gpu-hour", "2.5", "--tokens", "15T"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "MFU                    50.76%" in out
+    assert "tokens/s per GPU       1,117.6" in out
+    assert "US household-years" in out and "reference release 2026.11.0" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gpu", "h100", "--precision", "bf16", "--mfu", "0.4"], "needs --model"),
+        (["--model", "llama3.1-70b", "--gpu", "h100", "--precision", "bf16"], "exactly one"),
+        (["--model", "llama3.1-70b", "--gpu", "h100", "--precision", "bf16", "--mfu", "0.4",
+          "--step-time-s", "3"], "exactly one"),
+        (["--model", "gpt9", "--gpu", "h100", "--precision", "bf16", "--mfu", "0.4"],
+         "unknown model"),
+        (["--model", "llama3.1-70b", "--gpu", "a100", "--precision", "bf16", "--mfu", "0.4"],
+         "unknown GPU"),
+        (["--model", "llama3.1-70b", "--gpu", "h100", "--precision", "int4", "--mfu", "0.4"],
+         "unknown precision"),
+        (["--model", "llama3.1-70b", "--gpu", "h100", "--precision", "bf16",
+          "--step-time-s", "3"], "needs --gbs, --seq-len, --num-gpus"),
+        (["--model", "llama3.1-70b", "--gpu", "h100", "--precision", "bf16", "--mfu", "45",
+          "--seq-len", "8192"], "ambiguous"),
+    ],
+)
+def test_cli_user_errors(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    assert main(["calc", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+    assert "Traceback" not in captured.err
