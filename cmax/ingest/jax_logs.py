@@ -1,0 +1,80 @@
+"""JAX training logs: MaxText and PaxML (DGXC v24.11-v25.04 recipes).
+
+MaxText prints ``completed step: 49, seconds: 15.570, TFLOP/s/device: 506.597,
+Tokens/s/device: 1052.266, total_weights: 2097152, loss: 0.000`` per step (zero-based step).
+PaxML prints only ``[PAX STATUS]: train_step() took 7.47 seconds.``: it carries no step
+number, so steps are numbered in file order from 0 after exact duplicate lines are dropped.
+Both recipes reported the last step (research/dgxc.md §3.1); the rows keep every step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from cmax.ingest.textlines import (
+    NUM,
+    TrainingLog,
+    collect,
+    drop_cut_tail,
+    scan_lines,
+    settle_steps,
+    to_float,
+    to_int,
+    value_after,
+)
+
+MAXTEXT_KEY = "completed step:"
+PAXML_KEY = "train_step() took"
+
+
+def parse_maxtext(path: Path) -> TrainingLog:
+    text = pl.col("text")
+    events = collect(
+        scan_lines(path)
+        .filter(text.str.contains(MAXTEXT_KEY, literal=True))
+        .select(
+            pl.col("line").cast(pl.Int64),
+            to_int(value_after(r"completed step", sep=r"\s*:")).alias("iteration"),
+            to_float(value_after(r"seconds", sep=r"\s*:")).alias("step_time_s"),
+            to_float(value_after(r"TFLOP/s/device", sep=r"\s*:")).alias("tflops_per_gpu"),
+            to_float(value_after(r"Tokens/s/device", sep=r"\s*:"))
+            .alias("tokens_per_s_per_gpu"),
+            to_float(value_after(r"\bloss", sep=r"\s*:")).alias("loss"),
+        ),
+        path,
+    )
+    notes: list[str] = []
+    events = drop_cut_tail(events, path, [MAXTEXT_KEY], notes)
+    steps, restarts = settle_steps(events)
+    if restarts:
+        notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
+    return TrainingLog(format="maxtext", framework="maxtext", steps=steps, restarts=restarts,
+                       notes=notes, source=path)
+
+
+def parse_paxml(path: Path) -> TrainingLog:
+    text = pl.col("text")
+    events = collect(
+        scan_lines(path)
+        .filter(text.str.contains(PAXML_KEY, literal=True))
+        .select(
+            pl.col("line").cast(pl.Int64),
+            text,
+            to_float(text.str.extract(r"train_step\(\) took\s*" + NUM + r"\s*s", 1))
+            .alias("step_time_s"),
+        ),
+        path,
+    )
+    notes: list[str] = []
+    events = drop_cut_tail(events, path, [PAXML_KEY], notes)
+    dupes = events.height
+    events = events.unique(subset=["text"], keep="first", maintain_order=True)
+    dupes -= events.height
+    if dupes:
+        notes.append(f"{dupes} duplicate step line(s) ignored")
+    events = events.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("iteration"))
+    steps, _ = settle_steps(events.drop("text"))
+    notes.append("PaxML prints no step numbers; steps are numbered from 0 in file order")
+    return TrainingLog(format="paxml", framework="paxml", steps=steps, notes=notes, source=path)

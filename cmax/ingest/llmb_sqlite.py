@@ -1,0 +1,145 @@
+"""The llmb-run job-history database (SQLite table ``jobs``, DGXC v26.05+).
+
+Each job row carries llmb-run's own parse of its log: ``train_step_time_seconds`` and
+``tflops_per_gpu`` (means over iterations 35-44), ``perf_parse_status`` (``success |
+incomplete | invalid_grad_norm | no_data | no_log | unsupported_framework``) and the job's
+``workload_key, model_size, dtype, scale`` (research dgxc.md §3.3). Like the parse-script
+outputs it is a summary: it fills ``runs.reported_*``, never step rows.
+
+A manifest run picks its job by precision (``dtype``) and GPU count (``scale``), then by
+workload (or ``experiment``); when the same configuration was run more than once the latest
+job wins, the way a rerun supersedes a failed attempt. The database is opened read-only.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cmax.errors import CmaxError
+
+MAGIC = b"SQLite format 3\x00"
+REQUIRED_COLUMNS = ("perf_parse_status", "train_step_time_seconds")
+_JOB_ID_COLUMNS = ("job_id", "jobid", "slurm_job_id", "id")
+# llmb-run statuses with no numbers at all -> the canonical "no_data"
+STATUS_MAP = {"no_log": "no_data", "unsupported_framework": "no_data"}
+
+
+@dataclass(frozen=True)
+class Job:
+    row: dict[str, Any]
+    order: int
+
+    @property
+    def label(self) -> str:
+        parts = [self.row.get(k) for k in ("workload_key", "model_size", "dtype", "scale")]
+        job = next((self.row[k] for k in _JOB_ID_COLUMNS if self.row.get(k) is not None), None)
+        text = "_".join(str(p) for p in parts if p not in (None, ""))
+        return f"{text} (job {job})" if job is not None else text
+
+    @property
+    def status(self) -> str:
+        raw = str(self.row.get("perf_parse_status") or "no_data").strip().lower()
+        return STATUS_MAP.get(raw, raw)
+
+
+def is_sqlite(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(len(MAGIC)) == MAGIC
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise CmaxError(f"cannot open SQLite database: {exc}", file=path) from None
+
+
+def has_jobs_table(path: Path) -> bool:
+    con = _connect(path)
+    try:
+        cols = {r[1] for r in con.execute("PRAGMA table_info(jobs)").fetchall()}
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()
+    return all(c in cols for c in REQUIRED_COLUMNS)
+
+
+def read_jobs(path: Path) -> list[Job]:
+    con = _connect(path)
+    con.row_factory = sqlite3.Row
+    try:
+        rows = con.execute("SELECT rowid AS _rowid, * FROM jobs").fetchall()
+    except sqlite3.Error as exc:
+        raise CmaxError(f"cannot read the llmb-run jobs table: {exc}", file=path,
+                        expected="an llmb-run job-history database") from None
+    finally:
+        con.close()
+    jobs = [Job(row=dict(r), order=i) for i, r in enumerate(rows)]
+    return sorted(jobs, key=_age)
+
+
+def _age(job: Job) -> tuple[int, int]:
+    for key in _JOB_ID_COLUMNS:
+        value = job.row.get(key)
+        if value is not None:
+            try:
+                return int(str(value).split("_")[0]), job.order
+            except ValueError:
+                break
+    return int(job.row.get("_rowid") or 0), job.order
+
+
+def _alnum(text: object) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(text or "").lower())
+
+
+def select_job(jobs: list[Job], *, workload: str, precision: str, num_gpus: int,
+               selector: str | None, file: Path, field: str) -> tuple[Job, list[str]]:
+    """The job a manifest run means, and notes on what was passed over."""
+    notes: list[str] = []
+    pool = [j for j in jobs
+            if _alnum(j.row.get("dtype", precision)) == _alnum(precision)
+            and str(j.row.get("scale", num_gpus)).strip() == str(num_gpus)]
+    if selector:
+        pool = [j for j in pool if selector in j.label]
+    else:
+        wanted = _alnum(workload)
+        named = [j for j in pool
+                 if wanted and wanted in _alnum(f"{j.row.get('workload_key', '')}"
+                                                f"{j.row.get('model_size', '')}")]
+        pool = named or pool
+    if not pool:
+        raise CmaxError(
+            f"no job for {workload} {precision} at {num_gpus} GPUs in the jobs table",
+            file=file, field=field,
+            expected="a job with matching dtype and scale: "
+            + ", ".join(j.label for j in jobs[:8]))
+    keys = {(_alnum(j.row.get("workload_key")), _alnum(j.row.get("model_size"))) for j in pool}
+    if len(keys) > 1:
+        raise CmaxError(
+            f"{len(pool)} different workloads match; cannot tell which one this run is",
+            file=file, field=field,
+            fix="add `experiment = \"<workload key>\"` to the run: "
+            + ", ".join(j.label for j in pool[:8]))
+    chosen = pool[-1]
+    if len(pool) > 1:
+        notes.append(f"{len(pool) - 1} earlier job(s) of the same configuration superseded by "
+                     f"the latest, {chosen.label}")
+    return chosen, notes
+
+
+def summary(jobs: list[Job]) -> dict[str, object]:
+    return {
+        "format": "llmb-sqlite",
+        "jobs": [
+            {"job": j.label, "status": j.status,
+             "train_step_time_seconds": j.row.get("train_step_time_seconds"),
+             "tflops_per_gpu": j.row.get("tflops_per_gpu")}
+            for j in jobs
+        ],
+    }

@@ -1,0 +1,114 @@
+"""Megatron-LM and Megatron-Bridge training logs.
+
+The step time comes from the iteration line printed on the last rank
+(``iteration 40/ 50 | ... | elapsed time per iteration (ms): 10121.4 | ...``, one-indexed,
+converted to seconds). Model TFLOP/s per GPU come either inline
+(``throughput per GPU (TFLOP/s/GPU): x``, Megatron-LM) or from a separate rank-0 line
+(``Step Time : 10.12s GPU utilization: 731.5MODEL_TFLOP/s/GPU``, Megatron-Bridge) that is paired
+with the iteration lines by position, as llmb-run pairs them. A ``grad norm: nan`` marks the
+run ``invalid_grad_norm``. Parallel layout and batch sizes are read from Megatron's argument
+dump (``  tensor_model_parallel_size ........ 4``) when the log has one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from cmax.ingest.textlines import (
+    NUM,
+    TrainingLog,
+    collect,
+    drop_cut_tail,
+    scan_lines,
+    settle_steps,
+    to_float,
+    to_int,
+    value_after,
+)
+
+ITER_KEY = "elapsed time per iteration"
+TFLOPS_KEY = "TFLOP/s/GPU"
+BRIDGE_KEY = "MODEL_TFLOP/s/GPU"
+_ITER = r"iteration\s+(\d+)\s*/\s*(\d+)"
+_TFLOPS_LINE = NUM + r"\s*(?:MODEL_)?TFLOP/s/GPU"
+
+# Megatron argument name -> canonical runs column
+ARG_KEYS: dict[str, str] = {
+    "seq_length": "seq_len",
+    "global_batch_size": "gbs",
+    "micro_batch_size": "mbs",
+    "tensor_model_parallel_size": "tp",
+    "pipeline_model_parallel_size": "pp",
+    "context_parallel_size": "cp",
+    "expert_model_parallel_size": "ep",
+    "virtual_pipeline_model_parallel_size": "vp",
+}
+_ARG_LINE = r"\b(" + "|".join(ARG_KEYS) + r")\s*(?:\.{2,}|:|=)\s*(\d+)\s*$"
+
+
+def parse_megatron(path: Path) -> TrainingLog:
+    text = pl.col("text")
+    is_iter = text.str.contains(ITER_KEY, literal=True)
+    rows = collect(
+        scan_lines(path)
+        .filter(text.str.contains_any([ITER_KEY, TFLOPS_KEY, *ARG_KEYS]))
+        .select(
+            pl.col("line").cast(pl.Int64),
+            pl.when(is_iter).then(pl.lit("iter"))
+            .when(text.str.contains(_TFLOPS_LINE)).then(pl.lit("tflops"))
+            .otherwise(pl.lit("arg")).alias("kind"),
+            to_int(text.str.extract(_ITER, 1)).alias("iteration"),
+            to_int(text.str.extract(_ITER, 2)).alias("max_iteration"),
+            to_float(value_after(r"elapsed time per iteration \(ms\)", sep=r"\s*:"))
+            .alias("elapsed_ms"),
+            to_float(value_after(r"throughput per GPU \(TFLOP/s/GPU\)", sep=r"\s*:"))
+            .alias("inline_tflops"),
+            to_float(text.str.extract(_TFLOPS_LINE, 1)).alias("line_tflops"),
+            to_float(value_after(r"lm loss", sep=r"\s*:")).alias("loss"),
+            to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
+            to_int(value_after(r"global batch size", sep=r"\s*:")).alias("gbs_inline"),
+            text.str.extract(_ARG_LINE, 1).alias("arg"),
+            to_int(text.str.extract(_ARG_LINE, 2)).alias("arg_value"),
+            text.str.contains(BRIDGE_KEY, literal=True).alias("bridge"),
+        ),
+        path,
+    )
+    notes: list[str] = []
+    samples = rows.filter(pl.col("kind") != "arg")
+    samples = drop_cut_tail(samples, path, [ITER_KEY, TFLOPS_KEY], notes)
+    iters = samples.filter(pl.col("kind") == "iter")
+    tflops = samples.filter(pl.col("kind") == "tflops")["line_tflops"]
+    paired = pl.Series("paired", [None] * iters.height, dtype=pl.Float64)
+    if tflops.len():
+        n = min(tflops.len(), iters.height)
+        paired = pl.concat([tflops.head(n), pl.Series([None] * (iters.height - n),
+                                                      dtype=pl.Float64)])
+        if tflops.len() != iters.height:
+            notes.append(f"{tflops.len()} TFLOP/s lines for {iters.height} iteration lines; "
+                         "paired by position as llmb-run does")
+    events = iters.with_columns(
+        (pl.col("elapsed_ms") / 1000.0).alias("step_time_s"),
+        pl.coalesce(pl.col("inline_tflops"), pl.lit(paired)).alias("tflops_per_gpu"),
+    )
+    invalid = bool(events.height and events["grad_norm"].is_nan().any())
+    steps, restarts = settle_steps(events)
+    if restarts:
+        notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
+
+    config: dict[str, int] = {}
+    for arg, value in rows.filter(pl.col("arg").is_not_null()).select("arg", "arg_value").rows():
+        if value is not None:
+            config.setdefault(ARG_KEYS[arg], int(value))
+    gbs = events["gbs_inline"].drop_nulls() if events.height else pl.Series([], dtype=pl.Int64)
+    if "gbs" not in config and gbs.len():
+        config["gbs"] = int(gbs[0])
+    max_iter = events["max_iteration"].max() if events.height else None
+    bridge = bool(rows["bridge"].any())
+    return TrainingLog(
+        format="megatron", framework="megatron-bridge" if bridge else "megatron-lm",
+        steps=steps,
+        max_iteration=int(max_iter) if max_iter is not None else None,  # type: ignore[arg-type]
+        config=config, restarts=restarts, invalid_grad_norm=invalid, notes=notes, source=path,
+    )

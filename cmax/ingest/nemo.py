@@ -1,0 +1,105 @@
+"""NeMo training logs: NeMo 1 (NeMo-Launcher progress bars) and NeMo 2 step lines.
+
+NeMo 1 (DGXC v24.11-v25.03) prints a Lightning progress bar whose postfix carries
+``global_step=49.00`` and ``train_step_timing in s=14.70``; the bar is redrawn with ``\\r``, so
+one physical line holds many updates. The iteration is the zero-based ``global_step``; the
+bar's ``n/N`` gives the run length (last iteration N-1).
+
+NeMo 2 (DGXC v25.04-v26.02) prints one line per step:
+``iteration 40/49 | ... | train_step_timing in s: 10.08 | TFLOPS_per_GPU: 7.401e+02 | ...``,
+zero-indexed (the final step is ``49/49``). Patterns follow ``parse_train_timing.sh`` and
+llmb-run (research/dgxc.md §3.2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from cmax.ingest.textlines import (
+    TrainingLog,
+    collect,
+    drop_cut_tail,
+    scan_lines,
+    settle_steps,
+    to_float,
+    to_int,
+    value_after,
+)
+
+NEMO1_KEY = "train_step_timing in s="
+NEMO2_KEY = "train_step_timing in s:"
+_ITER = r"iteration\s+(\d+)\s*/\s*(\d+)"
+
+
+def parse_nemo2(path: Path) -> TrainingLog:
+    text = pl.col("text")
+    events = collect(
+        scan_lines(path)
+        .filter(text.str.contains(NEMO2_KEY, literal=True))
+        .select(
+            pl.col("line").cast(pl.Int64),
+            to_int(text.str.extract(_ITER, 1)).alias("iteration"),
+            to_int(text.str.extract(_ITER, 2)).alias("max_iteration"),
+            to_float(value_after(r"train_step_timing in s", sep=r"\s*:")).alias("step_time_s"),
+            to_float(value_after(r"TFLOPS_per_GPU", sep=r"\s*:")).alias("tflops_per_gpu"),
+            to_float(value_after(r"reduced_train_loss", sep=r"\s*:")).alias("loss"),
+            to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
+            to_int(value_after(r"global_batch_size", sep=r"\s*:")).alias("gbs"),
+        ),
+        path,
+    )
+    notes: list[str] = []
+    events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
+    return _finish("nemo2", events, notes, path)
+
+
+def parse_nemo1(path: Path) -> TrainingLog:
+    text = pl.col("text")
+    events = collect(
+        scan_lines(path)
+        .filter(text.str.contains(NEMO1_KEY, literal=True))
+        .with_columns(text.str.split("\r"))
+        .explode("text")
+        .filter(text.str.contains(NEMO1_KEY, literal=True))
+        .select(
+            pl.col("line").cast(pl.Int64),
+            to_float(value_after(r"global_step", sep=r"\s*=")).alias("global_step"),
+            to_int(text.str.extract(r"(\d+)\s*/\s*(\d+)\s*\[", 1)).alias("bar_n"),
+            to_int(text.str.extract(r"(\d+)\s*/\s*(\d+)\s*\[", 2)).alias("bar_total"),
+            to_float(value_after(r"train_step_timing in s", sep=r"\s*=")).alias("step_time_s"),
+            to_float(value_after(r"TFLOPS_per_GPU", sep=r"\s*=")).alias("tflops_per_gpu"),
+            to_float(value_after(r"reduced_train_loss", sep=r"\s*=")).alias("loss"),
+            to_float(value_after(r"grad[ _]norm", sep=r"\s*=")).alias("grad_norm"),
+        ),
+        path,
+    )
+    notes: list[str] = []
+    events = drop_cut_tail(events, path, [NEMO1_KEY], notes)
+    events = events.with_columns(
+        pl.coalesce(
+            pl.col("global_step").floor().cast(pl.Int64, strict=False),
+            pl.col("bar_n") - 1,
+        ).alias("iteration"),
+        (pl.col("bar_total") - 1).alias("max_iteration"),
+    )
+    return _finish("nemo1", events, notes, path)
+
+
+def _finish(fmt: str, events: pl.DataFrame, notes: list[str], path: Path) -> TrainingLog:
+    invalid = bool(events.height and events["grad_norm"].is_nan().any())
+    steps, restarts = settle_steps(events)
+    max_iter = events["max_iteration"].max() if events.height else None
+    config: dict[str, int] = {}
+    if "gbs" in events.columns:
+        gbs = events["gbs"].drop_nulls()
+        if gbs.len():
+            config["gbs"] = int(gbs[0])
+    if restarts:
+        notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
+    return TrainingLog(
+        format=fmt, framework=fmt, steps=steps,
+        max_iteration=int(max_iter) if max_iter is not None else None,  # type: ignore[arg-type]
+        config=config, restarts=restarts, invalid_grad_norm=invalid, notes=notes, source=path,
+    )

@@ -1,0 +1,86 @@
+"""TorchTitan training logs (DGXC DeepSeek-V3 TorchTitan recipe, v25.12+).
+
+TorchTitan logs one coloured metrics line per logged step:
+``step:  2  loss:  7.8120  grad_norm:  1.2345  memory: 61.23GiB(77.42%)  tps: 1,234
+tflops: 456.78  mfu: 46.19%`` (one-based steps, ANSI colour codes between the fields). It prints
+no step time: ``tps`` is tokens per second per GPU, so the step time is
+``gbs x seq_len / (num_gpus x tps)`` once the run's shape is known (ingest fills it from the
+manifest or from the ``Training starts at step 1, with local batch size ..., global batch size
+..., sequence length ..., total steps ...`` line). The recipe reads ``tflops`` and ``tps`` after
+warm-up (research/dgxc.md §3.1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from cmax.ingest.textlines import (
+    TrainingLog,
+    collect,
+    drop_cut_tail,
+    scan_lines,
+    settle_steps,
+    to_float,
+    to_int,
+    value_after,
+)
+
+STEP_KEYS = ["tflops:", "tps:"]
+START_KEY = "Training starts at step"
+# a label starts the line or follows a non-word character or a colour code ("\x1b[31mstep:")
+_AT = r"(?:^|[^A-Za-z0-9_]|\x1b\[[0-9;]*m)"
+
+
+def parse_torchtitan(path: Path) -> TrainingLog:
+    text = pl.col("text")
+    rows = collect(
+        scan_lines(path)
+        .filter(text.str.contains_any([*STEP_KEYS, START_KEY]))
+        .select(
+            pl.col("line").cast(pl.Int64),
+            text.str.contains(START_KEY, literal=True).alias("start"),
+            to_int(value_after(_AT + "step:", sep="")).alias("iteration"),
+            to_float(value_after(_AT + "loss:", sep="")).alias("loss"),
+            to_float(value_after(_AT + "grad_norm:", sep="")).alias("grad_norm"),
+            to_float(value_after(_AT + "tps:", sep="")).alias("tokens_per_s_per_gpu"),
+            to_float(value_after(_AT + "tflops:", sep="")).alias("tflops_per_gpu"),
+            to_int(text.str.extract(r"global batch size\s*(\d+)", 1)).alias("gbs"),
+            to_int(text.str.extract(r"sequence length\s*(\d+)", 1)).alias("seq_len"),
+            to_int(text.str.extract(r"total steps\s*(\d+)", 1)).alias("total_steps"),
+        ),
+        path,
+    )
+    notes: list[str] = []
+    events = rows.filter(~pl.col("start") & pl.col("iteration").is_not_null())
+    events = drop_cut_tail(events, path, STEP_KEYS, notes)
+    invalid = bool(events.height and events["grad_norm"].is_nan().any())
+    steps, restarts = settle_steps(events)
+    if restarts:
+        notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
+    config: dict[str, int] = {}
+    max_iteration: int | None = None
+    starts = rows.filter(pl.col("start"))
+    if starts.height:
+        first = starts.row(0, named=True)
+        for key in ("gbs", "seq_len"):
+            if first[key] is not None:
+                config[key] = int(first[key])
+        if first["total_steps"] is not None:
+            max_iteration = int(first["total_steps"])
+    return TrainingLog(
+        format="torchtitan", framework="torchtitan", steps=steps, max_iteration=max_iteration,
+        config=config, restarts=restarts, invalid_grad_norm=invalid, notes=notes, source=path,
+    )
+
+
+def fill_step_time(steps: pl.DataFrame, gbs: int | None, seq_len: int | None,
+                   num_gpus: int | None) -> pl.DataFrame:
+    """Derive step time from tokens/s/GPU when the run's shape is known."""
+    if not (gbs and seq_len and num_gpus):
+        return steps
+    tokens_per_gpu_step = gbs * seq_len / num_gpus
+    return steps.with_columns(
+        pl.coalesce(pl.col("step_time_s"),
+                    tokens_per_gpu_step / pl.col("tokens_per_s_per_gpu")).alias("step_time_s"))

@@ -1,0 +1,75 @@
+"""Which log file a training run means, and which parser reads it.
+
+llmb-run names a job's logs ``log-<...>_<jobid>_<retry>.out`` and, when Slurm requeued the job,
+reads only the highest retry (research dgxc.md §3.2, ``job_logs.py``); earlier retries stopped
+part-way. A manifest ``log`` may name such a file or the folder holding it; either way the
+highest retry of that job is read, and the run's notes say when that differs from the name
+given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from cmax.errors import CmaxError
+from cmax.ingest.jax_logs import parse_maxtext, parse_paxml
+from cmax.ingest.megatron import parse_megatron
+from cmax.ingest.nemo import parse_nemo1, parse_nemo2
+from cmax.ingest.textlines import TrainingLog
+from cmax.ingest.torchtitan import parse_torchtitan
+
+PARSERS: dict[str, Callable[[Path], TrainingLog]] = {
+    "nemo1": parse_nemo1,
+    "nemo2": parse_nemo2,
+    "megatron": parse_megatron,
+    "maxtext": parse_maxtext,
+    "paxml": parse_paxml,
+    "torchtitan": parse_torchtitan,
+}
+
+_LLMB_LOG = re.compile(r"^log-.*_(\d+)_(\d+)\.out$")
+
+
+def pick_log(path: Path) -> tuple[Path, list[str]]:
+    """The file to read for a run's ``log`` (a file or folder), plus notes on the choice."""
+    if path.is_dir():
+        found = [(m, p) for p in sorted(path.iterdir())
+                 if p.is_file() and (m := _LLMB_LOG.match(p.name))]
+        if not found:
+            files = [p for p in sorted(path.iterdir())
+                     if p.is_file() and not p.name.startswith(".")]
+            if len(files) == 1:
+                return files[0], []
+            raise CmaxError(
+                f"folder holds {len(files)} files and no llmb-run log", file=path,
+                expected="log-<name>_<jobid>_<retry>.out files of one job, or a single log",
+                fix="point `log` at the log file itself")
+        jobs = sorted({m.group(1) for m, _ in found})
+        if len(jobs) > 1:
+            raise CmaxError(
+                f"folder holds logs of {len(jobs)} jobs ({', '.join(jobs)})", file=path,
+                fix="point `log` at one job's log file")
+        match, best = max(found, key=lambda item: int(item[0].group(2)))
+        notes = []
+        if len(found) > 1:
+            notes.append(f"{best.name} read: retry {match.group(2)} of job {match.group(1)} "
+                         "(llmb-run keeps the highest retry)")
+        return best, notes
+    named = _LLMB_LOG.match(path.name)
+    if not named:
+        return path, []
+    stem = path.name[: named.start(2)]
+    retries = [(int(m.group(2)), p) for p in path.parent.iterdir()
+               if p.is_file() and p.name.startswith(stem) and (m := _LLMB_LOG.match(p.name))
+               and m.group(1) == named.group(1) and p.name[: m.start(2)] == stem]
+    retry, best = max(retries, key=lambda item: item[0])
+    if best != path:
+        return best, [f"{path.name} superseded by {best.name}: retry {retry} of job "
+                      f"{named.group(1)} (llmb-run keeps the highest retry)"]
+    return path, []
+
+
+def parse_training(path: Path, fmt: str) -> TrainingLog:
+    return PARSERS[fmt](path)
