@@ -63,6 +63,10 @@ class Bundle:
             return str(path)
 
 
+def _size(n: int) -> str:
+    return f"{n / 1024**3:g} GiB" if n >= 1024**3 else f"{n:,} bytes"
+
+
 def _check_member(name: str, archive: Path) -> PurePosixPath:
     rel = PurePosixPath(name.replace("\\", "/"))
     if rel.is_absolute() or ".." in rel.parts or (rel.parts and ":" in rel.parts[0]):
@@ -77,11 +81,11 @@ def _extract_tar(archive: Path, dest: Path) -> None:
     try:
         with tarfile.open(archive, "r:*") as tar:
             total = 0
-            members = tar.getmembers()
-            if len(members) > MAX_MEMBERS:
-                raise CmaxError(f"archive has {len(members)} members", file=archive,
-                                expected=f"at most {MAX_MEMBERS}")
-            for member in members:
+            # iterate rather than getmembers(): a hostile archive's index is never held whole
+            for count, member in enumerate(tar, start=1):
+                if count > MAX_MEMBERS:
+                    raise CmaxError(f"archive has more than {MAX_MEMBERS} members",
+                                    file=archive, expected=f"at most {MAX_MEMBERS}")
                 rel = _check_member(member.name, archive)
                 if member.issym() or member.islnk():
                     raise CmaxError(
@@ -94,7 +98,7 @@ def _extract_tar(archive: Path, dest: Path) -> None:
                 total += member.size
                 if total > MAX_TOTAL_BYTES:
                     raise CmaxError("archive expands beyond the size limit", file=archive,
-                                    expected=f"at most {MAX_TOTAL_BYTES // 1024**3} GiB")
+                                    expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
                 target = dest.joinpath(*rel.parts)
                 if member.isdir():
                     target.mkdir(parents=True, exist_ok=True)
@@ -124,10 +128,16 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                 if mode == 0o120000:
                     raise CmaxError(f"archive member {info.filename!r} is a link", file=archive,
                                     fix="bundle real files, not links")
+                if mode not in (0, 0o100000, 0o040000):
+                    raise CmaxError(f"archive member {info.filename!r} is not a regular file",
+                                    file=archive)
+                if info.flag_bits & 0x1:
+                    raise CmaxError(f"archive member {info.filename!r} is encrypted",
+                                    file=archive, fix="pack the bundle without a password")
                 total += info.file_size
                 if total > MAX_TOTAL_BYTES:
                     raise CmaxError("archive expands beyond the size limit", file=archive,
-                                    expected=f"at most {MAX_TOTAL_BYTES // 1024**3} GiB")
+                                    expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
                 target = dest.joinpath(*rel.parts)
                 if info.is_dir():
                     target.mkdir(parents=True, exist_ok=True)
@@ -141,9 +151,16 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                             raise CmaxError(f"member {info.filename!r} is larger than declared",
                                             file=archive)
                         out.write(chunk)
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
         raise CmaxError(f"cannot read archive: {exc}", file=archive,
                         fix="check that the .zip is complete and not corrupt") from None
+
+
+def _is_tar(path: Path) -> bool:
+    try:
+        return tarfile.is_tarfile(path)
+    except OSError:
+        return False
 
 
 def _manifest_root(extracted: Path, source: Path) -> Path:
@@ -178,6 +195,10 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
             root = source.parent
             yield Bundle(source=root, root=root, manifest=load_manifest(source))
             return
+        elif zipfile.is_zipfile(source):  # renamed archive: trust the content, not the name
+            _extract_zip(source, dest)
+        elif _is_tar(source):
+            _extract_tar(source, dest)
         else:
             raise CmaxError("not a bundle", file=source,
                             expected="a directory, .tar.gz, .tgz, .tar or .zip holding cmax.toml")
