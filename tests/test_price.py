@@ -170,7 +170,8 @@ def test_declarations_lift_the_gate_and_price_value_scores() -> None:
     assert card.tier == RUBRIC.tiers.tier_for(card.score)
     pricing = next(c for c in card.categories if c.name == "pricing")
     # value = market 2.10 × throughput 1.0 × goodput 1.0 ÷ quoted 2.10 = 1.0 → 100 points
-    assert pricing.verified and pricing.score == 100.0
+    # (weight 2); no pricing declarations in an evidenced category → 0 (weight 1): 200 / 3
+    assert pricing.verified and pricing.score == pytest.approx(200 / 3, abs=1e-4)
     assert any("value for money" in e for e in pricing.evidence)
     assert isinstance(PriceAdvice.model_json_schema(), dict)
 

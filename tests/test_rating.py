@@ -13,7 +13,9 @@ from cmax.evidence import AUDIT_SCHEMA, conform, empty
 from cmax.score import Rubric, load_rubric
 from cmax.score.rating import (
     RatingInputs,
+    coverage_gate,
     evaluate_gates,
+    evidence_coverage,
     final_tier,
     rate_categories,
     weighted_score,
@@ -155,8 +157,9 @@ def test_category_points_by_hand(small: Rubric) -> None:
     # reliability: goodput 0.95 → 90 (×2); MTBF ratio 1/√10 → 50 on the log scale (×1);
     # SLA 3 of 4 node-months → 75 (×1) → (180 + 50 + 75) / 4 = 76.25
     assert cats["reliability"].score == pytest.approx(76.25)
-    # a category with nothing at all is 0 and unverified
-    assert cats["storage"].score == 0.0 and not cats["storage"].verified
+    # a category with nothing at all is left out (weight 0) and unverified
+    assert cats["storage"].weight == 0.0 and not cats["storage"].verified
+    assert "no evidence" in cats["storage"].evidence[0]
     assert all(c.rules for c in cats.values())
 
 
@@ -166,10 +169,22 @@ def test_declarations_only_category_is_unverified(small: Rubric) -> None:
     assert not sec.verified and sec.score == pytest.approx(100 / 3, abs=1e-4)
 
 
-def test_weighted_score_and_tiers(small: Rubric) -> None:
+def test_weighted_score_coverage_and_tiers(small: Rubric) -> None:
     cats = rate_categories(inputs(workloads=[workload(1.0)]), small)
-    # only networking (weight 50) scores 100 → 50 of 100 total weight
-    assert weighted_score(cats) == pytest.approx(50.0)
+    # only networking (weight 50) has evidence: the others are left out, not scored 0
+    assert weighted_score(cats) == pytest.approx(100.0)
+    assert [c.weight for c in cats if c.name in ("security", "networking")] == [0.0, 50.0]
+    # but evidence covers 50 of 100 weight: at most Silver (Gold needs 75 %)
+    assert evidence_coverage(cats, small) == pytest.approx(0.5)
+    gate = coverage_gate(cats, small, "Platinum")
+    assert not gate.passed and gate.cap == "Silver" and "security, reliability" in gate.reason
+    assert final_tier(100.0, [gate], small) == "Silver"
+    assert coverage_gate(cats, small, "Bronze").passed  # does not bind below its cap
+    # declaring one security key makes security evidenced: its audit part is absent, and the
+    # two undeclared requirements score 0 → 33.3, now counted
+    cats = rate_categories(inputs(workloads=[workload(1.0)],
+                                  declarations={"iso27001": True}), small)
+    assert weighted_score(cats) == pytest.approx((100 / 3 * 30 + 100 * 50) / 80, abs=1e-3)
     assert small.tiers.tier_for(90) == "Platinum" and small.tiers.tier_for(89.99) == "Gold"
     assert small.tiers.tier_for(54.9) == "Underperforming"
 

@@ -1,7 +1,7 @@
 """``cmax score`` and ``cmax price``: output formats, exit codes, one-line user errors.
 
 The pipeline (ingest, validate, reference) is replaced by a stub module so these tests pin the
-commands' own behaviour; the sample-bundle tests at the end run the real chain when it exists.
+commands' own behaviour; tests/test_demo.py runs the real chain on the sample bundles.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from cmax.scorecard import Scorecard
 from tests.score_fakes import FakeReference, baseline, evidence, flat_steps, manifest, run_row
 
 KEY = ("llama3.1-70b", "bf16", 64)
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
 @dataclass
@@ -125,23 +124,3 @@ def test_price_without_pricing_is_exit_2(monkeypatch: pytest.MonkeyPatch,
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and "pricing" in captured.err
-
-
-def _real_pipeline() -> bool:
-    try:
-        import cmax.pipeline  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _real_pipeline(), reason="ingest / validate / reference not yet built")
-def test_sample_bundles_score_and_price(capsys: pytest.CaptureFixture[str]) -> None:
-    for name in ("aurora-compute", "borealis-cloud"):
-        code = main(["score", str(SAMPLES / name), "--format", "json"])
-        card = json.loads(capsys.readouterr().out)
-        assert code == (1 if card["finding_counts"]["error"] else 0)
-        assert len(card["categories"]) == 10
-        assert main(["price", str(SAMPLES / name), "--format", "json"]) == 0
-        advice = json.loads(capsys.readouterr().out)
-        assert advice["recommended_usd_per_gpu_hour"] <= advice["quoted_usd_per_gpu_hour"]

@@ -19,6 +19,7 @@ from cmax.score.network import network_results
 from cmax.score.performance import exemplar_verdict, suite_throughput, workload_results
 from cmax.score.rating import (
     RatingInputs,
+    coverage_gate,
     evaluate_gates,
     final_tier,
     rate_categories,
@@ -99,9 +100,9 @@ def score(
     )
     categories = rate_categories(inputs, rubric)
     total = weighted_score(categories)
-    gates = evaluate_gates(inputs, rubric)
-    tier = final_tier(total, gates, rubric)
     by_score = rubric.tiers.tier_for(total)
+    gates = [*evaluate_gates(inputs, rubric), coverage_gate(categories, rubric, by_score)]
+    tier = final_tier(total, gates, rubric)
     notes = [exemplar_note,
              f"weighted category score {total:.1f} → {by_score} under rubric {rubric.label} "
              f"(Platinum ≥ {rubric.tiers.Platinum:g}, Gold ≥ {rubric.tiers.Gold:g}, Silver ≥ "
@@ -111,10 +112,14 @@ def score(
             notes.append(f"gate failed: {g.name} caps the tier at {g.cap}")
     if tier != by_score:
         notes.append(f"final tier {tier} (gates applied)")
-    unverified = [c.name for c in categories if not c.verified]
+    unverified = [c.name for c in categories if not c.verified and c.weight > 0]
     if unverified:
         notes.append("categories resting on declarations only (unverified): "
                      + ", ".join(unverified))
+    absent = [c.name for c in categories if c.weight == 0 and rubric.categories[c.name].weight]
+    if absent:
+        notes.append("categories with no evidence, left out of the weighted score: "
+                     + ", ".join(absent))
     notes.extend(_unmapped_audit(evidence, rubric))
     ordered = sort_findings(findings)
     return Scorecard(

@@ -43,13 +43,13 @@ def olympic_score(times_min: list[float], benchmark: str) -> tuple[float | None,
 def mlperf_results(
     evidence: Evidence, reference: ReferenceData, rubric: Rubric,
 ) -> list[MlperfResult]:
-    table = evidence.mlperf
+    table = evidence.mlperf.filter(pl.col("benchmark").is_not_null())
     if table.is_empty():
         return []
     out: list[MlperfResult] = []
     groups = table.select("benchmark", "num_gpus").unique(maintain_order=True)
     for benchmark, num_gpus in groups.iter_rows():
-        rows = table.filter((pl.col("benchmark") == benchmark)
+        rows = table.filter((pl.col("benchmark").eq_missing(benchmark))
                             & (pl.col("num_gpus").eq_missing(num_gpus)))
         times = [
             float(t) if (t is not None and str(s or "").lower() == "success") else math.inf

@@ -64,6 +64,7 @@ class _Part:
     measured: bool
     evidence: list[str] = field(default_factory=list)
     rule: str = ""
+    present: bool = True
 
 
 def truthy(value: bool | str | int | float) -> bool:
@@ -246,15 +247,13 @@ def _declaration_part(cid: str, comp: Component, inputs: RatingInputs,
                 f"{k} = {_fmt(v)}" for k, v in found))
         else:
             evidence.append(f"not declared: {' or '.join(alternatives)}")
-    if not present:
-        return None
     credit = rubric.scoring.declaration_credit
     score = 100.0 * met / len(comp.keys) * credit
     evidence.append(f"{met} of {len(comp.keys)} declared requirement(s) met → {score:.1f}")
     rule = (f"{cid}: self-declarations in the manifest's [declarations]; points = 100 × share "
             f"of requirements declared true (a|b: either) × declaration credit {credit:g}; "
             f"unverified; component weight {comp.weight:g}")
-    return _Part(score, comp.weight, False, evidence, rule)
+    return _Part(score, comp.weight, False, evidence, rule, present=present)
 
 
 _BUILDERS = {
@@ -265,6 +264,14 @@ _BUILDERS = {
 
 
 def rate_categories(inputs: RatingInputs, rubric: Rubric) -> list[CategoryScore]:
+    """Score every rubric category.
+
+    A category is *evidenced* when a measured component has evidence or any of its
+    declaration keys appears in the manifest. In an evidenced category an undeclared
+    requirement scores 0 (declaring part of a list must never score worse than declaring
+    none). A category with no evidence at all is reported with weight 0: it is left out of the
+    weighted score and counts against evidence coverage instead (see :func:`coverage_gate`).
+    """
     out = []
     for name, cat in rubric.categories.items():
         parts: list[_Part] = []
@@ -280,21 +287,46 @@ def rate_categories(inputs: RatingInputs, rubric: Rubric) -> list[CategoryScore]
                 continue
             parts.append(part)
             rules.append(part.rule)
-        if parts:
+        if any(p.present for p in parts):
             total_w = sum(p.weight for p in parts)
             score = sum(p.score * p.weight for p in parts) / total_w
             evidence = [line for p in parts for line in p.evidence]
-            rules.append(f"{name}: category score = weight-averaged components present "
+            rules.append(f"{name}: category score = weight-averaged components "
                          f"({' + '.join(f'{p.score:.1f}×{p.weight:g}' for p in parts)}) "
                          f"÷ {total_w:g} = {score:.1f}; category weight {cat.weight:g}")
+            weight = cat.weight
         else:
             score = 0.0
+            weight = 0.0
             evidence = ["no evidence and no declarations for this category"]
-            rules.append(f"{name}: no component had evidence: 0 points")
+            rules.append(f"{name}: no evidence: left out of the weighted score (rubric weight "
+                         f"{cat.weight:g} counts against evidence coverage)")
         out.append(CategoryScore(
-            name=name, score=round(min(100.0, max(0.0, score)), 4), weight=cat.weight,
+            name=name, score=round(min(100.0, max(0.0, score)), 4), weight=weight,
             verified=any(p.measured for p in parts), evidence=evidence, rules=rules))
     return out
+
+
+def evidence_coverage(categories: Sequence[CategoryScore], rubric: Rubric) -> float:
+    """Share of the rubric's category weight that has any evidence."""
+    total = sum(c.weight for c in rubric.categories.values())
+    return sum(c.weight for c in categories) / total if total else 0.0
+
+
+def coverage_gate(categories: Sequence[CategoryScore], rubric: Rubric,
+                  score_tier: TierName) -> Gate:
+    """The tier a partial picture allows, as a gate that fails only when it binds."""
+    cov = evidence_coverage(categories, rubric)
+    allowed = rubric.coverage.highest_tier(cov)
+    missing = [c.name for c in categories if c.weight == 0 and rubric.categories[c.name].weight]
+    req = rubric.coverage
+    reason = (f"evidence covers {cov:.0%} of the category weight"
+              + (f" (none for {', '.join(missing)})" if missing else "")
+              + f"; Platinum needs {req.Platinum:.0%}, Gold {req.Gold:.0%}, Silver "
+              f"{req.Silver:.0%}, Bronze {req.Bronze:.0%}: at most {allowed} "
+              f"[coverage; {rubric.label}]")
+    binds = TIER_ORDER.index(allowed) > TIER_ORDER.index(score_tier)
+    return Gate(name="Evidence coverage", passed=not binds, cap=allowed, reason=reason)
 
 
 def weighted_score(categories: Sequence[CategoryScore]) -> float:

@@ -109,6 +109,33 @@ class TierThresholds(_Strict):
         return "Underperforming"
 
 
+class CoverageRules(_Strict):
+    """Share of the category weight that must have evidence (measured or declared) for a tier.
+
+    A category with no evidence at all is left out of the weighted score rather than scored 0
+    (unknown is not bad), so this is what stops a provider from reaching a high tier on a
+    partial picture: ClusterMAX Platinum "excels on every criterion".
+    """
+
+    Platinum: float = Field(default=1.0, ge=0, le=1)
+    Gold: float = Field(default=0.75, ge=0, le=1)
+    Silver: float = Field(default=0.5, ge=0, le=1)
+    Bronze: float = Field(default=0.25, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _descending(self) -> CoverageRules:
+        if not self.Platinum >= self.Gold >= self.Silver >= self.Bronze:
+            raise ValueError("coverage must satisfy Platinum >= Gold >= Silver >= Bronze")
+        return self
+
+    def highest_tier(self, coverage: float) -> TierName:
+        for name, minimum in (("Platinum", self.Platinum), ("Gold", self.Gold),
+                              ("Silver", self.Silver), ("Bronze", self.Bronze)):
+            if coverage >= minimum - 1e-9:
+                return name  # type: ignore[return-value]
+        return "Underperforming"
+
+
 class Component(_Strict):
     """One source of points inside a category, with its weight inside that category."""
 
@@ -165,6 +192,7 @@ class Rubric(_Strict):
     mlperf: MlperfRules = Field(default_factory=MlperfRules)
     scoring: ScoringRules = Field(default_factory=ScoringRules)
     tiers: TierThresholds
+    coverage: CoverageRules = Field(default_factory=CoverageRules)
     categories: dict[str, Category]
     gates: list[GateRule] = Field(default_factory=list)
     source: str = ""
