@@ -66,6 +66,9 @@ def scorecard_text(card: Scorecard) -> list[str]:
                      f"{s.node_months} node-months below); credit owed {s.credit_pct:.3f}%")
     lines += ["", "Categories (score × weight; * = declarations only, unverified)"]
     for c in card.categories:
+        if c.weight == 0 and not c.verified and c.score == 0:
+            lines.append(f"  {c.name:<14} {'-':>6}   no evidence (left out of the score)")
+            continue
         mark = "" if c.verified else " *"
         lines.append(f"  {c.name:<14} {c.score:6.1f} × {c.weight:<4g}{mark}")
     if card.gates:

@@ -54,7 +54,9 @@ def _watts(evidence: Evidence, reference: ReferenceData) -> tuple[float | None, 
     table = econ.get("default_watts_per_gpu")
     allin = num(table, canonical) if isinstance(table, Mapping) else None
     if allin:
-        src = text(econ, "default_watts_source") or "reference economics"
+        sources = econ.get("default_watts_source")
+        src = (text(sources, canonical) if isinstance(sources, Mapping)
+               else text(econ, "default_watts_source")) or "reference economics"
         return allin, (f"the reference all-in default for {canonical} (server power ÷ GPUs × "
                        f"PUE; {src})")
     tdp = getattr(spec, "tdp_w", None)
@@ -158,13 +160,14 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
         low_high = [(w.ci_low, w.ci_high) for w in scorecard.workloads
                     if w.verdict in COMPARABLE_VERDICTS and w.ratio is not None
                     and w.ci_low is not None and w.ci_high is not None]
-        if low_high and len(low_high) == len(lines):
+        if parity < quoted and low_high and len(low_high) == len(lines):
             lo = geometric_mean([a for a, _ in low_high])
             hi = geometric_mean([b for _, b in low_high])
             steps.append(
-                f"   The 95% confidence intervals put parity between "
-                f"${quoted * lo * goodput:.4f} and ${quoted * hi * goodput:.4f}/GPU-hour; a "
-                "provider may argue for the upper end.")
+                f"   Using each run's 95% confidence bounds instead of its point ratio puts "
+                f"parity between ${quoted * lo * goodput:.4f} and "
+                f"${quoted * hi * goodput:.4f}/GPU-hour; a provider may argue for the upper "
+                "end.")
 
     term_cost = quoted * gpus * hours
     if rel is None:
