@@ -85,8 +85,8 @@ class FakeReference:
         self.release = "test-2026.1"
         rows = BASELINES if baselines is None else baselines
         overrides = {"ep": pl.Int64, "model_tflops_per_gpu": pl.Float64, "erratum": pl.String}
-        self.baselines = (pl.DataFrame(rows, schema_overrides=overrides) if rows
-                          else pl.DataFrame(schema={c: pl.String for c in BASELINE_COLUMNS}))
+        frame = pl.DataFrame(rows or BASELINES, schema_overrides=overrides)
+        self.baselines = frame if rows else frame.clear()
 
     def gpu(self, gpu_id: str) -> FakeGpu:
         if gpu_id not in PEAKS:

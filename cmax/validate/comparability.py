@@ -44,7 +44,7 @@ register(Rule(
     "reference recipes use weak scaling (GBS proportional to GPUs).",
     "Re-run with the reference recipe's configuration (shown in the message) or submit the "
     "run as unrated.",
-    "DGXC recipe README configuration tables (dgxc.md §1.2, Appendix B).",
+    "NVIDIA/dgxc-benchmarking recipe READMEs (configuration tables per GPU and scale).",
 ))
 register(Rule(
     "comparability.config-unverified", "warning", "Part of the run configuration is unknown",
@@ -66,7 +66,7 @@ register(Rule(
     "The matched reference row is a reduced-layer proxy; NVIDIA's READMEs say proxy configs "
     "\"are not realistic\", so a ratio against it is indicative only.",
     "Prefer a full-model reference scale if one exists.",
-    "DGXC llama3.1/grok1 README notes on proxy configurations (dgxc.md §2.4).",
+    "NVIDIA/dgxc-benchmarking llama3.1 and grok1 READMEs (proxy configurations).",
 ))
 register(Rule(
     "comparability.baseline-erratum", "info", "The reference result carries an erratum",

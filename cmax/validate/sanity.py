@@ -54,7 +54,8 @@ register(Rule(
     "are faster than the hardware can run this model, so the log, the GBS or the GPU count "
     "is wrong.",
     "Check GBS, sequence length and GPU count against the log; submit the unedited log.",
-    "Model FLOPs formulas of the DGXC READMEs (dgxc.md §3.4-3.5) against the dense peak (§3.6).",
+    "Model FLOPs per sample (reference/conventions.toml; smallest convention) against the "
+    "dense peak of NVIDIA/dgxc-benchmarking README \"Peak Theoretical Throughput\".",
 ))
 register(Rule(
     "sanity.tflops-zero", "warning", "Reported TFLOP/s are all zero",

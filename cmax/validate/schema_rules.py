@@ -57,7 +57,8 @@ register(Rule(
     "Use one of: " + ", ".join(sorted({
         "fp32", "tf32", "fp16", "bf16", "fp8", "fp8-cs", "fp8-ds", "fp8-mx", "fp8-ss",
         "fp8-blockwise", "mxfp8", "nvfp4", "mxfp4"})) + ".",
-    "DGXC and Megatron-Bridge precision labels (dgxc.md §2.1) and the MLPerf "
+    "Precision labels of NVIDIA/dgxc-benchmarking and the Megatron-Bridge performance summary, "
+    "and the MLPerf "
     "lowest_numerical_precision vocabulary.",
 ))
 
