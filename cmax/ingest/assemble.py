@@ -32,7 +32,7 @@ from cmax.evidence import (
 from cmax.ingest import clustermax_audit, dgxc_parse, incidents, llmb_sqlite, mlperf, nccl
 from cmax.ingest.detect import SUMMARY_FORMATS, TRAINING_FORMATS, detect_format
 from cmax.ingest.summary import find_system_json
-from cmax.ingest.textlines import CONFIG_KEYS
+from cmax.ingest.textlines import CONFIG_KEYS, table
 from cmax.ingest.torchtitan import fill_step_time
 from cmax.ingest.training import parse_training, pick_log
 from cmax.manifest import RunSpec
@@ -95,8 +95,7 @@ def ingest(bundle: Bundle) -> Evidence:
         run_rows.append(row)
         if steps is not None:
             step_frames.append(steps)
-    evidence.runs = conform(pl.DataFrame(run_rows, infer_schema_length=None)
-                            if run_rows else pl.DataFrame(), RUNS_SCHEMA)
+    evidence.runs = table(run_rows, RUNS_SCHEMA)
     evidence.steps = _concat(step_frames, STEPS_SCHEMA)
 
     nccl_frames = []
@@ -127,7 +126,7 @@ def ingest(bundle: Bundle) -> Evidence:
 
 def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.DataFrame:
     frames = [conform(f, schema) for f in frames]
-    return pl.concat(frames, how="vertical") if frames else conform(pl.DataFrame(), schema)
+    return pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=schema)
 
 
 def _expect(fmt: str, allowed: tuple[str, ...], what: str) -> None:
@@ -264,8 +263,7 @@ def _read_audit(reader: _Reader, relative: str, key: str) -> tuple[pl.DataFrame,
         "evidence": f"{c.group}: audit_data.{c.key}" + (f" ({c.basis})" if c.basis else ""),
         "source_file": rel,
     } for c in report.checks]
-    frame = pl.DataFrame(records, infer_schema_length=None) if records else pl.DataFrame()
-    return conform(frame, AUDIT_SCHEMA), report.cluster
+    return table(records, AUDIT_SCHEMA), report.cluster
 
 
 def _read_incidents(reader: _Reader, relative: str, key: str) -> pl.DataFrame:

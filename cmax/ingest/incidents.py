@@ -8,7 +8,8 @@ planned/unplanned. Categories are kept as written (e.g. the Llama 3 paper's "Fau
 "Network Switch/Cable"): reliability scoring maps them.
 
 A bad row is an error naming the file and line, never a skipped row: an interruption log
-that silently loses incidents would flatter the provider.
+that silently loses incidents would flatter the provider. One leniency: when ``description`` is
+the last CSV column, unquoted commas in it are taken as part of the text.
 """
 
 from __future__ import annotations
@@ -122,8 +123,13 @@ def parse_incidents_csv(path: Path) -> list[dict[str, object]]:
         values = [v for v in raw.values() if isinstance(v, str)]
         line = reader.line_num - sum(v.count("\n") for v in values)
         if None in raw:
-            raise CmaxError("row has more fields than the header", file=path, line=line,
-                            fix="quote fields that contain commas")
+            extra = raw.pop(None)
+            last = reader.fieldnames[-1]
+            if last.strip().lower() != "description":
+                raise CmaxError("row has more fields than the header", file=path, line=line,
+                                fix="quote fields that contain commas")
+            # free text with unquoted commas in the last column: the commas were the text's
+            raw[last] = ",".join([raw[last] or "", *extra])
         if all(v is None or str(v).strip() == "" for v in raw.values()):
             continue
         if any(v is None for v in raw.values()):
@@ -172,7 +178,7 @@ def _item_lines(text: str, count: int) -> list[int]:
 
 def incidents_frame(rows: list[dict[str, object]], *, source_file: str) -> pl.DataFrame:
     if not rows:
-        return conform(pl.DataFrame(), INCIDENTS_SCHEMA)
+        return pl.DataFrame(schema=INCIDENTS_SCHEMA)
     frame = pl.DataFrame(
         [{**r, "source_file": source_file} for r in rows],
         schema_overrides={"start": pl.Datetime("us", "UTC"), "end": pl.Datetime("us", "UTC")},

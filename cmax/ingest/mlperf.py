@@ -21,7 +21,8 @@ from pathlib import Path
 import polars as pl
 
 from cmax.errors import CmaxError
-from cmax.evidence import MLPERF_SCHEMA, conform
+from cmax.evidence import MLPERF_SCHEMA
+from cmax.ingest.textlines import table
 
 TOKEN = ":::MLLOG"
 
@@ -210,8 +211,7 @@ def mlperf_frame(runs: list[MlperfRun], *, num_gpus: int | None,
         "time_to_train_min": r.minutes, "num_gpus": num_gpus,
         "source_file": display.get(r.path, r.path.name),
     } for r in runs]
-    frame = pl.DataFrame(records, infer_schema_length=None) if records else pl.DataFrame()
-    return conform(frame, MLPERF_SCHEMA)
+    return table(records, MLPERF_SCHEMA)
 
 
 def mlperf_summary(runs: list[MlperfRun], system: dict[str, object] | None) -> dict[str, object]:

@@ -23,6 +23,7 @@ import polars as pl
 
 from cmax.errors import CmaxError
 from cmax.evidence import NCCL_SCHEMA
+from cmax.ingest.textlines import table
 
 COLLECTIVES = (
     "reduce_scatter", "all_reduce", "all_gather", "alltoall", "broadcast", "sendrecv",
@@ -201,11 +202,7 @@ def nccl_frame(tests: list[NcclTest], *, run_id: str, source_file: str,
         for row in test.rows:
             records.append({"run_id": run_id, "collective": test.collective, "ranks": ranks,
                             "nodes": nodes, "source_file": source_file, **row})
-    frame = pl.DataFrame(records, schema_overrides={"line": pl.Int64()},
-                         infer_schema_length=None) if records else pl.DataFrame()
-    from cmax.evidence import conform
-
-    return conform(frame, NCCL_SCHEMA)
+    return table(records, NCCL_SCHEMA)
 
 
 def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:

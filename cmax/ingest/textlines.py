@@ -23,13 +23,14 @@ Real logs are messy, and each mess has a rule here:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from cmax.errors import CmaxError
+from cmax.evidence import conform
 from cmax.window import steady_state_window
 
 # A number as training frameworks print it: 12, 10.08, 7.401e+02, 3.000000E-05, nan, inf.
@@ -137,6 +138,13 @@ class TrainingLog:
         if any(i not in seen for i in range(window.first, window.last + 1)):
             return "incomplete"
         return "success"
+
+
+def table(records: Sequence[Mapping[str, object]], schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Canonical table from row dicts (an empty list gives an empty table, not a null row)."""
+    if not records:
+        return pl.DataFrame(schema=schema)
+    return conform(pl.DataFrame(records, infer_schema_length=None), schema)
 
 
 def empty_steps() -> pl.DataFrame:
