@@ -29,7 +29,6 @@ from cmax.reference.catalog import (
     normalize_precision,
     resolve_gpu,
 )
-from cmax.reference.checksum import verify_checksums
 from cmax.reference.economics import load_economics
 from cmax.reference.flops import (
     CONVENTIONS,
@@ -307,6 +306,9 @@ def load_reference(release: str = "latest", *, root: Path | None = None) -> Refe
 
 @functools.lru_cache(maxsize=8)
 def _load_cached(directory_text: str) -> Reference:
+    # imported here so `python -m cmax.reference.checksum` runs without a double import
+    from cmax.reference.checksum import verify_checksums
+
     directory = Path(directory_text)
     verify_checksums(directory)
     release, release_date = _read_release(directory)
