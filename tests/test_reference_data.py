@@ -159,9 +159,11 @@ def test_latest_prefers_revised_baseline(ref: Reference) -> None:
 
 def test_latest_newest_container_and_filters(ref: Reference) -> None:
     latest = ref.match_baseline("llama3.1-70b", "h100-sxm", "fp8", 64)
-    assert latest is not None and latest["baseline_id"] == "mbridge-26.04.01-llama3.1-70b-h100-sxm-fp8-64"
+    assert latest is not None
+    assert latest["baseline_id"] == "mbridge-26.04.01-llama3.1-70b-h100-sxm-fp8-64"
     by_gbs = ref.match_baseline("llama3.1-70b", "h100-sxm", "fp8", 64, gbs=128)
-    assert by_gbs is not None and by_gbs["baseline_id"] == "mbridge-25.11-llama3.1-70b-h100-sxm-fp8-cs-64"
+    assert by_gbs is not None
+    assert by_gbs["baseline_id"] == "mbridge-25.11-llama3.1-70b-h100-sxm-fp8-cs-64"
     assert ref.match_baseline("llama3.1-70b", "h100-sxm", "fp8", 64, gbs=7) is None
     assert ref.match_baseline("llama3.1-70b", "h100-sxm", "fp8", 65) is None  # exact scale
     dgxc = ref.match_baseline("llama3.1-70b", "h100", "fp8", 64, framework="nemo2")
@@ -255,3 +257,26 @@ def test_mlperf_and_economics(ref: Reference) -> None:
     assert "eia.gov" in eco["household_source"]
     assert ref.default_watts_per_gpu("h100") == pytest.approx(10200 / 8 * 1.56)
     assert ref.default_watts_per_gpu("gb300") is None
+
+
+@pytest.mark.skipif(not SEED.is_file(), reason="research seed not beside the checkout")
+def test_build_script_reproduces_the_release(tmp_path: Path) -> None:
+    """tools/build_reference.py regenerates baselines.csv byte for byte from the seed."""
+    import importlib.util
+    import sys
+
+    root = _copy(tmp_path)
+    (root / "baselines.csv").unlink()
+    script = Path(__file__).resolve().parents[1] / "tools" / "build_reference.py"
+    spec = importlib.util.spec_from_file_location("build_reference", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["build_reference"] = module  # dataclasses look their module up here
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop("build_reference", None)
+    assert module.main([str(SEED), "--out", str(root)]) == 0
+    shipped = data_dir("reference")
+    assert (root / "baselines.csv").read_bytes() == (shipped / "baselines.csv").read_bytes()
+    assert (root / "SHA256SUMS").read_bytes() == (shipped / "SHA256SUMS").read_bytes()
