@@ -199,7 +199,7 @@ def incidents_csv(p: Provider, rng: random.Random) -> str:
         at = start + dt.timedelta(days=7 + 10 * i, hours=2)
         node = f"{p.cluster}-{rng.randrange(NODES):03d}"
         rows.append((at, at + dt.timedelta(hours=4), node, "", "Host Maintenance", "true",
-                     "scheduled firmware update, announced 7 days ahead"))
+                     "scheduled firmware update (announced 7 days ahead)"))
     rows.sort()
     out = ["start,end,node,gpu,category,planned,description"]
     for a, b, node, gpu, cat, planned, desc in rows:
