@@ -21,15 +21,14 @@ from cmax.validate.registry import Rule, finding, register
 Version = tuple[int, ...]
 
 # DGXC README.md @ v26.06.01 ("Software requirements"): minimum and recommended host versions.
-RECIPE_FLOORS: dict[str, tuple[Version, Version | None]] = {
-    "driver": ((535, 129, 3), (570, 172, 8)),
-    "cuda": ((12, 3), (12, 8)),
-    "nccl": ((2, 19, 4), None),
+RECIPE_FLOORS: dict[str, tuple[str, str | None]] = {
+    "driver": ("535.129.03", "570.172.08"),
+    "cuda": ("12.3", "12.8"),
+    "nccl": ("2.19.4", None),
 }
 # ClusterMAX minimum-versions.json (table generated 2026-08-19): NVIDIA driver by branch.
-DRIVER_SECURITY_MINIMUMS: dict[int, Version] = {
-    535: (535, 309, 1), 570: (570, 211, 1), 580: (580, 159, 3), 590: (590, 48, 1),
-    595: (595, 71, 5),
+DRIVER_SECURITY_MINIMUMS: dict[int, str] = {
+    535: "535.309.01", 570: "570.211.01", 580: "580.159.03", 590: "590.48.01", 595: "595.71.05",
 }
 _LABEL = {"driver": "NVIDIA driver", "cuda": "CUDA", "nccl": "NCCL"}
 
@@ -75,6 +74,8 @@ register(Rule(
 ))
 
 _NUM = re.compile(r"^\D*?(\d+(?:\.\d+)*)")
+# an audit's observed text: "580.159.03", or "fail (version 570.148.08)"
+_OBSERVED = re.compile(r"(?:^|version\s+)(\d+\.\d+(?:\.\d+)*)")
 
 
 def parse_version(text: str) -> Version | None:
@@ -88,7 +89,8 @@ def _fmt(version: Version) -> str:
     return ".".join(str(p) for p in version)
 
 
-def _below(have: Version, floor: Version) -> bool:
+def _below(have: Version, floor_text: str) -> bool:
+    floor = parse_version(floor_text) or ()
     width = max(len(have), len(floor))
     return have + (0,) * (width - len(have)) < floor + (0,) * (width - len(floor))
 
@@ -116,9 +118,9 @@ def _audited(ctx: Context) -> dict[str, tuple[str, str | None]]:
             continue
         rows = checks.filter(pl.col("check_id").cast(pl.String).str.starts_with(check_id))
         for row in rows.iter_rows(named=True):
-            value = str(row.get("observed") or "")
-            if re.match(r"^\d+\.\d+", value):
-                out[comp] = (value, row.get("source_file") or audit_file)
+            match = _OBSERVED.search(str(row.get("observed") or ""))
+            if match:
+                out[comp] = (match.group(1), row.get("source_file") or audit_file)
                 break
     return out
 
@@ -167,11 +169,11 @@ def check(ctx: Context) -> Iterator[Finding]:
         floor, recommended = RECIPE_FLOORS[comp]
         if _below(version, floor):
             yield finding("software.below-recipe-floor",
-                          f"{_LABEL[comp]} {text} is below the recipe minimum {_fmt(floor)}",
+                          f"{_LABEL[comp]} {text} is below the recipe minimum {floor}",
                           file=where)
         elif recommended and _below(version, recommended):
             yield finding("software.below-recommended",
-                          f"{_LABEL[comp]} {text} is below the recommended {_fmt(recommended)}",
+                          f"{_LABEL[comp]} {text} is below the recommended {recommended}",
                           file=where)
     if "driver" in known and not _audit_failed_driver(ctx):
         version, text, where = known["driver"]
@@ -179,5 +181,5 @@ def check(ctx: Context) -> Iterator[Finding]:
         if minimum and _below(version, minimum):
             yield finding("software.driver-security-floor",
                           f"NVIDIA driver {text} is below the {version[0]} branch security "
-                          f"minimum {_fmt(minimum)} (criterion security-nvidia-driver)",
+                          f"minimum {minimum} (criterion security-nvidia-driver)",
                           file=where)
