@@ -28,6 +28,15 @@ __all__ = [
     "validate",
 ]
 
+# Stages whose sub-package has the same name as the function (cmax.ingest, ...) are imported
+# eagerly: importing a sub-package binds its module to the parent's attribute, which would
+# otherwise shadow the function. They only need Polars and pydantic. Rendering (WeasyPrint,
+# matplotlib) stays lazy.
+from cmax.ingest import ingest  # noqa: E402
+from cmax.price import price  # noqa: E402
+from cmax.score import score  # noqa: E402
+from cmax.validate import validate  # noqa: E402
+
 _LAZY = {
     "CmaxError": "cmax.errors",
     "Evidence": "cmax.evidence",
@@ -35,13 +44,9 @@ _LAZY = {
     "PriceAdvice": "cmax.scorecard",
     "Scorecard": "cmax.scorecard",
     "assess": "cmax.pipeline",
-    "ingest": "cmax.ingest",
     "load_reference": "cmax.reference",
     "open_bundle": "cmax.bundle",
-    "price": "cmax.price",
     "render_reports": "cmax.render",
-    "score": "cmax.score",
-    "validate": "cmax.validate",
 }
 
 if TYPE_CHECKING:
@@ -49,14 +54,10 @@ if TYPE_CHECKING:
     from cmax.errors import CmaxError
     from cmax.evidence import Evidence
     from cmax.findings import Finding
-    from cmax.ingest import ingest
     from cmax.pipeline import assess
-    from cmax.price import price
     from cmax.reference import load_reference
     from cmax.render import render_reports
-    from cmax.score import score
     from cmax.scorecard import PriceAdvice, Scorecard
-    from cmax.validate import validate
 
 
 def __getattr__(name: str) -> Any:
