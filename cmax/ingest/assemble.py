@@ -129,10 +129,11 @@ def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.Da
     return pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=schema)
 
 
-def _expect(fmt: str, allowed: tuple[str, ...], what: str) -> None:
+def _expect(path: Path, fmt: str, allowed: tuple[str, ...], what: str) -> None:
     if fmt not in allowed:
-        raise CmaxError(f"file holds {fmt}, not {what}", expected=", ".join(allowed),
-                        fix="check the manifest points at the right file")
+        raise CmaxError(f"file holds {fmt}, not {what}", file=path,
+                        expected=", ".join(allowed), fix="check the manifest points at the "
+                        "right file")
 
 
 def _read_run(reader: _Reader, i: int, spec: RunSpec,
@@ -146,7 +147,7 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
     except CmaxError as exc:
         raise CmaxError(exc.message, file=path, expected="a training log or DGXC/llmb-run "
                         "summary", fix=exc.fix) from None
-    _expect(fmt, (*TRAINING_FORMATS, *SUMMARY_FORMATS), "a training log")
+    _expect(path, fmt, (*TRAINING_FORMATS, *SUMMARY_FORMATS), "a training log")
     rel = reader.record(path, fmt)
     run_id = f"runs[{i}]"
     row: dict[str, Any] = {
@@ -214,7 +215,7 @@ def _read_nccl(reader: _Reader, i: int, relative: str, key: str) -> pl.DataFrame
         fmt = detect_format(path)
         if target.is_dir() and fmt != "nccl-tests":
             continue
-        _expect(fmt, ("nccl-tests",), "nccl-tests output")
+        _expect(path, fmt, ("nccl-tests",), "nccl-tests output")
         tests = nccl.parse_nccl_tests(path)
         rel = reader.record(path, fmt)
         frames.append(nccl.nccl_frame(tests, run_id=f"nccl[{i}]", source_file=rel, path=path))
@@ -234,7 +235,7 @@ def _read_mlperf(reader: _Reader, relative: str, key: str) -> pl.DataFrame:
                             expected="result_*.txt files with :::MLLOG lines")
         folder = target
     else:
-        _expect(detect_format(target), ("mlperf",), "an MLPerf result file")
+        _expect(target, detect_format(target), ("mlperf",), "an MLPerf result file")
         results, folder = [target], target.parent
     runs = [mlperf.parse_result_file(p) for p in results]
     for run in runs:
@@ -250,7 +251,8 @@ def _read_mlperf(reader: _Reader, relative: str, key: str) -> pl.DataFrame:
 
 def _read_audit(reader: _Reader, relative: str, key: str) -> tuple[pl.DataFrame, str | None]:
     path = reader.bundle.resolve(relative, field=key)
-    _expect(detect_format(path), ("clustermax-audit",), "a ClusterMAX audit.values.json")
+    _expect(path, detect_format(path), ("clustermax-audit",),
+            "a ClusterMAX audit.values.json")
     values = clustermax_audit.load_audit(path)
     try:
         report = clustermax_audit.grade_audit(values)
@@ -269,7 +271,7 @@ def _read_audit(reader: _Reader, relative: str, key: str) -> tuple[pl.DataFrame,
 def _read_incidents(reader: _Reader, relative: str, key: str) -> pl.DataFrame:
     path = reader.bundle.resolve(relative, field=key)
     fmt = detect_format(path)
-    _expect(fmt, ("incidents-csv", "incidents-json"), "an incident log")
+    _expect(path, fmt, ("incidents-csv", "incidents-json"), "an incident log")
     rows = (incidents.parse_incidents_csv(path) if fmt == "incidents-csv"
             else incidents.parse_incidents_json(path))
     rel = reader.record(path, fmt)
