@@ -234,6 +234,7 @@ def _sequence(view: RunView) -> Iterator[Finding]:
     its = [as_int(v) for v in view.steps["iteration"].to_list()]
     lines = [as_int(v) for v in view.steps["line"].to_list()]
     seen: dict[int, int | None] = {}
+    top: int | None = None
     for it, line in zip(its, lines, strict=True):
         if it is None:
             continue
@@ -242,11 +243,12 @@ def _sequence(view: RunView) -> Iterator[Finding]:
                               f"iteration {it} appears again (first at line {seen[it]})",
                               line=line)
             return
-        if seen and it < max(seen):
+        if top is not None and it < top:
             yield run_finding("consistency.iteration-sequence", view,
-                              f"iteration {it} follows iteration {max(seen)}", line=line)
+                              f"iteration {it} follows iteration {top}", line=line)
             return
         seen[it] = line
+        top = it if top is None else max(top, it)
 
 
 def _system(ctx: Context) -> Iterator[Finding]:

@@ -115,8 +115,23 @@ def robust_sigma(values: list[float], median: float, quantum: float) -> float:
     return max(1.4826 * mad, quantum, 0.002 * median)
 
 
-def theil_sen_slope(xs: list[int], ys: list[float]) -> float:
-    """Median of pairwise slopes: a trend estimate that one stall cannot move."""
+def theil_sen_slope(xs: list[int], ys: list[float], max_points: int = 120) -> float:
+    """Median of pairwise slopes: a trend estimate that one stall cannot move.
+
+    Long runs are first reduced to ``max_points`` bins (median position and time of each), so
+    the pairwise step stays cheap (O(max_points^2)) for logs of any length.
+    """
+    if len(xs) > max_points:
+        size = math.ceil(len(xs) / max_points)
+        bins = [(xs[i:i + size], ys[i:i + size]) for i in range(0, len(xs), size)]
+        xs_f = [_median([float(x) for x in bx]) for bx, _ in bins]
+        ys = [_median(by) for _, by in bins]
+    else:
+        xs_f = [float(x) for x in xs]
+    return _pairwise_slope(xs_f, ys)
+
+
+def _pairwise_slope(xs: list[float], ys: list[float]) -> float:
     slopes = [(ys[j] - ys[i]) / (xs[j] - xs[i])
               for i in range(len(xs)) for j in range(i + 1, len(xs)) if xs[j] != xs[i]]
     return _median(slopes) if slopes else 0.0
