@@ -1,0 +1,200 @@
+"""Opening bundles: directories and archives, with hostile archives refused before anything
+lands outside the temporary extraction directory."""
+
+from __future__ import annotations
+
+import io
+import stat
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import cmax.bundle
+from cmax.bundle import open_bundle
+from cmax.errors import CmaxError
+
+MANIFEST = """
+[provider]
+name = "Example Cloud"
+cluster = "example-h100-a"
+
+[system]
+gpu = "h100-sxm"
+nodes = 2
+gpus_per_node = 8
+
+[benchmark]
+date = 2026-10-01
+
+[[nccl]]
+path = "nccl/all_reduce.txt"
+"""
+
+
+def _tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            else:
+                tar.addfile(info)
+    return path
+
+
+def _file(name: str, data: bytes = b"x") -> tuple[tarfile.TarInfo, bytes]:
+    return tarfile.TarInfo(name), data
+
+
+def _good_members(prefix: str = "") -> list[tuple[tarfile.TarInfo, bytes | None]]:
+    return [_file(prefix + "cmax.toml", MANIFEST.encode()),
+            _file(prefix + "nccl/all_reduce.txt", b"# nThread 1 nGpus 8\n")]
+
+
+def test_directory_tgz_zip_and_nested_root(tmp_path: Path) -> None:
+    folder = tmp_path / "dir"
+    (folder / "nccl").mkdir(parents=True)
+    (folder / "cmax.toml").write_text(MANIFEST)
+    (folder / "nccl" / "all_reduce.txt").write_text("x")
+    with open_bundle(folder) as bundle:
+        assert bundle.manifest.provider.cluster == "example-h100-a"
+        assert bundle.resolve("nccl/all_reduce.txt", field="nccl[0].path").is_file()
+    tgz = _tar(tmp_path / "b.tar.gz", _good_members("bundle/"))  # tar czf b.tgz bundle/
+    with open_bundle(tgz) as bundle:
+        assert bundle.root.name == "bundle" and bundle.display(bundle.root / "cmax.toml") == (
+            "cmax.toml")
+        extracted = bundle.root
+    assert not extracted.exists()  # the temporary copy is gone after the block
+    zpath = tmp_path / "b.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr("cmax.toml", MANIFEST)
+        zf.writestr("nccl/all_reduce.txt", "x")
+    with open_bundle(zpath) as bundle:
+        assert bundle.manifest.system.nodes == 2
+    renamed = tmp_path / "bundle.upload"  # a renamed archive is opened by its content
+    renamed.write_bytes(zpath.read_bytes())
+    with open_bundle(renamed) as bundle:
+        assert bundle.manifest.system.nodes == 2
+
+
+@pytest.mark.parametrize("name", ["../evil.txt", "/etc/evil.txt", "a/../../evil.txt",
+                                  "C:\\evil.txt", "a\\..\\..\\evil.txt"])
+def test_tar_path_traversal_refused(tmp_path: Path, name: str) -> None:
+    archive = _tar(tmp_path / "t.tgz", [*_good_members(), _file(name)])
+    with pytest.raises(CmaxError, match="outside the bundle"), open_bundle(archive):
+        pass
+    assert not (tmp_path / "evil.txt").exists()
+
+
+@pytest.mark.parametrize("kind", [tarfile.SYMTYPE, tarfile.LNKTYPE])
+def test_tar_links_refused(tmp_path: Path, kind: bytes) -> None:
+    link = tarfile.TarInfo("nccl/link.txt")
+    link.type = kind
+    link.linkname = "/etc/passwd" if kind == tarfile.SYMTYPE else "cmax.toml"
+    archive = _tar(tmp_path / "t.tgz", [*_good_members(), (link, None)])
+    with pytest.raises(CmaxError, match="is a link"), open_bundle(archive):
+        pass
+
+
+def test_tar_device_and_fifo_refused(tmp_path: Path) -> None:
+    fifo = tarfile.TarInfo("pipe")
+    fifo.type = tarfile.FIFOTYPE
+    archive = _tar(tmp_path / "t.tgz", [*_good_members(), (fifo, None)])
+    with pytest.raises(CmaxError, match="not a regular file"), open_bundle(archive):
+        pass
+
+
+def test_member_count_and_size_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cmax.bundle, "MAX_MEMBERS", 5)
+    many = [*_good_members(), *(_file(f"junk/{i}.txt") for i in range(10))]
+    with pytest.raises(CmaxError, match="more than 5 members"), open_bundle(
+            _tar(tmp_path / "many.tgz", many)):
+        pass
+    zpath = tmp_path / "many.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        for i in range(10):
+            zf.writestr(f"junk/{i}.txt", "x")
+    with pytest.raises(CmaxError, match="10 members"), open_bundle(zpath):
+        pass
+    monkeypatch.setattr(cmax.bundle, "MAX_MEMBERS", 10_000)
+    monkeypatch.setattr(cmax.bundle, "MAX_TOTAL_BYTES", 1000)
+    big = [*_good_members(), _file("big.bin", b"0" * 5000)]
+    with pytest.raises(CmaxError, match="size limit") as info, open_bundle(
+            _tar(tmp_path / "big.tgz", big)):
+        pass
+    assert "1,000 bytes" in str(info.value)
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("cmax.toml", MANIFEST)
+        zf.writestr("zeros.bin", b"\0" * 100_000)  # compresses to ~100 bytes
+    with pytest.raises(CmaxError, match="size limit"), open_bundle(bomb):
+        pass
+
+
+def test_zip_traversal_and_symlink_refused(tmp_path: Path) -> None:
+    zpath = tmp_path / "t.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr("cmax.toml", MANIFEST)
+        zf.writestr("../../evil.txt", "x")
+    with pytest.raises(CmaxError, match="outside the bundle"), open_bundle(zpath):
+        pass
+    spath = tmp_path / "s.zip"
+    with zipfile.ZipFile(spath, "w") as zf:
+        zf.writestr("cmax.toml", MANIFEST)
+        info = zipfile.ZipInfo("nccl/all_reduce.txt")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(info, "/etc/passwd")
+    with pytest.raises(CmaxError, match="is a link"), open_bundle(spath):
+        pass
+
+
+def test_corrupt_archives_and_non_bundles(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.tar.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    with pytest.raises(CmaxError, match="cannot read archive"), open_bundle(broken):
+        pass
+    half = tmp_path / "half.zip"
+    good = tmp_path / "good.zip"
+    with zipfile.ZipFile(good, "w") as zf:
+        zf.writestr("cmax.toml", MANIFEST)
+    half.write_bytes(good.read_bytes()[:40])
+    with pytest.raises(CmaxError), open_bundle(half):
+        pass
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(CmaxError, match="not a bundle"), open_bundle(text):
+        pass
+    with pytest.raises(CmaxError, match="bundle not found"), open_bundle(tmp_path / "nope"):
+        pass
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(CmaxError, match=r"no cmax\.toml"), open_bundle(empty):
+        pass
+
+
+def test_declared_path_escaping_bundle_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "cmax.toml").write_text(MANIFEST)
+    (tmp_path / "secret.txt").write_text("x")
+    (folder / "link.txt").symlink_to(tmp_path / "secret.txt")
+    with open_bundle(folder) as bundle:
+        with pytest.raises(CmaxError, match="leaves the bundle") as info:
+            bundle.resolve("../secret.txt", field="nccl[0].path")
+        assert info.value.field == "nccl[0].path"
+        with pytest.raises(CmaxError, match="outside the bundle"):
+            bundle.resolve("link.txt", field="nccl[0].path")
+        with pytest.raises(CmaxError, match="not in the bundle"):
+            bundle.resolve("nccl/all_reduce.txt", field="nccl[0].path")
+
+
+def test_manifest_error_names_key_value_and_expectation(tmp_path: Path) -> None:
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "cmax.toml").write_text(MANIFEST.replace("nodes = 2", "nodes = -2"))
+    with pytest.raises(CmaxError) as info, open_bundle(folder):
+        pass
+    line = info.value.one_line()
+    assert "system.nodes" in line and "-2" in line and "expected" in line
