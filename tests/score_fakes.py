@@ -81,7 +81,10 @@ class FakeReference:
                        ) -> dict[str, Any] | None:
         self.calls.append(("match_baseline", workload, gpu, precision, num_gpus, gbs, seq_len))
         row = self._baselines.get((workload, precision, num_gpus))
-        return None if row is None else dict(row)
+        if row is None or (gbs is not None and row.get("gbs") not in (None, gbs)) or (
+                seq_len is not None and row.get("seq_len") not in (None, seq_len)):
+            return None
+        return dict(row)
 
     def network_baseline(self, interconnect: str, collective: str, nodes: int
                          ) -> dict[str, Any] | None:

@@ -124,3 +124,20 @@ def test_price_without_pricing_is_exit_2(monkeypatch: pytest.MonkeyPatch,
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and "pricing" in captured.err
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def test_real_sample_bundles(capsys: pytest.CaptureFixture[str]) -> None:
+    """The real chain: Cinder has error findings (exit 1) and fails the attestation gate;
+    Borealis runs ~10 % slow, so its target is ~10 % under its quote."""
+    assert main(["score", str(SAMPLES / "cinder-gpu"), "--format", "json"]) == 1
+    card = json.loads(capsys.readouterr().out)
+    assert card["tier"] == "Underperforming" and card["finding_counts"]["error"] > 0
+    assert any(not g["passed"] and "attestation" in g["reason"] for g in card["gates"])
+    assert main(["price", str(SAMPLES / "borealis-cloud"), "--format", "json"]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    assert advice["throughput_ratio"] == pytest.approx(0.9, abs=0.01)
+    assert -11.0 < advice["adjustment_pct"] < -9.0
+    assert advice["recommended_usd_per_gpu_hour"] < advice["quoted_usd_per_gpu_hour"]

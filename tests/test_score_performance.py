@@ -101,6 +101,16 @@ def test_different_gbs_is_compared_per_token() -> None:
     r = one(ref, [run_row(gbs=128)], flat_steps("runs[0]", 10.0))
     assert r.ratio == pytest.approx(1.0)
     assert any("tokens/s/GPU" in n for n in r.notes)
+    assert any("matched the recipe's GBS 256" in n for n in r.notes)
+    # the validator reports the GBS mismatch as an error: then the run is not comparable
+    bad = Finding(rule="comparability.config-mismatch", severity="error",
+                  file="training/run0.log", message="gbs 128 (reference 256)", fix="rerun",
+                  run_id="runs[0]")
+    r = one(ref, [run_row(gbs=128)], flat_steps("runs[0]", 10.0), [bad])
+    assert r.verdict == "not_comparable"
+    # a finding for another run (by run_id) does not touch this one
+    other = bad.model_copy(update={"run_id": "runs[7]"})
+    assert one(ref, [run_row(gbs=128)], flat_steps("runs[0]", 10.0), [other]).verdict == "pass"
 
 
 def test_missing_gbs_is_taken_from_the_recipe() -> None:

@@ -166,6 +166,13 @@ def score_run(
     seq_len = _as_int(row.get("seq_len"))
     base_row = reference.match_baseline(workload, gpu, precision, num_gpus,
                                         gbs=gbs, seq_len=seq_len)
+    if base_row is None and (gbs is not None or seq_len is not None):
+        # same fallback as the validator (cmax.validate.context): the recipe's own config;
+        # the validator then reports the mismatch, which makes the run not comparable
+        base_row = reference.match_baseline(workload, gpu, precision, num_gpus)
+        if base_row is not None:
+            notes.append(f"no baseline at GBS {gbs} / sequence length {seq_len}: matched the "
+                         f"recipe's GBS {base_row.get('gbs')} / {base_row.get('seq_len')}")
     if base_row is None:
         notes.append(f"no reference baseline for {workload} {precision} on {num_gpus} × {gpu} "
                      f"in reference release {reference.release}")
