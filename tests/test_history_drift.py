@@ -205,6 +205,19 @@ def test_sla_breach_of_the_newest_period() -> None:
     assert drift({"c1": runs}, "2026-04-01") == []
 
 
+def test_sla_assessed_per_node_month() -> None:
+    # the average is above 99.9% but 6 of 192 node-months were not; the worst was 99.503%
+    runs = [("2026-10-01", {"sla": (99.9, 99.98898, False, 0.3125, 99.503435, 6, 192),
+                            "period": ("2026-07-01", "2026-09-30")})]
+    items = drift({"c1": runs}, "2026-10-01")
+    item = items[0]
+    assert (item.before, item.after, item.metric) == (99.9, 99.503435,
+                                                      "worst_node_month_uptime_pct")
+    assert item.change_pct == round((99.503435 - 99.9) / 99.9 * 100, 4) == -0.397
+    assert item.message.startswith("6 of 192 node-months below the contracted 99.9% uptime")
+    assert "worst 99.503%, average 99.989%" in item.message
+
+
 def test_as_of_ignores_later_runs() -> None:
     runs = [("2026-01-01", wl(1.00, 0.99, 1.01)), ("2026-02-01", wl(0.90, 0.89, 0.91))]
     assert drift({"c1": runs}, "2026-01-31") == []

@@ -38,7 +38,7 @@ def make_card(
     workloads: list[WorkloadSpec] | None = None,
     audit_fail: list[str] | None = None,
     audit_warning: list[str] | None = None,
-    sla: tuple[float, float, bool, float] | None = None,
+    sla: tuple[Any, ...] | None = None,
     period: tuple[str, str] | None = None,
     incidents: list[tuple[str, int]] | None = None,
     network: list[tuple[str, int, float, float | None]] | None = None,
@@ -82,10 +82,15 @@ def make_card(
         )
     sla_result = None
     if sla is not None:
-        contracted, measured, met, credit = sla
+        # (contracted, measured, met, credit[, worst node-month, node-months below, of total])
+        contracted, measured, met, credit = sla[:4]
+        extra: dict[str, Any] = {}
+        if len(sla) > 4:
+            extra = {"worst_uptime_pct": sla[4], "node_months_below": sla[5],
+                     "node_months": sla[6]}
         sla_result = SlaResult(contracted_uptime_pct=contracted, measured_uptime_pct=measured,
                                met=met, credit_pct=credit, downtime_node_hours=1.0,
-                               node_hours=1000.0)
+                               node_hours=1000.0, **extra)
     nets = [
         NetworkResult(file="nccl/x.txt", collective=coll, ranks=nodes * 8, nodes=nodes,
                       large_message_bytes=1 << 33, busbw_gbps=busbw, max_busbw_gbps=busbw,

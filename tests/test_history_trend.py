@@ -23,7 +23,9 @@ from cmax.history.trend import (
 
 def point(run_dir: str, **row: Any) -> RunPoint:
     base: dict[str, Any] = {"period_start": None, "period_end": None, "incident_dates": None,
-                            "incident_counts": None, "sla_measured_pct": None}
+                            "incident_counts": None, "sla_measured_pct": None,
+                            "sla_worst_pct": None, "sla_node_months": None,
+                            "sla_node_months_below": None}
     base.update(row)
     ts = dt.datetime.fromisoformat(run_dir).replace(tzinfo=dt.UTC)
     return RunPoint("c1", run_dir, ts, base)
@@ -55,11 +57,14 @@ def test_sla_periods_keep_the_newest_report_of_a_period() -> None:
         point("2026-02-15", period_start=d("2026-01-01"), period_end=d("2026-01-31"),
               sla_measured_pct=99.95, sla_met=True, **sla),
         point("2026-03-01", period_start=d("2026-02-01"), period_end=d("2026-02-28"),
-              sla_measured_pct=99.5, sla_met=False, **sla),
+              sla_measured_pct=99.5, sla_met=False, sla_worst_pct=97.0, sla_node_months=64,
+              sla_node_months_below=8, **sla),
     ]
     periods = sla_periods(runs)
     assert [(p.label, p.measured, p.met, p.run) for p in periods] == [
         ("2026-01", 99.95, True, "2026-02-15"), ("2026-02", 99.5, False, "2026-03-01")]
+    # 56 of 64 node-months met the SLA; without node-month detail it is all or nothing
+    assert [p.compliance_pct for p in periods] == [100.0, 87.5]
 
 
 def test_report_names_are_safe_and_distinct() -> None:

@@ -23,7 +23,8 @@ Rules (every item names the runs and the numbers it compares):
 * **Exemplar validity**: an NVIDIA Exemplar validation is valid for 12 months
   (``Exemplar_validation.md``, dgxc-benchmarking v26.02+). Counted from the newest passing run;
   ``expiring`` within ``expiry_warning_days`` of ``as_of``, ``expired`` after.
-* **SLA breach**: the newest run's SLA period measured below the contracted uptime.
+* **SLA breach**: the newest run's SLA was not met: a node-month (the SLA is per node, per
+  month) below the contracted uptime. ``after`` is the worst node-month's uptime.
 """
 
 from __future__ import annotations
@@ -327,17 +328,25 @@ def _sla_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
     latest = runs[-1].row
     if latest["sla_met"] is not False:
         return []
-    contracted, measured = latest["sla_contracted_pct"], latest["sla_measured_pct"]
+    contracted = latest["sla_contracted_pct"]
+    worst = latest["sla_worst_pct"]
+    observed = worst if worst is not None else latest["sla_measured_pct"]
     period = ""
     if latest["period_start"] is not None and latest["period_end"] is not None:
         period = f" in {latest['period_start']}–{latest['period_end']}"
+    if latest["sla_node_months"]:
+        what = (f"{latest['sla_node_months_below']} of {latest['sla_node_months']} node-months "
+                f"below the contracted {contracted:g}% uptime{period} (worst {observed:.3f}%, "
+                f"average {latest['sla_measured_pct']:.3f}%)")
+    else:
+        what = f"uptime {observed:.3f}% below the contracted {contracted:g}%{period}"
     credit = latest["sla_credit_pct"]
     return [DriftItem(
-        cluster=cluster, kind="sla_breach", before=contracted, after=measured,
-        change_pct=round((measured - contracted) / contracted * 100.0, 4),
-        metric="uptime_pct", run=runs[-1].run_dir,
-        message=f"uptime {measured:.3f}% below the contracted {contracted:g}%{period}"
-                + (f"; {credit:g}% credit owed" if credit else ""),
+        cluster=cluster, kind="sla_breach", before=contracted, after=observed,
+        change_pct=round((observed - contracted) / contracted * 100.0, 4),
+        metric="worst_node_month_uptime_pct" if worst is not None else "uptime_pct",
+        run=runs[-1].run_dir,
+        message=what + (f"; {credit:g}% credit owed" if credit else ""),
     )]
 
 

@@ -13,7 +13,8 @@ Every file carries ``cmax_history_version`` in its key-value metadata.
 Rows (``ROW_SCHEMA``): every scored run contributes
 
 * one ``row_kind = "run"`` row: tier, score, Exemplar verdict, the audit's FAIL and WARNING
-  check ids, the SLA result and the reliability period with its incident series;
+  check ids, the SLA result (assessed per node and month: node-months below the contracted
+  uptime, the worst one, the credit) and the reliability period with its incident series;
 * one ``"workload"`` row per (workload, precision, num_gpus): ratio with its 95% CI,
   tokens/s/GPU, MFU and the baseline it was compared with (of repeated runs, the worst);
 * one ``"network"`` row per nccl-tests result: bus bandwidth and ratio to the fabric baseline.
@@ -93,6 +94,9 @@ ROW_SCHEMA: dict[str, pl.DataType] = {
     "sla_measured_pct": pl.Float64(),
     "sla_met": pl.Boolean(),
     "sla_credit_pct": pl.Float64(),
+    "sla_node_months": pl.Int64(),
+    "sla_node_months_below": pl.Int64(),
+    "sla_worst_pct": pl.Float64(),
     # workload and network rows
     "workload": pl.String(),
     "precision": pl.String(),
@@ -150,6 +154,9 @@ def rows_for_run(run: RunRef, card: Scorecard) -> list[dict[str, Any]]:
             "sla_contracted_pct": sla.contracted_uptime_pct,
             "sla_measured_pct": sla.measured_uptime_pct,
             "sla_met": sla.met, "sla_credit_pct": sla.credit_pct,
+            "sla_node_months": sla.node_months or None,
+            "sla_node_months_below": sla.node_months_below if sla.node_months else None,
+            "sla_worst_pct": sla.worst_uptime_pct,
         })
     rows = [run_row]
     # repeats of one workload (Exemplar v26.02 ran each 3x): the history keeps the worst,

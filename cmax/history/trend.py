@@ -67,6 +67,8 @@ def incidents_per_month(runs: Sequence[RunPoint]) -> list[tuple[str, int]]:
 
 @dataclass(frozen=True)
 class SlaPeriod:
+    """One SLA reporting period; the SLA is judged per node and month."""
+
     period: str
     label: str
     contracted: float
@@ -74,6 +76,16 @@ class SlaPeriod:
     met: bool
     credit: float | None
     run: str
+    worst: float | None = None
+    node_months: int | None = None
+    below: int | None = None
+
+    @property
+    def compliance_pct(self) -> float:
+        """Share of node-months at or above the contracted uptime (all or nothing if unknown)."""
+        if self.node_months and self.below is not None:
+            return 100.0 * (self.node_months - self.below) / self.node_months
+        return 100.0 if self.met else 0.0
 
 
 def sla_periods(runs: Sequence[RunPoint]) -> list[SlaPeriod]:
@@ -90,7 +102,9 @@ def sla_periods(runs: Sequence[RunPoint]) -> list[SlaPeriod]:
         out.append(SlaPeriod(
             period=period, label=_month(end) if end else run.run_dir[:7],
             contracted=run.row["sla_contracted_pct"], measured=run.row["sla_measured_pct"],
-            met=bool(run.row["sla_met"]), credit=run.row["sla_credit_pct"], run=run.run_dir))
+            met=bool(run.row["sla_met"]), credit=run.row["sla_credit_pct"], run=run.run_dir,
+            worst=run.row["sla_worst_pct"], node_months=run.row["sla_node_months"],
+            below=run.row["sla_node_months_below"]))
     return out
 
 
@@ -172,9 +186,8 @@ def _cluster_context(cluster: str, runs: list[RunPoint], items: list[DriftItem],
         if incidents else None,
         "sla": slas,
         "sla_chart": bar_chart(
-            [p.label for p in slas], [p.measured for p in slas], ylabel="uptime %",
-            line=slas[-1].contracted,
-            ylim=(min(min(p.measured for p in slas), slas[-1].contracted) - 0.1, 100.0),
+            [p.label for p in slas], [p.compliance_pct for p in slas],
+            ylabel="node-months meeting SLA %", ylim=(0.0, 100.0),
             colors=["#2e8b57" if p.met else "#b22222" for p in slas]) if slas else None,
         "runs": [{
             "run": r.run_dir, "date": r.day.isoformat(), "tier": r.row["tier"],
