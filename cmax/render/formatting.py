@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from typing import Any
+
+from markupsafe import Markup, escape
 
 MISSING = "—"
 MINUS = "−"  # a true minus sign: a hyphen is too short to read in a table of prices
@@ -122,6 +125,18 @@ def binary_bytes(value: Any) -> str:
     raise AssertionError("unreachable")
 
 
+_BREAK_AFTER = re.compile(r"(?<=[./_:=,\\])")
+
+
+def breakable(value: Any) -> Markup:
+    """Escape ``value`` and allow line breaks after . / _ : = , and backslash, so long
+    identifiers and paths wrap at their joints instead of mid-word or off the page."""
+    if value is None:
+        return Markup(MISSING)
+    parts = _BREAK_AFTER.split(str(value))
+    return Markup("<wbr>").join(escape(p) for p in parts)
+
+
 def date(value: Any) -> str:
     if isinstance(value, dt.date):
         return value.isoformat()
@@ -185,11 +200,12 @@ FILTERS: dict[str, Any] = {
     "severity_class": severity_class,
     "audit_class": audit_class,
     "truncate_text": truncate,
+    "breakable": breakable,
 }
 
 GLOBALS: dict[str, Any] = {
     "pct_range": pct_range,
-    "where": where,
+    "where": lambda file, line: breakable(where(file, line)),
     "workload_label": workload_label,
     "MISSING": MISSING,
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,7 +124,15 @@ def write_document(
     options: dict[str, Any] = {"attachments": attach, "uncompressed_pdf": False}
     if pdf_variant:
         options["pdf_variant"] = pdf_variant
-    _atomic(out, lambda tmp: document.write_pdf(tmp, **options))
+
+    def write(tmp: str) -> None:
+        with warnings.catch_warnings():
+            # WeasyPrint 70 opens its sRGB profile for PDF/A output intents and never closes it
+            warnings.filterwarnings("ignore", message=r"unclosed file .*sRGB2014\.icc",
+                                    category=ResourceWarning)
+            document.write_pdf(tmp, **options)
+
+    _atomic(out, write)
 
 
 def write_pdf(

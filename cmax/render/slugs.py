@@ -24,12 +24,12 @@ _WINDOWS_RESERVED = {
 
 
 def slugify(text: str) -> str:
-    """ASCII letters, digits and single hyphens; never empty."""
+    """ASCII letters, digits and single hyphens; never empty, at most MAX_LEN long."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
     slug = slug[:MAX_LEN].rstrip("-")
-    if not slug:
-        slug = "provider"
+    if not slug:  # nothing Latin in the name (e.g. "日本クラウド"): keep names apart by hash
+        slug = "provider-" + _digest(text)
     if slug in _WINDOWS_RESERVED:
         slug += "-x"
     return slug
