@@ -121,3 +121,15 @@ def test_text_output_and_archive_bundle(tmp_path: Path,
     assert main(["validate", str(archive)]) == 0
     out = capsys.readouterr().out
     assert "0 error(s)" in out and str(archive) in out
+
+
+def test_log_gbs_contradicting_the_manifest_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """cmax.toml declares the reference GBS 256; the log shows the run used 512."""
+    bundle = _copy(tmp_path)
+    _edit_log(bundle, lambda it, line: line.replace("global_batch_size: 256",
+                                                    "global_batch_size: 512"))
+    code, data = _validate(bundle, capsys)
+    hit = _rules(data)["consistency.manifest-vs-log"][0]
+    assert code == 1 and hit["file"] == FP8_LOG and hit["line"] == 14  # iteration 11
+    assert "global batch size 512" in str(hit["message"])
