@@ -124,6 +124,7 @@ def main_bench() -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="where to build the runs root (default: a temp dir, removed)")
     parser.add_argument("--reports", action="store_true", help="also time the trend reports")
+    parser.add_argument("--jobs", type=int, default=1, help="cmax audit --jobs")
     parser.add_argument("--generate-only", action="store_true",
                         help="only build the runs root (use with --out)")
     args = parser.parse_args()
@@ -143,7 +144,7 @@ def main_bench() -> None:
         rss_before = _peak_rss_mib()
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
-            code = main(["audit", str(root), "--format", "json"] + (
+            code = main(["audit", str(root), "--format", "json", "--jobs", str(args.jobs)] + (
                 ["-o", str(args.out / "reports")] if args.reports else []))
         t_first = time.perf_counter() - t0
         rss_first = _peak_rss_mib()
@@ -159,7 +160,8 @@ def main_bench() -> None:
               f"{'  (includes trend reports)' if args.reports else ''}  exit {code}")
         print(f"second pass (nothing new)    {t_second:8.2f} s  {n / t_second:8.1f} runs/s"
               f"  exit {code2}")
-        print(f"peak RSS                     {rss_first:8.1f} MiB (before audit {rss_before:.1f})")
+        print(f"peak RSS                     {rss_first:8.1f} MiB (before audit {rss_before:.1f};"
+              f" --jobs {args.jobs}: workers not counted)")
         print(f"history                      {files} Parquet files, {size / 1024:.1f} KiB")
     finally:
         if tmp is not None:

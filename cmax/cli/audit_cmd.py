@@ -94,7 +94,7 @@ def command(ctx: click.Context, runs_root: Path, history_dir: Path | None,
         f"{summary['found']} runs under {runs_root}: {summary['scored']} newly scored, "
         f"{summary['already_recorded']} already recorded, {summary['unusable']} unusable; "
         f"history holds {summary['in_history']} runs of {summary['clusters_in_history']} "
-        f"clusters ({result.history_path})")
+        f"cluster(s) ({result.history_path})")
     if result.as_of is not None:
         click.echo(f"as of {result.as_of.isoformat()}")
     if result.items:
