@@ -67,7 +67,9 @@ register(Rule(
 register(Rule(
     "consistency.manifest-vs-log", "error", "The manifest and the log disagree",
     "cmax.toml declares one configuration and the log shows another; the rating would compare "
-    "the wrong thing.",
+    "the wrong thing. Besides the parsed fields, the global batch size printed on the window's "
+    "iteration lines is re-read from the log, because declared values take precedence in "
+    "ingest and declaring the reference GBS is the easiest way to look comparable.",
     "Correct cmax.toml (or submit the log of the run it describes).",
 ))
 register(Rule(
