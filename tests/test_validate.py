@@ -368,3 +368,20 @@ def test_run_fixture_log_is_nemo2_format() -> None:
     line = text.splitlines()[41]
     assert line.startswith("Training epoch 0, iteration 40/49 | lr: ")
     assert "| train_step_timing in s: " in line and "| TFLOPS_per_GPU: " in line
+
+
+def test_runs_are_paired_with_their_manifest_entry(tmp_path: Path) -> None:
+    """By log path, by a file inside a declared log folder, or by ingest's runs[i] id."""
+    bundle = HonestBundle()
+    bundle.runs[0].spec["log"] = "training/exp1"
+    bundle.runs[0].row["source_file"] = "training/exp1/log-exp1_42_1.out"
+    ev = bundle.build(tmp_path)
+    old = "llama3.1-405b_fp8_512"
+    rename = pl.when(pl.col("run_id") == old).then(pl.lit("runs[1]")).otherwise(pl.col("run_id"))
+    moved = pl.when(pl.col("run_id") == old).then(pl.lit("elsewhere/renamed.log")).otherwise(
+        pl.col("source_file"))
+    ev.runs = ev.runs.with_columns(moved.alias("source_file"), rename.alias("run_id"))
+    ev.steps = ev.steps.with_columns(rename.alias("run_id"))
+    findings = validate(ev, FakeReference())
+    assert {f.severity for f in findings} <= {"info"}, [f.message for f in findings]
+    assert "completeness.no-steps" not in rules_of(findings)

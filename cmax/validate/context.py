@@ -9,6 +9,7 @@ in file order, its matched reference baseline and its steady-state window.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -25,7 +26,7 @@ from cmax.evidence import (
     Evidence,
 )
 from cmax.findings import Finding
-from cmax.manifest import MANIFEST_NAME, RunSpec
+from cmax.manifest import MANIFEST_NAME, Manifest, RunSpec
 from cmax.validate.refview import RefView
 from cmax.validate.registry import finding
 from cmax.window import Window, steady_state_window
@@ -161,7 +162,7 @@ class Context:
     gpu: str = ""
 
     @property
-    def manifest(self) -> Any:
+    def manifest(self) -> Manifest:
         return self.evidence.manifest
 
 
@@ -172,10 +173,20 @@ def _frame(evidence: Evidence, name: str) -> pl.DataFrame:
 
 def _match_spec(row: dict[str, Any], specs: list[RunSpec],
                 used: set[int]) -> tuple[RunSpec | None, int | None]:
+    """The manifest entry a run came from: same log path, a file inside the declared log
+    folder (llmb-run experiment folders), or ingest's ``runs[i]`` id."""
     source = norm_path(row.get("source_file"))
-    for i, spec in enumerate(specs):
-        if i not in used and source and norm_path(spec.log) == source:
+    free = [(i, spec) for i, spec in enumerate(specs) if i not in used]
+    for i, spec in free:
+        if source and norm_path(spec.log) == source:
             return spec, i
+    for i, spec in free:
+        folder = norm_path(spec.log).rstrip("/")
+        if source and folder and source.startswith(folder + "/"):
+            return spec, i
+    match = re.fullmatch(r"runs\[(\d+)\]", str(row.get("run_id") or ""))
+    if match and int(match.group(1)) < len(specs) and int(match.group(1)) not in used:
+        return specs[int(match.group(1))], int(match.group(1))
     return None, None
 
 
