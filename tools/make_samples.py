@@ -43,12 +43,17 @@ class Workload:
     pp: int
     cp: int
     vp: int
+    ep: int | None
+    container: str
 
 
 WORKLOADS = [
-    Workload("llama3.1-405b", "bf16", 19.810, 256, 8192, 2.17e16, 8, 8, 2, 8),
-    Workload("llama3.1-405b", "fp8", 13.020, 256, 8192, 2.17e16, 8, 8, 2, 8),
-    Workload("grok1-314b", "fp8", 13.433, 1024, 8192, 4.27e15, 4, 8, 2, 8),
+    Workload("llama3.1-405b", "bf16", 19.810, 256, 8192, 2.17e16, 8, 8, 2, 8, None,
+             "nvcr.io/nvidia/nemo:25.04.01"),
+    Workload("llama3.1-405b", "fp8", 13.020, 256, 8192, 2.17e16, 8, 8, 2, 8, None,
+             "nvcr.io/nvidia/nemo:25.04.01"),
+    Workload("grok1-314b", "fp8", 13.433, 1024, 8192, 4.27e15, 4, 8, 2, 8, 8,
+             "nvcr.io/nvidia/nemo:25.04.00"),
 ]
 
 
@@ -73,15 +78,29 @@ class Provider:
 PROVIDERS = [
     Provider("aurora-compute", "Aurora Compute", "aurora-h100-east", "us-east-1",
              1.004, 0.008, 372.0, 14, 3, 1.5, 2.45, "example_audit.values.json",
-             {"soc2_type2": True, "iso27001": True, "acs_disabled": True,
-              "gpudirect_rdma": True, "24x7_support": True}, 11),
+             {"soc2_type2": True, "iso27001": True, "tenant_network_isolation": True,
+              "vulnerability_patch_process": True, "self_service_provisioning": True,
+              "published_burn_in": True, "no_egress_fees": True, "managed_slurm": True,
+              "sso_idp": True, "parallel_filesystem": True, "object_storage": True,
+              "local_nvme_cache": True, "acs_disabled": True, "gpudirect_rdma": True,
+              "sharp": True, "nccl_monitoring": True, "24x7_support": True,
+              "support_response_15min": True, "passive_health_checks": True,
+              "active_health_checks": True, "grafana_dashboards": True, "dcgm_metrics": True,
+              "custom_alerts": True, "flexible_terms": True, "no_billing_during_outage": True,
+              "contract_extension": True, "nvidia_ncp": True, "schedmd_partner": True,
+              "on_demand": True, "capacity_blocks": True, "current_skus": True}, 11),
     Provider("borealis-cloud", "Borealis Cloud", "borealis-h100-b", "eu-north-1",
              0.900, 0.015, 298.0, 27, 4, 3.0, 2.25, "example_audit.values.json",
-             {"soc2_type2": True, "iso27001": False, "acs_disabled": True,
-              "gpudirect_rdma": True}, 22),
+             {"soc2_type2": True, "iso27001": False, "tenant_network_isolation": True,
+              "self_service_provisioning": True, "managed_slurm": True,
+              "parallel_filesystem": True, "object_storage": True, "acs_disabled": True,
+              "gpudirect_rdma": True, "24x7_support": True, "passive_health_checks": True,
+              "dcgm_metrics": True, "flexible_terms": True, "on_demand": True,
+              "current_skus": True}, 22),
     Provider("cinder-gpu", "Cinder GPU", "cinder-h100-k8s", "us-central",
              0.985, 0.020, 355.0, 96, 9, 5.0, 1.95, "example_audit_weak.values.json",
-             {"soc2_type2": False, "iso27001": False}, 33),
+             {"soc2_type2": False, "iso27001": False, "managed_kubernetes": True,
+              "object_storage": True, "on_demand": True}, 33),
 ]
 
 
@@ -224,9 +243,10 @@ def manifest(p: Provider) -> str:
             "[[runs]]\n"
             f'workload = "{w.workload}"\nprecision = "{w.precision}"\nnum_gpus = {NUM_GPUS}\n'
             f'log = "training/{w.workload}_{w.precision}_{NUM_GPUS}.log"\n'
-            f"seq_len = {w.seq_len}\ngbs = {w.gbs}\ntp = {w.tp}\npp = {w.pp}\ncp = {w.cp}\n"
-            f"vp = {w.vp}\n"
-            'framework = "nemo2"\ncontainer = "nvcr.io/nvidia/nemo:25.04.01"\n'
+            f"seq_len = {w.seq_len}\ngbs = {w.gbs}\nmbs = 1\ntp = {w.tp}\npp = {w.pp}\n"
+            f"cp = {w.cp}\nvp = {w.vp}\n"
+            + (f"ep = {w.ep}\n" if w.ep else "")
+            + f'framework = "nemo2"\ncontainer = "{w.container}"\n'
         )
     decl = "\n".join(f"{k} = {'true' if v else 'false'}" for k, v in p.declarations.items())
     return f"""# Sample bundle shipped with cmax (invented provider, realistic evidence).
