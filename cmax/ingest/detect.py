@@ -28,18 +28,19 @@ CHUNK = 8 << 20
 MAX_JSON_BYTES = 256 << 20
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
-# (format, marker regex) in priority order
-_TEXT_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("mlperf", re.compile(re.escape(mlperf.TOKEN) + r"\s*\{")),
-    ("nccl-tests", re.compile(
-        r"^\s*#\s*nThread\s+\d+\s+nGpus\s+\d+|#\s*Avg bus bandwidth\s*:"
-        r"|^\s*#\s+size\s+count\s+type\b", re.MULTILINE)),
-    ("nemo2", re.compile(r"train_step_timing in s\s*:")),
-    ("nemo1", re.compile(r"train_step_timing in s\s*=")),
-    ("megatron", re.compile(r"elapsed time per iteration \(ms\)\s*:")),
-    ("maxtext", re.compile(r"completed step:\s*\d+")),
-    ("paxml", re.compile(r"train_step\(\) took\s*[\d.]")),
-    ("torchtitan", re.compile(r"\bstep:\s*\d+\s+loss:.*\b(?:tflops|tps):")),
+# (format, literal that must be present, marker regex) in priority order
+_TEXT_MARKERS: tuple[tuple[str, bytes, re.Pattern[str]], ...] = (
+    ("mlperf", b":::MLLOG", re.compile(re.escape(mlperf.TOKEN) + r"\s*\{")),
+    ("nccl-tests", b"nThread", re.compile(r"^\s*#\s*nThread\s+\d+\s+nGpus\s+\d+", re.M)),
+    ("nccl-tests", b"Avg bus bandwidth", re.compile(r"#\s*Avg bus bandwidth\s*:")),
+    ("nccl-tests", b"count", re.compile(r"^\s*#\s+size\s+count\s+type\b", re.M)),
+    ("nemo2", b"train_step_timing", re.compile(r"train_step_timing in s\s*:")),
+    ("nemo1", b"train_step_timing", re.compile(r"train_step_timing in s\s*=")),
+    ("megatron", b"elapsed time per iteration",
+     re.compile(r"elapsed time per iteration \(ms\)\s*:")),
+    ("maxtext", b"completed step:", re.compile(r"completed step:\s*\d+")),
+    ("paxml", b"train_step()", re.compile(r"train_step\(\) took\s*[\d.]")),
+    ("torchtitan", b"step:", re.compile(r"\bstep:\s*\d+\s+loss:.*\b(?:tflops|tps):")),
 )
 
 
@@ -111,12 +112,20 @@ def _detect_json(path: Path) -> tuple[str | None, str]:
 
 
 def _detect_text(path: Path) -> str | None:
-    overlap = ""
+    """Scan growing chunks (1 MB, then up to 8 MB) until a marker appears or the file ends."""
+    overlap = b""
+    size = 1 << 20
     with path.open("rb") as fh:
-        while chunk := fh.read(CHUNK):
-            text = overlap + _ANSI.sub("", chunk.decode("utf-8", errors="replace"))
-            for fmt, marker in _TEXT_MARKERS:
+        while raw := fh.read(size):
+            chunk = overlap + raw
+            text: str | None = None
+            for fmt, literal, marker in _TEXT_MARKERS:
+                if literal not in chunk:
+                    continue
+                if text is None:
+                    text = _ANSI.sub("", chunk.decode("utf-8", errors="replace"))
                 if marker.search(text):
                     return fmt
-            overlap = text[-4096:]
+            overlap = chunk[-4096:]
+            size = min(size * 2, CHUNK)
     return None

@@ -16,9 +16,8 @@ import polars as pl
 from cmax.ingest.textlines import (
     NUM,
     TrainingLog,
-    collect,
     drop_cut_tail,
-    scan_lines,
+    query_lines,
     settle_steps,
     to_float,
     to_int,
@@ -31,20 +30,19 @@ PAXML_KEY = "train_step() took"
 
 def parse_maxtext(path: Path) -> TrainingLog:
     text = pl.col("text")
-    events = collect(
-        scan_lines(path)
+    events = query_lines(path, lambda lines: (
+        lines
         .filter(text.str.contains(MAXTEXT_KEY, literal=True))
         .select(
-            pl.col("line").cast(pl.Int64),
+            pl.col("line"),
             to_int(value_after(r"completed step", sep=r"\s*:")).alias("iteration"),
             to_float(value_after(r"seconds", sep=r"\s*:")).alias("step_time_s"),
             to_float(value_after(r"TFLOP/s/device", sep=r"\s*:")).alias("tflops_per_gpu"),
             to_float(value_after(r"Tokens/s/device", sep=r"\s*:"))
             .alias("tokens_per_s_per_gpu"),
             to_float(value_after(r"\bloss", sep=r"\s*:")).alias("loss"),
-        ),
-        path,
-    )
+        )
+    ))
     notes: list[str] = []
     events = drop_cut_tail(events, path, [MAXTEXT_KEY], notes)
     steps, restarts = settle_steps(events)
@@ -56,17 +54,16 @@ def parse_maxtext(path: Path) -> TrainingLog:
 
 def parse_paxml(path: Path) -> TrainingLog:
     text = pl.col("text")
-    events = collect(
-        scan_lines(path)
+    events = query_lines(path, lambda lines: (
+        lines
         .filter(text.str.contains(PAXML_KEY, literal=True))
         .select(
-            pl.col("line").cast(pl.Int64),
+            pl.col("line"),
             text,
             to_float(text.str.extract(r"train_step\(\) took\s*" + NUM + r"\s*s", 1))
             .alias("step_time_s"),
-        ),
-        path,
-    )
+        )
+    ))
     notes: list[str] = []
     events = drop_cut_tail(events, path, [PAXML_KEY], notes)
     dupes = events.height

@@ -19,9 +19,8 @@ import polars as pl
 from cmax.ingest.textlines import (
     NUM,
     TrainingLog,
-    collect,
     drop_cut_tail,
-    scan_lines,
+    query_lines,
     settle_steps,
     to_float,
     to_int,
@@ -31,7 +30,7 @@ from cmax.ingest.textlines import (
 ITER_KEY = "elapsed time per iteration"
 TFLOPS_KEY = "TFLOP/s/GPU"
 BRIDGE_KEY = "MODEL_TFLOP/s/GPU"
-_ITER = r"iteration\s+(\d+)\s*/\s*(\d+)"
+_ITER = r"iteration\s+(?P<iteration>\d+)\s*/\s*(?P<max_iteration>\d+)"
 _TFLOPS_LINE = NUM + r"\s*(?:MODEL_)?TFLOP/s/GPU"
 
 # Megatron argument name -> canonical runs column
@@ -51,16 +50,15 @@ _ARG_LINE = r"\b(" + "|".join(ARG_KEYS) + r")\s*(?:\.{2,}|:|=)\s*(\d+)\s*$"
 def parse_megatron(path: Path) -> TrainingLog:
     text = pl.col("text")
     is_iter = text.str.contains(ITER_KEY, literal=True)
-    rows = collect(
-        scan_lines(path)
+    rows = query_lines(path, lambda lines: (
+        lines
         .filter(text.str.contains_any([ITER_KEY, TFLOPS_KEY, *ARG_KEYS]))
         .select(
-            pl.col("line").cast(pl.Int64),
+            pl.col("line"),
             pl.when(is_iter).then(pl.lit("iter"))
             .when(text.str.contains(_TFLOPS_LINE)).then(pl.lit("tflops"))
             .otherwise(pl.lit("arg")).alias("kind"),
-            to_int(text.str.extract(_ITER, 1)).alias("iteration"),
-            to_int(text.str.extract(_ITER, 2)).alias("max_iteration"),
+            text.str.extract_groups(_ITER).alias("_iter"),
             to_float(value_after(r"elapsed time per iteration \(ms\)", sep=r"\s*:"))
             .alias("elapsed_ms"),
             to_float(value_after(r"throughput per GPU \(TFLOP/s/GPU\)", sep=r"\s*:"))
@@ -72,9 +70,10 @@ def parse_megatron(path: Path) -> TrainingLog:
             text.str.extract(_ARG_LINE, 1).alias("arg"),
             to_int(text.str.extract(_ARG_LINE, 2)).alias("arg_value"),
             text.str.contains(BRIDGE_KEY, literal=True).alias("bridge"),
-        ),
-        path,
-    )
+        )
+        .unnest("_iter")
+        .with_columns(pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
+    ))
     notes: list[str] = []
     samples = rows.filter(pl.col("kind") != "arg")
     samples = drop_cut_tail(samples, path, [ITER_KEY, TFLOPS_KEY], notes)

@@ -19,9 +19,8 @@ import polars as pl
 
 from cmax.ingest.textlines import (
     TrainingLog,
-    collect,
     drop_cut_tail,
-    scan_lines,
+    query_lines,
     settle_steps,
     to_float,
     to_int,
@@ -30,26 +29,26 @@ from cmax.ingest.textlines import (
 
 NEMO1_KEY = "train_step_timing in s="
 NEMO2_KEY = "train_step_timing in s:"
-_ITER = r"iteration\s+(\d+)\s*/\s*(\d+)"
+_ITER = r"iteration\s+(?P<iteration>\d+)\s*/\s*(?P<max_iteration>\d+)"
 
 
 def parse_nemo2(path: Path) -> TrainingLog:
     text = pl.col("text")
-    events = collect(
-        scan_lines(path)
+    events = query_lines(path, lambda lines: (
+        lines
         .filter(text.str.contains(NEMO2_KEY, literal=True))
         .select(
-            pl.col("line").cast(pl.Int64),
-            to_int(text.str.extract(_ITER, 1)).alias("iteration"),
-            to_int(text.str.extract(_ITER, 2)).alias("max_iteration"),
+            pl.col("line"),
+            text.str.extract_groups(_ITER).alias("_iter"),
             to_float(value_after(r"train_step_timing in s", sep=r"\s*:")).alias("step_time_s"),
             to_float(value_after(r"TFLOPS_per_GPU", sep=r"\s*:")).alias("tflops_per_gpu"),
             to_float(value_after(r"reduced_train_loss", sep=r"\s*:")).alias("loss"),
             to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
             to_int(value_after(r"global_batch_size", sep=r"\s*:")).alias("gbs"),
-        ),
-        path,
-    )
+        )
+        .unnest("_iter")
+        .with_columns(pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
+    ))
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
     return _finish("nemo2", events, notes, path)
@@ -57,14 +56,14 @@ def parse_nemo2(path: Path) -> TrainingLog:
 
 def parse_nemo1(path: Path) -> TrainingLog:
     text = pl.col("text")
-    events = collect(
-        scan_lines(path)
+    events = query_lines(path, lambda lines: (
+        lines
         .filter(text.str.contains(NEMO1_KEY, literal=True))
         .with_columns(text.str.split("\r"))
         .explode("text")
         .filter(text.str.contains(NEMO1_KEY, literal=True))
         .select(
-            pl.col("line").cast(pl.Int64),
+            pl.col("line"),
             to_float(value_after(r"global_step", sep=r"\s*=")).alias("global_step"),
             to_int(text.str.extract(r"(\d+)\s*/\s*(\d+)\s*\[", 1)).alias("bar_n"),
             to_int(text.str.extract(r"(\d+)\s*/\s*(\d+)\s*\[", 2)).alias("bar_total"),
@@ -72,9 +71,8 @@ def parse_nemo1(path: Path) -> TrainingLog:
             to_float(value_after(r"TFLOPS_per_GPU", sep=r"\s*=")).alias("tflops_per_gpu"),
             to_float(value_after(r"reduced_train_loss", sep=r"\s*=")).alias("loss"),
             to_float(value_after(r"grad[ _]norm", sep=r"\s*=")).alias("grad_norm"),
-        ),
-        path,
-    )
+        )
+    ))
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO1_KEY], notes)
     events = events.with_columns(

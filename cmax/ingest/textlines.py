@@ -23,7 +23,7 @@ Real logs are messy, and each mess has a rule here:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,9 +34,9 @@ from cmax.evidence import conform
 from cmax.window import steady_state_window
 
 # A number as training frameworks print it: 12, 10.08, 7.401e+02, 3.000000E-05, nan, inf.
-NUM = (
-    r"([-+]?(?:(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Inf|INF))"
-)
+NUM = r"([-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Inf|INF))"
+# the same with thousands separators (TorchTitan prints ``tps: 1,234``)
+GROUPED_NUM = r"([-+]?\d[\d,]*(?:\.\d*)?)"
 # Whitespace and ANSI colour codes that may separate a label from its value.
 GAP = r"(?:\s|\x1b\[[0-9;]*[A-Za-z])*"
 
@@ -57,12 +57,15 @@ STEP_COLUMNS: dict[str, pl.DataType] = {
 CONFIG_KEYS = ("seq_len", "gbs", "mbs", "tp", "pp", "cp", "ep", "vp")
 
 
-def scan_lines(path: Path) -> pl.LazyFrame:
+def scan_lines(path: Path, *, lossy: bool = False) -> pl.LazyFrame:
     """Every ``\\n``-terminated line of a text file as ``line`` (1-based) and ``text``.
 
-    A CSV scan with a separator byte that text logs never contain and quoting switched off
-    reads each physical line as one field; empty lines stay as nulls so numbering holds.
+    Polars' line scanner is the fast path; it rejects invalid UTF-8, so ``lossy`` reads the
+    file as a one-column CSV instead (a separator byte logs never contain, quoting off), which
+    replaces bad bytes. Both strip a CR before the LF and keep empty lines, so numbering holds.
     """
+    if not lossy:
+        return pl.scan_lines(path, name="text", row_index_name="line", row_index_offset=1)
     return pl.scan_csv(
         path,
         has_header=False,
@@ -74,13 +77,24 @@ def scan_lines(path: Path) -> pl.LazyFrame:
     ).with_row_index("line", offset=1)
 
 
-def collect(frame: pl.LazyFrame, path: Path) -> pl.DataFrame:
-    """Run a streaming query over a log; reader failures become a CmaxError naming the file."""
-    try:
-        return frame.collect(engine="streaming").sort("line", maintain_order=True)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CmaxError(f"cannot read log: {first}", file=path) from None
+def query_lines(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame]) -> pl.DataFrame:
+    """Run ``build(lines)`` in the streaming engine, in line order.
+
+    Reader failures become a CmaxError naming the file; invalid UTF-8 falls back to the lossy
+    reader (one more pass, only for such files).
+    """
+    for lossy in (False, True):
+        try:
+            frame = build(scan_lines(path, lossy=lossy)).collect(engine="streaming")
+            return frame.with_columns(pl.col("line").cast(pl.Int64)).sort(
+                "line", maintain_order=True)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            text = str(exc).strip()
+            if not lossy and "utf" in text.lower():
+                continue
+            first = text.splitlines()[0] if text else type(exc).__name__
+            raise CmaxError(f"cannot read log: {first}", file=path) from None
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def value_after(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?") -> pl.Expr:
@@ -88,13 +102,15 @@ def value_after(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?") -> pl.
     return pl.col("text").str.extract(label + sep + GAP + number, 1)
 
 
-def to_float(expr: pl.Expr) -> pl.Expr:
-    """Printed number -> Float64, dropping thousands separators; nan/inf survive."""
-    return expr.str.replace_all(",", "", literal=True).cast(pl.Float64, strict=False)
+def to_float(expr: pl.Expr, *, grouped: bool = False) -> pl.Expr:
+    """Printed number -> Float64 (nan/inf survive); ``grouped`` drops thousands separators."""
+    if grouped:
+        expr = expr.str.replace_all(",", "", literal=True)
+    return expr.cast(pl.Float64, strict=False)
 
 
 def to_int(expr: pl.Expr) -> pl.Expr:
-    return expr.str.replace_all(",", "", literal=True).cast(pl.Int64, strict=False)
+    return expr.cast(pl.Int64, strict=False)
 
 
 def unterminated_tail(path: Path) -> str | None:

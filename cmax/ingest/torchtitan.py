@@ -17,10 +17,10 @@ from pathlib import Path
 import polars as pl
 
 from cmax.ingest.textlines import (
+    GROUPED_NUM,
     TrainingLog,
-    collect,
     drop_cut_tail,
-    scan_lines,
+    query_lines,
     settle_steps,
     to_float,
     to_int,
@@ -35,23 +35,23 @@ _AT = r"(?:^|[^A-Za-z0-9_]|\x1b\[[0-9;]*m)"
 
 def parse_torchtitan(path: Path) -> TrainingLog:
     text = pl.col("text")
-    rows = collect(
-        scan_lines(path)
+    rows = query_lines(path, lambda lines: (
+        lines
         .filter(text.str.contains_any([*STEP_KEYS, START_KEY]))
         .select(
-            pl.col("line").cast(pl.Int64),
+            pl.col("line"),
             text.str.contains(START_KEY, literal=True).alias("start"),
             to_int(value_after(_AT + "step:", sep="")).alias("iteration"),
             to_float(value_after(_AT + "loss:", sep="")).alias("loss"),
             to_float(value_after(_AT + "grad_norm:", sep="")).alias("grad_norm"),
-            to_float(value_after(_AT + "tps:", sep="")).alias("tokens_per_s_per_gpu"),
+            to_float(value_after(_AT + "tps:", sep="", number=GROUPED_NUM), grouped=True)
+            .alias("tokens_per_s_per_gpu"),
             to_float(value_after(_AT + "tflops:", sep="")).alias("tflops_per_gpu"),
             to_int(text.str.extract(r"global batch size\s*(\d+)", 1)).alias("gbs"),
             to_int(text.str.extract(r"sequence length\s*(\d+)", 1)).alias("seq_len"),
             to_int(text.str.extract(r"total steps\s*(\d+)", 1)).alias("total_steps"),
-        ),
-        path,
-    )
+        )
+    ))
     notes: list[str] = []
     events = rows.filter(~pl.col("start") & pl.col("iteration").is_not_null())
     events = drop_cut_tail(events, path, STEP_KEYS, notes)
