@@ -90,7 +90,7 @@ def test_pdf_carries_scorecard_and_findings(rendered: tuple[Path, list[Path], li
     assert sorted(files) == [f"{REF}.findings.csv", f"{REF}.scorecard.json"]
     assert json.loads(files[f"{REF}.scorecard.json"][0])["provider"] == "Example Cloud"
     csv_lines = files[f"{REF}.findings.csv"][0].decode().splitlines()
-    assert csv_lines[0] == "severity,rule,file,line,message,fix"
+    assert csv_lines[0] == "severity,rule,file,line,run_id,message,fix"
     assert len(csv_lines) == 1 + len(make_scorecard().findings)
     assert csv_lines[1].startswith("error,audit.security_version,")
     brief = PdfReader(out / f"{REF}.brief.pdf").attachments

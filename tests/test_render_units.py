@@ -219,5 +219,5 @@ def test_findings_csv_neutralises_spreadsheet_formulas() -> None:
                   message="+SUM(A1:A9)", fix="@fix")
     card = make_minimal_scorecard(findings=[bad])
     rows = list(csv.reader(io.StringIO(reports.findings_csv(card))))
-    assert rows[0] == ["severity", "rule", "file", "line", "message", "fix"]
-    assert rows[1] == ["warning", "r", "'=cmd|' /C calc'!A0", "2", "'+SUM(A1:A9)", "'@fix"]
+    assert rows[0] == ["severity", "rule", "file", "line", "run_id", "message", "fix"]
+    assert rows[1] == ["warning", "r", "'=cmd|' /C calc'!A0", "2", "", "'+SUM(A1:A9)", "'@fix"]

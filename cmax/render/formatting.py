@@ -62,6 +62,15 @@ def num(value: Any, digits: int = 1) -> str:
     return _signed(f"{number:,.{digits}f}")
 
 
+def num_trim(value: Any, digits: int = 2) -> str:
+    """A number without trailing zeros: 15.0 -> '15', 0.25 -> '0.25'."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    text = f"{number:,.{digits}f}".rstrip("0").rstrip(".") if digits else f"{number:,.0f}"
+    return _signed(text)
+
+
 def integer(value: Any) -> str:
     number = _finite(value)
     return MISSING if number is None else _signed(f"{round(number):,d}")
@@ -186,6 +195,7 @@ def workload_label(workload: str, precision: str, num_gpus: int) -> str:
 
 FILTERS: dict[str, Any] = {
     "num": num,
+    "num_trim": num_trim,
     "integer": integer,
     "pct": pct,
     "pct_value": pct_value,

@@ -78,10 +78,11 @@ def _csv_cell(value: Any) -> str:
 def findings_csv(card: Scorecard) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["severity", "rule", "file", "line", "message", "fix"])
+    writer.writerow(["severity", "rule", "file", "line", "run_id", "message", "fix"])
     for f in sort_findings(card.findings):
         writer.writerow([f.severity, _csv_cell(f.rule), _csv_cell(f.file),
-                         "" if f.line is None else f.line, _csv_cell(f.message), _csv_cell(f.fix)])
+                         "" if f.line is None else f.line, _csv_cell(f.run_id),
+                         _csv_cell(f.message), _csv_cell(f.fix)])
     return buf.getvalue()
 
 
@@ -94,6 +95,7 @@ def _common(card: Scorecard) -> dict[str, Any]:
         "card": card,
         "cmax_version": card.cmax_version,
         "headlines": views.headline_findings(card),
+        "reasons": views.reasoning(card),
         "gates_failed": views.failed_gates(card),
     }
 

@@ -6,6 +6,7 @@ here, so every number in a report is the number in the attached scorecard JSON.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -134,7 +135,9 @@ def key_numbers(card: Scorecard) -> list[KeyNumber]:
             f"{fmt.pct_value(sla.measured_uptime_pct, None)} measured",
             f"contracted {fmt.pct_value(sla.contracted_uptime_pct, None)}: "
             + ("met" if sla.met
-               else f"missed, {fmt.pct_value(sla.credit_pct, None)} service credit owed"),
+               else f"missed, {fmt.pct_value(sla.credit_pct, None)} service credit owed")
+            + (f"; {sla.node_months_below} of {sla.node_months} node-months below"
+               if sla.node_months else ""),
             "good" if sla.met else "bad",
         ))
     else:
@@ -174,6 +177,30 @@ def key_numbers(card: Scorecard) -> list[KeyNumber]:
         out.append(KeyNumber("Price per GPU-hour", "not provided",
                              "no [pricing] section in the manifest", "neutral"))
     return out
+
+
+_LIST_MARKER = re.compile(r"^\s*\d{1,3}[.)]\s+")
+
+
+@dataclass(frozen=True)
+class Reason:
+    text: str
+    continued: bool  # an indented line that belongs to the reason before it
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    items: list[Reason]
+    numbered_by_writer: bool  # the text carries its own "1." markers: don't number twice
+
+
+def reasoning(card: Scorecard) -> Reasoning:
+    """The price reasoning as written, with its own numbering and continuation lines kept."""
+    items = card.price.reasoning if card.price is not None else []
+    return Reasoning(
+        items=[Reason(r.strip(), continued=r[:1].isspace()) for r in items if r.strip()],
+        numbered_by_writer=any(_LIST_MARKER.match(r) for r in items),
+    )
 
 
 @dataclass(frozen=True)
