@@ -133,3 +133,68 @@ def test_log_gbs_contradicting_the_manifest_is_an_error(
     hit = _rules(data)["consistency.manifest-vs-log"][0]
     assert code == 1 and hit["file"] == FP8_LOG and hit["line"] == 14  # iteration 11
     assert "global batch size 512" in str(hit["message"])
+
+
+# --- a Megatron-Bridge bundle (one-indexed iterations, separate TFLOP/s lines) ------------------
+
+MBRIDGE = Path(__file__).resolve().parent / "data" / "validate" / "mbridge-405b-fp8"
+MB_LOG = "training/log-llama3.1-405b_fp8_1024_4242_0.out"
+_MB_ITER = re.compile(r"iteration\s+(\d+)/\s*50 \|")
+
+
+def _edit_mb(tmp_path: Path, fn: object) -> Path:
+    """Copy the bundle; ``fn(iteration, iteration_line, step_time_line)`` returns new lines."""
+    bundle = tmp_path / "mb"
+    shutil.copytree(MBRIDGE, bundle)
+    path = bundle / MB_LOG
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    out = [lines[0]]
+    for i in range(1, len(lines), 2):
+        it = int(_MB_ITER.search(lines[i]).group(1))  # type: ignore[union-attr]
+        out.extend(fn(it, lines[i], lines[i + 1]))  # type: ignore[operator]
+    path.write_text("".join(out), encoding="utf-8")
+    return bundle
+
+
+def test_megatron_bridge_bundle_at_reference_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = _validate(MBRIDGE, capsys)
+    assert code == 0 and data["counts"] == {"error": 0, "warning": 0, "info": 0}
+
+
+def test_megatron_bridge_nan_grad_norm(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _edit_mb(tmp_path, lambda it, a, b: [re.sub(r"grad norm: [0-9.]+", "grad norm: nan", a)
+                                                  if it == 40 else a, b])
+    code, data = _validate(bundle, capsys)
+    assert code == 1 and "sanity.nan-grad-norm" in _rules(data)
+
+
+def test_megatron_bridge_window_is_one_indexed(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Iterations 35-44 as printed: dropping printed iteration 35 breaks the window."""
+    bundle = _edit_mb(tmp_path, lambda it, a, b: [] if it == 35 else [a, b])
+    code, data = _validate(bundle, capsys)
+    hit = _rules(data)["completeness.window-missing"][0]
+    assert code == 1 and "iterations 35 of the steady-state window 35-44" in str(hit["message"])
+
+
+def test_megatron_bridge_stopped_after_the_window(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _edit_mb(tmp_path, lambda it, a, b: [a, b] if it <= 46 else [])
+    code, data = _validate(bundle, capsys)
+    rules = _rules(data)
+    assert code == 1 and "completeness.run-unfinished" in rules
+    assert "completeness.window-missing" not in rules
+
+
+def test_megatron_bridge_inflated_tflops(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    def inflate(it: int, a: str, b: str) -> list[str]:
+        value = float(re.search(r"utilization: ([0-9.]+)MODEL", b).group(1))  # type: ignore[union-attr]
+        return [a, re.sub(r"utilization: [0-9.]+MODEL", f"utilization: {value * 1.25:.1f}MODEL", b)]
+    code, data = _validate(_edit_mb(tmp_path, inflate), capsys)
+    hit = _rules(data)["consistency.tflops-vs-step-time"][0]
+    # 25 % above Megatron-Bridge's own count, 19 % above the closest convention (NVIDIA's
+    # non-causal Llama formula, 5 % higher): still far outside the 10 % tolerance.
+    assert code == 1 and "19% above" in str(hit["message"]) and "nvidia-llama" in str(
+        hit["message"])
