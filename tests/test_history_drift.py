@@ -11,7 +11,16 @@ import pytest
 from test_history_support import make_card
 
 from cmax.history.discover import RunRef, parse_run_timestamp
-from cmax.history.drift import DriftItem, DriftPolicy, add_months, detect_drift
+from cmax.history.drift import (
+    DriftItem,
+    DriftPolicy,
+    Point,
+    RunPoint,
+    add_months,
+    best_sustained,
+    detect_drift,
+    run_to_run_sigma_pct,
+)
 from cmax.history.store import DATASET_SCHEMA, frame_from_rows, rows_for_run
 
 
@@ -222,6 +231,43 @@ def test_as_of_ignores_later_runs() -> None:
     runs = [("2026-01-01", wl(1.00, 0.99, 1.01)), ("2026-02-01", wl(0.90, 0.89, 0.91))]
     assert drift({"c1": runs}, "2026-01-31") == []
     assert len(drift({"c1": runs}, "2026-02-01")) == 1
+
+
+def test_run_to_run_sigma_from_successive_changes() -> None:
+    # changes +1%, -0.990%, +2%, -1.961%: median 0.00495, absolute deviations
+    # 0.995, 0.995, 1.995, 1.966 -> MAD 1.4805 -> sigma = 1.4826 * 1.4805 / sqrt(2) = 1.552
+    assert run_to_run_sigma_pct([100, 101, 100, 102, 100]) == pytest.approx(1.552, abs=1e-3)
+    assert run_to_run_sigma_pct([100, 101]) is None
+
+
+def test_a_noisy_cluster_needs_a_bigger_drop_than_a_quiet_one() -> None:
+    quiet = [(f"2026-{m:02d}-01", wl(1.00, 0.995, 1.005)) for m in range(1, 6)]
+    noisy = [(f"2026-{m:02d}-01", wl(r, r - 0.005, r + 0.005))
+             for m, r in zip(range(1, 6), (1.00, 1.03, 0.99, 1.03, 1.00), strict=True)]
+    drop = ("2026-06-01", wl(0.96, 0.955, 0.965))
+    # quiet: sigma 0 -> -4% beyond the CIs counts; noisy: changes +3, -3.9, +4.0, -2.9% give
+    # sigma about 3.6%, so 3 sigma is about 11% and -4% is within its own noise
+    assert kinds(drift({"c1": [*quiet, drop]}, "2026-06-01")) == [
+        ("regression_vs_previous", LABEL)]
+    assert drift({"c1": [*noisy, drop]}, "2026-06-01") == []
+    big = ("2026-06-01", wl(0.85, 0.845, 0.855))
+    items = drift({"c1": [*noisy, big]}, "2026-06-01")
+    assert kinds(items) == [("regression_vs_previous", LABEL)]
+    assert items[0].noise_pct is not None and "run-to-run noise" in items[0].message
+
+
+def test_best_is_the_best_sustained_level_not_a_lucky_spike() -> None:
+    def rp(day: int, ratio: float) -> tuple[RunPoint, Point]:
+        key = ("workload", "w", "fp8", 8)
+        run = RunPoint("c1", f"2026-01-{day:02d}",
+                       dt.datetime(2026, 1, day, tzinfo=dt.UTC), {})
+        return run, Point(key, ratio, None, None, None, None, None)
+
+    history = [rp(1, 1.00), rp(2, 1.10), rp(3, 1.00), rp(4, 1.01), rp(5, 1.00)]
+    # medians of 3: (1.00 1.10 1.00) 1.00, (1.10 1.00 1.01) 1.01, (1.00 1.01 1.00) 1.00
+    run, point = best_sustained(history)
+    assert run.run_dir == "2026-01-04" and point.ratio == 1.01
+    assert best_sustained(history[:2])[0].run_dir == "2026-01-02"
 
 
 def test_policy_thresholds_are_tunable() -> None:
