@@ -29,7 +29,8 @@ from cmax.validate.thresholds import RECIPE_STEPS
 register(Rule(
     "completeness.declared-file-missing", "error", "A file named in the manifest is missing",
     "Every path in cmax.toml is evidence the submitter relies on; a missing file means part of "
-    "the claim cannot be checked.",
+    "the claim cannot be checked. (`cmax validate` stops earlier, with exit code 2, because "
+    "ingest cannot read such a bundle; this rule reports it for Evidence built by other means.)",
     "Add the file to the bundle or correct its path in cmax.toml.",
 ))
 register(Rule(
