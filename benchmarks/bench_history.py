@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import datetime as dt
 import io
 import os
@@ -35,7 +36,6 @@ from cmax.samples import sample_bundles
 
 _STEP = re.compile(r"(train_step_timing in s[:=] ?)([0-9.]+(?:e[+-]?\d+)?)")
 _TFLOPS = re.compile(r"(TFLOPS_per_GPU[:=] ?)([0-9.]+(?:e[+-]?\d+)?)")
-_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 _TOML_DATE_KEYS = re.compile(r"^(date|period_start|period_end)(\s*=\s*)(\d{4}-\d{2}-\d{2})\s*$",
                              re.MULTILINE)
 
@@ -54,6 +54,25 @@ def _shift(text: str, pattern: re.Pattern[str], months: int, group: int) -> str:
         parts[group - 1] = day.isoformat()
         return "".join(parts)
     return pattern.sub(repl, text)
+
+
+def _shift_incidents(text: str, months: int) -> str:
+    """Move each incident's start by whole months and keep its duration (end after start)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    head, body = rows[0], rows[1:]
+    i_start, i_end = head.index("start"), head.index("end")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(head)
+    for row in body:
+        start = dt.datetime.fromisoformat(row[i_start].replace("Z", "+00:00"))
+        end = dt.datetime.fromisoformat(row[i_end].replace("Z", "+00:00"))
+        day = _shift_day(start.date(), months)
+        new_start = start.replace(year=day.year, month=day.month, day=day.day)
+        row[i_start] = new_start.strftime("%Y-%m-%dT%H:%M:%SZ")
+        row[i_end] = (new_start + (end - start)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        writer.writerow(row)
+    return out.getvalue()
 
 
 def _scale_log(text: str, factor: float) -> str:
@@ -101,7 +120,7 @@ def make_runs_root(out: Path, runs: int, clusters: int, seed: int = 7) -> int:
                 elif src.suffix == ".log":
                     dst.write_text(_scale_log(src.read_text(), factor))
                 elif src.name.endswith(".csv") and "incident" in src.name:
-                    dst.write_text(_shift(src.read_text(), _DATE, months, 1))
+                    dst.write_text(_shift_incidents(src.read_text(), months))
                 else:
                     _link_or_copy(src, dst)
             written += 1

@@ -234,10 +234,17 @@ def test_as_of_ignores_later_runs() -> None:
 
 
 def test_run_to_run_sigma_from_successive_changes() -> None:
-    # changes +1%, -0.990%, +2%, -1.961%: median 0.00495, absolute deviations
-    # 0.995, 0.995, 1.995, 1.966 -> MAD 1.4805 -> sigma = 1.4826 * 1.4805 / sqrt(2) = 1.552
-    assert run_to_run_sigma_pct([100, 101, 100, 102, 100]) == pytest.approx(1.552, abs=1e-3)
+    # changes +1%, -0.990%, +2%, -1.961%: sd 1.8096 -> sigma = 1.8096 / sqrt(2) = 1.2796
+    assert run_to_run_sigma_pct([100, 101, 100, 102, 100]) == pytest.approx(1.2796, abs=1e-3)
     assert run_to_run_sigma_pct([100, 101]) is None
+
+
+def test_a_past_incident_is_not_taken_for_noise() -> None:
+    # +/-0.5% jitter, then one run 20% down that recovered: the two big jumps are dropped
+    values = [100, 100.5, 100, 100.5, 80, 100.5, 100, 100.5, 100]
+    sigma = run_to_run_sigma_pct(values)
+    assert sigma is not None and sigma < 0.6
+    assert run_to_run_sigma_pct([100, 100, 100, 100]) == 0.0
 
 
 def test_a_noisy_cluster_needs_a_bigger_drop_than_a_quiet_one() -> None:
@@ -246,7 +253,7 @@ def test_a_noisy_cluster_needs_a_bigger_drop_than_a_quiet_one() -> None:
              for m, r in zip(range(1, 6), (1.00, 1.03, 0.99, 1.03, 1.00), strict=True)]
     drop = ("2026-06-01", wl(0.96, 0.955, 0.965))
     # quiet: sigma 0 -> -4% beyond the CIs counts; noisy: changes +3, -3.9, +4.0, -2.9% give
-    # sigma about 3.6%, so 3 sigma is about 11% and -4% is within its own noise
+    # sigma = sd / sqrt(2) = 2.85%, so 3 sigma is 8.6% and -4% is within its own noise
     assert kinds(drift({"c1": [*quiet, drop]}, "2026-06-01")) == [
         ("regression_vs_previous", LABEL)]
     assert drift({"c1": [*noisy, drop]}, "2026-06-01") == []

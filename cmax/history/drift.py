@@ -201,8 +201,9 @@ def measure(before: Point, after: Point) -> Measure | None:
 def run_to_run_sigma_pct(values: Sequence[float], min_runs: int = 3) -> float | None:
     """A cluster's own run-to-run noise (%) from its earlier runs, robust to one-off jumps.
 
-    Successive relative changes d have sd √2·σ when runs vary independently by σ; σ is
-    estimated from their median absolute deviation (1.4826·MAD ≈ sd for normal noise).
+    Successive relative changes d have sd √2·σ when runs vary independently by σ. Changes
+    further than 5 robust sds (1.4826·MAD) from their median are dropped first: a past incident
+    that recovered (two big jumps) is not noise. σ is then the plain sd of the rest over √2.
     """
     if len(values) < max(min_runs, 3):
         return None
@@ -210,8 +211,11 @@ def run_to_run_sigma_pct(values: Sequence[float], min_runs: int = 3) -> float | 
     if len(diffs) < 2:
         return None
     mid = statistics.median(diffs)
-    mad = statistics.median(abs(d - mid) for d in diffs)
-    return 1.4826 * mad / math.sqrt(2.0)
+    robust_sd = 1.4826 * statistics.median(abs(d - mid) for d in diffs)
+    kept = [d for d in diffs if abs(d - mid) <= 5.0 * robust_sd] if robust_sd > 0 else diffs
+    if len(kept) < 2:
+        return 0.0
+    return statistics.stdev(kept) / math.sqrt(2.0)
 
 
 def is_regression(m: Measure, policy: DriftPolicy, sigma_pct: float | None = None) -> bool:
