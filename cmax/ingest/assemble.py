@@ -62,8 +62,8 @@ class _Reader:
             yield
         except CmaxError as exc:
             file = exc.file
-            if file is not None and Path(file).resolve().is_relative_to(root := self.bundle.root
-                                                                        .resolve()):
+            root = self.bundle.root.resolve()
+            if file is not None and Path(file).resolve().is_relative_to(root):
                 file = Path(file).resolve().relative_to(root).as_posix()
             field = exc.field or key
             if exc.field and not exc.field.startswith(key.split(".")[0].split("[")[0]):

@@ -20,6 +20,7 @@ from cmax.ingest.textlines import (
     NUM,
     TrainingLog,
     drop_cut_tail,
+    first_match,
     query_lines,
     settle_steps,
     to_float,
@@ -66,7 +67,6 @@ def parse_megatron(path: Path) -> TrainingLog:
             to_float(text.str.extract(_TFLOPS_LINE, 1)).alias("line_tflops"),
             to_float(value_after(r"lm loss", sep=r"\s*:")).alias("loss"),
             to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
-            to_int(value_after(r"global batch size", sep=r"\s*:")).alias("gbs_inline"),
             text.str.extract(_ARG_LINE, 1).alias("arg"),
             to_int(text.str.extract(_ARG_LINE, 2)).alias("arg_value"),
             text.str.contains(BRIDGE_KEY, literal=True).alias("bridge"),
@@ -100,9 +100,10 @@ def parse_megatron(path: Path) -> TrainingLog:
     for arg, value in rows.filter(pl.col("arg").is_not_null()).select("arg", "arg_value").rows():
         if value is not None:
             config.setdefault(ARG_KEYS[arg], int(value))
-    gbs = events["gbs_inline"].drop_nulls() if events.height else pl.Series([], dtype=pl.Int64)
-    if "gbs" not in config and gbs.len():
-        config["gbs"] = int(gbs[0])
+    if "gbs" not in config and events.height:
+        gbs = first_match(path, ITER_KEY, r"global batch size\s*:\s*(\d+)")
+        if gbs is not None:
+            config["gbs"] = int(gbs)
     max_iter = events["max_iteration"].max() if events.height else None
     bridge = bool(rows["bridge"].any())
     return TrainingLog(

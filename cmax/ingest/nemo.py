@@ -20,6 +20,7 @@ import polars as pl
 from cmax.ingest.textlines import (
     TrainingLog,
     drop_cut_tail,
+    first_match,
     query_lines,
     settle_steps,
     to_float,
@@ -44,14 +45,17 @@ def parse_nemo2(path: Path) -> TrainingLog:
             to_float(value_after(r"TFLOPS_per_GPU", sep=r"\s*:")).alias("tflops_per_gpu"),
             to_float(value_after(r"reduced_train_loss", sep=r"\s*:")).alias("loss"),
             to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
-            to_int(value_after(r"global_batch_size", sep=r"\s*:")).alias("gbs"),
         )
         .unnest("_iter")
         .with_columns(pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
     ))
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
-    return _finish("nemo2", events, notes, path)
+    log = _finish("nemo2", events, notes, path)
+    gbs = first_match(path, NEMO2_KEY, r"global_batch_size\s*:\s*(\d+)")
+    if gbs is not None:
+        log.config["gbs"] = int(gbs)
+    return log
 
 
 def parse_nemo1(path: Path) -> TrainingLog:
@@ -90,10 +94,6 @@ def _finish(fmt: str, events: pl.DataFrame, notes: list[str], path: Path) -> Tra
     steps, restarts = settle_steps(events)
     max_iter = events["max_iteration"].max() if events.height else None
     config: dict[str, int] = {}
-    if "gbs" in events.columns:
-        gbs = events["gbs"].drop_nulls()
-        if gbs.len():
-            config["gbs"] = int(gbs[0])
     if restarts:
         notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
     return TrainingLog(

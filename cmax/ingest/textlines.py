@@ -97,6 +97,21 @@ def query_lines(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame]) -> pl
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def first_match(path: Path, key: str, pattern: str) -> str | None:
+    """Group 1 of ``pattern`` on the first line holding ``key`` where it matches.
+
+    For values printed on every step line but needed once (the global batch size), so the
+    full scan does not pay a regex per line for them; the streaming engine stops early.
+    """
+    text = pl.col("text")
+    found = query_lines(path, lambda lines: (
+        lines.filter(text.str.contains(key, literal=True))
+        .select(pl.col("line"), text.str.extract(pattern, 1).alias("value"))
+        .drop_nulls("value").head(1)
+    ))
+    return None if found.height == 0 else str(found["value"][0])
+
+
 def value_after(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?") -> pl.Expr:
     """The number printed after ``label`` (a regex), as a string (null when absent)."""
     return pl.col("text").str.extract(label + sep + GAP + number, 1)
@@ -232,6 +247,9 @@ def training_summary(log: TrainingLog) -> dict[str, object]:
             mean_tflops_per_gpu=_round(finite_mean(steps["tflops_per_gpu"])),
             window_mean_tflops_per_gpu=_round(finite_mean(in_window["tflops_per_gpu"])),
         )
+        tokens = finite_mean(steps["tokens_per_s_per_gpu"])
+        if tokens is not None:
+            out["mean_tokens_per_s_per_gpu"] = _round(tokens)
         nan_steps = steps.filter(~pl.col("step_time_s").is_finite()).height
         if nan_steps:
             out["non_finite_step_times"] = nan_steps
