@@ -120,6 +120,16 @@ def test_unusable_runs_are_named_and_the_rest_recorded(root: Path) -> None:
     assert [r.run_dir for r in again.scored] == ["20260215-000000"]
 
 
+def test_stray_files_are_noted_not_fatal(root: Path) -> None:
+    (root / "README.md").write_text("monthly audits\n")
+    (root / "alpha" / "notes.txt").write_text("x\n")
+    result = run_audit(root, assess=fake_assess)
+    assert result.exit_code == 1  # the drift, not the stray files
+    assert sorted(i["path"].rsplit("/", 1)[-1] for i in result.to_json()["ignored"]) == [
+        "README.md", "notes.txt"]
+    assert result.to_json()["unusable"] == []
+
+
 def test_a_crashing_scorer_does_not_stop_the_fleet(root: Path) -> None:
     def flaky(path: Path) -> Scorecard:
         if path.name == "20260101-090000":

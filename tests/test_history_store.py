@@ -65,6 +65,7 @@ def test_discovery_orders_runs_and_names_what_is_not_a_run(tmp_path: Path) -> No
     assert "not a timestamp" in reasons["last-week"]
     assert "ClusterMAX audit output without a cmax.toml" in reasons["20260401-000000"]
     assert "not a cluster folder" in reasons["README.txt"]
+    assert [p.path.name for p in bad if not p.fatal] == ["README.txt"]
 
 
 def test_bundle_digest_follows_content_not_timestamps(tmp_path: Path) -> None:

@@ -117,7 +117,8 @@ def command(ctx: click.Context, runs_root: Path, history_dir: Path | None,
         click.echo(f"exemplar {status.cluster}: {status.status}, passed {status.passed_on}, "
                    f"valid until {status.expires_on}")
     for bad in result.unusable:
-        click.echo(f"unusable: {bad.path}: {bad.error}", err=True)
+        label = "unusable" if bad.fatal else "note"
+        click.echo(f"{label}: {bad.path}: {bad.error}", err=True)
     if files:
         click.echo("\ntrend reports:")
         for f in files:

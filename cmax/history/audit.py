@@ -9,7 +9,7 @@ backlog keeps what it already scored.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,6 @@ import polars as pl
 from cmax.errors import CmaxError
 from cmax.history.discover import RunRef, Unusable, discover_runs
 from cmax.history.drift import (
-    PROBLEM_KINDS,
     DriftItem,
     DriftKind,
     DriftPolicy,
@@ -69,7 +68,7 @@ class AuditResult:
 
     @property
     def exit_code(self) -> int:
-        if self.unusable:
+        if any(u.fatal for u in self.unusable):
             return 2
         return 1 if self.problems else 0
 
@@ -81,13 +80,17 @@ class AuditResult:
             "as_of": self.as_of.isoformat() if self.as_of else None,
             "runs": {
                 "found": self.runs_found, "scored": len(self.scored),
-                "already_recorded": self.already_recorded, "unusable": len(self.unusable),
+                "already_recorded": self.already_recorded,
+                "unusable": sum(1 for u in self.unusable if u.fatal),
                 "in_history": runs.height,
                 "clusters_in_history": runs["cluster"].n_unique(),
             },
             "items": [i.model_dump(mode="json") for i in self.items],
             "exemplar": [s.model_dump(mode="json") for s in self.exemplar],
-            "unusable": [{"path": str(u.path), "error": u.error} for u in self.unusable],
+            "unusable": [{"path": str(u.path), "error": u.error}
+                         for u in self.unusable if u.fatal],
+            "ignored": [{"path": str(u.path), "reason": u.error}
+                        for u in self.unusable if not u.fatal],
             "exit_code": self.exit_code,
         }
 
@@ -194,11 +197,3 @@ def run_audit(
         exemplar=statuses, history=frame, policy=pol,
     )
 
-
-def summarise(items: Sequence[DriftItem]) -> dict[str, int]:
-    """How many items of each kind (problems only), for one-line summaries."""
-    counts: dict[str, int] = {}
-    for item in items:
-        if item.kind in PROBLEM_KINDS:
-            counts[item.kind] = counts.get(item.kind, 0) + 1
-    return counts

@@ -85,10 +85,15 @@ class RunRef:
 
 @dataclass(frozen=True)
 class Unusable:
-    """A run that cannot be scored, with the one-line reason the user sees."""
+    """A run that cannot be scored, with the one-line reason the user sees.
+
+    ``fatal`` is False for stray files that do not look like runs at all (a README beside the
+    cluster folders): they are listed, but do not make the audit fail.
+    """
 
     path: Path
     error: str
+    fatal: bool = True
 
 
 def _file_digest(path: Path, into: hashlib._Hash) -> None:
@@ -177,15 +182,16 @@ def discover_runs(root: Path, *, exclude: Path | None = None,
         raise CmaxError(f"cannot list runs root: {exc.strerror}", file=root) from None
     for cluster_dir in clusters:
         if not cluster_dir.is_dir():
-            unusable.append(Unusable(cluster_dir, "not a cluster folder; expected "
-                                     "<root>/<cluster>/<timestamp>/ (move or remove it)"))
+            unusable.append(Unusable(cluster_dir, "ignored: not a cluster folder; expected "
+                                     "<root>/<cluster>/<timestamp>/", fatal=False))
             continue
         seen: dict[str, Path] = {}
         for entry in sorted(p for p in cluster_dir.iterdir() if not p.name.startswith(".")):
             name = _run_name(entry)
             if name is None:
-                unusable.append(Unusable(entry, "not a run; expected a <timestamp>/ folder or "
-                                         "a <timestamp>.tar.gz / .zip bundle"))
+                unusable.append(Unusable(entry, "ignored: not a run; expected a <timestamp>/ "
+                                         "folder or a <timestamp>.tar.gz / .zip bundle",
+                                         fatal=False))
                 continue
             stamp = parse_run_timestamp(name)
             if stamp is None:

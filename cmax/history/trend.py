@@ -269,7 +269,8 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
         "sla_chart": bar_chart(sla_labels, sla_pcts, ylabel="% of clusters meeting SLA",
                                ylim=(0.0, 100.0)) if sla_rows else None,
         "tier_months": tier_months, "tier_grid": tier_grid,
-        "unusable": [{"path": str(u.path), "error": u.error} for u in result.unusable],
+        "unusable": [{"path": str(u.path), "error": u.error}
+                     for u in result.unusable if u.fatal],
     }
 
 
