@@ -1,0 +1,145 @@
+"""Benchmark report rendering: seconds per report, split into charts, HTML, layout, PDF write.
+
+    python benchmarks/bench_render.py [--repeat 3] [--samples] [--keep DIR]
+
+Reports come from tests/scorecard_factory.py (an H100 provider near reference, a weak one,
+one with every section missing, one with hostile text) and, with ``--samples``, from the
+sample bundles that ship with cmax (rated first; rating time is not counted). Each report is
+rendered ``--repeat`` times in this process and the median is printed, after one warm-up
+render whose time (imports, font discovery) is printed as the cold start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+T0 = time.perf_counter()
+
+from cmax.render import reports, views  # noqa: E402
+from cmax.render.pdf import DEFAULT_VARIANT, layout, write_document  # noqa: E402
+from cmax.scorecard import Scorecard  # noqa: E402
+from tests.scorecard_factory import (  # noqa: E402
+    make_hostile_scorecard,
+    make_minimal_scorecard,
+    make_scorecard,
+    make_strong_scorecard,
+    make_weak_scorecard,
+)
+
+IMPORTS_S = time.perf_counter() - T0
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def bench_scorecard(card: Scorecard, out: Path) -> dict[str, float]:
+    t_charts, chart_set = _timed(lambda: reports.scorecard_charts(card))
+    t_html, html = _timed(lambda: reports.scorecard_html(card, "b", "pdf", chart_set))
+    t_layout, document = _timed(lambda: layout(html))
+    t_write, _ = _timed(lambda: write_document(document, out / "b.pdf",
+                                               pdf_variant=DEFAULT_VARIANT))
+    return {"charts": t_charts, "html": t_html, "layout": t_layout, "write": t_write,
+            "pages": len(document.pages), "kb": (out / "b.pdf").stat().st_size / 1024}
+
+
+def bench_brief(card: Scorecard, out: Path) -> dict[str, float]:
+    t_html, html = _timed(lambda: reports.brief_html(card))
+    t_layout, document = _timed(lambda: layout(html))
+    t_write, _ = _timed(lambda: write_document(document, out / "b.pdf",
+                                               pdf_variant=DEFAULT_VARIANT))
+    return {"charts": 0.0, "html": t_html, "layout": t_layout, "write": t_write,
+            "pages": len(document.pages), "kb": (out / "b.pdf").stat().st_size / 1024}
+
+
+def bench_leaderboard(cards: list[Scorecard], out: Path) -> dict[str, float]:
+    rows = views.leaderboard_rows([(f"s{i}", c) for i, c in enumerate(cards)])
+    labels = [f"{r.card.provider[:28]} · {r.card.cluster[:20]}" for r in rows]
+    t_charts, uris = _timed(lambda: {
+        "score": reports._uri(reports.charts.score_chart([r.card for r in rows], labels)),
+        "price": reports._uri(reports.charts.price_chart([r.card for r in rows], labels)),
+    })
+    t_html, html = _timed(lambda: reports.leaderboard_html(rows, "pdf", uris))
+    t_layout, document = _timed(lambda: layout(html))
+    t_write, _ = _timed(lambda: write_document(document, out / "b.pdf",
+                                               pdf_variant=DEFAULT_VARIANT))
+    return {"charts": t_charts, "html": t_html, "layout": t_layout, "write": t_write,
+            "pages": len(document.pages), "kb": (out / "b.pdf").stat().st_size / 1024}
+
+
+def _sample_cards() -> list[tuple[str, Scorecard]]:
+    from cmax.pipeline import assess
+    from cmax.samples import sample_bundles
+
+    out = []
+    for path in sample_bundles():
+        card = assess(path)
+        out.append((card.provider, card))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--samples", action="store_true",
+                        help="also render the sample bundles that ship with cmax")
+    parser.add_argument("--keep", type=Path, default=None, help="write the PDFs here")
+    args = parser.parse_args()
+
+    out = args.keep or Path(tempfile.mkdtemp(prefix="cmax-bench-render-"))
+    out.mkdir(parents=True, exist_ok=True)
+    ref = make_scorecard()
+    cold, _ = _timed(lambda: bench_scorecard(ref, out))
+    print(f"cold start: imports {IMPORTS_S:.2f} s, first scorecard render {cold:.2f} s "
+          "(matplotlib and WeasyPrint warm-up)")
+
+    cases: list[tuple[str, Callable[[], dict[str, float]]]] = [
+        ("scorecard: H100 near reference", lambda: bench_scorecard(ref, out)),
+        ("scorecard: weak provider", lambda: bench_scorecard(make_weak_scorecard(), out)),
+        ("scorecard: every section missing",
+         lambda: bench_scorecard(make_minimal_scorecard(), out)),
+        ("scorecard: hostile text", lambda: bench_scorecard(make_hostile_scorecard(), out)),
+        ("brief: H100 near reference", lambda: bench_brief(ref, out)),
+        ("leaderboard: 5 providers", lambda: bench_leaderboard(
+            [make_strong_scorecard(), ref, make_weak_scorecard(), make_minimal_scorecard(),
+             make_hostile_scorecard()], out)),
+    ]
+    if args.samples:
+        samples = _sample_cards()
+        for name, card in samples:
+            cases.append((f"scorecard: sample {name}",
+                          lambda card=card: bench_scorecard(card, out)))
+            cases.append((f"brief: sample {name}", lambda card=card: bench_brief(card, out)))
+        cases.append((f"leaderboard: {len(samples)} samples",
+                      lambda: bench_leaderboard([c for _, c in samples], out)))
+
+    header = (f"{'report':<38} {'charts':>7} {'html':>6} {'layout':>7} {'pdf':>6} "
+              f"{'total':>7} {'pages':>5} {'KiB':>6}")
+    print(f"median of {args.repeat} renders, seconds")
+    print(header)
+    print("-" * len(header))
+    for name, run in cases:
+        results = [run() for _ in range(args.repeat)]
+        med = {k: statistics.median(r[k] for r in results) for k in results[0]}
+        total = med["charts"] + med["html"] + med["layout"] + med["write"]
+        print(f"{name:<38} {med['charts']:>7.2f} {med['html']:>6.2f} {med['layout']:>7.2f} "
+              f"{med['write']:>6.2f} {total:>7.2f} {int(med['pages']):>5} {med['kb']:>6.0f}")
+    if args.keep is None:
+        for path in out.iterdir():
+            path.unlink()
+        out.rmdir()
+
+
+if __name__ == "__main__":
+    main()
