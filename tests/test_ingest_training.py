@@ -182,3 +182,23 @@ def test_empty_step_log_is_no_data(tmp_path: Path) -> None:
     path.write_text("[NeMo I] nothing\n" * 3 + "train_step_timing in s: 1.0\n")
     log = parse_training(path, "nemo2")
     assert log.steps.height == 0 and log.status() == "no_data"
+
+
+@pytest.mark.parametrize("name", [
+    "nemo1_gpt3-175b.log", "nemo2_llama3.1-8b_fp8.log", "nemo2_messy.log",
+    "megatron_bridge_llama3.1-70b.log", "megatron_lm_nan_grad.log", "maxtext_llama2-70b.log",
+    "paxml_gpt3-5b.log", "torchtitan_deepseek-v3.log",
+])
+def test_grep_and_polars_readers_agree(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grep prefilter is an accelerator only: the Polars-only reader gives the same rows."""
+    from cmax.ingest import textlines
+
+    with_grep = _parse(name)
+    monkeypatch.setattr(textlines, "USE_GREP", False)
+    without = _parse(name)
+    assert with_grep.steps.equals(without.steps, null_equal=True)
+    assert (with_grep.config, with_grep.max_iteration, with_grep.notes) == (
+        without.config, without.max_iteration, without.notes)
+    monkeypatch.setattr(textlines, "USE_GREP", True)
+    monkeypatch.setattr(textlines.shutil, "which", lambda _: None)  # no grep on PATH
+    assert _parse(name).steps.equals(without.steps, null_equal=True)

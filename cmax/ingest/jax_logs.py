@@ -29,10 +29,8 @@ PAXML_KEY = "train_step() took"
 
 
 def parse_maxtext(path: Path) -> TrainingLog:
-    text = pl.col("text")
     events = query_lines(path, lambda lines: (
         lines
-        .filter(text.str.contains(MAXTEXT_KEY, literal=True))
         .select(
             pl.col("line"),
             to_int(value_after(r"completed step", sep=r"\s*:")).alias("iteration"),
@@ -42,7 +40,7 @@ def parse_maxtext(path: Path) -> TrainingLog:
             .alias("tokens_per_s_per_gpu"),
             to_float(value_after(r"\bloss", sep=r"\s*:")).alias("loss"),
         )
-    ))
+    ), keys=[MAXTEXT_KEY])
     notes: list[str] = []
     events = drop_cut_tail(events, path, [MAXTEXT_KEY], notes)
     steps, restarts = settle_steps(events)
@@ -56,14 +54,13 @@ def parse_paxml(path: Path) -> TrainingLog:
     text = pl.col("text")
     events = query_lines(path, lambda lines: (
         lines
-        .filter(text.str.contains(PAXML_KEY, literal=True))
         .select(
             pl.col("line"),
             text,
             to_float(text.str.extract(r"train_step\(\) took\s*" + NUM + r"\s*s", 1))
             .alias("step_time_s"),
         )
-    ))
+    ), keys=[PAXML_KEY])
     notes: list[str] = []
     events = drop_cut_tail(events, path, [PAXML_KEY], notes)
     dupes = events.height

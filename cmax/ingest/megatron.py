@@ -48,35 +48,52 @@ ARG_KEYS: dict[str, str] = {
 _ARG_LINE = r"\b(" + "|".join(ARG_KEYS) + r")\s*(?:\.{2,}|:|=)\s*(\d+)\s*$"
 
 
-def parse_megatron(path: Path) -> TrainingLog:
+def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
+    """Iteration lines and separate TFLOP/s lines, each with only the columns it carries."""
     text = pl.col("text")
     is_iter = text.str.contains(ITER_KEY, literal=True)
-    rows = query_lines(path, lambda lines: (
-        lines
-        .filter(text.str.contains_any([ITER_KEY, TFLOPS_KEY, *ARG_KEYS]))
-        .select(
-            pl.col("line"),
-            pl.when(is_iter).then(pl.lit("iter"))
-            .when(text.str.contains(_TFLOPS_LINE)).then(pl.lit("tflops"))
-            .otherwise(pl.lit("arg")).alias("kind"),
-            text.str.extract_groups(_ITER).alias("_iter"),
-            to_float(value_after(r"elapsed time per iteration \(ms\)", sep=r"\s*:"))
-            .alias("elapsed_ms"),
-            to_float(value_after(r"throughput per GPU \(TFLOP/s/GPU\)", sep=r"\s*:"))
-            .alias("inline_tflops"),
-            to_float(text.str.extract(_TFLOPS_LINE, 1)).alias("line_tflops"),
-            to_float(value_after(r"lm loss", sep=r"\s*:")).alias("loss"),
-            to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
-            text.str.extract(_ARG_LINE, 1).alias("arg"),
-            to_int(text.str.extract(_ARG_LINE, 2)).alias("arg_value"),
-            text.str.contains(BRIDGE_KEY, literal=True).alias("bridge"),
-        )
-        .unnest("_iter")
-        .with_columns(pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
-    ))
+    iters = lines.filter(is_iter).select(
+        pl.col("line"),
+        pl.lit("iter").alias("kind"),
+        text.str.extract_groups(_ITER).alias("_iter"),
+        to_float(value_after(r"elapsed time per iteration \(ms\)", sep=r"\s*:"))
+        .alias("elapsed_ms"),
+        to_float(value_after(r"throughput per GPU \(TFLOP/s/GPU\)", sep=r"\s*:"))
+        .alias("inline_tflops"),
+        to_float(value_after(r"lm loss", sep=r"\s*:")).alias("loss"),
+        to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
+    ).unnest("_iter").with_columns(
+        pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
+    tflops = lines.filter(~is_iter & text.str.contains(_TFLOPS_LINE)).select(
+        pl.col("line"),
+        pl.lit("tflops").alias("kind"),
+        to_float(text.str.extract(_TFLOPS_LINE, 1)).alias("line_tflops"),
+        text.str.contains(BRIDGE_KEY, literal=True).alias("bridge"),
+    )
+    return pl.concat([iters, tflops], how="diagonal_relaxed")
+
+
+def _arguments(lines: pl.LazyFrame) -> pl.LazyFrame:
+    text = pl.col("text")
+    return lines.select(
+        pl.col("line"),
+        text.str.extract(_ARG_LINE, 1).alias("arg"),
+        to_int(text.str.extract(_ARG_LINE, 2)).alias("arg_value"),
+    ).drop_nulls()
+
+
+def parse_megatron(path: Path) -> TrainingLog:
+    rows = query_lines(path, _samples, keys=[ITER_KEY, TFLOPS_KEY])
+    for name, dtype in (("bridge", pl.Boolean()), ("line_tflops", pl.Float64()),
+                        ("iteration", pl.Int64()), ("max_iteration", pl.Int64()),
+                        ("elapsed_ms", pl.Float64()), ("inline_tflops", pl.Float64()),
+                        ("loss", pl.Float64()), ("grad_norm", pl.Float64())):
+        if name not in rows.columns:  # a log with only one of the two line kinds
+            rows = rows.with_columns(pl.lit(None, dtype=dtype).alias(name))
+    # Megatron dumps its arguments once, before training starts
+    args = query_lines(path, _arguments, keys=list(ARG_KEYS), max_lines=2000)
     notes: list[str] = []
-    samples = rows.filter(pl.col("kind") != "arg")
-    samples = drop_cut_tail(samples, path, [ITER_KEY, TFLOPS_KEY], notes)
+    samples = drop_cut_tail(rows, path, [ITER_KEY, TFLOPS_KEY], notes)
     iters = samples.filter(pl.col("kind") == "iter")
     tflops = samples.filter(pl.col("kind") == "tflops")["line_tflops"]
     paired = pl.Series("paired", [None] * iters.height, dtype=pl.Float64)
@@ -97,15 +114,14 @@ def parse_megatron(path: Path) -> TrainingLog:
         notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
 
     config: dict[str, int] = {}
-    for arg, value in rows.filter(pl.col("arg").is_not_null()).select("arg", "arg_value").rows():
-        if value is not None:
-            config.setdefault(ARG_KEYS[arg], int(value))
+    for arg, value in args.select("arg", "arg_value").rows():
+        config.setdefault(ARG_KEYS[arg], int(value))
     if "gbs" not in config and events.height:
         gbs = first_match(path, ITER_KEY, r"global batch size\s*:\s*(\d+)")
         if gbs is not None:
             config["gbs"] = int(gbs)
     max_iter = events["max_iteration"].max() if events.height else None
-    bridge = bool(rows["bridge"].any())
+    bridge = bool(rows["bridge"].fill_null(False).any())
     return TrainingLog(
         format="megatron", framework="megatron-bridge" if bridge else "megatron-lm",
         steps=steps,

@@ -37,7 +37,6 @@ def parse_nemo2(path: Path) -> TrainingLog:
     text = pl.col("text")
     events = query_lines(path, lambda lines: (
         lines
-        .filter(text.str.contains(NEMO2_KEY, literal=True))
         .select(
             pl.col("line"),
             text.str.extract_groups(_ITER).alias("_iter"),
@@ -48,7 +47,7 @@ def parse_nemo2(path: Path) -> TrainingLog:
         )
         .unnest("_iter")
         .with_columns(pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
-    ))
+    ), keys=[NEMO2_KEY])
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
     log = _finish("nemo2", events, notes, path)
@@ -62,7 +61,6 @@ def parse_nemo1(path: Path) -> TrainingLog:
     text = pl.col("text")
     events = query_lines(path, lambda lines: (
         lines
-        .filter(text.str.contains(NEMO1_KEY, literal=True))
         .with_columns(text.str.split("\r"))
         .explode("text")
         .filter(text.str.contains(NEMO1_KEY, literal=True))
@@ -76,7 +74,7 @@ def parse_nemo1(path: Path) -> TrainingLog:
             to_float(value_after(r"reduced_train_loss", sep=r"\s*=")).alias("loss"),
             to_float(value_after(r"grad[ _]norm", sep=r"\s*=")).alias("grad_norm"),
         )
-    ))
+    ), keys=[NEMO1_KEY])
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO1_KEY], notes)
     events = events.with_columns(

@@ -37,7 +37,6 @@ def parse_torchtitan(path: Path) -> TrainingLog:
     text = pl.col("text")
     rows = query_lines(path, lambda lines: (
         lines
-        .filter(text.str.contains_any([*STEP_KEYS, START_KEY]))
         .select(
             pl.col("line"),
             text.str.contains(START_KEY, literal=True).alias("start"),
@@ -51,7 +50,7 @@ def parse_torchtitan(path: Path) -> TrainingLog:
             to_int(text.str.extract(r"sequence length\s*(\d+)", 1)).alias("seq_len"),
             to_int(text.str.extract(r"total steps\s*(\d+)", 1)).alias("total_steps"),
         )
-    ))
+    ), keys=[*STEP_KEYS, START_KEY])
     notes: list[str] = []
     events = rows.filter(~pl.col("start") & pl.col("iteration").is_not_null())
     events = drop_cut_tail(events, path, STEP_KEYS, notes)
