@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from cmax.render import render_reports
+from cmax.scorecard import Scorecard
 from tests.scorecard_factory import make_minimal_scorecard, make_weak_scorecard
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,9 +23,15 @@ SCRIPT = """
 import sys
 from pathlib import Path
 from cmax.render import render_reports
-from tests.scorecard_factory import make_minimal_scorecard, make_weak_scorecard
-render_reports([make_weak_scorecard(audit=None), make_minimal_scorecard()], Path(sys.argv[1]))
+from tests.scorecard_factory import make_minimal_scorecard
+from tests.test_render_determinism import light_card
+render_reports([light_card(), make_minimal_scorecard()], Path(sys.argv[1]))
 """
+
+
+def light_card() -> Scorecard:
+    """Every chart, attachment and price table, without the long tables that only cost time."""
+    return make_weak_scorecard(audit=None, categories=[], evidence_files=[])
 
 
 def _digests(folder: Path) -> dict[str, str]:
@@ -37,7 +44,7 @@ def test_reports_are_byte_identical_across_processes(tmp_path: Path) -> None:
     # the other process renders while this one does: two cores, half the wall time
     other = subprocess.Popen([sys.executable, "-c", SCRIPT, str(there)], cwd=tmp_path, env=env)
     try:
-        render_reports([make_weak_scorecard(audit=None), make_minimal_scorecard()], here)
+        render_reports([light_card(), make_minimal_scorecard()], here)
     finally:
         assert other.wait(timeout=120) == 0
     first, second = _digests(here), _digests(there)
