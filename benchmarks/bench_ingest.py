@@ -9,6 +9,8 @@ of ``--repeat`` runs, after a warm-up read so both see the page cache alike.
 
 Scenarios:
 
+* ``chatter``: 5,000 NeMo 2 steps drowned in rank chatter, whatever the size: run at two sizes
+  (``--grow``) it shows peak memory does not grow with the file.
 * ``noisy``: a NeMo 2 run whose log is mostly rank chatter (NCCL INFO, warnings), with one
   step line per ~40 lines (about 25k steps per GB). This is what real multi-node logs look
   like; run at two sizes it shows peak memory does not grow with the file.
@@ -17,8 +19,8 @@ Scenarios:
 * ``megatron``: Megatron-Bridge iteration lines plus ``Step Time ... MODEL_TFLOP/s/GPU`` lines
   paired by position, with the same noise as ``noisy``.
 
-Usage: ``python benchmarks/bench_ingest.py [--size-gb 1] [--scenarios noisy,dense,megatron]
-[--grow] [--repeat 2]``. Not a test: it prints figures and exits 0.
+Usage: ``python benchmarks/bench_ingest.py [--size-gb 1] [--scenarios chatter,noisy,dense,
+megatron] [--grow] [--repeat 2]``. Not a test: it prints figures and exits 0.
 """
 
 from __future__ import annotations
@@ -92,8 +94,11 @@ def _megatron(i: int, rng: random.Random) -> str:
             f"{720 + rng.random() * 20:.1f}MODEL_TFLOP/s/GPU\n")
 
 
+CHATTER_STEPS = 5000
+
 SCENARIOS: dict[str, tuple[Callable[[int, random.Random], str], int, str]] = {
-    # name: (step line writer, noise lines per step, grep keyword)
+    # name: (step line writer, noise lines per step (0: sized for CHATTER_STEPS), grep keyword)
+    "chatter": (_nemo2, 0, "train_step_timing in s:"),
     "noisy": (_nemo2, 40, "train_step_timing in s:"),
     "dense": (_nemo2, 4, "train_step_timing in s:"),
     "megatron": (_megatron, 40, "elapsed time per iteration"),
@@ -106,12 +111,16 @@ def write_log(path: Path, scenario: str, size_bytes: int) -> int:
     rng = random.Random(7)
     noise_block = "".join(_noise(rng) for _ in range(4096))
     noise_lines = noise_block.splitlines(keepends=True)
+    if noise_per_step == 0:  # a fixed number of steps drowned in rank chatter
+        noise_per_step = max(1, size_bytes * len(noise_lines) // (CHATTER_STEPS * len(noise_block)))
     steps = written = 0
     with path.open("w", encoding="utf-8", newline="") as fh:
         buf: list[str] = []
         while written < size_bytes:
-            start = rng.randrange(len(noise_lines) - noise_per_step)
-            chunk = "".join(noise_lines[start:start + noise_per_step]) + step_line(steps, rng)
+            start = rng.randrange(len(noise_lines))
+            noise = "".join(noise_lines[(start + k) % len(noise_lines)]
+                            for k in range(noise_per_step))
+            chunk = noise + step_line(steps, rng)
             buf.append(chunk)
             written += len(chunk)
             steps += 1
@@ -163,15 +172,15 @@ def run_one(tmp: Path, scenario: str, size_gb: float, repeat: int) -> dict[str, 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-gb", type=float, default=1.0)
-    parser.add_argument("--scenarios", default="noisy,dense,megatron")
+    parser.add_argument("--scenarios", default="chatter,noisy,dense,megatron")
     parser.add_argument("--grow", action="store_true",
-                        help="also run the noisy scenario at twice the size (memory growth)")
+                        help="also run chatter and noisy at twice the size (memory growth)")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--dir", type=Path, default=None, help="temp dir (default: system)")
     args = parser.parse_args()
     plan = [(s, args.size_gb) for s in args.scenarios.split(",") if s]
     if args.grow:
-        plan.append(("noisy", args.size_gb * 2))
+        plan += [("chatter", args.size_gb * 2), ("noisy", args.size_gb * 2)]
     header = (f"{'scenario':<9} {'size MB':>8} {'steps':>9} | {'grep s':>6} {'MB/s':>6} "
               f"{'RSS MB':>6} | {'cmax s':>6} {'MB/s':>6} {'RSS MB':>6} {'x grep':>6} | "
               f"{'parse s':>7} {'MB/s':>6} {'x grep':>6}")

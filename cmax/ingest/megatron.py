@@ -12,6 +12,7 @@ dump (``  tensor_model_parallel_size ........ 4``) when the log has one.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -24,7 +25,6 @@ from cmax.ingest.textlines import (
     query_lines,
     settle_steps,
     to_float,
-    to_int,
     value_after,
 )
 
@@ -73,13 +73,29 @@ def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
     return pl.concat([iters, tflops], how="diagonal_relaxed")
 
 
-def _arguments(lines: pl.LazyFrame) -> pl.LazyFrame:
-    text = pl.col("text")
-    return lines.select(
-        pl.col("line"),
-        text.str.extract(_ARG_LINE, 1).alias("arg"),
-        to_int(text.str.extract(_ARG_LINE, 2)).alias("arg_value"),
-    ).drop_nulls()
+def _arguments(path: Path, before_line: int | None) -> dict[str, int]:
+    """Parallel layout and batch sizes from the argument dump printed before training starts.
+
+    Only the lines before the first iteration are read, so a huge log costs nothing extra.
+    """
+    found: dict[str, int] = {}
+    pattern = re.compile(_ARG_LINE.encode(), re.MULTILINE)
+    seen = 0
+    tail = b""
+    with path.open("rb") as fh:
+        while before_line is None or seen < before_line:
+            raw = fh.read(1 << 20)
+            if not raw:
+                break
+            data = tail + raw
+            cut = data.rfind(b"\n") + 1
+            data, tail = data[:cut], data[cut:]
+            seen += data.count(b"\n")
+            for match in pattern.finditer(data.replace(b"\r\n", b"\n")):
+                found.setdefault(ARG_KEYS[match.group(1).decode()], int(match.group(2)))
+            if before_line is None and seen > 200_000:
+                break  # no iteration line at all: look at the top of the file only
+    return found
 
 
 def parse_megatron(path: Path) -> TrainingLog:
@@ -90,8 +106,6 @@ def parse_megatron(path: Path) -> TrainingLog:
                         ("loss", pl.Float64()), ("grad_norm", pl.Float64())):
         if name not in rows.columns:  # a log with only one of the two line kinds
             rows = rows.with_columns(pl.lit(None, dtype=dtype).alias(name))
-    # Megatron dumps its arguments once, before training starts
-    args = query_lines(path, _arguments, keys=list(ARG_KEYS), max_lines=2000)
     notes: list[str] = []
     samples = drop_cut_tail(rows, path, [ITER_KEY, TFLOPS_KEY], notes)
     iters = samples.filter(pl.col("kind") == "iter")
@@ -113,9 +127,8 @@ def parse_megatron(path: Path) -> TrainingLog:
     if restarts:
         notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
 
-    config: dict[str, int] = {}
-    for arg, value in args.select("arg", "arg_value").rows():
-        config.setdefault(ARG_KEYS[arg], int(value))
+    first_iter = iters["line"].min() if iters.height else None
+    config = _arguments(path, int(first_iter) if first_iter is not None else None)  # type: ignore[arg-type]
     if "gbs" not in config and events.height:
         gbs = first_match(path, ITER_KEY, r"global batch size\s*:\s*(\d+)")
         if gbs is not None:

@@ -27,7 +27,7 @@ from cmax.ingest.textlines import (
     value_after,
 )
 
-STEP_KEYS = ["tflops:", "tps:"]
+STEP_KEYS = ["tflops:", "tps:"]  # every step line holds both; the first selects them
 START_KEY = "Training starts at step"
 # a label starts the line or follows a non-word character or a colour code ("\x1b[31mstep:")
 _AT = r"(?:^|[^A-Za-z0-9_]|\x1b\[[0-9;]*m)"
@@ -50,7 +50,7 @@ def parse_torchtitan(path: Path) -> TrainingLog:
             to_int(text.str.extract(r"sequence length\s*(\d+)", 1)).alias("seq_len"),
             to_int(text.str.extract(r"total steps\s*(\d+)", 1)).alias("total_steps"),
         )
-    ), keys=[*STEP_KEYS, START_KEY])
+    ), keys=[STEP_KEYS[0], START_KEY])
     notes: list[str] = []
     events = rows.filter(~pl.col("start") & pl.col("iteration").is_not_null())
     events = drop_cut_tail(events, path, STEP_KEYS, notes)
