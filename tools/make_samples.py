@@ -69,6 +69,7 @@ class Provider:
     unexpected: int       # unexpected interruptions in the quarter
     planned: int
     mean_outage_h: float
+    max_outage_h: float   # hot spares: Aurora swaps a failed node within its SLA allowance
     price: float
     audit: str
     declarations: dict[str, bool]
@@ -77,7 +78,7 @@ class Provider:
 
 PROVIDERS = [
     Provider("aurora-compute", "Aurora Compute", "aurora-h100-east", "us-east-1",
-             1.004, 0.008, 372.0, 14, 3, 1.5, 2.45, "example_audit.values.json",
+             1.004, 0.008, 372.0, 14, 3, 0.4, 0.7, 2.45, "example_audit.values.json",
              {"soc2_type2": True, "iso27001": True, "tenant_network_isolation": True,
               "vulnerability_patch_process": True, "self_service_provisioning": True,
               "published_burn_in": True, "no_egress_fees": True, "managed_slurm": True,
@@ -90,7 +91,7 @@ PROVIDERS = [
               "contract_extension": True, "nvidia_ncp": True, "schedmd_partner": True,
               "on_demand": True, "capacity_blocks": True, "current_skus": True}, 11),
     Provider("borealis-cloud", "Borealis Cloud", "borealis-h100-b", "eu-north-1",
-             0.900, 0.015, 298.0, 27, 4, 3.0, 2.25, "example_audit.values.json",
+             0.900, 0.015, 298.0, 27, 4, 3.0, 48.0, 2.25, "example_audit.values.json",
              {"soc2_type2": True, "iso27001": False, "tenant_network_isolation": True,
               "self_service_provisioning": True, "managed_slurm": True,
               "parallel_filesystem": True, "object_storage": True, "acs_disabled": True,
@@ -98,7 +99,7 @@ PROVIDERS = [
               "dcgm_metrics": True, "flexible_terms": True, "on_demand": True,
               "current_skus": True}, 22),
     Provider("cinder-gpu", "Cinder GPU", "cinder-h100-k8s", "us-central",
-             0.985, 0.020, 355.0, 96, 9, 5.0, 1.95, "example_audit_weak.values.json",
+             0.985, 0.020, 355.0, 96, 9, 5.0, 72.0, 1.95, "example_audit_weak.values.json",
              {"soc2_type2": False, "iso27001": False, "managed_kubernetes": True,
               "object_storage": True, "on_demand": True}, 33),
 ]
@@ -209,7 +210,8 @@ def incidents_csv(p: Provider, rng: random.Random) -> str:
     weights = [w for _, w in CATEGORIES]
     for i in range(p.unexpected):
         at = start + dt.timedelta(seconds=rng.randrange(0, 92 * 86400 - 86400))
-        dur = dt.timedelta(hours=max(0.2, rng.expovariate(1 / p.mean_outage_h)))
+        hours = min(p.max_outage_h, max(0.2, rng.expovariate(1 / p.mean_outage_h)))
+        dur = dt.timedelta(hours=hours)
         cat = rng.choices(names, weights)[0]
         node = f"{p.cluster}-{rng.randrange(NODES):03d}"
         gpu = str(rng.randrange(8)) if "GPU" in cat else ""
