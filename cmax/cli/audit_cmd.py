@@ -63,7 +63,7 @@ def _cell(value: object) -> str:
               help="Flag an Exemplar validation this many days before it lapses.")
 @click.option("--no-pdf", is_flag=True, help="Write the trend reports as HTML only.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Score new runs in this many worker processes.")
+              help="Score new runs and render trend reports in this many worker processes.")
 @format_option
 @click.pass_context
 def command(ctx: click.Context, runs_root: Path, history_dir: Path | None,
@@ -85,7 +85,7 @@ def command(ctx: click.Context, runs_root: Path, history_dir: Path | None,
         from cmax.history.trend import render_trend_reports
 
         progress(f"writing trend reports into {report_dir} ...")
-        files = render_trend_reports(result, report_dir, pdf=not no_pdf)
+        files = render_trend_reports(result, report_dir, pdf=not no_pdf, jobs=jobs)
     if fmt == "json":
         emit_json({**result.to_json(), "reports": [str(f) for f in files]})
         ctx.exit(result.exit_code)

@@ -278,37 +278,59 @@ def _attachment(payload: Any) -> bytes:
     return (json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
-def render_trend_reports(result: AuditResult, out_dir: str | Path, *,
-                         pdf: bool = True) -> list[Path]:
-    """Write the fleet and per-cluster trend reports; returns the files written, in order."""
+def _emit(out: Path, stem: str, template: str, context: dict[str, Any],
+          items: list[DriftItem], pdf: bool) -> list[Path]:
     from cmax.render.pdf import PdfAttachment, write_pdf, write_text_atomic
     from cmax.render.templates import render_template
 
+    html = render_template(template, **context)
+    html_path = out / f"{stem}.html"
+    write_text_atomic(html, html_path)
+    if not pdf:
+        return [html_path]
+    pdf_path = out / f"{stem}.pdf"
+    data = _attachment([i.model_dump(mode="json") for i in items])
+    write_pdf(html, pdf_path, attachments=[PdfAttachment(
+        "drift.json", data, "drift items of this trend report (cmax audit)")])
+    return [html_path, pdf_path]
+
+
+def _emit_cluster(out: Path, cluster: str, runs: list[RunPoint], items: list[DriftItem],
+                  status: ExemplarStatus | None, as_of: dt.date, rules: dict[str, Any],
+                  pdf: bool) -> list[Path]:
+    context = _cluster_context(cluster, runs, items, status, as_of)
+    return _emit(out, report_stem(cluster), "trend_cluster.html.j2", {**context, "rules": rules},
+                 items, pdf)
+
+
+def render_trend_reports(result: AuditResult, out_dir: str | Path, *,
+                         pdf: bool = True, jobs: int = 1) -> list[Path]:
+    """Write the fleet and per-cluster trend reports; returns the files written, in order.
+
+    ``jobs`` > 1 renders the cluster reports in that many worker processes (charts and PDF
+    layout are the slow part); the files are the same either way.
+    """
     out = Path(out_dir)
     if result.as_of is None:
         return []
     as_of = result.as_of
     lines = timelines(result.history, as_of)
     statuses = {s.cluster: s for s in result.exemplar}
-    written: list[Path] = []
-
-    def emit(stem: str, template: str, context: dict[str, Any], items: list[DriftItem]) -> None:
-        html = render_template(template, **context)
-        html_path = out / f"{stem}.html"
-        write_text_atomic(html, html_path)
-        written.append(html_path)
-        if pdf:
-            pdf_path = out / f"{stem}.pdf"
-            data = _attachment([i.model_dump(mode="json") for i in items])
-            write_pdf(html, pdf_path, attachments=[PdfAttachment(
-                "drift.json", data, "drift items of this trend report (cmax audit)")])
-            written.append(pdf_path)
-
     rules = dataclasses.asdict(result.policy)
-    emit("fleet.trend", "trend_fleet.html.j2",
-         {**_fleet_context(result, lines, statuses, as_of), "rules": rules}, result.items)
-    for cluster, runs in lines.items():
-        items = [i for i in result.items if i.cluster == cluster]
-        context = _cluster_context(cluster, runs, items, statuses.get(cluster), as_of)
-        emit(report_stem(cluster), "trend_cluster.html.j2", {**context, "rules": rules}, items)
+    written = _emit(out, "fleet.trend", "trend_fleet.html.j2",
+                    {**_fleet_context(result, lines, statuses, as_of), "rules": rules},
+                    result.items, pdf)
+    tasks = [(out, cluster, runs, [i for i in result.items if i.cluster == cluster],
+              statuses.get(cluster), as_of, rules, pdf) for cluster, runs in lines.items()]
+    if jobs <= 1 or len(tasks) < 2:
+        for task in tasks:
+            written += _emit_cluster(*task)
+        return written
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        for files in pool.map(_emit_cluster, *zip(*tasks, strict=True)):
+            written += files
     return written
