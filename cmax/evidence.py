@@ -115,6 +115,12 @@ def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
 
 def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """Add missing columns as nulls, cast, and order columns as the canonical schema says."""
+    if frame.width == 0:
+        # a literal in select() on a column-less frame would broadcast to one row
+        return pl.DataFrame(
+            {name: pl.Series(name, [None] * frame.height, dtype=dtype)
+             for name, dtype in schema.items()}
+        )
     cols = [
         (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)
         for name, dtype in schema.items()

@@ -99,3 +99,13 @@ def test_bad_credit_tier(tmp_path: Path) -> None:
 def test_missing_manifest(tmp_path: Path) -> None:
     with pytest.raises(CmaxError, match="manifest not found"):
         load_manifest(tmp_path / "cmax.toml")
+
+
+def test_conform_keeps_an_empty_table_empty() -> None:
+    import polars as pl
+
+    from cmax.evidence import RUNS_SCHEMA, conform
+
+    assert conform(pl.DataFrame(), RUNS_SCHEMA).shape == (0, len(RUNS_SCHEMA))
+    one = conform(pl.DataFrame({"run_id": ["a"]}), RUNS_SCHEMA)
+    assert one.shape == (1, len(RUNS_SCHEMA)) and one["workload"].to_list() == [None]
