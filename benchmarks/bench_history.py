@@ -187,8 +187,9 @@ def main_bench() -> None:
         if t_reports is not None:
             pages = len(list((args.out / "reports").glob("*.pdf")))
             print(f"trend reports (HTML + PDF)   {t_reports:8.1f} s  {pages} PDFs")
-        print(f"peak RSS                     {rss_first:8.1f} MiB (before audit {rss_before:.1f};"
-              f" --jobs {args.jobs}: workers not counted)")
+        print(f"peak RSS                     {rss_first:8.1f} MiB after scoring, "
+              f"{_peak_rss_mib():.1f} MiB overall (before audit {rss_before:.1f}; "
+              f"--jobs {args.jobs}: workers not counted)")
         print(f"history                      {files} Parquet files, {size / 1024:.1f} KiB")
     finally:
         if tmp is not None:

@@ -49,7 +49,8 @@ def _cell(value: object) -> str:
 @click.command("audit", help="Score every run under RUNS_ROOT (laid out as "
                "<root>/<cluster>/<timestamp>/, each a bundle) that is not yet in the history, "
                "record it, and report drift: regressions beyond noise, tier changes, new "
-               "audit FAILs, Exemplar expiry and SLA breaches. Exit 1 when any is found.")
+               "audit FAILs, Exemplar expiry and SLA breaches. Exit 1 when any is found, 2 when "
+               "the root, the history or a run is unusable (the other runs are still recorded).")
 @click.argument("runs_root", type=click.Path(path_type=Path))
 @click.option("--history", "history_dir", type=click.Path(path_type=Path, file_okay=False),
               default=None, help="History folder (Parquet, partitioned by cluster).  "
