@@ -32,10 +32,10 @@ __all__ = [
 # eagerly: importing a sub-package binds its module to the parent's attribute, which would
 # otherwise shadow the function. They only need Polars and pydantic. Rendering (WeasyPrint,
 # matplotlib) stays lazy.
-from cmax.ingest import ingest  # noqa: E402
-from cmax.price import price  # noqa: E402
-from cmax.score import score  # noqa: E402
-from cmax.validate import validate  # noqa: E402
+from cmax.ingest import ingest
+from cmax.price import price
+from cmax.score import score
+from cmax.validate import validate
 
 _LAZY = {
     "CmaxError": "cmax.errors",

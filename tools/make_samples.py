@@ -108,8 +108,8 @@ PROVIDERS = [
 def nemo2_log(p: Provider, w: Workload, rng: random.Random) -> str:
     """A NeMo 2 log as the DGXC v25.05 recipes print it: 50 steps, iteration n/49."""
     lines = [
-        f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiment pretrain_{w.workload}_{w.precision}"
-        f"_{NUM_GPUS} on {p.cluster}",
+        f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiment "
+        f"pretrain_{w.workload}_{w.precision}_{NUM_GPUS} on {p.cluster}",
         f"[NeMo I 2026-09-14 08:00:01 nemo_logging:393] Global batch size {w.gbs}, sequence length"
         f" {w.seq_len}, TP {w.tp} PP {w.pp} CP {w.cp} VP {w.vp}",
     ]
@@ -145,8 +145,8 @@ def nccl_output(p: Provider, rng: random.Random) -> str:
     lines = [
         "# nccl-tests version 2.17.6 nccl-headers=22707 nccl-library=22707",
         "# Collective test starting: all_reduce_perf",
-        f"# nThread 1 nGpus 1 minBytes 8 maxBytes 17179869184 step: 2(factor) warmup iters: 5 "
-        f"iters: 20 agg iters: 1 validation: 1 graph: 0",
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 17179869184 step: 2(factor) warmup iters: 5 "
+        "iters: 20 agg iters: 1 validation: 1 graph: 0",
         "#",
         "# Using devices",
     ]

@@ -18,16 +18,26 @@ from cmax.errors import CmaxError
 
 # command name -> (module, one-line help shown by `cmax --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("cmax.cli.demo_cmd", "Rate the sample providers that ship with cmax and write reports."),
-    "validate": ("cmax.cli.validate_cmd", "Check a bundle's evidence against the reference: findings."),
-    "score": ("cmax.cli.score_cmd", "Score a bundle: tier, Exemplar verdict, per-workload ratios."),
-    "price": ("cmax.cli.price_cmd", "Price advice for negotiation: parity and recommended $/GPU-hr."),
-    "report": ("cmax.cli.report_cmd", "Write HTML and PDF scorecards, briefs and a leaderboard."),
-    "audit": ("cmax.cli.audit_cmd", "Periodic audit runs: history, drift, expiry, trend reports."),
-    "inspect": ("cmax.cli.inspect_cmd", "Detect the format of one evidence file and summarise it."),
-    "reference": ("cmax.cli.reference_cmd", "Browse the reference baselines and catalogues."),
-    "calc": ("cmax.cli.calc_cmd", "What-if calculator: MFU, step time, tokens/s, $/M tokens, J/token."),
-    "schema": ("cmax.cli.schema_cmd", "Print the JSON Schemas of the Scorecard and PriceAdvice."),
+    "demo": ("cmax.cli.demo_cmd",
+             "Rate the sample providers that ship with cmax and write reports."),
+    "validate": ("cmax.cli.validate_cmd",
+                 "Check a bundle's evidence against the reference: findings."),
+    "score": ("cmax.cli.score_cmd",
+              "Score a bundle: tier, Exemplar verdict, per-workload ratios."),
+    "price": ("cmax.cli.price_cmd",
+              "Price advice for negotiation: parity and recommended $/GPU-hr."),
+    "report": ("cmax.cli.report_cmd",
+               "Write HTML and PDF scorecards, briefs and a leaderboard."),
+    "audit": ("cmax.cli.audit_cmd",
+              "Periodic audit runs: history, drift, expiry, trend reports."),
+    "inspect": ("cmax.cli.inspect_cmd",
+                "Detect the format of one evidence file and summarise it."),
+    "reference": ("cmax.cli.reference_cmd",
+                  "Browse the reference baselines and catalogues."),
+    "calc": ("cmax.cli.calc_cmd",
+             "What-if calculator: MFU, step time, tokens/s, $/M tokens, J/token."),
+    "schema": ("cmax.cli.schema_cmd",
+               "Print the JSON Schemas of the Scorecard and PriceAdvice."),
 }
 
 
