@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from cmax.coerce import as_int
 from cmax.evidence import Evidence
 from cmax.findings import Finding
 from cmax.score.reference_api import ReferenceData, num, optional_lookup, text
@@ -28,15 +29,6 @@ COMPARABLE_VERDICTS = ("pass", "fail", "inconclusive")
 """Verdicts that carry a real provider ÷ reference ratio (used by the suite and by pricing)."""
 
 COMPARABILITY_PREFIX = "comparability."
-
-
-def _as_int(value: Any) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _round(value: float | None, digits: int = 6) -> float | None:
@@ -65,8 +57,8 @@ def _baseline_model(base: Mapping[str, Any], reference: ReferenceData,
         tokens_per_s_per_gpu=num(base, "tokens_per_s_per_gpu"),
         model_tflops_per_gpu=num(base, "model_tflops_per_gpu"),
         mfu_pct=num(base, "mfu_pct"),
-        gbs=_as_int(base.get("gbs")),
-        seq_len=_as_int(base.get("seq_len")),
+        gbs=as_int(base.get("gbs")),
+        seq_len=as_int(base.get("seq_len")),
         container=text(base, "container"),
         source=text(base, "source") or "(source not recorded in the reference row)",
     )
@@ -143,7 +135,7 @@ def score_run(
     run_id = str(row["run_id"])
     workload = str(row.get("workload") or "")
     precision = str(row.get("precision") or "").lower()
-    num_gpus = _as_int(row.get("num_gpus")) or 0
+    num_gpus = as_int(row.get("num_gpus")) or 0
     gpu = str(row.get("gpu") or evidence.manifest.system.gpu)
     log = str(row.get("source_file") or "")
     status = str(row.get("status") or "no_data").lower()
@@ -152,7 +144,7 @@ def score_run(
     steps = steps.sort("iteration")
     series = [(int(i), float(t)) for i, t in zip(steps["iteration"], steps["step_time_s"],
                                                  strict=True) if i is not None and t is not None]
-    last_iteration = _as_int(row.get("max_iteration"))
+    last_iteration = as_int(row.get("max_iteration"))
     if last_iteration is None and series:
         last_iteration = series[-1][0]
 
@@ -162,8 +154,8 @@ def score_run(
         "bar": rules.bar, "step_series": series,
     }
 
-    gbs = _as_int(row.get("gbs"))
-    seq_len = _as_int(row.get("seq_len"))
+    gbs = as_int(row.get("gbs"))
+    seq_len = as_int(row.get("seq_len"))
     base_row = reference.match_baseline(workload, gpu, precision, num_gpus,
                                         gbs=gbs, seq_len=seq_len)
     if base_row is None and (gbs is not None or seq_len is not None):
@@ -179,7 +171,7 @@ def score_run(
         return WorkloadResult(**common, verdict="no_reference", notes=notes)
     fallback_id = f"{workload}/{gpu}/{precision}/{num_gpus}"
     base = _baseline_model(base_row, reference, fallback_id)
-    base_gpus = _as_int(base_row.get("num_gpus"))
+    base_gpus = as_int(base_row.get("num_gpus"))
     if gbs is None and base.gbs is not None:
         gbs = base.gbs
         notes.append(f"GBS {gbs} taken from the reference recipe (not in the log or manifest)")

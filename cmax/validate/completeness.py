@@ -13,10 +13,10 @@ from pathlib import PurePosixPath
 
 import polars as pl
 
+from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.validate.context import (
     Context,
-    as_int,
     bundle_path,
     fmt_iters,
     norm_path,

@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterator
 
 import polars as pl
 
+from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.validate.context import (
     CONFIG_FIELDS,
     Context,
     RunView,
-    as_int,
     bundle_path,
     print_resolution,
     run_finding,

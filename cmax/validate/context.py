@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from cmax.coerce import as_float, as_int
 from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
@@ -58,25 +59,6 @@ def norm_path(path: str | None) -> str:
     if not path:
         return ""
     return PurePosixPath(path.replace("\\", "/")).as_posix().removeprefix("./")
-
-
-def as_int(value: Any) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def as_float(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out
 
 
 @dataclass

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 
 import polars as pl
 
+from cmax.coerce import as_float, as_int
 from cmax.findings import Finding
-from cmax.validate.context import Context, RunView, as_float, as_int, run_finding
+from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import PEAK_FRACTION, TIMING_BAND
 

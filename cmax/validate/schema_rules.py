@@ -13,9 +13,10 @@ from collections.abc import Iterator
 
 import polars as pl
 
+from cmax.coerce import as_int
 from cmax.evidence import Evidence
 from cmax.findings import Finding
-from cmax.validate.context import TABLES, Context, as_int
+from cmax.validate.context import TABLES, Context
 from cmax.validate.registry import Rule, finding, register
 
 register(Rule(
