@@ -63,12 +63,32 @@ def check_known_ids(bundle: Bundle, reference: Reference) -> None:
             )
 
 
+def check_declared_files(bundle: Bundle) -> None:
+    """Name every missing or escaping file at once, so one fix-and-rerun round suffices."""
+    problems: list[tuple[str, str, CmaxError]] = []
+    for key, rel in bundle.manifest.declared_files():
+        try:
+            bundle.resolve(rel, field=key)
+        except CmaxError as exc:
+            problems.append((key, rel, exc))
+    if len(problems) == 1:
+        raise problems[0][2]
+    if problems:
+        listed = "; ".join(f"{key} = {rel!r}" for key, rel, _ in problems)
+        raise CmaxError(
+            f"{len(problems)} declared files are missing or leave the bundle: {listed}",
+            file=manifest_label(bundle),
+            fix="add the files to the bundle or correct the paths in cmax.toml",
+        )
+
+
 @contextmanager
 def load(bundle_path: str | Path) -> Iterator[Loaded]:
     """Open, ingest and validate a bundle for the duration of a ``with`` block."""
     with open_bundle(bundle_path) as bundle:
         reference = load_reference(bundle.manifest.benchmark.reference)
         check_known_ids(bundle, reference)
+        check_declared_files(bundle)
         evidence = ingest(bundle)
         findings = validate(evidence, reference)
         yield Loaded(bundle, evidence, reference, findings)

@@ -71,3 +71,19 @@ def test_python_dash_m_works() -> None:
     assert proc.returncode == 0, proc.stderr
     schema = json.loads(proc.stdout)
     assert "parity_usd_per_gpu_hour" in schema["properties"]
+
+
+def test_every_missing_declared_file_is_named_at_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    sample = Path(__file__).resolve().parent.parent / "samples" / "borealis-cloud"
+    bundle = tmp_path / "b"
+    shutil.copytree(sample, bundle)
+    (bundle / "incidents.csv").unlink()
+    shutil.rmtree(bundle / "nccl")
+    assert main(["validate", str(bundle)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "2 declared files" in err
+    assert "nccl[0].path" in err and "reliability.incidents" in err
