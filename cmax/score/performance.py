@@ -10,6 +10,7 @@ to model TFLOP/s/GPU, and the result says which.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -180,12 +181,17 @@ def score_run(
         notes.append(f"sequence length {seq_len} taken from the reference recipe")
 
     window = steady_state_window(text(base_row, "recipe_release"), last_iteration)
+    # only steps validation accepts (finite, positive): a NaN, zero or negative step time is
+    # reported there as a missing window step and must not move the ratio here
     in_window = steps.filter(
         pl.col("iteration").is_between(window.first, window.last)
         & pl.col("step_time_s").is_not_null()
+        & pl.col("step_time_s").is_finite()
+        & (pl.col("step_time_s") > 0)
     )
     step_times = [float(v) for v in in_window["step_time_s"]]
-    tflops = [float(v) for v in in_window["tflops_per_gpu"] if v is not None]
+    tflops = [float(v) for v in in_window["tflops_per_gpu"]
+              if v is not None and math.isfinite(v)]
     notes.append(f"steady-state window: iterations {window.first}-{window.last} ({window.rule}); "
                  f"{len(step_times)} step(s) in it")
 

@@ -1,0 +1,69 @@
+"""Hostile and inconsistent inputs, built from the shipped sample bundles: each must give one
+clear error (exit 2) or a finding, never a traceback and never a silently wrong number."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cmax.cli import main
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+FP8_LOG = "training/llama3.1-405b_fp8_512.log"
+
+
+def bundle(tmp_path: Path, name: str = "aurora-compute") -> Path:
+    dest = tmp_path / name
+    shutil.copytree(SAMPLES / name, dest)
+    return dest
+
+
+def edit(path: Path, old: str, new: str, count: int = 1) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, count), encoding="utf-8")
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
+    code = main([*args, "--format", "json"])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, (json.loads(captured.out) if captured.out else None), captured.err
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(list(args)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err.count("\n") == 1 and captured.err.startswith("cmax: error: ")
+    return captured.err
+
+
+def _fp8(card: dict[str, Any]) -> dict[str, Any]:
+    return next(w for w in card["workloads"] if w["log"] == FP8_LOG)
+
+
+@pytest.mark.parametrize("bad", ["0", "-12.9", "nan", "inf"])
+def test_impossible_step_times_do_not_move_the_ratio(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str) -> None:
+    """Validation treats a zero/negative/NaN/inf step as a missing window step; the scorer
+    must not average it in (a 0 s step made the ratio 1.066 'pass'; NaN made it 'nan')."""
+    clean = run_json(capsys, "score", str(SAMPLES / "aurora-compute"))[1]
+    b = bundle(tmp_path)
+    log = b / FP8_LOG
+    text = log.read_text(encoding="utf-8")
+    for it in (36, 37):
+        line = next(ln for ln in text.splitlines() if f"iteration {it}/49 " in ln)
+        value = line.split("train_step_timing in s: ")[1].split(" ")[0]
+        text = text.replace(line, line.replace(f"train_step_timing in s: {value} ",
+                                               f"train_step_timing in s: {bad} "))
+    log.write_text(text, encoding="utf-8")
+    code, card, _ = run_json(capsys, "score", str(b))
+    assert code == 1  # the bad steps are findings
+    ratio = _fp8(card)["ratio"]
+    assert ratio is not None and 0.99 < ratio < 1.01
+    assert _fp8(card)["steps_in_window"] == _fp8(clean)["steps_in_window"] - 2
