@@ -67,3 +67,20 @@ def test_impossible_step_times_do_not_move_the_ratio(
     ratio = _fp8(card)["ratio"]
     assert ratio is not None and 0.99 < ratio < 1.01
     assert _fp8(card)["steps_in_window"] == _fp8(clean)["steps_in_window"] - 2
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_astronomical_step_time_is_no_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], count: int) -> None:
+    """1e308 s tracebacked in validate (OverflowError in the print-resolution probe and the
+    CV), warned from numpy in score/price (overflow, log of 0) and crashed the step-time chart
+    in report (matplotlib: axis limits cannot be inf). pytest turns warnings into errors."""
+    b = bundle(tmp_path)
+    edit(b / FP8_LOG, "train_step_timing in s: 12.9 ", "train_step_timing in s: 1e308 ", count)
+    for command in ("validate", "score", "price"):
+        code, data, err = run_json(capsys, command, str(b))
+        assert code == 0 and data is not None and "Warning" not in err
+    card = run_json(capsys, "score", str(b))[1]
+    assert _fp8(card)["ratio"] == 0.0 and _fp8(card)["verdict"] != "pass"
+    code, files, _ = run_json(capsys, "report", str(b), "-o", str(tmp_path / "out"))
+    assert code == 0 and len(files["files"]) == 5

@@ -155,9 +155,14 @@ def ratio_chart(workloads: Sequence[WorkloadResult], bar: float) -> str | None:
         return _svg(fig)
 
 
+STEP_PLOT_MAX_S = 1e9
+
+
 def step_time_chart(w: WorkloadResult) -> str | None:
     """Step time over the run: warm-up, the steady-state window and the reference step time."""
-    points = decimate(w.step_series)
+    # no real step takes 30 years: clipping keeps matplotlib's axis arithmetic finite when a
+    # log claims 1e308 s (such a step is off the scale either way)
+    points = [(x, min(y, STEP_PLOT_MAX_S)) for x, y in decimate(w.step_series)]
     if not points:
         return None
     xs = [p[0] for p in points]

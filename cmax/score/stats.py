@@ -75,4 +75,5 @@ def log_ratio_score(ratio: float, floor: float) -> float:
 def geometric_mean(values: Sequence[float]) -> float:
     """The average of ratios: a 2x speed-up and a 2x slow-down cancel, as they should."""
     arr = np.asarray(values, dtype=np.float64)
-    return float(np.exp(np.log(arr).mean()))
+    with np.errstate(divide="ignore"):  # a ratio of 0 (an absurdly slow run) gives 0, quietly
+        return float(np.exp(np.log(arr).mean()))

@@ -262,8 +262,13 @@ def run_finding(rule_id: str, view: RunView, message: str, *, line: int | None =
 
 def print_resolution(values: list[float]) -> float:
     """Smallest decimal step the values were printed with (0.01 for 12.34 and 12.3)."""
+    def on_grid(v: float, q: float) -> bool:
+        x = v / q
+        # a value too large to scale (1e308 / 0.1) carries no decimals worth resolving
+        return not math.isfinite(x) or abs(x - round(x)) < 1e-6 * max(1.0, abs(x))
+
     for digits in range(7):
         q = 10.0 ** -digits
-        if all(abs(v / q - round(v / q)) < 1e-6 * max(1.0, abs(v / q)) for v in values):
+        if all(on_grid(v, q) for v in values):
             return q
     return 1e-7

@@ -137,6 +137,14 @@ def _pairwise_slope(xs: list[float], ys: list[float]) -> float:
     return _median(slopes) if slopes else 0.0
 
 
+def _cv(values: list[float], mean: float) -> float:
+    """Coefficient of variation; inf when the squares overflow (a 1e308 s "step")."""
+    try:
+        return math.sqrt(sum((x - mean) ** 2 for x in values) / (len(values) - 1)) / mean
+    except OverflowError:
+        return math.inf
+
+
 def _median(values: list[float]) -> float:
     s = sorted(values)
     mid = len(s) // 2
@@ -166,7 +174,7 @@ def _run(view: RunView) -> Iterator[Finding]:
     w = _times(window)
     if len(w) >= 5:
         mean = sum(w) / len(w)
-        cv = math.sqrt(sum((x - mean) ** 2 for x in w) / (len(w) - 1)) / mean
+        cv = _cv(w, mean)
         quantum = print_resolution(w)
         if cv < MIN_CV and quantum / mean < MIN_CV:
             yield run_finding("statistics.low-variance", view,
