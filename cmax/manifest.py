@@ -14,7 +14,14 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from cmax.errors import CmaxError
 
@@ -85,6 +92,14 @@ class Reliability(_Strict):
     restart_min: float = Field(default=15.0, ge=0)
     job_gpus: int | None = Field(default=None, gt=0)
 
+    @field_validator("period_end")
+    @classmethod
+    def _end_after_start(cls, value: dt.date, info: ValidationInfo) -> dt.date:
+        start = info.data.get("period_start")
+        if isinstance(start, dt.date) and value < start:
+            raise ValueError(f"a date on or after period_start ({start})")
+        return value
+
 
 class Sla(_Strict):
     uptime_pct: float = Field(gt=0, le=100)
@@ -146,6 +161,15 @@ def _lookup(data: Any, loc: tuple[int | str, ...]) -> Any:
     return data
 
 
+def _shown(value: Any) -> str:
+    """A value the way it is written in TOML (true, 2026-07-01), not as a Python repr."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return repr(value)
+
+
 def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
     """Validate already-parsed TOML data; errors name the key, the value and what was expected."""
     try:
@@ -169,7 +193,7 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
             ) from None
         value = _lookup(data, loc)
         raise CmaxError(
-            f"invalid value {value!r}", file=source, field=key,
+            f"invalid value {_shown(value)}", file=source, field=key,
             expected=err["msg"].removeprefix("Value error, "),
         ) from None
 

@@ -84,3 +84,19 @@ def test_astronomical_step_time_is_no_traceback(
     assert _fp8(card)["ratio"] == 0.0 and _fp8(card)["verdict"] != "pass"
     code, files, _ = run_json(capsys, "report", str(b), "-o", str(tmp_path / "out"))
     assert code == 0 and len(files["files"]) == 5
+
+
+def _manifest_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str,
+                    new: str) -> str:
+    b = bundle(tmp_path)
+    edit(b / "cmax.toml", old, new)
+    err = one_line_error(capsys, "validate", str(b))
+    assert str(b / "cmax.toml") in err
+    return err
+
+
+def test_period_end_before_start_is_rejected(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to give -14,848 GPU-days, a perfect reliability score and exit 0."""
+    err = _manifest_error(tmp_path, capsys, "period_end = 2026-09-30", "period_end = 2026-06-01")
+    assert "reliability.period_end" in err and "2026-06-01" in err and "2026-07-01" in err
