@@ -12,7 +12,7 @@ import datetime as dt
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import (
     BaseModel,
@@ -29,7 +29,20 @@ MANIFEST_NAME = "cmax.toml"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf/nan are valid TOML floats but no valid price, uptime or duration (and not valid JSON)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """``num_gpus = true`` would otherwise be read as 1 GPU, ``usd_per_gpu_hour = true``
+        as $1: a boolean is never a number here."""
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            if annotation in (int, float) or (int in get_args(annotation)
+                                              or float in get_args(annotation)):
+                raise ValueError("a number, not true/false")
+        return value
 
 
 class Provider(_Strict):
@@ -40,7 +53,7 @@ class Provider(_Strict):
 
 class System(_Strict):
     gpu: str = Field(min_length=1, description="GPU id from the reference GPU catalogue")
-    nodes: int = Field(gt=0)
+    nodes: int = Field(gt=0, le=100_000)
     gpus_per_node: int = Field(gt=0, le=72)
     interconnect: str | None = None
     driver: str | None = None
@@ -56,7 +69,7 @@ class Benchmark(_Strict):
 class RunSpec(_Strict):
     workload: str = Field(min_length=1)
     precision: str = Field(min_length=1)
-    num_gpus: int = Field(gt=0)
+    num_gpus: int = Field(gt=0, le=1_000_000)
     log: str = Field(min_length=1)
     seq_len: int | None = Field(default=None, gt=0)
     gbs: int | None = Field(default=None, gt=0)
@@ -87,10 +100,10 @@ class Reliability(_Strict):
     incidents: str = Field(min_length=1)
     period_start: dt.date
     period_end: dt.date
-    gpus_in_service: int = Field(gt=0)
+    gpus_in_service: int = Field(gt=0, le=10_000_000)
     checkpoint_interval_min: float = Field(default=30.0, gt=0)
     restart_min: float = Field(default=15.0, ge=0)
-    job_gpus: int | None = Field(default=None, gt=0)
+    job_gpus: int | None = Field(default=None, gt=0, le=1_000_000)
 
     @field_validator("period_end")
     @classmethod

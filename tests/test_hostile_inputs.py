@@ -100,3 +100,29 @@ def test_period_end_before_start_is_rejected(
     """It used to give -14,848 GPU-days, a perfect reliability score and exit 0."""
     err = _manifest_error(tmp_path, capsys, "period_end = 2026-09-30", "period_end = 2026-06-01")
     assert "reliability.period_end" in err and "2026-06-01" in err and "2026-07-01" in err
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ("num_gpus = 512", "num_gpus = true", "runs[0].num_gpus"),
+    ("usd_per_gpu_hour = 2.45", "usd_per_gpu_hour = true", "pricing.usd_per_gpu_hour"),
+])
+def test_booleans_are_not_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                  old: str, new: str, key: str) -> None:
+    """`usd_per_gpu_hour = true` was read as a $1.00 quote."""
+    err = _manifest_error(tmp_path, capsys, old, new)
+    assert key in err and "true" in err
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ("term_months = 12", "term_months = 12\nwatts_per_gpu = inf", "pricing.watts_per_gpu"),
+    ("gpus_in_service = 512", "gpus_in_service = 512\ncheckpoint_interval_min = inf",
+     "reliability.checkpoint_interval_min"),
+    ("nodes = 64", "nodes = 99999999999999999999", "system.nodes"),
+    ("gpus_in_service = 512", "gpus_in_service = 5120000000", "reliability.gpus_in_service"),
+])
+def test_infinite_and_absurd_numbers_are_rejected(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str,
+        key: str) -> None:
+    """inf watts printed `"joules_per_token": Infinity` (invalid JSON); 1e20 nodes priced a
+    $1.7e25 contract; 5e9 GPUs in service diluted 14 interruptions to zero; all exit 0."""
+    assert key in _manifest_error(tmp_path, capsys, old, new)
