@@ -9,6 +9,7 @@ what was expected.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 import tomllib
 from pathlib import Path
@@ -124,7 +125,15 @@ class Sla(_Strict):
         for below_pct, credit_pct in value:
             if not 0 < below_pct <= 100 or not 0 <= credit_pct <= 100:
                 raise ValueError("each credit tier is [below_uptime_pct, credit_pct], both 0-100")
-        return sorted(value, key=lambda tier: -tier[0])
+        tiers = sorted(value, key=lambda tier: -tier[0])
+        for (upper, upper_credit), (lower, lower_credit) in itertools.pairwise(tiers):
+            if upper == lower:
+                raise ValueError(f"one credit per uptime threshold ({upper:g} appears twice)")
+            if lower_credit < upper_credit:
+                raise ValueError(
+                    f"credits that grow as uptime falls (below {lower:g} % gives "
+                    f"{lower_credit:g} %, less than {upper_credit:g} % below {upper:g} %)")
+        return tiers
 
 
 class Pricing(_Strict):

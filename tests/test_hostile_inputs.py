@@ -126,3 +126,22 @@ def test_infinite_and_absurd_numbers_are_rejected(
     """inf watts printed `"joules_per_token": Infinity` (invalid JSON); 1e20 nodes priced a
     $1.7e25 contract; 5e9 GPUs in service diluted 14 interruptions to zero; all exit 0."""
     assert key in _manifest_error(tmp_path, capsys, old, new)
+
+
+@pytest.mark.parametrize("credits", [
+    "[[99.9, 10], [99.9, 25], [95.0, 100]]",   # the same threshold twice
+    "[[99.9, 50], [99.0, 25], [95.0, 10]]",    # less credit for worse uptime
+])
+def test_contradictory_sla_credit_tiers_are_rejected(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], credits: str) -> None:
+    err = _manifest_error(tmp_path, capsys, "credits = [[99.9, 10], [99.0, 25], [95.0, 100]]",
+                          f"credits = {credits}")
+    assert "sla.credits" in err
+
+
+def test_unsorted_sla_credit_tiers_are_fine(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = bundle(tmp_path)
+    edit(b / "cmax.toml", "credits = [[99.9, 10], [99.0, 25], [95.0, 100]]",
+         "credits = [[95.0, 100], [99.9, 10], [99.0, 25]]")
+    assert run_json(capsys, "validate", str(b))[0] == 0
