@@ -183,6 +183,17 @@ def _lookup(data: Any, loc: tuple[int | str, ...]) -> Any:
     return data
 
 
+def _in_data(data: Any, loc: tuple[int | str, ...]) -> int:
+    """How many leading parts of ``loc`` name real keys; pydantic appends the member type of
+    a union (``declarations.x.bool``), which is not a key the user wrote."""
+    for depth, part in enumerate(loc):
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return depth
+    return len(loc)
+
+
 def _shown(value: Any) -> str:
     """A value the way it is written in TOML (true, 2026-07-01), not as a Python repr."""
     if isinstance(value, bool):
@@ -213,10 +224,17 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
                 expected="a key from the cmax.toml contract in DESIGN.md",
                 fix="check the spelling or remove it",
             ) from None
+        expected = err["msg"].removeprefix("Value error, ")
+        depth = _in_data(data, loc)
+        if depth < len(loc):  # a union: every member's complaint, under the user's key
+            loc = loc[:depth]
+            key = _dotted(loc)
+            expected = " or ".join(dict.fromkeys(
+                e["msg"].removeprefix("Input should be ") for e in errors
+                if tuple(e["loc"])[:depth] == loc))
         value = _lookup(data, loc)
         raise CmaxError(
-            f"invalid value {_shown(value)}", file=source, field=key,
-            expected=err["msg"].removeprefix("Value error, "),
+            f"invalid value {_shown(value)}", file=source, field=key, expected=expected,
         ) from None
 
 

@@ -145,3 +145,11 @@ def test_unsorted_sla_credit_tiers_are_fine(
     edit(b / "cmax.toml", "credits = [[99.9, 10], [99.0, 25], [95.0, 100]]",
          "credits = [[95.0, 100], [99.9, 10], [99.0, 25]]")
     assert run_json(capsys, "validate", str(b))[0] == 0
+
+
+def test_union_error_names_the_users_key(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A list as a declaration said `declarations.soc2_type2.bool: invalid value None`."""
+    err = _manifest_error(tmp_path, capsys, "soc2_type2 = true", "soc2_type2 = [1, 2]")
+    assert "declarations.soc2_type2: invalid value [1, 2]" in err
+    assert ".bool" not in err and "None" not in err
