@@ -153,3 +153,29 @@ def test_union_error_names_the_users_key(
     err = _manifest_error(tmp_path, capsys, "soc2_type2 = true", "soc2_type2 = [1, 2]")
     assert "declarations.soc2_type2: invalid value [1, 2]" in err
     assert ".bool" not in err and "None" not in err
+
+
+RUBRIC = Path(__file__).resolve().parent.parent / "reference" / "rubric.toml"
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ('title = "Security"\nweight = 15', 'title = "Security"\nweight = inf',
+     "categories.security.weight"),
+    ('kind = "audit"\nweight = 3', 'kind = "audit"\nweight = inf',
+     "categories.security.components[0].weight"),
+    ('title = "Security"\nweight = 15', 'title = "Security"\nweight = 1.7e308',
+     "categories.security.weight"),
+    ("audit_points = { PASS = 1.0, WARNING = 0.5, FAIL = 0.0 }",
+     "audit_points = { PASS = 0.0, WARNING = 0.5, FAIL = 1.0 }", "scoring"),
+])
+def test_senseless_rubric_weights_are_rejected(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str,
+        key: str) -> None:
+    """An inf category weight crashed the scorer (pydantic traceback); an inf component weight
+    or FAIL worth more than PASS silently re-rated the sample."""
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(RUBRIC.read_text(encoding="utf-8").replace(old, new, 1),
+                      encoding="utf-8")
+    err = one_line_error(capsys, "score", str(SAMPLES / "aurora-compute"),
+                         "--rubric", str(rubric))
+    assert str(rubric) in err and key in err

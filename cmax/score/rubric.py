@@ -40,6 +40,9 @@ MEASURED_KINDS: frozenset[str] = frozenset(
     {"audit", "training", "nccl", "mlperf", "goodput", "mtbf", "sla", "price_value"})
 
 
+MAX_WEIGHT = 1_000_000.0
+
+
 def _default_points() -> dict[Literal["PASS", "WARNING", "FAIL"], float]:
     return {"PASS": 1.0, "WARNING": 0.5, "FAIL": 0.0}
 
@@ -49,7 +52,8 @@ def _default_fail() -> list[GradedStatus]:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # an infinite weight or bar turns every score into inf/nan: no rubric value may be one
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class PerformanceRules(_Strict):
@@ -84,6 +88,10 @@ class ScoringRules(_Strict):
                 f"audit_points needs PASS, WARNING and FAIL (missing {sorted(missing)})")
         if any(not 0 <= v <= 1 for v in self.audit_points.values()):
             raise ValueError("audit_points values are fractions of a point, 0-1")
+        points = self.audit_points
+        if not points["PASS"] >= points["WARNING"] >= points["FAIL"]:
+            raise ValueError("audit_points must satisfy PASS >= WARNING >= FAIL "
+                             "(a FAIL may never earn more than a PASS)")
         return self
 
 
@@ -140,7 +148,8 @@ class Component(_Strict):
     """One source of points inside a category, with its weight inside that category."""
 
     kind: ComponentKind
-    weight: float = Field(default=1.0, gt=0)
+    # weights are relative; the cap keeps their sum finite (two 1e308 weights overflow to inf)
+    weight: float = Field(default=1.0, gt=0, le=MAX_WEIGHT)
     audit_categories: list[str] = Field(default_factory=list)
     criteria: list[str] = Field(default_factory=list)
     keys: list[str] = Field(default_factory=list)
@@ -156,7 +165,7 @@ class Component(_Strict):
 
 class Category(_Strict):
     title: str = Field(min_length=1)
-    weight: float = Field(ge=0)
+    weight: float = Field(ge=0, le=MAX_WEIGHT)
     components: list[Component] = Field(min_length=1)
 
 
