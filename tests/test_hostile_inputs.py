@@ -179,3 +179,32 @@ def test_senseless_rubric_weights_are_rejected(
     err = one_line_error(capsys, "score", str(SAMPLES / "aurora-compute"),
                          "--rubric", str(rubric))
     assert str(rubric) in err and key in err
+
+
+CALC = ["calc", "--model", "llama3.1-70b", "--gpu", "h100-sxm", "--precision", "bf16"]
+
+
+@pytest.mark.parametrize(("extra", "flag"), [
+    (["--tokens-per-s-per-gpu", "nan"], "--tokens-per-s-per-gpu"),
+    (["--tokens-per-s-per-gpu", "5000"], "--tokens-per-s-per-gpu"),   # 227% MFU
+    (["--tokens-per-s-per-gpu", "1e308"], "--tokens-per-s-per-gpu"),
+    (["--step-time-s", "0.001", "--gbs", "128", "--num-gpus", "64", "--seq-len", "8192"],
+     "--step-time-s"),
+    (["--mfu", "0.4", "--tokens", "1e400"], "--tokens"),
+    (["--mfu", "0.4", "--usd-per-gpu-hour", "inf"], "--usd-per-gpu-hour"),
+    (["--mfu", "0.4", "--watts-per-gpu", "nan"], "--watts-per-gpu"),
+])
+def test_calc_refuses_nonsense_numbers(capsys: pytest.CaptureFixture[str], extra: list[str],
+                                       flag: str) -> None:
+    """These printed 'MFU nan%', 'inf%', 227% MFU, $inf or "joules_per_token": NaN (invalid
+    JSON) with exit 0; --mfu above 100% was already refused."""
+    err = one_line_error(capsys, *CALC, *extra, "--format", "json")
+    assert f"{flag}:" in err
+
+
+def test_calc_accepts_exactly_full_mfu(capsys: pytest.CaptureFixture[str]) -> None:
+    code, result, _ = run_json(capsys, *CALC, "--mfu", "100%")
+    assert code == 0 and result["mfu"] == pytest.approx(1.0)
+    tps = result["tokens_per_s_per_gpu"]
+    code, again, _ = run_json(capsys, *CALC, "--tokens-per-s-per-gpu", repr(tps))
+    assert code == 0 and again["mfu"] == pytest.approx(1.0)

@@ -17,6 +17,7 @@ the formulas:
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -33,6 +34,9 @@ def parse_quantity(text: str, *, name: str) -> float:
         raise CmaxError(f"cannot read {text!r}", field=name,
                         expected="a number such as 1.5e13 or 15T")
     value = float(match.group(1)) * _SUFFIXES.get(match.group(2).lower(), 1.0)
+    if not math.isfinite(value):
+        raise CmaxError(f"{text!r} is too large to compute with", field=name,
+                        expected="a finite number such as 1.5e13 or 15T")
     if value <= 0:
         raise CmaxError(f"{name} must be positive, got {text!r}", field=name)
     return value
@@ -97,9 +101,13 @@ def what_if(
         if value is not None and value <= 0:
             raise CmaxError(f"{name} must be positive, got {value}", field=name)
     for name, fvalue in (("--usd-per-gpu-hour", usd_per_gpu_hour),
-                         ("--watts-per-gpu", watts_per_gpu)):
-        if fvalue is not None and fvalue <= 0:
-            raise CmaxError(f"{name} must be positive, got {fvalue}", field=name)
+                         ("--watts-per-gpu", watts_per_gpu),
+                         ("--tokens-per-s-per-gpu", tokens_per_s_per_gpu),
+                         ("--step-time-s", step_time_s)):
+        # nan passes a `<= 0` test and inf yields inf% MFU: both must stop here
+        if fvalue is not None and not (math.isfinite(fvalue) and fvalue > 0):
+            raise CmaxError(f"{name} must be a positive finite number, got {fvalue}",
+                            field=name)
     workload, _, _ = ref.resolve_workload(model)
     spec = ref.gpu(gpu)
     prec = canonical_precision(precision)
@@ -133,6 +141,16 @@ def what_if(
         tps = tokens_per_s_per_gpu
 
     model_tflops = tps * flops_per_token / 1e12
+    if mfu is None and peak and model_tflops > peak * (1 + 1e-9):
+        source = "--step-time-s" if step_time_s is not None else "--tokens-per-s-per-gpu"
+        implied = model_tflops / peak
+        shown = f"{implied:.0%}" if math.isfinite(implied) else "far above 100%"
+        raise CmaxError(
+            f"{tps:,.6g} tokens/s per GPU is {shown} MFU: more than the "
+            f"{spec.id} dense {prec} peak ({peak:g} TFLOP/s) can deliver for {workload}",
+            field=source, expected="a throughput at or below 100% MFU",
+            fix="check the figure (per GPU, not per job) and the GBS, sequence length and "
+                "GPU count")
     watts_source = "--watts-per-gpu" if watts_per_gpu is not None else None
     if watts_per_gpu is None:
         watts_per_gpu = ref.default_watts_per_gpu(spec.id)
