@@ -208,3 +208,11 @@ def test_calc_accepts_exactly_full_mfu(capsys: pytest.CaptureFixture[str]) -> No
     tps = result["tokens_per_s_per_gpu"]
     code, again, _ = run_json(capsys, *CALC, "--tokens-per-s-per-gpu", repr(tps))
     assert code == 0 and again["mfu"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("what", ["gpus", "models", "network"])
+def test_reference_list_catalogue_filters_are_not_ignored(
+        capsys: pytest.CaptureFixture[str], what: str) -> None:
+    """`reference list --what models --model nope` listed every model, exit 0."""
+    err = one_line_error(capsys, "reference", "list", "--what", what, "--model", "nope")
+    assert "--model" in err and what in err

@@ -64,6 +64,13 @@ def list_cmd(what: str, workload: str | None, gpu: str | None, precision: str | 
     """List baselines (filtered) or the GPU, model or network catalogues."""
     from cmax.reference import load_reference
 
+    filters = [name for name, value in (("--model", workload), ("--gpu", gpu),
+                                        ("--precision", precision), ("--num-gpus", num_gpus),
+                                        ("--no-proxy", no_proxy or None)) if value is not None]
+    if what != "baselines" and filters:
+        # the catalogues are listed whole: a filter there would be silently ignored
+        raise CmaxError(f"{', '.join(filters)} filter(s) the baselines, not the {what} list",
+                        field="--what", fix=f"drop {', '.join(filters)}, or list baselines")
     ref = load_reference(release)
     if what == "gpus":
         gpus = [dataclasses.asdict(g) for g in ref.gpus.values()]
