@@ -216,3 +216,20 @@ def test_reference_list_catalogue_filters_are_not_ignored(
     """`reference list --what models --model nope` listed every model, exit 0."""
     err = one_line_error(capsys, "reference", "list", "--what", what, "--model", "nope")
     assert "--model" in err and what in err
+
+
+def test_empty_incident_json_reads_like_a_header_only_csv(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`{"incidents": []}` was 'unrecognised evidence format' (exit 2) while a header-only
+    CSV is a valid empty log; both now mean: no interruptions reported."""
+    b = bundle(tmp_path)
+    (b / "incidents.json").write_text('{"incidents": []}\n', encoding="utf-8")
+    (b / "incidents.csv").write_text("start,end,node,gpu,category,planned\n", encoding="utf-8")
+    results = []
+    for name in ("incidents.csv", "incidents.json"):
+        edit(b / "cmax.toml", 'incidents = "incidents.csv"', f'incidents = "{name}"')
+        code, card, _ = run_json(capsys, "score", str(b))
+        assert code == 0
+        results.append(card["reliability"]["unexpected_interruptions"])
+        edit(b / "cmax.toml", f'incidents = "{name}"', 'incidents = "incidents.csv"')
+    assert results == [0, 0]

@@ -43,6 +43,8 @@ def looks_like_incidents_csv(first_line: str) -> bool:
 
 def looks_like_incidents_json(data: object) -> bool:
     items = data.get("incidents") if isinstance(data, dict) else data
+    if isinstance(data, dict) and items == []:
+        return True  # {"incidents": []}: an explicitly empty log, like a header-only CSV
     return (isinstance(items, list) and bool(items) and isinstance(items[0], dict)
             and _header_ok(list(items[0])))
 
