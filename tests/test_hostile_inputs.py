@@ -233,3 +233,16 @@ def test_empty_incident_json_reads_like_a_header_only_csv(
         results.append(card["reliability"]["unexpected_interruptions"])
         edit(b / "cmax.toml", f'incidents = "{name}"', 'incidents = "incidents.csv"')
     assert results == [0, 0]
+
+
+def test_audit_root_holding_a_bundle_one_level_too_high(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """<root>/<timestamp>/cmax.toml (no cluster level) was reported as runs named 'nccl' and
+    'training' that are 'not a timestamp', with no word about the real mistake."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    bundle(root, "aurora-compute").rename(root / "2026-09-14")
+    code, _, err = run_json(capsys, "audit", str(root), "--no-pdf")
+    assert code == 2
+    assert "where a cluster folder belongs" in err and "<cluster>/2026-09-14" in err
+    assert "'nccl'" not in err and "'training'" not in err

@@ -185,6 +185,12 @@ def discover_runs(root: Path, *, exclude: Path | None = None,
             unusable.append(Unusable(cluster_dir, "ignored: not a cluster folder; expected "
                                      "<root>/<cluster>/<timestamp>/", fatal=False))
             continue
+        if (cluster_dir / MANIFEST_NAME).is_file():
+            # a run one level too high: its nccl/, training/ would each be called a bad run
+            unusable.append(Unusable(cluster_dir, f"a bundle ({MANIFEST_NAME}) where a cluster "
+                                     "folder belongs; fix: move it to "
+                                     f"{root}/<cluster>/{cluster_dir.name}/"))
+            continue
         seen: dict[str, Path] = {}
         for entry in sorted(p for p in cluster_dir.iterdir() if not p.name.startswith(".")):
             name = _run_name(entry)
