@@ -242,7 +242,9 @@ def test_audit_root_holding_a_bundle_one_level_too_high(
     root = tmp_path / "runs"
     root.mkdir()
     bundle(root, "aurora-compute").rename(root / "2026-09-14")
-    code, _, err = run_json(capsys, "audit", str(root), "--no-pdf")
+    code, result, _ = run_json(capsys, "audit", str(root), "--no-pdf")
     assert code == 2
-    assert "where a cluster folder belongs" in err and "<cluster>/2026-09-14" in err
-    assert "'nccl'" not in err and "'training'" not in err
+    [unusable] = result["unusable"]
+    assert unusable["path"] == str(root / "2026-09-14")
+    assert "where a cluster folder belongs" in unusable["error"]
+    assert "<cluster>/2026-09-14" in unusable["error"]
