@@ -248,3 +248,38 @@ def test_audit_root_holding_a_bundle_one_level_too_high(
     assert unusable["path"] == str(root / "2026-09-14")
     assert "where a cluster folder belongs" in unusable["error"]
     assert "<cluster>/2026-09-14" in unusable["error"]
+
+
+SUMMARY_MANIFEST = """
+[provider]
+name = "X"
+cluster = "x"
+[system]
+gpu = "h100-sxm"
+nodes = 1
+gpus_per_node = 8
+[benchmark]
+date = 2026-10-01
+[[runs]]
+workload = "llama3.1-8b"
+precision = "fp8"
+num_gpus = 8
+log = "sum.csv"
+gbs = 128
+seq_len = 8192
+"""
+
+
+def test_summary_row_findings_do_not_say_iteration_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A DGXC parse-script summary has no iteration: the finding said 'first at iteration
+    None'."""
+    data = Path(__file__).resolve().parent / "data" / "ingest" / "dgxc_parse_nemo2.csv"
+    header, row = data.read_text(encoding="utf-8").splitlines()[:2]
+    (tmp_path / "cmax.toml").write_text(SUMMARY_MANIFEST, encoding="utf-8")
+    (tmp_path / "sum.csv").write_text(f"{header}\n{row.replace(',10.100,', ',-10.1,')}\n",
+                                      encoding="utf-8")
+    code, result, _ = run_json(capsys, "validate", str(tmp_path))
+    assert code == 1
+    [bad] = [f for f in result["findings"] if f["rule"] == "sanity.non-positive-time"]
+    assert "None" not in bad["message"] and "the summary's mean" in bad["message"]

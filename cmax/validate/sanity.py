@@ -92,11 +92,14 @@ def _bad(col: str) -> pl.Expr:
     return pl.col(col).is_not_null() & (pl.col(col).is_nan() | pl.col(col).is_infinite())
 
 
-def _first(frame: pl.DataFrame) -> tuple[int | None, int | None]:
+def _first(frame: pl.DataFrame) -> tuple[str, int | None]:
+    """Where the first bad value is: its iteration, or the summary row of a parse-script CSV /
+    llmb-run database (which has no iteration), and its line."""
     if frame.is_empty():
-        return None, None
+        return "-", None
     row = frame.row(0, named=True)
-    return as_int(row.get("iteration")), as_int(row.get("line"))
+    it = as_int(row.get("iteration"))
+    return (f"iteration {it}" if it is not None else "the summary's mean"), as_int(row.get("line"))
 
 
 def _run_values(view: RunView) -> Iterator[Finding]:
@@ -107,21 +110,21 @@ def _run_values(view: RunView) -> Iterator[Finding]:
         if not bad.is_empty():
             it, line = _first(bad)
             yield run_finding("sanity.non-finite", view,
-                              f"{bad.height} step(s) with a NaN/inf {label}, first at iteration "
-                              f"{it}", line=line)
+                              f"{bad.height} step(s) with a NaN/inf {label}, first at {it}",
+                              line=line)
     bad = steps.filter(pl.col("step_time_s").is_finite() & (pl.col("step_time_s") <= 0))
     if not bad.is_empty():
         it, line = _first(bad)
         yield run_finding("sanity.non-positive-time", view,
-                          f"{bad.height} step(s) with a step time <= 0, first at iteration {it}",
+                          f"{bad.height} step(s) with a step time <= 0, first at {it}",
                           line=line)
     bad = steps.filter(_bad("grad_norm"))
     status = str(view.row.get("status") or "").lower()
     if not bad.is_empty():
         it, line = _first(bad)
         yield run_finding("sanity.nan-grad-norm", view,
-                          f"{bad.height} step(s) with a NaN/inf gradient norm, first at "
-                          f"iteration {it}", line=line)
+                          f"{bad.height} step(s) with a NaN/inf gradient norm, first at {it}",
+                          line=line)
     elif status == "invalid_grad_norm":
         yield run_finding("sanity.nan-grad-norm", view,
                           "ingest reports status invalid_grad_norm")
@@ -129,7 +132,7 @@ def _run_values(view: RunView) -> Iterator[Finding]:
     if not bad.is_empty():
         it, line = _first(bad)
         yield run_finding("sanity.nan-loss", view,
-                          f"{bad.height} step(s) with a NaN/inf loss, first at iteration {it}",
+                          f"{bad.height} step(s) with a NaN/inf loss, first at {it}",
                           line=line)
     reported = steps.filter(pl.col("tflops_per_gpu").is_not_null()
                             & pl.col("tflops_per_gpu").is_finite())
@@ -152,7 +155,7 @@ def _peaks(ctx: Context, view: RunView) -> Iterator[Finding]:
         top = float(over["tflops_per_gpu"].max())  # type: ignore[arg-type]
         yield run_finding("sanity.tflops-above-peak", view,
                           f"{over.height} step(s) report up to {top:.1f} TFLOP/s/GPU, above the "
-                          f"{peak:g} dense {precision} peak of {gpu} (first at iteration {it})",
+                          f"{peak:g} dense {precision} peak of {gpu} (first at {it})",
                           line=line)
     derived = derived_tflops(ctx, view, steps)
     if derived is None:
@@ -164,7 +167,7 @@ def _peaks(ctx: Context, view: RunView) -> Iterator[Finding]:
         yield run_finding("sanity.throughput-above-peak", view,
                           f"{over.height} step(s) imply up to {top:.1f} TFLOP/s/GPU "
                           f"({100 * top / peak:.0f} % MFU) on a {peak:g} TFLOP/s {precision} peak "
-                          f"(first at iteration {it})", line=line)
+                          f"(first at {it})", line=line)
 
 
 def derived_tflops(ctx: Context, view: RunView, steps: pl.DataFrame,
