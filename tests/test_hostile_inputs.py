@@ -283,3 +283,25 @@ def test_summary_row_findings_do_not_say_iteration_none(
     assert code == 1
     [bad] = [f for f in result["findings"] if f["rule"] == "sanity.non-positive-time"]
     assert "None" not in bad["message"] and "the summary's mean" in bad["message"]
+
+
+def strict_json(text: str) -> Any:
+    """json.loads that refuses NaN and Infinity (Python writes them; JSON has no such thing)."""
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in JSON output")
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_scorecard_json_is_valid_json_with_non_finite_step_times(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str) -> None:
+    """step_series carried the NaN/inf step times, so `score --format json` and the report's
+    .scorecard.json held bare NaN / Infinity, which JSON parsers reject."""
+    b = bundle(tmp_path)
+    edit(b / FP8_LOG, "train_step_timing in s: 12.9 ", f"train_step_timing in s: {bad} ", 2)
+    assert main(["score", str(b), "--format", "json"]) == 1
+    card = strict_json(capsys.readouterr().out)
+    assert _fp8(card)["steps_total"] == 50
+    assert all(t == t for _, t in _fp8(card)["step_series"])
+    assert main(["price", str(b), "--format", "json"]) == 0
+    strict_json(capsys.readouterr().out)

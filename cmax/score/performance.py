@@ -143,15 +143,17 @@ def score_run(
     notes: list[str] = []
 
     steps = steps.sort("iteration")
-    series = [(int(i), float(t)) for i, t in zip(steps["iteration"], steps["step_time_s"],
-                                                 strict=True) if i is not None and t is not None]
+    printed = [(int(i), float(t)) for i, t in zip(steps["iteration"], steps["step_time_s"],
+                                                  strict=True) if i is not None and t is not None]
+    # NaN/inf are not JSON numbers (the scorecard JSON would not parse); validation reports them
+    series = [(i, t) for i, t in printed if math.isfinite(t)]
     last_iteration = as_int(row.get("max_iteration"))
-    if last_iteration is None and series:
-        last_iteration = series[-1][0]
+    if last_iteration is None and printed:
+        last_iteration = printed[-1][0]
 
     common: dict[str, Any] = {
         "workload": workload, "precision": precision, "num_gpus": num_gpus, "log": log,
-        "framework": row.get("framework"), "status": status, "steps_total": len(series),
+        "framework": row.get("framework"), "status": status, "steps_total": len(printed),
         "bar": rules.bar, "step_series": series,
     }
 
