@@ -305,3 +305,15 @@ def test_scorecard_json_is_valid_json_with_non_finite_step_times(
     assert all(t == t for _, t in _fp8(card)["step_series"])
     assert main(["price", str(b), "--format", "json"]) == 0
     strict_json(capsys.readouterr().out)
+
+
+def test_network_series_is_valid_json_with_nan_bandwidth(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A NaN busbw in nccl-tests output reached networks[].series as a bare NaN."""
+    b = bundle(tmp_path)
+    edit(b / "nccl" / "all_reduce_perf_64n.txt", "92706.4  185.31  369.91",
+         "92706.4  185.31     nan")
+    assert main(["score", str(b), "--format", "json"]) == 1
+    card = strict_json(capsys.readouterr().out)
+    [net] = card["network"]
+    assert net["ratio"] == pytest.approx(370.58 / 368, abs=1e-3)

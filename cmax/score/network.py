@@ -54,7 +54,9 @@ def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per
     if oop.is_empty():
         oop = rows
         notes.append("no out-of-place rows: in-place bus bandwidth used")
-    oop = (oop.filter(pl.col("busbw_gbps").is_not_null() & pl.col("size_bytes").is_not_null())
+    # NaN/inf bandwidth is reported by validation; it is neither a result nor a JSON number
+    oop = (oop.filter(pl.col("busbw_gbps").is_not_null() & pl.col("busbw_gbps").is_finite()
+                      & pl.col("size_bytes").is_not_null())
            .group_by("size_bytes").agg(pl.col("busbw_gbps").max()).sort("size_bytes"))
     series = [(int(s), float(b)) for s, b in oop.iter_rows()]
     ranks = int(rows["ranks"].fill_null(0).max() or 0)  # type: ignore[arg-type]
