@@ -317,3 +317,16 @@ def test_network_series_is_valid_json_with_nan_bandwidth(
     card = strict_json(capsys.readouterr().out)
     [net] = card["network"]
     assert net["ratio"] == pytest.approx(370.58 / 368, abs=1e-3)
+
+
+def test_inspect_nccl_summary_is_valid_json_with_infinite_bandwidth(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A busbw printed as 9e999 (inf) made `inspect --format json` write
+    "max_busbw_gbps": Infinity."""
+    nccl = tmp_path / "all_reduce_perf.txt"
+    nccl.write_text((SAMPLES / "aurora-compute" / "nccl" / "all_reduce_perf_64n.txt")
+                    .read_text(encoding="utf-8")
+                    .replace("92706.4  185.31  369.91", "92706.4  185.31   9e999"),
+                    encoding="utf-8")
+    assert main(["inspect", str(nccl), "--format", "json"]) == 0
+    assert strict_json(capsys.readouterr().out)["max_busbw_gbps"] == pytest.approx(370.58)

@@ -15,6 +15,7 @@ the columns: several collectives print identical ``redop``/``root`` values.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,7 +209,8 @@ def nccl_frame(tests: list[NcclTest], *, run_id: str, source_file: str,
 def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
     frame = nccl_frame(tests, run_id="inspect", source_file=path.name, path=path)
     collectives = sorted({str(t.collective) for t in tests})
-    busbw = [v for v in frame["busbw_gbps"].to_list() if v is not None]
+    # nan/inf rows are reported by validation; here they would print as NaN/Infinity (no JSON)
+    busbw = [v for v in frame["busbw_gbps"].to_list() if v is not None and math.isfinite(v)]
     printed = [t.avg_busbw_gbps for t in tests if t.avg_busbw_gbps is not None]
     avg = printed[0] if len(tests) == 1 and printed else (
         sum(busbw) / len(busbw) if busbw else None)
