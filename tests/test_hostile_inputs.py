@@ -4,7 +4,9 @@ clear error (exit 2) or a finding, never a traceback and never a silently wrong 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -330,3 +332,23 @@ def test_inspect_nccl_summary_is_valid_json_with_infinite_bandwidth(
                     encoding="utf-8")
     assert main(["inspect", str(nccl), "--format", "json"]) == 0
     assert strict_json(capsys.readouterr().out)["max_busbw_gbps"] == pytest.approx(370.58)
+
+
+def test_named_pipe_in_a_bundle_is_refused_not_waited_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A FIFO as incidents.csv made cmax validate block forever in open()."""
+    b = bundle(tmp_path)
+    (b / "incidents.csv").unlink()
+    os.mkfifo(b / "incidents.csv")
+
+    def hung(signum: int, frame: object) -> None:
+        raise AssertionError("cmax blocked on the named pipe")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        err = one_line_error(capsys, "validate", str(b))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert "incidents.csv" in err and "not a regular file" in err

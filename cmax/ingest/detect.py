@@ -61,6 +61,10 @@ def detect_format(path: Path) -> str:
         raise CmaxError("is a directory", file=path,
                         expected="a single evidence file (an MLPerf results folder only where "
                         "the manifest or `cmax inspect` accepts one)")
+    if path.exists() and not path.is_file():
+        # opening a named pipe blocks until someone writes to it: cmax would hang
+        raise CmaxError("not a regular file (a named pipe, socket or device)", file=path,
+                        expected="an evidence file", fix="copy the evidence into a plain file")
     try:
         with path.open("rb") as fh:
             head = fh.read(1 << 16)
