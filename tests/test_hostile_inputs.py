@@ -334,21 +334,32 @@ def test_inspect_nccl_summary_is_valid_json_with_infinite_bandwidth(
     assert strict_json(capsys.readouterr().out)["max_busbw_gbps"] == pytest.approx(370.58)
 
 
-def test_named_pipe_in_a_bundle_is_refused_not_waited_on(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A FIFO as incidents.csv made cmax validate block forever in open()."""
-    b = bundle(tmp_path)
-    (b / "incidents.csv").unlink()
-    os.mkfifo(b / "incidents.csv")
-
+def _no_hang(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     def hung(signum: int, frame: object) -> None:
         raise AssertionError("cmax blocked on the named pipe")
 
     previous = signal.signal(signal.SIGALRM, hung)
     signal.alarm(60)
     try:
-        err = one_line_error(capsys, "validate", str(b))
+        return one_line_error(capsys, *args)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_named_pipe_in_a_bundle_is_refused_not_waited_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A FIFO as incidents.csv made cmax validate block forever in open()."""
+    b = bundle(tmp_path)
+    (b / "incidents.csv").unlink()
+    os.mkfifo(b / "incidents.csv")
+    err = _no_hang(capsys, "validate", str(b))
     assert "incidents.csv" in err and "not a regular file" in err
+
+
+def test_named_pipe_as_rubric_is_refused_not_waited_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    os.mkfifo(tmp_path / "rubric.toml")
+    err = _no_hang(capsys, "score", str(SAMPLES / "aurora-compute"),
+                   "--rubric", str(tmp_path / "rubric.toml"))
+    assert "rubric.toml" in err and "not a regular file" in err

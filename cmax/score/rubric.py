@@ -265,6 +265,10 @@ def parse_rubric(data: dict[str, Any], *, source: str | Path, digest: str = "") 
 def load_rubric(path: str | Path | None = None) -> Rubric:
     """Read a rubric file; None means the one shipped in ``reference/rubric.toml``."""
     file = Path(path) if path is not None else default_rubric_path()
+    if file.exists() and not (file.is_file() or file.is_dir()):
+        # reading a named pipe blocks until someone writes to it
+        raise CmaxError("rubric is not a regular file (a named pipe, socket or device)",
+                        file=file, expected="a TOML file")
     try:
         raw = file.read_bytes()
     except FileNotFoundError:
