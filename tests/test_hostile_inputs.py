@@ -363,3 +363,15 @@ def test_named_pipe_as_rubric_is_refused_not_waited_on(
     err = _no_hang(capsys, "score", str(SAMPLES / "aurora-compute"),
                    "--rubric", str(tmp_path / "rubric.toml"))
     assert "rubric.toml" in err and "not a regular file" in err
+
+
+def test_inspect_training_mean_of_huge_values_is_finite_json(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two TFLOP/s values of 1e308 overflowed the mean: "mean_tflops_per_gpu": Infinity."""
+    log = tmp_path / "run.log"
+    log.write_text((SAMPLES / "aurora-compute" / FP8_LOG).read_text(encoding="utf-8")
+                   .replace("TFLOPS_per_GPU: 8.391e+02", "TFLOPS_per_GPU: 1e308"),
+                   encoding="utf-8")
+    assert main(["inspect", str(log), "--format", "json"]) == 0
+    summary = strict_json(capsys.readouterr().out)
+    assert 1e305 < summary["mean_tflops_per_gpu"] < 1e308

@@ -23,6 +23,7 @@ Real logs are messy, and each mess has a rule here:
 from __future__ import annotations
 
 import io
+import math
 import os
 import queue
 import shutil
@@ -354,7 +355,12 @@ def finite_mean(values: pl.Series) -> float | None:
     """Mean over finite values (NaN/inf are counted separately by the caller), or None."""
     finite = values.drop_nulls().cast(pl.Float64)
     finite = finite.filter(finite.is_finite())
-    return None if finite.len() == 0 else float(finite.mean())  # type: ignore[arg-type]
+    if finite.len() == 0:
+        return None
+    mean = float(finite.mean())  # type: ignore[arg-type]
+    if not math.isfinite(mean):  # the sum of 1e308s overflows; the mean of x / n cannot
+        mean = float((finite / finite.len()).sum())
+    return mean
 
 
 def training_summary(log: TrainingLog) -> dict[str, object]:
