@@ -375,3 +375,12 @@ def test_inspect_training_mean_of_huge_values_is_finite_json(
     assert main(["inspect", str(log), "--format", "json"]) == 0
     summary = strict_json(capsys.readouterr().out)
     assert 1e305 < summary["mean_tflops_per_gpu"] < 1e308
+
+
+def test_nccl_size_beyond_int64_is_a_malformed_row_not_a_polars_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = bundle(tmp_path)
+    edit(b / "nccl" / "all_reduce_perf_64n.txt", "\n    16777216       4194304",
+         "\n99999999999999999999999       4194304")
+    err = one_line_error(capsys, "validate", str(b))
+    assert "nccl/all_reduce_perf_64n.txt:543" in err and "malformed nccl-tests data row" in err

@@ -37,6 +37,7 @@ _RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _REDOPS = {"sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"}
 _INT = re.compile(r"^-?\d+$")
+INT64_MAX = 2**63 - 1
 
 HEADER_MARKERS = ("# nThread", "Avg bus bandwidth", "Collective test starting")
 
@@ -184,7 +185,11 @@ def _data_row(tokens: list[str]) -> dict[str, object]:
             break
         t, a, b, w = vals[idx: idx + 4]
         results.append((in_place, (_num(t), _num(a), _num(b), _wrong(w))))
-    return {"size": int(tokens[0]), "dtype": tokens[2], "results": results}
+    size = int(tokens[0])
+    if size > INT64_MAX or any(w is not None and abs(w) > INT64_MAX
+                               for _, (_, _, _, w) in results):
+        raise ValueError("integer out of range")  # no real message size; Int64 column
+    return {"size": size, "dtype": tokens[2], "results": results}
 
 
 def nccl_frame(tests: list[NcclTest], *, run_id: str, source_file: str,
