@@ -87,3 +87,14 @@ def test_every_missing_declared_file_is_named_at_once(
     assert err.count("\n") == 1 and "Traceback" not in err
     assert "2 declared files" in err
     assert "nccl[0].path" in err and "reliability.incidents" in err
+
+
+def test_price_warns_when_its_evidence_failed_validation(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    assert main(["price", str(samples / "cinder-gpu"), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["quoted_usd_per_gpu_hour"] == 1.95
+    assert "8 validation error(s)" in captured.err
+    assert main(["price", str(samples / "aurora-compute"), "--format", "json"]) == 0
+    assert capsys.readouterr().err == ""

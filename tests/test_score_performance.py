@@ -152,6 +152,20 @@ def test_comparability_error_makes_the_run_not_comparable() -> None:
     assert any("comparability.gbs" in n for n in r.notes)
 
 
+def test_a_run_with_a_validation_error_cannot_pass() -> None:
+    wrong_model = Finding(rule="consistency.manifest-vs-log", severity="error",
+                          file="training/run0.log", run_id="runs[0]",
+                          message="the log is of another workload", fix="submit the right log")
+    other_run = Finding(rule="consistency.manifest-vs-log", severity="error",
+                        file="training/run9.log", run_id="runs[9]", message="x", fix="y")
+    ref = FakeReference({KEY: baseline(10.0)})
+    r = one(ref, [run_row()], flat_steps("runs[0]", 10.0), [wrong_model])
+    assert r.ratio == 1.0 and r.verdict == "inconclusive"
+    assert any("consistency.manifest-vs-log" in n for n in r.notes)
+    # an error on another run does not touch this one
+    assert one(ref, [run_row()], flat_steps("runs[0]", 10.0), [other_run]).verdict == "pass"
+
+
 def test_diverged_and_incomplete_runs_cannot_pass() -> None:
     ref = FakeReference({KEY: baseline(10.0)})
     diverged = one(ref, [run_row(status="invalid_grad_norm")], flat_steps("runs[0]", 10.0))

@@ -59,6 +59,10 @@ def command(bundle: str, rubric_path: str | None, fmt: str) -> None:
     with load(bundle) as loaded:
         card = score(loaded.evidence, loaded.findings, loaded.reference, rubric)
         advice = price(loaded.evidence, card, loaded.reference)
+        errors = sum(1 for f in loaded.findings if f.severity == "error")
+    if errors:
+        click.echo(f"cmax: warning: {errors} validation error(s) in this bundle; this advice "
+                   "rests on evidence that failed validation (run `cmax validate`)", err=True)
     if fmt == "json":
         emit_json(advice)
     else:

@@ -270,6 +270,13 @@ def score_run(
     if status != "success" and verdict == "pass":
         verdict = "inconclusive"
         notes.append(f"run status {status!r}: a run that did not finish cleanly cannot pass")
+    errors = sorted({f.rule for f in related if f.severity == "error"})
+    if errors and verdict == "pass":
+        # evidence that failed validation (e.g. the log is of another workload) is not
+        # evidence of a pass; the ratio stays visible, the verdict is withheld
+        verdict = "inconclusive"
+        notes.append("validation error(s) on this run (" + ", ".join(errors) + "): "
+                     "a run whose evidence fails validation cannot pass")
     return result(verdict)
 
 
