@@ -98,3 +98,12 @@ def test_price_warns_when_its_evidence_failed_validation(
     assert "8 validation error(s)" in captured.err
     assert main(["price", str(samples / "aurora-compute"), "--format", "json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv", [["score"], ["score", "--format", "xml", "b"],
+                                  ["validate", "--no-such-flag", "b"]])
+def test_usage_errors_are_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("cmax: error: ")
+    assert "--help" in err

@@ -80,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("cmax: aborted", err=True)
         return 130
+    except click.UsageError as exc:
+        # one line, like every other user error; click's own block spans three
+        where = exc.ctx.command_path if exc.ctx is not None else "cmax"
+        click.echo(f"cmax: error: {exc.format_message()} (see `{where} --help`)", err=True)
+        return 2
     except click.ClickException as exc:
         exc.show()
         return 2 if exc.exit_code in (1, 2) else exc.exit_code
