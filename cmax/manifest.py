@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import re
-import tomllib
 from pathlib import Path
 from typing import Any, get_args
 
@@ -25,6 +23,7 @@ from pydantic import (
 )
 
 from cmax.errors import CmaxError
+from cmax.tomlfile import read_toml
 
 MANIFEST_NAME = "cmax.toml"
 
@@ -240,21 +239,6 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
 
 def load_manifest(path: Path) -> Manifest:
     """Read and validate ``cmax.toml``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CmaxError(
-            "manifest not found", file=path,
-            fix=f"a bundle needs a {MANIFEST_NAME} at its top level (see README)",
-        ) from None
-    except UnicodeDecodeError:
-        raise CmaxError("manifest is not UTF-8 text", file=path) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
-        msg = str(exc).split(" (at ")[0]
-        raise CmaxError(f"invalid TOML: {msg}", file=path, line=line,
-                        fix="correct the TOML syntax") from None
+    data = read_toml(path, what="manifest",
+                     missing_fix=f"a bundle needs a {MANIFEST_NAME} at its top level (see README)")
     return parse_manifest(data, source=path)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import statistics
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from cmax.reference.flops import (
 )
 from cmax.reference.network import find_network_baseline, load_network
 from cmax.reference.reliability import load_reliability
+from cmax.tomlfile import REINSTALL, read_toml
 
 __all__ = [
     "Architecture",
@@ -267,12 +267,10 @@ def _data_root() -> Path:
 
 def _read_release(directory: Path) -> tuple[str, str]:
     path = directory / "release.toml"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        return str(data["release"]), str(data.get("date", ""))
-    except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
-        raise CmaxError(f"cannot read the release id: {exc}", file=path,
-                        fix="reinstall cmax-rating or restore reference/release.toml") from exc
+    data = read_toml(path, what="reference release file", missing_fix=REINSTALL)
+    if "release" not in data:
+        raise CmaxError("no release id", file=path, field="release", fix=REINSTALL)
+    return str(data["release"]), str(data.get("date", ""))
 
 
 def known_releases(root: Path | None = None) -> dict[str, Path]:
@@ -315,10 +313,7 @@ def _load_cached(directory_text: str) -> Reference:
     models = load_architectures(directory / "models.toml")
     gpus = load_gpus(directory / "gpus.toml")
     conv_path = directory / "conventions.toml"
-    try:
-        conventions = tomllib.loads(conv_path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CmaxError(f"cannot read FLOPs conventions: {exc}", file=conv_path) from exc
+    conventions = read_toml(conv_path, what="FLOPs conventions", missing_fix=REINSTALL)
     baselines_path = directory / "baselines.csv"
     baselines = read_baselines(baselines_path)
     validate_baselines(baselines, baselines_path, models=set(models), gpus=set(gpus),

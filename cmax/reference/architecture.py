@@ -8,12 +8,12 @@ what they count (causal attention, shared experts, padded vocabularies).
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from cmax.errors import CmaxError
+from cmax.tomlfile import REINSTALL, read_toml
 
 FAMILIES = ("gpt", "dense-gqa", "moe-gqa", "moe-mla", "hybrid-mamba", "unpublished")
 
@@ -146,10 +146,7 @@ def _parse_one(model_id: str, raw: dict[str, Any], path: Path) -> Architecture:
 
 def load_architectures(path: Path) -> dict[str, Architecture]:
     """Read and check ``models.toml``; ids and aliases must be unique."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CmaxError(f"cannot read the model catalogue: {exc}", file=path) from exc
+    data = read_toml(path, what="model catalogue", missing_fix=REINSTALL)
     models = data.get("models")
     if not isinstance(models, dict) or not models:
         raise CmaxError("no [models.*] tables", file=path, expected="[models.<id>] tables")

@@ -7,12 +7,12 @@ never matches the wrong part.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cmax.errors import CmaxError
+from cmax.tomlfile import REINSTALL, read_toml
 
 PRECISIONS = ("bf16", "fp8", "nvfp4")
 
@@ -68,10 +68,7 @@ def _gpu_key(value: str) -> str:
 
 
 def load_gpus(path: Path) -> dict[str, GpuSpec]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CmaxError(f"cannot read the GPU catalogue: {exc}", file=path) from exc
+    data = read_toml(path, what="GPU catalogue", missing_fix=REINSTALL)
     gpus = data.get("gpus")
     if not isinstance(gpus, dict) or not gpus:
         raise CmaxError("no [gpus.*] tables", file=path)

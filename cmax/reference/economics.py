@@ -7,18 +7,15 @@ alone understate the bill a buyer actually pays.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from cmax.errors import CmaxError
+from cmax.tomlfile import REINSTALL, read_toml
 
 
 def load_economics(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CmaxError(f"cannot read the economics defaults: {exc}", file=path) from exc
+    data = read_toml(path, what="economics defaults", missing_fix=REINSTALL)
     try:
         household = float(data["household_kwh_per_year"])
         pue = float(data["pue"])

@@ -7,11 +7,11 @@ health-check pass marks are kept for reference but never used as the bar.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from cmax.errors import CmaxError
+from cmax.tomlfile import REINSTALL, read_toml
 
 _COLLECTIVES = {
     "allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
@@ -26,10 +26,7 @@ def normalize_collective(name: str) -> str:
 
 
 def load_network(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CmaxError(f"cannot read the network baselines: {exc}", file=path) from exc
+    data = read_toml(path, what="network baselines", missing_fix=REINSTALL)
     rows = data.get("baselines")
     if not isinstance(rows, list) or not rows:
         raise CmaxError("no [[baselines]] entries", file=path)

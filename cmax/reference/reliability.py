@@ -7,18 +7,15 @@ report can be re-done from the paper's own numbers (formulas: reliability.md §2
 from __future__ import annotations
 
 import csv
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from cmax.errors import CmaxError
+from cmax.tomlfile import REINSTALL, read_toml
 
 
 def load_reliability(path: Path, categories_path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CmaxError(f"cannot read the reliability baselines: {exc}", file=path) from exc
+    data = read_toml(path, what="reliability baselines", missing_fix=REINSTALL)
     llama3 = data.get("llama3")
     if not isinstance(llama3, dict):
         raise CmaxError("missing [llama3]", file=path)

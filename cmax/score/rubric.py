@@ -11,14 +11,13 @@ look comparable by accident.
 from __future__ import annotations
 
 import hashlib
-import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cmax.errors import CmaxError
+from cmax.tomlfile import decode_toml, read_toml_bytes
 
 RUBRIC_NAME = "rubric.toml"
 
@@ -265,27 +264,8 @@ def parse_rubric(data: dict[str, Any], *, source: str | Path, digest: str = "") 
 def load_rubric(path: str | Path | None = None) -> Rubric:
     """Read a rubric file; None means the one shipped in ``reference/rubric.toml``."""
     file = Path(path) if path is not None else default_rubric_path()
-    if file.exists() and not (file.is_file() or file.is_dir()):
-        # reading a named pipe blocks until someone writes to it
-        raise CmaxError("rubric is not a regular file (a named pipe, socket or device)",
-                        file=file, expected="a TOML file")
-    try:
-        raw = file.read_bytes()
-    except FileNotFoundError:
-        raise CmaxError("rubric file not found", file=file,
-                        fix="pass an existing file to --rubric, or omit it for the default"
-                        ) from None
-    except IsADirectoryError:
-        raise CmaxError("rubric path is a directory", file=file,
-                        expected="a TOML file") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise CmaxError("rubric is not UTF-8 text", file=file) from None
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"\(at line (\d+)", str(exc))
-        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
-        msg = str(exc).split(" (at line")[0]
-        raise CmaxError(f"invalid TOML: {msg}", file=file, line=line,
-                        fix="correct the TOML syntax") from None
+    raw = read_toml_bytes(
+        file, what="rubric file",
+        missing_fix="pass an existing file to --rubric, or omit it for the default")
+    data = decode_toml(raw, file=file, what="rubric file")
     return parse_rubric(data, source=file, digest=hashlib.sha256(raw).hexdigest())

@@ -1,0 +1,58 @@
+"""Reading TOML files (manifest, rubric, reference catalogues) into one kind of error.
+
+Every TOML file cmax reads can be missing, a directory, a named pipe (reading one blocks
+forever), not UTF-8, or invalid TOML; each case is one :class:`CmaxError` naming the file and,
+for syntax errors, the line. Python 3.11's ``TOMLDecodeError`` has no ``lineno`` attribute
+(3.14 adds it), so the line is taken from its message.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from cmax.errors import CmaxError
+
+REINSTALL = "reinstall cmax-rating or restore the reference/ folder"
+
+_AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+def read_toml_bytes(path: Path, *, what: str, missing_fix: str | None = None) -> bytes:
+    """The raw bytes of a TOML file (callers that digest the file need them)."""
+    if path.exists() and not (path.is_file() or path.is_dir()):
+        raise CmaxError(f"{what} is not a regular file (a named pipe, socket or device)",
+                        file=path, expected="a TOML file")
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise CmaxError(f"{what} not found", file=path, fix=missing_fix) from None
+    except IsADirectoryError:
+        raise CmaxError(f"{what} path is a directory", file=path,
+                        expected="a TOML file") from None
+    except OSError as exc:
+        raise CmaxError(f"cannot read {what}: {exc.strerror}", file=path) from None
+
+
+def decode_toml(raw: bytes, *, file: Path | str, what: str) -> dict[str, Any]:
+    """Parse TOML bytes; bad encoding or syntax is a CmaxError with the line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CmaxError(f"{what} is not UTF-8 text", file=file) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = _AT_LINE.search(str(exc))
+        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
+        msg = str(exc).split(" (at ")[0]
+        raise CmaxError(f"invalid TOML: {msg}", file=file, line=line,
+                        fix="correct the TOML syntax") from None
+
+
+def read_toml(path: Path, *, what: str, missing_fix: str | None = None) -> dict[str, Any]:
+    """Read and parse a TOML file; every failure is one CmaxError."""
+    return decode_toml(read_toml_bytes(path, what=what, missing_fix=missing_fix),
+                       file=path, what=what)
