@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from cmax.bundle import Bundle
+from cmax.coerce import as_float
 from cmax.errors import CmaxError
 from cmax.evidence import (
     AUDIT_SCHEMA,
@@ -188,18 +189,11 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
             selector=spec.experiment, file=path, field=key)
         row.update(declared_config)
         row.update(status=job.status,
-                   reported_step_time_s=_as_float(job.row.get("train_step_time_seconds")),
-                   reported_tflops_per_gpu=_as_float(job.row.get("tflops_per_gpu")))
+                   reported_step_time_s=as_float(job.row.get("train_step_time_seconds")),
+                   reported_tflops_per_gpu=as_float(job.row.get("tflops_per_gpu")))
         notes.extend([f"llmb-run job {job.label}; no per-step data", *job_notes])
     row["notes"] = "; ".join(notes) if notes else None
     return row, steps
-
-
-def _as_float(value: object) -> float | None:
-    try:
-        return None if value is None else float(str(value))
-    except ValueError:
-        return None
 
 
 def _files_of(path: Path) -> list[Path]:
