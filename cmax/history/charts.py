@@ -7,28 +7,20 @@ Reports must be byte-identical for identical inputs, so every chart is drawn on 
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cmax.render.charts import RC, data_uri
+
 PALETTE = ("#1f5fa8", "#d2691e", "#2e8b57", "#8b3a8b", "#b22222", "#4682b4", "#8b8000",
            "#556b2f", "#cd5c5c", "#2f4f4f")
 
-_RC: Any = {
-    "svg.fonttype": "none",
-    "svg.hashsalt": "cmax-trend",
-    "font.family": "DejaVu Sans",
-    "font.size": 8.0,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "grid.color": "#dddddd",
-    "grid.linewidth": 0.5,
-    "legend.frameon": False,
-}
+# the report charts' settings (text kept as text, no math parsing of labels, DejaVu Sans),
+# with the trend reports' own id salt
+_RC: Any = {**RC, "svg.hashsalt": "cmax-trend", "legend.frameon": False}
 
 
 @dataclass(frozen=True)
@@ -45,7 +37,7 @@ class Series:
 def _render(fig: Any) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
-    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode()
+    return data_uri(buf.getvalue())
 
 
 def _figure(width: float, height: float) -> tuple[Any, Any]:
@@ -88,7 +80,8 @@ def ratio_chart(series: Sequence[Series], *, bar: float | None, legend: bool = T
         ax.set_ylabel(ylabel)
         _date_axis(ax)
         if legend and series:
-            ax.legend(loc="lower left", fontsize=7, ncols=2)
+            # above the axes: inside, it covers the lines near the pass bar
+            ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=7, ncols=4)
         return _render(fig)
 
 
