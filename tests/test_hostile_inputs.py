@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from cmax.cli import main
+from tests.paths import DATA, REFERENCE, SAMPLES
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = SAMPLES
 FP8_LOG = "training/llama3.1-405b_fp8_512.log"
 
 
@@ -157,7 +158,7 @@ def test_union_error_names_the_users_key(
     assert ".bool" not in err and "None" not in err
 
 
-RUBRIC = Path(__file__).resolve().parent.parent / "reference" / "rubric.toml"
+RUBRIC = REFERENCE / "rubric.toml"
 
 
 @pytest.mark.parametrize(("old", "new", "key"), [
@@ -276,7 +277,7 @@ def test_summary_row_findings_do_not_say_iteration_none(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A DGXC parse-script summary has no iteration: the finding said 'first at iteration
     None'."""
-    data = Path(__file__).resolve().parent / "data" / "ingest" / "dgxc_parse_nemo2.csv"
+    data = DATA / "ingest" / "dgxc_parse_nemo2.csv"
     header, row = data.read_text(encoding="utf-8").splitlines()[:2]
     (tmp_path / "cmax.toml").write_text(SUMMARY_MANIFEST, encoding="utf-8")
     (tmp_path / "sum.csv").write_text(f"{header}\n{row.replace(',10.100,', ',-10.1,')}\n",

@@ -1,0 +1,1 @@
+"""cmax tests: one folder per package of cmax, shared helpers at the top."""

@@ -1,0 +1,120 @@
+"""`cmax audit` through the CLI entry point, with the scorer replaced by the fake one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cmax.cli import main
+from cmax.history import audit as audit_mod
+from tests.history.test_history_support import fake_assess, write_run
+
+
+@pytest.fixture(autouse=True)
+def fake_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(audit_mod, "_default_assess", fake_assess)
+
+
+def wl(ratio: float) -> list[list[Any]]:
+    return [["llama3.1-70b", "fp8", 512, ratio, ratio - 0.01, ratio + 0.01]]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "runs"
+    write_run(r, "east", "20251001-000000", workloads=wl(1.0), exemplar_pass=True)
+    write_run(r, "east", "20251101-000000", workloads=wl(0.9), exemplar_pass=False,
+              sla=[99.9, 99.0, False, 25.0], period=["2025-10-01", "2025-10-31"])
+    write_run(r, "west", "20251101-000000", workloads=wl(1.0))
+    return r
+
+
+def test_json_lists_each_item_and_exits_1(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(root), "--format", "json"]) == 1
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["as_of"] == "2025-11-01" and data["exit_code"] == 1
+    rows = [{k: i[k] for k in ("cluster", "kind", "workload", "before", "after", "change_pct")}
+            for i in data["items"]]
+    assert rows == [
+        {"cluster": "east", "kind": "regression_vs_previous",
+         "workload": "llama3.1-70b fp8 512 GPUs", "before": 1.0, "after": 0.9,
+         "change_pct": -10.0},
+        {"cluster": "east", "kind": "sla_breach", "workload": None, "before": 99.9,
+         "after": 99.0, "change_pct": -0.9009},
+    ]
+    assert data["exemplar"][0] == {
+        "cluster": "east", "status": "valid", "passed_run": "20251001-000000",
+        "passed_on": "2025-10-01", "expires_on": "2026-10-01", "days_left": 334}
+    assert "scoring 3 new runs" in captured.err
+
+
+def test_as_of_near_expiry_and_text_output(root: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(root), "--as-of", "2026-09-15"]) == 1
+    out = capsys.readouterr().out
+    assert "3 runs under" in out and "3 newly scored" in out
+    assert "exemplar_expiring" in out
+    assert "expires on 2026-10-01 (16 days)" in out
+    assert main(["audit", str(root), "--as-of", "2026-09-15",
+                 "--expiry-warning-days", "10", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert "exemplar_expiring" not in {i["kind"] for i in data["items"]}
+    assert data["runs"]["scored"] == 0 and data["runs"]["already_recorded"] == 3
+
+
+def test_clean_fleet_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_run(tmp_path, "west", "2025-10-01", workloads=wl(1.0))
+    write_run(tmp_path, "west", "2025-11-01", workloads=wl(1.0))
+    assert main(["audit", str(tmp_path), "--history", str(tmp_path / "h")]) == 0
+    assert "no drift" in capsys.readouterr().out
+    assert (tmp_path / "h" / "cluster=west").is_dir()
+
+
+def test_reports_are_written(root: Path, tmp_path: Path,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "reports"
+    assert main(["audit", str(root), "-o", str(out), "--no-pdf", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [Path(p).name for p in data["reports"]] == [
+        "fleet.trend.html", "cluster-east.trend.html", "cluster-west.trend.html"]
+    assert all(Path(p).is_file() for p in data["reports"])
+
+
+def test_an_unusable_run_exits_2_after_recording_the_rest(
+        root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_run(root, "west", "20251201-000000", error="unknown GPU 'h900'")
+    assert main(["audit", str(root), "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["runs"]["in_history"] == 3
+    assert "unknown GPU 'h900'" in data["unusable"][0]["error"]
+    assert main(["audit", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "unusable:" in err and "20251201-000000" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["audit", "{tmp}/missing"], "runs root not found"),
+    (["audit", "{tmp}/empty"], "no runs found"),
+    (["audit", "{tmp}/empty", "--as-of", "yesterday"], "Invalid value for '--as-of'"),
+])
+def test_user_errors_are_one_line_exit_2(args: list[str], needle: str, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+    if "Invalid value" not in needle:
+        assert err.count("\n") == 1
+
+
+def test_history_that_is_a_file_is_exit_2(root: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "h").write_text("not a folder")
+    assert main(["audit", str(root), "--history", str(tmp_path / "h")]) == 2
+    err = capsys.readouterr().err
+    assert "--history" in err and "is a file" in err and "Traceback" not in err

@@ -1,0 +1,263 @@
+"""``ingest(bundle)`` end to end: a bundle holding one file of every family fills every table;
+a declared file that is missing, of the wrong kind or unparseable names the manifest key."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import shutil
+import tarfile
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from cmax.bundle import open_bundle
+from cmax.errors import CmaxError
+from cmax.evidence import (
+    AUDIT_SCHEMA,
+    INCIDENTS_SCHEMA,
+    MLPERF_SCHEMA,
+    NCCL_SCHEMA,
+    RUNS_SCHEMA,
+    STEPS_SCHEMA,
+)
+from cmax.ingest import ingest
+from tests.ingest.test_ingest_formats import make_llmb_db
+from tests.paths import DATA
+
+DATA = DATA / "ingest"
+
+MANIFEST = """
+[provider]
+name = "Example Cloud"
+cluster = "example-h100-a"
+
+[system]
+gpu = "h100-sxm"
+nodes = 64
+gpus_per_node = 8
+
+[benchmark]
+date = 2026-10-01
+
+[[runs]]
+workload = "Llama3.1-8B"
+precision = "FP8"
+num_gpus = 8
+log = "training/nemo2.log"
+seq_len = 8192
+
+[[runs]]
+workload = "llama3.1-70b"
+precision = "fp8"
+num_gpus = 64
+log = "training/megatron.log"
+gbs = 256
+
+[[runs]]
+workload = "deepseek-v3"
+precision = "bf16"
+num_gpus = 256
+log = "training/torchtitan.log"
+
+[[runs]]
+workload = "llama3.1-70b"
+precision = "fp8"
+num_gpus = 64
+log = "summaries/dgxc.csv"
+experiment = "llama3.1_70b"
+
+[[runs]]
+workload = "llama3.1-70b"
+precision = "fp8"
+num_gpus = 512
+log = "summaries/llmb.db"
+
+[[runs]]
+workload = "llama3.1-8b"
+precision = "fp8"
+num_gpus = 8
+log = "training/retries"
+
+[[nccl]]
+path = "nccl/all_reduce.txt"
+
+[[nccl]]
+path = "nccl/more"
+
+[[mlperf]]
+path = "mlperf/results/example_h100_64x8/llama31_405b"
+
+[audit]
+path = "audit/audit.values.json"
+
+[reliability]
+incidents = "incidents.csv"
+period_start = 2026-07-01
+period_end = 2026-09-30
+gpus_in_service = 512
+"""
+
+
+def build_bundle(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "cmax.toml").write_text(MANIFEST)
+    files = {
+        "training/nemo2.log": "nemo2_llama3.1-8b_fp8.log",
+        "training/megatron.log": "megatron_bridge_llama3.1-70b.log",
+        "training/torchtitan.log": "torchtitan_deepseek-v3.log",
+        "summaries/dgxc.csv": "dgxc_parse_nemo2.csv",
+        "nccl/all_reduce.txt": "nccl/all_reduce_1node.txt",
+        "nccl/more/a.txt": "nccl/all_gather_2node.txt",
+        "nccl/more/b.txt": "nccl/old_format.txt",
+        "audit/audit.values.json": "example_audit.values.json",
+        "incidents.csv": "incidents.csv",
+    }
+    for dest, src in files.items():
+        (root / dest).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DATA / src, root / dest)
+    shutil.copytree(DATA / "mlperf", root / "mlperf")
+    make_llmb_db(root / "summaries" / "llmb.db")
+    retries = root / "training" / "retries"
+    retries.mkdir()
+    full = (DATA / "nemo2_llama3.1-8b_fp8.log").read_bytes()
+    (retries / "log-pretrain_llama3.1_8b_77_0.out").write_bytes(full[:2000])
+    (retries / "log-pretrain_llama3.1_8b_77_1.out").write_bytes(full)
+    return root
+
+
+@pytest.fixture(scope="module")
+def evidence(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = build_bundle(tmp_path_factory.mktemp("bundle") / "b")
+    with open_bundle(root) as bundle:
+        yield ingest(bundle)
+
+
+def test_tables_have_canonical_schemas(evidence) -> None:  # type: ignore[no-untyped-def]
+    assert evidence.runs.schema == pl.Schema(RUNS_SCHEMA)
+    assert evidence.steps.schema == pl.Schema(STEPS_SCHEMA)
+    assert evidence.nccl.schema == pl.Schema(NCCL_SCHEMA)
+    assert evidence.mlperf.schema == pl.Schema(MLPERF_SCHEMA)
+    assert evidence.audit_checks.schema == pl.Schema(AUDIT_SCHEMA)
+    assert evidence.incidents.schema == pl.Schema(INCIDENTS_SCHEMA)
+
+
+def test_runs_table(evidence) -> None:  # type: ignore[no-untyped-def]
+    runs = {r["run_id"]: r for r in evidence.runs.iter_rows(named=True)}
+    assert list(runs) == [f"runs[{i}]" for i in range(6)]
+    nemo = runs["runs[0]"]
+    assert (nemo["workload"], nemo["precision"], nemo["num_gpus"], nemo["gpu"]) == (
+        "llama3.1-8b", "fp8", 8, "h100-sxm")
+    assert nemo["framework"] == "nemo2" and nemo["status"] == "success"
+    assert nemo["max_iteration"] == 49 and nemo["gbs"] == 128  # gbs from the log
+    assert nemo["seq_len"] == 8192  # from the manifest
+    mb = runs["runs[1]"]
+    assert mb["gbs"] == 256 and mb["tp"] == 4 and mb["pp"] == 8  # manifest wins, log fills
+    assert mb["framework"] == "megatron-bridge" and mb["source_file"] == "training/megatron.log"
+    dgxc = runs["runs[3]"]
+    assert dgxc["status"] == "incomplete" and dgxc["reported_step_time_s"] is None
+    assert dgxc["max_iteration"] == 30
+    llmb = runs["runs[4]"]
+    assert llmb["status"] == "success" and llmb["reported_step_time_s"] == 10.21
+    assert llmb["reported_tflops_per_gpu"] == 722.4 and "superseded" in llmb["notes"]
+    retry = runs["runs[5]"]
+    assert retry["source_file"] == "training/retries/log-pretrain_llama3.1_8b_77_1.out"
+    assert "highest retry" in retry["notes"]
+
+
+def test_steps_table(evidence) -> None:  # type: ignore[no-untyped-def]
+    steps = evidence.steps
+    assert steps.group_by("run_id").len().sort("run_id").rows() == [
+        ("runs[0]", 50), ("runs[1]", 50), ("runs[2]", 60), ("runs[5]", 50)]
+    first = steps.filter(pl.col("run_id") == "runs[0]").row(0, named=True)
+    assert (first["iteration"], first["step_time_s"], first["line"]) == (0, 30.0, 4)
+    assert first["source_file"] == "training/nemo2.log"
+    titan = steps.filter(pl.col("run_id") == "runs[2]")
+    # no gbs/seq_len in this run's manifest entry: the log's "Training starts" line gives them
+    assert titan["step_time_s"][5] == pytest.approx(2048 * 4096 / 256 / 4096)
+    assert not any(math.isnan(v) for v in titan["step_time_s"].to_list())
+
+
+def test_other_tables(evidence) -> None:  # type: ignore[no-untyped-def]
+    nccl = evidence.nccl
+    assert sorted(nccl["run_id"].unique().to_list()) == ["nccl[0]", "nccl[1]"]
+    assert nccl.filter(pl.col("run_id") == "nccl[1]")["collective"].unique().sort().to_list() == [
+        "all_gather", "all_reduce"]
+    mlperf = evidence.mlperf
+    assert mlperf["run_id"].to_list() == ["result_0.txt", "result_1.txt", "result_2.txt"]
+    assert mlperf["status"].to_list() == ["success", "failed", "success"]
+    assert mlperf["num_gpus"].unique().to_list() == [512]  # systems/example_h100_64x8.json
+    assert mlperf["time_to_train_min"][0] == pytest.approx(100.0)
+    assert evidence.audit_cluster == "example-h100-a"
+    counts = dict(evidence.audit_checks.group_by("status").len().rows())
+    assert counts == {"PASS": 41, "WARNING": 8, "FAIL": 2, "SKIPPED": 8}
+    assert set(evidence.audit_checks["category"].unique()) <= {
+        "access", "security", "gpu-stack", "profiling", "monitoring", "networking",
+        "software", "containers", "health", "storage", "scheduler"}
+    assert evidence.incidents.height == 4 and evidence.incidents["line"].to_list() == [2, 3, 4, 5]
+
+
+def test_evidence_files(evidence) -> None:  # type: ignore[no-untyped-def]
+    files = {f.path: f for f in evidence.files}
+    assert "training/nemo2.log" in files and files["training/nemo2.log"].kind == "nemo2"
+    data = (DATA / "nemo2_llama3.1-8b_fp8.log").read_bytes()
+    assert files["training/nemo2.log"].sha256 == hashlib.sha256(data).hexdigest()
+    assert files["training/nemo2.log"].size_bytes == len(data)
+    assert "mlperf/systems/example_h100_64x8.json" in files
+    assert "training/retries/log-pretrain_llama3.1_8b_77_0.out" not in files
+    assert files["summaries/llmb.db"].kind == "llmb-sqlite"
+    assert len(files) == len(set(files))
+
+
+def test_archive_bundle_ingests_the_same(tmp_path: Path) -> None:
+    root = build_bundle(tmp_path / "bundle")
+    archive = tmp_path / "bundle.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname="bundle")
+    with open_bundle(archive) as bundle:
+        ev = ingest(bundle)
+    assert ev.steps.height == 210 and ev.runs.height == 6
+    assert ev.runs["source_file"][0] == "training/nemo2.log"
+
+
+def _minimal(tmp_path: Path, body: str) -> Path:
+    head = MANIFEST.split("[[runs]]")[0]
+    (tmp_path / "cmax.toml").write_text(head + body)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("body", "files", "field", "message"), [
+    ('[[runs]]\nworkload="a"\nprecision="fp8"\nnum_gpus=8\nlog="missing.log"\n', {},
+     "runs[0].log", "not in the bundle"),
+    ('[[runs]]\nworkload="a"\nprecision="fp8"\nnum_gpus=8\nlog="x.log"\n',
+     {"x.log": "incidents.csv"}, "runs[0].log", "not a training log"),
+    ('[[runs]]\nworkload="a"\nprecision="fp8"\nnum_gpus=8\nlog="x.log"\n',
+     {"x.log": None}, "runs[0].log", "unrecognised evidence format"),
+    ('[[nccl]]\npath="n.txt"\n', {"n.txt": "nemo2_llama3.1-8b_fp8.log"}, "nccl[0].path",
+     "not nccl-tests"),
+    ('[audit]\npath="a.json"\n', {"a.json": "example_audit.expected_report.json"},
+     "audit.path", "no known shape"),
+    ('[reliability]\nincidents="i.csv"\nperiod_start=2026-07-01\nperiod_end=2026-09-30\n'
+     'gpus_in_service=8\n', {"i.csv": "BAD"}, "reliability.incidents", "planned"),
+    ('[[runs]]\nworkload="a"\nprecision="fp8"\nnum_gpus=8\nlog="s.csv"\n',
+     {"s.csv": "dgxc_parse_nemo2.csv"}, "runs[0].log", "holds 2 experiments"),
+])
+def test_declared_file_errors_name_key_and_file(
+        tmp_path: Path, body: str, files: dict[str, str | None], field: str, message: str) -> None:
+    root = _minimal(tmp_path, body)
+    for name, src in files.items():
+        if src is None:
+            (root / name).write_text("just some words\n")
+        elif src == "BAD":
+            (root / name).write_text("start,end,node,gpu,category,planned\n"
+                                     "2026-07-01T00:00Z,,n1,0,GPU,sometimes\n")
+        else:
+            shutil.copy(DATA / src, root / name)
+    with open_bundle(root) as bundle, pytest.raises(CmaxError) as info:
+        ingest(bundle)
+    err = info.value
+    assert err.field is not None and err.field.startswith(field)
+    assert message in err.one_line()
+    if files:
+        assert err.file is not None and Path(err.file).name == next(iter(files))

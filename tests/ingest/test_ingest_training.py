@@ -1,0 +1,205 @@
+"""Training-log parsers on real-format samples (tests/data/ingest), messy variants included.
+
+Expected numbers are worked out by hand from how the sample files were written:
+NeMo 2 clean sample: step 0 = 30.0 s, 1-34 = 12.5 s, 35-44 alternate 10.0/10.2 s, 45-49 = 10.1 s.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from cmax.errors import CmaxError
+from cmax.ingest import detect_format, inspect_file
+from cmax.ingest.textlines import settle_steps
+from cmax.ingest.torchtitan import fill_step_time
+from cmax.ingest.training import parse_training, pick_log
+from tests.paths import DATA
+
+DATA = DATA / "ingest"
+
+
+def _parse(name: str):  # type: ignore[no-untyped-def]
+    path = DATA / name
+    return parse_training(path, detect_format(path))
+
+
+def test_nemo2_clean_log() -> None:
+    log = _parse("nemo2_llama3.1-8b_fp8.log")
+    assert log.format == "nemo2" and log.status() == "success"
+    steps = log.steps
+    assert steps["iteration"].to_list() == list(range(50))
+    assert log.max_iteration == 49 and log.restarts == 0 and log.config == {"gbs": 128}
+    window = steps.filter(pl.col("iteration").is_between(35, 44))
+    assert window["step_time_s"].mean() == pytest.approx(10.1)
+    assert window["tflops_per_gpu"].mean() == pytest.approx(730.0)  # 7.4e+02 / 7.2e+02
+    assert steps["step_time_s"].mean() == pytest.approx(606.5 / 50)
+    first = steps.row(0, named=True)
+    assert first["line"] == 4 and first["step_time_s"] == 30.0 and first["tflops_per_gpu"] == 250.0
+    assert first["loss"] == pytest.approx(12.0)
+    # the iteration-9 line is followed by a noise line, so iteration 10 sits on line 15
+    assert steps.filter(pl.col("iteration") == 10)["line"].item() == 15
+
+
+def test_nemo2_messy_log_every_rule() -> None:
+    """CRLF, ANSI, rank prefixes, duplicates, a restart, NaN, bad UTF-8, cut-off last line."""
+    log = _parse("nemo2_messy.log")
+    steps = log.steps
+    assert log.restarts == 1
+    # the cut-off iteration 49 is not used, so the run is incomplete
+    assert steps["iteration"].to_list() == list(range(49))
+    assert log.status() == "incomplete" and log.max_iteration == 49
+    assert any("cut off" in note for note in log.notes)
+    # the later attempt wins: attempt 1 printed 50.0 s for iterations 0-20
+    assert steps.filter(pl.col("iteration") == 5)["step_time_s"].item() == 12.5
+    # NaN kept as NaN (validation flags it), never dropped
+    nan_row = steps.filter(pl.col("iteration") == 3)
+    assert nan_row.height == 1 and math.isnan(nan_row["step_time_s"].item())
+    # rank 8 re-printed iteration 36 with 99.0 after rank 0's 10.0: first occurrence wins
+    it36 = steps.filter(pl.col("iteration") == 36).row(0, named=True)
+    assert it36["step_time_s"] == 10.0 and it36["tflops_per_gpu"] == 740.0  # "7.4E+02"
+    # line numbers count \n only (CRLF file); attempt 2 starts on line 25
+    assert steps.filter(pl.col("iteration") == 0)["line"].item() == 25
+    window = steps.filter(pl.col("iteration").is_between(35, 44))
+    assert window["step_time_s"].mean() == pytest.approx(10.1)
+
+
+def test_nemo1_progress_bar_redraws() -> None:
+    log = _parse("nemo1_gpt3-175b.log")
+    assert log.format == "nemo1" and log.status() == "success"
+    steps = log.steps
+    assert steps["iteration"].to_list() == list(range(50))  # global_step, zero-based
+    assert log.max_iteration == 49  # bar shows n/50
+    assert steps["step_time_s"][0] == 30.0
+    window = steps.filter(pl.col("iteration").is_between(35, 44))
+    assert window["step_time_s"].mean() == pytest.approx(14.6)
+    # 50 steps + 7 redraws in segments of 12 per physical line, after 2 header lines
+    assert steps["line"].to_list()[:12] == [3] * 11 + [4]
+    assert steps["tflops_per_gpu"].null_count() == 50
+
+
+def test_megatron_bridge_positional_tflops_and_args() -> None:
+    log = _parse("megatron_bridge_llama3.1-70b.log")
+    assert (log.format, log.framework) == ("megatron", "megatron-bridge")
+    steps = log.steps
+    assert steps["iteration"].to_list() == list(range(1, 51))  # one-indexed
+    assert log.max_iteration == 50 and log.status() == "success"
+    assert log.config == {"seq_len": 8192, "gbs": 128, "mbs": 1, "tp": 4, "pp": 8, "cp": 1,
+                          "vp": 5}
+    window = steps.filter(pl.col("iteration").is_between(35, 44))
+    assert window["step_time_s"].mean() == pytest.approx(10.2)  # (10100 + 10300) / 2 ms
+    assert window["tflops_per_gpu"].mean() == pytest.approx((731.5 + 716.9) / 2)
+    assert steps["tflops_per_gpu"][0] == 250.0 and steps["step_time_s"][0] == 30.0
+    assert steps["loss"][0] == pytest.approx(9.0)  # "lm loss: 9.000000E+00"
+
+
+def test_megatron_lm_inline_throughput_and_nan_grad_norm() -> None:
+    log = _parse("megatron_lm_nan_grad.log")
+    assert log.framework == "megatron-lm"
+    assert log.status() == "invalid_grad_norm"
+    assert log.steps["tflops_per_gpu"].unique().to_list() == [400.5]
+    assert math.isnan(log.steps.filter(pl.col("iteration") == 12)["grad_norm"].item())
+
+
+def test_maxtext_and_paxml() -> None:
+    maxtext = _parse("maxtext_llama2-70b.log")
+    assert maxtext.format == "maxtext" and maxtext.status() == "success"
+    assert maxtext.steps["iteration"].to_list() == list(range(50))
+    assert maxtext.steps["step_time_s"][0] == 60.0
+    assert maxtext.steps["tokens_per_s_per_gpu"][1] == pytest.approx(1052.266)
+    paxml = _parse("paxml_gpt3-5b.log")
+    assert paxml.format == "paxml"
+    assert paxml.steps.height == 50  # the duplicated line counted once
+    assert paxml.steps["step_time_s"][0] == 5.12 and paxml.steps["step_time_s"][49] == 0.64
+    assert any("duplicate" in note for note in paxml.notes)
+
+
+def test_torchtitan_ansi_and_derived_step_time() -> None:
+    log = _parse("torchtitan_deepseek-v3.log")
+    assert log.format == "torchtitan" and log.status() == "success"
+    assert log.max_iteration == 60 and log.config == {"gbs": 2048, "seq_len": 4096}
+    steps = log.steps
+    assert steps["iteration"].to_list() == list(range(1, 61))
+    assert steps["tokens_per_s_per_gpu"][0] == 1024.0  # "1,024"
+    assert steps["tflops_per_gpu"][5] == 480.0 and steps["grad_norm"][5] == 1.5
+    assert steps["step_time_s"].null_count() == 60  # TorchTitan prints no step time
+    # 2048 x 4096 tokens over 256 GPUs = 32768 tokens/GPU/step; at 4096 tok/s -> 8 s
+    filled = fill_step_time(steps, 2048, 4096, 256)
+    assert filled["step_time_s"][5] == pytest.approx(8.0)
+    assert filled["step_time_s"][0] == pytest.approx(32.0)
+
+
+def test_restart_detection_rules() -> None:
+    events = pl.DataFrame({
+        "iteration": [0, 1, 2, 3, 2, 4, 5, 0, 1, 2, 3, 4, 5, 6],
+        "step_time_s": [9.0, 9.0, 9.0, 9.0, 8.0, 9.0, 9.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+        "line": list(range(1, 15)),
+    })
+    steps, restarts = settle_steps(events)
+    # 3 -> 2 is a lagging rank (within the slack); 5 -> 0 is a restart
+    assert restarts == 1
+    assert steps["iteration"].to_list() == list(range(7))
+    assert steps["step_time_s"].to_list() == [1.0] * 7
+    assert steps["line"].to_list() == list(range(8, 15))
+
+
+def test_llmb_highest_retry_wins(tmp_path: Path) -> None:
+    src = (DATA / "nemo2_llama3.1-8b_fp8.log").read_bytes()
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    (folder / "log-pretrain_llama3.1_8b_4242_0.out").write_bytes(src[: len(src) // 3])
+    (folder / "log-pretrain_llama3.1_8b_4242_2.out").write_bytes(src)
+    (folder / "log-pretrain_llama3.1_8b_4242_1.out").write_bytes(src[: len(src) // 2])
+    chosen, notes = pick_log(folder)
+    assert chosen.name.endswith("_4242_2.out") and "highest retry" in notes[0]
+    chosen, notes = pick_log(folder / "log-pretrain_llama3.1_8b_4242_0.out")
+    assert chosen.name.endswith("_4242_2.out") and "superseded" in notes[0]
+    (folder / "log-pretrain_llama3.1_8b_5151_0.out").write_bytes(src)
+    with pytest.raises(CmaxError, match="logs of 2 jobs"):
+        pick_log(folder)
+
+
+def test_inspect_training_summary_keys() -> None:
+    summary = inspect_file(DATA / "nemo2_llama3.1-8b_fp8.log")
+    assert summary["format"] == "nemo2"
+    assert summary["steps"] == 50
+    assert (summary["first_iteration"], summary["last_iteration"]) == (0, 49)
+    assert summary["mean_step_time_s"] == pytest.approx(12.13)
+    assert summary["window_mean_step_time_s"] == pytest.approx(10.1)
+    assert summary["mean_tflops_per_gpu"] == pytest.approx(632.0)
+    messy = inspect_file(DATA / "nemo2_messy.log")
+    assert messy["non_finite_step_times"] == 1 and messy["status"] == "incomplete"
+
+
+def test_empty_step_log_is_no_data(tmp_path: Path) -> None:
+    path = tmp_path / "x.log"
+    # a step line whose value is missing stays a row (null), it is not dropped
+    path.write_text("Training epoch 0, iteration 0/49 | train_step_timing in s: | x\n")
+    log = parse_training(path, "nemo2")
+    assert log.steps.height == 1 and log.steps["step_time_s"].null_count() == 1
+    path.write_text("[NeMo I] nothing\n" * 3 + "train_step_timing in s: 1.0\n")
+    log = parse_training(path, "nemo2")
+    assert log.steps.height == 0 and log.status() == "no_data"
+
+
+@pytest.mark.parametrize("name", [
+    "nemo1_gpt3-175b.log", "nemo2_llama3.1-8b_fp8.log", "nemo2_messy.log",
+    "megatron_bridge_llama3.1-70b.log", "megatron_lm_nan_grad.log", "maxtext_llama2-70b.log",
+    "paxml_gpt3-5b.log", "torchtitan_deepseek-v3.log",
+])
+def test_grep_and_polars_readers_agree(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grep prefilter is an accelerator only: the Polars-only reader gives the same rows."""
+    from cmax.ingest import textlines
+
+    with_grep = _parse(name)
+    monkeypatch.setattr(textlines, "USE_GREP", False)
+    without = _parse(name)
+    assert with_grep.steps.equals(without.steps, null_equal=True)
+    assert (with_grep.config, with_grep.max_iteration, with_grep.notes) == (
+        without.config, without.max_iteration, without.notes)
+    monkeypatch.setattr(textlines, "USE_GREP", True)
+    monkeypatch.setattr(textlines.shutil, "which", lambda _: None)  # no grep on PATH
+    assert _parse(name).steps.equals(without.steps, null_equal=True)

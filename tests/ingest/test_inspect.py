@@ -1,0 +1,79 @@
+"""``cmax inspect``: JSON on stdout, text for people, exit 2 with one line for unknown input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import main
+from tests.paths import DATA
+
+DATA = DATA / "ingest"
+
+
+def _json(capsys: pytest.CaptureFixture[str], path: Path) -> dict[str, object]:
+    assert main(["inspect", str(path), "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    data: dict[str, object] = json.loads(out)
+    return data
+
+
+def test_training_log_json(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(capsys, DATA / "megatron_bridge_llama3.1-70b.log")
+    for key in ("format", "steps", "first_iteration", "last_iteration", "mean_step_time_s",
+                "window_mean_step_time_s", "mean_tflops_per_gpu"):
+        assert key in data
+    assert data["format"] == "megatron" and data["steps"] == 50
+    assert data["window_mean_step_time_s"] == pytest.approx(10.2)
+
+
+def test_nccl_mlperf_audit_incidents_json(capsys: pytest.CaptureFixture[str]) -> None:
+    nccl = _json(capsys, DATA / "nccl" / "all_reduce_1node.txt")
+    assert {k: nccl[k] for k in ("format", "collective", "ranks", "rows", "avg_busbw_gbps",
+                                 "max_busbw_gbps")} == {
+        "format": "nccl-tests", "collective": "all_reduce", "ranks": 8, "rows": 6,
+        "avg_busbw_gbps": 280.118, "max_busbw_gbps": 480.16}
+    folder = DATA / "mlperf" / "results" / "example_h100_64x8" / "llama31_405b"
+    ml = _json(capsys, folder)
+    assert ml["score_min"] == pytest.approx(110.0) and ml["benchmark"] == "llama31_405b"
+    assert ml["runs"][1] == {"file": "result_1.txt", "status": "failed",  # type: ignore[index]
+                             "time_to_train_min": None, "problem": "run_stop status 'aborted'"}
+    single = _json(capsys, folder / "result_0.txt")
+    assert single["score_min"] == pytest.approx(100.0)
+    audit = _json(capsys, DATA / "example_audit.values.json")
+    assert audit["cluster"] == "example-h100-a"
+    assert audit["counts"] == {"PASS": 41, "WARNING": 8, "FAIL": 2, "SKIPPED": 8}
+    inc = _json(capsys, DATA / "incidents.json")
+    assert inc["incidents"] == 2 and inc["first"] == "2026-07-03T14:05:00+00:00"
+
+
+def test_text_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(DATA / "nemo2_messy.log")]) == 0
+    out = capsys.readouterr().out
+    assert "format" in out and "nemo2" in out and "restarts" in out
+    assert "  - last line 77 has no newline (cut off); its step was not used" in out
+
+
+def test_unknown_file_exits_2_with_one_line(capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    junk = tmp_path / "junk.txt"
+    junk.write_text("nothing to see\n")
+    assert main(["inspect", str(junk), "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err
+    assert "tried nemo1, nemo2, megatron, maxtext, paxml, torchtitan" in lines[0]
+    assert main(["inspect", str(tmp_path / "missing.log")]) == 2
+    assert "file not found" in capsys.readouterr().err
+
+
+def test_malformed_known_format_exits_2(capsys: pytest.CaptureFixture[str],
+                                        tmp_path: Path) -> None:
+    bad = tmp_path / "incidents.csv"
+    bad.write_text("start,end,node,gpu,category,planned\n2026-07-01T00:00Z,,n,0,GPU,perhaps\n")
+    assert main(["inspect", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2" in err and "planned" in err and len(err.strip().splitlines()) == 1

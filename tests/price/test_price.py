@@ -1,0 +1,192 @@
+"""score() end to end on fake inputs, and the price arithmetic, pinned by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+
+import cmax
+from cmax.errors import CmaxError
+from cmax.findings import Finding
+from cmax.price import price
+from cmax.score import load_rubric, score
+from cmax.scorecard import PriceAdvice, Scorecard
+from tests.score.score_fakes import (
+    FakeReference,
+    baseline,
+    evidence,
+    flat_steps,
+    incident,
+    manifest,
+    run_row,
+)
+
+RUBRIC = load_rubric(None)
+KEY = ("llama3.1-70b", "bf16", 64)
+# 2.10 $/GPU-h × 64 GPUs × 730 h × 12 months
+TERM_COST = 2.10 * 64 * 730 * 12
+
+
+def card_for(ref_step: float, provider_step: float,
+             **m: Any) -> tuple[Any, Scorecard, FakeReference]:
+    ref = FakeReference({KEY: baseline(ref_step)},
+                        economics={"market_usd_per_gpu_hour": {"h100-sxm": 2.10},
+                                   "market_source": "test market"})
+    ev = evidence(manifest(**m), runs=[run_row()], steps=flat_steps("runs[0]", provider_step))
+    return ev, score(ev, [], ref, RUBRIC), ref
+
+
+def test_scorecard_at_reference() -> None:
+    ev, card, ref = card_for(10.0, 10.0)
+    assert card.exemplar_pass and card.exemplar_bar == 0.95
+    [w] = card.workloads
+    assert (w.ratio, w.ci_low, w.ci_high, w.verdict) == (1.0, 1.0, 1.0, "pass")
+    assert card.reference_release == "test-2026.1"
+    assert card.rubric == RUBRIC.label and card.cmax_version == cmax.__version__
+    assert [c.name for c in card.categories] == list(RUBRIC.categories)
+    assert card.price is None
+    # no [declarations]: the attestation gate fails and caps the tier
+    assert card.tier == "Underperforming"
+    assert any("attestation" in g.reason and not g.passed for g in card.gates)
+    data = json.loads(card.model_dump_json())
+    for key in ("tier", "exemplar_pass", "reference_release"):
+        assert key in data
+    assert set(data["workloads"][0]) >= {"workload", "precision", "num_gpus", "ratio", "ci_low",
+                                         "ci_high", "verdict"}
+    assert set(data["categories"][0]) >= {"name", "score", "evidence"}
+    # deterministic
+    assert score(ev, [], ref, RUBRIC) == card
+
+
+def test_price_exactly_at_reference() -> None:
+    ev, card, ref = card_for(10.0, 10.0)
+    advice = price(ev, card, ref)
+    assert advice.quoted_usd_per_gpu_hour == 2.10
+    assert advice.throughput_ratio == 1.0 and advice.goodput_ratio == 1.0
+    assert advice.parity_usd_per_gpu_hour == pytest.approx(2.10)
+    assert advice.recommended_usd_per_gpu_hour == 2.10 and advice.adjustment_pct == 0.0
+    assert advice.contract_gpus == 64 and advice.term_months == 12
+    assert advice.term_cost_usd == pytest.approx(TERM_COST)  # 1,177,344.00
+    assert advice.term_cost_usd == 1177344.0
+    assert advice.goodput_loss_usd == 0.0 and advice.sla_credit_usd == 0.0
+    assert advice.effective_term_cost_usd == advice.term_cost_usd
+    [econ] = advice.workloads
+    # $/M tokens = 2.10 × 10^6 / (1,638.4 × 3,600) = 0.3560; J/token = 700 W / 1,638.4
+    assert econ.tokens_per_s_per_gpu == pytest.approx(1638.4)
+    assert econ.usd_per_million_tokens == pytest.approx(0.356, abs=1e-4)
+    assert econ.reference_usd_per_million_tokens == pytest.approx(0.356, abs=1e-4)
+    assert econ.joules_per_token == pytest.approx(0.4272, abs=1e-4)
+    assert any("1.0 is assumed (unverified)" in s for s in advice.reasoning)
+    assert any("no discount is justified" in s for s in advice.reasoning)
+
+
+def test_price_at_ninety_percent_is_ten_percent_below_the_quote() -> None:
+    ev, card, ref = card_for(9.0, 10.0)
+    assert card.workloads[0].verdict == "fail" and not card.exemplar_pass
+    advice = price(ev, card, ref)
+    assert advice.throughput_ratio == pytest.approx(0.9)
+    # parity = 2.10 × 0.9 × 1.0 = 1.89
+    assert advice.parity_usd_per_gpu_hour == pytest.approx(1.89)
+    assert advice.recommended_usd_per_gpu_hour == 1.89
+    assert advice.adjustment_pct == pytest.approx(-10.0)
+    steps = "\n".join(advice.reasoning)
+    assert "$2.10 × 0.9000 × 1.0000 = $1.8900" in steps
+    assert "-10.00%" in steps and "not a SemiAnalysis figure" in steps
+    # the reference run would cost 10 % less per token at the same price
+    [econ] = advice.workloads
+    assert econ.reference_usd_per_million_tokens == pytest.approx(
+        econ.usd_per_million_tokens * 0.9, abs=1e-4)  # type: ignore[operator]
+
+
+def test_faster_than_reference_pays_the_quote() -> None:
+    ev, card, ref = card_for(11.0, 10.0)
+    advice = price(ev, card, ref)
+    assert advice.parity_usd_per_gpu_hour == pytest.approx(2.31)
+    assert advice.recommended_usd_per_gpu_hour == 2.10 and advice.adjustment_pct == 0.0
+
+
+def test_goodput_and_sla_credits_enter_the_price() -> None:
+    # 64 GPUs (8 nodes), June 2026: one node down 10 h (credit 25 % on that node-month)
+    rel = {"incidents": "i.csv", "period_start": dt.date(2026, 6, 1),
+           "period_end": dt.date(2026, 6, 30), "gpus_in_service": 64}
+    sla = {"uptime_pct": 99.9, "credits": [[99.9, 10], [99.0, 25], [95.0, 100]]}
+    ref = FakeReference({KEY: baseline(10.0)})
+    ev = evidence(manifest(reliability=rel, sla=sla), runs=[run_row()],
+                  steps=flat_steps("runs[0]", 10.0),
+                  incidents=[incident("2026-06-05T00:00:00", "2026-06-05T10:00:00", "n1")])
+    card = score(ev, [], ref, RUBRIC)
+    assert card.reliability is not None and card.sla is not None
+    # one interruption in 64 × 30 GPU-days = 46,080 GPU-h; job = 64 GPUs → 64/46,080 per hour
+    ettr = 1 - (64 / 46080) * 0.5
+    assert card.reliability.ettr == pytest.approx(ettr, abs=1e-6)
+    ref_ettr = 1 - 64 * 419 / (16384 * 54 * 24) * 0.5
+    assert card.reliability.goodput_ratio == pytest.approx(ettr / ref_ettr, abs=1e-6)
+    assert card.sla.credit_pct == pytest.approx(25 / 8)  # 25 % on 1 of 8 node-months
+    advice = price(ev, card, ref)
+    g = card.reliability.goodput_ratio
+    assert advice.goodput_ratio == pytest.approx(g)
+    assert advice.parity_usd_per_gpu_hour == pytest.approx(round(2.10 * g, 4))
+    assert advice.goodput_loss_usd == pytest.approx(TERM_COST * (1 - card.reliability.ettr),
+                                                    abs=0.01)
+    assert advice.sla_credit_usd == pytest.approx(TERM_COST * 0.03125, abs=0.01)
+    assert advice.effective_term_cost_usd == pytest.approx(
+        TERM_COST + advice.goodput_loss_usd - advice.sla_credit_usd, abs=0.02)
+
+
+def test_no_comparable_run_gives_no_parity() -> None:
+    ev = evidence(manifest(), runs=[run_row()], steps=flat_steps("runs[0]", 10.0))
+    card = score(ev, [], FakeReference({}), RUBRIC)
+    advice = price(ev, card, FakeReference({}))
+    assert advice.parity_usd_per_gpu_hour is None and advice.recommended_usd_per_gpu_hour is None
+    assert advice.adjustment_pct is None and advice.term_cost_usd == pytest.approx(TERM_COST)
+    assert any("no defensible parity price" in s for s in advice.reasoning)
+
+
+def test_missing_pricing_is_a_user_error() -> None:
+    ev = evidence(manifest(pricing=None), runs=[run_row()], steps=flat_steps("runs[0]", 10.0))
+    card = score(ev, [], FakeReference({KEY: baseline(10.0)}), RUBRIC)
+    with pytest.raises(CmaxError) as exc:
+        price(ev, card, FakeReference({KEY: baseline(10.0)}))
+    line = exc.value.one_line()
+    assert "cmax.toml" in line and "pricing" in line and "usd_per_gpu_hour" in line
+
+
+def test_findings_are_copied_and_counted() -> None:
+    ev = evidence(manifest(), runs=[run_row()], steps=flat_steps("runs[0]", 10.0))
+    findings = [Finding(rule="x.b", severity="warning", message="w", fix="f"),
+                Finding(rule="x.a", severity="error", message="e", fix="f")]
+    card = score(ev, findings, FakeReference({KEY: baseline(10.0)}), RUBRIC)
+    assert [f.rule for f in card.findings] == ["x.a", "x.b"]
+    assert card.finding_counts == {"error": 1, "warning": 1, "info": 0}
+
+
+def test_declarations_lift_the_gate_and_price_value_scores() -> None:
+    decl = {"soc2_type2": True, "acs_disabled": True, "gpudirect_rdma": True}
+    _, card, _ = card_for(10.0, 10.0, declarations=decl)
+    assert all(g.passed for g in card.gates)
+    assert card.tier == RUBRIC.tiers.tier_for(card.score)
+    pricing = next(c for c in card.categories if c.name == "pricing")
+    # value = market 2.10 × throughput 1.0 × goodput 1.0 ÷ quoted 2.10 = 1.0 → 100 points
+    # (weight 2); no pricing declarations in an evidenced category → 0 (weight 1): 200 / 3
+    assert pricing.verified and pricing.score == pytest.approx(200 / 3, abs=1e-4)
+    assert any("value for money" in e for e in pricing.evidence)
+    assert isinstance(PriceAdvice.model_json_schema(), dict)
+
+
+def test_joules_per_token_power_sources() -> None:
+    # reference all-in default: DGX H100 10.2 kW / 8 GPUs × PUE 1.56 = 1,989 W per GPU
+    econ = {"default_watts_per_gpu": {"h100-sxm": 1989.0}, "default_watts_source": "DGX"}
+    ref = FakeReference({KEY: baseline(10.0)}, economics=econ)
+    ev = evidence(manifest(), runs=[run_row()], steps=flat_steps("runs[0]", 10.0))
+    advice = price(ev, score(ev, [], ref, RUBRIC), ref)
+    assert advice.workloads[0].joules_per_token == pytest.approx(1989 / 1638.4, abs=1e-4)
+    assert any("all-in default" in s for s in advice.reasoning)
+    # the provider's metered figure wins
+    metered = manifest(pricing={"usd_per_gpu_hour": 2.10, "term_months": 12,
+                                "watts_per_gpu": 1000.0})
+    ev = evidence(metered, runs=[run_row()], steps=flat_steps("runs[0]", 10.0))
+    advice = price(ev, score(ev, [], ref, RUBRIC), ref)
+    assert advice.workloads[0].joules_per_token == pytest.approx(1000 / 1638.4, abs=1e-4)

@@ -1,0 +1,104 @@
+"""Print layout: nothing runs off the page or out of its table cell, the brief fits two pages.
+
+The check walks WeasyPrint's laid-out boxes: every box must end inside the page's content
+area, and every piece of text inside a table cell must end inside that cell. That is what a
+reader would see as a clipped number or a path running into the next column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pypdf import PdfReader
+
+from cmax.render import reports, views
+from cmax.render.pdf import layout
+from cmax.scorecard import Scorecard
+from tests.score.scorecard_factory import (
+    make_hostile_scorecard,
+    make_minimal_scorecard,
+    make_scorecard,
+    make_strong_scorecard,
+    make_weak_scorecard,
+)
+
+TOLERANCE_PX = 0.5
+
+
+def _walk(box: Any) -> Iterator[Any]:
+    for child in getattr(box, "children", None) or []:
+        yield child
+        yield from _walk(child)
+
+
+def _right(box: Any) -> float:
+    return float(box.position_x + box.margin_width())
+
+
+def overflows(document: Any) -> list[str]:
+    problems = []
+    for number, page in enumerate(document.pages, start=1):
+        html = page._page_box.children[0]
+        edge = _right(html)
+        for box in _walk(html):
+            if getattr(box, "width", None) is None:
+                continue
+            if _right(box) > edge + TOLERANCE_PX:
+                what = getattr(box, "text", type(box).__name__)
+                problems.append(f"page {number}: {what[:50]!r} runs off the page")
+            if type(box).__name__ == "TableCellBox":
+                cell_edge = float(box.position_x + box.border_width())
+                for inner in _walk(box):
+                    text = getattr(inner, "text", None)
+                    if text and getattr(inner, "width", None) is not None \
+                            and _right(inner) > cell_edge + TOLERANCE_PX:
+                        problems.append(f"page {number}: {text[:50]!r} runs out of its cell")
+    return problems
+
+
+def _scorecard_document(card: Scorecard) -> Any:
+    html = reports.scorecard_html(card, "x", "pdf", reports.scorecard_charts(card))
+    return layout(html)
+
+
+def test_hostile_scorecard_with_long_paths_stays_on_the_page() -> None:
+    document = _scorecard_document(make_hostile_scorecard())
+    assert overflows(document) == []
+    assert len(document.pages) <= 10
+
+
+def test_briefs_fit_and_stay_in_their_cells() -> None:
+    for card in (make_weak_scorecard(), make_minimal_scorecard()):
+        document = layout(reports.brief_html(card))
+        assert overflows(document) == []
+        assert len(document.pages) <= reports.BRIEF_MAX_PAGES
+
+
+def test_long_reasoning_falls_back_to_compact_until_it_fits(tmp_path: Any) -> None:
+    card = make_scorecard()
+    assert card.price is not None
+    reasons = [f"Point {i}: " + "the arithmetic behind this adjustment is written out. " * 14
+               for i in range(40)]
+    price = card.price.model_copy(update={"reasoning": reasons})
+    card = card.model_copy(update={"price": price})
+    assert len(layout(reports.brief_html(card, 0)).pages) > 2  # 12 such points do not fit
+    paths = reports.render_brief(card, "long", tmp_path)
+    html = paths[0].read_text()
+    assert 'class="compact"' in html
+    assert re.search(r"(28|34) further points are in the scorecard\.", html)
+    assert len(PdfReader(paths[1]).pages) <= 2
+    assert "Point 0:" in html and "Point 39:" not in html
+
+
+@pytest.mark.parametrize("count", [2, 5])
+def test_leaderboard_fits_landscape(count: int) -> None:
+    cards = [make_strong_scorecard(), make_scorecard(), make_weak_scorecard(),
+             make_minimal_scorecard(), make_hostile_scorecard()][:count]
+    rows = views.leaderboard_rows([(f"s{i}", c) for i, c in enumerate(cards)])
+    html = reports.leaderboard_html(rows, "pdf", {"score": None, "price": None})
+    document = layout(html)
+    assert overflows(document) == []
+    assert len(document.pages) == 1

@@ -1,0 +1,223 @@
+"""Report building blocks without WeasyPrint: number formats, slugs, page-1 selections, charts."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import math
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from cmax.findings import Finding
+from cmax.render import charts, formatting, reports, slugs, views
+from tests.score.scorecard_factory import (
+    make_hostile_scorecard,
+    make_minimal_scorecard,
+    make_scorecard,
+    make_strong_scorecard,
+    make_weak_scorecard,
+)
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+# ---------------------------------------------------------------- formatting
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (0.9826, "98.3%"), (1.0, "100.0%"), (-0.052, "−5.2%"), (None, "—"),
+    (math.nan, "—"), (math.inf, "—"),
+])
+def test_pct(value: float | None, expected: str) -> None:
+    assert formatting.pct(value) == expected
+
+
+def test_percent_variants() -> None:
+    assert formatting.pct_range(0.942, 0.953) == "94.2–95.3%"
+    assert formatting.pct_range(None, 0.9) == "—"
+    assert formatting.pct_value(99.86, None) == "99.86%"
+    assert formatting.pct_value(99.9, None) == "99.9%"
+    assert formatting.pct_value(10.0, None) == "10%"
+    assert formatting.pct_value(53.84, 1) == "53.8%"
+    assert formatting.signed_pct(-5.24) == "−5.2%"
+    assert formatting.signed_pct(3) == "+3.0%"
+
+
+def test_money_counts_and_sizes() -> None:
+    assert formatting.usd(2.1) == "$2.10"
+    assert formatting.usd(75350016.4, 0) == "$75,350,016"
+    assert formatting.usd(-12.5) == "−$12.50"
+    assert formatting.integer(4096) == "4,096"
+    assert formatting.num(1234.56, 1) == "1,234.6"
+    assert formatting.binary_bytes(8) == "8 B"
+    assert formatting.binary_bytes(1536) == "1.5 KiB"
+    assert formatting.binary_bytes(16 * 2**30) == "16 GiB"
+    assert formatting.where("a.log", 12) == "a.log:12"
+    assert formatting.where(None, 3) == "—"
+    assert formatting.truncate("x" * 70, 10) == "x" * 9 + "…"
+
+
+def test_css_classes_come_from_fixed_tables_only() -> None:
+    assert formatting.tier_class("Gold") == "tier-gold"
+    assert formatting.tier_class('"><script>') == "neutral"
+    assert formatting.verdict_class("inconclusive") == "warn"
+
+
+# ---------------------------------------------------------------- slugs
+
+
+def test_slug_is_filesystem_safe_for_hostile_names() -> None:
+    card = make_hostile_scorecard()
+    slug = slugs.report_slugs([card])[0]
+    assert slug == "script-alert-1-script-img-src-file-etc-passwd"
+    assert slugs.slugify("../../etc/passwd") == "etc-passwd"
+    assert slugs.slugify("Ünïcödé Cloud") == "unicode-cloud"
+    assert slugs.slugify("<>/\\").startswith("provider-")
+    assert slugs.slugify("日本クラウド") != slugs.slugify("韓国クラウド")
+    assert slugs.slugify("CON") == "con-x"
+    assert len(slugs.slugify("a" * 500)) == slugs.MAX_LEN
+
+
+def test_slugs_are_unique_and_independent_of_order() -> None:
+    a = make_scorecard(provider="Acme / Cloud", cluster="x")
+    b = make_scorecard(provider="Acme Cloud", cluster="x")  # same base slug
+    c = make_scorecard(provider="Acme Cloud", cluster="x", score=70.0)  # same names, other card
+    first = dict(zip(["a", "b", "c"], slugs.report_slugs([a, b, c]), strict=True))
+    second = dict(zip(["c", "b", "a"], slugs.report_slugs([c, b, a]), strict=True))
+    assert first == second
+    assert len(set(first.values())) == 3
+    assert all(s.startswith("acme-cloud-x-") for s in first.values())
+    same = slugs.report_slugs([a, a])
+    assert len(set(same)) == 2
+
+
+# ---------------------------------------------------------------- first page
+
+
+def test_key_numbers_for_the_reference_card() -> None:
+    keys = {k.label: k for k in views.key_numbers(make_scorecard())}
+    perf = keys["Training throughput"]
+    assert perf.value == "1 of 2 workloads pass"
+    # 14.80 / 15.62 = 0.9475: the BF16 run is the lowest and straddles the 95% bar
+    assert "lowest 94.8% of reference (CI 94.2–95.3%)" in perf.detail
+    assert perf.tone == "warn"
+    assert keys["Network bus bandwidth"].value == "99.2% of reference"
+    assert keys["SLA uptime"].value == "99.86% measured"
+    assert "missed, 10% service credit owed" in keys["SLA uptime"].detail
+    assert keys["ClusterMAX audit"].value == "3 fail · 7 warn · 24 pass"
+    assert keys["Price per GPU-hour"].value == "$2.10 quoted → $1.99"
+    assert keys["Price per GPU-hour"].tone == "warn"  # −5.2%
+
+
+def test_missing_sections_say_not_provided() -> None:
+    keys = views.key_numbers(make_minimal_scorecard())
+    assert [k.value for k in keys] == ["not provided"] * 6
+    assert views.exemplar_text(make_minimal_scorecard()).startswith("Not met: no training runs")
+    texts = [p.text for p in views.leverage_points(make_minimal_scorecard())]
+    assert any(t.startswith("No training runs") for t in texts)
+    assert any(t.startswith("No SLA terms") for t in texts)
+
+
+def test_headline_findings_rank_by_severity_then_validator_order() -> None:
+    card = make_scorecard()
+    info = Finding(rule="z", severity="info", message="first but minor", fix="-")
+    late_error = Finding(rule="a", severity="error", file="zzz", message="late error", fix="-")
+    card = card.model_copy(update={"findings": [info, *card.findings, late_error]})
+    top = views.headline_findings(card)
+    assert [f.severity for f in top] == ["error", "error", "warning"]
+    assert top[0].rule == "audit.security_version"  # raised before late_error
+    assert top[2].rule == "perf.ci_straddles_bar"
+
+
+def test_exemplar_text() -> None:
+    assert views.exemplar_text(make_strong_scorecard()).startswith("Met: all 2 suite workloads")
+    text = views.exemplar_text(make_scorecard())
+    assert text == ("Not met: 1 of 2 workloads pass the 95% bar "
+                    "(llama3.1-70b BF16 · 512 GPUs inconclusive).")
+
+
+def test_leaderboard_orders_by_tier_then_score() -> None:
+    weak, strong, ref = make_weak_scorecard(), make_strong_scorecard(), make_scorecard()
+    high_but_capped = make_scorecard(provider="Capped", score=99.0, tier="Bronze")
+    rows = views.leaderboard_rows([("w", weak), ("c", high_but_capped), ("r", ref), ("s", strong)])
+    assert [r.slug for r in rows] == ["s", "r", "c", "w"]
+    assert [r.rank for r in rows] == [1, 2, 3, 4]
+    assert rows[1].lowest_ratio == pytest.approx(0.9475)
+    assert rows[1].audit_fails == 3
+
+
+# ---------------------------------------------------------------- charts
+
+
+def _svg_texts(svg: str) -> list[str]:
+    root = ET.fromstring(svg.encode())
+    return ["".join(t.itertext()) for t in root.iter(f"{SVG_NS}text")]
+
+
+def test_charts_are_deterministic_and_undated() -> None:
+    card = make_scorecard()
+    first = charts.ratio_chart(card.workloads, 0.95)
+    assert first is not None
+    assert first == charts.ratio_chart(card.workloads, 0.95)
+    for svg in (first, charts.nccl_chart(card.network), charts.step_time_chart(card.workloads[0])):
+        assert svg is not None
+        assert "<dc:date>" not in svg
+        assert "<text" in svg  # real text, searchable in the PDF
+
+
+def test_chart_text_from_bundles_is_escaped_and_never_markup() -> None:
+    card = make_hostile_scorecard()
+    odd = card.workloads[1].model_copy(update={"workload": "cost $5 & 10% <b>"})
+    svg = charts.ratio_chart([card.workloads[0], odd], 0.95)
+    assert svg is not None
+    root = ET.fromstring(svg.encode())
+    tags = {el.tag.removeprefix(SVG_NS) for el in root.iter()}
+    assert not tags & {"script", "foreignObject", "image", "b"}
+    texts = " ".join(_svg_texts(svg))
+    assert "<svg onload=alert(1)>" in texts
+    assert "cost $5 & 10% <b>" in texts  # `$` is text, not mathtext
+
+
+def test_charts_skip_missing_data() -> None:
+    card = make_minimal_scorecard()
+    assert charts.ratio_chart(card.workloads, 0.95) is None
+    assert charts.nccl_chart(card.network) is None
+    no_series = make_scorecard().workloads[0].model_copy(update={"step_series": []})
+    assert charts.step_time_chart(no_series) is None
+    rel = make_scorecard().reliability
+    assert rel is not None
+    assert charts.incidents_chart(rel.model_copy(update={"incident_series": []})) is None
+
+
+def test_decimate_keeps_spikes_and_bounds_points() -> None:
+    points = [(i, 1.0) for i in range(10_000)]
+    points[5_000] = (5_000, 9.0)
+    points[7_777] = (7_777, math.nan)
+    out = charts.decimate(points, limit=500)
+    assert len(out) <= 500
+    assert (5_000, 9.0) in out
+    assert all(math.isfinite(y) for _, y in out)
+    assert charts.decimate(points[:10]) == points[:10]
+
+
+def test_incident_chart_spans_the_period() -> None:
+    rel = make_scorecard().reliability
+    assert rel is not None
+    svg = charts.incidents_chart(rel)
+    assert svg is not None
+    assert rel.incident_series[0][0] == dt.date(2026, 7, 1)
+    assert "Jul" in _svg_texts(svg) and "Sep" in _svg_texts(svg)
+
+
+# ---------------------------------------------------------------- attachments
+
+
+def test_findings_csv_neutralises_spreadsheet_formulas() -> None:
+    bad = Finding(rule="r", severity="warning", file="=cmd|' /C calc'!A0", line=2,
+                  message="+SUM(A1:A9)", fix="@fix")
+    card = make_minimal_scorecard(findings=[bad])
+    rows = list(csv.reader(io.StringIO(reports.findings_csv(card))))
+    assert rows[0] == ["severity", "rule", "file", "line", "run_id", "message", "fix"]
+    assert rows[1] == ["warning", "r", "'=cmd|' /C calc'!A0", "2", "", "'+SUM(A1:A9)", "'@fix"]

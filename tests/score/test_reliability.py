@@ -1,0 +1,138 @@
+"""Interruption rates, MTBF, E[ETTR] and SLA credits, pinned on hand-computed cases."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from cmax.score.reliability import credit_for, expected_ettr, reliability_result, sla_result
+from tests.score.score_fakes import (
+    LLAMA3_PER_GPU_HOUR,
+    FakeReference,
+    evidence,
+    incident,
+    manifest,
+)
+
+SYSTEM_512 = {"gpu": "h100-sxm", "nodes": 64, "gpus_per_node": 8,
+              "interconnect": "infiniband-ndr-8x400"}
+TIERS = [[99.9, 10], [99.0, 25], [95.0, 100]]
+
+
+def test_llama3_reproduces_its_own_figures() -> None:
+    # 16,384 GPUs for 54 days (2024-01-01..2024-02-23 inclusive), 419 unexpected + 47 planned
+    rows = [incident("2024-01-10T00:00:00", "2024-01-10T01:00:00", f"n{i}") for i in range(419)]
+    rows += [incident("2024-01-11T00:00:00", "2024-01-11T01:00:00", "m", planned=True)] * 47
+    m = manifest(system={**SYSTEM_512, "nodes": 2048},
+                 reliability={"incidents": "i.csv", "period_start": dt.date(2024, 1, 1),
+                              "period_end": dt.date(2024, 2, 23), "gpus_in_service": 16384,
+                              "job_gpus": 16384})
+    r = reliability_result(evidence(m, incidents=rows), FakeReference())
+    assert r is not None
+    assert r.gpu_days == 16384 * 54
+    assert (r.unexpected_interruptions, r.planned_interruptions) == (419, 47)
+    # 419 / 884,736 GPU-days × 1,000 = 0.4735876; MTBF = 21,233,664 GPU-h / 419 = 50,677.002
+    assert r.per_1000_gpu_days == pytest.approx(0.4735876, abs=1e-7)
+    assert r.mtbf_gpu_hours == pytest.approx(50677.002, abs=1e-3)
+    assert r.ratio_vs_reference == pytest.approx(1.0)
+    # E[ETTR] for the whole 16,384-GPU job, 30-min checkpoints, 15-min restarts:
+    # job rate = 419 / (54 × 24) = 0.323302 /h; lost = 0.323302 × (0.25 + 0.25) = 0.161651
+    assert r.ettr == pytest.approx(1 - 419 / 1296 / 2, abs=1e-6)
+    assert r.ettr == pytest.approx(0.838349, abs=1e-6)
+    assert r.goodput_ratio == 1.0
+    assert len(r.incident_series) == 54 and sum(n for _, n in r.incident_series) == 419
+
+
+def test_small_cluster_hand_computation() -> None:
+    # 512 GPUs, June 2026 (30 days): 3 unexpected interruptions, 1 planned
+    rows = [incident("2026-06-02T10:00:00", "2026-06-02T11:00:00"),
+            incident("2026-06-10T10:00:00", "2026-06-10T10:30:00"),
+            incident("2026-06-20T10:00:00", "2026-06-20T10:10:00"),
+            incident("2026-06-21T02:00:00", "2026-06-21T06:00:00", planned=True),
+            incident("2026-07-02T10:00:00", "2026-07-02T11:00:00")]  # outside the period
+    m = manifest(system=SYSTEM_512,
+                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 6, 1),
+                              "period_end": dt.date(2026, 6, 30), "gpus_in_service": 512})
+    r = reliability_result(evidence(m, incidents=rows), FakeReference())
+    assert r is not None
+    assert r.gpu_days == 15360 and r.unexpected_interruptions == 3
+    assert r.per_1000_gpu_days == pytest.approx(0.1953125)  # 3 / 15,360 × 1,000
+    assert r.mtbf_gpu_hours == pytest.approx(122880.0)  # 368,640 GPU-h / 3
+    assert r.ratio_vs_reference == pytest.approx(0.1953125 / 0.4735875, rel=1e-5)
+    # job = 512 GPUs (64 × 8). Provider job rate = 512 × 3 / 368,640 = 1/240 per hour
+    assert r.job_gpus == 512
+    assert r.ettr == pytest.approx(1 - 0.5 / 240, abs=1e-6)          # 0.997917
+    # reference job rate = 512 × 419 / 21,233,664 = 419 / 41,472 per hour
+    assert r.reference_ettr == pytest.approx(1 - 0.5 * 419 / 41472, abs=1e-6)  # 0.994948
+    assert r.goodput_ratio == pytest.approx((1 - 0.5 / 240) / (1 - 0.5 * 419 / 41472), abs=1e-6)
+    assert any("outside the period" in n for n in r.notes)
+
+
+def test_expected_ettr_formula() -> None:
+    # 1,024 GPUs at the Llama 3 rate, 60-min checkpoints, 5-min restarts
+    lam = 1024 * LLAMA3_PER_GPU_HOUR
+    expected = 1 - lam * (5 / 60 + 0.5)
+    assert expected_ettr(1024, LLAMA3_PER_GPU_HOUR, 60, 5) == pytest.approx(expected)
+    assert expected_ettr(10**9, 1.0, 60, 5) == 0.0  # clamped where the model breaks down
+
+
+def test_no_reliability_section_gives_none() -> None:
+    assert reliability_result(evidence(manifest()), FakeReference()) is None
+    assert sla_result(evidence(manifest())) is None
+
+
+@pytest.mark.parametrize(("uptime", "credit"), [
+    (100.0, 0.0), (99.9, 0.0), (99.89, 10.0), (99.0, 10.0), (98.99, 25.0), (95.0, 25.0),
+    (94.99, 100.0),
+])
+def test_credit_tiers(uptime: float, credit: float) -> None:
+    assert credit_for(uptime, [(99.9, 10.0), (99.0, 25.0), (95.0, 100.0)]) == credit
+
+
+def test_sla_per_node_month() -> None:
+    # 2 nodes (16 GPUs), June 2026 = 720 h. Node n1 down 10 h → 98.6111 % (credit 25 %);
+    # n2's 4-h planned maintenance is excluded; n2 up 100 %.
+    rows = [incident("2026-06-05T00:00:00", "2026-06-05T06:00:00", "n1"),
+            incident("2026-06-05T04:00:00", "2026-06-05T10:00:00", "n1"),  # overlaps: merged
+            incident("2026-06-08T00:00:00", "2026-06-08T04:00:00", "n2", planned=True)]
+    m = manifest(system={**SYSTEM_512, "nodes": 2},
+                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 6, 1),
+                              "period_end": dt.date(2026, 6, 30), "gpus_in_service": 16},
+                 sla={"uptime_pct": 99.9, "credits": TIERS})
+    s = sla_result(evidence(m, incidents=rows))
+    assert s is not None
+    assert s.node_hours == 1440 and s.downtime_node_hours == pytest.approx(10.0)
+    assert s.measured_uptime_pct == pytest.approx(100 * (1 - 10 / 1440), abs=1e-6)  # 99.3056
+    assert s.credit_pct == pytest.approx(12.5)  # 25 % on one of two equal node-months
+    assert not s.met and s.node_months == 2 and s.node_months_below == 1
+    assert s.worst_uptime_pct == pytest.approx(100 * (1 - 10 / 720), abs=1e-6)
+
+
+def test_sla_splits_downtime_across_months() -> None:
+    # one node, 2026-06-15..2026-07-14: June part 384 h, July part 336 h. 8 h down across
+    # midnight 30 Jun → 4 h in each: 98.958 % and 98.810 %, both credit 25 %.
+    rows = [incident("2026-06-30T20:00:00", "2026-07-01T04:00:00", "n1")]
+    m = manifest(system={**SYSTEM_512, "nodes": 1},
+                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 6, 15),
+                              "period_end": dt.date(2026, 7, 14), "gpus_in_service": 8},
+                 sla={"uptime_pct": 99.9, "credits": TIERS})
+    s = sla_result(evidence(m, incidents=rows))
+    assert s is not None
+    assert s.node_months == 2 and s.node_months_below == 2
+    assert s.worst_uptime_pct == pytest.approx(100 * (1 - 4 / 336), abs=1e-6)
+    assert s.credit_pct == pytest.approx(25.0)
+    assert s.measured_uptime_pct == pytest.approx(100 * (1 - 8 / 720), abs=1e-6)
+
+
+def test_sla_met_and_open_ended_incidents() -> None:
+    rows = [incident("2026-06-05T00:00:00", "2026-06-05T00:30:00", "n1"),  # 99.93 %: met
+            incident("2026-06-06T00:00:00", None, "n2")]
+    m = manifest(system={**SYSTEM_512, "nodes": 4},
+                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 6, 1),
+                              "period_end": dt.date(2026, 6, 30), "gpus_in_service": 32},
+                 sla={"uptime_pct": 99.9, "credits": TIERS})
+    s = sla_result(evidence(m, incidents=rows))
+    assert s is not None
+    assert s.met and s.credit_pct == 0.0 and s.node_months == 4
+    assert any("without an end time" in n for n in s.notes)

@@ -1,0 +1,118 @@
+"""nccl-tests bus bandwidth vs the fabric baseline, and MLPerf olympic scoring."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from cmax.score import load_rubric
+from cmax.score.mlperf import mlperf_results, olympic_score
+from cmax.score.network import network_results
+from cmax.scorecard import NetworkResult
+from tests.score.score_fakes import FakeReference, evidence, manifest
+
+RUBRIC = load_rubric(None)
+GIB = 1024**3
+MIB = 1024**2
+FABRIC = "infiniband-ndr-8x400"
+NET = {(FABRIC, "all_reduce", 8): {"busbw_gbps": 370.0, "message_bytes": 8 * GIB,
+                                   "source": "nccl-tests #290 (derived 8 × 46-48 GB/s)"}}
+
+
+def sweep(busbw_at: dict[int, float], *, wrong: int = 0, nodes: int | None = 8,
+          run_id: str = "nccl[0]") -> list[dict[str, Any]]:
+    rows = []
+    for size, bw in busbw_at.items():
+        for in_place, factor in ((False, 1.0), (True, 0.5)):  # in-place rows must be ignored
+            rows.append({"run_id": run_id, "collective": "all_reduce", "ranks": 64,
+                         "nodes": nodes, "size_bytes": size, "dtype": "float",
+                         "time_us": 1.0, "algbw_gbps": bw / 1.75, "busbw_gbps": bw * factor,
+                         "wrong": wrong, "in_place": in_place, "source_file": "nccl/ar.txt",
+                         "line": 10})
+    return rows
+
+
+def net(rows: list[dict[str, Any]], ref: FakeReference | None = None,
+        **m: Any) -> NetworkResult:
+    results = network_results(evidence(manifest(**m), nccl=rows),
+                              ref or FakeReference(network=NET), RUBRIC)
+    assert len(results) == 1
+    return results[0]
+
+
+def test_at_reference_passes_at_the_baseline_size() -> None:
+    r = net(sweep({128 * MIB: 300.0, 8 * GIB: 370.0, 16 * GIB: 375.0}))
+    assert r.large_message_bytes == 8 * GIB and r.busbw_gbps == 370.0
+    assert r.max_busbw_gbps == 375.0 and r.ratio == 1.0 and r.verdict == "pass"
+    assert r.series == [(128 * MIB, 300.0), (8 * GIB, 370.0), (16 * GIB, 375.0)]
+    assert r.reference_busbw_gbps == 370.0 and r.nodes == 8 and r.file == "nccl/ar.txt"
+
+
+def test_slow_fabric_fails() -> None:
+    r = net(sweep({8 * GIB: 296.0}))  # 296 / 370 = 0.80 < 0.90
+    assert r.ratio == pytest.approx(0.8) and r.verdict == "fail"
+
+
+def test_baseline_size_missing_uses_largest() -> None:
+    r = net(sweep({1 * GIB: 350.0, 4 * GIB: 366.3}))  # 366.3 / 370 = 0.99
+    assert r.large_message_bytes == 4 * GIB and r.ratio == pytest.approx(0.99)
+    assert r.verdict == "pass" and any("does not include" in n for n in r.notes)
+
+
+def test_small_sweep_is_inconclusive() -> None:
+    r = net(sweep({64 * MIB: 370.0, 128 * MIB: 370.0}))
+    assert r.verdict == "inconclusive"
+
+
+def test_wrong_results_fail_whatever_the_bandwidth() -> None:
+    r = net(sweep({8 * GIB: 380.0}, wrong=3))
+    assert r.verdict == "fail" and any("wrong result" in n for n in r.notes)
+
+
+def test_no_fabric_baseline_or_no_interconnect() -> None:
+    assert net(sweep({8 * GIB: 370.0}, nodes=4)).verdict == "no_reference"
+    system = {"gpu": "h100-sxm", "nodes": 8, "gpus_per_node": 8}
+    assert net(sweep({8 * GIB: 370.0}), system=system).verdict == "no_reference"
+
+
+def test_nodes_derived_from_ranks() -> None:
+    r = net(sweep({8 * GIB: 370.0}, nodes=None))  # 64 ranks / 8 per node
+    assert r.nodes == 8 and r.verdict == "pass"
+
+
+# ------------------------------------------------------------------------------- MLPerf
+
+def test_olympic_mean_drops_fastest_and_slowest() -> None:
+    assert olympic_score([10, 11, 12, 13, 100], "llama31_8b")[0] == 12.0
+    # one failed run counts as the slowest and is dropped
+    assert olympic_score([10, 11, 12, 13, math.inf], "llama31_8b")[0] == 12.0
+    # two failures: no valid result
+    assert olympic_score([10, 11, 12, math.inf, math.inf], "llama31_8b")[0] is None
+    # unet3d drops four from each end: 10 runs keep the middle two (14, 15)
+    assert olympic_score([float(x) for x in range(10, 20)], "unet3d")[0] == 14.5
+    score, how = olympic_score([10.0, 12.0], "gpt3")
+    assert score == 11.0 and "plain mean" in how
+
+
+def mlperf_rows(times: list[float | None], bench: str = "llama31_8b") -> list[dict[str, Any]]:
+    return [{"run_id": f"mlperf[0]/{i}", "benchmark": bench, "submitter": "Test",
+             "system": "test-sys", "division": "closed",
+             "status": "success" if t is not None else "aborted",
+             "time_to_train_min": t, "num_gpus": 64, "source_file": f"mlperf/result_{i}.txt"}
+            for i, t in enumerate(times)]
+
+
+def test_mlperf_against_reference_submission() -> None:
+    ref = FakeReference(mlperf={("llama31_8b", 64): {"time_to_train_min": 12.0,
+                                                     "source": "MLPerf Training v5.1 x"}})
+    [r] = mlperf_results(evidence(mlperf=mlperf_rows([10, 11, 12, 13, 100])), ref, RUBRIC)
+    assert r.score_min == 12.0 and r.ratio == 1.0 and r.verdict == "pass" and r.runs == 5
+    # 15 min vs 12 min reference → 0.8
+    [slow] = mlperf_results(evidence(mlperf=mlperf_rows([15, 15, 15])), ref, RUBRIC)
+    assert slow.ratio == pytest.approx(0.8) and slow.verdict == "fail"
+    [bad] = mlperf_results(evidence(mlperf=mlperf_rows([10, None, None])), ref, RUBRIC)
+    assert bad.verdict == "fail" and bad.score_min is None
+    [none] = mlperf_results(evidence(mlperf=mlperf_rows([10, 11, 12], "flux1")), ref, RUBRIC)
+    assert none.verdict == "no_reference"

@@ -1,0 +1,350 @@
+"""Every validation rule: a bundle that trips it, and an honest bundle that must not.
+
+Each case starts from ``HonestBundle`` (three realistic NeMo 2 runs with warm-up, ~1 % jitter
+and a brief stall, an nccl-tests sweep, three closed MLPerf llama31_405b results, a clean audit,
+an incident log) and breaks exactly one thing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from cmax.evidence import Evidence
+from cmax.findings import Finding
+from cmax.validate import RULES, validate
+from tests.validate.validate_fakes import (
+    FakeReference,
+    HonestBundle,
+    RunFx,
+    honest_times,
+    mllog,
+    mlperf_result,
+    nccl_rows,
+)
+
+Case = Callable[[HonestBundle, Path], Evidence]
+
+
+def run_of(bundle: HonestBundle, i: int = 0) -> RunFx:
+    return bundle.runs[i]
+
+
+def edit(fn: Callable[[HonestBundle], None]) -> Case:
+    """A case that changes the bundle before it is built."""
+    def case(bundle: HonestBundle, root: Path) -> Evidence:
+        fn(bundle)
+        return bundle.build(root)
+    return case
+
+
+def after(fn: Callable[[Evidence], None]) -> Case:
+    """A case that changes the built Evidence (what a broken parser would produce)."""
+    def case(bundle: HonestBundle, root: Path) -> Evidence:
+        ev = bundle.build(root)
+        fn(ev)
+        return ev
+    return case
+
+
+def set_step(col: str, value: object, run: int = 0, iteration: int = 40) -> Callable[[Evidence],
+                                                                                      None]:
+    def fn(ev: Evidence) -> None:
+        run_id = ev.runs["run_id"][run]
+        hit = (pl.col("run_id") == run_id) & (pl.col("iteration") == iteration)
+        ev.steps = ev.steps.with_columns(
+            pl.when(hit).then(pl.lit(value)).otherwise(pl.col(col)).cast(ev.steps.schema[col])
+            .alias(col))
+    return fn
+
+
+def replace_times(run: int, fn: Callable[[int, float], float]) -> Callable[[HonestBundle], None]:
+    def edit_bundle(bundle: HonestBundle) -> None:
+        r = bundle.runs[run]
+        r.times = [round(fn(i, t), 2) for i, t in enumerate(r.times)]
+    return edit_bundle
+
+
+def _window_times(bundle: HonestBundle) -> None:
+    r = bundle.runs[1]
+    r.times = [t if not 35 <= i <= 44 else round(13.05 + 0.0001 * (i - 35), 4)
+               for i, t in enumerate(r.times)]
+
+
+def _stragglers(bundle: HonestBundle) -> None:
+    r = bundle.runs[1]
+    r.times = [round(t * 1.3, 2) if i > 5 and i % 6 == 0 else t for i, t in enumerate(r.times)]
+
+
+def _results(**changes: str) -> Callable[[HonestBundle], None]:
+    def fn(bundle: HonestBundle) -> None:
+        files = bundle.results()
+        files.update(changes)
+        bundle.mlperf_files = files
+    return fn
+
+
+def _nccl(fn: Callable[[dict[str, list[object]]], None]) -> Callable[[HonestBundle], None]:
+    def edit_bundle(bundle: HonestBundle) -> None:
+        rows = nccl_rows(bundle.nccl_path or "")
+        fn(rows)  # type: ignore[arg-type]
+        bundle.nccl = rows  # type: ignore[assignment]
+    return edit_bundle
+
+
+def _scale(col: str, factor: float) -> Callable[[dict[str, list[object]]], None]:
+    def fn(rows: dict[str, list[object]]) -> None:
+        rows[col][10] = round(float(rows[col][10]) * factor, 2)  # type: ignore[arg-type]
+    return fn
+
+
+def _algbw_only(rows: dict[str, list[object]]) -> None:
+    rows["algbw_gbps"][10] = round(float(rows["algbw_gbps"][10]) * 1.2, 2)  # type: ignore[arg-type]
+    rows["busbw_gbps"][10] = round(float(rows["algbw_gbps"][10]) * 2 * 511 / 512, 2)  # type: ignore[arg-type]
+
+
+def _drop_steps(ev: Evidence) -> None:
+    ev.steps = ev.steps.filter(pl.col("run_id") != ev.runs["run_id"][0])
+
+
+def _summary(ev: Evidence) -> None:
+    _drop_steps(ev)
+    ev.runs = ev.runs.with_columns(pl.lit(19.9).alias("reported_step_time_s"),
+                                   pl.lit(545.0).alias("reported_tflops_per_gpu"))
+
+
+def _truncate(last: int, declared: int) -> Callable[[HonestBundle], None]:
+    def fn(bundle: HonestBundle) -> None:
+        r = bundle.runs[0]
+        r.times = r.times[: last + 1]
+        r.max_iteration = declared
+    return fn
+
+
+def _attr(i: int, **values: object) -> Callable[[HonestBundle], None]:
+    def fn(bundle: HonestBundle) -> None:
+        for key, value in values.items():
+            setattr(bundle.runs[i], key, value)
+    return fn
+
+
+def _row(i: int, **values: object) -> Callable[[HonestBundle], None]:
+    def fn(bundle: HonestBundle) -> None:
+        bundle.runs[i].row.update(values)
+    return fn
+
+
+def _audit(check_id: str, status: str) -> Callable[[HonestBundle], None]:
+    def fn(bundle: HonestBundle) -> None:
+        for row in bundle.audit_rows:
+            if row["check_id"] == check_id:
+                row["status"] = status
+    return fn
+
+
+def _system(**values: str) -> Callable[[HonestBundle], None]:
+    def fn(bundle: HonestBundle) -> None:
+        bundle.system.update(values)
+    return fn
+
+
+def _incident_backwards(bundle: HonestBundle) -> None:
+    rows = bundle.incident_rows()
+    rows[0] = {**rows[0], "start": rows[0]["end"], "end": rows[0]["start"]}
+    bundle.incidents = rows
+
+
+def _few_incidents(bundle: HonestBundle) -> None:
+    bundle.gpus_in_service = 8192
+    bundle.incidents = [r for r in bundle.incident_rows() if r["planned"]]
+
+
+def _copy_run(bundle: HonestBundle) -> None:
+    twin = RunFx("llama3.1-405b", "fp8", 13.05, 256, 8, 8, 2, 8, seed=12,
+                 spec={"log": "training/llama3.1-405b_fp8_512_rerun.log"})
+    bundle.runs.append(twin)
+
+
+def _twin_nccl(bundle: HonestBundle) -> None:
+    bundle.manifest_extra["nccl"] = [{"path": "nccl/a.txt"}, {"path": "nccl/b.txt"}]
+    bundle.nccl_path = "nccl/a.txt"
+    bundle.extra_files = {"nccl/b.txt": "# nccl-tests all_reduce_perf (fixture)\n"}
+
+
+def _not_converged(*which: int) -> Callable[[HonestBundle], None]:
+    def fn(bundle: HonestBundle) -> None:
+        bundle.mlperf_files = {f"result_{i}.txt": mlperf_result(100 + i, accuracy=5.9
+                                                                if i in which else 5.5 - 0.01 * i)
+                               for i in range(3)}
+    return fn
+
+
+def _iteration_repeat(ev: Evidence) -> None:
+    ev.steps = ev.steps.with_columns(
+        pl.when(pl.col("line") == 30).then(10).otherwise(pl.col("iteration")).alias("iteration"))
+
+
+TRIPS: dict[str, Case] = {
+    # schema
+    "schema.table-columns": after(lambda ev: setattr(ev, "steps", ev.steps.drop("loss"))),
+    "schema.missing-value": after(set_step("step_time_s", None)),
+    "schema.duplicate-run": after(lambda ev: setattr(ev, "runs",
+                                                     pl.concat([ev.runs, ev.runs.head(1)]))),
+    "schema.orphan-steps": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
+        pl.when(pl.col("line") == 3).then(pl.lit("ghost")).otherwise(pl.col("run_id"))
+        .alias("run_id")))),
+    "schema.negative-iteration": edit(_attr(0, iterations=[-1, *range(1, 50)])),
+    "schema.unknown-precision": edit(_attr(2, precision="fp7")),
+    "schema.parser-note": edit(_row(0, notes="TFLOPS_per_GPU unreadable on line 7")),
+    # completeness
+    "completeness.declared-file-missing": edit(lambda b: setattr(b, "skip_files",
+                                                                 (b.nccl_path,))),
+    "completeness.no-steps": after(_drop_steps),
+    "completeness.window-missing": after(lambda ev: setattr(ev, "steps", ev.steps.filter(
+        ~pl.col("iteration").is_between(38, 40) | (pl.col("run_id") != ev.runs["run_id"][0])))),
+    "completeness.run-unfinished": edit(_truncate(46, 49)),
+    "completeness.short-run": edit(_truncate(45, 45)),
+    "completeness.summary-only": after(_summary),
+    "completeness.empty-evidence": edit(lambda b: setattr(b, "drop_rows", ("nccl",))),
+    # comparability
+    "comparability.no-baseline": edit(_attr(0, workload="llama3.1-70b")),
+    "comparability.precision-mismatch": edit(_attr(0, precision="nvfp4")),
+    "comparability.scale-mismatch": edit(_attr(0, num_gpus=256, gbs=128)),
+    "comparability.config-mismatch": edit(_attr(0, gbs=512)),
+    "comparability.config-unverified": edit(_attr(0, vp=None)),
+    "comparability.container-differs": edit(_attr(0, container="nvcr.io/nvidia/nemo:26.04.01")),
+    "comparability.proxy-baseline": edit(_attr(2, precision="bf16", num_gpus=256, pp=4)),
+    "comparability.baseline-erratum": edit(_attr(2, precision="bf16", num_gpus=256, pp=4)),
+    # numeric sanity
+    "sanity.non-finite": edit(replace_times(0, lambda i, t: math.nan if i == 40 else t)),
+    "sanity.non-positive-time": edit(replace_times(0, lambda i, t: 0.0 if i == 40 else t)),
+    "sanity.nan-grad-norm": edit(_attr(0, grad_norm=[0.4] * 40 + [math.nan] + [0.4] * 9)),
+    "sanity.nan-loss": edit(_attr(0, loss=[10.0] * 40 + [math.nan] + [10.0] * 9)),
+    "sanity.tflops-above-peak": after(set_step("tflops_per_gpu", 2500.0)),
+    "sanity.throughput-above-peak": edit(_attr(0, times=honest_times(7.9, 11))),
+    "sanity.tflops-zero": edit(_attr(0, tflops=[0.0] * 50)),
+    "sanity.unexpected-improvement": edit(_attr(0, times=honest_times(18.6, 11))),
+    "sanity.nccl-wrong-results": edit(_nccl(lambda rows: rows["wrong"].__setitem__(4, 3))),
+    "sanity.incident-order": edit(_incident_backwards),
+    # internal consistency
+    "consistency.tflops-vs-step-time": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
+        pl.col("tflops_per_gpu") * 1.3))),
+    "consistency.tokens-vs-step-time": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
+        (256 * 8192 / 512 / pl.col("step_time_s") * 1.1).alias("tokens_per_s_per_gpu")))),
+    "consistency.gpu-count": edit(_attr(0, num_gpus=1024, gbs=512)),
+    "consistency.partial-nodes": edit(lambda b: (setattr(b, "gpus_per_node", 6),
+                                                 setattr(b, "nodes", 100))),
+    "consistency.parallel-layout": edit(_attr(0, tp=3)),
+    "consistency.manifest-vs-log": edit(_row(0, gbs=512)),
+    "consistency.gpu-type": edit(_row(0, gpu="b200")),
+    "consistency.iteration-sequence": after(_iteration_repeat),
+    "consistency.restarted-run": edit(_row(0, restarts=1)),
+    "consistency.nccl-busbw": edit(_nccl(_scale("busbw_gbps", 1.2))),
+    "consistency.nccl-algbw": edit(_nccl(_algbw_only)),
+    # MLPerf
+    "mlperf.unreadable": edit(_results(**{"result_0.txt": mlperf_result(100) +
+                                          ':::MLLOG {"key": "eval_accuracy", "value": \n'})),
+    "mlperf.required-key": edit(_results(**{"result_0.txt": mlperf_result(
+        100, drop=("eval_samples",))})),
+    "mlperf.conflicting-key": edit(_results(**{"result_0.txt": mlperf_result(
+        100, extra=(mllog("global_batch_size", 2304, 1.8e12),))})),
+    "mlperf.duplicate-key": edit(_results(**{"result_0.txt": mlperf_result(
+        100, extra=(mllog("submission_org", "Example Cloud", 1.8e12),))})),
+    "mlperf.invalid-value": edit(_results(**{"result_0.txt": mlperf_result(
+        100, overrides={"submission_division": "closedish"})})),
+    "mlperf.hyperparameter": edit(_results(**{"result_0.txt": mlperf_result(
+        100, overrides={"opt_adamw_beta_2": 0.99})})),
+    "mlperf.init-budget": edit(_results(**{"result_0.txt": mlperf_result(100, init_minutes=45)})),
+    "mlperf.event-order": edit(_results(**{"result_0.txt": mlperf_result(
+        100, run_start_offset_ms=-60_000)})),
+    "mlperf.run-not-converged": edit(_not_converged(1)),
+    "mlperf.too-many-dropped": edit(_not_converged(1, 2)),
+    "mlperf.run-count": edit(lambda b: setattr(b, "mlperf_files", {
+        f"result_{i}.txt": mlperf_result(100 + i) for i in range(2)})),
+    "mlperf.mixed-runs": edit(_results(**{"result_0.txt": mlperf_result(
+        100, overrides={"global_batch_size": 2304, "opt_base_learning_rate": 1.6e-4})})),
+    "mlperf.duplicate-seed": edit(_results(**{"result_1.txt": mlperf_result(
+        101, overrides={"seed": 100})})),
+    "mlperf.missing-seed": edit(_results(**{"result_0.txt": mlperf_result(100, drop=("seed",))})),
+    "mlperf.no-rcp": edit(lambda b: None),
+    # statistical red flags
+    "statistics.constant-step-times": edit(_attr(1, times=[13.0] * 50)),
+    "statistics.low-variance": edit(_window_times),
+    "statistics.window-outliers": edit(replace_times(1, lambda i, t: t * 1.5 if i in (36, 40)
+                                                     else t)),
+    "statistics.stragglers": edit(_stragglers),
+    "statistics.stall": edit(lambda b: None),
+    "statistics.drift": edit(replace_times(1, lambda i, t: t * (1 + 0.12 * i / 49))),
+    "statistics.cherry-picked-window": edit(replace_times(1, lambda i, t: t * 0.9
+                                                          if 35 <= i <= 44 else t)),
+    "statistics.duplicate-log": edit(_copy_run),
+    "statistics.too-few-incidents": edit(_few_incidents),
+    # software floors
+    "software.below-recipe-floor": edit(_system(driver="530.30.02")),
+    "software.below-recommended": edit(_system(driver="550.54.15")),
+    "software.driver-security-floor": edit(_system(driver="570.124.06")),
+    "software.version-conflict": edit(_system(driver="580.95.05")),
+    "software.unparseable-version": edit(_system(cuda="latest")),
+    "software.versions-unknown": edit(lambda b: (setattr(b, "system", {}),
+                                                 setattr(b, "audit_path", None))),
+    # ClusterMAX audit
+    "audit.security-fail": edit(_audit("securityVersions.nvidiaDriver.status", "FAIL")),
+    "audit.fail": edit(_audit("healthChecks.nhcInstalled", "FAIL")),
+    "audit.warnings": edit(_audit("gpus.gdrcopy.installed", "WARNING")),
+    "audit.cluster-mismatch": edit(lambda b: setattr(b, "audit_cluster", "other-h100-west")),
+}
+
+# Rules an honest bundle does fire by design (info), each with its own clean variant.
+INHERENT: dict[str, Case] = {
+    "mlperf.no-rcp": edit(lambda b: setattr(b, "mlperf_path", None)),
+    "statistics.stall": edit(lambda b: [setattr(r, "times", honest_times(r.base_step, r.seed,
+                                                                         stall_at=None))
+                                        for r in b.runs]),
+}
+
+
+def run_case(case: Case, tmp_path: Path) -> list[Finding]:
+    return validate(case(HonestBundle(), tmp_path), FakeReference())
+
+
+def fired(findings: list[Finding]) -> set[str]:
+    return {f.rule for f in findings}
+
+
+def test_every_rule_has_a_tripping_case() -> None:
+    assert set(TRIPS) == set(RULES)
+
+
+@pytest.mark.parametrize("rule_id", sorted(TRIPS))
+def test_rule_trips(rule_id: str, tmp_path: Path) -> None:
+    findings = run_case(TRIPS[rule_id], tmp_path)
+    hits = [f for f in findings if f.rule == rule_id]
+    assert hits, f"{rule_id} did not fire; got {sorted(fired(findings))}"
+    rule = RULES[rule_id]
+    for f in hits:
+        assert f.severity == rule.severity
+        assert f.message and f.fix
+
+
+@pytest.fixture(scope="module")
+def honest_findings(tmp_path_factory: pytest.TempPathFactory) -> list[Finding]:
+    return validate(HonestBundle().build(tmp_path_factory.mktemp("honest")), FakeReference())
+
+
+@pytest.mark.parametrize("rule_id", sorted(set(RULES) - set(INHERENT)))
+def test_honest_bundle_does_not_trip(rule_id: str, honest_findings: list[Finding]) -> None:
+    assert rule_id not in fired(honest_findings)
+
+
+@pytest.mark.parametrize("rule_id", sorted(INHERENT))
+def test_inherent_info_rules_have_clean_variants(rule_id: str, tmp_path: Path) -> None:
+    assert rule_id not in fired(run_case(INHERENT[rule_id], tmp_path))
+
+
+def test_honest_bundle_findings_are_info_only(honest_findings: list[Finding]) -> None:
+    assert {f.severity for f in honest_findings} <= {"info"}
+    assert fired(honest_findings) == {"mlperf.no-rcp", "statistics.stall"}
