@@ -12,6 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
+from cmax.facts import Fact
 from cmax.manifest import Manifest
 
 RUNS_SCHEMA: dict[str, pl.DataType] = {
@@ -147,9 +148,18 @@ class Evidence:
 
 @dataclass(frozen=True)
 class EvidenceFile:
-    """A file that went into the rating, with its digest so a report pins exactly what it read."""
+    """A file that went into the rating, with its digest so a report pins exactly what it read.
+
+    ``kind`` is the format id the content was detected as; ``facts`` are the identity
+    statements the file makes about itself (GPU names, hosts, world size, precision and model
+    strings, ...: see :mod:`cmax.facts`), recorded by the parser while it read the file so that
+    no later stage has to open it again; ``line_count`` is the number of lines read (None for
+    binary formats).
+    """
 
     path: str
     kind: str
     sha256: str
     size_bytes: int
+    facts: tuple[Fact, ...] = ()
+    line_count: int | None = None
