@@ -28,6 +28,14 @@ def render_text(result: dict[str, Any]) -> str:
         f"  MFU                    {_fmt(r['mfu'] and r['mfu'] * 100, '{:.2f}', '%')}"
         + (f"  (dense {r['precision']} peak {r['peak_tflops']:g} TFLOP/s)"
            if r["peak_tflops"] else ""),
+    ]
+    if r["flops_per_token_convention"] is not None:
+        under = r["mfu_under_convention"]
+        lines.append(
+            f"  MFU ({r['mfu_convention']})".ljust(25)
+            + _fmt(under and under * 100, "{:.2f}", "%")
+            + f"  ({r['flops_per_token_convention']:.4g} FLOPs/token, the publisher's count)")
+    lines += [
         f"  model TFLOP/s per GPU  {_fmt(r['model_tflops_per_gpu'], '{:.1f}')}"
         f"  ({r['flops_per_token']:.4g} FLOPs/token, cmax convention)",
         f"  tokens/s per GPU       {_fmt(r['tokens_per_s_per_gpu'], '{:,.1f}')}",
@@ -70,6 +78,10 @@ def render_text(result: dict[str, Any]) -> str:
               help="All-in power per GPU in W (default: sourced system power x PUE).")
 @click.option("--tokens", "tokens_text", default=None,
               help="Training budget in tokens (e.g. 15T or 1.5e13).")
+@click.option("--flops-convention", "flops_convention", default=None, metavar="NAME",
+              help="The FLOPs count the --mfu figure was measured in (e.g. nvidia-llama for "
+                   "NVIDIA's per-sample constants; see docs/reference.md). Default: cmax's "
+                   "architecture-true count.")
 @click.option("--reference", "release", default="latest", show_default=True,
               help="Reference release id.")
 @format_option
@@ -78,8 +90,8 @@ def command(ctx: click.Context, model: str | None, gpu: str | None, precision: s
             mfu_text: str | None,
             tokens_per_s_per_gpu: float | None, step_time_s: float | None, gbs: int | None,
             seq_len: int | None, num_gpus: int | None, usd_per_gpu_hour: float | None,
-            watts_per_gpu: float | None, tokens_text: str | None, release: str,
-            fmt: str) -> None:
+            watts_per_gpu: float | None, tokens_text: str | None,
+            flops_convention: str | None, release: str, fmt: str) -> None:
     """What-if: MFU <-> step time <-> tokens/s, $ per million tokens, J/token, budget cost."""
     from cmax.reference import load_reference
     from cmax.reference.calc import parse_mfu, parse_quantity, what_if
@@ -98,7 +110,7 @@ def command(ctx: click.Context, model: str | None, gpu: str | None, precision: s
         ref, model=model, gpu=gpu, precision=precision, mfu=mfu,
         tokens_per_s_per_gpu=tokens_per_s_per_gpu, step_time_s=step_time_s, gbs=gbs,
         seq_len=seq_len, num_gpus=num_gpus, usd_per_gpu_hour=usd_per_gpu_hour,
-        watts_per_gpu=watts_per_gpu, tokens=tokens,
+        watts_per_gpu=watts_per_gpu, tokens=tokens, flops_convention=flops_convention,
     )
     if fmt == "json":
         ordered = {k: result[k] for k in JSON_KEYS}

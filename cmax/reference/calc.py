@@ -23,6 +23,7 @@ from typing import Any
 
 from cmax.errors import CmaxError
 from cmax.reference import Reference, canonical_precision
+from cmax.reference.flops import CONVENTIONS
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 
@@ -72,6 +73,20 @@ def _default_seq_len(ref: Reference, workload: str) -> int:
     )
 
 
+def _convention_flops(ref: Reference, workload: str, seq_len: int, convention: str) -> float:
+    """FLOPs per token as the named publisher counts them; an unknown name is a user error."""
+    if convention not in CONVENTIONS:
+        raise CmaxError(f"unknown FLOPs convention {convention!r}", field="--flops-convention",
+                        expected=", ".join(sorted(CONVENTIONS)),
+                        fix="see docs/reference.md, 'FLOPs conventions'")
+    try:
+        return ref.source_flops_per_token(workload, seq_len, convention)
+    except CmaxError as exc:
+        raise CmaxError(f"{workload}: {exc.message}", field="--flops-convention",
+                        expected=exc.expected,
+                        fix="pick a convention computable from the architecture") from None
+
+
 def what_if(
     ref: Reference,
     *,
@@ -87,8 +102,17 @@ def what_if(
     usd_per_gpu_hour: float | None = None,
     watts_per_gpu: float | None = None,
     tokens: float | None = None,
+    flops_convention: str | None = None,
 ) -> dict[str, Any]:
-    """All calculator outputs as a dict (None where an input needed for it is missing)."""
+    """All calculator outputs as a dict (None where an input needed for it is missing).
+
+    ``flops_convention`` names the FLOPs count a published MFU was measured in (an id from
+    ``cmax.reference.flops.CONVENTIONS``, e.g. ``nvidia-llama`` for NVIDIA's per-sample
+    constants). An MFU only means a throughput together with its FLOPs count: converting a
+    publisher's 54% with cmax's own count gives another throughput than the publisher
+    measured. The MFU input is read under that convention, and the result shows the MFU under
+    both cmax's and the publisher's count.
+    """
     given = [n for n, v in (("--mfu", mfu), ("--tokens-per-s-per-gpu", tokens_per_s_per_gpu),
                             ("--step-time-s", step_time_s)) if v is not None]
     if len(given) != 1:
@@ -122,6 +146,9 @@ def what_if(
             raise CmaxError("--step-time-s must be positive", field="--step-time-s")
     seq = seq_len if seq_len is not None else _default_seq_len(ref, workload)
     flops_per_token = ref.model_flops_per_token(workload, seq)
+    source_fpt = (_convention_flops(ref, workload, seq, flops_convention)
+                  if flops_convention is not None else None)
+    mfu_fpt = source_fpt if source_fpt is not None else flops_per_token
 
     if step_time_s is not None:
         assert gbs is not None and num_gpus is not None
@@ -132,7 +159,7 @@ def what_if(
                             field="--precision")
         if not 0 < mfu <= 1:
             raise CmaxError(f"MFU must be in (0, 1], got {mfu}", field="--mfu")
-        tps = mfu * peak * 1e12 / flops_per_token
+        tps = mfu * peak * 1e12 / mfu_fpt
     else:
         assert tokens_per_s_per_gpu is not None
         if tokens_per_s_per_gpu <= 0:
@@ -183,6 +210,10 @@ def what_if(
         "peak_tflops": peak,
         "flops_per_token": flops_per_token,
         "flops_convention": "cmax",
+        "mfu_convention": flops_convention or "cmax",
+        "mfu_under_convention": (tps * source_fpt / 1e12 / peak
+                                 if source_fpt is not None and peak else None),
+        "flops_per_token_convention": source_fpt,
         "usd_per_gpu_hour": usd_per_gpu_hour,
         "watts_per_gpu": watts_per_gpu,
         "watts_source": watts_source,

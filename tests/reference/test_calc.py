@@ -159,3 +159,37 @@ def test_cli_user_errors(capsys: pytest.CaptureFixture[str], args: list[str], me
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
     assert "Traceback" not in captured.err
+
+
+def test_published_mfu_converts_with_the_publishers_flops_count(ref: Reference) -> None:
+    # SemiAnalysis quotes Llama 3 405B BF16 at 54% MFU on H100 and $1.42/GPU-hour; under
+    # NVIDIA's per-sample constant (2.17E+16 FLOPs/sample at seq 8192) that is
+    # 0.54 * 989.4e12 / (2.17e16 / 8192) ~ 201.7 tokens/s per GPU ~ $1.95 per million tokens.
+    out = what_if(ref, model="llama3.1-405b", gpu="h100-sxm", precision="bf16", mfu=0.54,
+                  usd_per_gpu_hour=1.42, flops_convention="nvidia-llama")
+    assert out["usd_per_million_tokens"] == pytest.approx(1.955, rel=0.005)
+    assert out["mfu_under_convention"] == pytest.approx(0.54)
+    assert out["mfu_convention"] == "nvidia-llama"
+    # the same throughput under cmax's architecture-true (8 KV heads, causal) count
+    assert out["mfu"] == pytest.approx(
+        out["tokens_per_s_per_gpu"] * out["flops_per_token"] / 1e12 / out["peak_tflops"])
+    assert out["mfu"] < 0.54
+    # without the convention the 54% is read under cmax's count: more tokens, lower $/M
+    plain = what_if(ref, model="llama3.1-405b", gpu="h100-sxm", precision="bf16", mfu=0.54,
+                    usd_per_gpu_hour=1.42)
+    assert plain["usd_per_million_tokens"] == pytest.approx(1.864, rel=0.005)
+    assert plain["mfu_under_convention"] is None and plain["mfu_convention"] == "cmax"
+
+
+def test_cli_flops_convention(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["calc", "--model", "llama3.1-405b", "--gpu", "h100-sxm", "--precision", "bf16",
+                 "--mfu", "54%", "--usd-per-gpu-hour", "1.42",
+                 "--flops-convention", "nvidia-llama"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "MFU (nvidia-llama)     54.00%" in text and "the publisher's count" in text
+    code = main(["calc", "--model", "llama3.1-405b", "--gpu", "h100-sxm", "--precision", "bf16",
+                 "--mfu", "54%", "--flops-convention", "nvidia-bogus"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "unknown FLOPs convention 'nvidia-bogus'" in err and "nvidia-llama" in err
