@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from cmax.findings import Finding
 
@@ -191,24 +191,56 @@ class WorkloadEconomics(_Model):
     joules_per_token: float | None
 
 
+class PriceDriver(_Model):
+    """One reason the ask differs from the quote (or money owed back), in $/GPU-hour."""
+
+    name: str
+    usd_per_gpu_hour: float = Field(description="effect on what a GPU-hour is worth")
+    detail: str = Field(description="the evidence, in plain words")
+    kind: Literal["price", "credit"] = Field(
+        default="price", description="price: moves the ask; credit: owed back on the bill")
+
+
 class PriceAdvice(_Model):
-    """What the capacity is worth, and what to ask for, with the arithmetic written out."""
+    """What the capacity is worth, and what to ask for, with the arithmetic written out.
+
+    Three prices, one name each everywhere: *quoted* (the provider's), *parity* (what the
+    delivered work is worth at the quote) and *ask* (what to ask for: min(quote, parity)).
+    """
 
     currency: str = "USD"
     quoted_usd_per_gpu_hour: float
     throughput_ratio: float | None
     goodput_ratio: float
     parity_usd_per_gpu_hour: float | None
-    recommended_usd_per_gpu_hour: float | None
-    adjustment_pct: float | None = Field(description="recommended vs quoted, in percent")
+    ask_usd_per_gpu_hour: float | None = Field(
+        validation_alias=AliasChoices("ask_usd_per_gpu_hour", "recommended_usd_per_gpu_hour"),
+        description="the price to ask for: min(quoted, parity), rounded to the cent")
+    adjustment_pct: float | None = Field(description="ask vs quoted, in percent")
+    usd_per_reference_gpu_hour: float | None = Field(
+        default=None, description="value: quoted ÷ (throughput ratio × goodput ratio), the "
+        "price of one reference-grade GPU-hour of work on this cluster")
     term_months: int
     contract_gpus: int
     term_cost_usd: float
     goodput_loss_usd: float
-    sla_credit_usd: float
-    effective_term_cost_usd: float
+    sla_period_bill_usd: float = Field(
+        default=0.0, description="the bill for the SLA's measured period at the quote")
+    sla_credit_usd: float = Field(
+        description="SLA credit owed for the measured period: its bill × the credit percentage")
+    sla_credit_term_projection_usd: float | None = Field(
+        default=None, description="projection only: the same credit rate over the whole term; "
+        "never owed, never subtracted")
+    effective_term_cost_usd: float = Field(
+        description="term cost + goodput loss; credits are not subtracted")
+    drivers: list[PriceDriver] = Field(default_factory=list)
     workloads: list[WorkloadEconomics] = Field(default_factory=list)
     reasoning: list[str] = Field(default_factory=list)
+
+    @property
+    def recommended_usd_per_gpu_hour(self) -> float | None:
+        """Deprecated name of ``ask_usd_per_gpu_hour`` (read-only, for older callers)."""
+        return self.ask_usd_per_gpu_hour
 
 
 class Scorecard(_Model):

@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("cmax.cli.score_cmd",
               "Score a bundle: tier, Exemplar verdict, per-workload ratios."),
     "price": ("cmax.cli.price_cmd",
-              "Price advice for negotiation: parity and recommended $/GPU-hr."),
+              "Price advice for negotiation: quoted, parity and ask $/GPU-hr."),
     "report": ("cmax.cli.report_cmd",
                "Write HTML and PDF scorecards, briefs and a leaderboard."),
     "audit": ("cmax.cli.audit_cmd",

@@ -31,21 +31,22 @@ def command(out_dir: Path, fmt: str) -> None:
             "providers": [
                 {"provider": c.provider, "cluster": c.cluster, "tier": c.tier,
                  "score": c.score, "exemplar_pass": c.exemplar_pass,
-                 "recommended_usd_per_gpu_hour":
-                     c.price.recommended_usd_per_gpu_hour if c.price else None}
+                 "ask_usd_per_gpu_hour": c.price.ask_usd_per_gpu_hour if c.price else None,
+                 "usd_per_reference_gpu_hour":
+                     c.price.usd_per_reference_gpu_hour if c.price else None}
                 for c in cards
             ],
             "files": [str(f.resolve()) for f in files],
         })
         return
     click.echo(f"{'provider':<18} {'tier':<16} {'score':>6} {'exemplar':>9} "
-               f"{'quoted $/h':>11} {'target $/h':>11}")
+               f"{'quoted $/h':>11} {'ask $/h':>9}")
     for c in cards:
         quoted = f"{c.price.quoted_usd_per_gpu_hour:.2f}" if c.price else "-"
-        target = (f"{c.price.recommended_usd_per_gpu_hour:.2f}"
-                  if c.price and c.price.recommended_usd_per_gpu_hour is not None else "-")
+        ask = (f"{c.price.ask_usd_per_gpu_hour:.2f}"
+               if c.price and c.price.ask_usd_per_gpu_hour is not None else "-")
         click.echo(f"{c.provider[:18]:<18} {c.tier:<16} {c.score:6.1f} "
-                   f"{'pass' if c.exemplar_pass else 'fail':>9} {quoted:>11} {target:>11}")
+                   f"{'met' if c.exemplar_pass else 'not met':>9} {quoted:>11} {ask:>9}")
     click.echo(f"\nReports written to {out_dir.resolve()}:")
     for f in files:
         click.echo(f"  {f.resolve()}")

@@ -1,12 +1,16 @@
-"""``cmax price``: parity and recommended $/GPU-hour for a negotiation, with the arithmetic."""
+"""``cmax price``: the quoted, parity and ask $/GPU-hour for a negotiation, with the arithmetic."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import click
 
 from cmax.cli.common import bundle_argument, emit_json, format_option
 from cmax.cli.score_cmd import rubric_option
-from cmax.scorecard import PriceAdvice
+
+if TYPE_CHECKING:  # pydantic models: not imported for `--help`
+    from cmax.scorecard import PriceAdvice
 
 
 def _money(value: float | None, digits: int = 2) -> str:
@@ -22,11 +26,20 @@ def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
         f"  quoted       {_money(a.quoted_usd_per_gpu_hour)}/GPU-hr",
         f"  parity       {_money(a.parity_usd_per_gpu_hour, 4)}/GPU-hr  (throughput {ratio} "
         f"× goodput {a.goodput_ratio:.4f})",
-        f"  target       {_money(a.recommended_usd_per_gpu_hour)}/GPU-hr{adj}",
+        f"  ask          {_money(a.ask_usd_per_gpu_hour)}/GPU-hr{adj}",
+        f"  value        {_money(a.usd_per_reference_gpu_hour, 4)} per reference-grade "
+        "GPU-hour (quoted ÷ (throughput × goodput))",
         f"  term         {a.term_months} months × {a.contract_gpus:,} GPUs: "
-        f"{_money(a.term_cost_usd)}; goodput loss {_money(a.goodput_loss_usd)}; SLA credits "
-        f"{_money(a.sla_credit_usd)}; effective {_money(a.effective_term_cost_usd)}",
+        f"{_money(a.term_cost_usd)}; goodput loss {_money(a.goodput_loss_usd)}; effective "
+        f"{_money(a.effective_term_cost_usd)} (credits not subtracted)",
+        f"  SLA credit   {_money(a.sla_credit_usd)} owed on the measured period's bill of "
+        f"{_money(a.sla_period_bill_usd)}"
+        + ("" if a.sla_credit_term_projection_usd is None else
+           f"; projection over the term, not owed: {_money(a.sla_credit_term_projection_usd)}"),
     ]
+    if a.drivers:
+        lines += ["", "  What moves the price ($/GPU-hour)"]
+        lines += [f"  {d.usd_per_gpu_hour:>8.4f}  {d.name}: {d.detail}" for d in a.drivers]
     if a.workloads:
         lines += ["", f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'tok/s/GPU':>10} "
                       f"{'$/M tok':>8} {'ref $/M':>8} {'J/token':>8}"]
@@ -44,9 +57,10 @@ def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
 
 
 @click.command("price", help="Price advice for a negotiation: parity price = quoted $/GPU-hr "
-               "× throughput ratio × goodput ratio, $ per million tokens, J/token, cost over "
-               "the contract term with goodput loss and SLA credits, and a recommended target "
-               "with its reasoning. Exit 0, or 2 on unusable input (e.g. no [pricing]).")
+               "× throughput ratio × goodput ratio, the ask (min of quoted and parity), value "
+               "per reference-grade GPU-hour, $ per million tokens, J/token, cost over the "
+               "contract term with goodput loss, SLA credit owed, and the reasoning. "
+               "Exit 0, or 2 on unusable input (e.g. no [pricing]).")
 @bundle_argument
 @rubric_option
 @format_option

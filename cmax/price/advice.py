@@ -6,7 +6,7 @@ quoted price means paying more per unit of useful work than the quote suggests. 
 price — quote × throughput ratio × goodput ratio — is the price at which each dollar buys the
 same useful work as a reference-grade cluster at the quoted price. Paying in proportion to
 delivered performance is cmax's derivation, not a SemiAnalysis figure, and the reasoning says
-so. The recommended target never exceeds the quote: a faster-than-reference cluster justifies
+so. The ask never exceeds the quote: a faster-than-reference cluster justifies
 paying the quote, not volunteering more.
 """
 
@@ -21,7 +21,13 @@ from cmax.manifest import MANIFEST_NAME
 from cmax.score.performance import COMPARABLE_VERDICTS, suite_throughput
 from cmax.score.reference_api import ReferenceData, num, optional_lookup, text
 from cmax.score.stats import geometric_mean
-from cmax.scorecard import PriceAdvice, Scorecard, WorkloadEconomics, WorkloadResult
+from cmax.scorecard import (
+    PriceAdvice,
+    PriceDriver,
+    Scorecard,
+    WorkloadEconomics,
+    WorkloadResult,
+)
 
 HOURS_PER_MONTH = 730.0
 """8,760 hours a year ÷ 12: the average month cloud bills are quoted against."""
@@ -91,8 +97,60 @@ def _economics(w: WorkloadResult, quoted: float, watts: float | None) -> Workloa
     )
 
 
+def _drivers(quoted: float, throughput: float | None, goodput: float,
+             scorecard: Scorecard, credit: float, period_gpu_hours: float) -> list[PriceDriver]:
+    """What moves a GPU-hour's worth away from the quote, each in $/GPU-hour, largest first.
+
+    The throughput and goodput effects add up exactly to quote − parity (quote × (1 − T) +
+    quote × T × (1 − G)); the SLA credit is money owed back, spread over the GPU-hours of the
+    period it was measured in, so a buyer can compare it with the other two on one scale.
+    """
+    out: list[PriceDriver] = []
+    if throughput is not None:
+        compared = [w for w in scorecard.workloads
+                    if w.verdict in COMPARABLE_VERDICTS and w.ratio is not None]
+        worst = min(compared, key=lambda w: w.ratio or 0.0) if compared else None
+        worst_text = (f"; slowest {_w_label(worst)} at {100 * (worst.ratio or 0):.1f}%"
+                      if worst is not None and len(compared) > 1 else "")
+        out.append(PriceDriver(
+            name="Training throughput",
+            usd_per_gpu_hour=round(quoted * (1.0 - throughput), 4),
+            detail=(f"{100 * throughput:.1f}% of NVIDIA's reference speed over "
+                    f"{len(compared)} workload(s){worst_text}: each GPU-hour does "
+                    f"{100 * (1 - throughput):.1f}% less work than the quote assumes")))
+        rel = scorecard.reliability
+        if rel is not None:
+            out.append(PriceDriver(
+                name="Interruptions (goodput)",
+                usd_per_gpu_hour=round(quoted * throughput * (1.0 - goodput), 4),
+                detail=(f"{rel.per_1000_gpu_days:.2f} interruptions per 1,000 GPU-days vs "
+                        f"{rel.reference_per_1000_gpu_days:.2f} at the reference: a "
+                        f"{rel.job_gpus:,}-GPU job keeps {100 * goodput:.2f}% of the "
+                        "reference's useful time")))
+    sla = scorecard.sla
+    if sla is not None and credit > 0 and period_gpu_hours > 0:
+        out.append(PriceDriver(
+            name="SLA credit owed", kind="credit",
+            usd_per_gpu_hour=round(credit / period_gpu_hours, 4),
+            detail=(f"{sla.node_months_below} of {sla.node_months} node-months below the "
+                    f"contracted {sla.contracted_uptime_pct:g}% uptime: "
+                    f"{_usd(credit)} owed on the measured period's bill")))
+    return sorted(out, key=lambda d: -abs(d.usd_per_gpu_hour))
+
+
+def _w_label(w: WorkloadResult) -> str:
+    return f"{w.workload} {w.precision} {w.num_gpus:,} GPUs"
+
+
 def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) -> PriceAdvice:
-    """Parity and recommended $/GPU-hour, term cost, and every step of the arithmetic."""
+    """Parity price and ask per GPU-hour, term cost, credit owed, and the arithmetic.
+
+    Effective-cost model (docs/scoring.md): effective term cost = term cost at the quote +
+    goodput loss. SLA credit owed is the measured period's bill × the credit percentage, per
+    node-month as contracted; it is reported beside, never subtracted, so a less reliable
+    provider can never look cheaper. A projection of the credit rate over the term is
+    labelled as one.
+    """
     pricing = evidence.manifest.pricing
     if pricing is None:
         raise CmaxError(
@@ -106,16 +164,16 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
     gpus = system.nodes * system.gpus_per_node
     hours = HOURS_PER_MONTH * pricing.term_months
     steps: list[str] = [
-        f"1. Quote: {_usd(quoted)}/GPU-hour for {gpus:,} GPUs ({system.nodes} × "
+        f"1. Quoted price: {_usd(quoted)}/GPU-hour for {gpus:,} GPUs ({system.nodes} × "
         f"{system.gpus_per_node} {system.gpu}) over {pricing.term_months} months "
         f"(manifest [pricing])."
     ]
 
     throughput, lines = suite_throughput(scorecard.workloads)
     if throughput is None:
-        steps.append("2. Throughput ratio: no run could be compared with a reference baseline, "
-                      "so there is no defensible parity price. Run the reference suite "
-                      "(cmax validate lists what is missing).")
+        steps.append("2. Throughput ratio: no run could be compared with a reference result, "
+                     "so there is no defensible parity price. Run the reference suite "
+                     "(cmax validate lists what is missing).")
     else:
         joined = "; ".join(lines)
         how = ("the only comparable run" if len(lines) == 1
@@ -131,32 +189,40 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
     else:
         goodput = rel.goodput_ratio
         steps.append(
-            f"3. Goodput ratio: expected effective training time {rel.ettr:.4f} ÷ reference "
+            f"3. Goodput ratio: expected effective training time ratio (E[ETTR], the share of "
+            f"paid time that is useful training) {rel.ettr:.4f} ÷ reference "
             f"{rel.reference_ettr:.4f} = {goodput:.4f}, for a {rel.job_gpus:,}-GPU job with "
             f"{rel.checkpoint_interval_min:g}-min checkpoints and {rel.restart_min:g}-min "
             f"restarts; measured {rel.per_1000_gpu_days:.4f} interruptions per 1,000 GPU-days "
             f"vs {rel.reference_per_1000_gpu_days:.4f} for Llama 3 405B "
             f"({rel.reference_source}).")
 
-    parity = recommended = adjustment = None
+    parity = ask = adjustment = per_reference = None
     if throughput is not None:
         parity = round(quoted * throughput * goodput, 4)
+        if throughput * goodput > 0:
+            per_reference = round(quoted / (throughput * goodput), 4)
         steps.append(
-            f"4. Parity price = quote × throughput ratio × goodput ratio = {_usd(quoted)} × "
+            f"4. Parity price = quoted × throughput ratio × goodput ratio = {_usd(quoted)} × "
             f"{throughput:.4f} × {goodput:.4f} = ${parity:.4f}/GPU-hour: at this price each "
             "dollar buys the same useful training work as a reference-grade cluster at the "
             "quoted price.")
-        recommended = _cents(min(quoted, parity))
-        adjustment = round((recommended / quoted - 1.0) * 100.0, 2)
+        ask = _cents(min(quoted, parity))
+        adjustment = round((ask / quoted - 1.0) * 100.0, 2)
         if parity >= quoted:
             steps.append(
-                f"5. Target: the cluster delivers at or above reference value, so no discount "
-                f"is justified by performance: target = the quote, {_usd(recommended)}.")
+                f"5. Ask: the cluster delivers at or above reference value, so performance "
+                f"justifies no discount: ask = the quoted price, {_usd(ask)}.")
         else:
             steps.append(
-                f"5. Target = min(quote, parity) rounded to the cent = {_usd(recommended)}"
-                f"/GPU-hour, {adjustment:+.2f}% against the quote. This is cmax's derivation "
-                "(pay in proportion to delivered performance), not a SemiAnalysis figure.")
+                f"5. Ask = min(quoted, parity) rounded to the cent = {_usd(ask)}"
+                f"/GPU-hour, {adjustment:+.2f}% against the quoted price (cmax's model: pay "
+                "in proportion to delivered work).")
+        if per_reference is not None:
+            steps.append(
+                f"   Value: quoted ÷ (throughput ratio × goodput ratio) = "
+                f"${per_reference:.4f} per reference-grade GPU-hour of work, the figure to "
+                "compare providers on.")
         low_high = [(w.ci_low, w.ci_high) for w in scorecard.workloads
                     if w.verdict in COMPARABLE_VERDICTS and w.ratio is not None
                     and w.ci_low is not None and w.ci_high is not None]
@@ -164,10 +230,9 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
             lo = geometric_mean([a for a, _ in low_high])
             hi = geometric_mean([b for _, b in low_high])
             steps.append(
-                f"   Using each run's 95% confidence bounds instead of its point ratio puts "
-                f"parity between ${quoted * lo * goodput:.4f} and "
-                f"${quoted * hi * goodput:.4f}/GPU-hour; a provider may argue for the upper "
-                "end.")
+                f"   Each run's 95% confidence bounds instead of its point ratio put parity "
+                f"between ${quoted * lo * goodput:.4f} and ${quoted * hi * goodput:.4f}"
+                "/GPU-hour.")
 
     term_cost = quoted * gpus * hours
     if rel is None:
@@ -177,42 +242,57 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
         loss = term_cost * (1.0 - rel.ettr)
         loss_text = (f"goodput loss = term cost × (1 − E[ETTR]) = {_usd(term_cost)} × "
                      f"{1.0 - rel.ettr:.4f} = {_usd(loss)}")
-    sla = scorecard.sla
-    if sla is None:
-        credit = 0.0
-        credit_text = "SLA credits not estimated (no [sla] terms or no incident log)"
-    else:
-        credit = term_cost * sla.credit_pct / 100.0
-        credit_text = (f"SLA credits = term cost × {sla.credit_pct:.4f}% owed in the measured "
-                       f"period (measured uptime {sla.measured_uptime_pct:.3f}% vs contracted "
-                       f"{sla.contracted_uptime_pct:g}%, {sla.node_months_below} of "
-                       f"{sla.node_months} node-months below) = {_usd(credit)}; credits are "
-                       "claim-only at every major cloud, so keep the incident logs")
-    effective = term_cost + loss - credit
+    effective = term_cost + loss
     steps.append(
-        f"6. Term cost at the quote: {_usd(quoted)} × {gpus:,} GPUs × {hours:,.0f} h "
-        f"({pricing.term_months} × {HOURS_PER_MONTH:g} h) = {_usd(term_cost)}; {loss_text}; "
-        f"{credit_text}. Effective term cost = term cost + goodput loss − SLA credits = "
-        f"{_usd(effective)} (goodput loss is counted as an expense, as in SemiAnalysis' TCO "
-        "model).")
+        f"6. Term cost at the quoted price: {_usd(quoted)} × {gpus:,} GPUs × {hours:,.0f} h "
+        f"({pricing.term_months} × {HOURS_PER_MONTH:g} h) = {_usd(term_cost)}; {loss_text}. "
+        f"Effective term cost = term cost + goodput loss = {_usd(effective)} (lost time is "
+        "counted as an expense, as in SemiAnalysis' TCO model; SLA credits are not "
+        "subtracted, so lower reliability can only raise it).")
+
+    sla = scorecard.sla
+    period_bill = credit = 0.0
+    projection: float | None = None
+    period_gpu_hours = 0.0
+    if sla is None:
+        steps.append("7. SLA credit: not estimated (no [sla] terms or no incident log).")
+    else:
+        period_gpu_hours = sla.node_hours * system.gpus_per_node
+        period_bill = quoted * period_gpu_hours
+        credit = period_bill * sla.credit_pct / 100.0
+        projection = term_cost * sla.credit_pct / 100.0
+        steps.append(
+            f"7. SLA credit owed = the measured period's bill × the credit percentage: "
+            f"{_usd(quoted)} × {system.gpus_per_node} GPUs/node × {sla.node_hours:,.0f} "
+            f"node-hours = {_usd(period_bill)}; × {sla.credit_pct:.4f}% (credit tiers applied "
+            f"per node-month, {sla.node_months_below} of {sla.node_months} node-months below "
+            f"the contracted {sla.contracted_uptime_pct:g}%) = {_usd(credit)} owed. "
+            f"Projection only, not owed: the same rate over the {pricing.term_months}-month "
+            f"term would be {_usd(projection)}. Credits are claim-only at every major cloud: "
+            "keep the incident logs.")
 
     watts, watts_source = _watts(evidence, reference)
     economics = [_economics(w, quoted, watts) for w in scorecard.workloads
                  if w.tokens_per_s_per_gpu]
     if economics:
         steps.append(
-            f"7. $ per million tokens = quote × 10^6 ÷ (tokens/s/GPU × 3,600); J/token = GPU "
+            f"8. $ per million tokens = quoted × 10^6 ÷ (tokens/s/GPU × 3,600); J/token = GPU "
             f"power ÷ tokens/s/GPU with {watts_source}"
             + (f": {watts:g} W." if watts else "."))
     steps.append(f"Context: tier {scorecard.tier} (score {scorecard.score:.1f}/100, rubric "
-                 f"{scorecard.rubric}); Exemplar-style suite: "
-                 f"{'pass' if scorecard.exemplar_pass else 'fail'}.")
+                 f"{scorecard.rubric}); Exemplar (performance only): "
+                 f"{'met' if scorecard.exemplar_pass else 'not met'}.")
     return PriceAdvice(
         quoted_usd_per_gpu_hour=quoted, throughput_ratio=(None if throughput is None
                                                           else round(throughput, 6)),
         goodput_ratio=round(goodput, 6), parity_usd_per_gpu_hour=parity,
-        recommended_usd_per_gpu_hour=recommended, adjustment_pct=adjustment,
+        ask_usd_per_gpu_hour=ask, adjustment_pct=adjustment,
+        usd_per_reference_gpu_hour=per_reference,
         term_months=pricing.term_months, contract_gpus=gpus, term_cost_usd=round(term_cost, 2),
-        goodput_loss_usd=round(loss, 2), sla_credit_usd=round(credit, 2),
-        effective_term_cost_usd=round(effective, 2), workloads=economics, reasoning=steps,
+        goodput_loss_usd=round(loss, 2), sla_period_bill_usd=round(period_bill, 2),
+        sla_credit_usd=round(credit, 2),
+        sla_credit_term_projection_usd=None if projection is None else round(projection, 2),
+        effective_term_cost_usd=round(effective, 2),
+        drivers=_drivers(quoted, throughput, goodput, scorecard, credit, period_gpu_hours),
+        workloads=economics, reasoning=steps,
     )

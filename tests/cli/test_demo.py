@@ -48,4 +48,4 @@ def test_demo_ranks_the_providers_by_quality(demo: tuple[Path, dict[str, object]
     assert order.index(aurora["tier"]) < order.index(borealis["tier"])
     assert order.index(aurora["tier"]) < order.index(cinder["tier"])
     # the ~10 % slower provider should be advised to pay materially less than it quotes
-    assert borealis["recommended_usd_per_gpu_hour"] < 2.25 * 0.95
+    assert borealis["ask_usd_per_gpu_hour"] < 2.25 * 0.95

@@ -71,7 +71,7 @@ def test_score_json_has_the_contract_keys(monkeypatch: pytest.MonkeyPatch,
             "price"} <= set(data)
     w = data["workloads"][0]
     assert w["ratio"] == pytest.approx(0.9) and w["verdict"] == "fail"
-    assert data["price"]["recommended_usd_per_gpu_hour"] == 1.89
+    assert data["price"]["ask_usd_per_gpu_hour"] == 1.89
     assert {"name", "score", "evidence"} <= set(data["categories"][0])
 
 
@@ -90,7 +90,7 @@ def test_score_text_summary(monkeypatch: pytest.MonkeyPatch,
     assert main(["score", "bundle", "--format", "text"]) == 0
     out = capsys.readouterr().out
     assert "Exemplar-style suite: PASS" in out and "llama3.1-70b" in out
-    assert "Categories" in out and "Gates" in out and "target $2.10" in out
+    assert "Categories" in out and "Gates" in out and "ask $2.10" in out
 
 
 def test_bad_rubric_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -111,11 +111,11 @@ def test_price_json_and_text(monkeypatch: pytest.MonkeyPatch,
     data = json.loads(capsys.readouterr().out)
     assert data["quoted_usd_per_gpu_hour"] == 2.10
     assert data["parity_usd_per_gpu_hour"] == pytest.approx(1.89)
-    assert data["recommended_usd_per_gpu_hour"] == 1.89
+    assert data["ask_usd_per_gpu_hour"] == 1.89
     assert data["adjustment_pct"] == pytest.approx(-10.0)
     assert main(["price", "bundle"]) == 0
     out = capsys.readouterr().out
-    assert "target       $1.89/GPU-hr (-10.00% vs quote)" in out and "Reasoning" in out
+    assert "ask          $1.89/GPU-hr (-10.00% vs quote)" in out and "Reasoning" in out
 
 
 def test_price_without_pricing_is_exit_2(monkeypatch: pytest.MonkeyPatch,
@@ -132,7 +132,7 @@ SAMPLES = SAMPLES
 
 def test_real_sample_bundles(capsys: pytest.CaptureFixture[str]) -> None:
     """The real chain: Cinder has error findings (exit 1) and fails the attestation gate;
-    Borealis runs ~10 % slow, so its target is ~10 % under its quote."""
+    Borealis runs ~10 % slow, so its ask is ~10 % under its quote."""
     assert main(["score", str(SAMPLES / "cinder-gpu"), "--format", "json"]) == 1
     card = json.loads(capsys.readouterr().out)
     assert card["tier"] == "Underperforming" and card["finding_counts"]["error"] > 0
@@ -141,4 +141,4 @@ def test_real_sample_bundles(capsys: pytest.CaptureFixture[str]) -> None:
     advice = json.loads(capsys.readouterr().out)
     assert advice["throughput_ratio"] == pytest.approx(0.9, abs=0.01)
     assert -11.0 < advice["adjustment_pct"] < -9.0
-    assert advice["recommended_usd_per_gpu_hour"] < advice["quoted_usd_per_gpu_hour"]
+    assert advice["ask_usd_per_gpu_hour"] < advice["quoted_usd_per_gpu_hour"]

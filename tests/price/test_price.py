@@ -67,7 +67,7 @@ def test_price_exactly_at_reference() -> None:
     assert advice.quoted_usd_per_gpu_hour == 2.10
     assert advice.throughput_ratio == 1.0 and advice.goodput_ratio == 1.0
     assert advice.parity_usd_per_gpu_hour == pytest.approx(2.10)
-    assert advice.recommended_usd_per_gpu_hour == 2.10 and advice.adjustment_pct == 0.0
+    assert advice.ask_usd_per_gpu_hour == 2.10 and advice.adjustment_pct == 0.0
     assert advice.contract_gpus == 64 and advice.term_months == 12
     assert advice.term_cost_usd == pytest.approx(TERM_COST)  # 1,177,344.00
     assert advice.term_cost_usd == 1177344.0
@@ -80,7 +80,7 @@ def test_price_exactly_at_reference() -> None:
     assert econ.reference_usd_per_million_tokens == pytest.approx(0.356, abs=1e-4)
     assert econ.joules_per_token == pytest.approx(0.4272, abs=1e-4)
     assert any("1.0 is assumed (unverified)" in s for s in advice.reasoning)
-    assert any("no discount is justified" in s for s in advice.reasoning)
+    assert any("justifies no discount" in s for s in advice.reasoning)
 
 
 def test_price_at_ninety_percent_is_ten_percent_below_the_quote() -> None:
@@ -90,11 +90,16 @@ def test_price_at_ninety_percent_is_ten_percent_below_the_quote() -> None:
     assert advice.throughput_ratio == pytest.approx(0.9)
     # parity = 2.10 × 0.9 × 1.0 = 1.89
     assert advice.parity_usd_per_gpu_hour == pytest.approx(1.89)
-    assert advice.recommended_usd_per_gpu_hour == 1.89
+    assert advice.ask_usd_per_gpu_hour == 1.89
     assert advice.adjustment_pct == pytest.approx(-10.0)
     steps = "\n".join(advice.reasoning)
     assert "$2.10 × 0.9000 × 1.0000 = $1.8900" in steps
-    assert "-10.00%" in steps and "not a SemiAnalysis figure" in steps
+    assert "-10.00%" in steps and "pay in proportion to delivered work" in steps
+    # value: 2.10 ÷ (0.9 × 1.0) = 2.3333 per reference-grade GPU-hour
+    assert advice.usd_per_reference_gpu_hour == pytest.approx(2.3333, abs=1e-4)
+    [driver] = advice.drivers
+    assert driver.name == "Training throughput"
+    assert driver.usd_per_gpu_hour == pytest.approx(2.10 - 1.89)
     # the reference run would cost 10 % less per token at the same price
     [econ] = advice.workloads
     assert econ.reference_usd_per_million_tokens == pytest.approx(
@@ -105,7 +110,7 @@ def test_faster_than_reference_pays_the_quote() -> None:
     ev, card, ref = card_for(11.0, 10.0)
     advice = price(ev, card, ref)
     assert advice.parity_usd_per_gpu_hour == pytest.approx(2.31)
-    assert advice.recommended_usd_per_gpu_hour == 2.10 and advice.adjustment_pct == 0.0
+    assert advice.ask_usd_per_gpu_hour == 2.10 and advice.adjustment_pct == 0.0
 
 
 def test_goodput_and_sla_credits_enter_the_price() -> None:
@@ -131,16 +136,66 @@ def test_goodput_and_sla_credits_enter_the_price() -> None:
     assert advice.parity_usd_per_gpu_hour == pytest.approx(round(2.10 * g, 4))
     assert advice.goodput_loss_usd == pytest.approx(TERM_COST * (1 - card.reliability.ettr),
                                                     abs=0.01)
-    assert advice.sla_credit_usd == pytest.approx(TERM_COST * 0.03125, abs=0.01)
+    # owed = the measured period's bill (8 nodes × 8 GPUs × 720 h × $2.10) × 3.125 %
+    period_bill = 2.10 * 64 * 720
+    assert advice.sla_period_bill_usd == pytest.approx(period_bill, abs=0.01)
+    assert advice.sla_credit_usd == pytest.approx(period_bill * 0.03125, abs=0.01)
+    # the term projection is labelled and never subtracted
+    assert advice.sla_credit_term_projection_usd == pytest.approx(TERM_COST * 0.03125, abs=0.01)
     assert advice.effective_term_cost_usd == pytest.approx(
-        TERM_COST + advice.goodput_loss_usd - advice.sla_credit_usd, abs=0.02)
+        TERM_COST + advice.goodput_loss_usd, abs=0.02)
+    assert any("Projection only, not owed" in s for s in advice.reasoning)
+
+
+def _sla_advice(down_hours: dict[str, float], *, month: int = 7,
+                days: int = 31) -> PriceAdvice:
+    """512 GPUs (64 nodes × 8), one month, 99.9 % contracted, 10 % credit below it."""
+    nodes = {"gpu": "h100-sxm", "nodes": 64, "gpus_per_node": 8,
+             "interconnect": "infiniband-ndr-8x400"}
+    rel = {"incidents": "i.csv", "period_start": dt.date(2026, month, 1),
+           "period_end": dt.date(2026, month, days), "gpus_in_service": 512}
+    sla = {"uptime_pct": 99.9, "credits": [[99.9, 10], [99.0, 25], [95.0, 100]]}
+    key = ("llama3.1-70b", "bf16", 64)
+    ref = FakeReference({key: baseline(10.0)})
+    incidents = [incident(f"2026-{month:02d}-05T00:00:00",
+                          f"2026-{month:02d}-05T{int(h):02d}:{int(h % 1 * 60):02d}:00", node,
+                          line=i + 2)
+                 for i, (node, h) in enumerate(sorted(down_hours.items()))]
+    ev = evidence(manifest(system=nodes, reliability=rel, sla=sla), runs=[run_row()],
+                  steps=flat_steps("runs[0]", 10.0), incidents=incidents)
+    return price(ev, score(ev, [], ref, RUBRIC), ref)
+
+
+def test_sla_credit_is_the_measured_periods_bill_times_the_credit() -> None:
+    # issue 12: 3 node-months below 99.9 % in one 31-day month at $2.10 on 512 GPUs owe
+    # 3 × (8 GPUs × 744 h × $2.10) × 10 % = $3,749.76 (not the term cost × the rate)
+    advice = _sla_advice({"n1": 1.0, "n2": 1.0, "n3": 1.0})
+    assert advice.sla_credit_usd == 3749.76
+    assert advice.sla_period_bill_usd == pytest.approx(2.10 * 512 * 744, abs=0.01)
+    assert advice.effective_term_cost_usd == pytest.approx(
+        advice.term_cost_usd + advice.goodput_loss_usd, abs=0.01)
+    [credit] = [d for d in advice.drivers if d.kind == "credit"]
+    assert credit.usd_per_gpu_hour == pytest.approx(3749.76 / (512 * 744), abs=1e-4)
+
+
+def test_lower_reliability_never_lowers_the_effective_cost() -> None:
+    # same quote, more and longer outages: more credit owed, never a cheaper effective cost
+    fleets = [{}, {"n1": 1.0}, {"n1": 1.0, "n2": 1.0, "n3": 1.0},
+              {f"n{i}": 12.0 for i in range(20)}, {f"n{i}": 20.0 for i in range(64)}]
+    advices = [_sla_advice(f) for f in fleets]
+    costs = [a.effective_term_cost_usd for a in advices]
+    assert costs == sorted(costs) and costs[-1] > costs[0]
+    credits = [a.sla_credit_usd for a in advices]
+    assert credits == sorted(credits) and credits[0] == 0.0
+    asks = [a.ask_usd_per_gpu_hour or 0.0 for a in advices]
+    assert asks == sorted(asks, reverse=True)
 
 
 def test_no_comparable_run_gives_no_parity() -> None:
     ev = evidence(manifest(), runs=[run_row()], steps=flat_steps("runs[0]", 10.0))
     card = score(ev, [], FakeReference({}), RUBRIC)
     advice = price(ev, card, FakeReference({}))
-    assert advice.parity_usd_per_gpu_hour is None and advice.recommended_usd_per_gpu_hour is None
+    assert advice.parity_usd_per_gpu_hour is None and advice.ask_usd_per_gpu_hour is None
     assert advice.adjustment_pct is None and advice.term_cost_usd == pytest.approx(TERM_COST)
     assert any("no defensible parity price" in s for s in advice.reasoning)
 

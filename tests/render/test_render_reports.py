@@ -94,7 +94,7 @@ def test_pdf_carries_scorecard_and_findings(rendered: tuple[Path, list[Path], li
     assert len(csv_lines) == 1 + len(make_scorecard().findings)
     assert csv_lines[1].startswith("error,audit.security_version,")
     brief = PdfReader(out / f"{REF}.brief.pdf").attachments
-    assert json.loads(brief[f"{REF}.price.json"][0])["recommended_usd_per_gpu_hour"] == 1.99
+    assert json.loads(brief[f"{REF}.price.json"][0])["ask_usd_per_gpu_hour"] == 1.99
     assert "leaderboard.csv" in PdfReader(out / "leaderboard.pdf").attachments
 
 
