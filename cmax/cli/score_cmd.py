@@ -81,10 +81,9 @@ def scorecard_text(card: Scorecard) -> list[str]:
                   f"warning(s), {counts.get('info', 0)} info (cmax validate lists them)"]
     if card.price is not None:
         p = card.price
-        target = (f"${p.recommended_usd_per_gpu_hour:.2f} ({p.adjustment_pct:+.2f}%)"
-                  if p.recommended_usd_per_gpu_hour is not None and p.adjustment_pct is not None
-                  else "-")
-        lines.append(f"Price: quoted ${p.quoted_usd_per_gpu_hour:.2f}/GPU-hr → target {target} "
+        ask = (f"${p.ask_usd_per_gpu_hour:.2f} ({p.adjustment_pct:+.2f}%)"
+               if p.ask_usd_per_gpu_hour is not None and p.adjustment_pct is not None else "-")
+        lines.append(f"Price: quoted ${p.quoted_usd_per_gpu_hour:.2f}/GPU-hr → ask {ask} "
                      "(cmax price explains)")
     return lines
 
