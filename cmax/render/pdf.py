@@ -4,8 +4,10 @@ Bundle text (provider names, file names, log excerpts) ends up in reports, so th
 only serves ``data:`` URLs and files inside cmax's own templates folder: a provider named
 ``<img src="file:///etc/passwd">`` can never pull a local file or a remote URL into a PDF,
 even if some template forgot to escape it. Attachment dates are pinned because WeasyPrint
-otherwise stamps them with the current time, the one thing that breaks byte-identical PDFs
-(research ecosystem.md §2.8).
+otherwise stamps them with the current time (research ecosystem.md §2.8). So are embedded
+fonts: without HarfBuzz-subset, WeasyPrint subsets fonts with fontTools, which writes the
+current time into each subset font's ``head.modified``; ``pinned_font_clock`` sets fontTools'
+clock (``SOURCE_DATE_EPOCH``, the reproducible-builds convention it honours) for the write.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import datetime as dt
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,24 @@ from cmax.resources import data_dir
 
 FIXED_DATE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 DEFAULT_VARIANT = "pdf/a-3u"  # PDF/A-3 allows the JSON/CSV attachments; best effort, see docs
+
+
+@contextmanager
+def pinned_font_clock(when: dt.datetime = FIXED_DATE) -> Iterator[None]:
+    """Make fontTools stamp subset fonts with ``when`` instead of now, then restore.
+
+    A caller's own ``SOURCE_DATE_EPOCH`` is overridden too: a report must not depend on the
+    environment it was rendered in.
+    """
+    saved = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = str(int(when.timestamp()))
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["SOURCE_DATE_EPOCH"]
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = saved
 
 
 @dataclass(frozen=True)
@@ -126,7 +147,7 @@ def write_document(
         options["pdf_variant"] = pdf_variant
 
     def write(tmp: str) -> None:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), pinned_font_clock(created):
             # WeasyPrint 70 opens its sRGB profile for PDF/A output intents and never closes it
             warnings.filterwarnings("ignore", message=r"unclosed file .*sRGB2014\.icc",
                                     category=ResourceWarning)

@@ -12,9 +12,13 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from cmax.render import render_reports
+from cmax.render.reports import render_brief
 from cmax.scorecard import Scorecard
 from tests.paths import REPO
 from tests.score.scorecard_factory import make_minimal_scorecard, make_weak_scorecard
@@ -57,3 +61,38 @@ def test_reports_are_byte_identical_across_processes(tmp_path: Path) -> None:
         assert str(tmp_path).encode() not in data, path.name
         # the only dates in a PDF are the pinned attachment dates (2000-01-01)
         assert set(re.findall(rb"D:(\d{8})", data)) <= {b"20000101"}, path.name
+
+
+@pytest.mark.parametrize("subsetter", ["harfbuzz", "fonttools"])
+def test_pdfs_are_byte_identical_across_time(tmp_path: Path, subsetter: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two renders more than a second apart, with HarfBuzz-subset and with WeasyPrint's
+    fontTools fallback (whose subset fonts carry fontTools' clock in ``head.modified``)."""
+    import weasyprint.pdf.fonts as wp_fonts
+
+    if subsetter == "fonttools":
+        monkeypatch.setattr(wp_fonts, "harfbuzz_subset", None)
+    elif wp_fonts.harfbuzz_subset is None:
+        pytest.skip("HarfBuzz-subset is not installed here (tools/install-system-deps.sh)")
+    card = make_minimal_scorecard()
+    render_brief(card, "a", tmp_path / "first")
+    time.sleep(1.1)
+    render_brief(card, "a", tmp_path / "second")
+    first = (tmp_path / "first" / "a.brief.pdf").read_bytes()
+    assert first == (tmp_path / "second" / "a.brief.pdf").read_bytes()
+
+
+def test_a_callers_source_date_epoch_neither_leaks_in_nor_is_clobbered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import weasyprint.pdf.fonts as wp_fonts
+
+    monkeypatch.setattr(wp_fonts, "harfbuzz_subset", None)
+    card = make_minimal_scorecard()
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    render_brief(card, "a", tmp_path / "unset")
+    assert "SOURCE_DATE_EPOCH" not in os.environ
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    render_brief(card, "a", tmp_path / "set")
+    assert os.environ["SOURCE_DATE_EPOCH"] == "1700000000"
+    assert ((tmp_path / "unset" / "a.brief.pdf").read_bytes()
+            == (tmp_path / "set" / "a.brief.pdf").read_bytes())
