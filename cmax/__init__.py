@@ -1,12 +1,21 @@
 """cmax: rate GPU clouds against published reference results.
 
-The pipeline (DESIGN.md): bundle -ingest-> Evidence -validate-> Findings -score-> Scorecard
--price-> PriceAdvice -render-> HTML / PDF / JSON. Each stage is a plain function importable
-from here; the public names are pinned by ``tests/test_public_api.py``.
+The pipeline (docs/architecture.md): bundle -ingest-> Evidence -validate-> Findings -score->
+Scorecard -price-> PriceAdvice -render-> HTML / PDF / JSON. Each stage is reachable from here
+under its public name; the names are pinned by ``tests/test_public_api.py``.
+
+``cmax.ingest``, ``cmax.validate``, ``cmax.score`` and ``cmax.price`` are the sub-packages
+(``import cmax.score as s; s.Rubric`` works) and are callable as the stage of the same name
+(``cmax.score(evidence, findings, reference)``): see :mod:`cmax._stage` for why.
+
+Everything is imported on first use: ``import cmax`` (and ``import cmax.errors``) loads
+neither Polars nor numpy nor pydantic, so ``cmax --help`` starts as fast as click allows and a
+script that only wants :class:`CmaxError` pays nothing for the rest.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -28,15 +37,8 @@ __all__ = [
     "validate",
 ]
 
-# Stages whose sub-package has the same name as the function (cmax.ingest, ...) are imported
-# eagerly: importing a sub-package binds its module to the parent's attribute, which would
-# otherwise shadow the function. They only need Polars and pydantic. Rendering (WeasyPrint,
-# matplotlib) stays lazy.
-from cmax.ingest import ingest
-from cmax.price import price
-from cmax.score import score
-from cmax.validate import validate
-
+# name -> module holding it; a name equal to its module's last part is the (callable)
+# sub-package itself
 _LAZY = {
     "CmaxError": "cmax.errors",
     "Evidence": "cmax.evidence",
@@ -44,12 +46,17 @@ _LAZY = {
     "PriceAdvice": "cmax.scorecard",
     "Scorecard": "cmax.scorecard",
     "assess": "cmax.pipeline",
+    "ingest": "cmax.ingest",
     "load_reference": "cmax.reference",
     "open_bundle": "cmax.bundle",
+    "price": "cmax.price",
     "render_reports": "cmax.render",
+    "score": "cmax.score",
+    "validate": "cmax.validate",
 }
 
 if TYPE_CHECKING:
+    from cmax import ingest, price, score, validate
     from cmax.bundle import open_bundle
     from cmax.errors import CmaxError
     from cmax.evidence import Evidence
@@ -61,9 +68,17 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """Import stages on first use: ``import cmax`` must not pull in WeasyPrint."""
-    if name in _LAZY:
-        import importlib
+    """Import a public name on first use (see the module docstring)."""
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'cmax' has no attribute {name!r}")
+    module = importlib.import_module(module_name)
+    if module_name == f"cmax.{name}":
+        return module  # the callable stage sub-package (importing it bound it here too)
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'cmax' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,14 +1,52 @@
-"""The one exception type a user ever sees.
+"""The exceptions a user ever sees: one tree under :class:`CmaxError`.
 
-Every stage raises :class:`CmaxError` for bad input instead of letting a library traceback
-escape: the CLI turns it into a single line and exit code 2. The message always says where
-(file, line or field), what was found, what was expected and how to fix it, because the
-person reading it is usually holding a provider's bundle they did not write.
+Every stage raises a :class:`CmaxError` subclass for bad input instead of letting a library
+traceback escape: the CLI turns any of them into a single line and exit code 2. The message
+always says where (file, line or field), what was found, what was expected and how to fix it,
+because the person reading it is usually holding a provider's bundle they did not write.
+
+The subclasses say *which input* is at fault, so a program driving cmax can tell "the provider
+sent a bad bundle" from "our rubric is broken" without parsing the message::
+
+    CmaxError                   any user-facing error (a bad option, a missing file)
+    ├── UsageError              a bad command-line value that click cannot check (calc inputs)
+    ├── BundleError             the bundle itself: not found, unsafe archive, path escapes it
+    ├── ManifestError           cmax.toml: TOML syntax, unknown key, value out of bounds
+    ├── EvidenceError           an evidence file that cannot be read or does not parse
+    │   └── EvidenceFormatError     its content is no known format, or not the one its
+    │                               manifest key needs (see docs/formats.md)
+    ├── ReferenceDataError      the shipped or a pinned reference release: checksum, row, id
+    ├── RubricError             a rubric file (weights, thresholds, gates)
+    └── HistoryError            an audit history folder (FLEET: periodic audit runs)
+
+Every class keeps the same structured fields (``file``, ``line``, ``field``, ``expected``,
+``fix``). Code that adds context to an error it caught (ingest names the manifest key,
+``cmax inspect`` names the file) uses :meth:`CmaxError.with_context`, which keeps the class,
+``fix`` and ``line`` of the original: re-raising must never lose how to fix the input.
+
+This module imports nothing beyond the standard library so that ``import cmax.errors`` is
+instant (the CLI imports it before parsing arguments).
 """
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+from typing import Any, Self
+
+__all__ = [
+    "BundleError",
+    "CmaxError",
+    "EvidenceError",
+    "EvidenceFormatError",
+    "HistoryError",
+    "ManifestError",
+    "ReferenceDataError",
+    "RubricError",
+    "UsageError",
+]
+
+_UNSET: Any = object()
 
 
 class CmaxError(Exception):
@@ -33,6 +71,7 @@ class CmaxError(Exception):
         super().__init__(self.one_line())
 
     def one_line(self) -> str:
+        """``file:line: field: message (expected ...); fix: ...`` on one line."""
         where = ""
         if self.file:
             where = self.file
@@ -46,3 +85,67 @@ class CmaxError(Exception):
         if self.fix:
             text += f"; fix: {self.fix}"
         return text.replace("\n", " ")
+
+    def with_context(
+        self,
+        *,
+        message: str = _UNSET,
+        file: str | Path | None = _UNSET,
+        line: int | None = _UNSET,
+        field: str | None = _UNSET,
+        expected: str | None = _UNSET,
+        fix: str | None = _UNSET,
+    ) -> Self:
+        """A copy of this error (same class) with the given fields replaced.
+
+        Fields not passed keep their value, so the original ``fix`` and ``line`` survive a
+        re-raise that only adds the manifest key or the file. Raise the copy ``from None``:
+        the user needs one line, not the chain.
+        """
+        new = copy.copy(self)
+        if message is not _UNSET:
+            new.message = message
+        if file is not _UNSET:
+            new.file = str(file) if file is not None else None
+        if line is not _UNSET:
+            new.line = line
+        if field is not _UNSET:
+            new.field = field
+        if expected is not _UNSET:
+            new.expected = expected
+        if fix is not _UNSET:
+            new.fix = fix
+        new.args = (new.one_line(),)
+        return new
+
+
+class UsageError(CmaxError):
+    """A command-line value click cannot check by type (a calc input out of range)."""
+
+
+class BundleError(CmaxError):
+    """The bundle: missing, not a directory/.tar.gz/.zip, unsafe member, path outside it."""
+
+
+class ManifestError(CmaxError):
+    """``cmax.toml``: syntax, unknown or missing key, value out of bounds."""
+
+
+class EvidenceError(CmaxError):
+    """An evidence file cannot be read or does not parse as the format it was detected as."""
+
+
+class EvidenceFormatError(EvidenceError):
+    """An evidence file's content is no known format, or not the one its key needs."""
+
+
+class ReferenceDataError(CmaxError):
+    """Reference data (shipped or pinned release): checksum mismatch, bad row, unknown id."""
+
+
+class RubricError(CmaxError):
+    """A rubric file: weights, thresholds, gates or tiers that do not make sense."""
+
+
+class HistoryError(CmaxError):
+    """An audit history folder: layout, dates, or a run that cannot be placed."""

@@ -10,12 +10,14 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cmax.cli.common import emit_json, format_option, progress
-from cmax.history.discover import RunRef
+
+if TYPE_CHECKING:  # cmax.history loads Polars: not imported for `--help`
+    from cmax.history.discover import RunRef
 
 
 class _ProgressBar:

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-from pydantic import BaseModel
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,7 +20,7 @@ bundle_argument = click.argument("bundle", type=click.Path(path_type=str))
 
 def emit_json(data: Any) -> None:
     """Write JSON to stdout; pydantic models are dumped in JSON mode."""
-    if isinstance(data, BaseModel):
+    if hasattr(data, "model_dump"):  # a pydantic model; pydantic itself is not imported
         data = data.model_dump(mode="json")
     click.echo(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False))
 

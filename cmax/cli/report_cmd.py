@@ -9,12 +9,15 @@ every report file is written atomically).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cmax.cli.common import emit_json, format_option, progress
 from cmax.errors import CmaxError
-from cmax.scorecard import Scorecard
+
+if TYPE_CHECKING:  # pydantic models: not imported for `--help`
+    from cmax.scorecard import Scorecard
 
 
 def _assess(bundle: str, rubric: str | None) -> Scorecard:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from cmax.cli.common import emit_json
-from cmax.scorecard import PriceAdvice, Scorecard
 
 
 @click.command("schema", help="Print the JSON Schemas of the Scorecard and PriceAdvice models.")
 @click.option("--model", type=click.Choice(["all", "scorecard", "price"]), default="all",
               show_default=True)
 def command(model: str) -> None:
+    from cmax.scorecard import PriceAdvice, Scorecard
+
     schemas = {
         "scorecard": Scorecard.model_json_schema(mode="serialization"),
         "price": PriceAdvice.model_json_schema(mode="serialization"),

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cmax.cli.common import bundle_argument, emit_json, format_option
-from cmax.scorecard import Scorecard
+
+if TYPE_CHECKING:  # pydantic models: not imported for `--help`
+    from cmax.scorecard import Scorecard
 
 rubric_option = click.option(
     "--rubric", "rubric_path", type=click.Path(path_type=str), default=None,

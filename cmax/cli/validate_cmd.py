@@ -7,14 +7,22 @@ read at all (a CmaxError, printed as one line by ``cmax.cli.main``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cmax.cli.common import emit_json, format_option
-from cmax.findings import Finding, count_findings
+
+if TYPE_CHECKING:  # pydantic models: not imported for `--help`
+    from cmax.findings import Finding
 
 HEADINGS = {"error": "Errors", "warning": "Warnings", "info": "Info"}
+
+
+def _count(findings: Sequence[Finding]) -> dict[str, int]:
+    from cmax.findings import count_findings
+
+    return count_findings(findings)
 
 
 def findings_json(findings: Sequence[Finding]) -> dict[str, Any]:
@@ -25,7 +33,7 @@ def findings_json(findings: Sequence[Finding]) -> dict[str, Any]:
              "message": f.message, "fix": f.fix}
             for f in findings
         ],
-        "counts": count_findings(findings),
+        "counts": _count(findings),
     }
 
 
@@ -45,7 +53,7 @@ def findings_text(findings: Sequence[Finding], *, label: str = "") -> str:
             lines.append(f"      {f.message}")
             lines.append(f"      fix: {f.fix}")
         lines.append("")
-    counts = count_findings(findings)
+    counts = _count(findings)
     summary = (f"{counts['error']} error(s), {counts['warning']} warning(s), "
                f"{counts['info']} info")
     lines.append(summary + (f" — {label}" if label else ""))

@@ -14,3 +14,8 @@ from cmax.ingest.detect import FORMATS, detect_format
 from cmax.ingest.summary import inspect_file
 
 __all__ = ["FORMATS", "detect_format", "ingest", "inspect_file"]
+
+# `cmax.ingest(bundle)` calls the stage function: see cmax/_stage.py
+from cmax._stage import make_callable as _make_callable
+
+_make_callable(__name__)

@@ -12,3 +12,8 @@ from cmax.score.core import score
 from cmax.score.rubric import Rubric, load_rubric
 
 __all__ = ["Rubric", "load_rubric", "score"]
+
+# `cmax.score(...)` calls the stage function: see cmax/_stage.py
+from cmax._stage import make_callable as _make_callable
+
+_make_callable(__name__)

@@ -22,3 +22,8 @@ __all__ = [
     "sorted_rules",
     "validate",
 ]
+
+# `cmax.validate(...)` calls the stage function: see cmax/_stage.py
+from cmax._stage import make_callable as _make_callable
+
+_make_callable(__name__)

@@ -108,3 +108,23 @@ def test_usage_errors_are_one_line(argv: list[str], capsys: pytest.CaptureFixtur
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("cmax: error: ")
     assert "--help" in err
+
+
+_HELP_PROBE = """
+import contextlib, io, sys
+from cmax.cli import COMMANDS, main
+for argv in ([], *([name] for name in COMMANDS)):
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([*argv, "--help"]) == 0, argv
+heavy = sorted(m for m in ("polars", "numpy", "pydantic", "matplotlib", "weasyprint")
+               if m in sys.modules)
+print(",".join(heavy))
+"""
+
+
+def test_help_imports_no_heavy_library() -> None:
+    """`cmax --help` and every `cmax CMD --help` stay at click's start-up cost (issue 17)."""
+    done = subprocess.run([sys.executable, "-c", _HELP_PROBE], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "", f"--help imported {done.stdout.strip()}"
+

@@ -1,0 +1,35 @@
+"""Sub-packages that are also callable: ``cmax.ingest`` is a package *and* the ingest stage.
+
+The public API has always been ``cmax.ingest(bundle)``, ``cmax.validate(evidence, ref)``,
+``cmax.score(...)`` and ``cmax.price(...)``, while ``cmax.ingest`` (...) is also a sub-package.
+Binding the functions over the sub-packages in ``cmax/__init__`` broke ``import cmax.score as
+s; s.Rubric`` (the name meant the function or the module depending on import order) and forced
+``import cmax`` to load Polars. Instead each stage sub-package turns its own module object into
+a :class:`StageModule` at the end of its ``__init__``: the attribute ``cmax.score`` is always
+the module (``s.Rubric`` works), and calling the module calls the stage function of the same
+name (``cmax.score(...)`` works). Because the sub-package does it itself, it holds however the
+package was first imported (``import cmax.score``, ``from cmax.score.core import ...``,
+``cmax.score`` through the lazy parent).
+
+Type checkers see a module, not a function: typed code should import the function
+(``from cmax.score import score``); the callable module is for scripts and notebooks.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+
+class StageModule(types.ModuleType):
+    """A module whose call runs the function named like the module's last dotted part."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        stage = getattr(self, self.__name__.rpartition(".")[2])
+        return stage(*args, **kwargs)
+
+
+def make_callable(module_name: str) -> None:
+    """Make the (already imported, still initialising) module ``module_name`` callable."""
+    sys.modules[module_name].__class__ = StageModule
