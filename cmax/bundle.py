@@ -4,24 +4,73 @@ Archives come from providers, i.e. from outside the trust boundary, so extractio
 absolute paths, ``..`` components, links, device files, and archives that exceed the size or
 member-count limits (a zip bomb must not fill the auditor's disk). A bundle whose single
 top-level folder holds the manifest (the way ``tar czf x.tgz dir/`` packs) is accepted too.
+
+A corrupt archive is refused whole, never read in part: a decompression error, a failed
+gzip/xz/bzip2 or zip checksum (``tarfile`` stops at the end-of-archive block and never reads
+the gzip trailer, so a .tar.gz whose CRC fails was accepted with altered content), and two
+members with the same path (the last would silently win, e.g. a second ``cmax.toml``) are
+all one CmaxError. The extraction directory is removed even when cmax is stopped with
+SIGTERM or SIGINT (:func:`cleanup_on_signals`).
 """
 
 from __future__ import annotations
 
+import lzma
 import shutil
+import signal
 import tarfile
 import tempfile
+import threading
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from cmax.errors import CmaxError
+from cmax.limits import MAX_PATH_CHARS, MAX_PATH_DEPTH
 from cmax.manifest import MANIFEST_NAME, Manifest, load_manifest
 
 MAX_MEMBERS = 10_000
 MAX_TOTAL_BYTES = 8 * 1024**3
+
+# what a damaged archive raises beyond tarfile/zipfile's own errors: zlib.error (deflate),
+# LZMAError (xz), EOFError (cut off), OSError (gzip.BadGzipFile, bz2 "Invalid data stream")
+_CORRUPT = (tarfile.TarError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError,
+            OSError, RuntimeError, NotImplementedError, ValueError)
+
+
+def _corrupt(archive: Path, exc: BaseException) -> CmaxError:
+    if isinstance(exc, OSError) and exc.errno is not None:  # the system's fault (disk full)
+        return CmaxError(f"cannot unpack the bundle: {exc.strerror}", file=archive,
+                         fix="free space in the temporary folder (TMPDIR) and retry")
+    detail = str(exc).strip() or type(exc).__name__
+    return CmaxError(f"corrupt bundle archive: {detail}", file=archive,
+                     expected="an archive that unpacks without errors",
+                     fix="copy or download the bundle again (check it with `tar tzf` / "
+                         "`unzip -t`)")
+
+
+@contextmanager
+def cleanup_on_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGINT raise ``SystemExit(128 + signal)`` (143, 130:
+    the shell's convention) instead of killing the process outright, so enclosing ``with``
+    blocks (temporary directories, staged reports) clean up on the way out. A no-op outside
+    the main thread, where Python cannot install handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @dataclass(frozen=True)
@@ -41,13 +90,19 @@ class Bundle:
                 field=field, expected="a path relative to the bundle root",
             )
         path = self.root.joinpath(*rel.parts)
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+            exists = path.exists()
+        except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL
+            raise CmaxError(f"path {relative[:80]!r} cannot be a file name: {exc}",
+                            file=self.source / MANIFEST_NAME, field=field,
+                            fix="correct the path") from None
         if not resolved.is_relative_to(self.root.resolve()):
             raise CmaxError(
                 f"path {relative!r} resolves outside the bundle (symlink?)",
                 file=self.source / MANIFEST_NAME, field=field,
             )
-        if not path.exists():
+        if not exists:
             raise CmaxError(
                 f"declared file {relative!r} is not in the bundle",
                 file=self.source / MANIFEST_NAME, field=field,
@@ -67,26 +122,65 @@ def _size(n: int) -> str:
     return f"{n / 1024**3:g} GiB" if n >= 1024**3 else f"{n:,} bytes"
 
 
+class _Members:
+    """The member paths seen so far: a path given twice is refused (tar and zip both allow
+    it, and extraction lets the last copy win, so a second ``cmax.toml`` appended to a
+    provider's archive replaced the real one)."""
+
+    def __init__(self, archive: Path) -> None:
+        self.archive = archive
+        self.files: set[PurePosixPath] = set()
+        self.dirs: set[PurePosixPath] = set()
+
+    def check(self, name: str, *, is_dir: bool) -> PurePosixPath:
+        rel = _check_member(name, self.archive)
+        if rel in self.files or (not is_dir and rel in self.dirs):
+            raise CmaxError(f"archive member {name!r} appears more than once", file=self.archive,
+                            expected="each path once",
+                            fix="repack the bundle from a clean folder")
+        (self.dirs if is_dir else self.files).add(rel)
+        return rel
+
+
 def _check_member(name: str, archive: Path) -> PurePosixPath:
+    shown = name if len(name) <= 120 else name[:120] + "..."
+    if len(name) > MAX_PATH_CHARS:
+        raise CmaxError(f"archive member path of {len(name):,} characters ({shown!r})",
+                        file=archive, expected=f"at most {MAX_PATH_CHARS} characters")
+    if any(ord(c) < 32 for c in name):
+        raise CmaxError(f"archive member {shown!r} has control characters in its name",
+                        file=archive, fix="repack the bundle with plain file names")
     rel = PurePosixPath(name.replace("\\", "/"))
     if rel.is_absolute() or ".." in rel.parts or (rel.parts and ":" in rel.parts[0]):
         raise CmaxError(
-            f"archive member {name!r} would be written outside the bundle", file=archive,
+            f"archive member {shown!r} would be written outside the bundle", file=archive,
             fix="repack the bundle with relative paths only",
         )
+    if len(rel.parts) > MAX_PATH_DEPTH:
+        raise CmaxError(f"archive member {shown!r} is {len(rel.parts)} folders deep",
+                        file=archive, expected=f"at most {MAX_PATH_DEPTH} levels")
     return rel
+
+
+def _drain(stream: object) -> None:
+    """Read a compressed stream to its end so its trailer checksum is verified."""
+    read = getattr(stream, "read", None)
+    if read is not None:
+        while read(1 << 20):
+            pass
 
 
 def _extract_tar(archive: Path, dest: Path) -> None:
     try:
         with tarfile.open(archive, "r:*") as tar:
             total = 0
+            members = _Members(archive)
             # iterate rather than getmembers(): a hostile archive's index is never held whole
             for count, member in enumerate(tar, start=1):
                 if count > MAX_MEMBERS:
                     raise CmaxError(f"archive has more than {MAX_MEMBERS} members",
                                     file=archive, expected=f"at most {MAX_MEMBERS}")
-                rel = _check_member(member.name, archive)
+                rel = members.check(member.name, is_dir=member.isdir())
                 if member.issym() or member.islnk():
                     raise CmaxError(
                         f"archive member {member.name!r} is a link", file=archive,
@@ -109,9 +203,9 @@ def _extract_tar(archive: Path, dest: Path) -> None:
                     continue
                 with source, target.open("wb") as out:
                     shutil.copyfileobj(source, out)
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        raise CmaxError(f"cannot read archive: {exc}", file=archive,
-                        fix="check that the .tar.gz is complete and not corrupt") from None
+            _drain(tar.fileobj)
+    except _CORRUPT as exc:
+        raise _corrupt(archive, exc) from None
 
 
 def _extract_zip(archive: Path, dest: Path) -> None:
@@ -122,8 +216,9 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                 raise CmaxError(f"archive has {len(infos)} members", file=archive,
                                 expected=f"at most {MAX_MEMBERS}")
             total = 0
+            members = _Members(archive)
             for info in infos:
-                rel = _check_member(info.filename, archive)
+                rel = members.check(info.filename, is_dir=info.is_dir())
                 mode = (info.external_attr >> 16) & 0o170000
                 if mode == 0o120000:
                     raise CmaxError(f"archive member {info.filename!r} is a link", file=archive,
@@ -151,9 +246,8 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                             raise CmaxError(f"member {info.filename!r} is larger than declared",
                                             file=archive)
                         out.write(chunk)
-    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
-        raise CmaxError(f"cannot read archive: {exc}", file=archive,
-                        fix="check that the .zip is complete and not corrupt") from None
+    except _CORRUPT as exc:
+        raise _corrupt(archive, exc) from None
 
 
 def _is_tar(path: Path) -> bool:
@@ -180,12 +274,17 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
     if not source.exists():
         raise CmaxError("bundle not found", file=source,
                         expected="a directory, .tar.gz or .zip holding cmax.toml")
+    if not (source.is_dir() or source.is_file()):
+        # opening a named pipe blocks until a writer appears: cmax would hang
+        raise CmaxError("bundle is not a regular file (a named pipe, socket or device)",
+                        file=source, expected="a directory, .tar.gz or .zip holding cmax.toml",
+                        fix="copy the bundle into a plain file or folder")
     if source.is_dir():
         root = _manifest_root(source, source)
         yield Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))
         return
     name = source.name.lower()
-    with tempfile.TemporaryDirectory(prefix="cmax-bundle-") as tmp:
+    with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix="cmax-bundle-") as tmp:
         dest = Path(tmp)
         if name.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")):
             _extract_tar(source, dest)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from pathlib import Path
-from typing import Any, get_args
+from typing import Annotated, Any, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -23,9 +24,47 @@ from pydantic import (
 )
 
 from cmax.errors import CmaxError
+from cmax.limits import MAX_PATH_CHARS
 from cmax.tomlfile import read_toml
 
 MANIFEST_NAME = "cmax.toml"
+
+ERA_START = dt.date(2020, 1, 1)
+"""No date in a manifest is earlier: the oldest GPU cmax rates (H100) shipped in 2022, so a
+benchmark or incident period before 2020 is a mistake (``period_start = 0`` in a generated
+manifest became 1970-01-01 and stretched the reliability period over 56 years)."""
+
+ERA_END = dt.date(2100, 1, 1)
+"""Nor later: a year such as 9999 is a typo, not a plan."""
+
+MIN_USD_PER_GPU_HOUR = 0.10
+"""Below this a quote is a unit mistake (cents, or $/GPU-minute): the reference price points
+in reference/economics.toml run $1.60-3.44 per H100/H200 hour."""
+
+MAX_USD_PER_GPU_HOUR = 100.0
+"""Above this likewise (per-node or per-cluster-hour prices): 30x the dearest reference point."""
+
+
+def _plain_path(value: str) -> str:
+    """A declared path holds no control characters: a NUL cannot be in any file name (the OS
+    call raises), and others are pasting accidents."""
+    bad = next((c for c in value if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise ValueError(f"a file path without control characters (found {bad!r})")
+    return value
+
+
+RelPath = Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS),
+                    AfterValidator(_plain_path)]
+
+
+def _in_era(value: dt.date) -> dt.date:
+    if not ERA_START <= value < ERA_END:
+        raise ValueError(f"a date from {ERA_START} to {ERA_END} (GPU benchmarking era)")
+    return value
+
+
+EraDate = Annotated[dt.date, AfterValidator(_in_era)]
 
 
 class _Strict(BaseModel):
@@ -62,7 +101,7 @@ class System(_Strict):
 
 
 class Benchmark(_Strict):
-    date: dt.date
+    date: EraDate
     reference: str = "latest"
 
 
@@ -70,7 +109,7 @@ class RunSpec(_Strict):
     workload: str = Field(min_length=1)
     precision: str = Field(min_length=1)
     num_gpus: int = Field(gt=0, le=1_000_000)
-    log: str = Field(min_length=1)
+    log: RelPath
     seq_len: int | None = Field(default=None, gt=0)
     gbs: int | None = Field(default=None, gt=0)
     mbs: int | None = Field(default=None, gt=0)
@@ -93,16 +132,16 @@ class RunSpec(_Strict):
 
 
 class PathSpec(_Strict):
-    path: str = Field(min_length=1)
+    path: RelPath
 
 
 class Reliability(_Strict):
-    incidents: str = Field(min_length=1)
-    period_start: dt.date
-    period_end: dt.date
+    incidents: RelPath
+    period_start: EraDate
+    period_end: EraDate
     gpus_in_service: int = Field(gt=0, le=10_000_000)
-    checkpoint_interval_min: float = Field(default=30.0, gt=0)
-    restart_min: float = Field(default=15.0, ge=0)
+    checkpoint_interval_min: float = Field(default=30.0, gt=0, le=7 * 24 * 60)
+    restart_min: float = Field(default=15.0, ge=0, le=7 * 24 * 60)
     job_gpus: int | None = Field(default=None, gt=0, le=1_000_000)
 
     @field_validator("period_end")
@@ -136,9 +175,10 @@ class Sla(_Strict):
 
 
 class Pricing(_Strict):
-    usd_per_gpu_hour: float = Field(gt=0, lt=1000)
+    usd_per_gpu_hour: float = Field(ge=MIN_USD_PER_GPU_HOUR, le=MAX_USD_PER_GPU_HOUR)
     term_months: int = Field(default=12, gt=0, le=120)
-    watts_per_gpu: float | None = Field(default=None, gt=0)
+    # the largest all-in figure in reference/economics.toml (GB300 NVL72) is under 3 kW
+    watts_per_gpu: float | None = Field(default=None, gt=0, le=10_000)
 
 
 class Manifest(_Strict):
@@ -199,7 +239,9 @@ def _shown(value: Any) -> str:
         return str(value).lower()
     if isinstance(value, dt.date):
         return value.isoformat()
-    return repr(value)
+    shown = repr(value)
+    # a 10,000-character path or a 200-deep array would drown the one-line error
+    return shown if len(shown) <= 120 else f"{shown[:100]}... ({len(shown):,} characters)"
 
 
 def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
@@ -237,8 +279,24 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
         ) from None
 
 
+def check_sanity(manifest: Manifest, *, source: str | Path) -> Manifest:
+    """Cross-key checks each key's own bounds cannot make: the manifest must describe one
+    consistent system. ``gpus_in_service = 1`` on a 512-GPU system divided every incident
+    over one GPU-period the wrong way round and priced the cluster at $0.00 with no finding."""
+    system_gpus = manifest.system.nodes * manifest.system.gpus_per_node
+    rel = manifest.reliability
+    if rel is not None and rel.gpus_in_service < system_gpus:
+        raise CmaxError(
+            f"{rel.gpus_in_service} GPUs in service is fewer than the {system_gpus} GPUs the "
+            f"system declares ({manifest.system.nodes} nodes x "
+            f"{manifest.system.gpus_per_node})", file=source, field="reliability.gpus_in_service",
+            expected=f"at least {system_gpus}",
+            fix="count every GPU the incident log covers, or correct [system]")
+    return manifest
+
+
 def load_manifest(path: Path) -> Manifest:
     """Read and validate ``cmax.toml``."""
     data = read_toml(path, what="manifest",
                      missing_fix=f"a bundle needs a {MANIFEST_NAME} at its top level (see README)")
-    return parse_manifest(data, source=path)
+    return check_sanity(parse_manifest(data, source=path), source=path)

@@ -9,6 +9,7 @@ for syntax errors, the line. Python 3.11's ``TOMLDecodeError`` has no ``lineno``
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,20 @@ def decode_toml(raw: bytes, *, file: Path | str, what: str) -> dict[str, Any]:
         raise CmaxError(f"{what} is not UTF-8 text", file=file) from None
     try:
         return tomllib.loads(text)
+    except RecursionError:  # tomllib recurses per nested array/inline table
+        raise CmaxError(f"{what} nests arrays or tables too deeply to read", file=file,
+                        expected="a few levels of nesting",
+                        fix="correct the TOML structure") from None
     except tomllib.TOMLDecodeError as exc:
         found = _AT_LINE.search(str(exc))
         line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         msg = str(exc).split(" (at ")[0]
         raise CmaxError(f"invalid TOML: {msg}", file=file, line=line,
                         fix="correct the TOML syntax") from None
+    except ValueError:  # int() of a literal beyond Python's 4,300-digit limit
+        raise CmaxError(f"{what} holds an integer beyond Python's conversion limit "
+                        f"({sys.get_int_max_str_digits():,} digits)",
+                        file=file, expected="numbers of a sensible size") from None
 
 
 def read_toml(path: Path, *, what: str, missing_fix: str | None = None) -> dict[str, Any]:

@@ -4,7 +4,11 @@ lands outside the temporary extraction directory."""
 from __future__ import annotations
 
 import io
+import os
+import signal
 import stat
+import subprocess
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -153,7 +157,7 @@ def test_zip_traversal_and_symlink_refused(tmp_path: Path) -> None:
 def test_corrupt_archives_and_non_bundles(tmp_path: Path) -> None:
     broken = tmp_path / "broken.tar.gz"
     broken.write_bytes(b"\x1f\x8b\x08\x00garbage")
-    with pytest.raises(CmaxError, match="cannot read archive"), open_bundle(broken):
+    with pytest.raises(CmaxError, match="corrupt bundle archive"), open_bundle(broken):
         pass
     half = tmp_path / "half.zip"
     good = tmp_path / "good.zip"
@@ -198,3 +202,107 @@ def test_manifest_error_names_key_value_and_expectation(tmp_path: Path) -> None:
         pass
     line = info.value.one_line()
     assert "system.nodes" in line and "-2" in line and "expected" in line
+
+
+def _gz_bundle(tmp_path: Path) -> bytes:
+    return _tar(tmp_path / "seed.tar.gz", _good_members()).read_bytes()
+
+
+def test_gzip_crc_failure_is_a_corrupt_bundle(tmp_path: Path) -> None:
+    """tarfile stops at the end-of-archive block and never checked the gzip trailer, so a
+    .tar.gz that gzip and GNU tar refuse was opened with altered content."""
+    data = bytearray(_gz_bundle(tmp_path))
+    data[-8] ^= 0xFF  # the CRC-32 of the trailer
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(CmaxError, match=r"corrupt bundle archive.*CRC"), open_bundle(bad):
+        pass
+
+
+def test_decompression_errors_are_a_corrupt_bundle(tmp_path: Path) -> None:
+    """zlib.error (deflate) and LZMAError (xz) escaped as tracebacks."""
+    zpath = tmp_path / "b.zip"
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("cmax.toml", MANIFEST * 20)
+    data = bytearray(zpath.read_bytes())
+    start = 30 + len("cmax.toml")  # the first member's compressed bytes
+    data[start + 5:start + 25] = b"\xff" * 20
+    zpath.write_bytes(bytes(data))
+    with pytest.raises(CmaxError, match="corrupt bundle archive"), open_bundle(zpath):
+        pass
+    xz = tmp_path / "b.tar.xz"
+    with tarfile.open(xz, "w:xz") as tar:
+        info, payload = _file("cmax.toml", MANIFEST.encode())
+        info.size = len(payload)
+        tar.addfile(info, io.BytesIO(payload))
+    raw = bytearray(xz.read_bytes())
+    raw[len(raw) // 2] ^= 0x55
+    xz.write_bytes(bytes(raw))
+    with pytest.raises(CmaxError, match="corrupt bundle archive"), open_bundle(xz):
+        pass
+
+
+def test_duplicate_members_are_refused(tmp_path: Path) -> None:
+    """Two cmax.toml members: the last silently won ($0.01 instead of $2.45)."""
+    second = MANIFEST.replace("example-h100-a", "someone-else")
+    tgz = _tar(tmp_path / "dup.tar.gz",
+               [*_good_members(), _file("./cmax.toml", second.encode())])
+    with pytest.raises(CmaxError, match=r"'\./cmax\.toml' appears more than once"), \
+            open_bundle(tgz):
+        pass
+    zpath = tmp_path / "dup.zip"
+    with zipfile.ZipFile(zpath, "w") as zf, pytest.warns(UserWarning, match="Duplicate"):
+        zf.writestr("cmax.toml", MANIFEST)
+        zf.writestr("cmax.toml", second)
+    with pytest.raises(CmaxError, match="appears more than once"), open_bundle(zpath):
+        pass
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("/".join(["d"] * 200) + "/x", "201 folders deep"),
+    ("/".join(["d"] * 2000) + "/x", "path of 4,001 characters"),
+    ("a" * 5000, "path of 5,000 characters"),
+    ("evil\x01name", "control characters"),
+], ids=["deep", "deep-and-long", "long", "control"])
+def test_member_path_depth_and_length_are_bounded(tmp_path: Path, name: str,
+                                                  message: str) -> None:
+    """A 2,000-level-deep member path printed ~5,000 lines of traceback."""
+    zpath = tmp_path / "deep.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr("cmax.toml", MANIFEST)
+        zf.writestr(name, "x")
+    with pytest.raises(CmaxError, match=message) as caught, open_bundle(zpath):
+        pass
+    assert len(str(caught.value)) < 400
+
+
+def test_named_pipe_as_bundle_path_is_refused_not_waited_on(tmp_path: Path) -> None:
+    for name in ("bundle.tar.gz", "bundle.zip", "bundle"):
+        fifo = tmp_path / name
+        os.mkfifo(fifo)
+        with pytest.raises(CmaxError, match="not a regular file"), open_bundle(fifo):
+            pass
+
+
+_HOLD = """
+import sys, time
+from cmax.bundle import open_bundle
+with open_bundle(sys.argv[1]) as bundle:
+    print(bundle.root, flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_removes_the_extraction_directory(tmp_path: Path, sig: signal.Signals,
+                                                 code: int) -> None:
+    """Killed while an archive was open, cmax left its temporary directory behind."""
+    tgz = _tar(tmp_path / "b.tar.gz", _good_members())
+    with subprocess.Popen([sys.executable, "-c", _HOLD, str(tgz)], stdout=subprocess.PIPE,
+                          text=True, cwd=Path(__file__).resolve().parent.parent) as proc:
+        assert proc.stdout is not None
+        root = Path(proc.stdout.readline().strip())
+        assert root.is_dir()
+        proc.send_signal(sig)
+        assert proc.wait(timeout=30) == code
+    assert not root.exists()

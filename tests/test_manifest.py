@@ -109,3 +109,81 @@ def test_conform_keeps_an_empty_table_empty() -> None:
     assert conform(pl.DataFrame(), RUNS_SCHEMA).shape == (0, len(RUNS_SCHEMA))
     one = conform(pl.DataFrame({"run_id": ["a"]}), RUNS_SCHEMA)
     assert one.shape == (1, len(RUNS_SCHEMA)) and one["workload"].to_list() == [None]
+
+
+RELIABILITY = """
+[reliability]
+incidents = "incidents.csv"
+period_start = 2026-07-01
+period_end = 2026-09-30
+gpus_in_service = 512
+"""
+
+
+def _refused(tmp_path: Path, old: str, new: str, *, base: str = GOOD) -> str:
+    assert old in base
+    with pytest.raises(CmaxError) as info:
+        load_manifest(write(tmp_path, base.replace(old, new, 1)))
+    text = info.value.one_line()
+    assert "\n" not in text and len(text) < 600
+    return text
+
+
+@pytest.mark.parametrize(("new", "key", "expected"), [
+    ('log = "' + "a/" * 5000 + 'x.log"', "runs[0].log", "at most 1024 characters"),
+    ('log = "training/a\\u0000.log"', "runs[0].log", "without control characters"),
+    ("log = " + "[" * 3000 + "]" * 3000, "", "nests arrays or tables too deeply"),
+    ("log = " + "[" * 200 + "]" * 200, "runs[0].log", "valid string"),
+    ("log = 1" + "0" * 5000, "", "beyond Python's conversion limit"),
+])
+def test_hostile_values_are_one_error(tmp_path: Path, new: str, key: str,
+                                      expected: str) -> None:
+    """A 10,000-character or NUL path, a deeply nested array and a 5,000-digit integer each
+    crashed (OSError, ValueError, RecursionError) instead of naming the problem."""
+    text = _refused(tmp_path, 'log = "training/a.log"', new)
+    assert expected in text and (not key or f"{key}:" in text)
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ("period_start = 2026-07-01", "period_start = 0", "reliability.period_start"),
+    ("period_start = 2026-07-01", "period_start = 1999-12-31", "reliability.period_start"),
+    ("period_end = 2026-09-30", "period_end = 9999-01-01", "reliability.period_end"),
+    ("date = 2026-10-01", "date = 2019-06-30", "benchmark.date"),
+])
+def test_dates_outside_the_benchmarking_era(tmp_path: Path, old: str, new: str,
+                                            key: str) -> None:
+    """`period_start = 0` was read as 1970-01-01: a 56-year reliability period."""
+    text = _refused(tmp_path, old, new, base=GOOD + RELIABILITY)
+    assert f"{key}:" in text and "GPU benchmarking era" in text
+
+
+def test_gpus_in_service_below_the_system_is_refused(tmp_path: Path) -> None:
+    """`gpus_in_service = 1` on a 512-GPU system priced the cluster at $0.00, no finding."""
+    text = _refused(tmp_path, "gpus_in_service = 512", "gpus_in_service = 1",
+                    base=GOOD + RELIABILITY)
+    assert "reliability.gpus_in_service:" in text and "512 GPUs the system declares" in text
+    ok = load_manifest(write(tmp_path, (GOOD + RELIABILITY).replace(
+        "gpus_in_service = 512", "gpus_in_service = 4096")))
+    assert ok.reliability is not None and ok.reliability.gpus_in_service == 4096
+
+
+@pytest.mark.parametrize("price", ["0", "0.0", "0.01", "-2.1", "245", "2.1e6"])
+def test_zero_and_absurd_prices_are_refused(tmp_path: Path, price: str) -> None:
+    text = _refused(tmp_path, "usd_per_gpu_hour = 2.10", f"usd_per_gpu_hour = {price}")
+    assert "pricing.usd_per_gpu_hour:" in text
+
+
+@pytest.mark.parametrize(("line", "key"), [
+    ("watts_per_gpu = 1e9", "pricing.watts_per_gpu"),
+    ("watts_per_gpu = 0", "pricing.watts_per_gpu"),
+])
+def test_absurd_power_is_refused(tmp_path: Path, line: str, key: str) -> None:
+    text = _refused(tmp_path, "usd_per_gpu_hour = 2.10", f"usd_per_gpu_hour = 2.10\n{line}")
+    assert f"{key}:" in text
+
+
+@pytest.mark.parametrize("price", ["0.10", "1.60", "3.44", "100"])
+def test_plausible_prices_load(tmp_path: Path, price: str) -> None:
+    m = load_manifest(write(tmp_path, GOOD.replace("usd_per_gpu_hour = 2.10",
+                                                   f"usd_per_gpu_hour = {price}")))
+    assert m.pricing is not None and m.pricing.usd_per_gpu_hour == float(price)

@@ -19,10 +19,14 @@ bundle_argument = click.argument("bundle", type=click.Path(path_type=str))
 
 
 def emit_json(data: Any) -> None:
-    """Write JSON to stdout; pydantic models are dumped in JSON mode."""
+    """Write JSON to stdout; pydantic models are dumped in JSON mode. Non-finite floats
+    become null (``allow_nan=False`` then guarantees no bare NaN/Infinity, which is not JSON)."""
+    from cmax.limits import json_safe
+
     if hasattr(data, "model_dump"):  # a pydantic model; pydantic itself is not imported
         data = data.model_dump(mode="json")
-    click.echo(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False))
+    click.echo(json.dumps(json_safe(data), indent=2, sort_keys=False, ensure_ascii=False,
+                          allow_nan=False))
 
 
 def progress(message: str) -> None:

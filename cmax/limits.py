@@ -1,0 +1,179 @@
+"""Bounds on what cmax will read, so hostile input gets one clear error instead of a crash.
+
+Evidence and bundles come from providers, i.e. from outside the trust boundary. Python's own
+limits turn hostile input into tracebacks: JSON nested a few thousand levels deep raises
+``RecursionError``, ``int()`` of a 5,000-digit string raises ``ValueError`` (the 4,300-digit
+guard against quadratic conversion), ``int(float("inf"))`` raises ``OverflowError``, and the
+``csv`` module raises ``csv.Error`` for a field over 128 KiB. Parsers call the helpers here
+instead, and each refusal says which limit was hit and what the limit is. The limits sit far
+beyond anything the real tools write (nccl-tests sizes fit in 20 digits; the deepest real
+JSON, a ClusterMAX audit, nests under 10 levels), so they never reject genuine evidence.
+
+Non-finite floats are the other hazard: Python's ``json`` writes ``NaN`` and ``Infinity``,
+which are not JSON. :func:`json_safe` replaces them with ``null`` where JSON is written.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from cmax.errors import CmaxError
+
+MAX_JSON_DEPTH = 100
+"""Nesting levels of arrays/objects in evidence JSON (real outputs use fewer than 10)."""
+
+MAX_INT_DIGITS = 40
+"""Digits in an integer cmax reads from evidence (2**64 has 20)."""
+
+MAX_LINE_CHARS = 1 << 20
+"""Characters in one CSV line (real rows are under 1 KiB)."""
+
+MAX_FIELD_CHARS = 1 << 16
+"""Characters in one CSV field (the csv module's own limit is 128 KiB and raises)."""
+
+MAX_PATH_CHARS = 1024
+"""Characters in a bundle member path or a path the manifest declares."""
+
+MAX_PATH_DEPTH = 32
+"""Folder levels in a bundle member path (real bundles use fewer than 6)."""
+
+Where = str | Path | None
+
+
+def limit_error(what: str, limit: str, *, file: Where = None, line: int | None = None,
+                field: str | None = None) -> CmaxError:
+    """The one error for input beyond a bound: names the bound so the user knows it was not
+    a parse mistake but a deliberate refusal."""
+    return CmaxError(f"{what} exceeds cmax's limit of {limit}", file=file, line=line,
+                     field=field, fix="check that the file is the unmodified tool output")
+
+
+def json_depth(data: Any) -> int:
+    """Nesting depth of parsed JSON, iteratively (recursion is what we are guarding against)."""
+    depth = 0
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            depth = max(depth, level)
+            stack.extend((v, level + 1) for v in node.values())
+        elif isinstance(node, list):
+            depth = max(depth, level)
+            stack.extend((v, level + 1) for v in node)
+    return depth
+
+
+def load_json(text: str | bytes, *, file: Where = None) -> Any:
+    """``json.loads`` with bounded nesting and digit count: a ``RecursionError`` or a
+    4,300-digit ``ValueError`` becomes a CmaxError naming the limit. Other decode errors
+    propagate as ``ValueError`` so callers keep their own "invalid JSON" wording."""
+    try:
+        data = json.loads(text, parse_int=_json_int)
+    except RecursionError:
+        raise limit_error("JSON nesting", f"{MAX_JSON_DEPTH} levels", file=file) from None
+    except _DigitsError as exc:
+        raise limit_error(f"JSON integer of {exc.digits} digits",
+                          f"{MAX_INT_DIGITS} digits", file=file) from None
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise limit_error("JSON nesting", f"{MAX_JSON_DEPTH} levels", file=file)
+    return data
+
+
+class _DigitsError(Exception):
+    def __init__(self, digits: int) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _json_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _DigitsError(digits)
+    return int(text)
+
+
+def parse_int(text: str, *, file: Where = None, line: int | None = None,
+              field: str | None = None) -> int:
+    """``int(text)`` for evidence: more than :data:`MAX_INT_DIGITS` digits is refused before
+    Python's quadratic conversion (and its 4,300-digit ``ValueError``) is reached; a
+    non-integer is a CmaxError, never a bare ``ValueError``."""
+    stripped = text.strip()
+    digits = len(stripped.lstrip("+-").replace("_", ""))
+    if digits > MAX_INT_DIGITS:
+        raise limit_error(f"an integer of {digits} digits", f"{MAX_INT_DIGITS} digits",
+                          file=file, line=line, field=field)
+    try:
+        return int(stripped)
+    except ValueError:
+        raise CmaxError(f"{stripped[:40]!r} is not an integer", file=file, line=line,
+                        field=field, expected="an integer") from None
+
+
+def whole(value: float, *, file: Where = None, line: int | None = None,
+          field: str | None = None) -> int:
+    """``int(value)`` for a float read from evidence: ``inf`` and ``NaN`` (which ``int()``
+    refuses with OverflowError/ValueError) are a CmaxError naming the field."""
+    if not math.isfinite(value):
+        raise CmaxError(f"{value} is not a finite number", file=file, line=line, field=field,
+                        expected="a finite integer",
+                        fix="check that the file is the unmodified tool output")
+    return int(value)
+
+
+def within_digits(text: str) -> bool:
+    """Whether an integer string is short enough to convert (callers that skip, not refuse,
+    an out-of-range token use this)."""
+    return len(text.strip().lstrip("+-")) <= MAX_INT_DIGITS
+
+
+def csv_rows(reader: Iterable[list[str]], *, file: Where = None,
+             first_line: int = 1) -> Iterator[tuple[int, list[str]]]:
+    """Rows of a ``csv.reader`` with their 1-based line numbers (counted from
+    ``first_line``); a ``csv.Error`` (a field over the csv module's limit, a NUL byte in old
+    Pythons) or a field longer than :data:`MAX_FIELD_CHARS` is a CmaxError with the line."""
+    line = first_line - 1
+    iterator = iter(reader)
+    while True:
+        line += 1
+        try:
+            row = next(iterator)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise CmaxError(f"unreadable CSV row: {exc}", file=file, line=line,
+                            fix="check that the file is the unmodified tool output") from None
+        check_fields(row, file=file, line=line)
+        yield line, row
+
+
+def check_fields(row: Iterable[str], *, file: Where = None, line: int | None = None) -> None:
+    """Refuse a CSV field beyond :data:`MAX_FIELD_CHARS`."""
+    for value in row:
+        if len(value) > MAX_FIELD_CHARS:
+            raise limit_error(f"a CSV field of {len(value):,} characters",
+                              f"{MAX_FIELD_CHARS:,} characters", file=file, line=line)
+
+
+def check_line(text: str, *, file: Where = None, line: int | None = None) -> str:
+    """Refuse one line beyond :data:`MAX_LINE_CHARS` (returns it unchanged otherwise)."""
+    if len(text) > MAX_LINE_CHARS:
+        raise limit_error(f"a line of {len(text):,} characters",
+                          f"{MAX_LINE_CHARS:,} characters", file=file, line=line)
+    return text
+
+
+def json_safe(data: Any) -> Any:
+    """A copy of JSON-bound data with every non-finite float replaced by ``None``: ``NaN``
+    and ``Infinity`` are not JSON, and a consumer's parser would reject the whole output."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: json_safe(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(value) for value in data]
+    return data

@@ -1,0 +1,386 @@
+"""Seeded mutation fuzzing of every input cmax reads: evidence files, manifests, archives.
+
+The contract under test (issue 18): every input, however broken, gives either a result or one
+:class:`~cmax.errors.CmaxError`; never another exception, never a hang, never JSON that a
+strict parser rejects. Each family starts from real-format seed files in tests/data and the
+sample bundles and applies byte-level and structure-aware mutations chosen by a seeded
+``random.Random``, so every run with the same seed tries the same inputs and a failure is
+reproduced by its (family, seed, index).
+
+``tests/test_fuzz.py`` runs a bounded campaign from this module on every test run; run this
+file directly for a longer one::
+
+    python tools/fuzz.py --per-family 5000 --seed 1
+
+It prints, per family, the inputs tried and how many gave a result, a CmaxError or a crash,
+and one reproducer per distinct crash (exception type and message).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+import re
+import signal
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script: make `cmax` and `tests` importable
+    sys.path.insert(0, str(REPO))
+
+from cmax.errors import CmaxError  # noqa: E402
+from cmax.limits import json_safe  # noqa: E402
+
+DATA = REPO / "tests" / "data" / "ingest"
+SAMPLES = REPO / "samples"
+
+# Values that broke parsers in the issue-18 campaign: non-finite numbers, integers past
+# int64 and past Python's 4,300-digit conversion limit, NUL and invalid UTF-8, deep nesting,
+# a field past the csv module's 128 KiB limit, separators that shift columns.
+INTERESTING: tuple[bytes, ...] = (
+    b"inf", b"-inf", b"nan", b"NaN", b"Infinity", b"1e999", b"-1e999", b"1e308", b"0", b"-0",
+    b"-1", b"9223372036854775808", b"-9223372036854775809", b"18446744073709551616",
+    b"9" * 5000, b"-" + b"9" * 5000, b"0." + b"0" * 400 + b"1", b"\x00", b"\xff\xfe",
+    b"\xc3\x28", b"[" * 3000, b"{\"a\":" * 3000, b"x" * 200_000, b"\"", b"'", b",,,,",
+    b"\r", b"\n\n", b"\t", b" " * 64, b"#", b"::", b"=", b"true", b"null", b"\x1b[31m",
+)
+_NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True) or [data]
+
+
+def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
+    """One to three byte-level mutations: the kind a truncated copy, a bad disk or a hand
+    edit produces, plus the hostile values above."""
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.randrange(8)
+        n = len(data)
+        pos = rng.randrange(n + 1)
+        if kind == 0 and n:  # flip bits of one byte
+            data = data[:pos - 1] + bytes([data[pos - 1] ^ (1 << rng.randrange(8))]) + data[pos:]
+        elif kind == 1:  # insert a hostile token
+            data = data[:pos] + rng.choice(INTERESTING) + data[pos:]
+        elif kind == 2:  # replace a number with a hostile value
+            numbers = list(_NUMBER.finditer(data))
+            if numbers:
+                m = rng.choice(numbers)
+                data = data[:m.start()] + rng.choice(INTERESTING[:17]) + data[m.end():]
+        elif kind == 3 and n:  # delete a range
+            end = min(n, pos + rng.randint(1, 256))
+            data = data[:pos] + data[end:]
+        elif kind == 4:  # duplicate or drop a line
+            lines = _lines(data)
+            i = rng.randrange(len(lines))
+            if rng.random() < 0.5:
+                lines.insert(i, lines[i])
+            else:
+                del lines[i]
+            data = b"".join(lines)
+        elif kind == 5:  # cut off (a file copied while still being written)
+            data = data[:pos]
+        elif kind == 6:  # swap two lines
+            lines = _lines(data)
+            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+            data = b"".join(lines)
+        else:  # overwrite a run of bytes with random ones
+            end = min(n, pos + rng.randint(1, 16))
+            data = data[:pos] + rng.randbytes(end - pos) + data[end:]
+    return data
+
+
+_JSON_VALUES: tuple[Any, ...] = (
+    float("inf"), float("nan"), -1, 0, 10**30, -(10**30), "", "x" * 100_000, None, True,
+    [], {}, [[[[[[[[[[1]]]]]]]]]], "inf", "nan", "1e999", 1.7e308, "2026-13-45",
+)
+
+
+def _leaves(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _leaves(value, (*path, i))
+
+
+def mutate_json(data: bytes, rng: random.Random) -> bytes:
+    """Structure-aware: replace one value (any depth) with a hostile one, or drop a key;
+    the result still parses, so it reaches the format's own reader rather than the JSON
+    decoder. Falls back to byte mutation for seeds that are not JSON."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return mutate_bytes(data, rng)
+    paths = [p for p in _leaves(doc) if p]
+    if not paths:
+        return mutate_bytes(data, rng)
+    for _ in range(rng.randint(1, 2)):
+        path = rng.choice(paths)
+        parent = doc
+        try:
+            for part in path[:-1]:
+                parent = parent[part]
+            if isinstance(parent, dict) and rng.random() < 0.2:
+                parent.pop(path[-1], None)
+            else:
+                parent[path[-1]] = rng.choice(_JSON_VALUES)
+        except (KeyError, IndexError, TypeError):
+            continue
+    if rng.random() < 0.05:
+        doc = [doc] * 2 if rng.random() < 0.5 else {"wrapped": doc}
+    return json.dumps(doc).encode()
+
+
+def _check_json(result: Any) -> None:
+    """What `--format json` would print must parse under a strict parser."""
+    text = json.dumps(json_safe(result), allow_nan=False, default=_refuse)
+    json.loads(text)
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def inspect_target(path: Path) -> None:
+    """`cmax inspect FILE --format json` as a function."""
+    from cmax.ingest import inspect_file
+
+    _check_json(inspect_file(path))
+
+
+def manifest_target(path: Path) -> None:
+    from cmax.manifest import load_manifest
+
+    load_manifest(path)
+
+
+def bundle_target(path: Path) -> None:
+    from cmax.bundle import open_bundle
+
+    with open_bundle(path) as bundle:
+        bundle.manifest.declared_files()
+
+
+@dataclass(frozen=True)
+class Seed:
+    name: str
+    data: bytes
+
+
+@dataclass
+class Family:
+    """A format family: seed files, how to mutate them and what to call on the result."""
+
+    name: str
+    seeds: list[Seed]
+    target: Callable[[Path], None]
+    mutate: Callable[[bytes, random.Random], bytes] = mutate_bytes
+    structured: Callable[[bytes, random.Random], bytes] | None = None
+
+
+def _read(path: Path, max_lines: int | None = None) -> Seed:
+    data = path.read_bytes()
+    if max_lines is not None:  # a shorter seed keeps the bounded in-suite run fast
+        data = b"".join(data.splitlines(keepends=True)[:max_lines])
+    return Seed(path.name, data)
+
+
+BUNDLE_MANIFEST = b"""[provider]
+name = "Fuzz Cloud"
+cluster = "fuzz-h100"
+
+[system]
+gpu = "h100-sxm"
+nodes = 1
+gpus_per_node = 8
+
+[benchmark]
+date = 2026-10-01
+
+[[nccl]]
+path = "nccl/all_reduce.txt"
+"""
+
+
+def _archives() -> list[Seed]:
+    nccl = (DATA / "nccl" / "all_reduce_1node.txt").read_bytes()
+    members = {"bundle/cmax.toml": BUNDLE_MANIFEST, "bundle/nccl/all_reduce.txt": nccl}
+    seeds = []
+    for mode, suffix in (("w:gz", ".tar.gz"), ("w:xz", ".tar.xz"), ("w:bz2", ".tar.bz2"),
+                         ("w", ".tar")):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode=mode) as tar:  # type: ignore[call-overload]
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                info.mtime = 1_790_000_000  # fixed: the seed bytes are reproducible
+                tar.addfile(info, io.BytesIO(data))
+        seeds.append(Seed("bundle" + suffix, buf.getvalue()))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(zipfile.ZipInfo(name, (2026, 10, 1, 0, 0, 0)), data,
+                        zipfile.ZIP_DEFLATED)
+    seeds.append(Seed("bundle.zip", buf.getvalue()))
+    return seeds
+
+
+def families(max_lines: int | None = None) -> list[Family]:
+    """Every family with its seeds; ``max_lines`` shortens text seeds for quick runs."""
+    mlperf = DATA / "mlperf"
+    training = ["nemo1_gpt3-175b.log", "nemo2_llama3.1-8b_fp8.log", "nemo2_messy.log",
+                "megatron_bridge_llama3.1-70b.log", "megatron_lm_nan_grad.log",
+                "maxtext_llama2-70b.log", "paxml_gpt3-5b.log", "torchtitan_deepseek-v3.log"]
+    return [
+        Family("training", [_read(DATA / n, max_lines) for n in training], inspect_target),
+        Family("nccl", [_read(p) for p in sorted((DATA / "nccl").glob("*.txt"))],
+               inspect_target),
+        Family("mlperf", [_read(mlperf / "results" / "example_h100_64x8" / "resnet" /
+                                "result_0.txt"),
+                          _read(mlperf / "results" / "example_h100_64x8" / "llama31_405b" /
+                                "result_1.txt"),
+                          _read(mlperf / "systems" / "example_h100_64x8.json")],
+               inspect_target, structured=mutate_json),
+        Family("dgxc", [_read(DATA / "dgxc_parse_nemo2.csv"),
+                        _read(DATA / "dgxc_parse_mbridge.csv"),
+                        _read(DATA / "dgxc_parse_nemo2.json")],
+               inspect_target, structured=mutate_json),
+        Family("incidents", [_read(DATA / "incidents.csv"), _read(DATA / "incidents.json")],
+               inspect_target, structured=mutate_json),
+        Family("audit", [_read(SAMPLES / "aurora-compute" / "audit" / "audit.values.json")],
+               inspect_target, structured=mutate_json),
+        Family("manifest", [_read(SAMPLES / "aurora-compute" / "cmax.toml")], manifest_target),
+        Family("archive", _archives(), bundle_target),
+    ]
+
+
+@dataclass
+class Tally:
+    """Outcomes of one family's campaign."""
+
+    tried: int = 0
+    results: int = 0
+    refused: int = 0
+    crashes: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, tuple[str, int]] = field(default_factory=dict)
+    bad_errors: list[str] = field(default_factory=list)
+
+    @property
+    def crashed(self) -> int:
+        return sum(self.crashes.values())
+
+
+class Hang(Exception):
+    """An input took longer than the per-input time limit."""
+
+
+@contextmanager
+def _deadline(seconds: int) -> Iterator[None]:
+    def expired(signum: int, frame: object) -> None:
+        raise Hang(f"no outcome within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def generate(family: Family, seed: int, count: int) -> Iterator[tuple[int, Seed, bytes]]:
+    """The family's inputs: deterministic for (family, seed)."""
+    rng = random.Random(zlib.crc32(family.name.encode()) ^ seed)
+    for index in range(count):
+        base = family.seeds[index % len(family.seeds)]
+        mutate = family.mutate
+        if family.structured is not None and base.name.endswith(".json") and rng.random() < 0.5:
+            mutate = family.structured
+        yield index, base, mutate(base.data, rng)
+
+
+def run_family(family: Family, *, seed: int, count: int, workdir: Path,
+               per_input_s: int = 20) -> Tally:
+    """Feed ``count`` mutated inputs to the family's target; classify each outcome."""
+    tally = Tally()
+    folder = workdir / family.name
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, base, data in generate(family, seed, count):
+        path = folder / base.name
+        path.write_bytes(data)
+        tally.tried += 1
+        try:
+            with _deadline(per_input_s):
+                family.target(path)
+        except CmaxError as exc:
+            tally.refused += 1
+            text = exc.one_line()
+            if "\n" in text or not text.strip():
+                tally.bad_errors.append(f"#{index}: {text!r}")
+        except (Exception, RecursionError) as exc:  # classifying is the point
+            key = f"{type(exc).__name__}: {str(exc)[:160]}"
+            tally.crashes[key] += 1
+            tally.examples.setdefault(key, (base.name, index))
+        else:
+            tally.results += 1
+    return tally
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--per-family", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--family", action="append", help="only these families")
+    parser.add_argument("--max-lines", type=int, default=None,
+                        help="shorten training-log seeds to this many lines")
+    parser.add_argument("--save", type=Path, default=None,
+                        help="write each crashing input here for reproduction")
+    args = parser.parse_args(argv)
+    chosen = [f for f in families(args.max_lines) if not args.family or f.name in args.family]
+    total_crashes = 0
+    print(f"{'family':<10} {'tried':>7} {'result':>7} {'refused':>8} {'crash':>6} {'s':>7}")
+    with tempfile.TemporaryDirectory(prefix="cmax-fuzz-") as tmp:
+        for family in chosen:
+            start = time.perf_counter()
+            tally = run_family(family, seed=args.seed, count=args.per_family, workdir=Path(tmp))
+            took = time.perf_counter() - start
+            total_crashes += tally.crashed + len(tally.bad_errors)
+            print(f"{family.name:<10} {tally.tried:>7} {tally.results:>7} {tally.refused:>8} "
+                  f"{tally.crashed:>6} {took:>7.1f}")
+            for key, n in tally.crashes.most_common():
+                seed_name, index = tally.examples[key]
+                print(f"    {n:>5} x {key}  [reproduce: --family {family.name} --seed "
+                      f"{args.seed}, input #{index} from {seed_name}]")
+                if args.save:
+                    _save(family, args.seed, index, args.save)
+            for line in tally.bad_errors[:5]:
+                print(f"    multi-line error {line}")
+    return 1 if total_crashes else 0
+
+
+def _save(family: Family, seed: int, index: int, where: Path) -> None:
+    for i, base, data in generate(family, seed, index + 1):
+        if i == index:
+            where.mkdir(parents=True, exist_ok=True)
+            (where / f"{family.name}-{seed}-{index}-{base.name}").write_bytes(data)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
