@@ -69,6 +69,22 @@ NCCL_SCHEMA: dict[str, pl.DataType] = {
     "in_place": pl.Boolean(),
     "source_file": pl.String(),
     "line": pl.Int64(),
+    "block": pl.Int64(),  # which test block of its file (several runs may be concatenated)
+    "hosts": pl.String(),  # sorted ","-joined host names of a complete device list, else null
+}
+
+# Per-node health evidence: a dcgmi diag result per GPU test, or a node's per-process
+# collective time from nccl-tests JSON; read by cmax.score.nodes to name suspect nodes.
+NODE_HEALTH_SCHEMA: dict[str, pl.DataType] = {
+    "node": pl.String(),
+    "gpus": pl.Int64(),
+    "check": pl.String(),  # "dcgmi diag: memory", "nccl per-process time", ...
+    "status": pl.String(),  # pass / warn / fail / skip
+    "value": pl.Float64(),  # the measured figure, when the check has one
+    "median": pl.Float64(),  # the healthy median it was compared with
+    "detail": pl.String(),
+    "source_file": pl.String(),
+    "line": pl.Int64(),
 }
 
 INCIDENTS_SCHEMA: dict[str, pl.DataType] = {
@@ -142,6 +158,7 @@ class Evidence:
     incidents: pl.DataFrame = field(default_factory=lambda: empty(INCIDENTS_SCHEMA))
     audit_checks: pl.DataFrame = field(default_factory=lambda: empty(AUDIT_SCHEMA))
     mlperf: pl.DataFrame = field(default_factory=lambda: empty(MLPERF_SCHEMA))
+    node_health: pl.DataFrame = field(default_factory=lambda: empty(NODE_HEALTH_SCHEMA))
     audit_cluster: str | None = None
     files: list[EvidenceFile] = field(default_factory=list)
 

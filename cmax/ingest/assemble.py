@@ -24,14 +24,17 @@ from cmax.evidence import (
     INCIDENTS_SCHEMA,
     MLPERF_SCHEMA,
     NCCL_SCHEMA,
+    NODE_HEALTH_SCHEMA,
     RUNS_SCHEMA,
     STEPS_SCHEMA,
     Evidence,
     EvidenceFile,
     conform,
 )
-from cmax.ingest import clustermax_audit, dgxc_parse, incidents, llmb_sqlite, mlperf, nccl
+from cmax.facts import Fact
+from cmax.ingest import clustermax_audit, dgxc_parse, incidents, llmb_sqlite, mlperf
 from cmax.ingest.detect import SUMMARY_FORMATS, TRAINING_FORMATS, detect_format
+from cmax.ingest.network_files import network_files
 from cmax.ingest.summary import find_system_json
 from cmax.ingest.textlines import CONFIG_KEYS, table
 from cmax.ingest.torchtitan import fill_step_time
@@ -49,11 +52,11 @@ class _Reader:
     def rel(self, path: Path) -> str:
         return self.bundle.display(path)
 
-    def record(self, path: Path, kind: str) -> str:
+    def record(self, path: Path, kind: str, facts: tuple[Fact, ...] = ()) -> str:
         rel = self.rel(path)
         if rel not in self.files:
             self.files[rel] = EvidenceFile(path=rel, kind=kind, sha256=_sha256(path),
-                                           size_bytes=path.stat().st_size)
+                                           size_bytes=path.stat().st_size, facts=facts)
         return rel
 
     @contextmanager
@@ -100,11 +103,15 @@ def ingest(bundle: Bundle) -> Evidence:
     evidence.steps = _concat(step_frames, STEPS_SCHEMA)
 
     nccl_frames = []
+    health: list[pl.DataFrame] = []
     for i, nccl_spec in enumerate(manifest.nccl):
         key = f"nccl[{i}].path"
         with reader.key(key):
-            nccl_frames.append(_read_nccl(reader, i, nccl_spec.path, key))
+            frame, node_rows = network_files(reader, i, nccl_spec.path, key)
+            nccl_frames.append(frame)
+            health.append(node_rows)
     evidence.nccl = _concat(nccl_frames, NCCL_SCHEMA)
+    evidence.node_health = _concat(health, NODE_HEALTH_SCHEMA)
 
     mlperf_frames = []
     for i, mlperf_spec in enumerate(manifest.mlperf):
@@ -194,29 +201,6 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
         notes.extend([f"llmb-run job {job.label}; no per-step data", *job_notes])
     row["notes"] = "; ".join(notes) if notes else None
     return row, steps
-
-
-def _files_of(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
-    return [path]
-
-
-def _read_nccl(reader: _Reader, i: int, relative: str, key: str) -> pl.DataFrame:
-    target = reader.bundle.resolve(relative, field=key)
-    frames = []
-    for path in _files_of(target):
-        fmt = detect_format(path)
-        if target.is_dir() and fmt != "nccl-tests":
-            continue
-        _expect(path, fmt, ("nccl-tests",), "nccl-tests output")
-        tests = nccl.parse_nccl_tests(path)
-        rel = reader.record(path, fmt)
-        frames.append(nccl.nccl_frame(tests, run_id=f"nccl[{i}]", source_file=rel, path=path))
-    if not frames:
-        raise CmaxError("folder holds no nccl-tests output", file=target,
-                        expected="all_reduce_perf (etc.) output files")
-    return _concat(frames, NCCL_SCHEMA)
 
 
 def _read_mlperf(reader: _Reader, relative: str, key: str) -> pl.DataFrame:

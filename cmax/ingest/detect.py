@@ -15,13 +15,21 @@ import re
 from pathlib import Path
 
 from cmax.errors import CmaxError
-from cmax.ingest import clustermax_audit, dgxc_parse, incidents, llmb_sqlite, mlperf
+from cmax.ingest import (
+    clustermax_audit,
+    dcgm,
+    dgxc_parse,
+    incidents,
+    llmb_sqlite,
+    mlperf,
+    nccl_json,
+)
 
 TRAINING_FORMATS = ("nemo1", "nemo2", "megatron", "maxtext", "paxml", "torchtitan")
 SUMMARY_FORMATS = ("dgxc-csv", "dgxc-json", "llmb-sqlite")
 FORMATS = (
     *TRAINING_FORMATS, *SUMMARY_FORMATS, "mlperf", "mlperf-system-json", "nccl-tests",
-    "clustermax-audit", "incidents-csv", "incidents-json",
+    "clustermax-audit", "incidents-csv", "incidents-json", "nccl-tests-json", "dcgm-diag",
 )
 
 CHUNK = 8 << 20
@@ -31,9 +39,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # (format, literal that must be present, marker regex) in priority order
 _TEXT_MARKERS: tuple[tuple[str, bytes, re.Pattern[str]], ...] = (
     ("mlperf", b":::MLLOG", re.compile(re.escape(mlperf.TOKEN) + r"\s*\{")),
-    ("nccl-tests", b"nThread", re.compile(r"^\s*#\s*nThread\s+\d+\s+nGpus\s+\d+", re.M)),
-    ("nccl-tests", b"Avg bus bandwidth", re.compile(r"#\s*Avg bus bandwidth\s*:")),
-    ("nccl-tests", b"count", re.compile(r"^\s*#\s+size\s+count\s+type\b", re.M)),
+    # nccl-tests also as pasted: '#' stripped, indented, behind [1,0]<stdout>: or srun labels
+    ("nccl-tests", b"nThread", re.compile(r"^[^\n]{0,40}?\bnThread\s+\d+\s+nGpus\s+\d+", re.M)),
+    ("nccl-tests", b"Avg bus bandwidth", re.compile(r"#?\s*Avg bus bandwidth\s*:")),
+    ("nccl-tests", b"count", re.compile(r"^\s*#?\s+size\s+count\s+type\b", re.M)),
     ("nemo2", b"train_step_timing", re.compile(r"train_step_timing in s\s*:")),
     ("nemo1", b"train_step_timing", re.compile(r"train_step_timing in s\s*=")),
     ("megatron", b"elapsed time per iteration",
@@ -111,6 +120,10 @@ def _detect_json(path: Path) -> tuple[str | None, str]:
         return "mlperf-system-json", ""
     if incidents.looks_like_incidents_json(data):
         return "incidents-json", ""
+    if nccl_json.is_nccl_json(data):
+        return "nccl-tests-json", ""
+    if dcgm.is_dcgm_diag(data):
+        return "dcgm-diag", ""
     keys = sorted(data)[:6] if isinstance(data, dict) else []
     return None, "JSON of no known shape" + (f" (keys: {', '.join(keys)})" if keys else "")
 

@@ -1,15 +1,35 @@
-"""nccl-tests output (``all_reduce_perf`` and friends), research/dgxc.md §5.2.
+"""nccl-tests text output (``all_reduce_perf`` and friends) in the shapes it is found in.
 
-A test prints a ``# nThread ...`` header, one ``#  Rank  N Group  G Pid P on HOST device D
-[bus] NAME`` line per rank (the multi-node header lists every host), then one row per message
-size: ``size count type redop root`` followed by out-of-place ``time algbw busbw #wrong`` and
-in-place ``time algbw busbw #wrong``. Each row becomes two canonical rows (``in_place`` false
-and true). Older builds omit ``root`` (and ``redop``); ``N/A`` stays null. Several tests may
-be concatenated in one file; each keeps its own collective and rank count.
+The format comes from the tool's own source (NVIDIA/nccl-tests ``src/util.cu``,
+``writeDeviceReport``/``writeResultHeader``/``writeResultFooter``): a ``# nThread ...``
+header, one ``#  Rank  N Group  G Pid P on HOST device D [bus] NAME`` line per rank, a column
+header, one row per message size (``size count type redop root`` then out-of-place and
+in-place ``time algbw busbw #wrong``; with ``-I 1`` each half adds ``i_min i_max i_p99 i_cv%``),
+then ``# Avg bus bandwidth : X``. Older builds print an ``error`` column and no ``root``.
 
-The collective comes from ``# Collective test starting: X_perf`` (newer builds), else from a
-command line naming the ``*_perf`` binary, else from the file name. It is never guessed from
-the columns: several collectives print identical ``redop``/``root`` values.
+Buyers and providers publish it in many other shapes, and each has a rule here:
+
+* **Copies in documentation**: the leading ``#`` stripped, every line indented. Header lines
+  are recognised with or without their ``#``.
+* **Launcher prefixes**: Open MPI ``--tag-output`` (``[1,0]<stdout>:``) and ``srun --label``
+  (``0: ``) are removed before a line is read.
+* **Shell prompts and command lines** around the block: a command naming a ``*_perf`` binary
+  gives the collective, and its arguments (``-g``/``-t`` after the binary; ``-np``/``-n``/
+  ``--ntasks``/``-N`` before it) give the process and node counts.
+* **Elided or partial device lists** (``...``, ``# Truncated``, a list starting mid-way, or
+  nccl-tests' own 2 KiB per-process cut): the rank count is never the number of lines seen.
+  It comes, in order, from a complete list, from the launcher command (processes x nThread x
+  nGpus), from the collective's bus/alg bandwidth factor at the largest size (all_reduce
+  ``2(n-1)/n``, all_gather/reduce_scatter/alltoall ``(n-1)/n``), else from the highest rank + 1
+  (a lower bound), and a note says which.
+* **No average line**: the summary computes one and labels it ``computed``.
+* **Several runs in one file**: each block keeps its own collective, ranks and hosts.
+* **A row cut mid-write** (the job was killed: the row is the file's last line, or the next
+  line starts another run): dropped with a note. Its columns are never re-read in another
+  layout: the column layout is fixed per block by its header (or its first full row).
+
+Identity facts (GPU names, hosts, rank and node counts, the NCCL transport lines such as
+``NET/IB``, ``NET/Socket`` or the AWS Libfabric (EFA) plugin) are recorded while reading.
 """
 
 from __future__ import annotations
@@ -17,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +45,7 @@ import polars as pl
 
 from cmax.errors import CmaxError
 from cmax.evidence import NCCL_SCHEMA
+from cmax.facts import Fact
 from cmax.ingest.textlines import table
 
 COLLECTIVES = (
@@ -32,14 +54,79 @@ COLLECTIVES = (
 )
 _BINARY = re.compile(r"\b(" + "|".join(COLLECTIVES) + r")_perf(?:_mpi)?\b")
 _STARTING = re.compile(r"Collective test starting:\s*(\w+?)(?:_perf)?(?:_mpi)?\s*$")
-_HEADER = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
-_RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+")
-_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
+_HEADER = re.compile(r"^nThread\s+(\d{1,6})\s+nGpus\s+(\d{1,6})")
+_RANK = re.compile(
+    r"^Rank\s+(\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+"
+    r"(?:\s+\[[^\]]*\]\s*(.*))?")
+_AVG = re.compile(r"^Avg bus bandwidth\s*:\s*(\S+)")
+_COLUMNS = re.compile(r"^size\s+count\s+type\b")
+_TRUNCATED = re.compile(r"^[\[(]?\s*(?:\.{3}|…|truncated\b)", re.I)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_PREFIXES = (
+    re.compile(r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>:\s?"),  # mpirun --tag-output
+    re.compile(r"^\s*\d+:\s"),  # srun --label
+)
 _REDOPS = {"sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"}
 _INT = re.compile(r"^-?\d+$")
+_FOOTER = ("Out of bounds values", "Avg bus bandwidth", "Collective test concluded",
+           "GPU memory usage", "error:")
+# NCCL_DEBUG=INFO transport lines, as NCCL prints them (NVIDIA/nccl src/transport/net_*.cc,
+# src/init.cc "Using network %s"), and the channel lines "via NET/<name>/<dev>".
+_FABRIC = (
+    re.compile(r"\bUsing network (Socket|IB|AWS Libfabric|\S+)"),
+    re.compile(r"\bNET/(Socket|IB) : (?:Using|No device found)[^\n]*"),
+    re.compile(r"\bNET/OFI Selected Provider is (\S+)"),
+    re.compile(r"\bNET/Plugin ?: (?:No plugin found|Could not find|Failed to load)[^\n]*"),
+    re.compile(r"\bvia NET/(Socket|IB|AWS Libfabric)\b"),
+)
+_LAUNCHERS = {"mpirun", "mpiexec", "orterun", "srun", "prterun", "aprun", "jsrun"}
 INT64_MAX = 2**63 - 1
 
 HEADER_MARKERS = ("# nThread", "Avg bus bandwidth", "Collective test starting")
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where each value sits in a data row of one block (fixed for the whole block)."""
+
+    ncols: int
+    redop: int | None
+    root: int | None
+    halves: tuple[tuple[bool, int, int, int, int | None], ...]  # in_place, time, alg, bus, wrong
+    extra_ok: bool = False  # a trailing timestamp column may split into several tokens
+
+
+def _layout_from_header(tokens: list[str]) -> _Layout | None:
+    names = [t.lower() for t in tokens]
+    starts = [i for i, n in enumerate(names) if n in ("time", "cputime")]
+    if not starts:
+        return None
+    halves = []
+    for k, s in enumerate(starts[:2]):
+        end = starts[k + 1] if k + 1 < len(starts) else len(names)
+        part = {n: i for i, n in enumerate(names[s:end], start=s)}
+        if "algbw" not in part or "busbw" not in part:
+            return None
+        wrong = part.get("#wrong", part.get("error"))
+        halves.append((k == 1, s, part["algbw"], part["busbw"], wrong))
+    return _Layout(ncols=len(names), redop=names.index("redop") if "redop" in names else None,
+                   root=names.index("root") if "root" in names else None,
+                   halves=tuple(halves), extra_ok="timestamp" in names)
+
+
+def _layout_from_row(tokens: list[str]) -> _Layout | None:
+    """The layout of a block without a column header, from its first full row."""
+    n = len(tokens)
+    has_root = n > 4 and _INT.match(tokens[4]) is not None
+    lead = 5 if has_root else 4
+    per_half = {8: 4, 16: 8}.get(n - lead) or {4: 4, 8: 8}.get(n - lead)
+    if per_half is None or tokens[3].lower() not in _REDOPS:
+        return None
+    halves = [(False, lead, lead + 1, lead + 2, lead + 3)]
+    if n - lead == 2 * per_half:
+        s = lead + per_half
+        halves.append((True, s, s + 1, s + 2, s + 3))
+    return _Layout(ncols=n, redop=3, root=4 if has_root else None, halves=tuple(halves))
 
 
 @dataclass
@@ -51,10 +138,78 @@ class NcclTest:
     gpus_per_thread: int | None = None
     ranks: set[int] = field(default_factory=set)
     hosts: set[str] = field(default_factory=set)
+    rank_hosts: dict[int, str] = field(default_factory=dict)
+    gpu_names: dict[str, int] = field(default_factory=dict)  # name -> first line
+    host_lines: dict[str, int] = field(default_factory=dict)
     avg_busbw_gbps: float | None = None
     rows: list[dict[str, object]] = field(default_factory=list)
     sizes: int = 0
-    cut_row: int | None = None  # line of a cut-off last data row that was not used
+    cut_row: int | None = None  # line of a row cut mid-write that was not used
+    header_line: int | None = None
+    elided: bool = False  # the device list is incomplete (elided, truncated or partial)
+    truncated_line: int | None = None  # "# Truncated ..." written by whoever pasted it
+    processes: int | None = None  # from the launcher command line
+    launcher_nodes: int | None = None
+    launcher_gpus: int | None = None  # -g on the command line
+    layout: _Layout | None = None
+    rank_count: int | None = None
+    node_count: int | None = None
+    notes: list[str] = field(default_factory=list)
+    fabric: dict[str, int] = field(default_factory=dict)  # NCCL transport line -> first line
+
+
+@dataclass
+class _Launch:
+    """What a command line says about the run it launched."""
+
+    collective: str | None = None
+    processes: int | None = None
+    nodes: int | None = None
+    gpus: int | None = None
+    threads: int | None = None
+
+
+def _clean(text: str) -> str:
+    text = _ANSI.sub("", text)
+    for prefix in _PREFIXES:
+        text = prefix.sub("", text, count=1)
+    return text.strip()
+
+
+def _opt(args: list[str], names: tuple[str, ...]) -> int | None:
+    for i, arg in enumerate(args):
+        for name in names:
+            value = None
+            if arg == name and i + 1 < len(args):
+                value = args[i + 1]
+            elif name.startswith("--") and arg.startswith(name + "="):
+                value = arg.split("=", 1)[1]
+            if value is not None and value.isdigit() and len(value) <= 7:
+                return int(value)
+    return None
+
+
+def _launch(body: str) -> _Launch | None:
+    m = _BINARY.search(body)
+    if not m:
+        return None
+    before = body[: m.start()].split()
+    after = body[m.end():].split()
+    out = _Launch(collective=m.group(1))
+    if not _LAUNCHERS.intersection(Path(a).name for a in before):
+        out.processes = 1  # the binary run directly is one process (-g GPUs, -t threads)
+    out.gpus = _opt(after, ("-g", "--ngpus"))
+    out.threads = _opt(after, ("-t", "--nthreads"))
+    out.processes = out.processes or _opt(before, ("-np", "-n", "--np", "--ntasks"))
+    out.nodes = _opt(before, ("-N", "--nodes"))
+    per_node = _opt(before, ("--ntasks-per-node", "--npernode", "-npernode", "-ppn"))
+    hosts = next((before[i + 1] for i, a in enumerate(before[:-1]) if a in ("-H", "--host")),
+                 None)
+    if hosts and out.nodes is None:
+        out.nodes = len([h for h in hosts.split(",") if h])
+    if out.processes is None and out.nodes and per_node:
+        out.processes = out.nodes * per_node
+    return out
 
 
 def _num(token: str) -> float | None:
@@ -66,7 +221,10 @@ def _num(token: str) -> float | None:
 def _wrong(token: str) -> int | None:
     if token.upper() in ("N/A", "NA", "-"):
         return None
-    return int(float(token))
+    value = float(token)
+    if not math.isfinite(value) or abs(value) > INT64_MAX:
+        raise ValueError("#wrong out of range")
+    return int(value)
 
 
 def _collective_from_name(path: Path) -> str | None:
@@ -86,129 +244,300 @@ def read_lines(path: Path) -> list[str]:
     return [ln.rstrip(b"\r").decode("utf-8", errors="replace") for ln in lines]
 
 
+def _is_data(tokens: list[str]) -> bool:
+    return (len(tokens) >= 3 and _INT.match(tokens[0]) is not None
+            and _INT.match(tokens[1]) is not None and _INT.match(tokens[2]) is None)
+
+
+def _starts_run(body: str) -> bool:
+    return bool(_HEADER.match(body) or _STARTING.search(body) or _BINARY.search(body)
+                or body.startswith(("Using devices", "nccl-tests version")))
+
+
 def parse_nccl_tests(path: Path) -> list[NcclTest]:
     """Every test block in the file, with its rows (file line numbers kept)."""
-    raw = path.read_bytes()
-    cut_tail = bool(raw) and not raw.endswith((b"\n", b"\r"))
     lines = read_lines(path)
+    # a commented header line and its '#'-stripped documentation copy read the same
+    bodies = [_clean(text).lstrip("#").strip() for text in lines]
     tests: list[NcclTest] = []
     pending: str | None = None  # a collective named before its block's header
+    launch: _Launch | None = None
     current: NcclTest | None = None
+    fabric: dict[str, int] = {}
 
     def block() -> NcclTest:
         nonlocal current
         if current is None:
             current = NcclTest(collective=pending)
+            if launch is not None:
+                current.processes, current.launcher_nodes = launch.processes, launch.nodes
+                current.launcher_gpus = launch.gpus
             tests.append(current)
         return current
 
-    for lineno, text in enumerate(lines, start=1):
-        stripped = text.strip()
-        if not stripped:
+    def finished() -> bool:
+        return current is not None and (current.sizes > 0 or current.threads is not None)
+
+    for idx, body in enumerate(bodies):
+        lineno = idx + 1
+        if not body:
             continue
-        if stripped.startswith("#"):
-            if m := _STARTING.search(stripped):
-                if m.group(1) in COLLECTIVES:
-                    pending = m.group(1)
-                if current is not None and (current.sizes or current.threads is not None):
-                    current = None  # the previous test is over
-                if current is not None:
-                    current.collective = pending
-                continue
-            if m := _HEADER.match(stripped):
-                if current is not None and (current.sizes or current.threads is not None):
+        for pattern in _FABRIC:
+            if m := pattern.search(body):
+                fabric.setdefault(m.group(0).strip(), lineno)
+        if m := _STARTING.search(body):
+            if m.group(1) in COLLECTIVES:
+                pending = m.group(1)
+            if finished():
+                current = None  # the previous test is over
+            if current is not None:
+                current.collective = pending
+            continue
+        if m := _HEADER.match(body):
+            if finished():
+                current = None
+            test = block()
+            test.threads, test.gpus_per_thread = int(m.group(1)), int(m.group(2))
+            test.header_line = lineno
+            continue
+        if m := _RANK.match(body):
+            test = block()
+            rank, host = int(m.group(1)), m.group(2)
+            test.ranks.add(rank)
+            test.rank_hosts.setdefault(rank, host)
+            test.hosts.add(host)
+            test.host_lines.setdefault(host, lineno)
+            name = (m.group(3) or "").strip()
+            if name and not name.endswith("..."):
+                test.gpu_names.setdefault(name, lineno)
+            elif name.endswith("..."):
+                test.elided = True  # nccl-tests' own cut of a long per-process list
+            continue
+        if _TRUNCATED.search(body) and not _is_data(body.split()):
+            test = block()
+            if test.sizes == 0:
+                test.elided = True
+            test.truncated_line = test.truncated_line or lineno
+            continue
+        if m := _AVG.match(body):
+            with contextlib.suppress(ValueError):
+                value = float(m.group(1))
+                if math.isfinite(value):
+                    block().avg_busbw_gbps = value
+            continue
+        tokens = body.split()
+        if _COLUMNS.match(body):
+            layout = _layout_from_header(tokens)
+            if layout is not None:
+                block().layout = layout
+            continue
+        if not _is_data(tokens):
+            if (cmd := _launch(body)) is not None:
+                pending, launch = cmd.collective, cmd
+                if finished():
                     current = None
-                test = block()
-                test.threads, test.gpus_per_thread = int(m.group(1)), int(m.group(2))
-                continue
-            if m := _RANK.match(stripped):
-                test = block()
-                test.ranks.add(int(m.group(1)))
-                test.hosts.add(m.group(2))
-                continue
-            if m := _AVG.match(stripped):
-                with contextlib.suppress(ValueError):
-                    block().avg_busbw_gbps = float(m.group(1))
-                continue
-            if m := _BINARY.search(stripped):
-                pending = m.group(1)
             continue
-        tokens = stripped.split()
-        if not (len(tokens) >= 3 and _INT.match(tokens[0]) and _INT.match(tokens[1])
-                and not _INT.match(tokens[2])):
-            if m := _BINARY.search(stripped):  # a command line echoed into the log
-                pending = m.group(1)
-            continue
-        try:
-            row = _data_row(tokens)
-        except (ValueError, IndexError):
-            if cut_tail and lineno == len(lines):
-                block().cut_row = lineno  # cut off mid-write: its numbers cannot be trusted
+        test = block()
+        if test.layout is None:
+            test.layout = _layout_from_row(tokens)
+        row = _data_row(tokens, test.layout)
+        if row is None:
+            if _cut_mid_write(bodies, idx):
+                test.cut_row = lineno  # its numbers cannot be trusted
                 continue
             raise CmaxError(
-                f"malformed nccl-tests data row: {stripped[:80]!r}", file=path, line=lineno,
+                f"malformed nccl-tests data row: {body[:80]!r}", file=path, line=lineno,
                 expected="size count type [redop root] then time algbw busbw #wrong for "
-                "out-of-place and in-place",
-                fix="use the unmodified nccl-tests output") from None
-        test = block()
+                "out-of-place and in-place, as the block's column header says",
+                fix="use the unmodified nccl-tests output")
         test.sizes += 1
-        for in_place, values in row["results"]:  # type: ignore[attr-defined]
+        for in_place, values in row[2]:
             test.rows.append({
-                "size_bytes": row["size"], "dtype": row["dtype"], "time_us": values[0],
+                "size_bytes": row[0], "dtype": row[1], "time_us": values[0],
                 "algbw_gbps": values[1], "busbw_gbps": values[2], "wrong": values[3],
                 "in_place": in_place, "line": lineno,
             })
     fallback = pending or _collective_from_name(path)
-    for test in tests:
+    kept = [t for t in tests if t.sizes or t.ranks]
+    for test in kept:
         if test.collective is None:
             test.collective = fallback
-    return [t for t in tests if t.sizes or t.ranks]
+        _resolve_counts(test)
+    for test in kept:
+        test.fabric = fabric  # transport lines are printed once per process, not per test
+    return kept
 
 
-def _data_row(tokens: list[str]) -> dict[str, object]:
-    rest = tokens[3:]
-    if len(rest) in (10, 6):
-        if rest[0].lower() not in _REDOPS or not _INT.match(rest[1]):
-            raise ValueError("redop/root")
-        vals = rest[2:]
-    elif len(rest) in (9, 5):
-        if rest[0].lower() not in _REDOPS:
-            raise ValueError("redop")
-        vals = rest[1:]
-    elif len(rest) in (8, 4):
-        vals = rest
-    else:
-        raise ValueError("column count")
-    results: list[tuple[bool, tuple[float | None, float | None, float | None, int | None]]] = []
-    for idx, in_place in ((0, False), (4, True)):
-        if idx + 4 > len(vals):
-            break
-        t, a, b, w = vals[idx: idx + 4]
-        results.append((in_place, (_num(t), _num(a), _num(b), _wrong(w))))
-    size = int(tokens[0])
-    if size > INT64_MAX or any(w is not None and abs(w) > INT64_MAX
-                               for _, (_, _, _, w) in results):
-        raise ValueError("integer out of range")  # no real message size; Int64 column
-    return {"size": size, "dtype": tokens[2], "results": results}
+def _cut_mid_write(bodies: list[str], idx: int) -> bool:
+    """A bad row is cut mid-write if nothing follows it but a new run (or the end of file)."""
+    for body in bodies[idx + 1:]:
+        if not body:
+            continue
+        if body.startswith(_FOOTER) or _is_data(body.split()):
+            return False
+        return _starts_run(body)
+    return True
+
+
+_Values = tuple[float | None, float | None, float | None, int | None]
+
+
+def _data_row(tokens: list[str],
+              layout: _Layout | None) -> tuple[int, str, list[tuple[bool, _Values]]] | None:
+    """(size, dtype, halves) or None when the row does not fit the block's layout."""
+    if layout is None:
+        return None
+    n = len(tokens)
+    if n != layout.ncols and not (layout.extra_ok and n >= layout.ncols - 1):
+        return None
+    try:
+        if layout.redop is not None and tokens[layout.redop].lower() not in _REDOPS:
+            return None
+        if layout.root is not None and not _INT.match(tokens[layout.root]):
+            return None
+        size = int(tokens[0])
+        if not 0 <= size <= INT64_MAX:
+            return None
+        halves: list[tuple[bool, _Values]] = []
+        for in_place, t, a, b, w in layout.halves:
+            halves.append((in_place, (_num(tokens[t]), _num(tokens[a]), _num(tokens[b]),
+                                      _wrong(tokens[w]) if w is not None else None)))
+    except (ValueError, IndexError):
+        return None
+    return size, tokens[2], halves
+
+
+def _allreduce_factor(n: int) -> float:
+    return 2 * (n - 1) / n
+
+
+def _gather_factor(n: int) -> float:
+    return (n - 1) / n
+
+
+# busbw / algbw as a function of the rank count n (NVIDIA/nccl-tests doc/PERFORMANCE.md), and
+# the largest factor it approaches
+_FACTORS: dict[str, tuple[Callable[[int], float], float]] = {
+    "all_reduce": (_allreduce_factor, 2.0),
+    "all_gather": (_gather_factor, 1.0),
+    "reduce_scatter": (_gather_factor, 1.0),
+    "alltoall": (_gather_factor, 1.0),
+}
+
+
+def solve_ranks(collective: str | None, rows: list[dict[str, object]]) -> tuple[int, str] | None:
+    """The rank count implied by busbw/algbw at the largest size, when it is unambiguous."""
+    if collective not in _FACTORS:
+        return None
+    forward, limit = _FACTORS[collective]
+    usable = [r for r in rows if isinstance(r["algbw_gbps"], float)
+              and isinstance(r["busbw_gbps"], float) and math.isfinite(r["algbw_gbps"])
+              and math.isfinite(r["busbw_gbps"]) and r["algbw_gbps"] >= 1.0]
+    if not usable:
+        return None
+    row = max(usable, key=lambda r: (int(r["size_bytes"]), not r["in_place"]))  # type: ignore[call-overload]
+    alg, bus = float(row["algbw_gbps"]), float(row["busbw_gbps"])  # type: ignore[arg-type]
+    f = bus / alg
+    if not 0.0 < f < limit:
+        return None
+    n = round(limit / (limit - f))  # inverts limit * (n - 1) / n
+    if n < 2 or n > 1_000_000:
+        return None
+    # printed with 2 decimals: the neighbours n-1 and n+1 must be clearly further away
+    tol = 0.006 / alg * (1 + f)
+    if abs(forward(n) - f) > tol or min(abs(forward(n + 1) - f), abs(forward(n - 1) - f)) <= tol:
+        return None
+    how = (f"solved from busbw/algbw = {bus:g}/{alg:g} at {row['size_bytes']} B "
+           f"(line {row['line']}): n = {n}")
+    return n, how
+
+
+def _resolve_counts(test: NcclTest) -> None:
+    listed = len(test.ranks)
+    highest = max(test.ranks) + 1 if test.ranks else None
+    complete = bool(test.ranks) and not test.elided and test.ranks == set(range(listed))
+    per_proc = (test.threads or 1) * (test.gpus_per_thread or test.launcher_gpus or 1)
+    solved = solve_ranks(test.collective, test.rows)
+    if complete:
+        test.rank_count = listed
+        test.node_count = len(test.hosts)
+        return
+    if test.processes is not None:
+        test.rank_count = test.processes * per_proc
+        test.notes.append(f"ranks from the launcher command: {test.processes} process(es) x "
+                          f"{per_proc} GPU(s) each = {test.rank_count}")
+    elif solved is not None and (highest is None or solved[0] >= highest):
+        test.rank_count = solved[0]
+        test.notes.append(f"ranks {solved[1]}")
+    elif highest is not None:
+        test.rank_count = highest
+        test.notes.append(f"ranks = highest listed rank + 1 = {highest} (the device list is "
+                          "incomplete; a lower bound)")
+    elif test.threads is not None or test.launcher_gpus is not None:
+        test.rank_count = per_proc
+        test.notes.append(f"ranks = nThread x nGpus = {per_proc}, assuming one process (no "
+                          "device lines, no launcher command)")
+    if test.ranks:
+        test.notes.insert(0, f"device list incomplete: {listed} rank line(s) seen")
+    if test.launcher_nodes is not None:
+        test.node_count = test.launcher_nodes
+    elif test.hosts and test.rank_count == highest and complete:
+        test.node_count = len(test.hosts)
+
+
+def nccl_facts(tests: list[NcclTest]) -> tuple[Fact, ...]:
+    """The identity facts the file states: GPUs, hosts, rank/node counts, transport lines."""
+    facts: list[Fact] = []
+    for test in tests:
+        facts += [Fact("gpu", name, line) for name, line in test.gpu_names.items()]
+        facts += [Fact("host", host, line) for host, line in test.host_lines.items()]
+        if test.rank_count is not None:
+            facts.append(Fact("gpu_count", str(test.rank_count), test.header_line,
+                              where=f"{test.collective} ranks"))
+        if test.node_count is not None:
+            facts.append(Fact("node_count", str(test.node_count), test.header_line,
+                              where=f"{test.collective} hosts"))
+    if tests:
+        facts += [Fact("fabric", text, line) for text, line in tests[0].fabric.items()]
+    return tuple(sorted(set(facts), key=lambda f: (f.line or 0, f.kind, f.value)))
 
 
 def nccl_frame(tests: list[NcclTest], *, run_id: str, source_file: str,
                path: Path) -> pl.DataFrame:
     """Canonical ``nccl`` rows for the parsed tests."""
     records: list[dict[str, object]] = []
-    for test in tests:
+    for index, test in enumerate(tests):
         if test.collective is None:
             raise CmaxError(
                 "cannot tell which collective this nccl-tests output measured", file=path,
                 expected="a '# Collective test starting: <name>_perf' line, the command line, "
                 "or a file name containing the test name",
                 fix="keep the full nccl-tests output or name the file e.g. all_reduce_perf.txt")
-        ranks = len(test.ranks) or None
-        nodes = len(test.hosts) or None
+        hosts = ",".join(sorted(test.hosts)) if test.hosts and not test.elided else None
         for row in test.rows:
-            records.append({"run_id": run_id, "collective": test.collective, "ranks": ranks,
-                            "nodes": nodes, "source_file": source_file, **row})
+            records.append({"run_id": run_id, "collective": test.collective,
+                            "ranks": test.rank_count, "nodes": test.node_count,
+                            "source_file": source_file, "block": index, "hosts": hosts,
+                            **row})
     return table(records, NCCL_SCHEMA)
+
+
+def test_notes(tests: list[NcclTest]) -> list[str]:
+    """What a reader should know about how the file was read (one line each)."""
+    notes: list[str] = []
+    multi = len(tests) > 1
+    for i, t in enumerate(tests):
+        where = f"test {i + 1} ({t.collective}): " if multi else ""
+        notes += [where + n for n in t.notes]
+        if t.cut_row is not None:
+            notes.append(f"{where}line {t.cut_row} is a cut-off data row (cut mid-write); not used")
+        if t.truncated_line is not None:
+            notes.append(f"{where}line {t.truncated_line}: the output was truncated by whoever "
+                         "pasted it; the rows shown are used")
+        if t.avg_busbw_gbps is None and t.sizes:
+            notes.append(f"{where}no 'Avg bus bandwidth' line: the average is computed over "
+                         "the rows shown")
+    return notes
 
 
 def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
@@ -219,8 +548,8 @@ def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
     printed = [t.avg_busbw_gbps for t in tests if t.avg_busbw_gbps is not None]
     avg = printed[0] if len(tests) == 1 and printed else (
         sum(busbw) / len(busbw) if busbw else None)
-    ranks = sorted({len(t.ranks) for t in tests if t.ranks})
-    nodes = sorted({len(t.hosts) for t in tests if t.hosts})
+    ranks = sorted({t.rank_count for t in tests if t.rank_count is not None})
+    nodes = sorted({t.node_count for t in tests if t.node_count is not None})
     out: dict[str, object] = {
         "format": "nccl-tests",
         "collective": collectives[0] if len(collectives) == 1 else ",".join(collectives),
@@ -232,12 +561,12 @@ def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
         "max_busbw_gbps": max(busbw) if busbw else None,
         "wrong": int(sum(w for w in frame["wrong"].drop_nulls().to_list())),
     }
-    cut = [t.cut_row for t in tests if t.cut_row is not None]
-    if cut:
-        out["notes"] = [f"last line {cut[0]} is a cut-off data row (no newline); not used"]
+    notes = test_notes(tests)
+    if notes:
+        out["notes"] = notes
     if len(tests) > 1:
         out["tests"] = [
-            {"collective": t.collective, "ranks": len(t.ranks) or None, "rows": t.sizes,
+            {"collective": t.collective, "ranks": t.rank_count, "rows": t.sizes,
              "avg_busbw_gbps": t.avg_busbw_gbps}
             for t in tests
         ]

@@ -13,11 +13,13 @@ from typing import Any
 from cmax.errors import CmaxError
 from cmax.ingest import (
     clustermax_audit,
+    dcgm,
     dgxc_parse,
     incidents,
     llmb_sqlite,
     mlperf,
     nccl,
+    nccl_json,
 )
 from cmax.ingest.detect import TRAINING_FORMATS, detect_format
 from cmax.ingest.textlines import training_summary
@@ -36,6 +38,10 @@ def inspect_file(path: Path) -> dict[str, Any]:
         return training_summary(parse_training(path, fmt))
     if fmt == "nccl-tests":
         return nccl.nccl_summary(nccl.parse_nccl_tests(path), path)
+    if fmt == "nccl-tests-json":
+        return nccl_json.json_summary(path)
+    if fmt == "dcgm-diag":
+        return dcgm.dcgm_summary(path)
     if fmt == "mlperf":
         return mlperf.mlperf_summary([mlperf.parse_result_file(path)], None)
     if fmt == "mlperf-system-json":

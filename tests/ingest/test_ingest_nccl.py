@@ -1,0 +1,137 @@
+"""nccl-tests output in the shapes it is published in, nccl-tests JSON and dcgmi diag JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cmax.errors import CmaxError
+from cmax.ingest import dcgm, nccl, nccl_json
+from cmax.ingest.detect import detect_format
+from cmax.ingest.summary import inspect_file
+from tests.paths import DATA
+
+NCCL = DATA / "nccl"
+
+
+def _summary(name: str) -> dict[str, object]:
+    return inspect_file(NCCL / name)
+
+
+@pytest.mark.parametrize(("name", "ranks", "nodes"), [
+    ("doc_stripped_indented.txt", 8, 1),  # '#' stripped, every line indented
+    ("tag_output_2node.txt", 16, 2),  # [1,0]<stdout>: prefixes
+    ("srun_label_2node.txt", 16, 2),  # srun --label '0: ' prefixes
+    ("per_iteration.txt", 8, 1),  # -I 1 columns
+])
+def test_prefixed_and_stripped_shapes_read_like_the_original(name: str, ranks: int,
+                                                             nodes: int) -> None:
+    assert detect_format(NCCL / name) == "nccl-tests"
+    summary = _summary(name)
+    assert (summary["ranks"], summary["nodes"], summary["rows"]) == (ranks, nodes, 5)
+    assert summary["avg_busbw_source"] == "printed"
+
+
+def test_elided_nvl72_list_solves_ranks_from_the_bandwidth_factor() -> None:
+    summary = _summary("gb200_nvl72_elided.txt")
+    assert summary["ranks"] == 72  # 5 device lines seen, highest rank 71
+    notes = " ".join(summary["notes"])  # type: ignore[arg-type]
+    assert "solved from busbw/algbw" in notes and "n = 72" in notes
+
+
+def test_list_starting_mid_way_is_not_counted_by_its_lines() -> None:
+    summary = _summary("partial_device_list.txt")
+    assert summary["ranks"] == 8 and summary["nodes"] is None  # 4 lines seen (ranks 4-7)
+
+
+def test_rank_count_only_on_the_command_line() -> None:
+    tests = nccl.parse_nccl_tests(NCCL / "sendrecv_cmdline_only.txt")
+    assert tests[0].collective == "sendrecv" and tests[0].rank_count == 8
+    assert "1 process(es) x 8 GPU(s)" in tests[0].notes[0]
+
+
+def test_truncated_table_without_average_line() -> None:
+    summary = _summary("truncated_no_avg.txt")
+    assert summary["rows"] == 6 and summary["avg_busbw_source"] == "computed"
+    notes = " ".join(summary["notes"])  # type: ignore[arg-type]
+    assert "truncated by whoever pasted it" in notes and "average is computed" in notes
+
+
+def test_row_cut_mid_write_is_dropped_not_read_with_shifted_columns() -> None:
+    tests = nccl.parse_nccl_tests(NCCL / "cut_mid_write.txt")
+    frame = nccl.nccl_frame(tests, run_id="n", source_file="x", path=NCCL / "cut_mid_write.txt")
+    assert tests[0].sizes == 4 and tests[0].cut_row == 22
+    assert frame["wrong"].to_list() == [0] * 8  # never 959 from a shifted busbw column
+    assert frame["size_bytes"].max() == 1 << 30
+
+
+def test_cut_row_followed_by_a_new_run_is_dropped(tmp_path: Path) -> None:
+    one = (NCCL / "cut_mid_write.txt").read_text()
+    two = (NCCL / "per_iteration.txt").read_text()
+    path = tmp_path / "all_reduce.txt"
+    path.write_text(one + two)
+    tests = nccl.parse_nccl_tests(path)
+    assert [t.sizes for t in tests] == [4, 5] and tests[0].cut_row == 22
+
+
+def test_malformed_row_inside_a_table_is_one_clear_error(tmp_path: Path) -> None:
+    lines = (NCCL / "tag_output_2node.txt").read_text().splitlines()
+    row = next(i for i, ln in enumerate(lines) if "134217728" in ln)
+    lines[row] = lines[row].replace("sum", "sum  7")
+    path = tmp_path / "all_reduce.txt"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CmaxError) as info:
+        nccl.parse_nccl_tests(path)
+    assert info.value.line == row + 1 and "malformed nccl-tests data row" in info.value.message
+
+
+def test_facts_name_gpus_hosts_counts_and_the_transport() -> None:
+    facts = nccl.nccl_facts(nccl.parse_nccl_tests(NCCL / "socket_fallback_2node.txt"))
+    kinds = {(f.kind, f.value) for f in facts}
+    assert ("gpu", "NVIDIA H100 80GB HBM3") in kinds
+    assert {("host", "gpu-a"), ("host", "gpu-b"), ("gpu_count", "16"),
+            ("node_count", "2"), ("fabric", "Using network Socket")} <= kinds
+    ib = nccl.nccl_facts(nccl.parse_nccl_tests(NCCL / "tag_output_2node.txt"))
+    assert ("fabric", "Using network IB") in {(f.kind, f.value) for f in ib}
+
+
+def test_nccl_json_v3_rows_ranks_and_slow_node() -> None:
+    path = NCCL / "all_reduce_2node.json"
+    assert detect_format(path) == "nccl-tests-json"
+    tests, health = nccl_json.parse_nccl_json(path)
+    test = tests[0]
+    assert test.collective == "all_reduce" and test.rank_count == 16 and test.node_count == 2
+    assert len(test.rows) == 10 and test.hosts == {"node-a", "node-b"}
+    slow = health.filter(health["status"] == "fail")
+    assert slow["node"].to_list() == ["node-b"] and slow["gpus"].to_list() == [8]
+    assert inspect_file(path)["slow_nodes"] == ["node-b"]
+
+
+def test_nccl_json_wrong_version_and_cut_file(tmp_path: Path) -> None:
+    text = (NCCL / "all_reduce_2node.json").read_text()
+    old = tmp_path / "v2.json"
+    old.write_text(text.replace('"version":3', '"version":2'))
+    with pytest.raises(CmaxError, match="format version 2"):
+        nccl_json.parse_nccl_json(old)
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: len(text) // 2])
+    with pytest.raises(CmaxError, match="not valid JSON"):
+        nccl_json.parse_nccl_json(cut)
+
+
+def test_dcgm_diag_failures_per_node() -> None:
+    bad = dcgm.parse_dcgm(NCCL / "dcgm" / "node-b.json")
+    fails = bad.filter(bad["status"] == "fail")
+    assert set(fails["node"].to_list()) == {"node-b"} and fails["gpus"].to_list() == [8, 8]
+    assert "row remapping failed" in fails["detail"][0]
+    good = dcgm.parse_dcgm(NCCL / "dcgm" / "node-a.json")
+    assert good["status"].to_list() == ["pass"]
+    assert detect_format(NCCL / "dcgm" / "node-a.json") == "dcgm-diag"
+
+
+def test_dcgm_diag_unknown_status_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "n1.json"
+    path.write_text((NCCL / "dcgm" / "node-a.json").read_text().replace('"Pass"', '"Maybe"', 1))
+    with pytest.raises(CmaxError, match="unknown status"):
+        dcgm.parse_dcgm(path)
