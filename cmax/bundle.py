@@ -9,7 +9,7 @@ A corrupt archive is refused whole, never read in part: a decompression error, a
 gzip/xz/bzip2 or zip checksum (``tarfile`` stops at the end-of-archive block and never reads
 the gzip trailer, so a .tar.gz whose CRC fails was accepted with altered content), and two
 members with the same path (the last would silently win, e.g. a second ``cmax.toml``) are
-all one CmaxError. The extraction directory is removed even when cmax is stopped with
+all one BundleError. The extraction directory is removed even when cmax is stopped with
 SIGTERM or SIGINT (:func:`cleanup_on_signals`).
 """
 
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from cmax.errors import CmaxError
+from cmax.errors import BundleError
 from cmax.limits import MAX_PATH_CHARS, MAX_PATH_DEPTH
 from cmax.manifest import MANIFEST_NAME, Manifest, load_manifest
 
@@ -41,12 +41,12 @@ _CORRUPT = (tarfile.TarError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, EO
             OSError, RuntimeError, NotImplementedError, ValueError)
 
 
-def _corrupt(archive: Path, exc: BaseException) -> CmaxError:
+def _corrupt(archive: Path, exc: BaseException) -> BundleError:
     if isinstance(exc, OSError) and exc.errno is not None:  # the system's fault (disk full)
-        return CmaxError(f"cannot unpack the bundle: {exc.strerror}", file=archive,
+        return BundleError(f"cannot unpack the bundle: {exc.strerror}", file=archive,
                          fix="free space in the temporary folder (TMPDIR) and retry")
     detail = str(exc).strip() or type(exc).__name__
-    return CmaxError(f"corrupt bundle archive: {detail}", file=archive,
+    return BundleError(f"corrupt bundle archive: {detail}", file=archive,
                      expected="an archive that unpacks without errors",
                      fix="copy or download the bundle again (check it with `tar tzf` / "
                          "`unzip -t`)")
@@ -85,7 +85,7 @@ class Bundle:
         """Path of a file the manifest names, refusing anything that leaves the bundle."""
         rel = PurePosixPath(relative.replace("\\", "/"))
         if rel.is_absolute() or ".." in rel.parts:
-            raise CmaxError(
+            raise BundleError(
                 f"path {relative!r} leaves the bundle", file=self.source / MANIFEST_NAME,
                 field=field, expected="a path relative to the bundle root",
             )
@@ -94,16 +94,16 @@ class Bundle:
             resolved = path.resolve()
             exists = path.exists()
         except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL
-            raise CmaxError(f"path {relative[:80]!r} cannot be a file name: {exc}",
+            raise BundleError(f"path {relative[:80]!r} cannot be a file name: {exc}",
                             file=self.source / MANIFEST_NAME, field=field,
                             fix="correct the path") from None
         if not resolved.is_relative_to(self.root.resolve()):
-            raise CmaxError(
+            raise BundleError(
                 f"path {relative!r} resolves outside the bundle (symlink?)",
                 file=self.source / MANIFEST_NAME, field=field,
             )
         if not exists:
-            raise CmaxError(
+            raise BundleError(
                 f"declared file {relative!r} is not in the bundle",
                 file=self.source / MANIFEST_NAME, field=field,
                 fix="add the file to the bundle or correct the path",
@@ -135,7 +135,7 @@ class _Members:
     def check(self, name: str, *, is_dir: bool) -> PurePosixPath:
         rel = _check_member(name, self.archive)
         if rel in self.files or (not is_dir and rel in self.dirs):
-            raise CmaxError(f"archive member {name!r} appears more than once", file=self.archive,
+            raise BundleError(f"archive member {name!r} appears more than once", file=self.archive,
                             expected="each path once",
                             fix="repack the bundle from a clean folder")
         (self.dirs if is_dir else self.files).add(rel)
@@ -145,19 +145,19 @@ class _Members:
 def _check_member(name: str, archive: Path) -> PurePosixPath:
     shown = name if len(name) <= 120 else name[:120] + "..."
     if len(name) > MAX_PATH_CHARS:
-        raise CmaxError(f"archive member path of {len(name):,} characters ({shown!r})",
+        raise BundleError(f"archive member path of {len(name):,} characters ({shown!r})",
                         file=archive, expected=f"at most {MAX_PATH_CHARS} characters")
     if any(ord(c) < 32 for c in name):
-        raise CmaxError(f"archive member {shown!r} has control characters in its name",
+        raise BundleError(f"archive member {shown!r} has control characters in its name",
                         file=archive, fix="repack the bundle with plain file names")
     rel = PurePosixPath(name.replace("\\", "/"))
     if rel.is_absolute() or ".." in rel.parts or (rel.parts and ":" in rel.parts[0]):
-        raise CmaxError(
+        raise BundleError(
             f"archive member {shown!r} would be written outside the bundle", file=archive,
             fix="repack the bundle with relative paths only",
         )
     if len(rel.parts) > MAX_PATH_DEPTH:
-        raise CmaxError(f"archive member {shown!r} is {len(rel.parts)} folders deep",
+        raise BundleError(f"archive member {shown!r} is {len(rel.parts)} folders deep",
                         file=archive, expected=f"at most {MAX_PATH_DEPTH} levels")
     return rel
 
@@ -178,20 +178,20 @@ def _extract_tar(archive: Path, dest: Path) -> None:
             # iterate rather than getmembers(): a hostile archive's index is never held whole
             for count, member in enumerate(tar, start=1):
                 if count > MAX_MEMBERS:
-                    raise CmaxError(f"archive has more than {MAX_MEMBERS} members",
+                    raise BundleError(f"archive has more than {MAX_MEMBERS} members",
                                     file=archive, expected=f"at most {MAX_MEMBERS}")
                 rel = members.check(member.name, is_dir=member.isdir())
                 if member.issym() or member.islnk():
-                    raise CmaxError(
+                    raise BundleError(
                         f"archive member {member.name!r} is a link", file=archive,
                         fix="bundle real files, not links",
                     )
                 if not (member.isfile() or member.isdir()):
-                    raise CmaxError(f"archive member {member.name!r} is not a regular file",
+                    raise BundleError(f"archive member {member.name!r} is not a regular file",
                                     file=archive)
                 total += member.size
                 if total > MAX_TOTAL_BYTES:
-                    raise CmaxError("archive expands beyond the size limit", file=archive,
+                    raise BundleError("archive expands beyond the size limit", file=archive,
                                     expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
                 target = dest.joinpath(*rel.parts)
                 if member.isdir():
@@ -213,7 +213,7 @@ def _extract_zip(archive: Path, dest: Path) -> None:
         with zipfile.ZipFile(archive) as zf:
             infos = zf.infolist()
             if len(infos) > MAX_MEMBERS:
-                raise CmaxError(f"archive has {len(infos)} members", file=archive,
+                raise BundleError(f"archive has {len(infos)} members", file=archive,
                                 expected=f"at most {MAX_MEMBERS}")
             total = 0
             members = _Members(archive)
@@ -221,17 +221,17 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                 rel = members.check(info.filename, is_dir=info.is_dir())
                 mode = (info.external_attr >> 16) & 0o170000
                 if mode == 0o120000:
-                    raise CmaxError(f"archive member {info.filename!r} is a link", file=archive,
+                    raise BundleError(f"archive member {info.filename!r} is a link", file=archive,
                                     fix="bundle real files, not links")
                 if mode not in (0, 0o100000, 0o040000):
-                    raise CmaxError(f"archive member {info.filename!r} is not a regular file",
+                    raise BundleError(f"archive member {info.filename!r} is not a regular file",
                                     file=archive)
                 if info.flag_bits & 0x1:
-                    raise CmaxError(f"archive member {info.filename!r} is encrypted",
+                    raise BundleError(f"archive member {info.filename!r} is encrypted",
                                     file=archive, fix="pack the bundle without a password")
                 total += info.file_size
                 if total > MAX_TOTAL_BYTES:
-                    raise CmaxError("archive expands beyond the size limit", file=archive,
+                    raise BundleError("archive expands beyond the size limit", file=archive,
                                     expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
                 target = dest.joinpath(*rel.parts)
                 if info.is_dir():
@@ -243,7 +243,7 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                     while chunk := source.read(1 << 20):
                         written += len(chunk)
                         if written > info.file_size:
-                            raise CmaxError(f"member {info.filename!r} is larger than declared",
+                            raise BundleError(f"member {info.filename!r} is larger than declared",
                                             file=archive)
                         out.write(chunk)
     except _CORRUPT as exc:
@@ -263,7 +263,7 @@ def _manifest_root(extracted: Path, source: Path) -> Path:
     children = [p for p in extracted.iterdir() if not p.name.startswith(".")]
     if len(children) == 1 and (children[0] / MANIFEST_NAME).is_file():
         return children[0]
-    raise CmaxError(f"no {MANIFEST_NAME} at the top of the bundle", file=source,
+    raise BundleError(f"no {MANIFEST_NAME} at the top of the bundle", file=source,
                     fix=f"put {MANIFEST_NAME} at the bundle root (see README)")
 
 
@@ -272,11 +272,11 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
     """Open a bundle for the duration of a ``with`` block (archives go to a temp dir)."""
     source = Path(path)
     if not source.exists():
-        raise CmaxError("bundle not found", file=source,
+        raise BundleError("bundle not found", file=source,
                         expected="a directory, .tar.gz or .zip holding cmax.toml")
     if not (source.is_dir() or source.is_file()):
         # opening a named pipe blocks until a writer appears: cmax would hang
-        raise CmaxError("bundle is not a regular file (a named pipe, socket or device)",
+        raise BundleError("bundle is not a regular file (a named pipe, socket or device)",
                         file=source, expected="a directory, .tar.gz or .zip holding cmax.toml",
                         fix="copy the bundle into a plain file or folder")
     if source.is_dir():
@@ -299,7 +299,7 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
         elif _is_tar(source):
             _extract_tar(source, dest)
         else:
-            raise CmaxError("not a bundle", file=source,
+            raise BundleError("not a bundle", file=source,
                             expected="a directory, .tar.gz, .tgz, .tar or .zip holding cmax.toml")
         root = _manifest_root(dest, source)
         yield Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))

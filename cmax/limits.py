@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError
 
 MAX_JSON_DEPTH = 100
 """Nesting levels of arrays/objects in evidence JSON (real outputs use fewer than 10)."""
@@ -46,10 +46,10 @@ Where = str | Path | None
 
 
 def limit_error(what: str, limit: str, *, file: Where = None, line: int | None = None,
-                field: str | None = None) -> CmaxError:
+                field: str | None = None) -> EvidenceError:
     """The one error for input beyond a bound: names the bound so the user knows it was not
     a parse mistake but a deliberate refusal."""
-    return CmaxError(f"{what} exceeds cmax's limit of {limit}", file=file, line=line,
+    return EvidenceError(f"{what} exceeds cmax's limit of {limit}", file=file, line=line,
                      field=field, fix="check that the file is the unmodified tool output")
 
 
@@ -110,7 +110,7 @@ def parse_int(text: str, *, file: Where = None, line: int | None = None,
     try:
         return int(stripped)
     except ValueError:
-        raise CmaxError(f"{stripped[:40]!r} is not an integer", file=file, line=line,
+        raise EvidenceError(f"{stripped[:40]!r} is not an integer", file=file, line=line,
                         field=field, expected="an integer") from None
 
 
@@ -119,7 +119,7 @@ def whole(value: float, *, file: Where = None, line: int | None = None,
     """``int(value)`` for a float read from evidence: ``inf`` and ``NaN`` (which ``int()``
     refuses with OverflowError/ValueError) are a CmaxError naming the field."""
     if not math.isfinite(value):
-        raise CmaxError(f"{value} is not a finite number", file=file, line=line, field=field,
+        raise EvidenceError(f"{value} is not a finite number", file=file, line=line, field=field,
                         expected="a finite integer",
                         fix="check that the file is the unmodified tool output")
     return int(value)
@@ -145,7 +145,7 @@ def csv_rows(reader: Iterable[list[str]], *, file: Where = None,
         except StopIteration:
             return
         except csv.Error as exc:
-            raise CmaxError(f"unreadable CSV row: {exc}", file=file, line=line,
+            raise EvidenceError(f"unreadable CSV row: {exc}", file=file, line=line,
                             fix="check that the file is the unmodified tool output") from None
         check_fields(row, file=file, line=line)
         yield line, row

@@ -23,7 +23,7 @@ from pydantic import (
     field_validator,
 )
 
-from cmax.errors import CmaxError
+from cmax.errors import ManifestError
 from cmax.limits import MAX_PATH_CHARS
 from cmax.tomlfile import read_toml
 
@@ -255,12 +255,12 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
         loc = tuple(err["loc"])
         key = _dotted(loc)
         if err["type"] == "missing":
-            raise CmaxError(
+            raise ManifestError(
                 "required key is missing", file=source, field=key,
                 fix=f"add `{loc[-1]}` to the [{_dotted(loc[:-1]) or 'top level'}] table",
             ) from None
         if err["type"] == "extra_forbidden":
-            raise CmaxError(
+            raise ManifestError(
                 "unknown key", file=source, field=key,
                 expected="a key from the cmax.toml contract in DESIGN.md",
                 fix="check the spelling or remove it",
@@ -274,7 +274,7 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
                 e["msg"].removeprefix("Input should be ") for e in errors
                 if tuple(e["loc"])[:depth] == loc))
         value = _lookup(data, loc)
-        raise CmaxError(
+        raise ManifestError(
             f"invalid value {_shown(value)}", file=source, field=key, expected=expected,
         ) from None
 
@@ -286,7 +286,7 @@ def check_sanity(manifest: Manifest, *, source: str | Path) -> Manifest:
     system_gpus = manifest.system.nodes * manifest.system.gpus_per_node
     rel = manifest.reliability
     if rel is not None and rel.gpus_in_service < system_gpus:
-        raise CmaxError(
+        raise ManifestError(
             f"{rel.gpus_in_service} GPUs in service is fewer than the {system_gpus} GPUs the "
             f"system declares ({manifest.system.nodes} nodes x "
             f"{manifest.system.gpus_per_node})", file=source, field="reliability.gpus_in_service",

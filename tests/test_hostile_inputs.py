@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from cmax.cli import main
+from cmax.errors import CmaxError
 from tests.paths import DATA, REFERENCE, SAMPLES
 
 SAMPLES = SAMPLES
@@ -385,3 +386,92 @@ def test_nccl_size_beyond_int64_is_a_malformed_row_not_a_polars_traceback(
          "\n99999999999999999999999       4194304")
     err = one_line_error(capsys, "validate", str(b))
     assert "nccl/all_reduce_perf_64n.txt:543" in err and "malformed nccl-tests data row" in err
+
+
+def _fake_render(fail_after: int | None) -> Any:
+    """A render_reports stand-in that writes real files, then fails part-way if told to
+    (the real renderer is REPORTS' and changes under us; what matters here is the staging)."""
+    def render(cards: list[object], out_dir: Path) -> list[Path]:
+        written = []
+        for i, name in enumerate(["p.scorecard.json", "p.scorecard.html", "p.brief.html"]):
+            if fail_after is not None and i == fail_after:
+                raise CmaxError("the brief cannot be drawn")
+            (out_dir / name).write_text("new")
+            written.append(out_dir / name)
+        return written
+    return render
+
+
+@pytest.fixture
+def no_assess(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cmax.cli.report_cmd
+
+    monkeypatch.setattr(cmax.cli.report_cmd, "_assess", lambda bundle, rubric: object())
+
+
+@pytest.mark.parametrize("existing", [False, True])
+@pytest.mark.usefixtures("no_assess")
+def test_report_set_is_written_all_or_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        existing: bool) -> None:
+    """A render failure after the scorecard files were written left a partial report set
+    (a fresh scorecard beside a stale brief) in the output folder."""
+    import cmax.render
+
+    out = tmp_path / "out"
+    if existing:
+        out.mkdir()
+        (out / "p.brief.html").write_text("last month's brief")
+    monkeypatch.setattr(cmax.render, "render_reports", _fake_render(fail_after=2))
+    assert main(["report", str(SAMPLES / "aurora-compute"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err  # progress lines, then the one error line
+    assert err.splitlines()[-1] == "cmax: error: the brief cannot be drawn"
+    if existing:
+        assert [p.name for p in out.iterdir()] == ["p.brief.html"]
+        assert (out / "p.brief.html").read_text() == "last month's brief"
+    else:
+        assert not out.exists()
+
+
+@pytest.mark.usefixtures("no_assess")
+def test_report_moves_the_finished_set_into_place(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import cmax.render
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "p.brief.html").write_text("last month's brief")
+    monkeypatch.setattr(cmax.render, "render_reports", _fake_render(fail_after=None))
+    code, files, _ = run_json(capsys, "report", str(SAMPLES / "aurora-compute"), "-o", str(out))
+    assert code == 0
+    assert files["files"] == [str(out / n) for n in
+                              ("p.scorecard.json", "p.scorecard.html", "p.brief.html")]
+    assert sorted(p.name for p in out.iterdir()) == sorted(Path(f).name for f in files["files"])
+    assert (out / "p.brief.html").read_text() == "new"
+
+
+def test_named_pipe_as_bundle_path_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A FIFO named bundle.tar.gz made `cmax validate` block forever; killed, it left its
+    empty temporary directory behind."""
+    os.mkfifo(tmp_path / "bundle.tar.gz")
+    err = _no_hang(capsys, "validate", str(tmp_path / "bundle.tar.gz"))
+    assert "not a regular file" in err
+
+
+def test_gpus_in_service_below_the_system_is_one_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpus_in_service = 1` on the 512-GPU sample priced it at $0.00 with no finding."""
+    err = _manifest_error(tmp_path, capsys, "gpus_in_service = 512", "gpus_in_service = 1")
+    assert "reliability.gpus_in_service" in err
+
+
+def test_json_output_never_holds_non_finite_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    """Wherever a command's summary carries inf/NaN, `--format json` prints null: 29 fuzzed
+    inputs printed a bare Infinity, which strict JSON parsers reject."""
+    from cmax.cli.common import emit_json
+
+    emit_json({"a": float("inf"), "b": [float("nan"), 1.5], "c": {"d": -float("inf")}})
+    assert strict_json(capsys.readouterr().out) == {"a": None, "b": [None, 1.5],
+                                                    "c": {"d": None}}

@@ -2,12 +2,21 @@
 
 Every bundle is checked to exist before any is assessed, so a typo in the last of ten bundles
 fails in a second rather than after minutes of scoring. Exit codes: 0 reports written; 2 a
-bundle, the rubric or the output folder is unusable (nothing half-written is left behind:
-every report file is written atomically).
+bundle, the rubric or the output folder is unusable.
+
+The set is written all or nothing: every report is rendered into a staging folder inside the
+output folder and only moved into place once all rendered, so a failure in the fifth file (a
+chart that cannot be drawn, a PDF engine error, Ctrl-C) leaves no mix of new and stale reports
+for someone to send to a provider. Files are moved with ``os.replace`` (atomic per file, same
+file system, since the staging folder is inside the output folder).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +33,33 @@ def _assess(bundle: str, rubric: str | None) -> Scorecard:
     from cmax.pipeline import assess
 
     return assess(bundle, rubric_path=rubric)
+
+
+def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path) -> list[Path]:
+    """Render into ``out_dir/.cmax-report-*/`` and move the finished set into ``out_dir``;
+    on any failure the staging folder goes, and so does ``out_dir`` if this call created it."""
+    from cmax.bundle import cleanup_on_signals
+    from cmax.render import render_reports
+
+    created = not out_dir.exists()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CmaxError(f"cannot create the output folder: {exc.strerror}", file=out_dir,
+                        field="-o", fix="pass a folder you can write to") from None
+    try:
+        with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix=".cmax-report-",
+                                                               dir=out_dir) as tmp:
+            staged = render_reports(cards, Path(tmp))
+            final = [out_dir / path.relative_to(tmp) for path in staged]
+            for source, target in zip(staged, final, strict=True):
+                os.replace(source, target)
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):  # rmdir: only if empty, never others' files
+                out_dir.rmdir()
+        raise
+    return final
 
 
 def _check_inputs(bundles: tuple[str, ...], rubric: str | None, out_dir: Path) -> None:
@@ -53,15 +89,13 @@ def _check_inputs(bundles: tuple[str, ...], rubric: str | None, out_dir: Path) -
               help="Rating rubric TOML.  [default: the rubric shipped with the reference data]")
 @format_option
 def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, fmt: str) -> None:
-    from cmax.render import render_reports
-
     _check_inputs(bundles, rubric, out_dir)
     cards = []
     for i, bundle in enumerate(bundles, start=1):
         progress(f"[{i}/{len(bundles)}] rating {bundle}")
         cards.append(_assess(bundle, rubric))
     progress(f"writing reports to {out_dir}")
-    paths = render_reports(cards, out_dir)
+    paths = _write_all_or_nothing(cards, out_dir)
     if fmt == "json":
         emit_json({"files": [str(p) for p in paths]})
     else:
