@@ -1,4 +1,7 @@
-"""The whole chain for one bundle: ingest -> validate -> score -> price.
+"""The whole chain for one bundle: ingest -> resolve -> validate -> score -> price.
+
+Ingest reads the files; :func:`cmax.case.resolve` turns them into the case while the bundle
+is still open; every later stage reads only the case (docs/architecture.md).
 
 Commands that need only part of the chain (``cmax validate``) use :func:`load` so that every
 command reports the same user errors the same way (unknown GPU or workload: exit 2).
@@ -12,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cmax.bundle import Bundle, open_bundle
+from cmax.case import Case, resolve
 from cmax.errors import CmaxError
-from cmax.evidence import Evidence
 from cmax.findings import Finding
 from cmax.ingest import ingest
 from cmax.manifest import MANIFEST_NAME
@@ -26,12 +29,16 @@ from cmax.validate import validate
 
 @dataclass(frozen=True)
 class Loaded:
-    """A bundle read and checked: its evidence, the reference it is judged against, findings."""
+    """A bundle read and checked: its case, the reference it is judged against, findings."""
 
     bundle: Bundle
-    evidence: Evidence
+    evidence: Case
     reference: Reference
     findings: list[Finding]
+
+    @property
+    def case(self) -> Case:
+        return self.evidence
 
 
 def manifest_label(bundle: Bundle) -> str:
@@ -89,9 +96,9 @@ def load(bundle_path: str | Path) -> Iterator[Loaded]:
         reference = load_reference(bundle.manifest.benchmark.reference)
         check_known_ids(bundle, reference)
         check_declared_files(bundle)
-        evidence = ingest(bundle)
-        findings = validate(evidence, reference)
-        yield Loaded(bundle, evidence, reference, findings)
+        case = resolve(ingest(bundle), reference)
+        findings = validate(case, reference)
+        yield Loaded(bundle, case, reference, findings)
 
 
 def assess(

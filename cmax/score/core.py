@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import polars as pl
 
 import cmax
+from cmax.case import resolve
 from cmax.evidence import Evidence
 from cmax.findings import Finding, count_findings, sort_findings
 from cmax.score.mlperf import mlperf_results
@@ -78,7 +79,9 @@ def score(
     reference: ReferenceData,
     rubric: Rubric,
 ) -> Scorecard:
-    """Rate one bundle. ``price`` is left None; cmax.price fills it."""
+    """Rate one case (plain Evidence is resolved first). ``price`` is left None; cmax.price
+    fills it."""
+    evidence = resolve(evidence, reference)
     manifest = evidence.manifest
     system = manifest.system
     workloads = workload_results(evidence, findings, reference, rubric)

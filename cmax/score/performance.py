@@ -11,25 +11,23 @@ to model TFLOP/s/GPU, and the result says which.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import polars as pl
 
+from cmax.case import BaselineRow, Case, ResolvedRun, resolve
 from cmax.coerce import as_int
 from cmax.evidence import Evidence
 from cmax.findings import Finding
-from cmax.score.reference_api import ReferenceData, num, optional_lookup, text
+from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.score.rubric import Rubric
 from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean, verdict_for
 from cmax.scorecard import Baseline, WorkloadResult
-from cmax.window import steady_state_window
+from cmax.validate.engine import blocks_comparison
 
 COMPARABLE_VERDICTS = ("pass", "fail", "inconclusive")
 """Verdicts that carry a real provider ÷ reference ratio (used by the suite and by pricing)."""
-
-COMPARABILITY_PREFIX = "comparability."
 
 
 def _round(value: float | None, digits: int = 6) -> float | None:
@@ -49,19 +47,13 @@ def findings_for_run(findings: Sequence[Finding], run_id: str, log: str | None) 
     return out
 
 
-def _baseline_model(base: Mapping[str, Any], reference: ReferenceData,
-                    fallback_id: str) -> Baseline:
+def _baseline_model(base: BaselineRow, release: str) -> Baseline:
     return Baseline(
-        baseline_id=text(base, "baseline_id") or fallback_id,
-        release=reference.release,
-        step_time_s=num(base, "step_time_s"),
-        tokens_per_s_per_gpu=num(base, "tokens_per_s_per_gpu"),
-        model_tflops_per_gpu=num(base, "model_tflops_per_gpu"),
-        mfu_pct=num(base, "mfu_pct"),
-        gbs=as_int(base.get("gbs")),
-        seq_len=as_int(base.get("seq_len")),
-        container=text(base, "container"),
-        source=text(base, "source") or "(source not recorded in the reference row)",
+        baseline_id=base.baseline_id, release=release, step_time_s=base.step_time_s,
+        tokens_per_s_per_gpu=base.tokens_per_s_per_gpu,
+        model_tflops_per_gpu=base.model_tflops_per_gpu, mfu_pct=base.mfu_pct, gbs=base.gbs,
+        seq_len=base.seq_len, container=base.container,
+        source=base.source or "(source not recorded in the reference row)",
     )
 
 
@@ -123,33 +115,34 @@ def _choose_basis(
 
 
 def score_run(
-    row: Mapping[str, Any],
-    steps: pl.DataFrame,
+    run: ResolvedRun,
     *,
-    evidence: Evidence,
+    case: Case,
     findings: Sequence[Finding],
     reference: ReferenceData,
     rubric: Rubric,
 ) -> WorkloadResult:
-    """One run's WorkloadResult: provider figures, baseline, ratio, CI and verdict."""
+    """One run's WorkloadResult: provider figures, baseline, ratio, CI and verdict.
+
+    The baseline and the steady-state window are the case's (:mod:`cmax.case`), the same the
+    validator judged, so the two stages can never disagree on them.
+    """
     rules = rubric.performance
-    run_id = str(row["run_id"])
+    row = run.row
+    run_id = run.run_id
     workload = str(row.get("workload") or "")
     precision = str(row.get("precision") or "").lower()
     num_gpus = as_int(row.get("num_gpus")) or 0
-    gpu = str(row.get("gpu") or evidence.manifest.system.gpu)
+    gpu = str(row.get("gpu") or case.manifest.system.gpu)
     log = str(row.get("source_file") or "")
     status = str(row.get("status") or "no_data").lower()
     notes: list[str] = []
 
-    steps = steps.sort("iteration")
+    steps = run.steps.sort("iteration")
     printed = [(int(i), float(t)) for i, t in zip(steps["iteration"], steps["step_time_s"],
                                                   strict=True) if i is not None and t is not None]
     # NaN/inf are not JSON numbers (the scorecard JSON would not parse); validation reports them
     series = [(i, t) for i, t in printed if math.isfinite(t)]
-    last_iteration = as_int(row.get("max_iteration"))
-    if last_iteration is None and printed:
-        last_iteration = printed[-1][0]
 
     common: dict[str, Any] = {
         "workload": workload, "precision": precision, "num_gpus": num_gpus, "log": log,
@@ -159,22 +152,14 @@ def score_run(
 
     gbs = as_int(row.get("gbs"))
     seq_len = as_int(row.get("seq_len"))
-    base_row = reference.match_baseline(workload, gpu, precision, num_gpus,
-                                        gbs=gbs, seq_len=seq_len)
-    if base_row is None and (gbs is not None or seq_len is not None):
-        # same fallback as the validator (cmax.validate.context): the recipe's own config;
-        # the validator then reports the mismatch, which makes the run not comparable
-        base_row = reference.match_baseline(workload, gpu, precision, num_gpus)
-        if base_row is not None:
-            notes.append(f"no baseline at GBS {gbs} / sequence length {seq_len}: matched the "
-                         f"recipe's GBS {base_row.get('gbs')} / {base_row.get('seq_len')}")
-    if base_row is None:
+    if run.baseline_note:
+        notes.append(run.baseline_note)
+    if run.baseline is None:
         notes.append(f"no reference baseline for {workload} {precision} on {num_gpus} × {gpu} "
                      f"in reference release {reference.release}")
         return WorkloadResult(**common, verdict="no_reference", notes=notes)
-    fallback_id = f"{workload}/{gpu}/{precision}/{num_gpus}"
-    base = _baseline_model(base_row, reference, fallback_id)
-    base_gpus = as_int(base_row.get("num_gpus"))
+    base = _baseline_model(run.baseline, reference.release)
+    base_gpus = run.baseline.num_gpus
     if gbs is None and base.gbs is not None:
         gbs = base.gbs
         notes.append(f"GBS {gbs} taken from the reference recipe (not in the log or manifest)")
@@ -182,15 +167,11 @@ def score_run(
         seq_len = base.seq_len
         notes.append(f"sequence length {seq_len} taken from the reference recipe")
 
-    window = steady_state_window(text(base_row, "recipe_release"), last_iteration)
-    # only steps validation accepts (finite, positive): a NaN, zero or negative step time is
-    # reported there as a missing window step and must not move the ratio here
-    in_window = steps.filter(
-        pl.col("iteration").is_between(window.first, window.last)
-        & pl.col("step_time_s").is_not_null()
-        & pl.col("step_time_s").is_finite()
-        & (pl.col("step_time_s") > 0)
-    )
+    window = run.window
+    # only the case's clean steps (finite, positive, first printing of each iteration): a NaN,
+    # zero or negative step time is reported by validation as a missing window step and must
+    # not move the ratio here
+    in_window = run.window_steps
     step_times = [float(v) for v in in_window["step_time_s"]]
     tflops = [float(v) for v in in_window["tflops_per_gpu"]
               if v is not None and math.isfinite(v)]
@@ -219,8 +200,7 @@ def score_run(
     }
 
     related = findings_for_run(findings, run_id, log)
-    blocking = [f for f in related
-                if f.severity == "error" and f.rule.startswith(COMPARABILITY_PREFIX)]
+    blocking = [f for f in related if blocks_comparison(f)]
 
     basis = _choose_basis(base=base, base_gpus=base_gpus, num_gpus=num_gpus, gbs=gbs,
                           seq_len=seq_len, step_times=step_times, tflops=tflops,
@@ -283,15 +263,15 @@ def score_run(
 def workload_results(
     evidence: Evidence, findings: Sequence[Finding], reference: ReferenceData, rubric: Rubric,
 ) -> list[WorkloadResult]:
-    """Every run in the bundle, in run order."""
+    """Every run in the case, in run order (plain Evidence is resolved first)."""
+    case = resolve(evidence, reference)
     out = []
-    for row in evidence.runs.iter_rows(named=True):
-        steps = evidence.steps.filter(pl.col("run_id") == row["run_id"])
+    for run in case.resolved:
         # a 1e308 s "step" overflows the mean to inf: the ratio is then 0, which is the
         # limit the numbers give (validation reports the stall); no numpy warning on stderr
         with np.errstate(over="ignore"):
-            out.append(score_run(row, steps, evidence=evidence, findings=findings,
-                                 reference=reference, rubric=rubric))
+            out.append(score_run(run, case=case, findings=findings, reference=reference,
+                                 rubric=rubric))
     return out
 
 

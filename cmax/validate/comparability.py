@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from cmax.case import BaselineRow
 from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.validate.context import CONFIG_FIELDS, Context, RunView, run_finding
@@ -111,14 +112,13 @@ def _fmt(values: Iterable[object]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def _compare(view: RunView) -> Iterator[Finding]:
-    base = view.baseline or {}
+def _compare(view: RunView, base: BaselineRow) -> Iterator[Finding]:
     mismatched: list[str] = []
     unknown: list[str] = []
     for name in CONFIG_FIELDS:
-        if name == "mbs" and base.get("mbs") is None:
+        if name == "mbs" and base.mbs is None:
             continue
-        ref_value = _norm_config(name, base.get(name))
+        ref_value = _norm_config(name, base.config(name))
         if ref_value is None:
             continue
         run_raw = view.get(name)
@@ -129,7 +129,7 @@ def _compare(view: RunView) -> Iterator[Finding]:
             unknown.append(name)
         elif run_value != ref_value:
             mismatched.append(f"{name} {run_value} (reference {ref_value})")
-    label = base.get("baseline_id") or "the matched reference"
+    label = base.baseline_id
     if mismatched:
         yield run_finding("comparability.config-mismatch", view,
                           f"{_fmt(mismatched)} differ from {label}")
@@ -138,17 +138,16 @@ def _compare(view: RunView) -> Iterator[Finding]:
                           f"{_fmt(unknown)} not stated; cannot confirm the configuration of "
                           f"{label}")
     run_tag = _container_tag(view.get("container"))
-    ref_tag = _container_tag(base.get("container"))
+    ref_tag = _container_tag(base.container)
     if run_tag and ref_tag and run_tag != ref_tag:
         yield run_finding("comparability.container-differs", view,
                           f"container {view.get('container')} vs reference "
-                          f"{base.get('container')}")
-    if base.get("proxy") is True or str(base.get("proxy")).lower() == "true":
+                          f"{base.container}")
+    if base.proxy:
         yield run_finding("comparability.proxy-baseline", view,
                           f"{label} is a reduced-layer proxy configuration")
-    erratum = base.get("erratum")
-    if erratum:
-        yield run_finding("comparability.baseline-erratum", view, f"{label}: {erratum}")
+    if base.erratum:
+        yield run_finding("comparability.baseline-erratum", view, f"{label}: {base.erratum}")
 
 
 def check(ctx: Context) -> Iterator[Finding]:
@@ -159,7 +158,7 @@ def check(ctx: Context) -> Iterator[Finding]:
         if not workload or not precision or not num_gpus or not gpu:
             continue  # schema.missing-value
         if view.baseline is not None:
-            yield from _compare(view)
+            yield from _compare(view, view.baseline)
             continue
         scales, precisions = _scales(ctx, view, workload, gpu, precision)
         if not precisions:

@@ -9,20 +9,13 @@ part of the window cannot be rated the way the reference was, whatever its numbe
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import PurePosixPath
 
 import polars as pl
 
+from cmax.case import same_file, under
 from cmax.coerce import as_int
 from cmax.findings import Finding
-from cmax.validate.context import (
-    Context,
-    bundle_path,
-    fmt_iters,
-    norm_path,
-    run_finding,
-    unmatched_specs,
-)
+from cmax.validate.context import Context, fmt_iters, run_finding, unmatched_specs
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import RECIPE_STEPS
 
@@ -78,44 +71,12 @@ register(Rule(
 ))
 
 
-def manifest_line(ctx: Context, needle: str) -> int | None:
-    """Line of cmax.toml that mentions ``needle`` (to point findings at the manifest)."""
-    try:
-        text = (ctx.evidence.root / "cmax.toml").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if needle in line:
-            return number
-    return None
-
-
-def same_file(a: str | None, b: str | None) -> bool:
-    """Paths equal as the user wrote them, tolerating absolute vs bundle-relative forms."""
-    pa, pb = norm_path(a), norm_path(b)
-    if not pa or not pb:
-        return False
-    if pa == pb:
-        return True
-    parts_a, parts_b = PurePosixPath(pa).parts, PurePosixPath(pb).parts
-    short, long = sorted((parts_a, parts_b), key=len)
-    return long[len(long) - len(short):] == short
-
-
-def _under(path: str | None, folder: str) -> bool:
-    if same_file(path, folder):
-        return True
-    p = norm_path(path)
-    f = norm_path(folder).rstrip("/")
-    return bool(p) and (p.startswith(f + "/") or f"/{f}/" in p)
-
-
 def _declared_files(ctx: Context) -> Iterator[Finding]:
-    for key, rel in ctx.manifest.declared_files():
-        if not bundle_path(ctx, rel).exists():
+    for declared in ctx.case.declared:
+        if not declared.present:
             yield finding("completeness.declared-file-missing",
-                          f"{key} = {rel!r} is not in the bundle",
-                          file=ctx.manifest_file, line=manifest_line(ctx, rel))
+                          f"{declared.key} = {declared.path!r} is not in the bundle",
+                          file=ctx.manifest_file, line=declared.manifest_line)
 
 
 def _empty_evidence(ctx: Context) -> Iterator[Finding]:
@@ -127,10 +88,10 @@ def _empty_evidence(ctx: Context) -> Iterator[Finding]:
     if ctx.manifest.audit is not None:
         checks.append(("audit.path", ctx.manifest.audit.path, ctx.tables["audit_checks"], False))
     for key, rel, table, folder in checks:
-        if not bundle_path(ctx, rel).exists():
+        if not ctx.case.is_present(rel):
             continue  # declared-file-missing
         sources = table["source_file"].drop_nulls().unique().to_list()
-        hit = any(_under(s, rel) if folder else same_file(s, rel) for s in sources)
+        hit = any(under(s, rel) if folder else same_file(s, rel) for s in sources)
         if not hit:
             yield finding("completeness.empty-evidence",
                           f"{key} = {rel!r}: no data could be read from it", file=rel)
@@ -138,13 +99,13 @@ def _empty_evidence(ctx: Context) -> Iterator[Finding]:
 
 def _runs(ctx: Context) -> Iterator[Finding]:
     for index, spec in unmatched_specs(ctx):
-        if bundle_path(ctx, spec.log).exists():
+        if ctx.case.is_present(spec.log):
             yield finding("completeness.no-steps",
                           f"runs[{index}] ({spec.workload} {spec.precision} x{spec.num_gpus}): "
                           "no training run was read from this log", file=spec.log)
     for view in ctx.runs:
-        steps = view.clean_steps()
-        if view.summary() is not None:
+        steps = view.clean_steps
+        if view.summary is not None:
             yield run_finding("completeness.summary-only", view,
                               "only the parser's window mean is available, no per-step times")
             status = str(view.row.get("status") or "").strip().lower()

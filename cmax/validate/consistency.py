@@ -19,7 +19,6 @@ from cmax.validate.context import (
     CONFIG_FIELDS,
     Context,
     RunView,
-    bundle_path,
     print_resolution,
     run_finding,
 )
@@ -152,7 +151,7 @@ def _tokens(view: RunView) -> Iterator[Finding]:
     if "tokens_per_s_per_gpu" not in view.steps.columns:
         return
     gbs, seq_len, num_gpus = view.get_int("gbs"), view.get_int("seq_len"), view.get_int("num_gpus")
-    steps = view.clean_steps().filter(pl.col("tokens_per_s_per_gpu").is_not_null()
+    steps = view.clean_steps.filter(pl.col("tokens_per_s_per_gpu").is_not_null()
                                       & pl.col("tokens_per_s_per_gpu").is_finite())
     if not gbs or not seq_len or not num_gpus or steps.is_empty():
         return
@@ -225,37 +224,23 @@ def _manifest(ctx: Context, view: RunView) -> Iterator[Finding]:
                               f"ran on {gpu}, but [system] gpu is {ctx.gpu}")
 
 
-# Global batch size as NeMo 2 ("global_batch_size: 256") and Megatron / Megatron-Bridge
-# ("global batch size:  2048") print it on every iteration line.
-_LOGGED_GBS = re.compile(r"global[_ ]batch[_ ]size:\s*(\d+)")
-
-
-def _logged_gbs(ctx: Context, view: RunView) -> Iterator[Finding]:
+def _logged_gbs(view: RunView) -> Iterator[Finding]:
     """The GBS the log itself prints on the window's iteration lines, against the declared one.
 
-    Ingest lets cmax.toml override what the log says, so the log text is re-read here: a
-    manifest that declares the reference GBS for a run made with another is the easiest way
-    to make a run look comparable.
+    Ingest lets cmax.toml override what the log says, so the case carries what the log prints
+    on the window's lines (``parallel gbs=N`` facts, :mod:`cmax.case`): a manifest that
+    declares the reference GBS for a run made with another is the easiest way to make a run
+    look comparable.
     """
     declared = view.get_int("gbs")
-    if declared is None or not view.file:
+    if declared is None:
         return
-    wanted = {as_int(v) for v in view.window_steps()["line"].to_list()} - {None}
-    if not wanted:
-        return
-    try:
-        with bundle_path(ctx, view.file).open(encoding="utf-8", errors="replace") as handle:
-            for number, text in enumerate(handle, start=1):
-                if number not in wanted:
-                    continue
-                match = _LOGGED_GBS.search(text)
-                if match and int(match.group(1)) != declared:
-                    yield run_finding("consistency.manifest-vs-log", view,
-                                      f"the log prints global batch size {match.group(1)}, the "
-                                      f"run is declared with gbs {declared}", line=number)
-                    return
-    except OSError:
-        return
+    for line, logged in view.logged_gbs:
+        if logged != declared:
+            yield run_finding("consistency.manifest-vs-log", view,
+                              f"the log prints global batch size {logged}, the run is "
+                              f"declared with gbs {declared}", line=line)
+            return
 
 
 def _restarts(view: RunView) -> Iterator[Finding]:
@@ -373,7 +358,7 @@ def check(ctx: Context) -> Iterator[Finding]:
         yield from _tokens(view)
         yield from _layout(view)
         yield from _manifest(ctx, view)
-        yield from _logged_gbs(ctx, view)
+        yield from _logged_gbs(view)
         yield from _sequence(view)
         yield from _restarts(view)
     yield from _system(ctx)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
+from cmax.case import resolve
 from cmax.evidence import Evidence
 from cmax.findings import Finding, sort_findings
+from cmax.reference.view import ReferenceData, RefView
 from cmax.validate import (
     audit_rules,
     comparability,
@@ -18,7 +20,6 @@ from cmax.validate import (
     statistics,
 )
 from cmax.validate.context import Context, build_context
-from cmax.validate.refview import ReferenceLike, RefView
 
 FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     schema_rules.check,
@@ -33,13 +34,15 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
 )
 
 
-def validate(evidence: Evidence, reference: ReferenceLike) -> list[Finding]:
-    """Findings for ``evidence`` judged against ``reference``, in a deterministic order.
+def validate(evidence: Evidence, reference: ReferenceData) -> list[Finding]:
+    """Findings for a case judged against ``reference``, in a deterministic order.
 
-    Never raises for problems in the evidence: every problem is a finding. (Unreadable input
-    is the ingest stage's job to reject with a CmaxError.)
+    ``evidence`` is the resolved :class:`cmax.case.Case` (plain Evidence is resolved first).
+    Reads only the case: no file is opened, so a case validates the same after its bundle is
+    closed. Never raises for problems in the evidence: every problem is a finding.
+    (Unreadable input is the ingest stage's job to reject with a CmaxError.)
     """
-    ctx = build_context(evidence, RefView(reference))
+    ctx = build_context(resolve(evidence, reference), RefView(reference))
     seen: set[tuple[object, ...]] = set()
     out: list[Finding] = []
     for check in FAMILY_CHECKS:
@@ -51,10 +54,17 @@ def validate(evidence: Evidence, reference: ReferenceLike) -> list[Finding]:
     return sort_findings(out)
 
 
+def blocks_comparison(item: Finding) -> bool:
+    """An error in the comparability family: the run it concerns is not comparable.
+
+    The one home of that decision; the scorer rates such a run ``not_comparable``.
+    """
+    return item.severity == "error" and item.rule.startswith("comparability.")
+
+
 def not_comparable_runs(findings: Iterable[Finding]) -> set[str]:
     """Run ids with an error in the comparability family: the scorer rates them not_comparable."""
-    return {f.run_id for f in findings
-            if f.run_id and f.severity == "error" and f.rule.startswith("comparability.")}
+    return {f.run_id for f in findings if f.run_id and blocks_comparison(f)}
 
 
 def runs_with_errors(findings: Iterable[Finding]) -> set[str]:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from cmax.coerce import as_float, as_int
+from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
@@ -103,7 +103,7 @@ def _first(frame: pl.DataFrame) -> tuple[str, int | None]:
 
 
 def _run_values(view: RunView) -> Iterator[Finding]:
-    summary = view.summary()
+    summary = view.summary
     steps = view.steps if summary is None else summary
     for col, label in (("step_time_s", "step time"), ("tflops_per_gpu", "TFLOP/s")):
         bad = steps.filter(_bad(col))
@@ -193,15 +193,14 @@ def _improvement(view: RunView) -> Iterator[Finding]:
     if base is None or window.is_empty():
         return
     gbs, seq_len, num_gpus = view.get_int("gbs"), view.get_int("seq_len"), view.get_int("num_gpus")
-    if as_int(base.get("gbs")) not in (None, gbs) or as_int(base.get("seq_len")) not in (None,
-                                                                                      seq_len):
+    if base.gbs not in (None, gbs) or base.seq_len not in (None, seq_len):
         return  # not comparable: reported by comparability.config-mismatch
     mean_step = float(window["step_time_s"].mean())  # type: ignore[arg-type]
     ratio: float | None = None
     what = ""
-    ref_step = as_float(base.get("step_time_s"))
-    ref_tokens = as_float(base.get("tokens_per_s_per_gpu"))
-    if ref_step and as_int(base.get("gbs")) == gbs:
+    ref_step = base.step_time_s
+    ref_tokens = base.tokens_per_s_per_gpu
+    if ref_step and base.gbs == gbs:
         ratio, what = ref_step / mean_step, f"step time {mean_step:.3f} s vs {ref_step:g} s"
     elif ref_tokens and gbs and seq_len and num_gpus:
         tokens = gbs * seq_len / mean_step / num_gpus
@@ -209,7 +208,7 @@ def _improvement(view: RunView) -> Iterator[Finding]:
     if ratio is not None and ratio > 1 + TIMING_BAND:
         yield run_finding("sanity.unexpected-improvement", view,
                           f"{100 * (ratio - 1):.1f} % faster than "
-                          f"{base.get('baseline_id') or 'the reference'} ({what})")
+                          f"{base.baseline_id} ({what})")
 
 
 def _nccl(ctx: Context) -> Iterator[Finding]:

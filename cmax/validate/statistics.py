@@ -12,10 +12,8 @@ classical sigma.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterator
-from pathlib import Path
 
 import polars as pl
 
@@ -23,7 +21,6 @@ from cmax.findings import Finding
 from cmax.validate.context import (
     Context,
     RunView,
-    bundle_path,
     fmt_iters,
     print_resolution,
     run_finding,
@@ -153,11 +150,9 @@ def _median(values: list[float]) -> float:
 
 def _split(view: RunView) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """All clean steps, the post-warm-up (steady) steps, and the window steps."""
-    steps = view.clean_steps()
+    steps = view.clean_steps
     skip = math.ceil(WARMUP_FRACTION * steps.height)
-    steady = steps.slice(skip)
-    window = steps.filter(pl.col("iteration").is_between(view.window.first, view.window.last))
-    return steps, steady, window
+    return steps, steps.slice(skip), view.window_steps
 
 
 def _times(frame: pl.DataFrame) -> list[float]:
@@ -237,41 +232,17 @@ def _cherry_pick(view: RunView, steps: pl.DataFrame, window: pl.DataFrame) -> It
                           f"than the {other.height} other steady steps (median {o_med:.3f} s)")
 
 
-def _digest(path: Path) -> str | None:
-    try:
-        if path.is_file():
-            return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-    return None
-
-
-def _evidence_files(ctx: Context) -> list[str]:
-    """Declared evidence files (folders expanded) as bundle-relative paths."""
-    out: list[str] = []
-    for _key, rel in ctx.manifest.declared_files():
-        path = bundle_path(ctx, rel)
-        if path.is_dir():
-            out += sorted(p.relative_to(ctx.evidence.root).as_posix()
-                          for p in path.rglob("*") if p.is_file())
-        elif path.is_file():
-            out.append(rel)
-    return out
-
-
 def _duplicates(ctx: Context) -> Iterator[Finding]:
     by_digest: dict[str, list[str]] = {}
-    for rel in _evidence_files(ctx):
-        digest = _digest(bundle_path(ctx, rel))
-        if digest:
-            by_digest.setdefault(digest, []).append(rel)
+    for record in sorted(ctx.case.files, key=lambda f: f.path):
+        by_digest.setdefault(record.sha256, []).append(record.path)
     for paths in sorted(by_digest.values()):
         if len(paths) > 1:
             yield finding("statistics.duplicate-log",
                           f"{', '.join(paths)} are byte-identical", file=paths[-1])
     seen: dict[tuple[tuple[int, float], ...], RunView] = {}
     for view in ctx.runs:
-        steps = view.clean_steps()
+        steps = view.clean_steps
         series = tuple(zip((int(i) for i in steps["iteration"].to_list()), _times(steps),
                            strict=True))
         if len(series) < 10 or len({t for _, t in series}) < 3:
@@ -287,7 +258,7 @@ def _duplicates(ctx: Context) -> Iterator[Finding]:
 
 def _incidents(ctx: Context) -> Iterator[Finding]:
     rel = ctx.manifest.reliability
-    if rel is None or not bundle_path(ctx, rel.incidents).is_file():
+    if rel is None or not ctx.case.is_present(rel.incidents):
         return
     days = (rel.period_end - rel.period_start).days + 1
     gpu_days = days * rel.gpus_in_service

@@ -1,8 +1,8 @@
 """Small, hand-checkable inputs for the scoring, rating and pricing tests.
 
-A fake reference with the duck-typed API cmax.score reads (see cmax/score/reference_api.py)
-and builders for Evidence frames, so the arithmetic can be pinned without depending on the
-ingesters, the validator or the real reference tables.
+Builders for Evidence frames (the fake reference is the shared one in tests/fakes.py), so the
+arithmetic can be pinned without depending on the ingesters, the validator or the real
+reference tables.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import copy
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import polars as pl
@@ -28,75 +27,12 @@ from cmax.evidence import (
     empty,
 )
 from cmax.manifest import Manifest, parse_manifest
+from tests.fakes import LLAMA3, FakeReference
 
-LLAMA3 = {"interruptions": 419, "gpus": 16384, "days": 54,
-          "source": "Llama 3 405B, arXiv:2407.21783 §3.3.4"}
+__all__ = ["LLAMA3", "FakeReference"]
 
 # reference Llama 3 interruptions per GPU-hour: 419 / (16,384 × 54 × 24)
 LLAMA3_PER_GPU_HOUR = 419 / (16384 * 54 * 24)
-
-
-class FakeReference:
-    """The reference API cmax.score reads, backed by plain dicts."""
-
-    def __init__(
-        self,
-        baselines: Mapping[tuple[str, str, int], Mapping[str, Any]] | None = None,
-        *,
-        network: Mapping[tuple[str, str, int], Mapping[str, Any]] | None = None,
-        mlperf: Mapping[tuple[str, int], Mapping[str, Any]] | None = None,
-        flops_per_token: Mapping[tuple[str, int], float] | None = None,
-        economics: Mapping[str, Any] | None = None,
-        release: str = "test-2026.1",
-    ) -> None:
-        self._baselines = dict(baselines or {})
-        self._network = dict(network or {})
-        self._mlperf = dict(mlperf or {})
-        self._fpt = dict(flops_per_token or {})
-        self._economics = dict(economics or {})
-        self._release = release
-        self.calls: list[tuple[Any, ...]] = []
-
-    @property
-    def release(self) -> str:
-        return self._release
-
-    @property
-    def economics(self) -> Mapping[str, Any]:
-        return self._economics
-
-    def gpu(self, gpu_id: str) -> Any:
-        if gpu_id != "h100-sxm":
-            raise KeyError(gpu_id)
-        return SimpleNamespace(tdp_w=700.0, peak_tflops={"bf16": 989.0, "fp8": 1979.0})
-
-    def peak_tflops(self, gpu: str, precision: str) -> float:
-        return float(self.gpu(gpu).peak_tflops[precision])
-
-    def model_flops_per_token(self, workload: str, seq_len: int) -> float:
-        return self._fpt[(workload, seq_len)]
-
-    def match_baseline(self, workload: str, gpu: str, precision: str, num_gpus: int,
-                       gbs: int | None = None, seq_len: int | None = None
-                       ) -> dict[str, Any] | None:
-        self.calls.append(("match_baseline", workload, gpu, precision, num_gpus, gbs, seq_len))
-        row = self._baselines.get((workload, precision, num_gpus))
-        if row is None or (gbs is not None and row.get("gbs") not in (None, gbs)) or (
-                seq_len is not None and row.get("seq_len") not in (None, seq_len)):
-            return None
-        return dict(row)
-
-    def network_baseline(self, interconnect: str, collective: str, nodes: int
-                         ) -> dict[str, Any] | None:
-        row = self._network.get((interconnect, collective, nodes))
-        return None if row is None else dict(row)
-
-    def reliability_baseline(self) -> dict[str, Any]:
-        return dict(LLAMA3)
-
-    def mlperf_baseline(self, benchmark: str, num_gpus: int) -> dict[str, Any] | None:
-        row = self._mlperf.get((benchmark, num_gpus))
-        return None if row is None else dict(row)
 
 
 def baseline(step_time_s: float | None = 10.0, *, gbs: int = 128, seq_len: int = 8192,

@@ -21,6 +21,7 @@ from cmax.validate.docgen import render
 from cmax.validate.mlperf_rules import read_mllog
 from cmax.validate.software import parse_version
 from cmax.validate.statistics import robust_sigma, theil_sen_slope
+from tests.fakes import BASELINES
 from tests.paths import DOCS
 from tests.validate.validate_fakes import (
     FakeReference,
@@ -170,8 +171,7 @@ def test_coarse_print_resolution_does_not_look_too_clean(tmp_path: Path) -> None
 
 def test_window_rule_follows_the_recipe_release(tmp_path: Path) -> None:
     """A v25.05 baseline averages iterations 11-44: missing 12 matters, missing 48 does not."""
-    ref = FakeReference()
-    ref.baselines = ref.baselines.with_columns(pl.lit("v25.05.02").alias("recipe_release"))
+    ref = FakeReference([{**row, "recipe_release": "v25.05.02"} for row in BASELINES])
     bundle = HonestBundle()
     ev = bundle.build(tmp_path)
     ev.steps = ev.steps.filter(~pl.col("iteration").is_in([12]) | (pl.col("run_id") !=

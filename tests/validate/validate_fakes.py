@@ -1,20 +1,15 @@
-"""Test helpers for the validator: a small fake Reference and an honest-bundle builder.
-
-The fake Reference has the duck-typed API of ``cmax.reference.Reference`` (release, baselines,
-gpu, peak_tflops, has_model, model_flops_per_sample/token, match_baseline) with numbers taken
-from public sources: DGXC v25.05 H100 expected step times (Llama 3.1 405B BF16 19.81 s /
-FP8 13.02 s at 512 GPUs, GBS 256; Grok-1 314B FP8 13.433 s at 512 GPUs, GBS 1024), the README
-per-sample FLOPs constants (2.17e16 and 4.27e15 at seq 8192) and the H100 dense peaks (989 BF16,
-1979 FP8).
+"""Test helpers for the validator: an honest-bundle builder (the fake reference is the shared
+one in tests/fakes.py).
 
 ``HonestBundle`` builds an Evidence for a realistic, honest submission (slow first steps, ~1 %
-jitter, one brief stall, NeMo 2 log text) and writes the files it names, so each test can break
-exactly one thing.
+jitter, one brief stall, NeMo 2 log text) and writes the files it names, recording each as an
+EvidenceFile the way ingest does, so each test can break exactly one thing.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import random
@@ -24,7 +19,6 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
 from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
@@ -33,94 +27,14 @@ from cmax.evidence import (
     RUNS_SCHEMA,
     STEPS_SCHEMA,
     Evidence,
+    EvidenceFile,
     conform,
 )
 from cmax.manifest import parse_manifest
+from tests.fakes import BASELINE_COLUMNS, BASELINES, PEAKS, PER_SAMPLE, FakeGpu, FakeReference
 
-PER_SAMPLE = {"llama3.1-405b": 2.17e16, "grok1-314b": 4.27e15}
-PEAKS = {"h100-sxm": {"bf16": 989.0, "fp8": 1979.0}}
-
-BASELINE_COLUMNS = ["baseline_id", "workload", "gpu", "precision", "num_gpus", "seq_len", "gbs",
-                    "mbs", "tp", "pp", "cp", "ep", "vp", "step_time_s", "tokens_per_s_per_gpu",
-                    "model_tflops_per_gpu", "mfu_pct", "framework", "container",
-                    "recipe_release", "source", "erratum", "proxy"]
-
-
-def _baseline(bid: str, workload: str, precision: str, n: int, gbs: int, step: float,
-              tp: int, pp: int, cp: int, ep: int | None, vp: int, *, proxy: bool = False,
-              erratum: str | None = None) -> dict[str, Any]:
-    tokens = gbs * 8192 / step / n
-    tflops = PER_SAMPLE[workload] * gbs / step / n / 1e12
-    return {"baseline_id": bid, "workload": workload, "gpu": "h100-sxm", "precision": precision,
-            "num_gpus": n, "seq_len": 8192, "gbs": gbs, "mbs": 1, "tp": tp, "pp": pp, "cp": cp,
-            "ep": ep, "vp": vp, "step_time_s": step, "tokens_per_s_per_gpu": round(tokens, 1),
-            "model_tflops_per_gpu": None,
-            "mfu_pct": round(100 * tflops / PEAKS["h100-sxm"][precision], 2),
-            "framework": "NeMo 2.0", "container": "nvcr.io/nvidia/nemo:25.04.01",
-            "recipe_release": "v25.08.01", "source": "NVIDIA/dgxc-benchmarking (fake test row)",
-            "erratum": erratum, "proxy": proxy}
-
-
-BASELINES = [
-    _baseline("dgxc-405b-bf16-512", "llama3.1-405b", "bf16", 512, 256, 19.81, 8, 8, 2, None, 8),
-    _baseline("dgxc-405b-bf16-1024", "llama3.1-405b", "bf16", 1024, 512, 19.95, 8, 8, 2, None,
-              8),
-    _baseline("dgxc-405b-fp8-512", "llama3.1-405b", "fp8", 512, 256, 13.02, 8, 8, 2, None, 8),
-    _baseline("dgxc-grok-fp8-512", "grok1-314b", "fp8", 512, 1024, 13.433, 4, 8, 2, 8, 8),
-    _baseline("dgxc-grok-bf16-256-proxy", "grok1-314b", "bf16", 256, 1024, 20.7, 4, 4, 2, 8, 8,
-              proxy=True, erratum="tokens/s printed as half of seq x GBS / step"),
-]
-
-
-@dataclass(frozen=True)
-class FakeGpu:
-    id: str
-    peak_tflops: dict[str, float]
-
-
-class FakeReference:
-    """Duck-typed stand-in for cmax.reference.Reference."""
-
-    def __init__(self, baselines: list[dict[str, Any]] | None = None) -> None:
-        self.release = "test-2026.1"
-        rows = BASELINES if baselines is None else baselines
-        overrides = {"ep": pl.Int64, "model_tflops_per_gpu": pl.Float64, "erratum": pl.String}
-        frame = pl.DataFrame(rows or BASELINES, schema_overrides=overrides)
-        self.baselines = frame if rows else frame.clear()
-
-    def gpu(self, gpu_id: str) -> FakeGpu:
-        if gpu_id not in PEAKS:
-            raise CmaxError(f"unknown GPU {gpu_id!r}")
-        return FakeGpu(gpu_id, PEAKS[gpu_id])
-
-    def peak_tflops(self, gpu: str, precision: str) -> float:
-        try:
-            return PEAKS[gpu][precision]
-        except KeyError:
-            raise CmaxError(f"no peak for {gpu} {precision}") from None
-
-    def has_model(self, workload: str) -> bool:
-        return workload in PER_SAMPLE
-
-    def model_flops_per_token(self, workload: str, seq_len: int) -> float:
-        return PER_SAMPLE[workload] / 8192
-
-    def model_flops_per_sample(self, workload: str, seq_len: int) -> float:
-        if workload not in PER_SAMPLE:
-            raise CmaxError(f"unknown model {workload!r}")
-        return self.model_flops_per_token(workload, seq_len) * seq_len
-
-    def match_baseline(self, workload: str, gpu: str, precision: str, num_gpus: int,
-                       gbs: int | None = None, seq_len: int | None = None) -> dict[str, Any] | None:
-        frame = self.baselines.filter(
-            (pl.col("workload") == workload) & (pl.col("gpu") == gpu)
-            & (pl.col("precision") == precision) & (pl.col("num_gpus") == num_gpus))
-        if gbs is not None:
-            frame = frame.filter(pl.col("gbs") == gbs)
-        if seq_len is not None:
-            frame = frame.filter(pl.col("seq_len") == seq_len)
-        return frame.row(0, named=True) if frame.height else None
-
+__all__ = ["BASELINES", "BASELINE_COLUMNS", "PEAKS", "PER_SAMPLE", "FakeGpu", "FakeReference",
+           "HonestBundle", "RunFx"]
 
 # ---------------------------------------------------------------------------------------------
 # An honest bundle
@@ -252,7 +166,7 @@ def default_runs() -> list[RunFx]:
 def nccl_rows(path: str, *, ranks: int = 512, nodes: int = 64, peak: float = 372.0
               ) -> dict[str, list[Any]]:
     """An all_reduce sweep whose algbw and busbw follow from size, time and ranks."""
-    rows: dict[str, list[Any]] = {k: [] for k in NCCL_SCHEMA}
+    rows: dict[str, list[Any]] = {}
     factor = 2 * (ranks - 1) / ranks
     for k, line in zip(range(20, 35), range(600, 615), strict=True):
         size = 2 ** k
@@ -265,7 +179,7 @@ def nccl_rows(path: str, *, ranks: int = 512, nodes: int = 64, peak: float = 372
                       "algbw_gbps": alg, "busbw_gbps": round(alg * factor, 2), "wrong": 0,
                       "in_place": in_place, "source_file": path, "line": line}
             for key, value in values.items():
-                rows[key].append(value)
+                rows.setdefault(key, []).append(value)
     return rows
 
 
@@ -404,7 +318,8 @@ class HonestBundle:
              "source_file": "incidents.csv", "line": 3},
         ]
 
-    def write_files(self, root: Path) -> None:
+    def write_files(self, root: Path) -> list[EvidenceFile]:
+        """Write the bundle's files; the EvidenceFile ingest would record for each."""
         files: dict[str, str] = {}
         for run in self.runs:
             files[run.log] = run.log_text()
@@ -417,15 +332,29 @@ class HonestBundle:
             files[self.audit_path] = json.dumps({"cluster": {"name": self.audit_cluster}})
         files["incidents.csv"] = "start,end,node,gpu,category,planned,description\n"
         files.update(self.extra_files)
+        kinds = {run.log: "nemo2" for run in self.runs}
+        if self.nccl_path:
+            kinds[self.nccl_path] = "nccl-tests"
+        if self.audit_path:
+            kinds[self.audit_path] = "clustermax-audit"
+        kinds["incidents.csv"] = "incidents-csv"
+        records = []
         for rel, text in files.items():
             if rel in self.skip_files:
                 continue
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+            data = text.encode("utf-8")
+            kind = kinds.get(rel) or ("mlperf" if self.mlperf_path and rel.startswith(
+                self.mlperf_path + "/") else "unknown")
+            records.append(EvidenceFile(path=rel, kind=kind,
+                                        sha256=hashlib.sha256(data).hexdigest(),
+                                        size_bytes=len(data), line_count=text.count("\n")))
+        return records
 
     def build(self, root: Path) -> Evidence:
-        self.write_files(root)
+        files = self.write_files(root)
         manifest = parse_manifest(self.manifest_dict(), source=root / "cmax.toml")
         step_cols: dict[str, list[Any]] = {}
         for run in self.runs:
@@ -461,4 +390,4 @@ class HonestBundle:
         for name in self.drop_rows:
             tables[name] = tables[name].clear()
         return Evidence(manifest=manifest, root=root, source=root, audit_cluster=self.audit_cluster,
-                        **tables)
+                        files=files, **tables)

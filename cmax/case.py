@@ -1,0 +1,497 @@
+"""The case: one bundle resolved once, the only thing validate, score, price and render read.
+
+Ingest reads the files into canonical tables (:mod:`cmax.evidence`); :func:`resolve` then makes
+every decision that more than one stage needs, once, against the reference release:
+
+* which manifest ``[[runs]]`` entry each ingested run came from;
+* each run's steps in file order and its *clean* steps (finite, positive step time, first
+  occurrence of each iteration), computed once instead of once per rule;
+* each run's matched reference baseline, as a typed :class:`BaselineRow` (exact match on GBS
+  and sequence length when stated, else the recipe's own configuration, with a note);
+* each run's steady-state window (:func:`cmax.window.steady_state_window` with the matched
+  baseline's recipe release: the window the reference number was measured over);
+* the global batch size the log prints on the window's lines (a ``parallel`` fact
+  ``gbs=N``), so that no rule has to open the log again;
+* which declared files are in the bundle and the ``cmax.toml`` line that names each.
+
+The result is a :class:`Case`: an immutable :class:`~cmax.evidence.Evidence` (same table
+attribute names, so code written against Evidence keeps working) plus the resolved parts. After
+:func:`resolve` no stage opens a file: a case outlives the bundle's temporary directory and
+gives the same findings, scorecard and reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from types import MappingProxyType
+from typing import Any
+
+import polars as pl
+
+from cmax.coerce import as_float, as_int
+from cmax.evidence import (
+    AUDIT_SCHEMA,
+    INCIDENTS_SCHEMA,
+    MLPERF_SCHEMA,
+    NCCL_SCHEMA,
+    RUNS_SCHEMA,
+    STEPS_SCHEMA,
+    Evidence,
+)
+from cmax.facts import Fact, facts_of
+from cmax.manifest import MANIFEST_NAME, RunSpec
+from cmax.reference.view import ReferenceData, RefView, num, text
+from cmax.window import Window, steady_state_window
+
+#: Recipe parameters a run is compared on (the reference recipe's configuration).
+CONFIG_FIELDS = ("gbs", "seq_len", "mbs", "tp", "pp", "cp", "ep", "vp")
+
+#: The canonical tables, by the attribute name they have on Evidence and Case.
+TABLES: dict[str, dict[str, pl.DataType]] = {
+    "runs": RUNS_SCHEMA,
+    "steps": STEPS_SCHEMA,
+    "nccl": NCCL_SCHEMA,
+    "incidents": INCIDENTS_SCHEMA,
+    "audit_checks": AUDIT_SCHEMA,
+    "mlperf": MLPERF_SCHEMA,
+}
+
+
+def safe_conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Canonical columns in canonical order; extra columns kept; bad casts become null.
+
+    Rules must run on evidence that is itself wrong (that is their job): a missing column or an
+    uncastable value becomes null here and the schema rules report it.
+    """
+    cols = [
+        (pl.col(name).cast(dtype, strict=False) if name in frame.columns
+         else pl.lit(None, dtype=dtype)).alias(name)
+        for name, dtype in schema.items()
+    ]
+    extra = [pl.col(c) for c in frame.columns if c not in schema]
+    return frame.select(cols + extra)
+
+
+def norm_path(path: str | None) -> str:
+    """A bundle path as written, normalised (``./a\\b`` -> ``a/b``)."""
+    if not path:
+        return ""
+    return PurePosixPath(path.replace("\\", "/")).as_posix().removeprefix("./")
+
+
+def same_file(a: str | None, b: str | None) -> bool:
+    """Paths equal as the user wrote them, tolerating absolute vs bundle-relative forms."""
+    pa, pb = norm_path(a), norm_path(b)
+    if not pa or not pb:
+        return False
+    if pa == pb:
+        return True
+    parts_a, parts_b = PurePosixPath(pa).parts, PurePosixPath(pb).parts
+    short, long = sorted((parts_a, parts_b), key=len)
+    return long[len(long) - len(short):] == short
+
+
+def under(path: str | None, folder: str) -> bool:
+    """``path`` is ``folder`` itself or a file inside it."""
+    if same_file(path, folder):
+        return True
+    p = norm_path(path)
+    f = norm_path(folder).rstrip("/")
+    return bool(p) and (p.startswith(f + "/") or f"/{f}/" in p)
+
+
+@dataclass(frozen=True)
+class BaselineRow:
+    """A reference baseline row as the stages read it (one typed row, not a dict)."""
+
+    baseline_id: str
+    workload: str | None = None
+    gpu: str | None = None
+    precision: str | None = None
+    num_gpus: int | None = None
+    seq_len: int | None = None
+    gbs: int | None = None
+    mbs: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    vp: int | None = None
+    step_time_s: float | None = None
+    tokens_per_s_per_gpu: float | None = None
+    model_tflops_per_gpu: float | None = None
+    mfu_pct: float | None = None
+    framework: str | None = None
+    container: str | None = None
+    recipe_release: str | None = None
+    source: str | None = None
+    erratum: str | None = None
+    flops_convention: str | None = None
+    proxy: bool = False
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], fallback_id: str) -> BaselineRow:
+        """Lenient conversion of a reference row (numbers as text, NaN, "true" all handled)."""
+        def i(name: str) -> int | None:
+            return as_int(row.get(name))
+
+        def t(name: str) -> str | None:
+            return text(row, name) or None
+
+        proxy = row.get("proxy")
+        return cls(
+            baseline_id=t("baseline_id") or fallback_id, workload=t("workload"), gpu=t("gpu"),
+            precision=t("precision"), num_gpus=i("num_gpus"), seq_len=i("seq_len"),
+            gbs=i("gbs"), mbs=i("mbs"), tp=i("tp"), pp=i("pp"), cp=i("cp"), ep=i("ep"),
+            vp=i("vp"), step_time_s=num(row, "step_time_s"),
+            tokens_per_s_per_gpu=num(row, "tokens_per_s_per_gpu"),
+            model_tflops_per_gpu=num(row, "model_tflops_per_gpu"), mfu_pct=num(row, "mfu_pct"),
+            framework=t("framework"), container=t("container"),
+            recipe_release=t("recipe_release"), source=t("source"), erratum=t("erratum"),
+            flops_convention=t("flops_convention"),
+            proxy=proxy is True or str(proxy).strip().lower() == "true")
+
+    def config(self, name: str) -> int | None:
+        """A recipe parameter (one of :data:`CONFIG_FIELDS`)."""
+        value = getattr(self, name)
+        return value if isinstance(value, int) else None
+
+
+def _clean(steps: pl.DataFrame) -> pl.DataFrame:
+    """Steps with a finite, positive step time, first occurrence of each iteration."""
+    frame = steps.filter(
+        pl.col("step_time_s").is_not_null()
+        & pl.col("step_time_s").is_finite()
+        & (pl.col("step_time_s") > 0)
+        & pl.col("iteration").is_not_null()
+    )
+    return frame.unique(subset="iteration", keep="first", maintain_order=True).sort("iteration")
+
+
+@dataclass(frozen=True, eq=False)
+class ResolvedRun:
+    """One training run with every per-run decision made (see the module docstring)."""
+
+    run_id: str
+    row: Mapping[str, Any]
+    file: str | None
+    spec: RunSpec | None
+    spec_index: int | None
+    steps: pl.DataFrame
+    clean_steps: pl.DataFrame
+    window: Window
+    window_steps: pl.DataFrame
+    summary: pl.DataFrame | None
+    baseline: BaselineRow | None = None
+    baseline_exact: bool = False
+    baseline_note: str | None = None
+    #: (line, GBS) the log prints on the window's lines; empty when unknown
+    logged_gbs: tuple[tuple[int, int], ...] = ()
+
+    def get(self, name: str) -> Any:
+        """A run attribute: the ingested value, else the manifest's declared value."""
+        value = self.row.get(name)
+        if value is None and self.spec is not None:
+            value = getattr(self.spec, name, None)
+        return value
+
+    def get_int(self, name: str) -> int | None:
+        return as_int(self.get(name))
+
+    def get_str(self, name: str) -> str | None:
+        value = self.get(name)
+        return None if value is None else str(value).strip().lower()
+
+    def measured(self, *, window: bool = False) -> pl.DataFrame:
+        """Valid steps (only the window's if asked), or the valid summary row."""
+        if self.summary is not None:
+            return self.summary.filter(pl.col("step_time_s").is_finite()
+                                       & (pl.col("step_time_s") > 0))
+        return self.window_steps if window else self.clean_steps
+
+    def line_of(self, iteration: int) -> int | None:
+        """The log line of an iteration's first printing."""
+        hit = self.steps.filter(pl.col("iteration") == iteration)
+        if hit.is_empty():
+            return None
+        return as_int(hit["line"][0])
+
+
+@dataclass(frozen=True)
+class DeclaredFile:
+    """A file the manifest names, whether the bundle holds it, and the cmax.toml line."""
+
+    key: str
+    path: str
+    present: bool
+    manifest_line: int | None = None
+
+
+@dataclass(eq=False)
+class Case(Evidence):
+    """A bundle's evidence resolved against a reference release; immutable once built.
+
+    Build with :func:`resolve`. The table attributes (``runs``, ``steps``, ``nccl``,
+    ``incidents``, ``audit_checks``, ``mlperf``) are ingest's tables as read; ``tables`` holds
+    them conformed for rules that must survive a malformed table.
+    """
+
+    reference_release: str = ""
+    tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+    resolved: tuple[ResolvedRun, ...] = ()
+    declared: tuple[DeclaredFile, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_sealed", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_sealed", False):
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}: a Case "
+                                                  "is immutable")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def run(self, run_id: str) -> ResolvedRun | None:
+        """The resolved run with this id."""
+        return next((r for r in self.resolved if r.run_id == run_id), None)
+
+    def declared_file(self, key: str) -> DeclaredFile | None:
+        """The declared file under a manifest key (``runs[0].log``, ``audit.path``, ...)."""
+        return next((d for d in self.declared if d.key == key), None)
+
+    def is_present(self, path: str) -> bool:
+        """Whether a declared path is in the bundle (recorded at resolve time)."""
+        return any(d.present for d in self.declared if same_file(d.path, path))
+
+
+# ---------------------------------------------------------------------------------------------
+# resolving
+
+
+def _frame(evidence: Evidence, name: str) -> pl.DataFrame:
+    value = getattr(evidence, name, None)
+    return value if isinstance(value, pl.DataFrame) else pl.DataFrame()
+
+
+def _match_spec(row: Mapping[str, Any], specs: list[RunSpec],
+                used: set[int]) -> tuple[RunSpec | None, int | None]:
+    """The manifest entry a run came from: same log path, a file inside the declared log
+    folder (llmb-run experiment folders), or ingest's ``runs[i]`` id."""
+    source = norm_path(row.get("source_file"))
+    free = [(i, spec) for i, spec in enumerate(specs) if i not in used]
+    for i, spec in free:
+        if source and norm_path(spec.log) == source:
+            return spec, i
+    for i, spec in free:
+        folder = norm_path(spec.log).rstrip("/")
+        if source and folder and source.startswith(folder + "/"):
+            return spec, i
+    match = re.fullmatch(r"runs\[(\d+)\]", str(row.get("run_id") or ""))
+    if match and int(match.group(1)) < len(specs) and int(match.group(1)) not in used:
+        return specs[int(match.group(1))], int(match.group(1))
+    return None, None
+
+
+def _summary(run_id: str, row: Mapping[str, Any], file: str | None,
+             steps: pl.DataFrame) -> pl.DataFrame | None:
+    """For summary-only sources (parse-script CSV/JSON, llmb-run database): the parser's
+    window mean as a one-row steps table; None when the run has per-step rows."""
+    if not steps.is_empty():
+        return None
+    step = as_float(row.get("reported_step_time_s"))
+    tflops = as_float(row.get("reported_tflops_per_gpu"))
+    if step is None and tflops is None:
+        return None
+    frame = pl.DataFrame({"run_id": [run_id], "step_time_s": [step],
+                          "tflops_per_gpu": [tflops], "source_file": [file]},
+                         schema={"run_id": pl.String, "step_time_s": pl.Float64,
+                                 "tflops_per_gpu": pl.Float64, "source_file": pl.String})
+    return safe_conform(frame, STEPS_SCHEMA)
+
+
+def match_baseline(ref: RefView, workload: str | None, gpu: str | None,
+                   precision: str | None, num_gpus: int | None, gbs: int | None,
+                   seq_len: int | None) -> tuple[BaselineRow | None, bool, str | None]:
+    """The run's reference baseline: (row, exact, note).
+
+    Exact when the reference has the run's own GBS and sequence length; otherwise the recipe's
+    configuration at the same workload, GPU, precision and scale (comparability then reports
+    the config mismatch, which makes the run not comparable). This is the only place cmax
+    matches a run to a baseline.
+    """
+    if not workload or not precision or not num_gpus or not gpu:
+        return None, False, None
+    if gbs is not None or seq_len is not None:
+        exact = ref.match_baseline(workload, gpu, precision, num_gpus, gbs=gbs, seq_len=seq_len)
+        if exact is not None:
+            return _row(exact, workload, gpu, precision, num_gpus), True, None
+    found = ref.match_baseline(workload, gpu, precision, num_gpus)
+    if found is None:
+        return None, False, None
+    base = _row(found, workload, gpu, precision, num_gpus)
+    note = None
+    if gbs is not None or seq_len is not None:
+        note = (f"no baseline at GBS {gbs} / sequence length {seq_len}: matched the recipe's "
+                f"GBS {found.get('gbs')} / {found.get('seq_len')}")
+    return base, False, note
+
+
+def _row(found: Mapping[str, Any], workload: str, gpu: str, precision: str,
+         num_gpus: int) -> BaselineRow:
+    return BaselineRow.from_row(found, f"{workload}/{gpu}/{precision}/{num_gpus}")
+
+
+def window_for(baseline: BaselineRow | None, row: Mapping[str, Any],
+               clean_steps: pl.DataFrame) -> Window:
+    """The steady-state window of the recipe release the baseline was measured with.
+
+    For releases that measure the last step, that is the run's final iteration (the ``M`` of
+    ``iteration N/M``), else the last clean iteration printed.
+    """
+    last = as_int(row.get("max_iteration"))
+    if last is None and not clean_steps.is_empty():
+        last = as_int(clean_steps["iteration"].max())
+    return steady_state_window(baseline.recipe_release if baseline else None, last)
+
+
+_LOGGED_GBS = re.compile(r"global[_ ]batch[_ ]size:\s*(\d+)")
+"""Global batch size as NeMo 2 ("global_batch_size: 256") and Megatron / Megatron-Bridge
+("global batch size:  2048") print it on every iteration line."""
+
+
+def _gbs_facts_from_disk(path: Path, lines: set[int]) -> tuple[Fact, ...] | None:
+    """``parallel gbs=N`` facts for the given lines, read while the bundle is still open.
+
+    Used only when the parser did not record GBS facts itself; None if the file is gone.
+    """
+    out: list[Fact] = []
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            top = max(lines)
+            for number, line in enumerate(handle, start=1):
+                if number > top:
+                    break
+                if number in lines:
+                    match = _LOGGED_GBS.search(line)
+                    if match:
+                        out.append(Fact("parallel", f"gbs={match.group(1)}", line=number))
+    except OSError:
+        return None
+    return tuple(out)
+
+
+def _gbs_by_line(facts: Sequence[Fact]) -> list[tuple[int, int]]:
+    out = []
+    for fact in facts_of(tuple(facts), "parallel"):
+        key, _, value = fact.value.partition("=")
+        number = as_int(value.strip())
+        if key.strip().lower() == "gbs" and number is not None and fact.line is not None:
+            out.append((fact.line, number))
+    return sorted(out)
+
+
+def _logged_gbs(file_facts: Sequence[Fact], window_lines: list[int]) -> tuple[tuple[int, int], ...]:
+    """The GBS in effect on each window line: the last ``gbs=`` fact at or before it."""
+    known = _gbs_by_line(file_facts)
+    out: list[tuple[int, int]] = []
+    for line in sorted(window_lines):
+        before = [gbs for at, gbs in known if at <= line]
+        if before:
+            out.append((line, before[-1]))
+    return tuple(out)
+
+
+def _manifest_lines(root: Path, manifest_text: str | None) -> list[str]:
+    if manifest_text is None:
+        try:
+            manifest_text = (root / MANIFEST_NAME).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return []
+    return manifest_text.splitlines()
+
+
+def _on_disk(root: Path, rel: str) -> bool:
+    try:
+        return root.joinpath(*PurePosixPath(rel.replace("\\", "/")).parts).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def resolve(evidence: Evidence, reference: ReferenceData, *,
+            manifest_text: str | None = None) -> Case:
+    """Resolve ingested evidence into a :class:`Case` (see the module docstring).
+
+    Call it while the bundle is open (the pipeline does, right after ingest): it is the last
+    step allowed to look at the bundle's files, for what the parsers did not record (declared
+    paths that exist, the manifest's line numbers, the logged GBS of the window's lines).
+    Resolving evidence whose bundle is already gone works too: those parts then come from
+    what ingest recorded (``Evidence.files`` and their facts) alone.
+    """
+    if isinstance(evidence, Case):
+        return evidence
+    ref = RefView(reference)
+    tables = {name: safe_conform(_frame(evidence, name), schema)
+              for name, schema in TABLES.items()}
+    steps_all = tables["steps"].with_row_index("_order")
+    manifest = evidence.manifest
+    specs = list(manifest.runs)
+    system_gpu = manifest.system.gpu.strip().lower()
+    files = {f.path: f for f in evidence.files}
+    used: set[int] = set()
+    runs: list[ResolvedRun] = []
+    run_rows = tables["runs"].filter(pl.col("run_id").is_not_null()).unique(
+        subset="run_id", keep="first", maintain_order=True)
+    for raw in run_rows.iter_rows(named=True):
+        row = MappingProxyType(dict(raw))
+        spec, index = _match_spec(row, specs, used)
+        if index is not None:
+            used.add(index)
+        run_id = str(row["run_id"])
+        file = row.get("source_file") or (spec.log if spec else None)
+        steps = steps_all.filter(pl.col("run_id") == run_id)
+        steps = steps.sort(["line", "_order"], nulls_last=True).drop("_order")
+        clean = _clean(steps)
+        draft = ResolvedRun(run_id=run_id, row=row, file=file, spec=spec, spec_index=index,
+                            steps=steps, clean_steps=clean, window=steady_state_window(None, None),
+                            window_steps=clean.clear(), summary=None)
+        base, exact, note = match_baseline(
+            ref, draft.get_str("workload"), draft.get_str("gpu") or system_gpu,
+            draft.get_str("precision"), draft.get_int("num_gpus"), draft.get_int("gbs"),
+            draft.get_int("seq_len"))
+        window = window_for(base, row, clean)
+        in_window = clean.filter(pl.col("iteration").is_between(window.first, window.last))
+        window_lines = [n for n in (as_int(v) for v in in_window["line"].to_list())
+                        if n is not None]
+        logged: tuple[tuple[int, int], ...] = ()
+        if file and window_lines:
+            record = next((f for p, f in files.items() if same_file(p, file)), None)
+            facts: tuple[Fact, ...] = record.facts if record else ()
+            if not _gbs_by_line(facts):
+                found = _gbs_facts_from_disk(
+                    evidence.root.joinpath(*PurePosixPath(file.replace("\\", "/")).parts),
+                    set(window_lines))
+                if found:
+                    facts = (*facts, *found)
+                    if record is not None:
+                        files[record.path] = dataclasses.replace(record, facts=facts)
+            logged = _logged_gbs(facts, window_lines)
+        runs.append(dataclasses.replace(
+            draft, window=window, window_steps=in_window,
+            summary=_summary(run_id, row, file, steps), baseline=base, baseline_exact=exact,
+            baseline_note=note, logged_gbs=logged))
+    text_lines = _manifest_lines(evidence.root, manifest_text)
+    declared = []
+    for key, rel in manifest.declared_files():
+        present = any(under(p, rel) for p in files) or _on_disk(evidence.root, rel)
+        line = next((n for n, t in enumerate(text_lines, start=1) if rel in t), None)
+        declared.append(DeclaredFile(key=key, path=rel, present=present, manifest_line=line))
+    ingested = {f.name: getattr(evidence, f.name) for f in dataclasses.fields(Evidence)}
+    ingested["files"] = list(files.values())
+    return Case(**ingested, reference_release=ref.release, tables=MappingProxyType(tables),
+                resolved=tuple(runs), declared=tuple(declared))

@@ -1,0 +1,112 @@
+"""The case: resolved once at ingest, immutable, and all the later stages read.
+
+The stages after ingest must be functions of the case alone: the same findings, scorecard and
+price whether the bundle's files still exist or not (a .tar.gz bundle's temporary directory is
+gone once it is closed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tarfile
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from cmax.case import BaselineRow, Case, resolve
+from cmax.evidence import EvidenceFile
+from cmax.facts import Fact
+from cmax.pipeline import load
+from cmax.price import price
+from cmax.score import load_rubric, score
+from cmax.validate import validate
+from tests.fakes import BASELINES, FakeReference
+from tests.paths import SAMPLES
+from tests.validate.validate_fakes import HonestBundle
+
+
+def _tarball(tmp_path: Path, sample: str) -> Path:
+    archive = tmp_path / f"{sample}.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(SAMPLES / sample, arcname=sample)
+    return archive
+
+
+def test_stages_give_the_same_output_after_the_bundle_is_closed(tmp_path: Path) -> None:
+    rubric = load_rubric(None)
+    with load(_tarball(tmp_path, "borealis-cloud")) as loaded:
+        case, reference, findings = loaded.case, loaded.reference, loaded.findings
+        root = case.root
+        card_open = score(case, findings, reference, rubric)
+        price_open = price(case, card_open, reference)
+    assert not root.exists()  # the archive's temporary directory is gone
+    again = validate(case, reference)
+    assert again == findings
+    assert "completeness.declared-file-missing" not in {f.rule for f in again}
+    card_closed = score(case, again, reference, rubric)
+    assert card_closed.model_dump_json() == card_open.model_dump_json()
+    assert price(case, card_closed, reference).model_dump_json() == price_open.model_dump_json()
+
+
+def test_the_case_is_immutable(tmp_path: Path) -> None:
+    case = resolve(HonestBundle().build(tmp_path), FakeReference())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        case.runs = pl.DataFrame()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        case.resolved[0].window = case.resolved[0].window  # type: ignore[misc]
+    assert resolve(case, FakeReference()) is case
+
+
+def test_each_run_carries_its_typed_baseline_window_and_clean_steps(tmp_path: Path) -> None:
+    case = resolve(HonestBundle().build(tmp_path), FakeReference())
+    run = case.resolved[0]
+    assert isinstance(run.baseline, BaselineRow)
+    assert run.baseline.baseline_id == "dgxc-405b-bf16-512" and run.baseline_exact
+    assert (run.window.first, run.window.last) == (35, 44)
+    assert run.window_steps["iteration"].to_list() == list(range(35, 45))
+    assert run.clean_steps.height == 50
+    assert [d.present for d in case.declared] == [True] * len(case.declared)
+
+
+def test_the_window_follows_the_matched_baselines_recipe_release(tmp_path: Path) -> None:
+    """A v25.05 baseline was measured over iterations 11-44 (cmax/window.py): so is the run."""
+    ref = FakeReference([{**row, "recipe_release": "v25.05.01"} for row in BASELINES])
+    run = resolve(HonestBundle().build(tmp_path), ref).resolved[0]
+    assert (run.window.first, run.window.last) == (11, 44)
+
+
+def test_a_missing_file_is_recorded_once_with_its_manifest_line(tmp_path: Path) -> None:
+    bundle = HonestBundle(skip_files=("incidents.csv",))
+    evidence = bundle.build(tmp_path)
+    manifest_text = "[reliability]\nincidents = \"incidents.csv\"\n"
+    case = resolve(evidence, FakeReference(), manifest_text=manifest_text)
+    missing = [d for d in case.declared if not d.present]
+    assert [(d.key, d.manifest_line) for d in missing] == [("reliability.incidents", 2)]
+
+
+def test_logged_gbs_comes_from_the_facts_the_parser_recorded(tmp_path: Path) -> None:
+    """When the parser recorded ``gbs=`` facts, no file is read: the log may be gone."""
+    bundle = HonestBundle()
+    evidence = bundle.build(tmp_path)
+    log = bundle.runs[0].log
+    (tmp_path / log).unlink()
+    files = [dataclasses.replace(f, facts=(Fact("parallel", "gbs=512", line=2),))
+             if f.path == log else f for f in evidence.files]
+    evidence.files = files
+    run = resolve(evidence, FakeReference()).resolved[0]
+    assert run.logged_gbs and {gbs for _, gbs in run.logged_gbs} == {512}
+    rules = {f.rule for f in validate(evidence, FakeReference()) if f.run_id == run.run_id}
+    assert "consistency.manifest-vs-log" in rules
+
+
+def test_files_are_digested_once_by_ingest(tmp_path: Path) -> None:
+    """Duplicate evidence is found from the recorded digests, not by hashing files again."""
+    evidence = HonestBundle().build(tmp_path)
+    first = evidence.files[0]
+    evidence.files = [*evidence.files, EvidenceFile(path="copy/" + first.path, kind=first.kind,
+                                                    sha256=first.sha256,
+                                                    size_bytes=first.size_bytes)]
+    hits = [f for f in validate(evidence, FakeReference()) if f.rule == "statistics.duplicate-log"]
+    assert hits and "byte-identical" in hits[0].message
+    assert isinstance(resolve(evidence, FakeReference()), Case)
