@@ -10,7 +10,6 @@ marker.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from cmax.ingest import (
     mlperf,
     nccl_json,
 )
+from cmax.limits import load_json
 
 TRAINING_FORMATS = ("nemo1", "nemo2", "megatron", "maxtext", "paxml", "torchtitan")
 SUMMARY_FORMATS = ("dgxc-csv", "dgxc-json", "llmb-sqlite")
@@ -109,7 +109,8 @@ def detect_format(path: Path) -> str:
 
 def _detect_json(path: Path) -> tuple[str | None, str]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        # bounded: JSON nested thousands deep raised RecursionError here (cmax.limits)
+        data = load_json(path.read_text(encoding="utf-8-sig"), file=path)
     except (ValueError, UnicodeDecodeError) as exc:
         return None, f"invalid JSON ({exc})"
     if clustermax_audit.is_audit_json(data):
