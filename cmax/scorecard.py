@@ -63,7 +63,8 @@ class WorkloadResult(_Model):
     ci_low: float | None = None
     ci_high: float | None = None
     verdict: Verdict
-    bar: float = 0.95
+    bar: float = Field(description="the pass bar this run was judged against (rubric "
+                       "[performance] bar)")
     notes: list[str] = Field(default_factory=list)
     step_series: list[tuple[int, float]] = Field(
         default_factory=list, description="(iteration, step_time_s) for every step")
@@ -86,6 +87,28 @@ class NetworkResult(_Model):
     series: list[tuple[int, float]] = Field(
         default_factory=list, description="(size_bytes, out-of-place busbw GB/s)")
     notes: list[str] = Field(default_factory=list)
+
+
+class SuspectNode(_Model):
+    """A node the evidence singles out as slow or faulty (cmax.score.nodes)."""
+
+    node: str = Field(description="host name as the evidence prints it")
+    sources: list[str] = Field(default_factory=list,
+                               description="which runs/tests/files, with lines, point at it")
+    shortfall_pct: float | None = Field(
+        default=None, description="how far below the healthy median, in percent")
+    impact: str = Field(description="what it costs, in plain words")
+    gpus: int = Field(description="GPUs on that node")
+
+
+class PairResult(_Model):
+    """One pairwise or split nccl-tests run: its hosts and large-message bus bandwidth."""
+
+    hosts: list[str]
+    busbw_gbps: float
+    size_bytes: int
+    file: str
+    line: int | None = None
 
 
 class MlperfResult(_Model):
@@ -264,6 +287,9 @@ class Scorecard(_Model):
     exemplar_bar: float
     workloads: list[WorkloadResult] = Field(default_factory=list)
     network: list[NetworkResult] = Field(default_factory=list)
+    network_pairs: list[PairResult] = Field(
+        default_factory=list, description="pairwise/split runs behind suspect_nodes")
+    suspect_nodes: list[SuspectNode] = Field(default_factory=list)
     mlperf: list[MlperfResult] = Field(default_factory=list)
     reliability: ReliabilityResult | None = None
     sla: SlaResult | None = None

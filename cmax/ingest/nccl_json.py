@@ -12,9 +12,9 @@ device_hex, device_info}`` per *process*, parsed from that process's first devic
 NaN are written as the string ``"nan"``.
 
 Per-process times name the slow node directly: every process row belongs to the host of
-``config.devices[p]``, so a host whose processes take longer than the others' median is
-recorded as node-health evidence (NVIDIA's own ``tools/analyze_perf_json.py --nodes`` groups
-the rows the same way).
+``config.devices[p]``, so a host whose processes take longer than the median of the *other*
+hosts' is recorded as node-health evidence (NVIDIA's own ``tools/analyze_perf_json.py
+--nodes`` groups the rows the same way).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from cmax.ingest.nccl import NcclTest, solve_ranks
 from cmax.ingest.textlines import table
 
 JSON_VERSION = 3
-# a node whose per-process time is this much above the node median is slow; the 10 % matches
+# a node whose per-process time is this much above the other nodes' median is slow; the 10 % matches
 # nccl-tests' own -c check, which fails an average bus bandwidth below 90 % of the expected
 SLOW_NODE_RATIO = 1.10
 _COLLECTIVE_OF_BINARY = ("reduce_scatter", "all_reduce", "all_gather", "alltoall", "broadcast",
@@ -172,16 +172,17 @@ def _node_times(results: list[Any], devices: list[Any]) -> list[dict[str, Any]]:
         if len(by_host) < 2:
             return []
         means = {h: sum(v) / len(v) for h, v in by_host.items()}
-        median = statistics.median(means.values())
         out = []
         for host, mean in sorted(means.items()):
+            # against the other nodes only: with two nodes a shared median would halve the gap
+            median = statistics.median(m for h, m in means.items() if h != host)
             slow = median > 0 and mean > median * SLOW_NODE_RATIO
             out.append({
                 "node": host, "gpus": len(by_host[host]), "check": "nccl per-process time",
                 "status": "fail" if slow else "pass", "value": round(mean, 3),
                 "median": round(median, 3),
-                "detail": f"mean per-process time {mean:.1f} us at {res['size']} B vs node "
-                          f"median {median:.1f} us",
+                "detail": f"mean per-process time {mean:.1f} us at {res['size']} B vs the "
+                          f"other nodes' median {median:.1f} us",
                 "line": None,
             })
         return out

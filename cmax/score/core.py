@@ -17,6 +17,7 @@ from cmax.evidence import Evidence
 from cmax.findings import Finding, count_findings, sort_findings
 from cmax.score.mlperf import mlperf_results
 from cmax.score.network import network_results
+from cmax.score.nodes import network_pairs, suspect_nodes
 from cmax.score.performance import exemplar_verdict, suite_throughput, workload_results
 from cmax.score.rating import (
     RatingInputs,
@@ -87,6 +88,7 @@ def score(
     workloads = workload_results(evidence, findings, reference, rubric)
     exemplar_pass, exemplar_note = exemplar_verdict(workloads, rubric.performance.bar)
     network = network_results(evidence, reference, rubric)
+    pairs = network_pairs(evidence)
     mlperf = mlperf_results(evidence, reference, rubric)
     reliability = reliability_result(evidence, reference)
     sla = sla_result(evidence)
@@ -132,7 +134,8 @@ def score(
         gpus_per_node=system.gpus_per_node, interconnect=system.interconnect,
         benchmark_date=manifest.benchmark.date, tier=tier, score=total,
         exemplar_pass=exemplar_pass, exemplar_bar=rubric.performance.bar,
-        workloads=workloads, network=network, mlperf=mlperf, reliability=reliability,
+        workloads=workloads, network=network, network_pairs=pairs,
+        suspect_nodes=suspect_nodes(evidence, pairs), mlperf=mlperf, reliability=reliability,
         sla=sla, audit=audit, categories=categories, gates=gates, findings=ordered,
         finding_counts=count_findings(ordered),
         evidence_files=[EvidenceFileRef(path=f.path, kind=f.kind, sha256=f.sha256,
