@@ -5,7 +5,8 @@ limits turn hostile input into tracebacks: JSON nested a few thousand levels dee
 ``RecursionError``, ``int()`` of a 5,000-digit string raises ``ValueError`` (the 4,300-digit
 guard against quadratic conversion), ``int(float("inf"))`` raises ``OverflowError``, and the
 ``csv`` module raises ``csv.Error`` for a field over 128 KiB. Parsers call the helpers here
-instead, and each refusal says which limit was hit and what the limit is. The limits sit far
+instead, and each refusal says which limit was hit and what the limit is (a CSV field keeps
+the ``csv`` module's own 128 KiB limit: the refusal just names it). The limits sit far
 beyond anything the real tools write (nccl-tests sizes fit in 20 digits; the deepest real
 JSON, a ClusterMAX audit, nests under 10 levels), so they never reject genuine evidence.
 
@@ -20,7 +21,7 @@ import json
 import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cmax.errors import EvidenceError
 
@@ -33,9 +34,6 @@ MAX_INT_DIGITS = 40
 MAX_LINE_CHARS = 1 << 20
 """Characters in one CSV line (real rows are under 1 KiB)."""
 
-MAX_FIELD_CHARS = 1 << 16
-"""Characters in one CSV field (the csv module's own limit is 128 KiB and raises)."""
-
 MAX_PATH_CHARS = 1024
 """Characters in a bundle member path or a path the manifest declares."""
 
@@ -43,6 +41,7 @@ MAX_PATH_DEPTH = 32
 """Folder levels in a bundle member path (real bundles use fewer than 6)."""
 
 Where = str | Path | None
+T = TypeVar("T")
 
 
 def limit_error(what: str, limit: str, *, file: Where = None, line: int | None = None,
@@ -131,32 +130,37 @@ def within_digits(text: str) -> bool:
     return len(text.strip().lstrip("+-")) <= MAX_INT_DIGITS
 
 
-def csv_rows(reader: Iterable[list[str]], *, file: Where = None,
-             first_line: int = 1) -> Iterator[tuple[int, list[str]]]:
-    """Rows of a ``csv.reader`` with their 1-based line numbers (counted from
-    ``first_line``); a ``csv.Error`` (a field over the csv module's limit, a NUL byte in old
-    Pythons) or a field longer than :data:`MAX_FIELD_CHARS` is a CmaxError with the line."""
-    line = first_line - 1
-    iterator = iter(reader)
+def csv_guarded(rows: Iterable[T], *, file: Where = None,
+                line: int | None = None) -> Iterator[T]:
+    """Rows of a ``csv.reader``/``DictReader``, with ``csv.Error`` (a field past the csv
+    module's 128 KiB limit, a stray quote in strict mode) turned into one EvidenceError at
+    the reader's current line (or ``line``, for a reader over a single line)."""
+    iterator = iter(rows)
     while True:
-        line += 1
         try:
             row = next(iterator)
         except StopIteration:
             return
         except csv.Error as exc:
-            raise EvidenceError(f"unreadable CSV row: {exc}", file=file, line=line,
-                            fix="check that the file is the unmodified tool output") from None
-        check_fields(row, file=file, line=line)
-        yield line, row
+            where = line or getattr(rows, "line_num", None)
+            raise _csv_error(exc, file=file, line=where) from None
+        yield row
 
 
-def check_fields(row: Iterable[str], *, file: Where = None, line: int | None = None) -> None:
-    """Refuse a CSV field beyond :data:`MAX_FIELD_CHARS`."""
-    for value in row:
-        if len(value) > MAX_FIELD_CHARS:
-            raise limit_error(f"a CSV field of {len(value):,} characters",
-                              f"{MAX_FIELD_CHARS:,} characters", file=file, line=line)
+def read_csv_header(reader: csv.DictReader[str], *, file: Where = None) -> None:
+    """Read a ``DictReader``'s header row now (it caches it), under the same guard."""
+    try:
+        reader.fieldnames  # noqa: B018 - the property reads the header row
+    except csv.Error as exc:
+        raise _csv_error(exc, file=file, line=reader.line_num or 1) from None
+
+
+def _csv_error(exc: csv.Error, *, file: Where, line: int | None) -> EvidenceError:
+    if "field larger than field limit" in str(exc):
+        return limit_error("a CSV field", f"{csv.field_size_limit():,} characters",
+                           file=file, line=line)
+    return EvidenceError(f"unreadable CSV row: {exc}", file=file, line=line,
+                         fix="check that the file is the unmodified tool output")
 
 
 def check_line(text: str, *, file: Where = None, line: int | None = None) -> str:
