@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cmax.errors import CmaxError
+from cmax.limits import csv_guarded, whole
 
 CSV_PREFIX = "filename,status,time_mean_"
 
@@ -67,7 +68,7 @@ def _float(value: object, *, file: Path, line: int | None, column: str) -> float
 
 def _int(value: object, *, file: Path, line: int | None, column: str) -> int | None:
     number = _float(value, file=file, line=line, column=column)
-    return None if number is None else int(number)
+    return None if number is None else whole(number, file=file, line=line, field=column)
 
 
 def looks_like_csv(first_line: str) -> bool:
@@ -77,7 +78,7 @@ def looks_like_csv(first_line: str) -> bool:
 def parse_csv(path: Path) -> list[Experiment]:
     text = path.read_text(encoding="utf-8-sig", errors="replace")
     lines = text.splitlines()
-    header = next(csv.reader([lines[0]])) if lines else []
+    header = next(csv_guarded(csv.reader([lines[0]]), file=path, line=1)) if lines else []
     cols = [c.strip().lower() for c in header]
     if not cols or not looks_like_csv(",".join(cols)):
         raise CmaxError("not a DGXC parse-script CSV", file=path, line=1,
@@ -87,7 +88,7 @@ def parse_csv(path: Path) -> list[Experiment]:
     for lineno, line in enumerate(lines[1:], start=2):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        fields = next(csv.reader([line]))
+        fields = next(csv_guarded(csv.reader([line]), file=path, line=lineno))
         if len(fields) != len(cols):
             raise CmaxError(f"row has {len(fields)} fields", file=path, line=lineno,
                             expected=f"{len(cols)} fields as in the header")
