@@ -25,6 +25,7 @@ import polars as pl
 
 from cmax.errors import CmaxError
 from cmax.evidence import INCIDENTS_SCHEMA, conform
+from cmax.limits import csv_guarded, read_csv_header
 
 REQUIRED = ("start", "end", "node", "category", "planned")
 OPTIONAL = ("gpu", "description")
@@ -116,12 +117,13 @@ def parse_incidents_csv(path: Path) -> list[dict[str, object]]:
     except UnicodeDecodeError:
         raise CmaxError("incident log is not UTF-8 text", file=path) from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
+    read_csv_header(reader, file=path)
     if reader.fieldnames is None or not _header_ok(list(reader.fieldnames)):
         raise CmaxError("incident CSV header is missing columns", file=path, line=1,
                         expected="a header with start,end,node,gpu,category,planned"
                         "[,description]")
     rows: list[dict[str, object]] = []
-    for raw in reader:
+    for raw in csv_guarded(reader, file=path):
         values = [v for v in raw.values() if isinstance(v, str)]
         line = reader.line_num - sum(v.count("\n") for v in values)
         if None in raw:
