@@ -1,6 +1,6 @@
 """The bundle manifest ``cmax.toml``: the contract between a submitter and cmax.
 
-Keys follow DESIGN.md ("extend, don't rename"). Unknown keys are rejected, not ignored: a
+Keys are those of docs/manifest.md (extend, never rename). Unknown keys are rejected: a
 typo such as ``usd_per_gpu_hr`` would otherwise silently drop the quoted price out of a
 negotiation. Every validation error is reported with the dotted key, the value found and
 what was expected.
@@ -262,7 +262,7 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
         if err["type"] == "extra_forbidden":
             raise ManifestError(
                 "unknown key", file=source, field=key,
-                expected="a key from the cmax.toml contract in DESIGN.md",
+                expected="a key from the cmax.toml contract in docs/manifest.md",
                 fix="check the spelling or remove it",
             ) from None
         expected = err["msg"].removeprefix("Value error, ")

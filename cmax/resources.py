@@ -2,7 +2,7 @@
 
 In a wheel these live inside the package under ``cmax/_data/``; in a source checkout or an
 editable install they are the top-level ``reference/``, ``templates/`` and ``samples/``
-folders. Looking in both keeps the repository layout of DESIGN.md while a non-editable
+folders. Looking in both keeps the repository layout (docs/architecture.md) while a non-editable
 ``pip install .`` still finds everything through the package.
 """
 

@@ -1,4 +1,4 @@
-"""The ``cmax`` command line (see DESIGN.md "CLI").
+"""The ``cmax`` command line (the pipeline it drives: docs/architecture.md).
 
 Each command lives in its own module under ``cmax.cli`` and is imported only when invoked, so
 ``cmax --help`` stays fast and one command's heavy imports (WeasyPrint, matplotlib) never slow

@@ -181,7 +181,8 @@ def _overlap_hours(intervals: list[tuple[dt.datetime, dt.datetime]], lo: dt.date
 
 
 def sla_result(evidence: Evidence) -> SlaResult | None:
-    """Per node, per month uptime against the contract (DESIGN: "per node, per month").
+    """Per node, per month uptime against the contract (docs/scoring.md: per node and
+    per calendar month).
 
     Nodes without incidents were up all month. The fleet credit is the node-hour-weighted
     average of the per node-month credits, i.e. the share of the whole bill owed back.

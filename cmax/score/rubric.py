@@ -6,10 +6,16 @@ a modelling choice. Keeping all of them in ``reference/rubric.toml`` (overridabl
 who disagrees with a weight can change it without touching code. The rubric's id and a digest
 of its bytes go into every scorecard, so two scorecards scored under different rubrics never
 look comparable by accident.
+
+The shipped ``reference/rubric.toml`` is the one home of every value: the models below state
+bounds, never defaults. A custom rubric that leaves out a key of the threshold sections
+(``[performance]``, ``[network]``, ``[mlperf]``, ``[scoring]``, ``[coverage]``) gets the shipped
+file's value for it (:data:`DEFAULTED_SECTIONS`); categories, tiers and gates it must state.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 from typing import Any, Literal
@@ -42,8 +48,8 @@ MEASURED_KINDS: frozenset[str] = frozenset(
 MAX_WEIGHT = 1_000_000.0
 
 
-def _default_points() -> dict[Literal["PASS", "WARNING", "FAIL"], float]:
-    return {"PASS": 1.0, "WARNING": 0.5, "FAIL": 0.0}
+DEFAULTED_SECTIONS: tuple[str, ...] = ("performance", "network", "mlperf", "scoring", "coverage")
+"""Rubric sections whose omitted keys are taken from the shipped reference/rubric.toml."""
 
 
 def _default_fail() -> list[GradedStatus]:
@@ -56,28 +62,27 @@ class _Strict(BaseModel):
 
 
 class PerformanceRules(_Strict):
-    bar: float = Field(default=0.95, gt=0, le=2)
-    confidence: float = Field(default=0.95, gt=0.5, lt=1)
-    bootstrap_resamples: int = Field(default=2000, ge=100, le=100_000)
-    bootstrap_seed: int = Field(default=20240723, ge=0)
-    min_window_steps: int = Field(default=2, ge=1)
+    bar: float = Field(gt=0, le=2)
+    confidence: float = Field(gt=0.5, lt=1)
+    bootstrap_resamples: int = Field(ge=100, le=100_000)
+    bootstrap_seed: int = Field(ge=0)
+    min_window_steps: int = Field(ge=1)
 
 
 class NetworkRules(_Strict):
-    bar: float = Field(default=0.90, gt=0, le=2)
-    large_message_min_bytes: int = Field(default=256 * 1024**2, gt=0)
+    bar: float = Field(gt=0, le=2)
+    large_message_min_bytes: int = Field(gt=0)
 
 
 class MlperfRules(_Strict):
-    bar: float = Field(default=0.95, gt=0, le=2)
+    bar: float = Field(gt=0, le=2)
 
 
 class ScoringRules(_Strict):
-    ratio_floor: float = Field(default=0.5, ge=0, lt=1)
-    mtbf_ratio_floor: float = Field(default=0.1, gt=0, lt=1)
-    audit_points: dict[Literal["PASS", "WARNING", "FAIL"], float] = Field(
-        default_factory=_default_points)
-    declaration_credit: float = Field(default=1.0, ge=0, le=1)
+    ratio_floor: float = Field(ge=0, lt=1)
+    mtbf_ratio_floor: float = Field(gt=0, lt=1)
+    audit_points: dict[Literal["PASS", "WARNING", "FAIL"], float]
+    declaration_credit: float = Field(ge=0, le=1)
 
     @model_validator(mode="after")
     def _points(self) -> ScoringRules:
@@ -124,10 +129,10 @@ class CoverageRules(_Strict):
     partial picture: ClusterMAX Platinum "excels on every criterion".
     """
 
-    Platinum: float = Field(default=1.0, ge=0, le=1)
-    Gold: float = Field(default=0.75, ge=0, le=1)
-    Silver: float = Field(default=0.5, ge=0, le=1)
-    Bronze: float = Field(default=0.25, ge=0, le=1)
+    Platinum: float = Field(ge=0, le=1)
+    Gold: float = Field(ge=0, le=1)
+    Silver: float = Field(ge=0, le=1)
+    Bronze: float = Field(ge=0, le=1)
 
     @model_validator(mode="after")
     def _descending(self) -> CoverageRules:
@@ -195,12 +200,12 @@ class Rubric(_Strict):
     id: str = Field(min_length=1)
     title: str = Field(min_length=1)
     basis: str = Field(min_length=1)
-    performance: PerformanceRules = Field(default_factory=PerformanceRules)
-    network: NetworkRules = Field(default_factory=NetworkRules)
-    mlperf: MlperfRules = Field(default_factory=MlperfRules)
-    scoring: ScoringRules = Field(default_factory=ScoringRules)
+    performance: PerformanceRules
+    network: NetworkRules
+    mlperf: MlperfRules
+    scoring: ScoringRules
     tiers: TierThresholds
-    coverage: CoverageRules = Field(default_factory=CoverageRules)
+    coverage: CoverageRules
     categories: dict[str, Category]
     gates: list[GateRule] = Field(default_factory=list)
     source: str = ""
@@ -241,10 +246,30 @@ def default_rubric_path() -> Path:
     return data_dir("reference") / RUBRIC_NAME
 
 
+@functools.cache
+def _shipped_sections() -> dict[str, Any]:
+    """The threshold sections of the shipped rubric (the home of every default value)."""
+    file = default_rubric_path()
+    data = decode_toml(read_toml_bytes(file, what="rubric file"), file=file, what="rubric file")
+    return {name: dict(data.get(name) or {}) for name in DEFAULTED_SECTIONS}
+
+
+def with_shipped_defaults(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with each omitted key of :data:`DEFAULTED_SECTIONS` taken from the shipped
+    rubric; keys the file states win."""
+    merged = dict(data)
+    for name, shipped in _shipped_sections().items():
+        given = data.get(name)
+        merged[name] = {**shipped, **given} if isinstance(given, dict) else (
+            shipped if given is None else given)
+    return merged
+
+
 def parse_rubric(data: dict[str, Any], *, source: str | Path, digest: str = "") -> Rubric:
-    """Validate parsed TOML; an error names the file and the dotted key."""
+    """Validate parsed TOML (omitted threshold keys from the shipped rubric); an error names
+    the file and the dotted key."""
     try:
-        rubric = Rubric.model_validate(data)
+        rubric = Rubric.model_validate(with_shipped_defaults(data))
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])

@@ -1,4 +1,4 @@
-"""The CLI contract of DESIGN.md: help everywhere, exit codes, one-line user errors."""
+"""The CLI contract (docs/architecture.md): help everywhere, exit codes, one-line user errors."""
 
 from __future__ import annotations
 

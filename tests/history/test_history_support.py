@@ -55,7 +55,7 @@ def make_card(
             tokens_per_s_per_gpu=ratio * base_tokens if ratio is not None else None,
             baseline=Baseline(baseline_id=baseline_id, release=release,
                               tokens_per_s_per_gpu=base_tokens, source="test"),
-            ratio=ratio, ci_low=lo, ci_high=hi,
+            ratio=ratio, ci_low=lo, ci_high=hi, bar=0.95,
             verdict="pass" if ratio is not None and lo is not None and lo >= 0.95 else "fail",
         ))
     audit = None

@@ -29,6 +29,8 @@ SMALL = """
 id = "test-rubric"
 title = "test"
 basis = "test"
+[scoring]
+declaration_credit = 1.0
 [tiers]
 Platinum = 90
 Gold = 80
@@ -106,7 +108,8 @@ def audit(*rows: dict[str, Any]) -> pl.DataFrame:
 
 def workload(ratio: float, verdict: str = "pass") -> WorkloadResult:
     return WorkloadResult(workload="llama3.1-70b", precision="bf16", num_gpus=64, log="t.log",
-                          status="success", steps_total=50, ratio=ratio, verdict=verdict)
+                          status="success", steps_total=50, ratio=ratio, verdict=verdict,
+                          bar=0.95)
 
 
 def reliability(goodput: float, ratio_vs_ref: float) -> ReliabilityResult:
@@ -146,7 +149,7 @@ def test_category_points_by_hand(small: Rubric) -> None:
         sla=sla), small))
     sec = cats["security"]
     # audit: (3 × 1 + 0.5 + 0) / 5 graded = 70; declarations: 1 of 3 requirements = 33.33
-    # category = (70 × 3 + 33.33 × 1) / 4 = 60.8333
+    # (SMALL gives declarations full credit); category = (70 × 3 + 33.33 × 1) / 4 = 60.8333
     assert sec.score == pytest.approx((70 * 3 + 100 / 3) / 4, abs=1e-4)
     assert sec.verified
     assert any("3 PASS, 1 WARNING, 1 FAIL, 1 SKIPPED" in e for e in sec.evidence)
@@ -263,6 +266,16 @@ def test_malformed_rubric_names_file_and_key(tmp_path: Path, text: str, needle: 
         load_rubric(path)
     line = exc.value.one_line()
     assert str(path) in line and needle in line
+
+
+def test_omitted_threshold_keys_come_from_the_shipped_rubric(small: Rubric) -> None:
+    """One home per value: a custom rubric that leaves a threshold out gets the shipped
+    file's value, never a default written in code (SMALL states only declaration_credit)."""
+    shipped = load_rubric(None)
+    assert small.scoring.declaration_credit == 1.0
+    assert shipped.scoring.declaration_credit == 0.8
+    assert small.performance == shipped.performance and small.coverage == shipped.coverage
+    assert small.scoring.ratio_floor == shipped.scoring.ratio_floor
 
 
 def test_rubric_file_errors(tmp_path: Path) -> None:
