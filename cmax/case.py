@@ -38,6 +38,7 @@ from cmax.evidence import (
     INCIDENTS_SCHEMA,
     MLPERF_SCHEMA,
     NCCL_SCHEMA,
+    RECIPE_SCHEMA,
     RUNS_SCHEMA,
     STEPS_SCHEMA,
     Evidence,
@@ -47,8 +48,9 @@ from cmax.manifest import MANIFEST_NAME, RunSpec
 from cmax.reference.view import ReferenceData, RefView, num, text
 from cmax.window import Window, steady_state_window
 
-#: Recipe parameters a run is compared on (the reference recipe's configuration).
-CONFIG_FIELDS = ("gbs", "seq_len", "mbs", "tp", "pp", "cp", "ep", "vp")
+#: Recipe parameters a run is compared on (:data:`cmax.evidence.RECIPE_SCHEMA`), in the order
+#: findings list them: GBS first, the parameter a submitter most often changes.
+CONFIG_FIELDS: tuple[str, ...] = ("gbs", *(name for name in RECIPE_SCHEMA if name != "gbs"))
 
 #: The canonical tables, by the attribute name they have on Evidence and Case.
 TABLES: dict[str, dict[str, pl.DataType]] = {

@@ -15,13 +15,7 @@ import polars as pl
 from cmax.facts import Fact
 from cmax.manifest import Manifest
 
-RUNS_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String(),
-    "workload": pl.String(),
-    "model": pl.String(),
-    "gpu": pl.String(),
-    "num_gpus": pl.Int64(),
-    "precision": pl.String(),
+RECIPE_SCHEMA: dict[str, pl.DataType] = {
     "seq_len": pl.Int64(),
     "gbs": pl.Int64(),
     "mbs": pl.Int64(),
@@ -30,6 +24,18 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "cp": pl.Int64(),
     "ep": pl.Int64(),
     "vp": pl.Int64(),
+}
+"""The recipe configuration a run is compared on (sequence length, batch sizes, parallel
+layout): the same columns, in the same order, in the runs table and the reference baselines."""
+
+RUNS_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "workload": pl.String(),
+    "model": pl.String(),
+    "gpu": pl.String(),
+    "num_gpus": pl.Int64(),
+    "precision": pl.String(),
+    **RECIPE_SCHEMA,
     "framework": pl.String(),
     "container": pl.String(),
     "source_file": pl.String(),

@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import CmaxError
+from cmax.evidence import RECIPE_SCHEMA
 from cmax.reference.catalog import PRECISIONS
 
 BASELINE_SCHEMA: dict[str, pl.DataType] = {
@@ -26,14 +27,7 @@ BASELINE_SCHEMA: dict[str, pl.DataType] = {
     "precision_recipe": pl.String(),
     "alternate": pl.Boolean(),
     "num_gpus": pl.Int64(),
-    "seq_len": pl.Int64(),
-    "gbs": pl.Int64(),
-    "mbs": pl.Int64(),
-    "tp": pl.Int64(),
-    "pp": pl.Int64(),
-    "cp": pl.Int64(),
-    "ep": pl.Int64(),
-    "vp": pl.Int64(),
+    **RECIPE_SCHEMA,
     "layers": pl.Int64(),
     "proxy": pl.Boolean(),
     "step_time_s": pl.Float64(),
