@@ -14,6 +14,7 @@ from cmax.validate import (
     completeness,
     consistency,
     mlperf_rules,
+    network_rules,
     sanity,
     schema_rules,
     software,
@@ -31,6 +32,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     statistics.check,
     software.check,
     audit_rules.check,
+    network_rules.check,
 )
 
 

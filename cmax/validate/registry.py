@@ -29,6 +29,7 @@ FAMILIES: dict[str, str] = {
     "statistics": "Statistical red flags",
     "software": "Software floors",
     "audit": "ClusterMAX audit",
+    "network": "Network fabric",
 }
 
 

@@ -7,6 +7,7 @@ an incident log) and breaks exactly one thing.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ import polars as pl
 import pytest
 
 from cmax.evidence import Evidence
+from cmax.facts import Fact
 from cmax.findings import Finding
 from cmax.validate import RULES, validate
 from tests.validate.validate_fakes import (
@@ -169,6 +171,22 @@ def _copy_run(bundle: HonestBundle) -> None:
     bundle.runs.append(twin)
 
 
+# the fabric the network rules judge against (the honest bundle declares no interconnect)
+NETWORK = {("infiniband-ndr-8x400", "all_reduce", 64): {
+    "busbw_gbps": 368.0, "message_bytes": 2 ** 33, "source": "test fabric bar"}}
+
+
+def _socket_fallback(ev: Evidence) -> None:
+    ev.files = [dataclasses.replace(f, facts=(Fact("node_count", "64", 3),
+                                              Fact("fabric", "Using network Socket", 12)))
+                if f.kind == "nccl-tests" else f for f in ev.files]
+
+
+def _slow_fabric(bundle: HonestBundle) -> None:
+    bundle.system["interconnect"] = "infiniband-ndr-8x400"
+    bundle.nccl = nccl_rows(bundle.nccl_path or "", peak=100.0)
+
+
 def _twin_nccl(bundle: HonestBundle) -> None:
     bundle.manifest_extra["nccl"] = [{"path": "nccl/a.txt"}, {"path": "nccl/b.txt"}]
     bundle.nccl_path = "nccl/a.txt"
@@ -296,6 +314,9 @@ TRIPS: dict[str, Case] = {
     "audit.fail": edit(_audit("healthChecks.nhcInstalled", "FAIL")),
     "audit.warnings": edit(_audit("gpus.gdrcopy.installed", "WARNING")),
     "audit.cluster-mismatch": edit(lambda b: setattr(b, "audit_cluster", "other-h100-west")),
+    # network fabric
+    "network.socket-fallback": after(_socket_fallback),
+    "network.below-fabric": edit(_slow_fabric),
 }
 
 # Rules an honest bundle does fire by design (info), each with its own clean variant.
@@ -308,7 +329,7 @@ INHERENT: dict[str, Case] = {
 
 
 def run_case(case: Case, tmp_path: Path) -> list[Finding]:
-    return validate(case(HonestBundle(), tmp_path), FakeReference())
+    return validate(case(HonestBundle(), tmp_path), FakeReference(network=NETWORK))
 
 
 def fired(findings: list[Finding]) -> set[str]:

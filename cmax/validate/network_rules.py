@@ -1,0 +1,126 @@
+"""Fabric traps: NCCL on sockets instead of RDMA, and bandwidth far below the declared fabric.
+
+The most common way a multi-node nccl-tests result is wrong without anyone noticing is that
+NCCL never used the RDMA fabric: no InfiniBand device was visible in the container, the AWS
+EFA plugin (aws-ofi-nccl) or an IB plugin was missing or failed to load, or libfabric picked
+its TCP provider. NCCL then silently falls back to its built-in socket transport and the run
+"works" at a few percent of the fabric's bandwidth. With ``NCCL_DEBUG=INFO`` the log says so
+(``NET/IB : No device found``, ``NET/Plugin : No plugin found``, ``Using network Socket``,
+channels ``via NET/Socket``; ``NET/OFI Selected Provider is tcp``); the parsers record those
+lines as ``fabric`` facts and these rules read them. Without the debug lines, bandwidth far
+below the declared fabric's class is the tell, and the error lists the likely causes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from functools import partial
+
+import polars as pl
+
+from cmax.facts import facts_of
+from cmax.findings import Finding
+from cmax.reference.view import num, optional_lookup
+from cmax.validate.context import Context
+from cmax.validate.registry import Rule, finding, register
+
+# "far below" the fabric's class: under half its bar. Half is well clear of run-to-run noise
+# and of the 2-node tree/ring difference, and below the worst misconfiguration short of a
+# fallback that ClusterMAX 2.0 reports (129 GB/s with PCIe ACS on vs >= 300 GB/s, 43 %).
+FAR_BELOW = 0.5
+LARGE_MESSAGE = 1 << 30  # bandwidth is judged at 1 GiB or larger; small sizes are latency-bound
+
+_SOCKET = ("Using network Socket", "via NET/Socket")
+
+register(Rule(
+    "network.socket-fallback", "error", "NCCL fell back to TCP sockets",
+    "The NCCL debug lines in the nccl-tests output show the socket transport carrying the "
+    "traffic (`Using network Socket`, channels `via NET/Socket`) or libfabric's TCP provider "
+    "(`NET/OFI Selected Provider is tcp`): the RDMA fabric (InfiniBand, RoCE, EFA) was not "
+    "used, so the bandwidth measured is not the fabric's.",
+    "Make the RDMA devices and NCCL's network plugin visible to the job (IB: the mlx5 devices "
+    "and rdma-core in the container; AWS: the EFA device and aws-ofi-nccl on LD_LIBRARY_PATH; "
+    "set NCCL_NET=IB or NCCL_NET='AWS Libfabric' so a fallback fails loudly), then re-run.",
+    "NCCL environment documentation (NCCL_NET, NCCL_IB_HCA); NVIDIA/nccl issue #352 "
+    "(`NET/IB : No device found` then `NET/Socket`); aws/aws-ofi-nccl (EFA provider).",
+))
+register(Rule(
+    "network.below-fabric", "error", "Bus bandwidth far below the declared fabric's class",
+    "At large messages the nccl-tests bus bandwidth is under half of the reference for the "
+    "interconnect the manifest declares. That is not a tuning gap but a fabric that is not "
+    "working as declared: a socket/TCP fallback, GPUDirect RDMA off, fewer NICs in use than "
+    "installed (NCCL_IB_HCA), PCIe ACS left on, or a wrong [system] interconnect.",
+    "Check the NCCL_DEBUG=INFO lines (NET/IB, GDRDMA), the NIC count and ACS, or correct "
+    "[system] interconnect; then re-run nccl-tests.",
+    "reference/network.toml (per-NIC rules of thumb, NVIDIA/nccl-tests #119 and #290); "
+    "SemiAnalysis ClusterMAX 2.0 (129 vs >= 300 GB/s with PCIe ACS on).",
+))
+
+
+def _socket_findings(ctx: Context) -> Iterator[Finding]:
+    for file in ctx.case.files:
+        fabric = facts_of(file.facts, "fabric")
+        if not fabric:
+            continue
+        nodes = [int(f.value) for f in facts_of(file.facts, "node_count") if f.value.isdigit()]
+        if nodes and max(nodes) < 2:
+            continue  # one node: NVLink carries the traffic whatever the network transport
+        used = [f for f in fabric if f.value.startswith(_SOCKET)
+                or (f.value.startswith("NET/OFI Selected Provider is")
+                    and f.value.split()[-1].lower().startswith("tcp"))]
+        if not used:
+            continue
+        why = [f.value for f in fabric
+               if "No device found" in f.value or f.value.startswith("NET/Plugin")]
+        cause = ("likely cause: " + "; ".join(why) + " (no RDMA device or network plugin "
+                 "was found)") if why else ("likely cause: the RDMA devices or NCCL's network "
+                                            "plugin (IB, or aws-ofi-nccl for EFA) are not "
+                                            "visible to the job")
+        first = min(used, key=lambda f: f.line or 0)
+        yield finding("network.socket-fallback",
+                      f"NCCL carried the traffic over TCP sockets ({first.value!r}); {cause}",
+                      file=file.path, line=first.line)
+
+
+def _below_fabric(ctx: Context) -> Iterator[Finding]:
+    system = ctx.manifest.system
+    table = ctx.tables["nccl"]
+    if table.is_empty() or not system.interconnect:
+        return
+    oop = table.filter((pl.col("in_place").not_() | pl.col("in_place").is_null())
+                       & pl.col("busbw_gbps").is_finite() & pl.col("size_bytes").is_not_null())
+    for (file, _block, collective), rows in oop.group_by(
+            "source_file", "block", "collective", maintain_order=True):
+        if rows.is_empty() or collective is None:
+            continue
+        biggest = int(rows["size_bytes"].max())  # type: ignore[arg-type]
+        if biggest < LARGE_MESSAGE:
+            continue
+        at = rows.filter(pl.col("size_bytes") == biggest)
+        busbw = float(at["busbw_gbps"].max())  # type: ignore[arg-type]
+        ranks = at["ranks"].max()
+        nodes_max = at["nodes"].max()
+        nodes = (int(nodes_max) if nodes_max is not None  # type: ignore[arg-type]
+                 else max(1, math.ceil(int(ranks or 0) / system.gpus_per_node)))  # type: ignore[arg-type]
+        if nodes < 2:
+            continue  # NVLink-bound: the network class does not apply
+        base = optional_lookup(partial(ctx.ref.reference.network_baseline,
+                                       system.interconnect or "", str(collective), nodes))
+        bar = num(base, "busbw_gbps")
+        if bar is None or busbw >= FAR_BELOW * bar:
+            continue
+        line = at.sort("busbw_gbps", descending=True)["line"][0]
+        yield finding(
+            "network.below-fabric",
+            f"{collective} on {nodes} nodes reaches {busbw:g} GB/s bus bandwidth at "
+            f"{biggest} B, {busbw / bar:.0%} of the {bar:g} GB/s expected on "
+            f"{system.interconnect}; likely causes: a socket/TCP fallback, GPUDirect RDMA off, "
+            "fewer NICs in use than installed, PCIe ACS on, or a wrong [system] interconnect",
+            file=str(file) if file is not None else None,
+            line=int(line) if line is not None else None)
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    yield from _socket_findings(ctx)
+    yield from _below_fabric(ctx)

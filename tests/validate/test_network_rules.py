@@ -1,0 +1,54 @@
+"""Fabric traps: a socket fallback and bandwidth far below the declared fabric are errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from cmax.bundle import open_bundle
+from cmax.findings import Finding
+from cmax.ingest import ingest
+from cmax.reference import load_reference
+from cmax.validate import validate
+from tests.paths import DATA
+
+MANIFEST = """
+[provider]
+name = "Example Cloud"
+cluster = "example-h100-a"
+
+[system]
+gpu = "h100-sxm"
+nodes = 2
+gpus_per_node = 8
+interconnect = "infiniband-ndr-8x400"
+
+[benchmark]
+date = 2026-10-01
+
+[[nccl]]
+path = "nccl/all_reduce.txt"
+"""
+
+
+def _network_findings(tmp_path: Path, sample: str) -> list[Finding]:
+    (tmp_path / "nccl").mkdir()
+    shutil.copy(DATA / "nccl" / sample, tmp_path / "nccl" / "all_reduce.txt")
+    (tmp_path / "cmax.toml").write_text(MANIFEST)
+    with open_bundle(tmp_path) as bundle:
+        evidence = ingest(bundle)
+    return [f for f in validate(evidence, load_reference()) if f.rule.startswith("network.")]
+
+
+def test_socket_fallback_names_the_missing_device_and_plugin(tmp_path: Path) -> None:
+    found = {f.rule: f for f in _network_findings(tmp_path, "socket_fallback_2node.txt")}
+    assert set(found) == {"network.socket-fallback", "network.below-fabric"}
+    sock = found["network.socket-fallback"]
+    assert sock.severity == "error" and sock.file == "nccl/all_reduce.txt" and sock.line == 25
+    assert "No device found" in sock.message and "No plugin found" in sock.message
+    below = found["network.below-fabric"]
+    assert "11.2 GB/s" in below.message and "socket/TCP fallback" in below.message
+
+
+def test_rdma_run_at_fabric_speed_is_clean(tmp_path: Path) -> None:
+    assert _network_findings(tmp_path, "tag_output_2node.txt") == []
