@@ -19,6 +19,7 @@ and one reproducer per distinct crash (exception type and message).
 from __future__ import annotations
 
 import argparse
+import copy
 import io
 import json
 import random
@@ -140,7 +141,7 @@ def mutate_json(data: bytes, rng: random.Random) -> bytes:
             if isinstance(parent, dict) and rng.random() < 0.2:
                 parent.pop(path[-1], None)
             else:
-                parent[path[-1]] = rng.choice(_JSON_VALUES)
+                parent[path[-1]] = copy.deepcopy(rng.choice(_JSON_VALUES))  # never shared
         except (KeyError, IndexError, TypeError):
             continue
     if rng.random() < 0.05:
