@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -99,29 +99,44 @@ class ScoringRules(_Strict):
         return self
 
 
-class TierThresholds(_Strict):
+class _TierLadder(_Strict):
+    """Four minimums, Platinum to Bronze, that must descend; below Bronze is Underperforming."""
+
+    _what: ClassVar[str]  # what the error message calls the ladder
+    Platinum: float
+    Gold: float
+    Silver: float
+    Bronze: float
+
+    @model_validator(mode="after")
+    def _descending(self) -> Self:
+        if not self.Platinum >= self.Gold >= self.Silver >= self.Bronze:
+            raise ValueError(f"{self._what} must satisfy Platinum >= Gold >= Silver >= Bronze")
+        return self
+
+    def _highest(self, value: float, slack: float = 0.0) -> TierName:
+        """The highest tier whose minimum ``value`` reaches."""
+        for name, minimum in (("Platinum", self.Platinum), ("Gold", self.Gold),
+                              ("Silver", self.Silver), ("Bronze", self.Bronze)):
+            if value >= minimum - slack:
+                return name  # type: ignore[return-value]
+        return "Underperforming"
+
+
+class TierThresholds(_TierLadder):
     """Minimum weighted score (0-100) for each tier; below Bronze is Underperforming."""
 
+    _what: ClassVar[str] = "thresholds"
     Platinum: float = Field(ge=0, le=100)
     Gold: float = Field(ge=0, le=100)
     Silver: float = Field(ge=0, le=100)
     Bronze: float = Field(ge=0, le=100)
 
-    @model_validator(mode="after")
-    def _descending(self) -> TierThresholds:
-        if not self.Platinum >= self.Gold >= self.Silver >= self.Bronze:
-            raise ValueError("thresholds must satisfy Platinum >= Gold >= Silver >= Bronze")
-        return self
-
     def tier_for(self, score: float) -> TierName:
-        for name, minimum in (("Platinum", self.Platinum), ("Gold", self.Gold),
-                              ("Silver", self.Silver), ("Bronze", self.Bronze)):
-            if score >= minimum:
-                return name  # type: ignore[return-value]
-        return "Underperforming"
+        return self._highest(score)
 
 
-class CoverageRules(_Strict):
+class CoverageRules(_TierLadder):
     """Share of the category weight that must have evidence (measured or declared) for a tier.
 
     A category with no evidence at all is left out of the weighted score rather than scored 0
@@ -129,23 +144,14 @@ class CoverageRules(_Strict):
     partial picture: ClusterMAX Platinum "excels on every criterion".
     """
 
+    _what: ClassVar[str] = "coverage"
     Platinum: float = Field(ge=0, le=1)
     Gold: float = Field(ge=0, le=1)
     Silver: float = Field(ge=0, le=1)
     Bronze: float = Field(ge=0, le=1)
 
-    @model_validator(mode="after")
-    def _descending(self) -> CoverageRules:
-        if not self.Platinum >= self.Gold >= self.Silver >= self.Bronze:
-            raise ValueError("coverage must satisfy Platinum >= Gold >= Silver >= Bronze")
-        return self
-
     def highest_tier(self, coverage: float) -> TierName:
-        for name, minimum in (("Platinum", self.Platinum), ("Gold", self.Gold),
-                              ("Silver", self.Silver), ("Bronze", self.Bronze)):
-            if coverage >= minimum - 1e-9:
-                return name  # type: ignore[return-value]
-        return "Underperforming"
+        return self._highest(coverage, slack=1e-9)
 
 
 class Component(_Strict):
