@@ -20,9 +20,9 @@ SAMPLES = SAMPLES
 FP8_LOG = "training/llama3.1-405b_fp8_512.log"
 
 
-def bundle(tmp_path: Path, name: str = "aurora-compute") -> Path:
+def bundle(tmp_path: Path, name: str = "aurora-compute", sample: str | None = None) -> Path:
     dest = tmp_path / name
-    shutil.copytree(SAMPLES / name, dest)
+    shutil.copytree(SAMPLES / (sample or name), dest)
     return dest
 
 
@@ -475,3 +475,29 @@ def test_json_output_never_holds_non_finite_numbers(capsys: pytest.CaptureFixtur
     emit_json({"a": float("inf"), "b": [float("nan"), 1.5], "c": {"d": -float("inf")}})
     assert strict_json(capsys.readouterr().out) == {"a": None, "b": [None, 1.5],
                                                     "c": {"d": None}}
+
+
+def test_named_pipes_in_an_audit_runs_root_do_not_hang(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A FIFO anywhere inside a run folder blocked the run's content digest forever; a FIFO
+    named like a run archive blocked opening it."""
+    cluster = tmp_path / "runs" / "aurora-h100-east"
+    cluster.mkdir(parents=True)
+    run = bundle(cluster, "2026-09-14", sample="aurora-compute")
+    os.mkfifo(run / "nccl" / "stray.pipe")
+    os.mkfifo(cluster / "2026-10-14.tar.gz")
+
+    def hung(signum: int, frame: object) -> None:
+        raise AssertionError("cmax audit blocked on a named pipe")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    try:
+        code, result, _ = run_json(capsys, "audit", str(tmp_path / "runs"), "--no-pdf")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert code == 2
+    [unusable] = result["unusable"]
+    assert unusable["path"].endswith("2026-10-14.tar.gz")
+    assert "not a regular file" in unusable["error"]

@@ -97,6 +97,9 @@ class Unusable:
 
 
 def _file_digest(path: Path, into: hashlib._Hash) -> None:
+    if not path.is_file():  # a named pipe or device: opening it blocks (ingest refuses it)
+        into.update(b"special\0")
+        return
     with path.open("rb") as fh:
         while chunk := fh.read(1 << 20):
             into.update(chunk)
