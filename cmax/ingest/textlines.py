@@ -26,17 +26,20 @@ import io
 import math
 import os
 import queue
+import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import polars as pl
 
 from cmax.errors import CmaxError
 from cmax.evidence import conform
+from cmax.facts import Fact
 from cmax.window import steady_state_window
 
 # A number as training frameworks print it: 12, 10.08, 7.401e+02, 3.000000E-05, nan, inf.
@@ -63,32 +66,30 @@ STEP_COLUMNS: dict[str, pl.DataType] = {
 CONFIG_KEYS = ("seq_len", "gbs", "mbs", "tp", "pp", "cp", "ep", "vp")
 
 
-def scan_lines(path: Path, *, lossy: bool = False) -> pl.LazyFrame:
+def scan_lines(path: Path) -> pl.LazyFrame:
     """Every ``\\n``-terminated line of a text file as ``line`` (1-based) and ``text``.
 
-    Polars' line scanner is the fast path; it rejects invalid UTF-8, so ``lossy`` reads the
-    file as a one-column CSV instead (a separator byte logs never contain, quoting off), which
-    replaces bad bytes. Both strip a CR before the LF and keep empty lines, so numbering holds.
+    Polars' line scanner strips a CR before the LF and keeps empty lines, so numbering holds;
+    it rejects invalid UTF-8 (the caller then reads the file in-process, replacing bad bytes).
     """
-    if not lossy:
-        return pl.scan_lines(path, name="text", row_index_name="line", row_index_offset=1)
-    return pl.scan_csv(
-        path,
-        has_header=False,
-        separator="\x00",
-        quote_char=None,
-        schema={"text": pl.String()},
-        encoding="utf8-lossy",
-        truncate_ragged_lines=True,
-    ).with_row_index("line", offset=1)
+    return pl.scan_lines(path, name="text", row_index_name="line", row_index_offset=1)
 
 
 # ``grep`` is the fastest line filter on any Unix box (it is the I/O floor the benchmark
-# compares against); when it is on PATH it selects the keyword lines and Polars parses only
-# those. Without it (or if it fails) the same query runs on Polars' own line scanner. Both
-# paths give identical frames (tests run both).
+# compares against); for a large file it selects the keyword lines in its own process and
+# Polars parses only those, chunk by chunk. A small file (the audit path: hundreds of runs,
+# kilobytes each) is filtered in-process instead: a grep child and a reader thread per file
+# would cost more than the read. Without grep (or if it fails) a large file is read by
+# Polars' own streaming line scanner. All paths give identical frames (tests run each).
 USE_GREP = True
-GREP_CHUNK = 16 << 20
+# files up to this size are filtered in this process, in one read and one ``collect()``
+SMALL_FILE = 4 << 20
+# grep output handed to Polars per parse; two in flight at most (memory does not follow size)
+GREP_CHUNK = 4 << 20
+# what an editor shows for a NUL byte: grep prints it inside the line, Polars' CSV reader
+# would end the line there (and drop the step after it), so it is replaced before parsing
+_NUL = b"\x00"
+_NUL_AS = "\ufffd".encode()
 
 
 def query_lines(
@@ -96,23 +97,31 @@ def query_lines(
     build: Callable[[pl.LazyFrame], pl.LazyFrame],
     *,
     keys: Sequence[str],
-    max_lines: int | None = None,
 ) -> pl.DataFrame:
     """``build`` applied to the lines holding any of ``keys`` (``line``, ``text``), in order.
 
-    ``max_lines`` stops after that many keyword lines (for values printed near the top).
     With several keys, ``build`` must yield at most one row per line (a line holding two keys
     is read twice on the grep path and kept once). Reader failures become a CmaxError naming
     the file.
     """
     try:
-        frame = _via_grep(path, build, keys, max_lines) if USE_GREP else None
+        size = path.stat().st_size
+        grepped = _via_grep(path, build, keys) if USE_GREP and size > SMALL_FILE else None
+        if grepped is not None:
+            frame = grepped
+        elif size <= SMALL_FILE:
+            frame = _via_python(path, build, keys)
+        else:
+            frame = _via_polars(path, build, keys)
     except pl.exceptions.PolarsError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CmaxError(f"cannot parse log: {first}", file=path) from None
-    if frame is None:
-        frame = _via_polars(path, build, keys, max_lines)
-    return frame.with_columns(pl.col("line").cast(pl.Int64)).sort("line", maintain_order=True)
+    except OSError as exc:
+        raise CmaxError(f"cannot read log: {exc.strerror or exc}", file=path) from None
+    frame = frame.with_columns(pl.col("line").cast(pl.Int64))
+    if frame.get_column("line").is_sorted():
+        return frame  # one grep or the in-process reader: already in file order, no copy
+    return frame.sort("line", maintain_order=True)
 
 
 def _keyword_filter(keys: Sequence[str]) -> pl.Expr:
@@ -123,37 +132,110 @@ def _keyword_filter(keys: Sequence[str]) -> pl.Expr:
 
 
 def _via_polars(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
-                keys: Sequence[str], max_lines: int | None) -> pl.DataFrame:
-    for lossy in (False, True):
-        lines = scan_lines(path, lossy=lossy).filter(_keyword_filter(keys))
-        if max_lines is not None:
-            lines = lines.head(max_lines)
-        try:
-            return build(lines).collect(engine="streaming")
-        except (pl.exceptions.PolarsError, OSError) as exc:
-            text = str(exc).strip()
-            if not lossy and "utf" in text.lower():
-                continue  # invalid UTF-8: one more pass with the lossy reader
-            first = text.splitlines()[0] if text else type(exc).__name__
-            raise CmaxError(f"cannot read log: {first}", file=path) from None
-    raise AssertionError("unreachable")  # pragma: no cover
+                keys: Sequence[str]) -> pl.DataFrame:
+    """Polars' streaming line scanner; a file that is not valid UTF-8 goes to the Python reader."""
+    lines = scan_lines(path).filter(_keyword_filter(keys))
+    try:
+        return build(lines).collect(engine="streaming")
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        text = str(exc).strip()
+        if "utf" in text.lower():
+            return _via_python(path, build, keys)  # invalid UTF-8: the lossy reader
+        first = text.splitlines()[0] if text else type(exc).__name__
+        raise CmaxError(f"cannot read log: {first}", file=path) from None
+
+
+def line_blocks(path: Path, block: int = GREP_CHUNK) -> Iterator[tuple[int, bytes]]:
+    """The file as blocks of whole lines, each with the number of its first line.
+
+    A last line without a newline gets one, as grep prints it.
+    """
+    line = 1
+    rest = b""
+    with path.open("rb") as fh:
+        while raw := fh.read(block):
+            data = rest + raw
+            cut = data.rfind(b"\n") + 1
+            data, rest = data[:cut], data[cut:]
+            if data:
+                yield line, data
+                line += data.count(b"\n")
+        if rest:
+            yield line, rest + b"\n"
+
+
+def keyword_lines(data: bytes, keys: Sequence[bytes], first_line: int = 1
+                  ) -> list[tuple[int, bytes]]:
+    """The lines of ``data`` (whole lines) holding any of ``keys``: (line number, bytes).
+
+    What ``grep -nF`` does, in-process: ``bytes.find`` jumps from key to key, so the cost
+    follows the matching lines, not the file. A line holding two keys comes once.
+    """
+    starts: set[int] = set()
+    for key in keys:
+        i = data.find(key)
+        while i != -1:
+            starts.add(data.rfind(b"\n", 0, i) + 1)
+            end = data.find(b"\n", i)
+            if end == -1:
+                break
+            i = data.find(key, end)
+    out: list[tuple[int, bytes]] = []
+    line, pos = first_line, 0
+    for start in sorted(starts):
+        line += data.count(b"\n", pos, start)
+        pos = start
+        end = data.find(b"\n", start)
+        out.append((line, data[start:end if end != -1 else len(data)]))
+    return out
+
+
+def _python_chunks(path: Path, keys: Sequence[str]) -> Iterator[bytes]:
+    """Keyword lines as ``grep -n`` prints them (``N:text``), a block at a time."""
+    bkeys = [k.encode() for k in keys]
+    for first, data in line_blocks(path):
+        found = keyword_lines(data, bkeys, first)
+        if found:
+            yield b"".join(b"%d:%s\n" % item for item in found)
+
+
+def _via_python(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
+                keys: Sequence[str]) -> pl.DataFrame:
+    """Keyword lines filtered in this process: one ``collect()`` for a small file."""
+    chunks = list(_python_chunks(path, keys)) if path.stat().st_size <= SMALL_FILE else None
+    if chunks is not None:  # small: one frame, one collect
+        if not chunks:
+            return _empty_result(build)
+        return build(_grep_lines(b"".join(chunks)).lazy()).collect()
+    frames = [build(_grep_lines(chunk).lazy()).collect() for chunk in _python_chunks(path, keys)]
+    return pl.concat(frames, how="vertical_relaxed") if frames else _empty_result(build)
+
+
+def _enlarge_pipe(stream: IO[bytes] | None) -> None:
+    """Ask for a 1 MiB pipe (Linux): fewer wake-ups of the reader thread per gigabyte."""
+    if stream is None:
+        return
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError, ValueError):
+        return  # not Linux or not allowed: the default pipe works, only slower
 
 
 class _Grep:
     """One ``grep -anF KEY`` child and a thread draining its output into a bounded queue.
 
     The thread keeps grep running while Polars (which releases the GIL) parses earlier chunks;
-    the queue holds at most a few chunks, so memory does not follow the file size.
+    the queue holds at most two chunks, so memory does not follow the file size.
     """
 
-    def __init__(self, grep: str, path: Path, key: str, max_lines: int | None) -> None:
-        cmd = [grep, "-a", "-n", "-F"]
-        if max_lines is not None:
-            cmd += ["-m", str(max_lines)]
-        cmd += ["-e", key, "--", str(path)]
+    def __init__(self, grep: str, path: Path, key: str) -> None:
+        cmd = [grep, "-a", "-n", "-F", "-e", key, "--", str(path)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env={**os.environ, "LC_ALL": "C"})
-        self.chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
+        _enlarge_pipe(self.proc.stdout)
+        self.chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=2)
         self.thread = threading.Thread(target=self._drain, daemon=True)
         self.thread.start()
 
@@ -170,11 +252,12 @@ class _Grep:
         rest = b""
         with self.proc:
             while (chunk := self.chunks.get()) is not None:
-                data = rest + chunk
-                cut = data.rfind(b"\n") + 1
-                data, rest = data[:cut], data[cut:]
-                if data:
-                    out.append(build(_grep_lines(data).lazy()).collect())
+                cut = chunk.rfind(b"\n") + 1
+                if cut:
+                    out.append(build(_grep_lines(rest + chunk[:cut]).lazy()).collect())
+                    rest = chunk[cut:]
+                else:
+                    rest += chunk
             self.thread.join()
             if rest:
                 out.append(build(_grep_lines(rest + b"\n").lazy()).collect())
@@ -182,7 +265,7 @@ class _Grep:
 
 
 def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
-              keys: Sequence[str], max_lines: int | None) -> pl.DataFrame | None:
+              keys: Sequence[str]) -> pl.DataFrame | None:
     """Keyword lines selected by grep, parsed by Polars chunk by chunk; None: grep unusable.
 
     One grep per key, all started at once: single-string grep is several times faster than
@@ -193,7 +276,7 @@ def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
     if grep is None:
         return None
     try:
-        greps = [_Grep(grep, path, key, max_lines) for key in keys]
+        greps = [_Grep(grep, path, key) for key in keys]
     except OSError:
         return None
     try:
@@ -207,7 +290,7 @@ def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
         return None  # grep failed (unsupported flags, unreadable file): use Polars
     if not frames:
         return _empty_result(build)
-    frame = pl.concat(frames, how="vertical_relaxed")
+    frame = pl.concat(frames, how="vertical_relaxed", rechunk=False)
     if len(keys) > 1:
         frame = frame.sort("line", maintain_order=True).unique(
             subset=["line"], keep="first", maintain_order=True)
@@ -216,6 +299,8 @@ def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
 
 def _grep_lines(data: bytes) -> pl.DataFrame:
     """``N:text`` lines printed by ``grep -n`` as ``line`` and ``text`` (CR before LF dropped)."""
+    if data.find(_NUL) != -1:
+        data = data.replace(_NUL, _NUL_AS)
     raw = pl.read_csv(io.BytesIO(data), has_header=False, separator="\x00", quote_char=None,
                       schema={"raw": pl.String()}, encoding="utf8-lossy",
                       truncate_ragged_lines=True)
@@ -235,14 +320,20 @@ def first_match(path: Path, key: str, pattern: str, *, within: int = 1000) -> st
     """Group 1 of ``pattern`` on the first of the first ``within`` lines holding ``key``.
 
     For values printed on every step line but needed once (the global batch size), so the
-    full scan does not pay a regex per line for them.
+    full scan does not pay a regex per line for them. Read in-process, stopping at the first
+    hit: no grep child, no Polars query.
     """
-    text = pl.col("text")
-    found = query_lines(path, lambda lines: (
-        lines.select(pl.col("line"), text.str.extract(pattern, 1).alias("value"))
-        .drop_nulls("value")
-    ), keys=[key], max_lines=within)
-    return None if found.height == 0 else str(found["value"][0])
+    rx = re.compile(pattern)
+    seen = 0
+    for first, data in line_blocks(path, 1 << 20):
+        for _, raw in keyword_lines(data, [key.encode()], first):
+            found = rx.search(raw.decode("utf-8", errors="replace"))
+            if found:
+                return found.group(1)
+            seen += 1
+            if seen >= within:
+                return None
+    return None
 
 
 def value_after(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?") -> pl.Expr:
@@ -287,6 +378,7 @@ class TrainingLog:
     invalid_grad_norm: bool = False
     notes: list[str] = field(default_factory=list)
     source: Path | None = None
+    facts: list[Fact] = field(default_factory=list)
 
     def status(self) -> str:
         """llmb-run's verdict vocabulary: success, incomplete, invalid_grad_norm, no_data."""
@@ -294,12 +386,13 @@ class TrainingLog:
             return "no_data"
         if self.invalid_grad_norm:
             return "invalid_grad_norm"
-        seen = set(self.steps["iteration"].to_list())
-        last = max(seen)
-        if self.max_iteration is not None and self.max_iteration not in seen:
+        iterations = self.steps["iteration"]
+        last = int(iterations.max())  # type: ignore[arg-type]
+        if self.max_iteration is not None and not (iterations == self.max_iteration).any():
             return "incomplete"
         window = steady_state_window(None, last)
-        if any(i not in seen for i in range(window.first, window.last + 1)):
+        present = iterations.filter(iterations.is_between(window.first, window.last)).n_unique()
+        if present < window.last - window.first + 1:
             return "incomplete"
         return "success"
 
@@ -336,6 +429,11 @@ def settle_steps(events: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     if events.height == 0:
         return empty_steps(), 0
     events = events.filter(pl.col("iteration").is_not_null())
+    steps = events.get_column("iteration").diff().drop_nulls()
+    if steps.len() == 0 or steps.min() > 0:  # type: ignore[operator]
+        # strictly increasing (the common case): nothing to settle, and no sorted copy of a
+        # multi-million-row table
+        return _canonical(events), 0
     back = (pl.col("iteration").diff() < -RESTART_SLACK).fill_null(False)
     events = events.with_columns(back.cast(pl.Int64).cum_sum().alias("_attempt"),
                                  pl.int_range(pl.len()).alias("_order"))
@@ -344,11 +442,15 @@ def settle_steps(events: pl.DataFrame) -> tuple[pl.DataFrame, int]:
         events.sort(["iteration", "_attempt", "_order"], descending=[False, True, False])
         .unique(subset=["iteration"], keep="first", maintain_order=True)
     )
+    return _canonical(settled), restarts
+
+
+def _canonical(events: pl.DataFrame) -> pl.DataFrame:
     cols = [
-        (pl.col(name) if name in settled.columns else pl.lit(None)).cast(dtype).alias(name)
+        (pl.col(name) if name in events.columns else pl.lit(None)).cast(dtype).alias(name)
         for name, dtype in STEP_COLUMNS.items()
     ]
-    return settled.select(cols), restarts
+    return events.select(cols)
 
 
 def finite_mean(values: pl.Series) -> float | None:

@@ -185,21 +185,54 @@ def test_empty_step_log_is_no_data(tmp_path: Path) -> None:
     assert log.steps.height == 0 and log.status() == "no_data"
 
 
+READERS = ["in-process", "grep", "polars", "no-grep-on-path"]
+
+
+def _use_reader(reader: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Force one of the line readers (small files normally use the in-process one)."""
+    from cmax.ingest import textlines
+
+    if reader == "in-process":
+        return
+    monkeypatch.setattr(textlines, "SMALL_FILE", 0)
+    if reader == "polars":
+        monkeypatch.setattr(textlines, "USE_GREP", False)
+    elif reader == "no-grep-on-path":
+        monkeypatch.setattr(textlines.shutil, "which", lambda _: None)
+
+
 @pytest.mark.parametrize("name", [
     "nemo1_gpt3-175b.log", "nemo2_llama3.1-8b_fp8.log", "nemo2_messy.log",
     "megatron_bridge_llama3.1-70b.log", "megatron_lm_nan_grad.log", "maxtext_llama2-70b.log",
     "paxml_gpt3-5b.log", "torchtitan_deepseek-v3.log",
 ])
-def test_grep_and_polars_readers_agree(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The grep prefilter is an accelerator only: the Polars-only reader gives the same rows."""
-    from cmax.ingest import textlines
+def test_line_readers_agree(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The readers are accelerators only: grep, Polars' scanner and the in-process filter
+    give the same rows, config, notes and facts."""
+    expected = _parse(name)
+    for reader in READERS[1:]:
+        with monkeypatch.context() as patch:
+            _use_reader(reader, patch)
+            got = _parse(name)
+        assert got.steps.equals(expected.steps, null_equal=True), reader
+        assert (got.config, got.max_iteration, got.notes, got.facts) == (
+            expected.config, expected.max_iteration, expected.notes, expected.facts), reader
 
-    with_grep = _parse(name)
-    monkeypatch.setattr(textlines, "USE_GREP", False)
-    without = _parse(name)
-    assert with_grep.steps.equals(without.steps, null_equal=True)
-    assert (with_grep.config, with_grep.max_iteration, with_grep.notes) == (
-        without.config, without.max_iteration, without.notes)
-    monkeypatch.setattr(textlines, "USE_GREP", True)
-    monkeypatch.setattr(textlines.shutil, "which", lambda _: None)  # no grep on PATH
-    assert _parse(name).steps.equals(without.steps, null_equal=True)
+
+@pytest.mark.parametrize("reader", READERS)
+def test_nul_byte_before_a_step_line_keeps_the_step(
+        reader: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (issue 18): a NUL byte ended the line for the CSV parser behind grep, so the
+    step after it vanished and a false "iteration 40 missing" flipped the verdict."""
+    lines = (DATA / "nemo2_llama3.1-8b_fp8.log").read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if b"iteration 40/49" in line)
+    lines[at] = b"\x00" + lines[at]
+    lines[at - 1] = b"\x00\x00 noise \xff\xfe\n" + lines[at - 1]  # NUL and bad UTF-8 nearby
+    path = tmp_path / "nul.log"
+    path.write_bytes(b"".join(lines))
+    _use_reader(reader, monkeypatch)
+    log = parse_training(path, "nemo2")
+    assert log.steps["iteration"].to_list() == list(range(50))
+    assert log.status() == "success"
+    row = log.steps.filter(pl.col("iteration") == 40).row(0, named=True)
+    assert row["line"] == at + 2 and row["step_time_s"] == 10.0
