@@ -24,7 +24,15 @@ from cmax.validate.context import (
 )
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.sanity import derived_tflops
-from cmax.validate.thresholds import FLOPS_TOLERANCE, TOKENS_TOLERANCE
+from cmax.validate.thresholds import (
+    FLOPS_TOLERANCE,
+    NCCL_ABS_TOLERANCE_GBPS,
+    NCCL_ALGBW_MIN_GBPS,
+    NCCL_ALGBW_MIN_TIME_US,
+    NCCL_ALGBW_REL_TOLERANCE,
+    NCCL_BUSBW_REL_TOLERANCE,
+    TOKENS_TOLERANCE,
+)
 
 register(Rule(
     "consistency.tflops-vs-step-time", "error", "Reported TFLOP/s disagree with the step times",
@@ -334,12 +342,13 @@ def _nccl(ctx: Context) -> Iterator[Finding]:
     expected_bus = pl.col("algbw_gbps") * pl.col("factor")
     bus_bad = nccl.filter(pl.col("factor").is_not_null()
                           & ((pl.col("busbw_gbps") - expected_bus).abs()
-                             > 0.02 + 0.005 * expected_bus))
+                             > NCCL_ABS_TOLERANCE_GBPS + NCCL_BUSBW_REL_TOLERANCE * expected_bus))
     expected_alg = pl.col("size_bytes") / pl.col("time_us") / 1e3
-    alg_bad = nccl.filter(pl.col("time_us").is_finite() & (pl.col("time_us") >= 100)
-                          & (pl.col("algbw_gbps") >= 1)
+    alg_bad = nccl.filter(pl.col("time_us").is_finite()
+                          & (pl.col("time_us") >= NCCL_ALGBW_MIN_TIME_US)
+                          & (pl.col("algbw_gbps") >= NCCL_ALGBW_MIN_GBPS)
                           & ((pl.col("algbw_gbps") - expected_alg).abs()
-                             > 0.02 + 0.01 * expected_alg))
+                             > NCCL_ABS_TOLERANCE_GBPS + NCCL_ALGBW_REL_TOLERANCE * expected_alg))
     for rule, bad, what in (("consistency.nccl-busbw", bus_bad, "busbw"),
                             ("consistency.nccl-algbw", alg_bad, "algbw")):
         for path in sorted({str(p) for p in bad["source_file"].fill_null("").to_list()}):

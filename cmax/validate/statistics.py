@@ -29,9 +29,13 @@ from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import (
     INCIDENT_FLOOR_GPU_DAYS,
     INCIDENT_MIN_EXPECTED,
+    MAD_TO_SIGMA,
     MAX_OUTLIER_RATIO,
     MIN_CV,
+    MIN_STEADY_STEPS,
+    MIN_WINDOW_STATS_STEPS,
     OUTLIER_SIGMA,
+    SIGMA_FLOOR_FRACTION,
     STALL_FACTOR,
     TIMING_BAND,
     WARMUP_FRACTION,
@@ -109,7 +113,7 @@ register(Rule(
 def robust_sigma(values: list[float], median: float, quantum: float) -> float:
     """1.4826 x MAD, floored at the print resolution and 0.2 % of the median."""
     mad = sorted(abs(v - median) for v in values)[len(values) // 2] if values else 0.0
-    return max(1.4826 * mad, quantum, 0.002 * median)
+    return max(MAD_TO_SIGMA * mad, quantum, SIGMA_FLOOR_FRACTION * median)
 
 
 def theil_sen_slope(xs: list[int], ys: list[float], max_points: int = 120) -> float:
@@ -162,12 +166,12 @@ def _times(frame: pl.DataFrame) -> list[float]:
 def _run(view: RunView) -> Iterator[Finding]:
     steps, steady, window = _split(view)
     all_times = _times(steps)
-    if len(all_times) >= 5 and len(set(all_times)) == 1:
+    if len(all_times) >= MIN_WINDOW_STATS_STEPS and len(set(all_times)) == 1:
         yield run_finding("statistics.constant-step-times", view,
                           f"all {len(all_times)} steps report {all_times[0]:g} s")
         return
     w = _times(window)
-    if len(w) >= 5:
+    if len(w) >= MIN_WINDOW_STATS_STEPS:
         mean = sum(w) / len(w)
         cv = _cv(w, mean)
         quantum = print_resolution(w)
@@ -185,7 +189,7 @@ def _run(view: RunView) -> Iterator[Finding]:
                               f"{OUTLIER_SIGMA:g} sigma of the median {med:.3f} s (iterations "
                               f"{fmt_iters(outliers)})")
     s = _times(steady)
-    if len(s) < 10:
+    if len(s) < MIN_STEADY_STEPS:
         return
     its = [int(i) for i in steady["iteration"].to_list()]
     med = _median(s)
@@ -222,7 +226,7 @@ def _cherry_pick(view: RunView, steps: pl.DataFrame, window: pl.DataFrame) -> It
     settle = max(settle, int(steps["iteration"][min(warm, steps.height - 1)]))
     other = steps.filter(~pl.col("iteration").is_between(first, last)
                          & (pl.col("iteration") >= settle))
-    if other.height < 5:
+    if other.height < MIN_WINDOW_STATS_STEPS:
         return
     w_med, o_med = _median(_times(window)), _median(_times(other))
     faster = 1 - w_med / o_med
@@ -245,7 +249,7 @@ def _duplicates(ctx: Context) -> Iterator[Finding]:
         steps = view.clean_steps
         series = tuple(zip((int(i) for i in steps["iteration"].to_list()), _times(steps),
                            strict=True))
-        if len(series) < 10 or len({t for _, t in series}) < 3:
+        if len(series) < MIN_STEADY_STEPS or len({t for _, t in series}) < 3:
             continue
         if series in seen:
             other = seen[series]

@@ -35,6 +35,30 @@ TOKENS_TOLERANCE = 0.02
 # and the data loader, and the DGXC parsers report a non-zero std for every published run.
 MIN_CV = 0.0002
 
+# nccl-tests arithmetic (busbw = algbw x factor, algbw = size / time) checked against the printed
+# columns: bandwidths are printed with two decimals, so each side may be off by 0.01 GB/s of
+# rounding (0.02 GB/s absolute allowance) plus a relative margin for the printed time's own
+# rounding (0.5 % for busbw from algbw, 1 % for algbw from size and time). algbw from size and
+# time is only judged where both are large enough for the rounding to stay inside that margin
+# (time >= 100 us, algbw >= 1 GB/s). NVIDIA/nccl-tests doc/PERFORMANCE.md gives the formulas.
+NCCL_ABS_TOLERANCE_GBPS = 0.02
+NCCL_BUSBW_REL_TOLERANCE = 0.005
+NCCL_ALGBW_REL_TOLERANCE = 0.01
+NCCL_ALGBW_MIN_TIME_US = 100.0
+NCCL_ALGBW_MIN_GBPS = 1.0
+
+# Fewest steps a statistic is judged on: the window's spread and outliers need 5 steps (with
+# fewer one step is 20 %+ of the sample), the post-warm-up checks (stragglers, stalls, drift,
+# duplicate series) 10, the DGXC window's own length.
+MIN_WINDOW_STATS_STEPS = 5
+MIN_STEADY_STEPS = 10
+
+# Robust sigma floor: 1.4826 x MAD (the normal-consistent MAD scale) but never below the print
+# resolution or 0.2 % of the median, so a log printed to 2 decimals is not called noisy by its
+# own rounding.
+MAD_TO_SIGMA = 1.4826
+SIGMA_FLOOR_FRACTION = 0.002
+
 # A stall: a steady-state step at least 1.5x the run's steady median.
 STALL_FACTOR = 1.5
 
