@@ -142,7 +142,9 @@ def csv_guarded(rows: Iterable[T], *, file: Where = None,
         except StopIteration:
             return
         except csv.Error as exc:
-            where = line or getattr(rows, "line_num", None)
+            # the csv module counts a line only once it parsed: the failing one is the next
+            done = getattr(rows, "line_num", None)
+            where = line or (done + 1 if isinstance(done, int) else None)
             raise _csv_error(exc, file=file, line=where) from None
         yield row
 
@@ -152,7 +154,7 @@ def read_csv_header(reader: csv.DictReader[str], *, file: Where = None) -> None:
     try:
         reader.fieldnames  # noqa: B018 - the property reads the header row
     except csv.Error as exc:
-        raise _csv_error(exc, file=file, line=reader.line_num or 1) from None
+        raise _csv_error(exc, file=file, line=reader.line_num + 1) from None
 
 
 def _csv_error(exc: csv.Error, *, file: Where, line: int | None) -> EvidenceError:

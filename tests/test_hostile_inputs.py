@@ -501,3 +501,101 @@ def test_named_pipes_in_an_audit_runs_root_do_not_hang(
     [unusable] = result["unusable"]
     assert unusable["path"].endswith("2026-10-14.tar.gz")
     assert "not a regular file" in unusable["error"]
+
+
+INGEST = DATA / "ingest"
+MLPERF_RESULT = INGEST / "mlperf" / "results" / "example_h100_64x8" / "resnet" / "result_0.txt"
+NCCL_ROW = "43.12      0    41.98"
+DEEP = "[" * 5000 + "]" * 5000
+
+
+def _inspect(tmp_path: Path, capsys: pytest.CaptureFixture[str], source: Path, old: str | None,
+             new: str, name: str | None = None) -> tuple[int, str]:
+    """`cmax inspect --format json` on ``source`` with ``old`` replaced (or, with ``old``
+    None, on ``new`` as the whole file): the exit code and stdout or the one error line."""
+    text = source.read_text(encoding="utf-8")
+    if old is not None:
+        assert old in text, old
+    path = tmp_path / (name or source.name)
+    path.write_text(new if old is None else text.replace(old, new, 1), encoding="utf-8")
+    code = main(["inspect", str(path), "--format", "json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    if code == 2:
+        assert out == "" and err.count("\n") == 1 and err.startswith("cmax: error: "), err
+        return code, err
+    assert code == 0, err
+    strict_json(out)
+    return code, out
+
+
+@pytest.mark.parametrize(("source", "name"), [
+    (INGEST / "incidents.json", None), (INGEST / "dgxc_parse_nemo2.json", None),
+    (SAMPLES / "aurora-compute" / "audit" / "audit.values.json", None),
+])
+def test_deeply_nested_json_is_refused_naming_the_limit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], source: Path,
+        name: str | None) -> None:
+    """JSON nested 5,000 deep raised RecursionError in format detection. An object names
+    the limit; a bare array (a text log may start with "[") is an unrecognised format."""
+    for depth in (150, 5000):
+        code, err = _inspect(tmp_path, capsys, source, None,
+                             '{"a": ' * depth + "1" + "}" * depth, name)
+        assert code == 2 and "JSON nesting exceeds cmax's limit of 100 levels" in err
+    code, err = _inspect(tmp_path, capsys, source, None, DEEP, name)
+    assert code == 2
+
+
+@pytest.mark.parametrize("bad", ["inf", "nan", "1e999"])
+def test_dgxc_max_iteration_not_finite(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       bad: str) -> None:
+    """int() of inf/NaN (OverflowError/ValueError) for DGXC max_iteration."""
+    code, err = _inspect(tmp_path, capsys, INGEST / "dgxc_parse_nemo2.csv", ",10.00,49",
+                         f",10.00,{bad}")
+    assert code == 2 and "max_iteration" in err and ":2:" in err
+    code, err = _inspect(tmp_path, capsys, INGEST / "dgxc_parse_nemo2.json",
+                         '"max_iteration": 20', f'"max_iteration": "{bad}"')
+    assert code == 2 and "max_iteration" in err
+
+
+@pytest.mark.parametrize(("source", "old"), [
+    (INGEST / "incidents.csv", "XID 79 GPU fell off the bus"),
+    (INGEST / "dgxc_parse_nemo2.csv", "Success"),
+])
+def test_csv_field_beyond_the_csv_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        source: Path, old: str) -> None:
+    """csv.Error 'field larger than field limit (131072)' escaped as a traceback."""
+    code, err = _inspect(tmp_path, capsys, source, old, '"' + "x" * 200_000 + '"')
+    assert code == 2 and "CSV field exceeds cmax's limit of 131,072 characters" in err
+    assert ":2:" in err
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (NCCL_ROW, "43.12    inf    41.98"),                  # int() of inf for #wrong
+    (NCCL_ROW, "43.12    nan    41.98"),
+    ("     1048576        262144", "-99999999999999999999        262144"),  # < INT64_MIN
+    ("     1048576        262144", "1" + "0" * 5000 + "        262144"),  # > 4,300 digits
+])
+def test_nccl_rows_with_impossible_numbers_are_malformed_rows(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str) -> None:
+    code, err = _inspect(tmp_path, capsys, INGEST / "nccl" / "all_reduce_1node.txt", old, new)
+    assert code == 2 and "all_reduce_1node.txt:17: malformed nccl-tests data row" in err
+    assert len(err) < 600
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("# nThread 1 nGpus 1", "# nThread 1 nGpus 1" + "0" * 5000),
+    ("#  Rank  3 Group", "#  Rank  3" + "0" * 5000 + " Group"),
+])
+def test_nccl_header_integers_beyond_the_digit_limit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str) -> None:
+    """int() of a 5,000-digit rank or nGpus raised ValueError (Python's 4,300-digit limit)."""
+    _inspect(tmp_path, capsys, INGEST / "nccl" / "all_reduce_1node.txt", old, new)
+
+
+@pytest.mark.parametrize("bad", ["Infinity", "NaN", "1e999", "[" * 3000 + "]" * 3000])
+def test_mlperf_time_ms_not_finite_or_nested(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str) -> None:
+    """int() of an infinite time_ms, RecursionError on a deeply nested MLLOG line."""
+    _inspect(tmp_path, capsys, MLPERF_RESULT, '"time_ms": 1780000600001',
+             f'"time_ms": {bad}')
