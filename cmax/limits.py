@@ -183,3 +183,13 @@ def json_safe(data: Any) -> Any:
     if isinstance(data, (list, tuple)):
         return [json_safe(value) for value in data]
     return data
+
+
+def is_file_named(path: Path) -> bool:
+    """``Path.is_file()`` that answers False instead of raising for a name the file system
+    cannot hold (``ENAMETOOLONG``): callers that build a path from evidence content (an
+    MLPerf ``submission_platform`` naming ``systems/<platform>.json``) get any length."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False

@@ -599,3 +599,11 @@ def test_mlperf_time_ms_not_finite_or_nested(
     """int() of an infinite time_ms, RecursionError on a deeply nested MLLOG line."""
     _inspect(tmp_path, capsys, MLPERF_RESULT, '"time_ms": 1780000600001',
              f'"time_ms": {bad}')
+
+
+def test_mlperf_platform_name_longer_than_a_file_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The system JSON is looked up as systems/<submission_platform>.json: a 300-character
+    platform raised OSError 'File name too long' (found by tools/fuzz.py, seed 7)."""
+    _inspect(tmp_path, capsys, MLPERF_RESULT, '"value": "example_h100_64x8"',
+             '"value": "' + "h" * 300 + '"')
