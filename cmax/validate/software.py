@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 import polars as pl
 
@@ -95,27 +94,20 @@ def _below(have: Version, floor_text: str) -> bool:
     return have + (0,) * (width - len(have)) < floor + (0,) * (width - len(floor))
 
 
-_AUDIT_KEYS = {
-    "driver": ("driver_version", "securityVersions.nvidiaDriver"),
-    "cuda": ("cuda_version", "securityVersions.cudaToolkit"),
-    "nccl": ("nccl_version", "software.nccl.version"),
+_AUDIT_CHECKS = {
+    "driver": "securityVersions.nvidiaDriver",
+    "cuda": "securityVersions.cudaToolkit",
+    "nccl": "software.nccl.version",
 }
 
 
 def _audited(ctx: Context) -> dict[str, tuple[str, str | None]]:
-    """Versions the audit observed: component -> (version, audit file)."""
+    """Versions the audit observed (its checks' ``observed`` column): component -> (version,
+    audit file)."""
     out: dict[str, tuple[str, str | None]] = {}
-    inventory: Any = getattr(ctx.evidence, "audit_inventory", None)
     audit_file = ctx.manifest.audit.path if ctx.manifest.audit else None
-    if isinstance(inventory, dict):
-        for comp, (key, _check) in _AUDIT_KEYS.items():
-            value = inventory.get(key)
-            if value and parse_version(str(value)):
-                out[comp] = (str(value), audit_file)
     checks = ctx.tables["audit_checks"]
-    for comp, (_key, check_id) in _AUDIT_KEYS.items():
-        if comp in out:
-            continue
+    for comp, check_id in _AUDIT_CHECKS.items():
         rows = checks.filter(pl.col("check_id").cast(pl.String).str.starts_with(check_id))
         for row in rows.iter_rows(named=True):
             match = _OBSERVED.search(str(row.get("observed") or ""))

@@ -18,7 +18,6 @@ from cmax.findings import Finding
 from cmax.validate import RULES, not_comparable_runs, runs_with_errors, validate
 from cmax.validate.context import fmt_iters, print_resolution
 from cmax.validate.docgen import render
-from cmax.validate.mlperf_rules import read_mllog
 from cmax.validate.software import parse_version
 from cmax.validate.statistics import robust_sigma, theil_sen_slope
 from tests.fakes import BASELINES
@@ -356,17 +355,6 @@ def test_parse_version() -> None:
     assert parse_version("535.129.03") == (535, 129, 3)
     assert parse_version("v2.27.7+cuda12.9") == (2, 27, 7)
     assert parse_version("latest") is None
-
-
-def test_read_mllog_ignores_prefixes_and_reports_bad_lines(tmp_path: Path) -> None:
-    path = tmp_path / "result_0.txt"
-    path.write_text(
-        'noise\n[1,0]<stdout>: :::MLLOG {"namespace": "", "time_ms": 5, "event_type": '
-        '"POINT_IN_TIME", "key": "seed", "value": 7, "metadata": {"file": "t.py"}}\n'
-        ':::MLLOG {"time_ms": "x", "key": "run_start"}\n:::MLLOG {oops\n', encoding="utf-8")
-    log = read_mllog(path, "result_0.txt")
-    assert [(e.key, e.value, e.line) for e in log.events] == [("seed", 7, 2)]
-    assert [line for line, _ in log.errors] == [3, 4]
 
 
 def test_run_fixture_log_is_nemo2_format() -> None:
