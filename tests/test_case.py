@@ -19,6 +19,7 @@ from cmax.evidence import EvidenceFile
 from cmax.facts import Fact
 from cmax.pipeline import load
 from cmax.price import price
+from cmax.render.reports import brief_html, scorecard_json
 from cmax.score import load_rubric, score
 from cmax.validate import validate
 from tests.fakes import BASELINES, FakeReference
@@ -34,6 +35,8 @@ def _tarball(tmp_path: Path, sample: str) -> Path:
 
 
 def test_stages_give_the_same_output_after_the_bundle_is_closed(tmp_path: Path) -> None:
+    """validate, score, price and render read only the case (PDFs are left to tests/render:
+    they render the same scorecard JSON)."""
     rubric = load_rubric(None)
     with load(_tarball(tmp_path, "borealis-cloud")) as loaded:
         case, reference, findings = loaded.case, loaded.reference, loaded.findings
@@ -46,7 +49,12 @@ def test_stages_give_the_same_output_after_the_bundle_is_closed(tmp_path: Path) 
     assert "completeness.declared-file-missing" not in {f.rule for f in again}
     card_closed = score(case, again, reference, rubric)
     assert card_closed.model_dump_json() == card_open.model_dump_json()
-    assert price(case, card_closed, reference).model_dump_json() == price_open.model_dump_json()
+    price_closed = price(case, card_closed, reference)
+    assert price_closed.model_dump_json() == price_open.model_dump_json()
+    card_open = card_open.model_copy(update={"price": price_open})
+    card_closed = card_closed.model_copy(update={"price": price_closed})
+    assert scorecard_json(card_closed) == scorecard_json(card_open)
+    assert brief_html(card_closed) == brief_html(card_open)
 
 
 def test_the_case_is_immutable(tmp_path: Path) -> None:
