@@ -100,37 +100,41 @@ class ScoringRules(_Strict):
 
 
 class _TierLadder(_Strict):
-    """Four minimums, Platinum to Bronze, that must descend; below Bronze is Underperforming."""
+    """Four minimums, Platinum to Bronze, each in [0, ``_top``] and descending; below Bronze
+    is Underperforming."""
 
     _what: ClassVar[str]  # what the error message calls the ladder
-    Platinum: float
-    Gold: float
-    Silver: float
-    Bronze: float
+    _top: ClassVar[float]  # the largest allowed minimum
+    Platinum: float = Field(ge=0)
+    Gold: float = Field(ge=0)
+    Silver: float = Field(ge=0)
+    Bronze: float = Field(ge=0)
 
     @model_validator(mode="after")
     def _descending(self) -> Self:
+        steps = self._steps()
+        over = [f"{name} = {value:g}" for name, value in steps if value > self._top]
+        if over:
+            raise ValueError(f"{self._what} are at most {self._top:g} ({', '.join(over)})")
         if not self.Platinum >= self.Gold >= self.Silver >= self.Bronze:
             raise ValueError(f"{self._what} must satisfy Platinum >= Gold >= Silver >= Bronze")
         return self
 
+    def _steps(self) -> tuple[tuple[TierName, float], ...]:
+        return (("Platinum", self.Platinum), ("Gold", self.Gold), ("Silver", self.Silver),
+                ("Bronze", self.Bronze))
+
     def _highest(self, value: float, slack: float = 0.0) -> TierName:
         """The highest tier whose minimum ``value`` reaches."""
-        for name, minimum in (("Platinum", self.Platinum), ("Gold", self.Gold),
-                              ("Silver", self.Silver), ("Bronze", self.Bronze)):
-            if value >= minimum - slack:
-                return name  # type: ignore[return-value]
-        return "Underperforming"
+        return next((name for name, minimum in self._steps() if value >= minimum - slack),
+                    "Underperforming")
 
 
 class TierThresholds(_TierLadder):
     """Minimum weighted score (0-100) for each tier; below Bronze is Underperforming."""
 
     _what: ClassVar[str] = "thresholds"
-    Platinum: float = Field(ge=0, le=100)
-    Gold: float = Field(ge=0, le=100)
-    Silver: float = Field(ge=0, le=100)
-    Bronze: float = Field(ge=0, le=100)
+    _top: ClassVar[float] = 100.0
 
     def tier_for(self, score: float) -> TierName:
         return self._highest(score)
@@ -144,11 +148,8 @@ class CoverageRules(_TierLadder):
     partial picture: ClusterMAX Platinum "excels on every criterion".
     """
 
-    _what: ClassVar[str] = "coverage"
-    Platinum: float = Field(ge=0, le=1)
-    Gold: float = Field(ge=0, le=1)
-    Silver: float = Field(ge=0, le=1)
-    Bronze: float = Field(ge=0, le=1)
+    _what: ClassVar[str] = "coverage shares"
+    _top: ClassVar[float] = 1.0
 
     def highest_tier(self, coverage: float) -> TierName:
         return self._highest(coverage, slack=1e-9)
