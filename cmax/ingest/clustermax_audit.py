@@ -635,7 +635,8 @@ def grade_audit(values: dict[str, Any], *, harness: str | None = None) -> AuditR
         raise CmaxError("audit_data is not an object", field="audit_data",
                         expected="the audit.values.json written by `cmax audit`")
     harness = harness or _harness(values)
-    environment = cluster.get("environment")
+    found = cluster.get("environment")
+    environment = found if isinstance(found, str) else None  # a number is no environment
     ctx = _Ctx(data=data, harness=harness, environment=environment,
                amd=_is_amd(data, cluster), gpu_model=str(cluster.get("gpu_model", "")))
     rows: list[CheckResult] = []
