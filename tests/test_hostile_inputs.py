@@ -607,3 +607,12 @@ def test_mlperf_platform_name_longer_than_a_file_name(
     platform raised OSError 'File name too long' (found by tools/fuzz.py, seed 7)."""
     _inspect(tmp_path, capsys, MLPERF_RESULT, '"value": "example_h100_64x8"',
              '"value": "' + "h" * 300 + '"')
+
+
+def test_audit_environment_that_is_not_a_string(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`"environment": 1.5` raised AttributeError in the PCIe passthrough grade (found by
+    tools/fuzz.py, seed 7)."""
+    code, _ = _inspect(tmp_path, capsys, SAMPLES / "aurora-compute" / "audit" /
+                       "audit.values.json", '"environment": "slurm"', '"environment": 1.5')
+    assert code == 0
