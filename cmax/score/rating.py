@@ -67,6 +67,13 @@ class _Part:
     present: bool = True
 
 
+def _measured(cid: str, comp: Component, score: float, evidence: list[str],
+              rule: str) -> _Part:
+    """A measured component's points, with its rule line ending in the component weight."""
+    return _Part(score, comp.weight, True, evidence,
+                 f"{cid}: {rule}; component weight {comp.weight:g}")
+
+
 def truthy(value: bool | str | int | float) -> bool:
     """A declaration counts when it is true, a non-empty 'yes'-like string or a non-zero number."""
     if isinstance(value, bool):
@@ -105,9 +112,9 @@ def _audit_part(comp: Component, inputs: RatingInputs, rubric: Rubric, cid: str)
     counts = {s: statuses.count(s) for s in (*GRADED, "SKIPPED")}
     where = inputs.audit_file or "audit"
     scope = ", ".join(comp.audit_categories + comp.criteria)
-    rule = (f"{cid}: each graded audit check in [{scope}] scores PASS={pts['PASS']:g}, "
+    rule = (f"each graded audit check in [{scope}] scores PASS={pts['PASS']:g}, "
             f"WARNING={pts['WARNING']:g}, FAIL={pts['FAIL']:g}; SKIPPED is not graded; "
-            f"points = 100 × mean; component weight {comp.weight:g}")
+            f"points = 100 × mean")
     if not graded:
         return None
     points: dict[str, float] = {str(k): v for k, v in pts.items()}
@@ -118,7 +125,7 @@ def _audit_part(comp: Component, inputs: RatingInputs, rubric: Rubric, cid: str)
         ids = [str(c) for c, s in zip(rows["check_id"], statuses, strict=True) if s == status]
         if ids:
             evidence.append(f"{where}: {status}: " + ", ".join(ids))
-    return _Part(score, comp.weight, True, evidence, rule)
+    return _measured(cid, comp, score, evidence, rule)
 
 
 def _ratio_part(cid: str, comp: Component, items: list[tuple[str, float]], floor: float,
@@ -129,9 +136,9 @@ def _ratio_part(cid: str, comp: Component, items: list[tuple[str, float]], floor
     score = sum(s for _, s in scores) / len(scores)
     evidence = [f"{label}: ratio {r:.4f} → {s:.1f}" for (label, r), (_, s)
                 in zip(items, scores, strict=True)]
-    rule = (f"{cid}: {what}; points per item = 100 × (ratio − {floor:g}) ÷ (1 − {floor:g}), "
-            f"0-100; mean over items; component weight {comp.weight:g}")
-    return _Part(score, comp.weight, True, evidence, rule)
+    return _measured(cid, comp, score, evidence,
+                     f"{what}; points per item = 100 × (ratio − {floor:g}) ÷ (1 − {floor:g}), "
+                     "0-100; mean over items")
 
 
 def _training_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
@@ -190,10 +197,10 @@ def _mtbf_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) 
                 f"{rel.gpu_days:,.0f} GPU-days = {rel.per_1000_gpu_days:.4f} per 1,000 GPU-days "
                 f"(MTBF {mtbf}) vs reference {rel.reference_per_1000_gpu_days:.4f} "
                 f"({rel.reference_source}) → {score:.1f}"]
-    rule = (f"{cid}: MTBF ratio = reference rate ÷ provider rate; points = 100 × (1 − "
-            f"log10(ratio) ÷ log10({floor:g})), 100 at or above the reference, 0 at or below "
-            f"{floor:g}×; component weight {comp.weight:g}")
-    return _Part(score, comp.weight, True, evidence, rule)
+    return _measured(cid, comp, score, evidence,
+                     f"MTBF ratio = reference rate ÷ provider rate; points = 100 × (1 − "
+                     f"log10(ratio) ÷ log10({floor:g})), 100 at or above the reference, 0 at "
+                     f"or below {floor:g}×")
 
 
 def _sla_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
@@ -207,9 +214,8 @@ def _sla_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -
                 f"{sla.node_months} node-months met (worst {worst}; fleet "
                 f"{sla.measured_uptime_pct:.3f}%); credit owed {sla.credit_pct:.3f}% of the "
                 f"bill → {score:.1f}"]
-    rule = (f"{cid}: points = 100 × share of node-months at or above the contracted uptime; "
-            f"component weight {comp.weight:g}")
-    return _Part(score, comp.weight, True, evidence, rule)
+    return _measured(cid, comp, score, evidence,
+                     "points = 100 × share of node-months at or above the contracted uptime")
 
 
 def _price_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
@@ -224,10 +230,9 @@ def _price_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric)
     evidence = [f"value for money = market ${market:.2f} ({inputs.market_source or 'reference'}) "
                 f"× throughput {t:.4f} × goodput {g:.4f} ÷ quoted ${quoted:.2f} = {value:.4f} "
                 f"→ {score:.1f}"]
-    rule = (f"{cid}: useful work per dollar relative to a reference-speed cluster at the "
-            f"market price; points = 100 × (value − {floor:g}) ÷ (1 − {floor:g}), 0-100; "
-            f"component weight {comp.weight:g}")
-    return _Part(score, comp.weight, True, evidence, rule)
+    return _measured(cid, comp, score, evidence,
+                     f"useful work per dollar relative to a reference-speed cluster at the "
+                     f"market price; points = 100 × (value − {floor:g}) ÷ (1 − {floor:g}), 0-100")
 
 
 def _declaration_part(cid: str, comp: Component, inputs: RatingInputs,
