@@ -17,6 +17,8 @@ from cmax.ingest.textlines import (
     NUM,
     TrainingLog,
     drop_cut_tail,
+    first_line,
+    log_facts,
     query_lines,
     settle_steps,
     to_float,
@@ -47,7 +49,8 @@ def parse_maxtext(path: Path) -> TrainingLog:
     if restarts:
         notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
     return TrainingLog(format="maxtext", framework="maxtext", steps=steps, restarts=restarts,
-                       notes=notes, source=path)
+                       notes=notes, source=path,
+                       facts=log_facts(path, "maxtext", first_line(events)))
 
 
 def parse_paxml(path: Path) -> TrainingLog:
@@ -71,4 +74,5 @@ def parse_paxml(path: Path) -> TrainingLog:
     events = events.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("iteration"))
     steps, _ = settle_steps(events.drop("text"))
     notes.append("PaxML prints no step numbers; steps are numbered from 0 in file order")
-    return TrainingLog(format="paxml", framework="paxml", steps=steps, notes=notes, source=path)
+    return TrainingLog(format="paxml", framework="paxml", steps=steps, notes=notes, source=path,
+                       facts=log_facts(path, "paxml", first_line(events)))

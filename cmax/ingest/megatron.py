@@ -17,11 +17,16 @@ from pathlib import Path
 
 import polars as pl
 
+from cmax.facts import Fact
 from cmax.ingest.textlines import (
+    ARG_KEYS,
+    ARG_LINE,
     NUM,
     TrainingLog,
     drop_cut_tail,
+    first_line,
     first_match,
+    log_facts,
     query_lines,
     settle_steps,
     to_float,
@@ -33,20 +38,6 @@ TFLOPS_KEY = "TFLOP/s/GPU"
 BRIDGE_KEY = "MODEL_TFLOP/s/GPU"
 _ITER = r"iteration\s+(?P<iteration>\d+)\s*/\s*(?P<max_iteration>\d+)"
 _TFLOPS_LINE = NUM + r"\s*(?:MODEL_)?TFLOP/s/GPU"
-
-# Megatron argument name -> canonical runs column
-ARG_KEYS: dict[str, str] = {
-    "seq_length": "seq_len",
-    "global_batch_size": "gbs",
-    "micro_batch_size": "mbs",
-    "tensor_model_parallel_size": "tp",
-    "pipeline_model_parallel_size": "pp",
-    "context_parallel_size": "cp",
-    "expert_model_parallel_size": "ep",
-    "virtual_pipeline_model_parallel_size": "vp",
-}
-_ARG_LINE = r"\b(" + "|".join(ARG_KEYS) + r")\s*(?:\.{2,}|:|=)\s*(\d+)\s*$"
-
 
 def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
     """Iteration lines and separate TFLOP/s lines, each with only the columns it carries."""
@@ -79,7 +70,7 @@ def _arguments(path: Path, before_line: int | None) -> dict[str, int]:
     Only the lines before the first iteration are read, so a huge log costs nothing extra.
     """
     found: dict[str, int] = {}
-    pattern = re.compile(_ARG_LINE.encode(), re.MULTILINE)
+    pattern = re.compile(ARG_LINE.encode(), re.MULTILINE)
     seen = 0
     tail = b""
     with path.open("rb") as fh:
@@ -129,15 +120,18 @@ def parse_megatron(path: Path) -> TrainingLog:
 
     first_iter = iters["line"].min() if iters.height else None
     config = _arguments(path, int(first_iter) if first_iter is not None else None)  # type: ignore[arg-type]
+    extra: list[Fact] = []
     if "gbs" not in config and events.height:
-        gbs = first_match(path, ITER_KEY, r"global batch size\s*:\s*(\d+)")
-        if gbs is not None:
-            config["gbs"] = int(gbs)
+        found = first_match(path, ITER_KEY, r"global batch size\s*:\s*(\d+)")
+        if found is not None:
+            config["gbs"] = int(found[0])
+            extra.append(Fact("parallel", f"gbs={found[0]}", found[1]))
     max_iter = events["max_iteration"].max() if events.height else None
     bridge = bool(rows["bridge"].fill_null(False).any())
+    framework = "megatron-bridge" if bridge else "megatron-lm"
     return TrainingLog(
-        format="megatron", framework="megatron-bridge" if bridge else "megatron-lm",
-        steps=steps,
+        format="megatron", framework=framework, steps=steps,
         max_iteration=int(max_iter) if max_iter is not None else None,  # type: ignore[arg-type]
         config=config, restarts=restarts, invalid_grad_norm=invalid, notes=notes, source=path,
+        facts=log_facts(path, framework, first_line(samples), extra),
     )

@@ -17,10 +17,13 @@ from pathlib import Path
 
 import polars as pl
 
+from cmax.facts import Fact
 from cmax.ingest.textlines import (
     TrainingLog,
     drop_cut_tail,
+    first_line,
     first_match,
+    log_facts,
     query_lines,
     settle_steps,
     to_float,
@@ -51,9 +54,14 @@ def parse_nemo2(path: Path) -> TrainingLog:
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
     log = _finish("nemo2", events, notes, path)
-    gbs = first_match(path, NEMO2_KEY, r"global_batch_size\s*:\s*(\d+)")
-    if gbs is not None:
-        log.config["gbs"] = int(gbs)
+    found = None
+    if events.height:  # no step line: nothing to look for (and no full read for it)
+        found = first_match(path, NEMO2_KEY, r"global_batch_size\s*:\s*(\d+)")
+    extra: list[Fact] = []
+    if found is not None:
+        log.config["gbs"] = int(found[0])
+        extra.append(Fact("parallel", f"gbs={found[0]}", found[1]))
+    log.facts = log_facts(path, "nemo2", first_line(events), extra)
     return log
 
 
@@ -84,7 +92,9 @@ def parse_nemo1(path: Path) -> TrainingLog:
         ).alias("iteration"),
         (pl.col("bar_total") - 1).alias("max_iteration"),
     )
-    return _finish("nemo1", events, notes, path)
+    log = _finish("nemo1", events, notes, path)
+    log.facts = log_facts(path, "nemo1", first_line(events))
+    return log
 
 
 def _finish(fmt: str, events: pl.DataFrame, notes: list[str], path: Path) -> TrainingLog:

@@ -316,8 +316,10 @@ def _empty_result(build: Callable[[pl.LazyFrame], pl.LazyFrame]) -> pl.DataFrame
     return build(empty.lazy()).collect()
 
 
-def first_match(path: Path, key: str, pattern: str, *, within: int = 1000) -> str | None:
-    """Group 1 of ``pattern`` on the first of the first ``within`` lines holding ``key``.
+def first_match(path: Path, key: str, pattern: str, *, within: int = 1000
+                ) -> tuple[str, int] | None:
+    """Group 1 of ``pattern`` and its line, on the first of the first ``within`` lines holding
+    ``key`` (None when none of them matches).
 
     For values printed on every step line but needed once (the global batch size), so the
     full scan does not pay a regex per line for them. Read in-process, stopping at the first
@@ -326,14 +328,118 @@ def first_match(path: Path, key: str, pattern: str, *, within: int = 1000) -> st
     rx = re.compile(pattern)
     seen = 0
     for first, data in line_blocks(path, 1 << 20):
-        for _, raw in keyword_lines(data, [key.encode()], first):
+        for line, raw in keyword_lines(data, [key.encode()], first):
             found = rx.search(raw.decode("utf-8", errors="replace"))
             if found:
-                return found.group(1)
+                return found.group(1), line
             seen += 1
             if seen >= within:
                 return None
     return None
+
+
+# Megatron / NeMo argument name -> canonical runs column (Megatron's argument dump prints
+# ``  tensor_model_parallel_size ........ 4``, NeMo configs ``tensor_model_parallel_size: 4``)
+ARG_KEYS: dict[str, str] = {
+    "seq_length": "seq_len",
+    "global_batch_size": "gbs",
+    "micro_batch_size": "mbs",
+    "tensor_model_parallel_size": "tp",
+    "pipeline_model_parallel_size": "pp",
+    "context_parallel_size": "cp",
+    "expert_model_parallel_size": "ep",
+    "virtual_pipeline_model_parallel_size": "vp",
+}
+ARG_LINE = r"\b(" + "|".join(ARG_KEYS) + r")\s*(?:\.{2,}|:|=)\s*(\d+)\s*$"
+
+# Identity facts are printed while a job starts (argument dump, launcher, NCCL set-up), so
+# only the top of a log is read for them: the whole of a small log, the first HEAD_BYTES of a
+# large one. Each rule: a literal the line must hold (cheap to find), the fact kind, a regex
+# whose group ``v`` (and ``k``) make the value, and how the value is written.
+HEAD_BYTES = 4 << 20
+_SETTING = r"\s*(?:\.{2,}|:|=)\s*['\"]?(?P<v>[A-Za-z0-9_.+-]+)"
+_FACT_RULES: list[tuple[str, str, str, str]] = [
+    # Megatron-LM arguments.py: "using world size: 64, data-parallel size: 2, ..."
+    ("using world size", "gpu_count", r"using world size:\s*(?P<v>\d+)", "{v}"),
+    ("using world size", "parallel", r"\bdata-parallel size:\s*(?P<v>\d+)", "dp={v}"),
+    ("using world size", "parallel", r"\bcontext-parallel size:\s*(?P<v>\d+)", "cp={v}"),
+    ("using world size", "parallel", r"tensor-model-parallel size:\s*(?P<v>\d+)", "tp={v}"),
+    ("using world size", "parallel", r"pipeline-model-parallel size:\s*(?P<v>\d+)", "pp={v}"),
+    # Megatron argument dump / NeMo config: "  world_size ........ 64", "world_size: 64"
+    ("world_size", "gpu_count", r"\bworld_size\s*(?:\.{2,}|:|=)\s*(?P<v>\d+)", "{v}"),
+    # PyTorch Lightning (NeMo): "All distributed processes registered. Starting with 16
+    # processes" and "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/16"
+    ("processes registered", "gpu_count",
+     r"processes registered\. Starting with (?P<v>\d+) processes", "{v}"),
+    ("MEMBER:", "gpu_count",
+     r"Initializing distributed: GLOBAL_RANK: \d+, MEMBER: \d+/(?P<v>\d+)", "{v}"),
+    # Slurm's environment as job scripts echo it: SLURM_JOB_NUM_NODES / SLURM_NNODES
+    ("NODES=", "node_count", r"\bSLURM_(?:JOB_NUM_NODES|NNODES)=(?P<v>\d+)", "{v}"),
+    ("num_nodes", "node_count", r"\bnum_nodes\s*(?:\.{2,}|:|=)\s*(?P<v>\d+)", "{v}"),
+    # NCCL debug lines name the host: "node001:1234:5678 [0] NCCL INFO ..."
+    ("NCCL INFO", "host",
+     r"^(?:\[?\d+\]?:\s*)?(?P<v>[A-Za-z][A-Za-z0-9._-]*):\d+:\d+ \[\d+\] NCCL INFO", "{v}"),
+    # nvidia-smi -L ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)") and its table rows
+    ("NVIDIA", "gpu", r"\bGPU \d+: (?P<v>NVIDIA [^(\n]*?)\s*\(UUID", "{v}"),
+    ("NVIDIA", "gpu",
+     r"^\|\s+\d+\s+(?P<v>NVIDIA [A-Za-z0-9][A-Za-z0-9 -]*?)\s+(?:On|Off)\s", "{v}"),
+    # precision settings: Megatron "fp8 ........ hybrid", "fp8_recipe ... delayed",
+    # "bf16 ..... True"; NeMo / Megatron-Bridge configs "fp8: hybrid", "precision: bf16-mixed",
+    # "mixed_precision: bf16_mixed"; CLI "--fp8-format hybrid"
+    ("fp8", "precision", r"(?:^|[\s,{(])(?P<k>fp8(?:_recipe|_format)?)" + _SETTING, "{k}={v}"),
+    ("fp8-format", "precision", r"--fp8-format[= ]\s*(?P<v>\S+)", "fp8_format={v}"),
+    ("bf16", "precision", r"(?:^|[\s,{(])(?P<k>bf16)" + _SETTING, "{k}={v}"),
+    ("precision", "precision", r"\b(?P<k>(?:mixed_)?precision)" + _SETTING, "{k}={v}"),
+    # NeMo exp_manager: "Experiments will be logged at /results/llama3.1_8b"
+    ("Experiments will be logged at", "experiment",
+     r"Experiments will be logged at (?P<v>\S+)", "{v}"),
+    # TorchTitan: "Starting job: DeepSeek-V3 671B training"
+    ("Starting job:", "model", r"Starting job:\s*(?P<v>.+?)\s*$", "{v}"),
+    # pyxis (Slurm container plugin) and any NGC image reference
+    ("docker image", "container", r"docker image:?\s*(?P<v>\S+)", "{v}"),
+    ("nvcr.io", "container", r"(?P<v>nvcr\.io[/#][A-Za-z0-9._/-]+:[A-Za-z0-9._-]+)", "{v}"),
+    ("Jax Version", "framework", r"Jax Version:\s*(?P<v>\S+)", "jax {v}"),
+    ("NeMo version", "framework", r"NeMo version:?\s*(?P<v>\S+)", "nemo {v}"),
+]
+_COMPILED = [(key.encode(), kind, re.compile(rx), fmt) for key, kind, rx, fmt in _FACT_RULES]
+_ARG_RX = re.compile(ARG_LINE)
+# precision named inside an experiment or config name ("pretrain_llama3.1_8b_fp8_gpus8")
+_NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(mxfp8|nvfp4|fp8|bf16|fp16)(?![a-z0-9])", re.I)
+
+
+def head_facts(path: Path, *, head: int = HEAD_BYTES) -> list[Fact]:
+    """Identity facts printed in the top ``head`` bytes of a log, in file order.
+
+    Lines are found by literal keywords first (``bytes.find``), so a regex runs only on the
+    few lines that can hold a fact. Each (kind, value) is kept once, at its first line.
+    """
+    with path.open("rb") as fh:
+        data = fh.read(head)
+    if len(data) == head:
+        data = data[: data.rfind(b"\n") + 1]  # whole lines only
+    keys = sorted({key for key, _, _, _ in _COMPILED} | {k.encode() for k in ARG_KEYS})
+    facts: list[Fact] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(kind: str, value: str, line: int, where: str | None = None) -> None:
+        value = value.strip()
+        if value and (kind, value) not in seen:
+            seen.add((kind, value))
+            facts.append(Fact(kind, value, line, where))
+
+    for line, raw in keyword_lines(data, keys):
+        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        for key, kind, rx, fmt in _COMPILED:
+            if key in raw and (m := rx.search(text)):
+                value = fmt.format(**{k: v for k, v in m.groupdict().items() if v is not None})
+                if kind == "experiment":
+                    value = value.rstrip("/").rsplit("/", 1)[-1]
+                    for named in _NAMED_PRECISION.findall(value):
+                        add("precision", named.lower(), line, "experiment name")
+                add(kind, value, line)
+        if (m := _ARG_RX.search(text)) is not None:
+            add("parallel", f"{ARG_KEYS[m.group(1)]}={m.group(2)}", line)
+    return facts
 
 
 def value_after(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?") -> pl.Expr:
@@ -378,6 +484,8 @@ class TrainingLog:
     invalid_grad_norm: bool = False
     notes: list[str] = field(default_factory=list)
     source: Path | None = None
+    #: identity facts the log states (world size, hosts, precision, experiment, parallel
+    #: sizes, ...), see :func:`head_facts`; validation compares them with the manifest
     facts: list[Fact] = field(default_factory=list)
 
     def status(self) -> str:
@@ -504,3 +612,25 @@ def training_summary(log: TrainingLog) -> dict[str, object]:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
+
+
+def log_facts(path: Path, framework: str, steps_from: int | None,
+              extra: Sequence[Fact] = ()) -> list[Fact]:
+    """The log's identity facts: :func:`head_facts`, the framework its step lines are written
+    by (at the first step line), and what the parser read elsewhere (``extra``), in file
+    order, each (kind, value) once."""
+    facts = head_facts(path)
+    seen = {(f.kind, f.value) for f in facts}
+    more = list(extra)
+    if steps_from is not None:
+        more.insert(0, Fact("framework", framework, steps_from, "step-line format"))
+    for fact in more:
+        if (fact.kind, fact.value) not in seen:
+            seen.add((fact.kind, fact.value))
+            facts.append(fact)
+    return sorted(facts, key=lambda f: f.line or 0)
+
+
+def first_line(events: pl.DataFrame) -> int | None:
+    """Line of the first event (None when there is none)."""
+    return int(events["line"][0]) if events.height else None

@@ -16,10 +16,13 @@ from pathlib import Path
 
 import polars as pl
 
+from cmax.facts import Fact
 from cmax.ingest.textlines import (
     GROUPED_NUM,
     TrainingLog,
     drop_cut_tail,
+    first_line,
+    log_facts,
     query_lines,
     settle_steps,
     to_float,
@@ -60,17 +63,20 @@ def parse_torchtitan(path: Path) -> TrainingLog:
         notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
     config: dict[str, int] = {}
     max_iteration: int | None = None
+    extra: list[Fact] = []
     starts = rows.filter(pl.col("start"))
     if starts.height:
         first = starts.row(0, named=True)
         for key in ("gbs", "seq_len"):
             if first[key] is not None:
                 config[key] = int(first[key])
+                extra.append(Fact("parallel", f"{key}={first[key]}", int(first["line"])))
         if first["total_steps"] is not None:
             max_iteration = int(first["total_steps"])
     return TrainingLog(
         format="torchtitan", framework="torchtitan", steps=steps, max_iteration=max_iteration,
         config=config, restarts=restarts, invalid_grad_norm=invalid, notes=notes, source=path,
+        facts=log_facts(path, "torchtitan", first_line(events), extra),
     )
 
 

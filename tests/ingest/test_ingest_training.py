@@ -236,3 +236,51 @@ def test_nul_byte_before_a_step_line_keeps_the_step(
     assert log.status() == "success"
     row = log.steps.filter(pl.col("iteration") == 40).row(0, named=True)
     assert row["line"] == at + 2 and row["step_time_s"] == 10.0
+
+
+def test_identity_facts_from_the_log_top() -> None:
+    """World size, GPU, hosts, precision, experiment, container and parallel sizes, each with
+    its line, as pyxis, nvidia-smi -L, Lightning, NCCL and a Megatron-Bridge style config dump
+    print them; the step line adds the framework and the global batch size."""
+    log = _parse("nemo2_identity_preamble.log")
+    facts = {(f.kind, f.value): f.line for f in log.facts}
+    assert facts[("container", "nvcr.io#nvidia/nemo:25.04.01")] == 1
+    assert facts[("gpu", "NVIDIA H100 80GB HBM3")] == 3
+    assert facts[("node_count", "2")] == 5  # SLURM_JOB_NUM_NODES (num_nodes: 2 is the same)
+    assert facts[("experiment", "pretrain_llama3.1_70b_fp8_gpus16")] == 6
+    assert facts[("precision", "fp8")] == 6  # named in the experiment
+    assert facts[("gpu_count", "16")] == 7
+    assert (facts[("host", "node001")], facts[("host", "node002")]) == (12, 13)
+    assert facts[("precision", "fp8=hybrid")] == 17
+    assert facts[("precision", "fp8_recipe=delayed")] == 18
+    assert facts[("parallel", "tp=4")] == 20 and facts[("parallel", "pp=4")] == 21
+    assert facts[("framework", "nemo2")] == 26 and facts[("parallel", "gbs=64")] == 26
+    # "log_world_size_to_tensorboard: false" (line 25) is not a world size
+    assert [value for (kind, value) in facts if kind == "gpu_count"] == ["16"]
+    assert [f.line for f in log.facts] == sorted(f.line or 0 for f in log.facts)
+    assert len(facts) == len(log.facts)  # each (kind, value) once
+
+
+def test_identity_facts_of_other_frameworks() -> None:
+    megatron = {(f.kind, f.value) for f in _parse("megatron_lm_nan_grad.log").facts}
+    assert {("gpu_count", "64"), ("parallel", "dp=2"), ("parallel", "tp=4"),
+            ("parallel", "pp=8"), ("framework", "megatron-lm")} <= megatron
+    bridge = {(f.kind, f.value) for f in _parse("megatron_bridge_llama3.1-70b.log").facts}
+    assert {("parallel", "gbs=128"), ("parallel", "vp=5"),
+            ("framework", "megatron-bridge")} <= bridge
+    titan = {(f.kind, f.value) for f in _parse("torchtitan_deepseek-v3.log").facts}
+    assert {("model", "DeepSeek-V3 671B training"), ("parallel", "gbs=2048"),
+            ("parallel", "seq_len=4096")} <= titan
+    assert ("framework", "jax 0.4.38") in {
+        (f.kind, f.value) for f in _parse("maxtext_llama2-70b.log").facts}
+
+
+def test_identity_facts_only_from_the_top(tmp_path: Path) -> None:
+    """A gigabyte log is not read twice for facts: only its top ``head`` bytes are."""
+    from cmax.ingest.textlines import head_facts
+
+    path = tmp_path / "late.log"
+    path.write_text("x\n" * 100 + "using world size: 8, data-parallel size: 8\n")
+    assert head_facts(path, head=100) == []
+    assert [(f.kind, f.value, f.line) for f in head_facts(path)] == [
+        ("gpu_count", "8", 101), ("parallel", "dp=8", 101)]
