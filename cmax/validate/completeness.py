@@ -18,6 +18,7 @@ from cmax.findings import Finding
 from cmax.validate.context import Context, fmt_iters, run_finding, unmatched_specs
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import RECIPE_STEPS
+from cmax.window import CURRENT_WINDOW, V25_05_WINDOW
 
 register(Rule(
     "completeness.declared-file-missing", "error", "A file named in the manifest is missing",
@@ -34,10 +35,12 @@ register(Rule(
 ))
 register(Rule(
     "completeness.window-missing", "error", "The reference steady-state window is incomplete",
-    "The reference averages a fixed band of iterations (35-44 from DGXC v25.08 and in llmb-run; "
-    "11-44 in v25.05-v25.07). If any of them is missing the run cannot be measured the way the "
-    "reference was, and a partial window can be chosen to flatter the result.",
-    "Run the recipe to completion (50 steps) and submit the whole log.",
+    "The reference averages a fixed band of iterations ("
+    f"{CURRENT_WINDOW[0]}-{CURRENT_WINDOW[1]} from DGXC v25.08 and in llmb-run; "
+    f"{V25_05_WINDOW[0]}-{V25_05_WINDOW[1]} in v25.05-v25.07). If any of them is missing the "
+    "run cannot be measured the way the reference was, and a partial window can be chosen to "
+    "flatter the result.",
+    f"Run the recipe to completion ({RECIPE_STEPS} steps) and submit the whole log.",
     "DGXC common/parse_train_timing*.sh (MIN_ITERATION/MAX_ITERATION), llmb-run "
     "pretrain_log_parser.py (INCOMPLETE status).",
 ))
@@ -50,10 +53,10 @@ register(Rule(
 ))
 register(Rule(
     "completeness.short-run", "warning", "The run is shorter than the recipe",
-    "The DGXC recipes run 50 steps. A shorter run leaves too few steps after warm-up to check "
-    "for stalls, drift or a cherry-picked window.",
-    "Run the recipe with its default step count (50).",
-    "DGXC READMEs v25.05+: \"Each benchmark runs 50 steps\".",
+    f"The DGXC recipes run {RECIPE_STEPS} steps. A shorter run leaves too few steps after "
+    "warm-up to check for stalls, drift or a cherry-picked window.",
+    f"Run the recipe with its default step count ({RECIPE_STEPS}).",
+    f"DGXC READMEs v25.05+: \"Each benchmark runs {RECIPE_STEPS} steps\".",
 ))
 register(Rule(
     "completeness.summary-only", "warning", "Only a summary of the run was submitted",

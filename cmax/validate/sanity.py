@@ -15,7 +15,7 @@ from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
-from cmax.validate.thresholds import PEAK_FRACTION, TIMING_BAND
+from cmax.validate.thresholds import PEAK_FRACTION, TIMING_BAND, pct
 
 register(Rule(
     "sanity.non-finite", "error", "NaN or infinite measurement",
@@ -66,8 +66,10 @@ register(Rule(
     "Megatron-Bridge docs/releases/known-issues.md (25.11); DGXC nemotronh README v25.05.",
 ))
 register(Rule(
-    "sanity.unexpected-improvement", "warning", "Faster than the reference by more than 5 %",
-    "NVIDIA's own perf CI fails a run that beats its golden value by more than 5 % (\"UNEXPECTED "
+    "sanity.unexpected-improvement", "warning",
+    f"Faster than the reference by more than {pct(TIMING_BAND)}",
+    f"NVIDIA's own perf CI fails a run that beats its golden value by more than {pct(TIMING_BAND)} "
+    "(\"UNEXPECTED "
     "IMPROVEMENT\") because that usually means a different configuration or a measuring error, "
     "not a better cluster.",
     "Confirm the configuration matches the reference recipe; if it does, keep the full logs "

@@ -39,6 +39,7 @@ from cmax.validate.thresholds import (
     STALL_FACTOR,
     TIMING_BAND,
     WARMUP_FRACTION,
+    pct,
 )
 
 register(Rule(
@@ -50,48 +51,54 @@ register(Rule(
 ))
 register(Rule(
     "statistics.low-variance", "warning", "Implausibly low step-time variance",
-    "The steady-state window varies by less than 0.02 % although the log prints times finely "
-    "enough to show real jitter. Synchronised multi-node steps always jitter more than that.",
+    f"The steady-state window varies by less than {pct(MIN_CV)} although the log prints times "
+    "finely enough to show real jitter. Synchronised multi-node steps always jitter more than "
+    "that.",
     "Submit the unedited log; if the times are genuine, keep the raw job output for review.",
-    "Coefficient of variation < 0.02 % with print resolution < 0.02 % of the step time.",
+    f"Coefficient of variation < {pct(MIN_CV)} with print resolution < {pct(MIN_CV)} of the "
+    "step time.",
 ))
 register(Rule(
     "statistics.window-outliers", "warning", "Too many outlier steps in the window",
-    "More than 10 % of the window's steps lie beyond 3 sigma of its median: the mean the "
-    "rating uses is dominated by a few steps rather than the steady state.",
+    f"More than {pct(MAX_OUTLIER_RATIO)} of the window's steps lie beyond {OUTLIER_SIGMA:g} "
+    "sigma of its median: the mean the rating uses is dominated by a few steps rather than the "
+    "steady state.",
     "Find the cause (stalls, preemption, a slow node) and re-run.",
-    "Megatron-Bridge perf CI: outlier_threshold 3.0 sigma, max_outlier_ratio 0.1.",
+    f"Megatron-Bridge perf CI: outlier_threshold {OUTLIER_SIGMA:.1f} sigma, max_outlier_ratio "
+    f"{MAX_OUTLIER_RATIO:g}.",
 ))
 register(Rule(
     "statistics.stragglers", "warning", "Persistent slow steps after warm-up",
-    "More than 10 % of the post-warm-up steps are slower than the median by more than 3 sigma: "
-    "the cluster has a recurring straggler (slow node, congested link) that the window average "
-    "may hide.",
+    f"More than {pct(MAX_OUTLIER_RATIO)} of the post-warm-up steps are slower than the median "
+    f"by more than {OUTLIER_SIGMA:g} sigma: the cluster has a recurring straggler (slow node, "
+    "congested link) that the window average may hide.",
     "Find the slow node or link (nccl-tests per node pair, DCGM diagnostics) and re-run.",
-    "Megatron-Bridge perf CI: outlier_threshold 3.0 sigma, max_outlier_ratio 0.1; warm-up = "
-    "first 10 % of steps (skip_first_percent_time default 0.1).",
+    f"Megatron-Bridge perf CI: outlier_threshold {OUTLIER_SIGMA:.1f} sigma, max_outlier_ratio "
+    f"{MAX_OUTLIER_RATIO:g}; warm-up = first {pct(WARMUP_FRACTION)} of steps "
+    f"(skip_first_percent_time default {WARMUP_FRACTION:g}).",
 ))
 register(Rule(
     "statistics.stall", "info", "A step stalled",
-    "A post-warm-up step took 1.5x the run's median or longer. One stall is normal on a busy "
-    "cluster; it is reported so the reader knows it is there.",
+    f"A post-warm-up step took {STALL_FACTOR:g}x the run's median or longer. One stall is "
+    "normal on a busy cluster; it is reported so the reader knows it is there.",
     "Nothing to fix for one stall; recurring stalls are reported as stragglers.",
 ))
 register(Rule(
     "statistics.drift", "warning", "Step times drift within the run",
     "The robust (Theil-Sen) linear trend of the post-warm-up step times changes them by more "
-    "than 5 % across the run: throttling, a degrading node or contention. The window average "
-    "does not represent a longer job.",
+    f"than {pct(TIMING_BAND)} across the run: throttling, a degrading node or contention. The "
+    "window average does not represent a longer job.",
     "Check GPU clocks and temperatures (DCGM) and co-tenant load; re-run.",
-    "Megatron-Bridge perf CI timing_threshold 0.05.",
+    f"Megatron-Bridge perf CI timing_threshold {TIMING_BAND:g}.",
 ))
 register(Rule(
     "statistics.cherry-picked-window", "error", "The window is faster than the rest of the run",
-    "The steady-state window's median step time is more than 5 % faster than the same run's "
-    "steady steps outside it. A real steady state does not speed up exactly where it is "
-    "measured: the window lines were edited, or the log was assembled from the best segment.",
+    f"The steady-state window's median step time is more than {pct(TIMING_BAND)} faster than "
+    "the same run's steady steps outside it. A real steady state does not speed up exactly "
+    "where it is measured: the window lines were edited, or the log was assembled from the "
+    "best segment.",
     "Submit the unedited log of one complete run.",
-    "Megatron-Bridge perf CI timing_threshold 0.05.",
+    f"Megatron-Bridge perf CI timing_threshold {TIMING_BAND:g}.",
 ))
 register(Rule(
     "statistics.duplicate-log", "error", "The same evidence submitted twice",

@@ -7,6 +7,13 @@ either published (NVIDIA, MLCommons, SemiAnalysis) or derived here from publishe
 
 from __future__ import annotations
 
+
+def pct(fraction: float) -> str:
+    """A threshold as the rule texts print it: 0.05 -> '5 %' (docs/rules.md is generated from
+    those texts, so the number there is always the one the rule uses)."""
+    return f"{100 * fraction:g} %"
+
+
 # NVIDIA Megatron-Bridge perf CI (scripts/performance/utils/evaluate.py @ 4ab94dfad):
 # --timing_threshold 0.05, --outlier_threshold 3.0 (sigma), --max_outlier_ratio 0.1, and the
 # function default for skipping warm-up, skip_first_percent_time = 0.1.
