@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import polars as pl
 
 from cmax.coerce import as_float
 from cmax.errors import CmaxError
+
+if TYPE_CHECKING:
+    from cmax.reference.mlperf import MlperfReference
 
 T = TypeVar("T")
 
@@ -66,6 +69,8 @@ class ReferenceData(Protocol):
 
     def mlperf_baseline(self, benchmark: str, num_gpus: int, /) -> Mapping[str, Any] | None: ...
 
+    def mlperf_reference(self) -> MlperfReference | None: ...
+
 
 def optional_lookup(call: Callable[[], T]) -> T | None:
     """A reference look-up whose absence only drops a derived figure (MFU, J/token)."""
@@ -77,16 +82,8 @@ def optional_lookup(call: Callable[[], T]) -> T | None:
 
 def num(mapping: Mapping[str, Any] | None, key: str) -> float | None:
     """A numeric field of a reference row, None when absent, null or NaN."""
-    if mapping is None:
-        return None
-    value = mapping.get(key)
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if out != out else out
+    value = as_float(mapping.get(key)) if mapping is not None else None
+    return None if value is None or value != value else value
 
 
 def text(mapping: Mapping[str, Any] | None, key: str) -> str | None:
