@@ -19,7 +19,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,7 +32,7 @@ MAX_INT_DIGITS = 40
 """Digits in an integer cmax reads from evidence (2**64 has 20)."""
 
 MAX_LINE_CHARS = 1 << 20
-"""Characters in one CSV line (real rows are under 1 KiB)."""
+"""Characters (bytes, for a reader of raw lines) in one line of a line-oriented format."""
 
 MAX_PATH_CHARS = 1024
 """Characters in a bundle member path or a path the manifest declares."""
@@ -96,23 +96,6 @@ def _json_int(text: str) -> int:
     return int(text)
 
 
-def parse_int(text: str, *, file: Where = None, line: int | None = None,
-              field: str | None = None) -> int:
-    """``int(text)`` for evidence: more than :data:`MAX_INT_DIGITS` digits is refused before
-    Python's quadratic conversion (and its 4,300-digit ``ValueError``) is reached; a
-    non-integer is a CmaxError, never a bare ``ValueError``."""
-    stripped = text.strip()
-    digits = len(stripped.lstrip("+-").replace("_", ""))
-    if digits > MAX_INT_DIGITS:
-        raise limit_error(f"an integer of {digits} digits", f"{MAX_INT_DIGITS} digits",
-                          file=file, line=line, field=field)
-    try:
-        return int(stripped)
-    except ValueError:
-        raise EvidenceError(f"{stripped[:40]!r} is not an integer", file=file, line=line,
-                        field=field, expected="an integer") from None
-
-
 def whole(value: float, *, file: Where = None, line: int | None = None,
           field: str | None = None) -> int:
     """``int(value)`` for a float read from evidence: ``inf`` and ``NaN`` (which ``int()``
@@ -122,12 +105,6 @@ def whole(value: float, *, file: Where = None, line: int | None = None,
                         expected="a finite integer",
                         fix="check that the file is the unmodified tool output")
     return int(value)
-
-
-def within_digits(text: str) -> bool:
-    """Whether an integer string is short enough to convert (callers that skip, not refuse,
-    an out-of-range token use this)."""
-    return len(text.strip().lstrip("+-")) <= MAX_INT_DIGITS
 
 
 def csv_guarded(rows: Iterable[T], *, file: Where = None,
@@ -165,12 +142,13 @@ def _csv_error(exc: csv.Error, *, file: Where, line: int | None) -> EvidenceErro
                          fix="check that the file is the unmodified tool output")
 
 
-def check_line(text: str, *, file: Where = None, line: int | None = None) -> str:
-    """Refuse one line beyond :data:`MAX_LINE_CHARS` (returns it unchanged otherwise)."""
-    if len(text) > MAX_LINE_CHARS:
-        raise limit_error(f"a line of {len(text):,} characters",
-                          f"{MAX_LINE_CHARS:,} characters", file=file, line=line)
-    return text
+def check_lines(lines: Sequence[str | bytes], *, file: Where = None) -> None:
+    """Refuse the first line beyond :data:`MAX_LINE_CHARS`: real tool output lines are under
+    a few KiB, and a 30 MB "line" cost the nccl-tests reader seconds of tokenising."""
+    for number, text in enumerate(lines, start=1):
+        if len(text) > MAX_LINE_CHARS:
+            raise limit_error(f"a line of {len(text):,} characters",
+                              f"{MAX_LINE_CHARS:,} characters", file=file, line=number)
 
 
 def json_safe(data: Any) -> Any:

@@ -616,3 +616,12 @@ def test_audit_environment_that_is_not_a_string(
     code, _ = _inspect(tmp_path, capsys, SAMPLES / "aurora-compute" / "audit" /
                        "audit.values.json", '"environment": "slurm"', '"environment": 1.5')
     assert code == 0
+
+
+def test_nccl_line_beyond_the_line_limit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 2 MB junk line was tokenised for seconds and silently ignored."""
+    code, err = _inspect(tmp_path, capsys, INGEST / "nccl" / "all_reduce_1node.txt",
+                         "#\n# Using devices", "#\n" + "1 " * (1 << 20) + "\n# Using devices")
+    assert code == 2 and "all_reduce_1node.txt:3: a line of 2,097,152 characters exceeds " \
+        "cmax's limit of 1,048,576 characters" in err

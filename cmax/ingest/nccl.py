@@ -47,6 +47,7 @@ from cmax.errors import CmaxError
 from cmax.evidence import NCCL_SCHEMA
 from cmax.facts import Fact
 from cmax.ingest.textlines import table
+from cmax.limits import check_lines
 
 COLLECTIVES = (
     "reduce_scatter", "all_reduce", "all_gather", "alltoall", "broadcast", "sendrecv",
@@ -241,6 +242,7 @@ def read_lines(path: Path) -> list[str]:
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
+    check_lines(lines, file=path)  # a megabyte "line" is no nccl-tests output (cmax.limits)
     return [ln.rstrip(b"\r").decode("utf-8", errors="replace") for ln in lines]
 
 
