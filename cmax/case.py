@@ -370,7 +370,8 @@ _LOGGED_GBS = re.compile(r"global[_ ]batch[_ ]size:\s*(\d+)")
 def _gbs_facts_from_disk(path: Path, lines: set[int]) -> tuple[Fact, ...] | None:
     """``parallel gbs=N`` facts for the given lines, read while the bundle is still open.
 
-    Used only when the parser did not record GBS facts itself; None if the file is gone.
+    Used only for window lines the parser did not record a GBS fact for; None if the file is
+    gone (a bundle already closed: the case then knows only what the parser recorded).
     """
     out: list[Fact] = []
     try:
@@ -474,10 +475,13 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
         if file and window_lines:
             record = next((f for p, f in files.items() if same_file(p, file)), None)
             facts: tuple[Fact, ...] = record.facts if record else ()
-            if not _gbs_by_line(facts):
+            # what the parser recorded line by line wins; window lines it did not cover are
+            # read now, while the bundle is open, and carried as facts from here on
+            uncovered = set(window_lines) - {line for line, _ in _gbs_by_line(facts)}
+            if uncovered:
                 found = _gbs_facts_from_disk(
                     evidence.root.joinpath(*PurePosixPath(file.replace("\\", "/")).parts),
-                    set(window_lines))
+                    uncovered)
                 if found:
                     facts = (*facts, *found)
                     if record is not None:
