@@ -4,8 +4,13 @@ NVIDIA's parsers average a fixed band of printed iteration numbers to skip warm-
 prefetch, allocation, JIT): iterations 35-44 from DGXC v25.08 on (``parse_train_timing*.sh``,
 ``llmb-run``), 11-44 in v25.05-v25.07, and the last step before that. The band is on the
 *printed* iteration number, which is zero-indexed in NeMo 2 logs and one-indexed in
-Megatron-Bridge logs; we follow the parsers and match printed numbers. Validation and scoring
-must use the same window, so it lives here, in one place.
+Megatron-Bridge logs; we follow the parsers and match printed numbers.
+
+The rule lives here; it is applied once per run, with the matched baseline's recipe release,
+when a bundle is resolved into its case (:func:`cmax.case.window_for`), and validation and
+scoring both read that window. A reader without a baseline (``cmax inspect``, ingest's run
+status) can only apply the current recipes' band: on a log rated against a v25.05 baseline it
+shows 35-44 where the scorecard, rightly, averages 11-44.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ V25_05_WINDOW = (11, 44)
 
 @dataclass(frozen=True)
 class Window:
+    """Printed iterations ``first``..``last`` (inclusive) and the recipe rule that set them."""
+
     first: int
     last: int
     rule: str
