@@ -110,8 +110,8 @@ def assess(
     """Rate one bundle; the Scorecard carries its PriceAdvice in ``.price`` (None: no quote)."""
     rub = rubric or load_rubric(rubric_path)
     with load(bundle_path) as loaded:
-        card = score(loaded.evidence, loaded.findings, loaded.reference, rub)
+        card = score(loaded.case, loaded.findings, loaded.reference, rub)
         if loaded.bundle.manifest.pricing is None:
             return card
-        advice = price(loaded.evidence, card, loaded.reference)
+        advice = price(loaded.case, card, loaded.reference)
     return card.model_copy(update={"price": advice})
