@@ -410,36 +410,57 @@ _NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(mxfp8|nvfp4|fp8|bf16|fp16)(?![a-z0
 def head_facts(path: Path, *, head: int = HEAD_BYTES) -> list[Fact]:
     """Identity facts printed in the top ``head`` bytes of a log, in file order.
 
-    Lines are found by literal keywords first (``bytes.find``), so a regex runs only on the
-    few lines that can hold a fact. Each (kind, value) is kept once, at its first line.
+    Each rule's keyword is found with ``bytes.find`` and its regex runs only on those lines;
+    NCCL lines (most of a multi-node log's top) are matched once per distinct host prefix.
+    Each (kind, value) is kept once, at its first line.
     """
     with path.open("rb") as fh:
         data = fh.read(head)
     if len(data) == head:
         data = data[: data.rfind(b"\n") + 1]  # whole lines only
-    keys = sorted({key for key, _, _, _ in _COMPILED} | {k.encode() for k in ARG_KEYS})
-    facts: list[Fact] = []
-    seen: set[tuple[str, str]] = set()
-
-    def add(kind: str, value: str, line: int, where: str | None = None) -> None:
-        value = value.strip()
-        if value and (kind, value) not in seen:
-            seen.add((kind, value))
-            facts.append(Fact(kind, value, line, where))
-
-    for line, raw in keyword_lines(data, keys):
-        text = raw.decode("utf-8", errors="replace").rstrip("\r")
-        for key, kind, rx, fmt in _COMPILED:
-            if key in raw and (m := rx.search(text)):
+    found: list[Fact] = []
+    rules: dict[bytes, list[tuple[str, re.Pattern[str], str]]] = {}
+    for key, kind, rx, fmt in _COMPILED:
+        rules.setdefault(key, []).append((kind, rx, fmt))
+    for key, group in rules.items():
+        prefixes: set[bytes] = set()
+        hosts_only = all(kind == "host" for kind, _, _ in group)
+        for line, raw in keyword_lines(data, [key]):
+            if hosts_only:  # the host is the line's prefix: one regex per distinct one
+                prefix = raw.split(b":", 1)[0]
+                if prefix in prefixes:
+                    continue
+                prefixes.add(prefix)
+            text = raw.decode("utf-8", errors="replace").rstrip("\r")
+            for kind, rx, fmt in group:
+                if (m := rx.search(text)) is None:
+                    continue
                 value = fmt.format(**{k: v for k, v in m.groupdict().items() if v is not None})
                 if kind == "experiment":
                     value = value.rstrip("/").rsplit("/", 1)[-1]
-                    for named in _NAMED_PRECISION.findall(value):
-                        add("precision", named.lower(), line, "experiment name")
-                add(kind, value, line)
-        if (m := _ARG_RX.search(text)) is not None:
-            add("parallel", f"{ARG_KEYS[m.group(1)]}={m.group(2)}", line)
-    return facts
+                    found.extend(Fact("precision", named.lower(), line, "experiment name")
+                                 for named in _NAMED_PRECISION.findall(value))
+                found.append(Fact(kind, value.strip(), line))
+    for name in ARG_KEYS:
+        key = name.encode()
+        for line, raw in keyword_lines(data, [key]):
+            # an argument line ends in its number after the last mention of the key (a NeMo
+            # step line also says global_batch_size, mid-line): check that before the regex
+            tail = raw[raw.rfind(key) + len(key):].strip(b" \t\r.:=")
+            if tail.isdigit() and (m := _ARG_RX.search(raw.decode("utf-8", "replace"))):
+                found.append(Fact("parallel", f"{ARG_KEYS[m.group(1)]}={m.group(2)}", line))
+    return _first_of_each(found)
+
+
+def _first_of_each(facts: Sequence[Fact]) -> list[Fact]:
+    """Facts in file order, each (kind, value) once (its first line); empty values dropped."""
+    seen: set[tuple[str, str]] = set()
+    out: list[Fact] = []
+    for fact in sorted(facts, key=lambda f: f.line or 0):
+        if fact.value and (fact.kind, fact.value) not in seen:
+            seen.add((fact.kind, fact.value))
+            out.append(fact)
+    return out
 
 
 def value_after(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?") -> pl.Expr:
@@ -619,16 +640,10 @@ def log_facts(path: Path, framework: str, steps_from: int | None,
     """The log's identity facts: :func:`head_facts`, the framework its step lines are written
     by (at the first step line), and what the parser read elsewhere (``extra``), in file
     order, each (kind, value) once."""
-    facts = head_facts(path)
-    seen = {(f.kind, f.value) for f in facts}
-    more = list(extra)
+    facts = [*head_facts(path), *extra]
     if steps_from is not None:
-        more.insert(0, Fact("framework", framework, steps_from, "step-line format"))
-    for fact in more:
-        if (fact.kind, fact.value) not in seen:
-            seen.add((fact.kind, fact.value))
-            facts.append(fact)
-    return sorted(facts, key=lambda f: f.line or 0)
+        facts.append(Fact("framework", framework, steps_from, "step-line format"))
+    return _first_of_each(facts)
 
 
 def first_line(events: pl.DataFrame) -> int | None:
