@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from cmax.facts import Fact
 from cmax.manifest import Manifest
+
+if TYPE_CHECKING:
+    from cmax.ingest.mlperf import MlperfSet
 
 RECIPE_SCHEMA: dict[str, pl.DataType] = {
     "seq_len": pl.Int64(),
@@ -166,6 +170,9 @@ class Evidence:
     mlperf: pl.DataFrame = field(default_factory=lambda: empty(MLPERF_SCHEMA))
     node_health: pl.DataFrame = field(default_factory=lambda: empty(NODE_HEALTH_SCHEMA))
     audit_cluster: str | None = None
+    # MLPerf benchmark folders as cmax.ingest.mlperf parsed and scored them (events, runs,
+    # system JSON, scaling factor, official score): validate and score read these, never the files
+    mlperf_sets: list[MlperfSet] = field(default_factory=list)
     files: list[EvidenceFile] = field(default_factory=list)
 
 

@@ -120,6 +120,8 @@ class MlperfResult(_Model):
     reference_min: float | None = None
     reference_source: str | None = None
     ratio: float | None = None
+    ci_low: float | None = Field(default=None, description="ratio CI from the run spread")
+    ci_high: float | None = None
     verdict: Verdict
     num_gpus: int | None = None
     notes: list[str] = Field(default_factory=list)

@@ -76,12 +76,14 @@ class FakeReference:
         *,
         network: Mapping[tuple[str, str, int], Mapping[str, Any]] | None = None,
         mlperf: Mapping[tuple[str, int], Mapping[str, Any]] | None = None,
+        mlperf_table: Any = None,
         flops_per_token: Mapping[tuple[str, int], float] | None = None,
         economics: Mapping[str, Any] | None = None,
         release: str = "test-2026.1",
     ) -> None:
         self.network = dict(network or {})
         self.mlperf = dict(mlperf or {})
+        self.mlperf_table = mlperf_table  # a cmax.reference.mlperf.MlperfReference
         self.flops_per_token = dict(flops_per_token or {})
         self.economics = dict(economics or {})
         self.release = release
@@ -163,3 +165,6 @@ class FakeReference:
     def mlperf_baseline(self, benchmark: str, num_gpus: int) -> dict[str, Any] | None:
         row = self.mlperf.get((benchmark, num_gpus))
         return None if row is None else dict(row)
+
+    def mlperf_reference(self) -> Any:
+        return self.mlperf_table

@@ -35,6 +35,7 @@ from cmax.reference.flops import (
     cmax_flops_per_token,
     source_flops_per_token,
 )
+from cmax.reference.mlperf import MlperfReference, load_mlperf_reference
 from cmax.reference.network import find_network_baseline, load_network
 from cmax.reference.reliability import load_reliability
 from cmax.tomlfile import REINSTALL, read_toml
@@ -249,9 +250,13 @@ class Reference:
         return dict(self.reliability)
 
     def mlperf_baseline(self, benchmark: str, num_gpus: int) -> dict[str, Any] | None:
-        """Always None in this release: the research behind it holds no sourced MLPerf
-        Training results (only the log format and checker rules), so there is no bar."""
+        """Superseded by :meth:`mlperf_reference` (an MLPerf result is matched on accelerator,
+        round and scale, not on benchmark and GPU count alone); kept for old callers."""
         return None
+
+    def mlperf_reference(self) -> MlperfReference:
+        """NVIDIA's MLPerf Training submissions and MLCommons' RCPs (cmax.reference.mlperf)."""
+        return load_mlperf_reference(self.directory)
 
     def default_watts_per_gpu(self, gpu_id: str) -> float | None:
         """All-in watts per GPU (system max power / GPUs x PUE) where sourced, else None."""

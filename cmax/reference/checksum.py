@@ -29,6 +29,8 @@ GUARDED_FILES = (
     "reliability.toml",
     "llama3_interruptions.csv",
     "economics.toml",
+    "mlperf_nvidia.csv",
+    "mlperf_rcp.json",
 )
 
 REGENERATE = "python -m cmax.reference.checksum --write"

@@ -1,91 +1,118 @@
-"""MLPerf Training results against the reference submission of the same benchmark and scale.
+"""MLPerf Training results rated against NVIDIA's own submission of the same benchmark.
 
-Scored the way MLCommons' result summarizer does (mlcommons/logging, result_summarizer): the
-time to train of each run, failed runs counted as infinitely slow, then the olympic mean (drop
-the fastest and the slowest; unet3d drops four of each). More than one failed run (four for
-unet3d) means there is no valid result at all. The ratio is reference time ÷ provider time,
-so, like the training ratio, above 1 is faster than the reference.
+The provider's score is the official one computed at ingest (:mod:`cmax.ingest.mlperf`:
+olympic mean x the review committee's RCP scaling factor, exactly as MLCommons'
+result_summarizer); nothing is recomputed here. The reference is NVIDIA's result on the same
+accelerator and benchmark, same round and scale where NVIDIA submitted one
+(:meth:`cmax.reference.mlperf.MlperfReference.match`; the rule for another round or scale is
+in docs/scoring.md). Ratio = reference time ÷ provider time (above 1 is faster than NVIDIA);
+across scales the comparison is per GPU-minute. The confidence interval comes from the
+spread of the provider's converged runs (percentile bootstrap of their mean, with the
+rubric's seed, resamples and confidence); the verdict is pass only when the whole interval is
+above the Exemplar bar, as for the training workloads.
 """
 
 from __future__ import annotations
 
-import math
-
-import polars as pl
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cmax.evidence import Evidence
-from cmax.score.reference_api import ReferenceData, num, text
+from cmax.findings import Finding
+from cmax.score.reference_api import ReferenceData
 from cmax.score.rubric import Rubric
-from cmax.score.stats import verdict_for
+from cmax.score.stats import FloatArray, bootstrap_ci, verdict_for
 from cmax.scorecard import MlperfResult
 
+if TYPE_CHECKING:
+    from cmax.ingest.mlperf import MlperfSet
+    from cmax.reference.mlperf import MlperfReference
 
-def olympic_score(times_min: list[float], benchmark: str) -> tuple[float | None, str]:
-    """(score in minutes or None, how it was computed). ``inf`` marks a failed run."""
-    drop = 4 if benchmark.lower() == "unet3d" else 1
-    failed = sum(1 for t in times_min if math.isinf(t))
-    if failed > drop:
-        return None, (f"{failed} runs failed; MLPerf accepts at most {drop}, so there is no "
-                      "valid result")
-    ordered = sorted(times_min)
-    if len(ordered) > 2 * drop:
-        kept = ordered[drop:-drop]
-        return sum(kept) / len(kept), (f"olympic mean of {len(ordered)} runs (fastest and "
-                                       f"slowest {drop} dropped)")
-    finite = [t for t in ordered if not math.isinf(t)]
-    if failed or not finite:
-        return None, (f"{len(ordered)} run(s) including a failure: too few for an olympic "
-                      "mean, no valid result")
-    return sum(finite) / len(finite), (f"plain mean of {len(finite)} run(s): too few for an "
-                                       "olympic mean (MLPerf needs 3-10 runs per benchmark)")
+
+def _reference(reference: ReferenceData) -> MlperfReference | None:
+    """The NVIDIA table of this reference release (None for a reference without one)."""
+    return reference.mlperf_reference()
 
 
 def mlperf_results(
     evidence: Evidence, reference: ReferenceData, rubric: Rubric,
+    findings: Sequence[Finding] = (),
 ) -> list[MlperfResult]:
-    table = evidence.mlperf.filter(pl.col("benchmark").is_not_null())
-    if table.is_empty():
+    """One result per MLPerf benchmark folder in the evidence."""
+    sets: list[MlperfSet] = list(getattr(evidence, "mlperf_sets", ()))
+    if not sets:
         return []
-    out: list[MlperfResult] = []
-    groups = table.select("benchmark", "num_gpus").unique(maintain_order=True)
-    for benchmark, num_gpus in groups.iter_rows():
-        rows = table.filter((pl.col("benchmark").eq_missing(benchmark))
-                            & (pl.col("num_gpus").eq_missing(num_gpus)))
-        times = [
-            float(t) if (t is not None and str(s or "").lower() == "success") else math.inf
-            for t, s in zip(rows["time_to_train_min"], rows["status"], strict=True)
-        ]
-        score, how = olympic_score(times, str(benchmark))
-        notes = [how]
-        base = (reference.mlperf_baseline(str(benchmark), int(num_gpus))
-                if num_gpus is not None else None)
-        ref_min = num(base, "time_to_train_min")
-        if ref_min is None:
-            ref_min = num(base, "score_min")
-        common = {
-            "benchmark": str(benchmark),
-            "submitter": rows["submitter"].drop_nulls().first(),
-            "system": rows["system"].drop_nulls().first(),
-            "runs": rows.height,
-            "num_gpus": int(num_gpus) if num_gpus is not None else None,
-            "score_min": None if score is None else round(score, 4),
-        }
-        if ref_min is None:
-            notes.append(f"no reference submission for {benchmark} at {num_gpus} GPUs in "
-                         f"reference release {reference.release}")
-            verdict = "fail" if score is None else "no_reference"
-            out.append(MlperfResult(**common, verdict=verdict, notes=notes))
-            continue
-        source = text(base, "source")
-        if score is None:
-            out.append(MlperfResult(**common, reference_min=ref_min, reference_source=source,
-                                    verdict="fail", notes=notes))
-            continue
-        ratio = ref_min / score
-        notes.append(f"reference {ref_min:g} min ÷ provider {score:g} min; pass needs "
-                     f"> {rubric.mlperf.bar:.0%}")
-        out.append(MlperfResult(**common, reference_min=ref_min, reference_source=source,
-                                ratio=round(ratio, 6),
-                                verdict=verdict_for(ratio, ratio, rubric.mlperf.bar),
-                                notes=notes))
-    return out
+    table = _reference(reference)
+    return [_rate(s, table, reference.release, rubric, findings) for s in sets]
+
+
+def _how(s: MlperfSet) -> str:
+    score = s.score
+    if score.score_min is None:
+        return score.note or "no official score"
+    scaled = (f" x RCP scaling factor {s.scaling_factor:.6g} (scaling.json)"
+              if s.scaling_file is not None else " (no scaling.json: factor 1)")
+    return (f"official score {score.score_min:.6g} min: olympic mean of {score.runs} runs "
+            f"({score.failed} failed; fastest {score.dropped_each_end} and slowest "
+            f"{score.dropped_each_end} dropped) = {score.unscaled_min:.6g} min{scaled}")
+
+
+def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rubric,
+          findings: Sequence[Finding]) -> MlperfResult:
+    score = s.score
+    notes = [_how(s), *(n for n in s.notes if n != score.note)]
+    common = {
+        "benchmark": s.benchmark, "submitter": s.submitter, "system": s.system_name,
+        "runs": score.runs, "num_gpus": s.num_gpus,
+        "score_min": None if score.score_min is None else round(score.score_min, 4),
+    }
+    if score.score_min is None:
+        return MlperfResult(**common, verdict="fail", notes=notes)
+    if table is None:
+        notes.append(f"reference release {release} carries no MLPerf reference table")
+        return MlperfResult(**common, verdict="no_reference", notes=notes)
+    match = table.match(s.benchmark, s.accelerator, s.num_gpus, s.round)
+    notes.append(match.note)
+    ref = match.row
+    if ref is None:
+        return MlperfResult(**common, verdict="no_reference", notes=notes)
+    provider = score.score_min
+    if match.basis == "scale" and s.num_gpus:
+        ratio = (ref.score_min * ref.num_gpus) / (provider * s.num_gpus)
+        notes.append(f"reference {ref.score_min:g} min x {ref.num_gpus} GPUs ÷ provider "
+                     f"{provider:g} min x {s.num_gpus} GPUs")
+    else:
+        ratio = ref.score_min / provider
+        notes.append(f"reference {ref.score_min:g} min ÷ provider {provider:g} min")
+    rules = rubric.performance
+    times = [m for m in (r.minutes for r in s.runs) if m is not None]
+    ci_low = ci_high = None
+    if len(times) >= 2:
+        mean = sum(times) / len(times)
+
+        def stat(means: FloatArray) -> FloatArray:
+            return ratio * mean / means
+
+        ci_low, ci_high = bootstrap_ci(times, stat, resamples=rules.bootstrap_resamples,
+                                       confidence=rules.confidence, seed=rules.bootstrap_seed)
+        verdict = verdict_for(ci_low, ci_high, rubric.mlperf.bar)
+        notes.append(f"{rules.confidence:.0%} CI {ci_low:.4f}-{ci_high:.4f} from the spread of "
+                     f"{len(times)} converged runs (bootstrap of their mean); pass needs the "
+                     f"whole interval above {rubric.mlperf.bar:.0%}")
+    else:
+        verdict = "inconclusive"
+        notes.append("fewer than 2 converged runs: no spread, verdict withheld")
+    files = {r.file for r in s.runs} | {s.label}
+    errors = sorted({f.rule for f in findings if f.severity == "error"
+                     and f.rule.startswith("mlperf.") and f.file in files})
+    if errors and verdict == "pass":
+        verdict = "inconclusive"
+        notes.append("validation error(s) on this result (" + ", ".join(errors) + "): a "
+                     "result whose evidence fails validation cannot pass")
+    return MlperfResult(**common, reference_min=ref.score_min, reference_source=ref.source,
+                        ratio=round(ratio, 6), ci_low=_r(ci_low), ci_high=_r(ci_high),
+                        verdict=verdict, notes=notes)
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)

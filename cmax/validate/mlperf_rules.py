@@ -1,28 +1,31 @@
 """MLPerf Training compliance: the checks MLCommons' own tools apply, restated.
 
 An MLPerf result is only a result if its log passes the compliance checker (required keys,
-pinned hyperparameters, an init budget, a reached quality target) and the package holds
-exactly the required number of runs (olympic scoring drops the best and the worst; at most one
-run may fail). The rules below follow ``mlcommons/logging`` (compliance_checker rulesets,
-result_summarizer, package_checker, seed checker); facts, not code, are reused. Convergence
-against reference convergence points (the RCP checker) needs MLCommons' RCP data, which the
-reference does not carry; that gap is reported as info.
+pinned hyperparameters, an init budget, a reached quality target), the package holds exactly
+the required number of runs (olympic scoring drops the best and the worst; at most one run may
+fail), the seeds differ, and the runs converge no faster than MLCommons' reference convergence
+points (RCPs) allow. The rules follow ``mlcommons/logging`` (compliance_checker rulesets,
+result_summarizer, package_checker, seed checker, rcp_checker); facts, not code, are reused.
+
+Every check reads the MLPerf sets ingest parsed (``case.mlperf_sets``: events with their line
+numbers, runs, system JSON, scaling factor); no file is opened here. The RCP data comes from
+the reference release (``reference/mlperf_rcp.json``, copied from the mlperf-logging package).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cmax.findings import Finding
-from cmax.validate.context import Context, bundle_path, norm_path
+from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
-MLLOG_TOKEN = ":::MLLOG "
+if TYPE_CHECKING:
+    from cmax.ingest.mlperf import MlperfRun, MlperfSet
+    from cmax.reference.mlperf import MlperfReference
 
 _SRC = "mlcommons/logging compliance_checker"
 
@@ -128,11 +131,51 @@ register(Rule(
     "mlcommons/training_policies#546.",
 ))
 register(Rule(
+    "mlperf.rcp-fail", "error", "Runs converge faster than the RCPs allow",
+    "The runs' mean epochs (or samples) to converge, olympic style, is below the fastest mean "
+    "MLCommons' reference convergence points allow at this batch size (a one-sided t-test at "
+    "5 %): the summarizer marks the result RCP Fail and the review committee does not accept it "
+    "as is.",
+    "Re-run with the reference hyperparameters, or submit the missing RCPs to MLCommons.",
+    "mlcommons/logging rcp_checker.py (check_directory, pruned RCPs, as result_summarizer "
+    "runs it).",
+))
+register(Rule(
+    "mlperf.rcp-missing", "warning", "No RCP covers this batch size",
+    "MLCommons' RCPs do not bracket the result's global batch size (or none exist for the "
+    "benchmark in this round): the summarizer reports \"Missing RCP\" and convergence "
+    "speed cannot be checked.",
+    "Use a batch size with RCPs, or submit RCPs for it to MLCommons.",
+    "mlcommons/logging rcp_checker.py check_directory.",
+))
+register(Rule(
+    "mlperf.rcp-scaling", "warning", "The RCP normalisation factor is not applied",
+    "The runs converge faster than the RCP mean (within the allowed speed-up); MLCommons then "
+    "multiplies the time by RCP mean / submission mean, written to scaling.json. Without that "
+    "file (or with a different factor) the score is lower than the official one.",
+    "Ship scaling.json as the MLCommons review wrote it.",
+    "mlcommons/logging rcp_checker.py (_eval_submission_record, _set_results_scaling); "
+    "result_summarizer._get_scaling_factor.",
+))
+register(Rule(
     "mlperf.no-rcp", "info", "Convergence not checked against MLCommons RCPs",
-    "MLCommons also checks that runs do not converge suspiciously faster than reference "
-    "convergence points (RCPs). cmax's reference does not carry RCP data, so this is not "
-    "checked; run `package_checker` for an official verdict.",
+    "The reference release carries no RCP data for this ruleset and benchmark, so convergence "
+    "speed is not checked.",
     "Run mlcommons/logging's package_checker on the submission.",
+))
+register(Rule(
+    "mlperf.no-system", "warning", "No system description for an MLPerf result",
+    "Without systems/<system>.json the GPU count and accelerator are unknown: the result cannot "
+    "be matched to NVIDIA's reference or checked against the manifest.",
+    "Include the submission's systems/<system>.json (the MLCommons results layout).",
+    "MLPerf submission rules: every result names a system description.",
+))
+register(Rule(
+    "mlperf.system-mismatch", "error", "The system JSON contradicts the manifest",
+    "The MLPerf system description names another accelerator, or another number of "
+    "accelerators per node, than the manifest's [system]: the result is not of this cluster.",
+    "Rate the cluster the MLPerf result ran on, or correct [system].",
+    "mlperf system_desc_checker fields accelerator_model_name, accelerators_per_node.",
 ))
 
 
@@ -209,96 +252,13 @@ BENCH_EXACTLY_ONE = ("global_batch_size", "opt_base_learning_rate",
                      "gradient_accumulation_steps")
 
 
-@dataclass
-class Event:
-    key: str
-    value: Any
-    metadata: dict[str, Any]
-    time_ms: float
-    line: int
-
-
-@dataclass
-class ResultLog:
-    path: str
-    events: list[Event] = field(default_factory=list)
-    errors: list[tuple[int, str]] = field(default_factory=list)
-
-    def all(self, key: str) -> list[Event]:
-        return [e for e in self.events if e.key == key]
-
-    def first(self, key: str) -> Event | None:
-        found = self.all(key)
-        return found[0] if found else None
-
-    def values(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for event in self.events:
-            out.setdefault(event.key, event.value)
-        return out
-
-
-def read_mllog(path: Path, rel: str) -> ResultLog:
-    """The ``:::MLLOG`` events of one result file (anything before the token is ignored)."""
-    log = ResultLog(rel)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        log.errors.append((0, f"cannot read: {exc.strerror}"))
-        return log
-    for number, line in enumerate(text.splitlines(), start=1):
-        at = line.find(MLLOG_TOKEN)
-        if at < 0:
-            continue
-        try:
-            data = json.loads(line[at + len(MLLOG_TOKEN):])
-        except json.JSONDecodeError as exc:
-            log.errors.append((number, f"invalid JSON ({exc.msg})"))
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("key"), str):
-            log.errors.append((number, "no `key` in the event"))
-            continue
-        time_ms = data.get("time_ms")
-        if not isinstance(time_ms, int | float) or isinstance(time_ms, bool):
-            log.errors.append((number, "time_ms is not a number"))
-            continue
-        meta = data.get("metadata")
-        log.events.append(Event(data["key"], data.get("value"),
-                                meta if isinstance(meta, dict) else {}, float(time_ms), number))
-    return log
-
-
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
         return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-12)
     return bool(a == b)
 
 
-def _groups(ctx: Context) -> list[tuple[str, list[str]]]:
-    """(label, result files) per manifest [[mlperf]] entry, plus stray files by folder."""
-    groups: list[tuple[str, list[str]]] = []
-    covered: set[str] = set()
-    for spec in ctx.manifest.mlperf:
-        path = bundle_path(ctx, spec.path)
-        if path.is_dir():
-            files = sorted(p.relative_to(ctx.evidence.root).as_posix()
-                           for p in path.rglob("result_*.txt") if p.is_file())
-        elif path.is_file():
-            files = [norm_path(spec.path)]
-        else:
-            continue  # completeness.declared-file-missing
-        groups.append((norm_path(spec.path), files))
-        covered.update(files)
-    stray: dict[str, list[str]] = {}
-    for source in ctx.tables["mlperf"]["source_file"].drop_nulls().unique().sort().to_list():
-        rel = norm_path(str(source))
-        if rel not in covered and bundle_path(ctx, rel).is_file():
-            stray.setdefault(PurePosixPath(rel).parent.as_posix(), []).append(rel)
-    groups += sorted(stray.items())
-    return groups
-
-
-def _keys(log: ResultLog, bench: BenchSpec | None, closed: bool) -> Iterator[Finding]:
+def _keys(log: MlperfRun, bench: BenchSpec | None, closed: bool) -> Iterator[Finding]:
     missing = [k for k in EXACTLY_ONE + AT_LEAST_ONE if not log.all(k)]
     if not log.all("block_start") and not log.all("epoch_start"):
         missing.append("block_start or epoch_start")
@@ -310,7 +270,7 @@ def _keys(log: ResultLog, bench: BenchSpec | None, closed: bool) -> Iterator[Fin
     if stop is not None and "status" not in stop.metadata:
         missing.append("run_stop metadata.status")
     if missing:
-        yield finding("mlperf.required-key", "missing: " + ", ".join(missing), file=log.path)
+        yield finding("mlperf.required-key", "missing: " + ", ".join(missing), file=log.file)
     once = set(EXACTLY_ONE) | set(extra)
     for key in sorted(once):
         events = log.all(key)
@@ -318,18 +278,18 @@ def _keys(log: ResultLog, bench: BenchSpec | None, closed: bool) -> Iterator[Fin
             continue
         if all(_same(e.value, events[0].value) for e in events[1:]):
             yield finding("mlperf.duplicate-key", f"{key} appears {len(events)} times "
-                          "with the same value", file=log.path, line=events[1].line)
+                          "with the same value", file=log.file, line=events[1].line)
         else:
             values = ", ".join(repr(e.value) for e in events[:4])
             yield finding("mlperf.conflicting-key", f"{key} appears {len(events)} times with "
-                          f"different values ({values})", file=log.path, line=events[1].line)
+                          f"different values ({values})", file=log.file, line=events[1].line)
 
 
-def _values(log: ResultLog, bench_name: str, bench: BenchSpec | None,
+def _values(log: MlperfRun, bench_name: str, bench: BenchSpec | None,
             closed: bool) -> Iterator[Finding]:
     def bad(key: str, message: str) -> Finding:
         event = log.first(key)
-        return finding("mlperf.invalid-value", message, file=log.path,
+        return finding("mlperf.invalid-value", message, file=log.file,
                        line=event.line if event else None)
 
     values = log.values()
@@ -351,7 +311,7 @@ def _values(log: ResultLog, bench_name: str, bench: BenchSpec | None,
         if key in values and not _same(values[key], expected):
             event = log.first(key)
             yield finding("mlperf.hyperparameter", f"{key} = {values[key]!r}, the closed "
-                          f"{bench_name} rules pin {expected!r}", file=log.path,
+                          f"{bench_name} rules pin {expected!r}", file=log.file,
                           line=event.line if event else None)
     for key, rule in bench.derived.items():
         expected_value = rule(values)
@@ -360,10 +320,10 @@ def _values(log: ResultLog, bench_name: str, bench: BenchSpec | None,
             event = log.first(key)
             yield finding("mlperf.hyperparameter", f"{key} = {values[key]!r}, the closed "
                           f"{bench_name} rules require {expected_value:.6g} for this batch size",
-                          file=log.path, line=event.line if event else None)
+                          file=log.file, line=event.line if event else None)
 
 
-def _timing(log: ResultLog, closed: bool) -> Iterator[Finding]:
+def _timing(log: MlperfRun, closed: bool) -> Iterator[Finding]:
     starts = log.all("init_start")
     stop = log.first("init_stop")
     if starts and stop is not None:
@@ -372,17 +332,17 @@ def _timing(log: ResultLog, closed: bool) -> Iterator[Finding]:
         if took >= budget_min:
             yield finding("mlperf.init-budget", f"init took {took:.1f} min, the "
                           f"{'closed' if closed else 'open'} division allows {budget_min}",
-                          file=log.path, line=stop.line)
+                          file=log.file, line=stop.line)
     run_start, run_stop = log.first("run_start"), log.first("run_stop")
     if run_start is not None and stop is not None and run_start.time_ms < stop.time_ms:
         yield finding("mlperf.event-order", "run_start is logged before init_stop",
-                      file=log.path, line=run_start.line)
+                      file=log.file, line=run_start.line)
     if run_start is not None and run_stop is not None and run_stop.time_ms < run_start.time_ms:
         yield finding("mlperf.event-order", "run_stop is logged before run_start",
-                      file=log.path, line=run_stop.line)
+                      file=log.file, line=run_stop.line)
 
 
-def _converged(log: ResultLog, bench: BenchSpec | None) -> str | None:
+def _converged(log: MlperfRun, bench: BenchSpec | None) -> str | None:
     """None if the run counts, else why it is dropped."""
     stop = log.first("run_stop")
     if log.errors:
@@ -401,7 +361,8 @@ def _converged(log: ResultLog, bench: BenchSpec | None) -> str | None:
     return None
 
 
-def _group(label: str, logs: list[ResultLog]) -> Iterator[Finding]:
+def _group(s: MlperfSet) -> Iterator[Finding]:
+    label, logs = s.label, s.runs
     benches = {str(log.values().get("submission_benchmark") or "") for log in logs}
     gbs = {repr(log.values().get("global_batch_size")) for log in logs}
     if len(benches) > 1 or len(gbs) > 1:
@@ -414,8 +375,8 @@ def _group(label: str, logs: list[ResultLog]) -> Iterator[Finding]:
     for log in logs:
         reason = _converged(log, bench)
         if reason:
-            dropped.append(log.path)
-            yield finding("mlperf.run-not-converged", reason, file=log.path)
+            dropped.append(log.file)
+            yield finding("mlperf.run-not-converged", reason, file=log.file)
     if bench is not None:
         if len(logs) != bench.runs:
             yield finding("mlperf.run-count", f"{label}: {len(logs)} result file(s); {name} "
@@ -428,24 +389,104 @@ def _group(label: str, logs: list[ResultLog]) -> Iterator[Finding]:
     for log in logs:
         seed_events = log.all("seed")
         if not seed_events and closed:
-            yield finding("mlperf.missing-seed", "no seed logged", file=log.path)
+            yield finding("mlperf.missing-seed", "no seed logged", file=log.file)
         for event in seed_events[:1]:
             key = repr(event.value)
             if key in seeds:
                 yield finding("mlperf.duplicate-seed", f"seed {event.value} is also used by "
-                              f"{seeds[key]}", file=log.path, line=event.line)
+                              f"{seeds[key]}", file=log.file, line=event.line)
             else:
-                seeds[key] = log.path
-    yield finding("mlperf.no-rcp", f"{label}: convergence speed not checked against RCPs",
-                  file=label)
+                seeds[key] = log.file
+
+
+def _rcp(s: MlperfSet, table: MlperfReference | None) -> Iterator[Finding]:
+    """Convergence against MLCommons' RCPs, as the summarizer's rcp_checker decides it."""
+    from cmax.ingest.mlperf import ROUND_BENCHMARKS, convergence_point
+    from cmax.reference.mlperf import rcp_check
+
+    label = s.label
+    rounds = [r for r, names in ROUND_BENCHMARKS.items() if s.benchmark in names]
+    round_ = s.round or (rounds[-1] if rounds else None)
+    rcps = None if table is None or round_ is None else table.rcp(f"{round_}.0", s.benchmark)
+    if rcps is None:
+        where = ("the reference release carries no MLPerf RCP data" if table is None
+                 else f"no RCPs for {s.benchmark} in training {round_ or '(unknown round)'}")
+        yield finding("mlperf.no-rcp", f"{label}: {where}; convergence speed not checked",
+                      file=label)
+        return
+    gbs = s.runs[0].values().get("global_batch_size") if s.runs else None
+    if isinstance(gbs, bool) or not isinstance(gbs, int | float):
+        return  # mlperf.required-key reports the missing global_batch_size
+    points = [convergence_point(r, s.benchmark) for r in s.runs]
+    outcome = rcp_check(rcps, float(gbs), points)
+    assumed = "" if s.round else f" (round not in the path; checked against v{round_})"
+    if outcome.passed is None:
+        return
+    if not outcome.passed:
+        rule = "mlperf.rcp-missing" if "Missing" in outcome.message or "Cannot find" in \
+            outcome.message else "mlperf.rcp-fail"
+        if outcome.message == "Insufficient convergence":
+            return  # mlperf.too-many-dropped says it
+        detail = ""
+        if outcome.submission_mean is not None and outcome.minimum_mean is not None:
+            detail = (f": mean {outcome.submission_mean:.6g} to converge, the RCP at batch "
+                      f"size {gbs:g} allows no less than {outcome.minimum_mean:.6g} (RCP mean "
+                      f"{outcome.reference_mean:.6g})")
+        yield finding(rule, f"{label}: {outcome.message}{detail}{assumed} [{rcps.source}]",
+                      file=label)
+        return
+    want = outcome.norm_factor
+    if want > 1.0 and not math.isclose(want, s.scaling_factor, rel_tol=1e-6):
+        have = (f"scaling.json says {s.scaling_factor:.6g}" if s.scaling_file is not None
+                else "there is no scaling.json")
+        yield finding("mlperf.rcp-scaling", f"{label}: runs converge in "
+                      f"{outcome.submission_mean:.6g} on average, faster than the RCP mean "
+                      f"{outcome.reference_mean:.6g}; "
+                      f"MLCommons scales the time by {want:.6g}, but {have}{assumed}",
+                      file=label)
+
+
+def _system(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
+    """The system JSON against the manifest's [system] claims."""
+    from cmax.reference.mlperf import accelerator_family
+
+    if s.system is None:
+        yield finding("mlperf.no-system", f"{s.label}: no systems/<system>.json found for "
+                      f"system folder {s.system_folder!r}", file=s.label)
+        return
+    system = ctx.manifest.system
+    rel = _rel(ctx, s.system.path)
+    accel = s.accelerator
+    have, want = accelerator_family(accel), accelerator_family(system.gpu)
+    if have and want and have != want:
+        yield finding("mlperf.system-mismatch", f"accelerator_model_name {accel!r} is not the "
+                      f"manifest's [system] gpu {system.gpu!r}", file=rel,
+                      line=s.system.lines.get("accelerator_model_name"))
+    per_node = s.system.get("accelerators_per_node")
+    if per_node and per_node.strip().isdigit() and int(per_node) != system.gpus_per_node:
+        yield finding("mlperf.system-mismatch", f"accelerators_per_node {per_node} but the "
+                      f"manifest's [system] has gpus_per_node = {system.gpus_per_node}",
+                      file=rel, line=s.system.lines.get("accelerators_per_node"))
+
+
+def _rel(ctx: Context, path: Any) -> str:
+    try:
+        return str(path.resolve().relative_to(ctx.evidence.root.resolve()).as_posix())
+    except (ValueError, OSError):
+        return str(path.name)
+
+
+def _reference(ctx: Context) -> MlperfReference | None:
+    return ctx.ref.reference.mlperf_reference()
 
 
 def check(ctx: Context) -> Iterator[Finding]:
-    for label, files in _groups(ctx):
-        logs = [read_mllog(bundle_path(ctx, rel), rel) for rel in files]
-        for log in logs:
+    sets: list[MlperfSet] = list(getattr(ctx.evidence, "mlperf_sets", ()))
+    table = _reference(ctx) if sets else None
+    for s in sets:
+        for log in s.runs:
             for line, message in log.errors[:5]:
-                yield finding("mlperf.unreadable", message, file=log.path, line=line or None)
+                yield finding("mlperf.unreadable", message, file=log.file, line=line or None)
             values = log.values()
             name = str(values.get("submission_benchmark") or "")
             bench = BENCHMARKS.get(_ALIASES.get(name, name))
@@ -453,6 +494,7 @@ def check(ctx: Context) -> Iterator[Finding]:
             yield from _keys(log, bench, closed)
             yield from _values(log, name, bench, closed)
             yield from _timing(log, closed)
-        if logs:
-            yield from _group(label, logs)
-
+        if s.runs:
+            yield from _group(s)
+            yield from _system(ctx, s)
+            yield from _rcp(s, table)

@@ -1,14 +1,12 @@
-"""nccl-tests bus bandwidth vs the fabric baseline, and MLPerf olympic scoring."""
+"""nccl-tests bus bandwidth vs the fabric baseline (MLPerf scoring: test_score_mlperf.py)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pytest
 
 from cmax.score import load_rubric
-from cmax.score.mlperf import mlperf_results, olympic_score
 from cmax.score.network import network_results
 from cmax.scorecard import NetworkResult
 from tests.score.score_fakes import FakeReference, evidence, manifest
@@ -80,39 +78,3 @@ def test_no_fabric_baseline_or_no_interconnect() -> None:
 def test_nodes_derived_from_ranks() -> None:
     r = net(sweep({8 * GIB: 370.0}, nodes=None))  # 64 ranks / 8 per node
     assert r.nodes == 8 and r.verdict == "pass"
-
-
-# ------------------------------------------------------------------------------- MLPerf
-
-def test_olympic_mean_drops_fastest_and_slowest() -> None:
-    assert olympic_score([10, 11, 12, 13, 100], "llama31_8b")[0] == 12.0
-    # one failed run counts as the slowest and is dropped
-    assert olympic_score([10, 11, 12, 13, math.inf], "llama31_8b")[0] == 12.0
-    # two failures: no valid result
-    assert olympic_score([10, 11, 12, math.inf, math.inf], "llama31_8b")[0] is None
-    # unet3d drops four from each end: 10 runs keep the middle two (14, 15)
-    assert olympic_score([float(x) for x in range(10, 20)], "unet3d")[0] == 14.5
-    score, how = olympic_score([10.0, 12.0], "gpt3")
-    assert score == 11.0 and "plain mean" in how
-
-
-def mlperf_rows(times: list[float | None], bench: str = "llama31_8b") -> list[dict[str, Any]]:
-    return [{"run_id": f"mlperf[0]/{i}", "benchmark": bench, "submitter": "Test",
-             "system": "test-sys", "division": "closed",
-             "status": "success" if t is not None else "aborted",
-             "time_to_train_min": t, "num_gpus": 64, "source_file": f"mlperf/result_{i}.txt"}
-            for i, t in enumerate(times)]
-
-
-def test_mlperf_against_reference_submission() -> None:
-    ref = FakeReference(mlperf={("llama31_8b", 64): {"time_to_train_min": 12.0,
-                                                     "source": "MLPerf Training v5.1 x"}})
-    [r] = mlperf_results(evidence(mlperf=mlperf_rows([10, 11, 12, 13, 100])), ref, RUBRIC)
-    assert r.score_min == 12.0 and r.ratio == 1.0 and r.verdict == "pass" and r.runs == 5
-    # 15 min vs 12 min reference → 0.8
-    [slow] = mlperf_results(evidence(mlperf=mlperf_rows([15, 15, 15])), ref, RUBRIC)
-    assert slow.ratio == pytest.approx(0.8) and slow.verdict == "fail"
-    [bad] = mlperf_results(evidence(mlperf=mlperf_rows([10, None, None])), ref, RUBRIC)
-    assert bad.verdict == "fail" and bad.score_min is None
-    [none] = mlperf_results(evidence(mlperf=mlperf_rows([10, 11, 12], "flux1")), ref, RUBRIC)
-    assert none.verdict == "no_reference"

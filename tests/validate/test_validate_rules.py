@@ -8,9 +8,11 @@ an incident log) and breaks exactly one thing.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -18,18 +20,23 @@ import pytest
 from cmax.evidence import Evidence
 from cmax.facts import Fact
 from cmax.findings import Finding
+from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
+from tests.paths import REFERENCE
 from tests.validate.validate_fakes import (
+    MLPERF_SYSTEM,
     FakeReference,
     HonestBundle,
     RunFx,
     honest_times,
     mllog,
     mlperf_result,
+    mlperf_system,
     nccl_rows,
 )
 
 Case = Callable[[HonestBundle, Path], Evidence]
+MLPERF_REFERENCE = load_mlperf_reference(REFERENCE)
 
 
 def run_of(bundle: HonestBundle, i: int = 0) -> RunFx:
@@ -201,6 +208,19 @@ def _not_converged(*which: int) -> Callable[[HonestBundle], None]:
     return fn
 
 
+def _no_rcp(bundle: HonestBundle) -> None:
+    """A benchmark MLCommons has published no RCPs for in rounds v4.0-v6.0."""
+    bundle.mlperf_path = "mlperf/qwen35_397b_grpo"
+    _mlperf_runs(overrides={"submission_benchmark": "qwen35_397b_grpo"})(bundle)
+
+
+def _mlperf_runs(**kwargs: Any) -> Callable[[HonestBundle], None]:
+    def fn(bundle: HonestBundle) -> None:
+        bundle.mlperf_files = {f"result_{i}.txt": mlperf_result(100 + i, **kwargs)
+                               for i in range(3)}
+    return fn
+
+
 def _iteration_repeat(ev: Evidence) -> None:
     ev.steps = ev.steps.with_columns(
         pl.when(pl.col("line") == 30).then(10).otherwise(pl.col("iteration")).alias("iteration"))
@@ -288,7 +308,14 @@ TRIPS: dict[str, Case] = {
     "mlperf.duplicate-seed": edit(_results(**{"result_1.txt": mlperf_result(
         101, overrides={"seed": 100})})),
     "mlperf.missing-seed": edit(_results(**{"result_0.txt": mlperf_result(100, drop=("seed",))})),
-    "mlperf.no-rcp": edit(lambda b: None),
+    "mlperf.no-rcp": edit(_no_rcp),
+    "mlperf.rcp-fail": edit(_mlperf_runs(first_block=2)),  # converges at 184320 samples
+    "mlperf.rcp-missing": edit(_mlperf_runs(overrides={  # no RCP above batch size 4608
+        "global_batch_size": 9216, "opt_base_learning_rate": 6.4e-4})),
+    "mlperf.rcp-scaling": edit(_mlperf_runs(first_block=4)),  # 276480 < RCP mean 313344
+    "mlperf.no-system": edit(lambda b: setattr(b, "skip_files", (MLPERF_SYSTEM,))),
+    "mlperf.system-mismatch": edit(lambda b: b.extra_files.update({MLPERF_SYSTEM: json.dumps(
+        mlperf_system(accelerator_model_name="NVIDIA B200-SXM-180GB"))})),
     # statistical red flags
     "statistics.constant-step-times": edit(_attr(1, times=[13.0] * 50)),
     "statistics.low-variance": edit(_window_times),
@@ -329,7 +356,8 @@ INHERENT: dict[str, Case] = {
 
 
 def run_case(case: Case, tmp_path: Path) -> list[Finding]:
-    return validate(case(HonestBundle(), tmp_path), FakeReference(network=NETWORK))
+    return validate(case(HonestBundle(), tmp_path),
+                    FakeReference(network=NETWORK, mlperf_table=MLPERF_REFERENCE))
 
 
 def fired(findings: list[Finding]) -> set[str]:

@@ -30,6 +30,7 @@ from cmax.evidence import (
     EvidenceFile,
     conform,
 )
+from cmax.ingest.mlperf import read_tree
 from cmax.manifest import parse_manifest
 from tests.fakes import BASELINE_COLUMNS, BASELINES, PEAKS, PER_SAMPLE, FakeGpu, FakeReference
 
@@ -192,7 +193,7 @@ def mllog(key: str, value: Any, t: float, **meta: Any) -> str:
 def mlperf_result(seed: int, *, status: str = "success", accuracy: float = 5.5,
                   overrides: dict[str, Any] | None = None, drop: tuple[str, ...] = (),
                   init_minutes: float = 12.0, run_start_offset_ms: float = 10.0,
-                  extra: tuple[str, ...] = ()) -> str:
+                  extra: tuple[str, ...] = (), first_block: int = 5) -> str:
     """A closed llama31_405b result file in the MLLOG format."""
     t0 = 1_760_000_000_000.0 + seed * 10_000_000
     gbs = 1152
@@ -222,7 +223,9 @@ def mlperf_result(seed: int, *, status: str = "success", accuracy: float = 5.5,
     if "run_start" not in drop:
         lines.append(mllog("run_start", None, t + run_start_offset_ms))
     t += 10
-    for epoch, acc in enumerate((6.1, 5.8, accuracy)):
+    # samples_count of the last eval = (first_block + 2) x 46080: 322560 by default, at the
+    # MLCommons RCP mean for llama31_405b at batch size 1152 (so the RCP check passes)
+    for epoch, acc in enumerate((6.1, 5.8, accuracy), start=first_block):
         t += 600_000
         lines.append(mllog("block_start", None, t, samples_count=epoch * 46080,
                            epoch_count=1, first_epoch_num=epoch))
@@ -235,6 +238,16 @@ def mlperf_result(seed: int, *, status: str = "success", accuracy: float = 5.5,
         lines.append(mllog("run_stop", None, t + 100, status=status))
     lines.extend(extra)
     return "[1,0]<stdout>: " + "\n[1,0]<stdout>: ".join(lines) + "\n"
+
+
+MLPERF_SYSTEM = "mlperf/systems/64xH100.json"
+
+
+def mlperf_system(**overrides: Any) -> dict[str, Any]:
+    """The MLPerf system description of the honest bundle's cluster (64 x 8 H100 SXM)."""
+    return {"submitter": "Example Cloud", "division": "closed", "status": "Available cloud",
+            "system_name": "64xH100", "number_of_nodes": "64", "accelerators_per_node": "8",
+            "accelerator_model_name": "NVIDIA H100-SXM5-80GB", **overrides}
 
 
 AUDIT_ROWS: list[dict[str, Any]] = [
@@ -328,6 +341,7 @@ class HonestBundle:
         if self.mlperf_path:
             for name, text in self.results().items():
                 files[f"{self.mlperf_path}/{name}"] = text
+            files[MLPERF_SYSTEM] = json.dumps(mlperf_system(), indent=4)
         if self.audit_path:
             files[self.audit_path] = json.dumps({"cluster": {"name": self.audit_cluster}})
         files["incidents.csv"] = "start,end,node,gpu,category,planned,description\n"
@@ -346,6 +360,7 @@ class HonestBundle:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             data = text.encode("utf-8")
+            kinds.setdefault(MLPERF_SYSTEM, "mlperf-system-json")
             kind = kinds.get(rel) or ("mlperf" if self.mlperf_path and rel.startswith(
                 self.mlperf_path + "/") else "unknown")
             records.append(EvidenceFile(path=rel, kind=kind,
@@ -389,5 +404,7 @@ class HonestBundle:
         }
         for name in self.drop_rows:
             tables[name] = tables[name].clear()
+        sets = (read_tree(root / self.mlperf_path, root=root)
+                if self.mlperf_path and (root / self.mlperf_path).is_dir() else [])
         return Evidence(manifest=manifest, root=root, source=root, audit_cluster=self.audit_cluster,
-                        files=files, **tables)
+                        files=files, mlperf_sets=sets, **tables)
