@@ -7,6 +7,7 @@ health-check pass marks are kept for reference but never used as the bar.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,15 @@ def load_network(path: Path) -> list[dict[str, Any]]:
             raise CmaxError(f"network baseline {row['id']!r}: unknown kind {row['kind']!r}",
                             file=path, expected="measured / stated / derived / threshold")
     return [dict(r) for r in rows]
+
+
+def gpu_applies(row: Mapping[str, Any], gpu: str | None) -> bool:
+    """Whether a baseline row was sourced for this GPU (rows without a ``gpus`` list apply to
+    all). An 8 x H100 NVLink figure says nothing about a GB200 tray, even on the same NICs."""
+    gpus = row.get("gpus")
+    if not gpu or not isinstance(gpus, list) or not gpus:
+        return True
+    return gpu.strip().lower() in {str(g).lower() for g in gpus}
 
 
 def find_network_baseline(

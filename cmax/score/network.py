@@ -14,6 +14,7 @@ import math
 import polars as pl
 
 from cmax.evidence import Evidence
+from cmax.reference.network import gpu_applies
 from cmax.score.reference_api import ReferenceData, num, text
 from cmax.score.rubric import Rubric
 from cmax.score.stats import verdict_for
@@ -42,12 +43,12 @@ def network_results(
     for run_id, collective in keys.iter_rows():
         rows = table.filter((pl.col("run_id") == run_id) & (pl.col("collective") == collective))
         out.append(_one(rows, str(collective), system.interconnect, system.gpus_per_node,
-                        reference, rubric))
+                        reference, rubric, system.gpu))
     return out
 
 
 def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per_node: int,
-         reference: ReferenceData, rubric: Rubric) -> NetworkResult:
+         reference: ReferenceData, rubric: Rubric, gpu: str = "") -> NetworkResult:
     notes: list[str] = []
     file = str(rows["source_file"].drop_nulls().first() or "")
     oop = rows.filter(pl.col("in_place").not_() | pl.col("in_place").is_null())
@@ -72,6 +73,10 @@ def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per
     max_busbw = max(b for _, b in series)
     base = (reference.network_baseline(interconnect, collective, nodes)
             if interconnect else None)
+    if base is not None and not gpu_applies(base, gpu):
+        notes.append(f"the {base.get('id', 'matching')} baseline is sourced for "
+                     f"{', '.join(base['gpus'])}, not {gpu}: a {gpu} fabric needs its own bar")
+        base = None
     ref_bw = num(base, "busbw_gbps")
     ref_size = num(base, "message_bytes")
     size = series[-1][0]
