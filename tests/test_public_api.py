@@ -26,7 +26,7 @@ PUBLIC = {
         "BundleError", "CmaxError", "EvidenceError", "EvidenceFormatError", "HistoryError",
         "ManifestError", "ReferenceDataError", "RubricError", "UsageError",
     },
-    "cmax.ingest": {"FORMATS", "detect_format", "ingest", "inspect_file"},
+    "cmax.ingest": {"FORMATS", "Format", "Probe", "detect_format", "ingest", "inspect_file"},
     "cmax.validate": {
         "FAMILIES", "RULES", "Rule", "not_comparable_runs", "rules_markdown",
         "runs_with_errors", "sorted_rules", "validate",

@@ -2,18 +2,23 @@
 
 ``ingest(bundle)`` reads what a bundle's manifest declares; ``detect_format(path)`` tells one
 file's format from its content; ``inspect_file(path)`` summarises one file for ``cmax inspect``.
-One module per format family: nemo, megatron, jax_logs (MaxText, PaxML), torchtitan,
-dgxc_parse, llmb_sqlite, mlperf, nccl, clustermax_audit, incidents; textlines holds the
-streaming reader and the rules shared by training logs.
+Formats are plugins (:mod:`cmax.ingest.formats`: one :class:`Format` per format, found in a
+registry, recognised through a :class:`Probe`); docs/formats.md lists them. The parsers stay
+in their own modules (nemo, megatron, jax_logs, torchtitan, dgxc_parse, llmb_sqlite, mlperf,
+nccl, clustermax_audit, incidents; textlines holds the streaming reader shared by training
+logs).
+
+The package is callable: ``cmax.ingest(bundle)`` runs :func:`ingest` (see cmax/_stage.py).
 """
 
 from __future__ import annotations
 
 from cmax.ingest.assemble import ingest
 from cmax.ingest.detect import FORMATS, detect_format
+from cmax.ingest.formats import Format, Probe
 from cmax.ingest.summary import inspect_file
 
-__all__ = ["FORMATS", "detect_format", "ingest", "inspect_file"]
+__all__ = ["FORMATS", "Format", "Probe", "detect_format", "ingest", "inspect_file"]
 
 # `cmax.ingest(bundle)` calls the stage function: see cmax/_stage.py
 from cmax._stage import make_callable as _make_callable

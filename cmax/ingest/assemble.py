@@ -1,9 +1,16 @@
 """``ingest``: read every file a bundle's manifest declares into the canonical tables.
 
 The manifest says what each file is for (``runs[i].log``, ``nccl[i].path``, ...); the content
-says what format it is in. A file whose content does not fit its key, or does not parse, stops
-the ingest with an error naming the key and the file: a rating built on a silently skipped log
-would be wrong in the provider's favour or against it, and nobody would know.
+says what format it is in (the registry, :mod:`cmax.ingest.formats`). A file whose format's
+role does not fit its key, or that does not parse, stops the ingest with an error naming the
+key and the file: a rating built on a silently skipped log would be wrong in the provider's
+favour or against it, and nobody would know. Nothing here knows a particular format: each
+format turns its parsed file into rows through its role's method (``read_run``, ``frame``,
+``checks``), so adding a format never touches this module. MLPerf result *folders* are trees,
+read by :mod:`cmax.ingest.mlperf`; ``[[nccl]]`` entries by :mod:`cmax.ingest.network_files`.
+
+Every file read is recorded once as an :class:`~cmax.evidence.EvidenceFile` with its digest,
+format, line count and the identity facts its format recorded, so later stages never reopen it.
 """
 
 from __future__ import annotations
@@ -17,8 +24,7 @@ from typing import Any
 import polars as pl
 
 from cmax.bundle import Bundle
-from cmax.coerce import as_float
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, EvidenceError, EvidenceFormatError
 from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
@@ -32,13 +38,21 @@ from cmax.evidence import (
     conform,
 )
 from cmax.facts import Fact
-from cmax.ingest import clustermax_audit, dgxc_parse, incidents, llmb_sqlite, mlperf
-from cmax.ingest.detect import SUMMARY_FORMATS, TRAINING_FORMATS, detect_format
+from cmax.ingest import mlperf
+from cmax.ingest.formats import (
+    AuditFormat,
+    Format,
+    IncidentFormat,
+    Probe,
+    RunFormat,
+    RunRequest,
+    identify,
+    recorded_facts,
+)
 from cmax.ingest.network_files import network_files
 from cmax.ingest.summary import find_system_json
 from cmax.ingest.textlines import CONFIG_KEYS, table
-from cmax.ingest.torchtitan import fill_step_time
-from cmax.ingest.training import parse_training, pick_log
+from cmax.ingest.training import pick_log
 from cmax.manifest import RunSpec
 
 
@@ -52,16 +66,38 @@ class _Reader:
     def rel(self, path: Path) -> str:
         return self.bundle.display(path)
 
-    def record(self, path: Path, kind: str, facts: tuple[Fact, ...] = ()) -> str:
+    def record(self, path: Path, kind: str, facts: tuple[Fact, ...] = (), *,
+               line_count: int | None = None) -> str:
+        """Record ``path`` (once) with its digest, format, facts and line count."""
         rel = self.rel(path)
         if rel not in self.files:
             self.files[rel] = EvidenceFile(path=rel, kind=kind, sha256=_sha256(path),
-                                           size_bytes=path.stat().st_size, facts=facts)
+                                           size_bytes=path.stat().st_size, facts=tuple(facts),
+                                           line_count=line_count)
         return rel
+
+    def read(self, path: Path, role: type[Any], what: str) -> tuple[Any, Any, str]:
+        """Identify ``path``, check its format has ``role``, parse and record it.
+
+        Returns the format, the parsed object and the bundle-relative path. (``role`` is an
+        abstract base class, which a ``type[T]`` parameter cannot take under mypy.)
+        """
+        try:
+            fmt, probe = identify(path)
+        except EvidenceFormatError as exc:
+            raise exc.with_context(expected=what) from None
+        checked = _expect(probe, fmt, role, what)
+        parsed = checked.parse(probe)
+        rel = self.record(probe.path, checked.id, checked.facts(parsed),
+                          line_count=checked.line_count(parsed))
+        return checked, parsed, rel
 
     @contextmanager
     def key(self, key: str) -> Iterator[None]:
-        """Errors inside name the manifest key and the bundle-relative file."""
+        """Errors inside name the manifest key and the bundle-relative file.
+
+        The error keeps its class, ``line`` and ``fix`` (:meth:`CmaxError.with_context`).
+        """
         try:
             yield
         except CmaxError as exc:
@@ -72,8 +108,7 @@ class _Reader:
             field = exc.field or key
             if exc.field and not exc.field.startswith(key.split(".")[0].split("[")[0]):
                 field = f"{key} ({exc.field})"
-            raise CmaxError(exc.message, file=file, line=exc.line, field=field,
-                            expected=exc.expected, fix=exc.fix) from None
+            raise exc.with_context(file=file, field=field) from None
 
 
 def _sha256(path: Path) -> str:
@@ -117,17 +152,25 @@ def ingest(bundle: Bundle) -> Evidence:
     for i, mlperf_spec in enumerate(manifest.mlperf):
         key = f"mlperf[{i}].path"
         with reader.key(key):
-            mlperf_frames.append(_read_mlperf(reader, mlperf_spec.path, key))
+            mlperf_frames.append(_read_mlperf(reader, mlperf_spec.path, key,
+                                              evidence.mlperf_sets))
     evidence.mlperf = _concat(mlperf_frames, MLPERF_SCHEMA)
 
     if manifest.audit is not None:
         with reader.key("audit.path"):
-            evidence.audit_checks, evidence.audit_cluster = _read_audit(
-                reader, manifest.audit.path, "audit.path")
+            path = reader.bundle.resolve(manifest.audit.path, field="audit.path")
+            audit: AuditFormat[Any]
+            audit, parsed, rel = reader.read(path, AuditFormat,
+                                             "a ClusterMAX audit.values.json")
+            records, evidence.audit_cluster = audit.checks(parsed, source_file=rel)
+            evidence.audit_checks = table(records, AUDIT_SCHEMA)
     if manifest.reliability is not None:
         with reader.key("reliability.incidents"):
-            evidence.incidents = _read_incidents(reader, manifest.reliability.incidents,
-                                                 "reliability.incidents")
+            path = reader.bundle.resolve(manifest.reliability.incidents,
+                                         field="reliability.incidents")
+            log: IncidentFormat[Any]
+            log, parsed, rel = reader.read(path, IncidentFormat, "an incident log")
+            evidence.incidents = conform(log.frame(parsed, source_file=rel), INCIDENTS_SCHEMA)
     evidence.files = list(reader.files.values())
     return evidence
 
@@ -137,11 +180,13 @@ def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.Da
     return pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=schema)
 
 
-def _expect(path: Path, fmt: str, allowed: tuple[str, ...], what: str) -> None:
-    if fmt not in allowed:
-        raise CmaxError(f"file holds {fmt}, not {what}", file=path,
-                        expected=", ".join(allowed), fix="check the manifest points at the "
-                        "right file")
+def _expect(probe: Probe, fmt: Format[Any], role: type[Any], what: str) -> Format[Any]:
+    """``fmt`` if it plays ``role``; else an error saying what the key needs."""
+    plays = isinstance(fmt, role)  # (kept out of the `if`: mypy would narrow fmt to Any)
+    if plays:
+        return fmt
+    raise EvidenceFormatError(f"file holds {fmt.id}, not {what}", file=probe.path,
+                              expected=what, fix="check the manifest points at the right file")
 
 
 def _read_run(reader: _Reader, i: int, spec: RunSpec,
@@ -150,108 +195,71 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
     manifest = bundle.manifest
     declared = bundle.resolve(spec.log, field=key)
     path, notes = pick_log(declared)
-    try:
-        fmt = detect_format(path)
-    except CmaxError as exc:
-        raise CmaxError(exc.message, file=path, expected="a training log or DGXC/llmb-run "
-                        "summary", fix=exc.fix) from None
-    _expect(path, fmt, (*TRAINING_FORMATS, *SUMMARY_FORMATS), "a training log")
-    rel = reader.record(path, fmt)
+    fmt: RunFormat[Any]
+    fmt, parsed, rel = reader.read(path, RunFormat,
+                                   "a training log or DGXC/llmb-run summary")
     run_id = f"runs[{i}]"
     row: dict[str, Any] = {
         "run_id": run_id, "workload": spec.workload, "model": spec.workload,
         "gpu": manifest.system.gpu, "num_gpus": spec.num_gpus, "precision": spec.precision,
         "framework": spec.framework, "container": spec.container, "source_file": rel,
     }
-    declared_config = {k: getattr(spec, k) for k in CONFIG_KEYS}
-    steps: pl.DataFrame | None = None
-    if fmt in TRAINING_FORMATS:
-        log = parse_training(path, fmt)
-        config = {k: declared_config[k] if declared_config[k] is not None else log.config.get(k)
-                  for k in CONFIG_KEYS}
-        frame = log.steps
-        if fmt == "torchtitan":
-            frame = fill_step_time(frame, config["gbs"], config["seq_len"], spec.num_gpus)
-            if frame["step_time_s"].null_count() and frame.height:
-                notes.append("TorchTitan prints no step time; set gbs and seq_len in the "
-                             "manifest to derive it from tps")
-        steps = frame.with_columns(pl.lit(run_id).alias("run_id"), pl.lit(rel).alias("source_file"))
-        row.update(config)
-        row.update(framework=spec.framework or log.framework, status=log.status(),
-                   max_iteration=log.max_iteration, restarts=log.restarts)
-        notes.extend(log.notes)
-    elif fmt in ("dgxc-csv", "dgxc-json"):
-        experiments = (dgxc_parse.parse_csv(path) if fmt == "dgxc-csv"
-                       else dgxc_parse.parse_json(path))
-        exp = dgxc_parse.select(experiments, spec.experiment, file=path, field=key)
-        row.update(declared_config)
-        row.update(framework=spec.framework or exp.framework, status=exp.status,
-                   max_iteration=exp.max_iteration, reported_step_time_s=exp.time_mean_s,
-                   reported_tflops_per_gpu=exp.tflops_mean)
-        notes.append(f"summary row {exp.name!r} ({exp.raw_status}); no per-step data")
-    else:
-        jobs = llmb_sqlite.read_jobs(path)
-        job, job_notes = llmb_sqlite.select_job(
-            jobs, workload=spec.workload, precision=spec.precision, num_gpus=spec.num_gpus,
-            selector=spec.experiment, file=path, field=key)
-        row.update(declared_config)
-        row.update(status=job.status,
-                   reported_step_time_s=as_float(job.row.get("train_step_time_seconds")),
-                   reported_tflops_per_gpu=as_float(job.row.get("tflops_per_gpu")))
-        notes.extend([f"llmb-run job {job.label}; no per-step data", *job_notes])
+    request = RunRequest(spec=spec, run_id=run_id, source_file=rel, path=path, key=key,
+                         declared={k: getattr(spec, k) for k in CONFIG_KEYS})
+    part = fmt.read_run(parsed, request)
+    row.update(part.row)
+    notes.extend(part.notes)
     row["notes"] = "; ".join(notes) if notes else None
-    return row, steps
+    return row, part.steps
 
 
-def _read_mlperf(reader: _Reader, relative: str, key: str) -> pl.DataFrame:
+def _read_mlperf(reader: _Reader, relative: str, key: str,
+                 sets_out: list[mlperf.MlperfSet]) -> pl.DataFrame:
     bundle = reader.bundle
     target = bundle.resolve(relative, field=key)
+    if not target.is_dir():
+        fmt, _ = identify(target)
+        if fmt.role != "mlperf":
+            raise EvidenceFormatError(f"file holds {fmt.id}, not an MLPerf result file",
+                                      file=target, expected="result_*.txt with :::MLLOG lines",
+                                      fix="check the manifest points at the right file")
+    read_tree = getattr(mlperf, "read_tree", None)
+    rows_of = getattr(mlperf, "mlperf_rows", None)
+    if read_tree is not None and rows_of is not None:
+        # MLPerf trees (benchmark, system, submitter folders) as cmax.ingest.mlperf reads them
+        sets = read_tree(target, root=bundle.root)
+        sets_out.extend(sets)  # parsed once: validate and score read these
+        display: dict[Path, str] = {}
+        for s in sets:
+            for run in s.runs:
+                display[run.path] = reader.record(run.path, "mlperf", recorded_facts(run))
+            if s.system is not None:
+                reader.record(s.system.path, "mlperf-system-json", recorded_facts(s.system))
+        return table(rows_of(sets, display), MLPERF_SCHEMA)
+    return _read_mlperf_folder(reader, target)  # pragma: no cover - before MLPERF's trees
+
+
+def _read_mlperf_folder(reader: _Reader, target: Path) -> pl.DataFrame:
+    """One benchmark folder or result file (the reader before tree support)."""
     if target.is_dir():
         results = mlperf.result_files(target)
         if not results:
-            raise CmaxError("folder holds no MLPerf result files", file=target,
-                            expected="result_*.txt files with :::MLLOG lines")
+            raise EvidenceError("folder holds no MLPerf result files", file=target,
+                                expected="result_*.txt files with :::MLLOG lines")
         folder = target
     else:
-        _expect(target, detect_format(target), ("mlperf",), "an MLPerf result file")
         results, folder = [target], target.parent
     runs = [mlperf.parse_result_file(p) for p in results]
     for run in runs:
         reader.record(run.path, "mlperf")
-    found = find_system_json(folder, runs, root=bundle.root)
+    found = find_system_json(folder, runs, root=reader.bundle.root)
     num_gpus = None
     if found is not None:
         reader.record(found[0], "mlperf-system-json")
         num_gpus = mlperf.system_gpus(found[1])
     display = {r.path: reader.rel(r.path) for r in runs}
-    return mlperf.mlperf_frame(runs, num_gpus=num_gpus, display=display)
-
-
-def _read_audit(reader: _Reader, relative: str, key: str) -> tuple[pl.DataFrame, str | None]:
-    path = reader.bundle.resolve(relative, field=key)
-    _expect(path, detect_format(path), ("clustermax-audit",),
-            "a ClusterMAX audit.values.json")
-    values = clustermax_audit.load_audit(path)
-    try:
-        report = clustermax_audit.grade_audit(values)
-    except CmaxError as exc:
-        raise CmaxError(exc.message, file=path, field=exc.field, expected=exc.expected) from None
-    rel = reader.record(path, "clustermax-audit")
-    records = [{
-        "check_id": c.key, "category": c.category, "criterion": c.criterion,
-        "status": c.status, "observed": c.observed, "minimum": c.minimum,
-        "evidence": f"{c.group}: audit_data.{c.key}" + (f" ({c.basis})" if c.basis else ""),
-        "source_file": rel,
-    } for c in report.checks]
-    return table(records, AUDIT_SCHEMA), report.cluster
-
-
-def _read_incidents(reader: _Reader, relative: str, key: str) -> pl.DataFrame:
-    path = reader.bundle.resolve(relative, field=key)
-    fmt = detect_format(path)
-    _expect(path, fmt, ("incidents-csv", "incidents-json"), "an incident log")
-    rows = (incidents.parse_incidents_csv(path) if fmt == "incidents-csv"
-            else incidents.parse_incidents_json(path))
-    rel = reader.record(path, fmt)
-    frame = incidents.incidents_frame(rows, source_file=rel)
-    return conform(frame, INCIDENTS_SCHEMA)
+    frame_of = getattr(mlperf, "mlperf_frame", None)  # gone once MLPERF's trees land
+    if frame_of is None:  # pragma: no cover
+        raise RuntimeError("cmax.ingest.mlperf has neither read_tree nor mlperf_frame")
+    frame: pl.DataFrame = frame_of(runs, num_gpus=num_gpus, display=display)
+    return frame

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError
+from cmax.facts import Fact
 
 ALL = frozenset({"slurm", "k8s", "standalone"})
 SO = frozenset({"slurm", "k8s"})
@@ -612,8 +613,8 @@ def _harness(values: dict[str, Any]) -> str:
         return "k8s"
     if orch in ("kubernetes",):
         return "k8s"
-    raise CmaxError("cannot tell which harness produced the audit",
-                    field="cluster.orchestrator", expected="slurm, k8s or standalone")
+    raise EvidenceError("cannot tell which harness produced the audit",
+                        field="cluster.orchestrator", expected="slurm, k8s or standalone")
 
 
 def _is_amd(data: dict[str, Any], cluster: dict[str, Any]) -> bool:
@@ -632,8 +633,8 @@ def grade_audit(values: dict[str, Any], *, harness: str | None = None) -> AuditR
     else:
         data, cluster = values, {}
     if not isinstance(data, dict):
-        raise CmaxError("audit_data is not an object", field="audit_data",
-                        expected="the audit.values.json written by `cmax audit`")
+        raise EvidenceError("audit_data is not an object", field="audit_data",
+                            expected="the audit.values.json written by `cmax audit`")
     harness = harness or _harness(values)
     found = cluster.get("environment")
     environment = found if isinstance(found, str) else None  # a number is no environment
@@ -689,14 +690,20 @@ def load_audit(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError:
-        raise CmaxError("audit file is not UTF-8 text", file=path) from None
+        raise EvidenceError("audit file is not UTF-8 text", file=path) from None
     except ValueError as exc:
-        raise CmaxError(f"invalid JSON: {exc}", file=path,
-                        fix="supply the audit.values.json exactly as `cmax audit` wrote it"
-                        ) from None
+        raise EvidenceError(f"invalid JSON: {exc}", file=path,
+                            fix="supply the audit.values.json exactly as `cmax audit` wrote it"
+                            ) from None
+    return audit_from_data(data, path)
+
+
+def audit_from_data(data: Any, path: Path) -> dict[str, Any]:
+    """An already parsed document, checked to be an ``audit.values.json``."""
     if not is_audit_json(data):
-        raise CmaxError("not a ClusterMAX audit.values.json", file=path,
-                        expected="an object with audit_data (and cluster) as `cmax audit` writes")
+        raise EvidenceError("not a ClusterMAX audit.values.json", file=path,
+                            expected="an object with audit_data (and cluster) as `cmax audit` "
+                            "writes")
     return data  # type: ignore[no-any-return]
 
 
@@ -717,3 +724,37 @@ def audit_summary(report: AuditReport) -> dict[str, object]:
         "counts": report.counts(),
         "checks": len(report.checks),
     }
+
+
+# (kind, dotted path) of the identity an audit states, in the shapes of research
+# clustermax_audit_format.md §2.2 (the normalised ``cluster`` summary) and §2.3 (raw collector
+# JSON under ``audit_data``; the k8s shape has no driveConfig and names no login host)
+_FACT_PATHS = (
+    ("cluster", "audit_data.audit.clusterName"),
+    ("gpu", "audit_data.gpus.model"),
+    ("gpu", "cluster.gpu_model"),
+    ("node_count", "cluster.nodes"),
+    ("host", "audit_data.audit.hostname"),
+    ("host", "audit_data.driveConfig.headNode.hostname"),
+    ("host", "audit_data.driveConfig.workerNode.hostname"),
+    # the bare collector JSON (no merge step): the same records at the top level
+    ("cluster", "audit.clusterName"),
+    ("gpu", "gpus.model"),
+    ("host", "audit.hostname"),
+)
+
+
+def audit_facts(values: dict[str, Any]) -> tuple[Fact, ...]:
+    """The cluster name, GPU model, GPU node count and host names the audit states."""
+    facts: list[Fact] = []
+    seen: set[tuple[str, str]] = set()
+    for kind, dotted in _FACT_PATHS:
+        value = _get(values, dotted)
+        if value is MISSING or value is None or isinstance(value, (dict, list, bool)):
+            continue
+        text = str(value).strip()
+        if not text or text.lower() in _UNREAD or (kind, text) in seen:
+            continue
+        seen.add((kind, text))
+        facts.append(Fact(kind, text, None, dotted))
+    return tuple(facts)

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError
+from cmax.facts import Fact
 from cmax.limits import csv_guarded, whole
 
 CSV_PREFIX = "filename,status,time_mean_"
@@ -63,7 +65,8 @@ def _float(value: object, *, file: Path, line: int | None, column: str) -> float
     try:
         return float(text)
     except ValueError:
-        raise CmaxError(f"invalid number {text!r}", file=file, line=line, field=column) from None
+        raise EvidenceError(f"invalid number {text!r}", file=file, line=line,
+                            field=column) from None
 
 
 def _int(value: object, *, file: Path, line: int | None, column: str) -> int | None:
@@ -81,8 +84,8 @@ def parse_csv(path: Path) -> list[Experiment]:
     header = next(csv_guarded(csv.reader([lines[0]]), file=path, line=1)) if lines else []
     cols = [c.strip().lower() for c in header]
     if not cols or not looks_like_csv(",".join(cols)):
-        raise CmaxError("not a DGXC parse-script CSV", file=path, line=1,
-                        expected=f"a header starting {CSV_PREFIX}seconds or {CSV_PREFIX}ms")
+        raise EvidenceError("not a DGXC parse-script CSV", file=path, line=1,
+                            expected=f"a header starting {CSV_PREFIX}seconds or {CSV_PREFIX}ms")
     in_ms = "time_mean_ms" in cols
     out: list[Experiment] = []
     for lineno, line in enumerate(lines[1:], start=2):
@@ -90,8 +93,8 @@ def parse_csv(path: Path) -> list[Experiment]:
             continue
         fields = next(csv_guarded(csv.reader([line]), file=path, line=lineno))
         if len(fields) != len(cols):
-            raise CmaxError(f"row has {len(fields)} fields", file=path, line=lineno,
-                            expected=f"{len(cols)} fields as in the header")
+            raise EvidenceError(f"row has {len(fields)} fields", file=path, line=lineno,
+                                expected=f"{len(cols)} fields as in the header")
         row = dict(zip(cols, fields, strict=True))
         out.append(_experiment(row, in_ms=in_ms, file=path, line=lineno))
     return out
@@ -108,8 +111,8 @@ def _experiment(row: dict[str, Any], *, in_ms: bool, file: Path, line: int | Non
     std = _float(t_std, file=file, line=line, column="time_std")
     name = str(row.get("filename") or "").strip()
     if not name:
-        raise CmaxError("experiment without a filename", file=file, line=line,
-                        field="filename")
+        raise EvidenceError("experiment without a filename", file=file, line=line,
+                            field="filename")
     return Experiment(
         name=name, status=_status(row.get("status")), raw_status=str(row.get("status") or ""),
         time_mean_s=None if mean is None else mean / divisor,
@@ -133,10 +136,15 @@ def parse_json(path: Path) -> list[Experiment]:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise CmaxError(f"invalid JSON: {exc}", file=path) from None
+        raise EvidenceError(f"invalid JSON: {exc}", file=path) from None
+    return experiments_from_json(data, path)
+
+
+def experiments_from_json(data: Any, path: Path) -> list[Experiment]:
+    """The experiments of an already parsed parse-script JSON document."""
     if not is_dgxc_json(data):
-        raise CmaxError("not a DGXC parse-script JSON", file=path,
-                        expected='{"analysis": ..., "results": [{"filename", "status", ...}]}')
+        raise EvidenceError("not a DGXC parse-script JSON", file=path,
+                            expected='{"analysis": ..., "results": [{"filename", "status", ...}]}')
     out = []
     for item in data["results"]:
         in_ms = any(k in item for k in ("time_mean_ms", "time_std_ms", "tflops_mean"))
@@ -151,14 +159,14 @@ def select(experiments: list[Experiment], selector: str | None, *, file: Path,
         hits = [e for e in experiments if selector in e.name]
         if len(hits) == 1:
             return hits[0]
-        raise CmaxError(
+        raise EvidenceError(
             f"experiment {selector!r} matches {len(hits)} of {len(experiments)} experiments",
             file=file, field=field.replace(".log", ".experiment"),
             expected="a substring of exactly one filename: "
             + ", ".join(e.name for e in experiments[:8]))
     if len(experiments) == 1:
         return experiments[0]
-    raise CmaxError(
+    raise EvidenceError(
         f"file holds {len(experiments)} experiments; cannot tell which one this run is",
         file=file, field=field,
         fix="add `experiment = \"<part of the filename>\"` to the run: "
@@ -177,3 +185,36 @@ def summary(experiments: list[Experiment], fmt: str) -> dict[str, object]:
         "failed": sum(1 for e in experiments if e.status != "success"),
     }
 
+
+
+# llmb-run experiment file names: <task>_<model>_<size>_<dtype>_gpus<N>[_tp1_pp1_..._gbs128]_<job>
+_PRECISION = re.compile(r"(?:^|_)(fp8(?:_cs|_mx|_ds)?|mxfp8|nvfp4|fp4|bf16|fp16)(?=_|\.|$)")
+_GPUS = re.compile(r"_gpus(\d+)(?=_|\.|$)")
+_PARALLEL = re.compile(r"_(tp|pp|cp|ep|vp|mbs|gbs)(\d+)(?=_|\.|$)")
+_TASK = re.compile(r"^(?:pretrain|finetune|sft|lora|peft)_")
+
+
+def experiment_facts(experiments: list[Experiment]) -> tuple[Fact, ...]:
+    """What each experiment's file name states: its name, model, precision, GPUs, parallelism.
+
+    llmb-run names an experiment's log after its workload, size, dtype and scale (research
+    dgxc.md, "parse-script"), and the parse script copies that name into ``filename``; the
+    facts quote the tokens as printed, for validation to compare with the manifest.
+    """
+    facts: list[Fact] = []
+    for exp in experiments:
+        where = f"experiment {exp.name}"
+        facts.append(Fact("experiment", exp.name, exp.line, where))
+        precision = _PRECISION.search(exp.name)
+        if precision:
+            facts.append(Fact("precision", precision.group(1), exp.line, where))
+            model = _TASK.sub("", exp.name[: precision.start()])
+            if model:
+                facts.append(Fact("model", model, exp.line, where))
+        gpus = _GPUS.search(exp.name)
+        if gpus:
+            facts.append(Fact("gpu_count", gpus.group(1), exp.line, where))
+        facts.extend(Fact("parallel", f"{k}={v}", exp.line, where)
+                     for k, v in _PARALLEL.findall(exp.name))
+        facts.append(Fact("framework", exp.framework, exp.line, where))
+    return tuple(facts)

@@ -23,8 +23,9 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError
 from cmax.evidence import INCIDENTS_SCHEMA, conform
+from cmax.facts import Fact
 from cmax.limits import csv_guarded, read_csv_header
 
 REQUIRED = ("start", "end", "node", "category", "planned")
@@ -55,14 +56,14 @@ def parse_time(value: object, *, file: Path, line: int, column: str,
     text = "" if value is None else str(value).strip()
     if not text:
         if required:
-            raise CmaxError(f"{column} is empty", file=file, line=line, field=column,
-                            expected="an ISO 8601 time, e.g. 2026-07-03T14:05:00Z")
+            raise EvidenceError(f"{column} is empty", file=file, line=line, field=column,
+                                expected="an ISO 8601 time, e.g. 2026-07-03T14:05:00Z")
         return None
     try:
         stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise CmaxError(f"invalid time {text!r}", file=file, line=line, field=column,
-                        expected="an ISO 8601 time, e.g. 2026-07-03T14:05:00Z") from None
+        raise EvidenceError(f"invalid time {text!r}", file=file, line=line, field=column,
+                            expected="an ISO 8601 time, e.g. 2026-07-03T14:05:00Z") from None
     if stamp.tzinfo is None:
         return stamp.replace(tzinfo=dt.UTC)
     return stamp.astimezone(dt.UTC)
@@ -76,30 +77,30 @@ def _planned(value: object, *, file: Path, line: int) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise CmaxError(f"invalid planned value {value!r}", file=file, line=line, field="planned",
-                    expected="true or false (yes/no, 1/0, planned/unplanned)")
+    raise EvidenceError(f"invalid planned value {value!r}", file=file, line=line, field="planned",
+                        expected="true or false (yes/no, 1/0, planned/unplanned)")
 
 
 def _row(raw: dict[str, Any], *, file: Path, line: int) -> dict[str, object]:
     row = {str(k).strip().lower(): v for k, v in raw.items() if k is not None}
     missing = [k for k in REQUIRED if k not in row]
     if missing:
-        raise CmaxError(f"missing {', '.join(missing)}", file=file, line=line,
-                        expected="start, end, node, gpu, category, planned")
+        raise EvidenceError(f"missing {', '.join(missing)}", file=file, line=line,
+                            expected="start, end, node, gpu, category, planned")
     start = parse_time(row["start"], file=file, line=line, column="start", required=True)
     end = parse_time(row["end"], file=file, line=line, column="end", required=False)
     if start is not None and end is not None and end < start:
-        raise CmaxError(f"end {end.isoformat()} is before start {start.isoformat()}",
-                        file=file, line=line, field="end",
-                        fix="swap the times or correct the row")
+        raise EvidenceError(f"end {end.isoformat()} is before start {start.isoformat()}",
+                            file=file, line=line, field="end",
+                            fix="swap the times or correct the row")
     node = str(row["node"]).strip() if row["node"] is not None else ""
     category = str(row["category"]).strip() if row["category"] is not None else ""
     if not node:
-        raise CmaxError("node is empty", file=file, line=line, field="node",
-                        expected="the affected node's name")
+        raise EvidenceError("node is empty", file=file, line=line, field="node",
+                            expected="the affected node's name")
     if not category:
-        raise CmaxError("category is empty", file=file, line=line, field="category",
-                        expected="a cause such as 'Faulty GPU' or 'Network Switch/Cable'")
+        raise EvidenceError("category is empty", file=file, line=line, field="category",
+                            expected="a cause such as 'Faulty GPU' or 'Network Switch/Cable'")
     gpu = row.get("gpu")
     description = row.get("description")
     return {
@@ -115,13 +116,13 @@ def parse_incidents_csv(path: Path) -> list[dict[str, object]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
-        raise CmaxError("incident log is not UTF-8 text", file=path) from None
+        raise EvidenceError("incident log is not UTF-8 text", file=path) from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
     read_csv_header(reader, file=path)
     if reader.fieldnames is None or not _header_ok(list(reader.fieldnames)):
-        raise CmaxError("incident CSV header is missing columns", file=path, line=1,
-                        expected="a header with start,end,node,gpu,category,planned"
-                        "[,description]")
+        raise EvidenceError("incident CSV header is missing columns", file=path, line=1,
+                            expected="a header with start,end,node,gpu,category,planned"
+                            "[,description]")
     rows: list[dict[str, object]] = []
     for raw in csv_guarded(reader, file=path):
         values = [v for v in raw.values() if isinstance(v, str)]
@@ -130,15 +131,15 @@ def parse_incidents_csv(path: Path) -> list[dict[str, object]]:
             extra = raw.pop(None)
             last = reader.fieldnames[-1]
             if last.strip().lower() != "description":
-                raise CmaxError("row has more fields than the header", file=path, line=line,
-                                fix="quote fields that contain commas")
+                raise EvidenceError("row has more fields than the header", file=path, line=line,
+                                    fix="quote fields that contain commas")
             # free text with unquoted commas in the last column: the commas were the text's
             raw[last] = ",".join([raw[last] or "", *extra])
         if all(v is None or str(v).strip() == "" for v in raw.values()):
             continue
         if any(v is None for v in raw.values()):
-            raise CmaxError("row has fewer fields than the header", file=path, line=line,
-                            expected=f"{len(reader.fieldnames)} fields")
+            raise EvidenceError("row has fewer fields than the header", file=path, line=line,
+                                expected=f"{len(reader.fieldnames)} fields")
         rows.append(_row(raw, file=path, line=line))
     return rows
 
@@ -147,21 +148,26 @@ def parse_incidents_json(path: Path) -> list[dict[str, object]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
-        raise CmaxError("incident log is not UTF-8 text", file=path) from None
+        raise EvidenceError("incident log is not UTF-8 text", file=path) from None
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise CmaxError(f"invalid JSON: {exc}", file=path) from None
+        raise EvidenceError(f"invalid JSON: {exc}", file=path) from None
+    return incidents_from_json(text, data, path)
+
+
+def incidents_from_json(text: str, data: Any, path: Path) -> list[dict[str, object]]:
+    """The rows of an already parsed incident JSON (``text`` locates each item's line)."""
     items = data.get("incidents") if isinstance(data, dict) else data
     if not isinstance(items, list):
-        raise CmaxError("no incident list", file=path,
-                        expected='a JSON array of incidents or {"incidents": [...]}')
+        raise EvidenceError("no incident list", file=path,
+                            expected='a JSON array of incidents or {"incidents": [...]}')
     lines = _item_lines(text, len(items))
     rows = []
     for item, line in zip(items, lines, strict=True):
         if not isinstance(item, dict):
-            raise CmaxError("incident is not an object", file=path, line=line,
-                            expected="{start, end, node, gpu, category, planned}")
+            raise EvidenceError("incident is not an object", file=path, line=line,
+                                expected="{start, end, node, gpu, category, planned}")
         rows.append(_row(item, file=path, line=line))
     return rows
 
@@ -210,3 +216,14 @@ def _count(values: Any) -> dict[str, int]:
     for v in values:
         out[v] = out.get(v, 0) + 1
     return out
+
+
+def incident_facts(rows: list[dict[str, object]]) -> tuple[Fact, ...]:
+    """One ``host`` fact per distinct node the log names, at its first row."""
+    seen: dict[str, int | None] = {}
+    for r in rows:
+        node = str(r["node"])
+        if node not in seen:
+            line = r.get("line")
+            seen[node] = line if isinstance(line, int) else None
+    return tuple(Fact("host", node, line) for node, line in seen.items())

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError
+from cmax.facts import Fact
 
 MAGIC = b"SQLite format 3\x00"
 REQUIRED_COLUMNS = ("perf_parse_status", "train_step_time_seconds")
@@ -55,7 +56,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     try:
         return sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
-        raise CmaxError(f"cannot open SQLite database: {exc}", file=path) from None
+        raise EvidenceError(f"cannot open SQLite database: {exc}", file=path) from None
 
 
 def has_jobs_table(path: Path) -> bool:
@@ -75,8 +76,8 @@ def read_jobs(path: Path) -> list[Job]:
     try:
         rows = con.execute("SELECT rowid AS _rowid, * FROM jobs").fetchall()
     except sqlite3.Error as exc:
-        raise CmaxError(f"cannot read the llmb-run jobs table: {exc}", file=path,
-                        expected="an llmb-run job-history database") from None
+        raise EvidenceError(f"cannot read the llmb-run jobs table: {exc}", file=path,
+                            expected="an llmb-run job-history database") from None
     finally:
         con.close()
     jobs = [Job(row=dict(r), order=i) for i, r in enumerate(rows)]
@@ -114,14 +115,14 @@ def select_job(jobs: list[Job], *, workload: str, precision: str, num_gpus: int,
                                                 f"{j.row.get('model_size', '')}")]
         pool = named or pool
     if not pool:
-        raise CmaxError(
+        raise EvidenceError(
             f"no job for {workload} {precision} at {num_gpus} GPUs in the jobs table",
             file=file, field=field,
             expected="a job with matching dtype and scale: "
             + ", ".join(j.label for j in jobs[:8]))
     keys = {(_alnum(j.row.get("workload_key")), _alnum(j.row.get("model_size"))) for j in pool}
     if len(keys) > 1:
-        raise CmaxError(
+        raise EvidenceError(
             f"{len(pool)} different workloads match; cannot tell which one this run is",
             file=file, field=field,
             fix="add `experiment = \"<workload key>\"` to the run: "
@@ -143,3 +144,25 @@ def summary(jobs: list[Job]) -> dict[str, object]:
             for j in jobs
         ],
     }
+
+
+# jobs-table column -> fact kind (research dgxc.md §3.3: workload_key, model_size, dtype, scale;
+# gpu_type where the installed llmb-run records it)
+_FACT_COLUMNS = (("workload_key", "model"), ("model_size", "model"), ("dtype", "precision"),
+                 ("scale", "gpu_count"), ("gpu_type", "gpu"))
+
+
+def job_facts(jobs: list[Job]) -> tuple[Fact, ...]:
+    """What each job row states about its run: name, model, precision, GPU count and type.
+
+    SQLite has no lines: ``where`` names the job (``jobs row <rowid>``) instead.
+    """
+    facts: list[Fact] = []
+    for job in jobs:
+        where = f"jobs row {job.row.get('_rowid', job.order + 1)}"
+        facts.append(Fact("experiment", job.label, None, where))
+        for column, kind in _FACT_COLUMNS:
+            value = job.row.get(column)
+            if value is not None and str(value).strip():
+                facts.append(Fact(kind, str(value).strip(), None, f"{where}: {column}"))
+    return tuple(facts)

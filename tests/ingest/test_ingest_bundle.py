@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from cmax.bundle import open_bundle
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, EvidenceFormatError
 from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
@@ -210,6 +210,41 @@ def test_evidence_files(evidence) -> None:  # type: ignore[no-untyped-def]
     assert len(files) == len(set(files))
 
 
+def test_evidence_files_carry_identity_facts(evidence) -> None:  # type: ignore[no-untyped-def]
+    """Each format's facts reach EvidenceFile.facts, so no later stage reopens the file."""
+    files = {f.path: f for f in evidence.files}
+
+    def facts(path: str, kind: str) -> list[str]:
+        return [f.value for f in files[path].facts if f.kind == kind]
+
+    audit = "audit/audit.values.json"
+    assert facts(audit, "cluster") == ["example-h100-a"]
+    assert facts(audit, "gpu") == ["NVIDIA-H100-80GB-HBM3", "H100"]
+    assert facts(audit, "node_count") == ["16"]
+    assert facts(audit, "host") == ["h100a-login-01", "h100a-gpu-001"]
+    assert facts("incidents.csv", "host") == ["node-017", "node-002", "node-040", "node-033"]
+    assert [f.line for f in files["incidents.csv"].facts][:2] == [2, 3]
+    dgxc = "summaries/dgxc.csv"
+    assert facts(dgxc, "precision") == ["fp8", "fp8"]
+    assert facts(dgxc, "gpu_count") == ["8", "64"]
+    assert facts(dgxc, "model")[0] == "llama3.1_8b"
+    assert "tp4" not in facts(dgxc, "parallel") and "tp=4" in facts(dgxc, "parallel")
+    llmb = files["summaries/llmb.db"].facts
+    assert {f.kind for f in llmb} >= {"experiment", "precision", "gpu_count"}
+    assert all(f.where and f.where.startswith("jobs row") for f in llmb)
+
+
+def test_wrong_format_for_key_keeps_class_and_fix(tmp_path: Path) -> None:
+    root = _minimal(tmp_path, '[[runs]]\nworkload="a"\nprecision="fp8"\nnum_gpus=8\n'
+                              'log="x.log"\n')
+    (root / "x.log").write_text("just some words\n")
+    with open_bundle(root) as bundle, pytest.raises(EvidenceFormatError) as info:
+        ingest(bundle)
+    assert info.value.field == "runs[0].log" and info.value.file == "x.log"
+    assert info.value.fix is not None and "docs/formats.md" in info.value.fix
+    assert info.value.expected == "a training log or DGXC/llmb-run summary"
+
+
 def test_archive_bundle_ingests_the_same(tmp_path: Path) -> None:
     root = build_bundle(tmp_path / "bundle")
     archive = tmp_path / "bundle.tgz"
@@ -239,7 +274,7 @@ def _minimal(tmp_path: Path, body: str) -> Path:
     ('[audit]\npath="a.json"\n', {"a.json": "example_audit.expected_report.json"},
      "audit.path", "no known shape"),
     ('[reliability]\nincidents="i.csv"\nperiod_start=2026-07-01\nperiod_end=2026-09-30\n'
-     'gpus_in_service=8\n', {"i.csv": "BAD"}, "reliability.incidents", "planned"),
+     'gpus_in_service=512\n', {"i.csv": "BAD"}, "reliability.incidents", "planned"),
     ('[[runs]]\nworkload="a"\nprecision="fp8"\nnum_gpus=8\nlog="s.csv"\n',
      {"s.csv": "dgxc_parse_nemo2.csv"}, "runs[0].log", "holds 2 experiments"),
 ])

@@ -1,0 +1,442 @@
+"""Evidence formats as plugins: one protocol, one registry, detection by content.
+
+A format is a :class:`Format` subclass instance registered with :func:`register` in a module
+of this package (one module per format family, plus its test data under ``tests/data/``).
+Every module here whose name does not start with ``_`` is imported when the package is, so
+adding a format is adding a module: no list, marker table, parser table, ``if`` chain or
+special case elsewhere needs an edit. ``docs/formats.md`` is generated from the registry
+(``python -m cmax.ingest.formats docs/formats.md``) and a test keeps it in step.
+
+The protocol has three steps:
+
+``sniff(probe)``
+    Structural recognition from the file's head: magic bytes, the JSON document's shape, a
+    CSV header. Runs before any text marker, highest ``priority`` first, because a head that
+    is SQLite, JSON or a known CSV header decides the question.
+``markers``
+    Text logs are recognised by marker strings instead (a literal that must be present and a
+    regex that must match). The file is scanned in growing chunks (1 MiB, then up to 8 MiB)
+    until a marker appears, so a multi-gigabyte log is decided from its first megabytes;
+    within a chunk the highest ``priority`` wins (an MLPerf result file embeds a framework's
+    log, so ``:::MLLOG`` beats every training marker).
+``parse(probe)`` / ``summarise(parsed, probe)``
+    Read the file into the format's own parsed object, and summarise that for ``cmax
+    inspect``. What a format contributes to the canonical tables depends on its ``role``
+    (``run``, ``nccl``, ``mlperf``, ``mlperf-system``, ``audit``, ``incidents``): see the
+    role base classes below. ``facts(parsed)`` and ``line_count(parsed)`` feed
+    :class:`cmax.evidence.EvidenceFile`.
+
+The :class:`Probe` opens the file once for detection and caches what sniffers share: the head
+bytes, the first line, the decoded text and the parsed JSON document, so a JSON file is
+parsed once for both detection and parsing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from cmax.errors import EvidenceError, EvidenceFormatError
+from cmax.facts import Fact
+from cmax.limits import load_json
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from cmax.manifest import RunSpec
+
+__all__ = [
+    "CHUNK",
+    "MAX_JSON_BYTES",
+    "AuditFormat",
+    "Format",
+    "IncidentFormat",
+    "Marker",
+    "NcclFormat",
+    "Probe",
+    "RunFormat",
+    "RunPart",
+    "RunRequest",
+    "all_formats",
+    "by_id",
+    "formats_markdown",
+    "identify",
+    "recorded_facts",
+    "register",
+    "unknown",
+]
+
+Role = Literal["run", "nccl", "node-health", "mlperf", "mlperf-system", "audit", "incidents"]
+P = TypeVar("P")
+
+HEAD_BYTES = 1 << 16
+CHUNK = 8 << 20
+MAX_JSON_BYTES = 256 << 20
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_NO_JSON: Any = object()
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A text marker: ``literal`` (bytes, checked first, cheap) and ``pattern`` that must match."""
+
+    literal: bytes
+    pattern: re.Pattern[str]
+
+
+class Probe:
+    """One evidence file opened for detection; caches what several sniffers and the parser share.
+
+    Opening refuses what no format can be (a folder, a named pipe that would block, a missing
+    or empty file) with an :class:`~cmax.errors.EvidenceError` naming the file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path = Path(path)
+        if path.is_dir():
+            raise EvidenceError(
+                "is a directory", file=path,
+                expected="a single evidence file (an MLPerf results folder only where the "
+                "manifest or `cmax inspect` accepts one)")
+        if path.exists() and not path.is_file():
+            # opening a named pipe blocks until someone writes to it: cmax would hang
+            raise EvidenceError("not a regular file (a named pipe, socket or device)", file=path,
+                                expected="an evidence file", fix="copy the evidence into a "
+                                "plain file")
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(HEAD_BYTES)
+        except FileNotFoundError:
+            raise EvidenceError("file not found", file=path) from None
+        except OSError as exc:
+            raise EvidenceError(f"cannot read file: {exc.strerror}", file=path) from None
+        if not head:
+            raise EvidenceError("file is empty", file=path,
+                                expected="evidence from a benchmark run")
+        self.path = path
+        self.head = head
+        self.size = path.stat().st_size
+        #: why a near-miss sniffer said no ("an SQLite database without a jobs table"): the
+        #: unknown-format error quotes the first one
+        self.why: list[str] = []
+
+    @cached_property
+    def head_text(self) -> str:
+        """The head decoded (a BOM dropped, bad bytes replaced), leading blanks stripped."""
+        return self.head.decode("utf-8-sig", errors="replace").lstrip()
+
+    @cached_property
+    def first_line(self) -> str:
+        """The first non-blank line of the file (a CSV header, for instance)."""
+        text = self.head_text
+        return text.splitlines()[0] if text else ""
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.head.startswith(SQLITE_MAGIC)
+
+    @cached_property
+    def text(self) -> str:
+        """The whole file as UTF-8 text (BOM dropped); for JSON and CSV formats, not for logs."""
+        try:
+            return self.path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            raise EvidenceError("file is not UTF-8 text", file=self.path) from None
+
+    @cached_property
+    def json(self) -> Any:
+        """The parsed JSON document, or ``_NO_JSON`` when the file does not hold one.
+
+        Only files whose head starts with ``{`` or ``[`` and of at most ``MAX_JSON_BYTES``
+        are parsed; :attr:`json_problem` then says why a file that looked like JSON is not.
+        """
+        if self.head_text[:1] not in ("{", "[") or self.size > MAX_JSON_BYTES:
+            return _NO_JSON
+        try:
+            text = self.text
+        except EvidenceError as exc:  # not UTF-8
+            self.json_problem = f"invalid JSON ({exc.message})"
+            return _NO_JSON
+        try:
+            # bounded depth and digits (cmax.limits): past them is its own EvidenceError
+            return load_json(text, file=self.path)
+        except ValueError as exc:
+            self.json_problem = f"invalid JSON ({exc})"
+            return _NO_JSON
+
+    json_problem: str = ""
+
+    @property
+    def has_json(self) -> bool:
+        return self.json is not _NO_JSON
+
+    def require_json(self, what: str) -> Any:
+        """The JSON document, or an error naming ``what`` was expected."""
+        if not self.has_json:
+            raise EvidenceError(self.json_problem or "not a JSON document", file=self.path,
+                                expected=what)
+        return self.json
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What a run-role format needs to turn its parsed file into a ``runs`` row."""
+
+    spec: RunSpec
+    run_id: str
+    source_file: str  # bundle-relative path for the tables
+    path: Path
+    key: str  # manifest key, e.g. ``runs[0].log``
+    declared: dict[str, Any]  # the parallel config the manifest declares (CONFIG_KEYS)
+
+
+@dataclass
+class RunPart:
+    """A run-role format's contribution: ``runs`` row values, per-step rows, notes."""
+
+    row: dict[str, Any]
+    steps: pl.DataFrame | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class Format(ABC, Generic[P]):
+    """One evidence format: identity, how it is recognised, how it is read and summarised."""
+
+    id: str
+    title: str  # what it is, for people
+    role: Role
+    tool: str  # which tool writes it, with the source the parser follows
+    sample: str  # its test data, relative to tests/data/
+    priority: int = 0
+    markers: tuple[Marker, ...] = ()
+    #: a JSON format's test on the parsed document (wrap it in ``staticmethod``); the default
+    #: :meth:`sniff` applies it to ``probe.json``
+    json_shape: Callable[[Any], bool] | None = None
+
+    def sniff(self, probe: Probe) -> bool:
+        """Structural recognition from the head (magic, JSON shape, CSV header)."""
+        shape = self.json_shape
+        return shape is not None and probe.has_json and shape(probe.json)
+
+    @abstractmethod
+    def parse(self, probe: Probe) -> P:
+        """Read the file; bad content raises an :class:`~cmax.errors.EvidenceError`."""
+
+    @abstractmethod
+    def summarise(self, parsed: P, probe: Probe) -> dict[str, Any]:
+        """The ``cmax inspect`` summary: JSON-serialisable, no NaN or inf."""
+
+    def facts(self, parsed: P) -> tuple[Fact, ...]:
+        """Identity facts the file states about itself (parsers that record them keep them
+        on the parsed object as ``facts``)."""
+        return recorded_facts(parsed)
+
+    def line_count(self, parsed: P) -> int | None:
+        """Lines read (None for binary formats or parsers that do not count)."""
+        count = getattr(parsed, "line_count", None)
+        return count if isinstance(count, int) else None
+
+
+def recorded_facts(parsed: object) -> tuple[Fact, ...]:
+    """The facts a parser kept on its result: a ``facts`` attribute, or a ``facts()`` method."""
+    facts = getattr(parsed, "facts", ())
+    if callable(facts):
+        facts = facts()
+    return tuple(facts or ())
+
+
+class RunFormat(Format[P]):
+    """A training run's log or a run summary: fills one ``runs`` row (and ``steps``)."""
+
+    role: Role = "run"
+
+    @abstractmethod
+    def read_run(self, parsed: P, request: RunRequest) -> RunPart:
+        """The run's row values, its per-step rows if the format has them, and notes."""
+
+
+class NcclFormat(Format[P]):
+    """Collective-bandwidth measurements: rows of the ``nccl`` table."""
+
+    role: Role = "nccl"
+
+    @abstractmethod
+    def frame(self, parsed: P, *, run_id: str, source_file: str, path: Path) -> pl.DataFrame:
+        """Rows in :data:`cmax.evidence.NCCL_SCHEMA` (missing columns may be left out)."""
+
+
+class IncidentFormat(Format[P]):
+    """An incident log: rows of the ``incidents`` table."""
+
+    role: Role = "incidents"
+
+    @abstractmethod
+    def frame(self, parsed: P, *, source_file: str) -> pl.DataFrame:
+        """Rows in :data:`cmax.evidence.INCIDENTS_SCHEMA`."""
+
+
+class AuditFormat(Format[P]):
+    """A cluster audit: rows of the ``audit_checks`` table and the cluster's name."""
+
+    role: Role = "audit"
+
+    @abstractmethod
+    def checks(self, parsed: P, *, source_file: str) -> tuple[list[dict[str, Any]], str | None]:
+        """Rows in :data:`cmax.evidence.AUDIT_SCHEMA` and the audited cluster's name."""
+
+
+_REGISTRY: dict[str, Format[Any]] = {}
+
+
+def register(fmt: Format[Any]) -> Format[Any]:
+    """Add ``fmt`` to the registry (its ``id`` must be new)."""
+    if fmt.id in _REGISTRY:
+        raise RuntimeError(f"evidence format {fmt.id!r} registered twice")
+    if not fmt.markers and fmt.json_shape is None and type(fmt).sniff is Format.sniff:
+        raise RuntimeError(f"evidence format {fmt.id!r} has neither sniff() nor markers")
+    _REGISTRY[fmt.id] = fmt
+    return fmt
+
+
+def all_formats() -> list[Format[Any]]:
+    """Every registered format, in detection order (structural first, then by priority)."""
+    return sorted(_REGISTRY.values(), key=lambda f: (bool(f.markers), -f.priority, f.id))
+
+
+def by_id(format_id: str) -> Format[Any]:
+    return _REGISTRY[format_id]
+
+
+def unknown(path: Path, why: str = "") -> EvidenceFormatError:
+    """The error for content no format recognises, pointing at the list of formats."""
+    tried = ", ".join(f.id for f in all_formats())
+    return EvidenceFormatError(
+        f"unrecognised evidence format{': ' + why if why else ''}; tried {tried}",
+        file=path, fix="check that this is the unmodified tool output; docs/formats.md lists "
+        "every format cmax reads and how each is recognised")
+
+
+def identify(path: Path) -> tuple[Format[Any], Probe]:
+    """The format of one evidence file, decided by its content, and its probe."""
+    probe = Probe(path)
+    formats = all_formats()
+    for fmt in formats:
+        if not fmt.markers and fmt.sniff(probe):
+            return fmt, probe
+    if probe.is_sqlite:
+        raise unknown(probe.path, probe.why[0] if probe.why else "an SQLite database")
+    found = _scan_markers(probe.path, [f for f in formats if f.markers])
+    if found is not None:
+        return found, probe
+    if probe.why:
+        raise unknown(probe.path, probe.why[0])
+    problem = probe.json_problem
+    if probe.has_json:
+        data = probe.json
+        keys = sorted(data)[:6] if isinstance(data, dict) else []
+        problem = "JSON of no known shape" + (f" (keys: {', '.join(keys)})" if keys else "")
+    # a text log may start with "[": only a "{" head or valid JSON makes JSON the diagnosis
+    if problem and (probe.head_text[:1] == "{" or probe.has_json):
+        raise unknown(probe.path, problem)
+    raise unknown(probe.path)
+
+
+def _scan_markers(path: Path, formats: list[Format[Any]]) -> Format[Any] | None:
+    """Scan growing chunks (1 MiB, then up to 8 MiB) until a marker appears or the file ends."""
+    overlap = b""
+    size = 1 << 20
+    with path.open("rb") as fh:
+        while raw := fh.read(size):
+            chunk = overlap + raw
+            text: str | None = None
+            for fmt in formats:
+                for marker in fmt.markers:
+                    if marker.literal not in chunk:
+                        continue
+                    if text is None:
+                        text = _ANSI.sub("", chunk.decode("utf-8", errors="replace"))
+                    if marker.pattern.search(text):
+                        return fmt
+            overlap = chunk[-4096:]
+            size = min(size * 2, CHUNK)
+    return None
+
+
+_DOC_HEAD = """\
+# Evidence formats
+
+<!-- generated from the format registry by `python -m cmax.ingest.formats docs/formats.md`;
+do not edit by hand: tests/ingest/test_ingest_formats.py fails when this file is out of step -->
+
+cmax decides a file's format from its **content**, never its name: providers rename files
+freely. Detection runs in two passes. First the *structural* formats look at the file's head
+(SQLite magic, the shape of a JSON document, a CSV header), highest priority first. Then the
+*text* formats' markers are searched in growing chunks of the file (1 MiB, then up to 8 MiB)
+until one appears; within a chunk the highest priority wins, so an MLPerf result file, which
+embeds a framework's log, is never taken for that log. A file nothing recognises is refused
+with an error that lists every format tried and points here.
+
+Each format has a **role**: what a manifest key may use it for (`runs[].log` needs `run`,
+`[[nccl]] path` needs `nccl` (or `node-health` inside a folder), `[[mlperf]] path`
+needs `mlperf`, `[audit] path` needs `audit`, `[reliability] incidents` needs `incidents`).
+"""
+
+_DOC_TAIL = """\
+## Adding a format
+
+1. Write the parser (its own module under `cmax/ingest/`), following the tool's own source or
+   published outputs, and put a real (or faithfully reduced) sample under `tests/data/`.
+2. Add **one module** under `cmax/ingest/formats/` that subclasses the base class of its role
+   (`RunFormat`, `NcclFormat`, `IncidentFormat`, `AuditFormat`, or `Format` for `mlperf` /
+   `node-health`), sets `id`, `title`, `tool`, `sample` and `priority`, recognises the file
+   with `sniff(probe)` (structural: use `probe.json`, `probe.first_line`, `probe.head`) or
+   with `markers` (text), implements `parse(probe)` and `summarise(parsed, probe)` and the
+   role's method, and calls `register(...)`. Every module in that package is imported
+   automatically: nothing else needs an edit (no list, marker table or `if` chain).
+   `facts(parsed)` defaults to the parser's `facts`; return the identity statements the file
+   makes about itself (see `cmax/facts.py`).
+3. Regenerate this file: `python -m cmax.ingest.formats docs/formats.md`. The registry test
+   checks that the format detects its own `sample`, renamed, and that this file is in step.
+"""
+
+
+def formats_markdown() -> str:
+    """docs/formats.md, generated from the registry."""
+    rows = ["| id | role | recognised by | what it is |", "| --- | --- | --- | --- |"]
+    sections = []
+    for fmt in all_formats():
+        how = (f"text marker, priority {fmt.priority}" if fmt.markers
+               else f"structure, priority {fmt.priority}")
+        rows.append(f"| `{fmt.id}` | {fmt.role} | {how} | {fmt.title} |")
+        doc = (sys.modules[type(fmt).__module__].__doc__ or "").strip()  # the plugin's
+        lines = [f"### `{fmt.id}`: {fmt.title}", "", f"- Written by: {fmt.tool}",
+                 f"- Role: `{fmt.role}`",
+                 f"- Plugin: `{type(fmt).__module__}.{type(fmt).__name__}`",
+                 f"- Sample: `tests/data/{fmt.sample}`" if not fmt.sample.startswith("(")
+                 else f"- Sample: {fmt.sample}"]
+        lines += [f"- Marker: `{m.pattern.pattern}`" for m in fmt.markers]
+        first = doc.split("\n\n")[0].replace("\n", " ") if doc else ""
+        if first:
+            lines += ["", first]
+        sections.append("\n".join(lines))
+    return "\n".join([_DOC_HEAD, "## Formats", "", *rows, "", *[s + "\n" for s in sections],
+                      _DOC_TAIL])
+
+
+def _load_plugins() -> None:
+    """Import every format module of this package (each registers its formats)."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_load_plugins()

@@ -1,0 +1,33 @@
+"""DCGM diagnostics JSON (``dcgmi diag -r N -j``): per-node GPU health.
+
+Recognised by its top-level ``DCGM GPU Diagnostic`` (or ``DCGM Diagnostic``) object with
+``test_categories``; read into node-health rows by :mod:`cmax.ingest.dcgm` (NETWORK).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from cmax.ingest import dcgm
+from cmax.ingest.formats import Format, Probe, Role, register
+
+
+class DcgmDiag(Format[pl.DataFrame]):
+    id = "dcgm-diag"
+    title = "DCGM diagnostics (JSON)"
+    tool = "NVIDIA DCGM `dcgmi diag -r 3 -j` on one node"
+    sample = "nccl/dcgm/node-a.json"
+    role: Role = "node-health"
+    priority = 84
+    json_shape = staticmethod(dcgm.is_dcgm_diag)
+
+    def parse(self, probe: Probe) -> pl.DataFrame:
+        return dcgm.parse_dcgm(probe.path)
+
+    def summarise(self, parsed: pl.DataFrame, probe: Probe) -> dict[str, Any]:
+        return dict(dcgm.dcgm_summary(probe.path))
+
+
+register(DcgmDiag())
