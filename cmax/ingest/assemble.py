@@ -7,7 +7,8 @@ key and the file: a rating built on a silently skipped log would be wrong in the
 favour or against it, and nobody would know. Nothing here knows a particular format: each
 format turns its parsed file into rows through its role's method (``read_run``, ``frame``,
 ``checks``), so adding a format never touches this module. MLPerf result *folders* are trees,
-read by :mod:`cmax.ingest.mlperf`; ``[[nccl]]`` entries by :mod:`cmax.ingest.network_files`.
+read by :func:`cmax.ingest.mlperf.read_tree`; ``[[nccl]]`` entries (files or folders of
+nccl-tests and dcgmi output) by :mod:`cmax.ingest.network_files`.
 
 Every file read is recorded once as an :class:`~cmax.evidence.EvidenceFile` with its digest,
 format, line count and the identity facts its format recorded, so later stages never reopen it.
@@ -24,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from cmax.bundle import Bundle
-from cmax.errors import CmaxError, EvidenceError, EvidenceFormatError
+from cmax.errors import CmaxError, EvidenceFormatError
 from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
@@ -50,7 +51,6 @@ from cmax.ingest.formats import (
     recorded_facts,
 )
 from cmax.ingest.network_files import network_files
-from cmax.ingest.summary import find_system_json
 from cmax.ingest.textlines import CONFIG_KEYS, table
 from cmax.ingest.training import pick_log
 from cmax.manifest import RunSpec
@@ -215,6 +215,11 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
 
 def _read_mlperf(reader: _Reader, relative: str, key: str,
                  sets_out: list[mlperf.MlperfSet]) -> pl.DataFrame:
+    """An MLPerf result file or tree (benchmark, system, submitter folder), read once.
+
+    The parsed sets go to ``sets_out`` (``Evidence.mlperf_sets``): validation and scoring read
+    them instead of re-parsing the MLLOG lines.
+    """
     bundle = reader.bundle
     target = bundle.resolve(relative, field=key)
     if not target.is_dir():
@@ -223,43 +228,12 @@ def _read_mlperf(reader: _Reader, relative: str, key: str,
             raise EvidenceFormatError(f"file holds {fmt.id}, not an MLPerf result file",
                                       file=target, expected="result_*.txt with :::MLLOG lines",
                                       fix="check the manifest points at the right file")
-    read_tree = getattr(mlperf, "read_tree", None)
-    rows_of = getattr(mlperf, "mlperf_rows", None)
-    if read_tree is not None and rows_of is not None:
-        # MLPerf trees (benchmark, system, submitter folders) as cmax.ingest.mlperf reads them
-        sets = read_tree(target, root=bundle.root)
-        sets_out.extend(sets)  # parsed once: validate and score read these
-        display: dict[Path, str] = {}
-        for s in sets:
-            for run in s.runs:
-                display[run.path] = reader.record(run.path, "mlperf", recorded_facts(run))
-            if s.system is not None:
-                reader.record(s.system.path, "mlperf-system-json", recorded_facts(s.system))
-        return table(rows_of(sets, display), MLPERF_SCHEMA)
-    return _read_mlperf_folder(reader, target)  # pragma: no cover - before MLPERF's trees
-
-
-def _read_mlperf_folder(reader: _Reader, target: Path) -> pl.DataFrame:
-    """One benchmark folder or result file (the reader before tree support)."""
-    if target.is_dir():
-        results = mlperf.result_files(target)
-        if not results:
-            raise EvidenceError("folder holds no MLPerf result files", file=target,
-                                expected="result_*.txt files with :::MLLOG lines")
-        folder = target
-    else:
-        results, folder = [target], target.parent
-    runs = [mlperf.parse_result_file(p) for p in results]
-    for run in runs:
-        reader.record(run.path, "mlperf")
-    found = find_system_json(folder, runs, root=reader.bundle.root)
-    num_gpus = None
-    if found is not None:
-        reader.record(found[0], "mlperf-system-json")
-        num_gpus = mlperf.system_gpus(found[1])
-    display = {r.path: reader.rel(r.path) for r in runs}
-    frame_of = getattr(mlperf, "mlperf_frame", None)  # gone once MLPERF's trees land
-    if frame_of is None:  # pragma: no cover
-        raise RuntimeError("cmax.ingest.mlperf has neither read_tree nor mlperf_frame")
-    frame: pl.DataFrame = frame_of(runs, num_gpus=num_gpus, display=display)
-    return frame
+    sets = mlperf.read_tree(target, root=bundle.root)
+    sets_out.extend(sets)
+    display: dict[Path, str] = {}
+    for s in sets:
+        for run in s.runs:
+            display[run.path] = reader.record(run.path, "mlperf", recorded_facts(run))
+        if s.system is not None:
+            reader.record(s.system.path, "mlperf-system-json", recorded_facts(s.system))
+    return table(mlperf.mlperf_rows(sets, display), MLPERF_SCHEMA)

@@ -29,11 +29,8 @@ class MlperfResult(Format[MlperfRun]):
         return mlperf.parse_result_file(probe.path)
 
     def summarise(self, parsed: MlperfRun, probe: Probe) -> dict[str, Any]:
-        # the tree reader scores a lone file the way it scores a folder (system, scaling, notes)
-        inspect_tree = getattr(mlperf, "inspect_tree", None)
-        if inspect_tree is not None:
-            return dict(inspect_tree(probe.path))
-        return dict(mlperf.mlperf_summary([parsed], None))
+        # the tree reader summarises a lone file the way it does a folder (system, notes)
+        return mlperf.inspect_tree(probe.path)
 
 
 class MlperfSystemJson(Format[dict[str, Any]]):
