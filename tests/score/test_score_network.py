@@ -78,3 +78,13 @@ def test_no_fabric_baseline_or_no_interconnect() -> None:
 def test_nodes_derived_from_ranks() -> None:
     r = net(sweep({8 * GIB: 370.0}, nodes=None))  # 64 ranks / 8 per node
     assert r.nodes == 8 and r.verdict == "pass"
+
+
+def test_a_bar_sourced_for_other_gpus_is_not_used() -> None:
+    ref = FakeReference(network={(FABRIC, "all_reduce", 8): {
+        **NET[(FABRIC, "all_reduce", 8)], "id": "h100-bar", "gpus": ["h100-sxm", "h200"]}})
+    system = {"gpu": "gb200", "nodes": 8, "gpus_per_node": 8, "interconnect": FABRIC}
+    r = net(sweep({8 * GIB: 370.0}), ref, system=system)
+    assert r.verdict == "no_reference" and r.reference_busbw_gbps is None
+    assert any("sourced for h100-sxm, h200, not gb200" in n for n in r.notes)
+    assert net(sweep({8 * GIB: 370.0}), ref).verdict == "pass"  # h100-sxm: the bar applies
