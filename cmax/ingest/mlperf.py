@@ -679,7 +679,7 @@ def set_summary(s: MlperfSet) -> dict[str, Any]:
         "accelerator_model_name": s.accelerator,
         "num_gpus": s.num_gpus,
         "runs": [
-            {"file": r.file, "status": r.status,
+            {"file": r.path.name, "status": r.status,
              "time_to_train_min": round(r.minutes, 4) if r.minutes is not None else None,
              **({"problem": r.problem} if r.problem else {})}
             for r in s.runs
@@ -706,7 +706,8 @@ def inspect_tree(path: Path) -> dict[str, Any]:
     One benchmark folder gives its own summary; a larger tree lists every benchmark and the
     ``summary`` rows the MLCommons summarizer writes to summary.json (one per system).
     """
-    sets = read_tree(Path(path))
+    path = Path(path)
+    sets = read_tree(path, root=_submitter_root(path))
     by_system: dict[Path, list[MlperfSet]] = {}
     for s in sets:
         by_system.setdefault(s.folder.parent, []).append(s)
@@ -718,6 +719,16 @@ def inspect_tree(path: Path) -> dict[str, Any]:
         return {**out, "summary": summary}
     return {"format": "mlperf-tree", "benchmarks": [set_summary(s) for s in sets],
             "summary": summary}
+
+
+def _submitter_root(path: Path) -> Path:
+    """For ``cmax inspect``: the submitter folder above a system or benchmark folder (the one
+    holding ``systems/``), so the system JSON is found; else the folder itself."""
+    start = path if path.is_dir() else path.parent
+    for folder in (start, *list(start.parents)[:4]):
+        if (folder / "systems").is_dir():
+            return folder
+    return start
 
 
 def system_summary(system: dict[str, Any]) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def score(
     exemplar_pass, exemplar_note = exemplar_verdict(workloads, rubric.performance.bar)
     network = network_results(evidence, reference, rubric)
     pairs = network_pairs(evidence)
-    mlperf = mlperf_results(evidence, reference, rubric)
+    mlperf = mlperf_results(evidence, reference, rubric, findings)
     reliability = reliability_result(evidence, reference)
     sla = sla_result(evidence)
     audit = audit_summary(evidence)

@@ -1,0 +1,71 @@
+"""A bundle holding a real MLPerf submitter folder, end to end: ingest parses it once, the
+rules read the parsed sets, the score rates NVIDIA's own result against itself."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from cmax.pipeline import load
+from cmax.score import load_rubric, score
+from tests.paths import DATA
+
+ORG = DATA / "mlperf" / "v5.0" / "NVIDIA"
+SYSTEM = "eos-dfw_n64_ngc25.01_nemo"
+
+MANIFEST = """
+[provider]
+name = "NVIDIA"
+cluster = "eos-dfw"
+
+[system]
+gpu = "{gpu}"
+nodes = 64
+gpus_per_node = 8
+
+[benchmark]
+date = 2025-06-04
+
+[[mlperf]]
+path = "v5.0/NVIDIA"
+"""
+
+
+def bundle(root: Path, gpu: str = "h100-sxm") -> Path:
+    org = root / "v5.0" / "NVIDIA"
+    shutil.copytree(ORG / "results" / SYSTEM, org / "results" / SYSTEM)
+    (org / "systems").mkdir(parents=True)
+    shutil.copy(ORG / "systems" / f"{SYSTEM}.json", org / "systems")
+    (root / "cmax.toml").write_text(MANIFEST.format(gpu=gpu))
+    return root
+
+
+def test_nvidia_submission_in_a_bundle(tmp_path: Path) -> None:
+    with load(bundle(tmp_path / "b")) as loaded:
+        [s] = loaded.case.mlperf_sets
+        assert s.round == "5.0" and s.num_gpus == 512
+        assert loaded.case.mlperf.height == 3
+        mlperf_findings = [f for f in loaded.findings if f.rule.startswith("mlperf.")]
+        assert mlperf_findings == []  # compliant, RCP pass, scaling.json as MLCommons wrote it
+        facts = {f.kind: f.value for e in loaded.case.files for f in e.facts}
+        assert facts["gpu"] == "NVIDIA H100-SXM5-80GB" and facts["gpu_count"] == "512"
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
+    [m] = card.mlperf
+    assert m.ratio == 1.0 and m.verdict == "pass" and m.num_gpus == 512
+
+
+def test_system_json_contradicting_the_manifest_is_an_error(tmp_path: Path) -> None:
+    with load(bundle(tmp_path / "b", gpu="b200")) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "mlperf.system-mismatch"]
+    assert [(f.severity, f.file, f.line) for f in hits] == [
+        ("error", f"v5.0/NVIDIA/systems/{SYSTEM}.json", 21)]  # accelerator_model_name
+
+
+def test_scaling_json_removed_is_flagged(tmp_path: Path) -> None:
+    root = bundle(tmp_path / "b")
+    (root / "v5.0" / "NVIDIA" / "results" / SYSTEM / "llama31_405b" / "scaling.json").unlink()
+    with load(root) as loaded:
+        [hit] = [f for f in loaded.findings if f.rule == "mlperf.rcp-scaling"]
+        assert "1.16667" in hit.message and "no scaling.json" in hit.message
+        [s] = loaded.case.mlperf_sets
+        assert s.score.score_min == s.score.unscaled_min  # 230.7 min: what cmax used to report
