@@ -89,7 +89,7 @@ class _Reader:
         checked = _expect(probe, fmt, role, what)
         parsed = checked.parse(probe)
         rel = self.record(probe.path, checked.id, checked.facts(parsed),
-                          line_count=checked.line_count(parsed))
+                          line_count=checked.line_count(parsed, probe))
         return checked, parsed, rel
 
     @contextmanager
@@ -233,7 +233,8 @@ def _read_mlperf(reader: _Reader, relative: str, key: str,
     display: dict[Path, str] = {}
     for s in sets:
         for run in s.runs:
-            display[run.path] = reader.record(run.path, "mlperf", recorded_facts(run))
+            display[run.path] = reader.record(run.path, "mlperf", recorded_facts(run),
+                                              line_count=getattr(run, "line_count", None))
         if s.system is not None:
             reader.record(s.system.path, "mlperf-system-json", recorded_facts(s.system))
     return table(mlperf.mlperf_rows(sets, display), MLPERF_SCHEMA)

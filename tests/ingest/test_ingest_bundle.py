@@ -234,6 +234,17 @@ def test_evidence_files_carry_identity_facts(evidence) -> None:  # type: ignore[
     assert all(f.where and f.where.startswith("jobs row") for f in llmb)
 
 
+def test_evidence_files_carry_line_counts(evidence) -> None:  # type: ignore[no-untyped-def]
+    files = {f.path: f for f in evidence.files}
+    for path, src in (("incidents.csv", "incidents.csv"),
+                      ("audit/audit.values.json", "example_audit.values.json"),
+                      ("summaries/dgxc.csv", "dgxc_parse_nemo2.csv")):
+        assert files[path].line_count == len((DATA / src).read_text().splitlines()), path
+    assert files["summaries/llmb.db"].line_count is None  # binary
+    mlperf = [f for f in evidence.files if f.kind == "mlperf"]
+    assert mlperf and all(f.line_count for f in mlperf)
+
+
 def test_wrong_format_for_key_keeps_class_and_fix(tmp_path: Path) -> None:
     root = _minimal(tmp_path, '[[runs]]\nworkload="a"\nprecision="fp8"\nnum_gpus=8\n'
                               'log="x.log"\n')

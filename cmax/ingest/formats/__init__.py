@@ -175,6 +175,18 @@ class Probe:
 
     json_problem: str = ""
 
+    def count_lines(self) -> int:
+        """Lines in the file as an editor numbers them (a last line without newline counts)."""
+        if "text" in self.__dict__:  # already read whole: count in memory
+            text: str = self.__dict__["text"]
+            return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        count, last = 0, b""
+        with self.path.open("rb") as fh:
+            while chunk := fh.read(1 << 20):
+                count += chunk.count(b"\n")
+                last = chunk
+        return count + (1 if last and not last.endswith(b"\n") else 0)
+
     @property
     def has_json(self) -> bool:
         return self.json is not _NO_JSON
@@ -240,10 +252,17 @@ class Format(ABC, Generic[P]):
         on the parsed object as ``facts``)."""
         return recorded_facts(parsed)
 
-    def line_count(self, parsed: P) -> int | None:
-        """Lines read (None for binary formats or parsers that do not count)."""
+    def line_count(self, parsed: P, probe: Probe) -> int | None:
+        """Lines in the file: the parser's own count where it keeps one (``line_count``);
+        else counted here for every text format but the run logs, which can be gigabytes and
+        whose parsers count while they stream (a second pass would double their I/O); None
+        for binary formats."""
         count = getattr(parsed, "line_count", None)
-        return count if isinstance(count, int) else None
+        if isinstance(count, int):
+            return count
+        if probe.is_sqlite or (self.role == "run" and self.markers):
+            return None
+        return probe.count_lines()
 
 
 def recorded_facts(parsed: object) -> tuple[Fact, ...]:

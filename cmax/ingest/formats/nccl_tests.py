@@ -39,8 +39,7 @@ class NcclTests(NcclFormat[list[NcclTest]]):
         return nccl.nccl_summary(parsed, probe.path)
 
     def facts(self, parsed: list[NcclTest]) -> tuple[Fact, ...]:
-        record = getattr(nccl, "nccl_facts", None)  # NETWORK's fact recorder, once it lands
-        return tuple(record(parsed)) if record is not None else ()
+        return nccl.nccl_facts(parsed)
 
     def frame(self, parsed: list[NcclTest], *, run_id: str, source_file: str,
               path: Path) -> pl.DataFrame:
