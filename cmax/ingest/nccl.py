@@ -72,13 +72,15 @@ _INT = re.compile(r"^-?\d+$")
 _FOOTER = ("Out of bounds values", "Avg bus bandwidth", "Collective test concluded",
            "GPU memory usage", "error:")
 # NCCL_DEBUG=INFO transport lines, as NCCL prints them (NVIDIA/nccl src/transport/net_*.cc,
-# src/init.cc "Using network %s"), and the channel lines "via NET/<name>/<dev>".
-_FABRIC = (
-    re.compile(r"\bUsing network (Socket|IB|AWS Libfabric|\S+)"),
-    re.compile(r"\bNET/(Socket|IB) : (?:Using|No device found)[^\n]*"),
-    re.compile(r"\bNET/OFI Selected Provider is (\S+)"),
-    re.compile(r"\bNET/Plugin ?: (?:No plugin found|Could not find|Failed to load)[^\n]*"),
-    re.compile(r"\bvia NET/(Socket|IB|AWS Libfabric)\b"),
+# src/init.cc "Using network %s"), and the channel lines "via NET/<name>/<dev>"; each keyed
+# by a literal that must be in the line, so the chatter of thousands of ranks stays cheap.
+_FABRIC: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("via NET/", re.compile(r"\bvia NET/(Socket|IB|AWS Libfabric)\b")),
+    ("Using network", re.compile(r"\bUsing network (Socket|IB|AWS Libfabric|\S+)")),
+    ("NET/OFI", re.compile(r"\bNET/OFI Selected Provider is (\S+)")),
+    ("NET/Plugin", re.compile(
+        r"\bNET/Plugin ?: (?:No plugin found|Could not find|Failed to load)[^\n]*")),
+    ("NET/", re.compile(r"\bNET/(Socket|IB) : (?:Using|No device found)[^\n]*")),
 )
 _LAUNCHERS = {"mpirun", "mpiexec", "orterun", "srun", "prterun", "aprun", "jsrun"}
 INT64_MAX = 2**63 - 1
@@ -171,9 +173,11 @@ class _Launch:
 
 
 def _clean(text: str) -> str:
-    text = _ANSI.sub("", text)
-    for prefix in _PREFIXES:
-        text = prefix.sub("", text, count=1)
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if ":" in text:  # both launcher prefixes end in a colon
+        for prefix in _PREFIXES:
+            text = prefix.sub("", text, count=1)
     return text.strip()
 
 
@@ -284,9 +288,11 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
         lineno = idx + 1
         if not body:
             continue
-        for pattern in _FABRIC:
-            if m := pattern.search(body):
+        if " NCCL " in body:  # NCCL_DEBUG chatter: every rank's, often most of the file
+            pattern = next((p for k, p in _FABRIC if k in body), None)
+            if pattern is not None and (m := pattern.search(body)):
                 fabric.setdefault(m.group(0).strip(), lineno)
+            continue
         if m := _STARTING.search(body):
             if m.group(1) in COLLECTIVES:
                 pending = m.group(1)
