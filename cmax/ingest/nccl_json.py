@@ -136,6 +136,9 @@ def parse_nccl_json(path: Path) -> tuple[list[NcclTest], pl.DataFrame]:
                 and abs(wrong) < 2**63 else None,
                 "in_place": in_place, "line": None,
             })
+    stats = _iteration_stats(data["results"])
+    if stats:
+        test.notes.append(stats)
     processes = len(devices)
     per_proc = (test.threads or 1) * (test.gpus_per_thread or 1)
     if processes:
@@ -150,6 +153,22 @@ def parse_nccl_json(path: Path) -> tuple[list[NcclTest], pl.DataFrame]:
         per_node = _node_times(data["results"], devices)
     health = table([{**row, "source_file": None} for row in per_node], NODE_HEALTH_SCHEMA)
     return [test], health
+
+
+def _iteration_stats(results: list[Any]) -> str | None:
+    """The per-iteration spread at the largest size, as nccl-tests ``-I 1`` recorded it."""
+    sized = [r for r in results if isinstance(r, dict) and isinstance(r.get("size"), int)]
+    for res in sorted(sized, key=lambda r: -int(r["size"])):
+        per_iter = res.get("out_of_place_per_iter")
+        if not isinstance(per_iter, dict):
+            continue
+        vals = {k: _float(per_iter.get(k)) for k in ("p50_us", "p95_us", "p99_us", "cv_pct")}
+        if any(v is None or not math.isfinite(v) for v in vals.values()):
+            continue
+        return (f"per-iteration times at {res['size']} B (out-of-place): p50 "
+                f"{vals['p50_us']:g} us, p95 {vals['p95_us']:g} us, p99 {vals['p99_us']:g} us, "
+                f"CV {vals['cv_pct']:g}%")
+    return None
 
 
 def _node_times(results: list[Any], devices: list[Any]) -> list[dict[str, Any]]:
