@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
 
 import polars as pl
 
@@ -59,12 +58,6 @@ def unmatched_specs(ctx: Context) -> list[tuple[int, RunSpec]]:
     """Manifest [[runs]] entries that no ingested run came from."""
     used = {v.spec_index for v in ctx.runs if v.spec_index is not None}
     return [(i, spec) for i, spec in enumerate(ctx.manifest.runs) if i not in used]
-
-
-def bundle_path(ctx: Context, rel: str) -> Path:
-    """Where a manifest path lived on disk. No rule of this package opens it (the case has
-    everything); kept for rule modules still being moved onto the case."""
-    return ctx.evidence.root.joinpath(*PurePosixPath(rel.replace("\\", "/")).parts)
 
 
 def finite(value: float | None) -> bool:
