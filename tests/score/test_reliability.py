@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 
 from cmax.score.reliability import credit_for, expected_ettr, reliability_result, sla_result
+from tests.fakes import FakeReference
 from tests.score.score_fakes import (
     LLAMA3_PER_GPU_HOUR,
-    FakeReference,
     evidence,
     incident,
     manifest,

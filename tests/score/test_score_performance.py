@@ -10,8 +10,8 @@ from cmax.score import load_rubric
 from cmax.score.performance import exemplar_verdict, suite_throughput, workload_results
 from cmax.score.stats import bootstrap_ci, geometric_mean, verdict_for
 from cmax.scorecard import WorkloadResult
+from tests.fakes import FakeReference
 from tests.score.score_fakes import (
-    FakeReference,
     baseline,
     evidence,
     flat_steps,

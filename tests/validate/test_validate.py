@@ -20,10 +20,9 @@ from cmax.validate.context import fmt_iters, print_resolution
 from cmax.validate.docgen import render
 from cmax.validate.software import parse_version
 from cmax.validate.statistics import robust_sigma, theil_sen_slope
-from tests.fakes import BASELINES
+from tests.fakes import BASELINES, FakeReference
 from tests.paths import DOCS
 from tests.validate.validate_fakes import (
-    FakeReference,
     HonestBundle,
     RunFx,
     honest_times,

@@ -22,10 +22,10 @@ from cmax.facts import Fact
 from cmax.findings import Finding
 from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
+from tests.fakes import FakeReference
 from tests.paths import REFERENCE
 from tests.validate.validate_fakes import (
     MLPERF_SYSTEM,
-    FakeReference,
     HonestBundle,
     RunFx,
     honest_times,
