@@ -463,16 +463,25 @@ def result_files(folder: Path) -> list[Path]:
     A folder without such names falls back to any file holding MLLOG lines, so a provider's
     single renamed log still reads; the set then carries a note.
     """
-    named = [p for p in folder.iterdir() if p.is_file() and _RESULT_NAME.match(p.name)]
-    if named:
-        return sorted(named, key=_natural)
-    found = []
-    for child in folder.iterdir():
-        if child.is_file() and not child.name.startswith(".") and child.suffix != ".json":
-            with child.open("rb") as fh:
-                if _TOKEN_B in fh.read(1 << 20):
-                    found.append(child)
+    try:
+        children = list(folder.iterdir())
+        named = [p for p in children if p.is_file() and _RESULT_NAME.match(p.name)]
+        if named:
+            return sorted(named, key=_natural)
+        found = [c for c in children if c.is_file() and not c.name.startswith(".")
+                 and c.suffix != ".json" and _has_token(c)]
+    except OSError as exc:
+        raise EvidenceError(f"cannot list the folder: {exc.strerror}", file=folder) from None
     return sorted(found, key=_natural)
+
+
+def _has_token(path: Path) -> bool:
+    """Whether the first MiB holds an MLLOG token (an unreadable file does not)."""
+    try:
+        with path.open("rb") as fh:
+            return _TOKEN_B in fh.read(1 << 20)
+    except OSError:
+        return False
 
 
 def _natural(path: Path) -> tuple[Any, ...]:
@@ -508,12 +517,11 @@ def is_mlperf_tree(path: Path) -> bool:
     path = Path(path)
     if not path.is_dir():
         return False
-    for folder in benchmark_folders(path):
-        for file in result_files(folder)[:1]:
-            with file.open("rb") as fh:
-                if _TOKEN_B in fh.read(1 << 20):
-                    return True
-    return False
+    try:
+        return any(_has_token(file) for folder in benchmark_folders(path)
+                   for file in result_files(folder)[:1])
+    except EvidenceError:
+        return False
 
 
 def detect_round(folder: Path, benchmark: str) -> str | None:
