@@ -88,3 +88,17 @@ def test_a_bar_sourced_for_other_gpus_is_not_used() -> None:
     assert r.verdict == "no_reference" and r.reference_busbw_gbps is None
     assert any("sourced for h100-sxm, h200, not gb200" in n for n in r.notes)
     assert net(sweep({8 * GIB: 370.0}), ref).verdict == "pass"  # h100-sxm: the bar applies
+
+
+def test_runs_in_a_folder_median_per_size_and_split_by_node_count() -> None:
+    rows = []
+    for i, bw in enumerate((370.0, 372.0, 150.0)):  # three 8-node runs, one slow
+        rows += [{**r, "source_file": f"nccl/run{i}.txt", "block": 0}
+                 for r in sweep({8 * GIB: bw})]
+    rows += [{**r, "source_file": "nccl/pair.txt", "block": 0, "nodes": 2}
+             for r in sweep({8 * GIB: 480.0})]
+    results = network_results(evidence(manifest(), nccl=rows),
+                              FakeReference(network=NET), RUBRIC)
+    assert [(r.nodes, r.busbw_gbps) for r in results] == [(8, 370.0), (2, 480.0)]
+    assert "median of 3 runs" in results[0].notes[0] and results[0].verdict == "pass"
+    assert results[1].verdict == "no_reference"  # no 2-node bar in this reference
