@@ -283,7 +283,6 @@ class OlympicScore:
     note: str | None = None
     unscaled_min: float | None = None
     scaling_factor: float = 1.0
-    kept: tuple[float, ...] = ()
 
 
 def olympic_score(minutes: list[float | None], benchmark: str | None, *,
@@ -309,7 +308,7 @@ def olympic_score(minutes: list[float | None], benchmark: str | None, *,
     if required is not None and n != required:
         note = f"{n} runs; MLPerf requires exactly {required} for {bench}"
     return OlympicScore(mean * scaling_factor, n, failed, required, drop, True, note,
-                        unscaled_min=mean, scaling_factor=scaling_factor, kept=tuple(kept))
+                        unscaled_min=mean, scaling_factor=scaling_factor)
 
 
 # ----------------------------------------------------------------------------- system JSON
@@ -751,24 +750,6 @@ def system_summary(system: dict[str, Any]) -> dict[str, Any]:
         "accelerator_model_name": system.get("accelerator_model_name"),
         "num_gpus": system_gpus(system),
     }
-
-
-def mlperf_summary(runs: list[MlperfRun], system: dict[str, Any] | None) -> dict[str, Any]:
-    """Summary of loose result files (one file given to ``cmax inspect``)."""
-    bench = next((r.benchmark for r in runs if r.benchmark), None)
-    folder = runs[0].path.parent if runs else Path(".")
-    factor, scaling_file = read_scaling(folder)
-    desc = None if system is None else SystemDesc(folder / "system.json", system, {})
-    s = MlperfSet(folder=folder, benchmark=bench or "unknown", runs=runs, system=desc,
-                  scaling_factor=factor, scaling_file=scaling_file, round=None,
-                  score=olympic_score([r.minutes for r in runs], bench,
-                                      scaling_factor=factor))
-    out = set_summary(s)
-    if len(runs) == 1:
-        out["notes"] = ["one result file: no official score (MLPerf scores a benchmark "
-                        "folder); time_to_train_min is this run's"]
-        out["time_to_train_min"] = out["runs"][0]["time_to_train_min"]
-    return out
 
 
 def mlperf_rows(sets: list[MlperfSet], display: dict[Path, str]) -> list[dict[str, Any]]:

@@ -25,7 +25,6 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cmax.errors import ReferenceDataError
 
@@ -385,12 +384,3 @@ def t_two_sided_p(t: float, df: int) -> float:
             total += term
         a = s * total
     return min(1.0, max(0.0, 1.0 - a))
-
-
-def rcp_source_note(rcps: RcpSet, source: str) -> str:
-    return f"{source}; {rcps.source}"
-
-
-def as_dict(row: NvidiaResult) -> dict[str, Any]:
-    return {k: getattr(row, k) for k in ("round", "benchmark", "system_name", "accelerator",
-                                         "num_gpus", "score_min", "source")}
