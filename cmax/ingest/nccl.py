@@ -159,6 +159,7 @@ class NcclTest:
     node_count: int | None = None
     notes: list[str] = field(default_factory=list)
     fabric: dict[str, int] = field(default_factory=dict)  # NCCL transport line -> first line
+    env: tuple[Fact, ...] = ()  # transport settings a JSON output's env list records
 
 
 @dataclass

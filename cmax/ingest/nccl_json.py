@@ -97,6 +97,7 @@ def parse_nccl_json(path: Path) -> tuple[list[NcclTest], pl.DataFrame]:
     config = data["config"]
     devices = config.get("devices") if isinstance(config.get("devices"), list) else []
     test = NcclTest(collective=_collective(data, path))
+    test.env = env_facts(data)
     test.threads = config.get("nthreads") if isinstance(config.get("nthreads"), int) else None
     test.gpus_per_thread = config.get("ngpus") if isinstance(config.get("ngpus"), int) else None
     for i, dev in enumerate(devices):
@@ -208,9 +209,23 @@ def _node_times(results: list[Any], devices: list[Any]) -> list[dict[str, Any]]:
     return []
 
 
+# environment settings that decide the transport NCCL uses (NCCL env documentation)
+FABRIC_ENV = ("NCCL_NET=", "NCCL_IB_DISABLE=", "NCCL_NET_PLUGIN=", "FI_PROVIDER=", "NCCL_IB_HCA=")
+
+
+def env_facts(data: dict[str, Any]) -> tuple[Fact, ...]:
+    """Transport-deciding settings from the ``env`` list nccl-tests records (``NCCL_NET=Socket``,
+    ``NCCL_IB_DISABLE=1``, ``FI_PROVIDER=efa``, ...), as ``fabric`` facts."""
+    env = data.get("env")
+    if not isinstance(env, list):
+        return ()
+    return tuple(Fact("fabric", str(e).strip(), None, "env") for e in env
+                 if isinstance(e, str) and e.startswith(FABRIC_ENV))
+
+
 def json_facts(tests: list[NcclTest], path: Path) -> tuple[Fact, ...]:
     """GPU names, hosts and counts stated in ``config`` (JSON has no lines: ``where`` says)."""
-    facts: list[Fact] = []
+    facts: list[Fact] = list(tests[0].env) if tests else []
     for test in tests:
         facts += [Fact("gpu", n, None, "config.devices[].device_info") for n in test.gpu_names]
         facts += [Fact("host", h, None, "config.devices[].hostname") for h in sorted(test.hosts)]

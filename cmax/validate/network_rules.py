@@ -6,8 +6,9 @@ EFA plugin (aws-ofi-nccl) or an IB plugin was missing or failed to load, or libf
 its TCP provider. NCCL then silently falls back to its built-in socket transport and the run
 "works" at a few percent of the fabric's bandwidth. With ``NCCL_DEBUG=INFO`` the log says so
 (``NET/IB : No device found``, ``NET/Plugin : No plugin found``, ``Using network Socket``,
-channels ``via NET/Socket``; ``NET/OFI Selected Provider is tcp``); the parsers record those
-lines as ``fabric`` facts and these rules read them. Without the debug lines, bandwidth far
+channels ``via NET/Socket``; ``NET/OFI Selected Provider is tcp``), and nccl-tests JSON
+records the environment (``NCCL_NET=Socket``, ``NCCL_IB_DISABLE=1``); the parsers record those
+as ``fabric`` facts and these rules read them. Without the debug lines, bandwidth far
 below the declared fabric's class is the tell, and the error lists the likely causes.
 """
 
@@ -66,9 +67,13 @@ def _socket_findings(ctx: Context) -> Iterator[Finding]:
         nodes = [int(f.value) for f in facts_of(file.facts, "node_count") if f.value.isdigit()]
         if nodes and max(nodes) < 2:
             continue  # one node: NVLink carries the traffic whatever the network transport
+        values = {f.value for f in fabric}
+        plugin = any(v.startswith(("NCCL_NET_PLUGIN=", "FI_PROVIDER=")) for v in values)
         used = [f for f in fabric if f.value.startswith(_SOCKET)
                 or (f.value.startswith("NET/OFI Selected Provider is")
-                    and f.value.split()[-1].lower().startswith("tcp"))]
+                    and f.value.split()[-1].lower().startswith("tcp"))
+                or f.value in ("NCCL_NET=Socket", "FI_PROVIDER=tcp")
+                or (f.value == "NCCL_IB_DISABLE=1" and not plugin)]
         if not used:
             continue
         why = [f.value for f in fabric
@@ -78,6 +83,8 @@ def _socket_findings(ctx: Context) -> Iterator[Finding]:
                                             "plugin (IB, or aws-ofi-nccl for EFA) are not "
                                             "visible to the job")
         first = min(used, key=lambda f: f.line or 0)
+        if first.where == "env":
+            cause = f"the job set {first.value} (nccl-tests' recorded environment)"
         yield finding("network.socket-fallback",
                       f"NCCL carried the traffic over TCP sockets ({first.value!r}); {cause}",
                       file=file.path, line=first.line)

@@ -52,3 +52,16 @@ def test_socket_fallback_names_the_missing_device_and_plugin(tmp_path: Path) -> 
 
 def test_rdma_run_at_fabric_speed_is_clean(tmp_path: Path) -> None:
     assert _network_findings(tmp_path, "tag_output_2node.txt") == []
+
+
+def test_json_environment_forcing_sockets_is_a_socket_fallback(tmp_path: Path) -> None:
+    (tmp_path / "nccl").mkdir()
+    text = (DATA / "nccl" / "all_reduce_2node.json").read_text()
+    (tmp_path / "nccl" / "all_reduce.json").write_text(
+        text.replace('"NCCL_IB_HCA=mlx5"', '"NCCL_IB_DISABLE=1"'))
+    (tmp_path / "cmax.toml").write_text(MANIFEST.replace("all_reduce.txt", "all_reduce.json"))
+    with open_bundle(tmp_path) as bundle:
+        evidence = ingest(bundle)
+    [hit] = [f for f in validate(evidence, load_reference())
+             if f.rule == "network.socket-fallback"]
+    assert "NCCL_IB_DISABLE=1" in hit.message and hit.file == "nccl/all_reduce.json"
