@@ -1,26 +1,38 @@
-"""Ingest throughput on gigabyte training logs, beside ``grep -c`` on the same file.
+"""Training-log ingest beside the I/O floor (``grep -c``) on generated gigabyte logs.
 
-``grep -c`` for the parser's keyword is the I/O floor: it reads every byte and does nothing
-else. The benchmark writes logs of the requested size into a temporary directory (deleted at
-the end), then times, in fresh processes, ``grep -c -F KEY`` and what ``cmax inspect FILE``
-runs (interpreter start-up, imports, format detection, streaming parse, summary; the parse
-alone is timed too) and reports MB/s and peak resident memory of each. Each figure is the best
-of ``--repeat`` runs, after a warm-up read so both see the page cache alike.
+What it measures, per scenario and size, each in a fresh child process after one warm-up
+read (page cache warm for every contender), best wall time of ``--repeat`` runs and the
+highest peak resident set (RSS) seen:
 
-Scenarios:
+* ``grep -c -F KEY FILE``: the floor. It reads every byte and keeps nothing.
+* ``cmax inspect FILE --format json``: the command a user runs (interpreter start-up,
+  imports, format detection, the streaming parse, the summary).
+* ``parse``: ``cmax.ingest.inspect_file`` alone, timed inside a child (no start-up or import),
+  to show what start-up costs beside the parse.
+* ``llmb-run`` (optional, ``--llmb-run GITDIR``): NVIDIA's own log parser
+  (``cli/llmb-run/src/llmb_run/pretrain_log_parser.py`` of NVIDIA/dgxc-benchmarking), copied
+  from a local git mirror into the temporary directory and run there on the same file. It is
+  never part of cmax; it reads only iterations 35-44 and keeps no step table, so it is a
+  reference for speed and memory, not the same job.
 
-* ``chatter``: 5,000 NeMo 2 steps drowned in rank chatter, whatever the size: run at two sizes
-  (``--grow``) it shows peak memory does not grow with the file.
-* ``noisy``: a NeMo 2 run whose log is mostly rank chatter (NCCL INFO, warnings), with one
-  step line per ~40 lines (about 25k steps per GB). This is what real multi-node logs look
-  like; run at two sizes it shows peak memory does not grow with the file.
-* ``dense``: one step line in every five (1.6 M steps per GB), the worst case for the regexes.
-  The step table itself then grows with the file (about 60 bytes a step), as it must.
+The step count cmax reads is checked against the number of step lines written, and against
+``grep -c``.
+
+Scenarios (NeMo 2 step lines as DGXC recipes print them, noise as multi-node jobs print it):
+
+* ``chatter``: one step line in about 40 lines (NCCL INFO, PyTorch warnings, NeMo info), the
+  shape of a real multi-node log: about 220k steps per GiB. With ``--grow`` it also runs at a
+  quarter, twice and the given size, to show whether peak memory follows the file size.
+* ``dense``: one step line in three (a long quiet run): about 2.1 M steps per GiB, the worst
+  case for the per-line regexes. The step table itself grows with the file (7 columns of 8
+  bytes a step), so memory must grow here.
 * ``megatron``: Megatron-Bridge iteration lines plus ``Step Time ... MODEL_TFLOP/s/GPU`` lines
-  paired by position, with the same noise as ``noisy``.
+  paired by position, with the noise of ``chatter`` (about 63k steps per GiB).
 
-Usage: ``python benchmarks/bench_ingest.py [--size-gb 1] [--scenarios chatter,noisy,dense,
-megatron] [--grow] [--repeat 2]``. Not a test: it prints figures and exits 0.
+Usage: ``python benchmarks/bench_ingest.py [--size-gb 1] [--scenarios chatter,dense,megatron]
+[--grow] [--repeat 2] [--llmb-run /work/.mirror/NVIDIA+dgxc-benchmarking/repo]``. Not a test:
+it prints figures and exits 0. Figures depend on the machine and on what else runs on it; the
+ratio to ``grep -c`` on the same file is the comparable number.
 """
 
 from __future__ import annotations
@@ -31,7 +43,6 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,17 +57,26 @@ sys.stdout.write(p.stdout.decode(errors="replace"))
 sys.stderr.write(p.stderr.decode(errors="replace"))
 """
 
-# what `cmax inspect FILE --format json` runs, with the import and parse timed apart
-CHILD = """
+# inspect_file alone, timed inside the child: the parse without start-up and imports
+PARSE_CHILD = """
 import json, sys, time
 from pathlib import Path
-t0 = time.perf_counter()
 from cmax.ingest import inspect_file
-t1 = time.perf_counter()
+t = time.perf_counter()
 summary = inspect_file(Path(sys.argv[1]))
-t2 = time.perf_counter()
-print(json.dumps({"import_s": t1 - t0, "parse_s": t2 - t1, "steps": summary["steps"]}))
+print(json.dumps({"parse_s": time.perf_counter() - t, "steps": summary["steps"]}))
 """
+
+# NVIDIA's llmb-run parser, imported from the copy in the temporary directory
+LLMB_CHILD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from llmb_run.pretrain_log_parser import parse_pretrain_log
+r = parse_pretrain_log(sys.argv[2], sys.argv[3])
+print(r.status.value, r.max_iteration_seen)
+"""
+LLMB_FILES = ("cli/llmb-run/src/llmb_run/pretrain_log_parser.py",
+              "cli/llmb-run/src/llmb_run/job_logs.py")
 
 NOISE = [
     "node{n:03d}:{p}:{p} [{r}] NCCL INFO Channel {c:02d}/0 : {r}[{r}] -> {q}[{r}] [send] via "
@@ -94,25 +114,19 @@ def _megatron(i: int, rng: random.Random) -> str:
             f"{720 + rng.random() * 20:.1f}MODEL_TFLOP/s/GPU\n")
 
 
-CHATTER_STEPS = 5000
-
-SCENARIOS: dict[str, tuple[Callable[[int, random.Random], str], int, str]] = {
-    # name: (step line writer, noise lines per step (0: sized for CHATTER_STEPS), grep keyword)
-    "chatter": (_nemo2, 0, "train_step_timing in s:"),
-    "noisy": (_nemo2, 40, "train_step_timing in s:"),
-    "dense": (_nemo2, 4, "train_step_timing in s:"),
-    "megatron": (_megatron, 40, "elapsed time per iteration"),
+SCENARIOS: dict[str, tuple[Callable[[int, random.Random], str], int, str, str]] = {
+    # name: (step line writer, noise lines per step, grep keyword, llmb-run framework)
+    "chatter": (_nemo2, 39, "train_step_timing in s:", "nemo2"),
+    "dense": (_nemo2, 2, "train_step_timing in s:", "nemo2"),
+    "megatron": (_megatron, 40, "elapsed time per iteration", "megatron_bridge"),
 }
 
 
 def write_log(path: Path, scenario: str, size_bytes: int) -> int:
     """Write a log of about ``size_bytes``; returns the number of step lines."""
-    step_line, noise_per_step, _ = SCENARIOS[scenario]
+    step_line, noise_per_step, _, _ = SCENARIOS[scenario]
     rng = random.Random(7)
-    noise_block = "".join(_noise(rng) for _ in range(4096))
-    noise_lines = noise_block.splitlines(keepends=True)
-    if noise_per_step == 0:  # a fixed number of steps drowned in rank chatter
-        noise_per_step = max(1, size_bytes * len(noise_lines) // (CHATTER_STEPS * len(noise_block)))
+    noise_lines = [_noise(rng) for _ in range(4096)]
     steps = written = 0
     with path.open("w", encoding="utf-8", newline="") as fh:
         buf: list[str] = []
@@ -138,65 +152,102 @@ def measure(cmd: list[str]) -> tuple[float, int, str]:
     head, _, rest = out.stdout.partition("\n")
     seconds, rss, code = head.split()
     if int(code) not in (0, 1):
-        raise SystemExit(f"{cmd[0]} failed ({code}): {out.stderr.strip()[:400]}")
+        raise SystemExit(f"{cmd[:3]} failed ({code}): {out.stderr.strip()[:400]}")
     return float(seconds), int(rss), rest
 
 
-def best(cmd: list[str], repeat: int) -> tuple[float, int, str]:
+def best(cmd: list[str], repeat: int) -> tuple[float, float, str]:
+    """Best wall seconds, highest peak RSS (MiB) and the last stdout of ``repeat`` runs."""
     runs = [measure(cmd) for _ in range(repeat)]
-    return min(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+    return min(r[0] for r in runs), max(r[1] for r in runs) / 1024, runs[-1][2]
 
 
-def run_one(tmp: Path, scenario: str, size_gb: float, repeat: int) -> dict[str, object]:
+def copy_llmb_run(gitdir: Path, into: Path) -> str | None:
+    """Copy llmb-run's parser out of a git mirror into ``into``; its commit, or None."""
+    pkg = into / "llmb_run"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")  # the real one imports the whole CLI
+    try:
+        commit = subprocess.run(["git", "--git-dir", str(gitdir), "rev-parse", "HEAD"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        for name in LLMB_FILES:
+            src = subprocess.run(["git", "--git-dir", str(gitdir), "show", f"HEAD:{name}"],
+                                 capture_output=True, check=True).stdout
+            (pkg / Path(name).name).write_bytes(src)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit
+
+
+def run_one(tmp: Path, scenario: str, size_gb: float, repeat: int,
+            llmb: Path | None) -> dict[str, object]:
     path = tmp / f"{scenario}_{size_gb:g}gb.log"
-    t0 = time.perf_counter()
     steps = write_log(path, scenario, int(size_gb * 1024**3))
-    gen_s = time.perf_counter() - t0
     size_mb = path.stat().st_size / 1024**2
-    keyword = SCENARIOS[scenario][2]
+    _, _, keyword, framework = SCENARIOS[scenario]
     subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the cache
     g_s, g_rss, g_out = best(["grep", "-c", "-F", keyword, str(path)], repeat)
-    c_s, c_rss, c_out = best([sys.executable, "-c", CHILD, str(path)], repeat)
-    summary = json.loads(c_out)
+    c_s, c_rss, c_out = best([sys.executable, "-m", "cmax", "inspect", str(path), "--format",
+                              "json"], repeat)
+    _, _, p_out = best([sys.executable, "-c", PARSE_CHILD, str(path)], repeat)
+    row: dict[str, object] = {
+        "scenario": scenario, "size_mb": round(size_mb), "steps": steps,
+        "grep_s": g_s, "grep_rss": g_rss, "cmax_s": c_s, "cmax_rss": c_rss,
+        "ratio": c_s / g_s, "parse_s": json.loads(p_out)["parse_s"],
+    }
+    if llmb is not None:
+        l_s, l_rss, l_out = best([sys.executable, "-c", LLMB_CHILD, str(llmb), str(path),
+                                  framework], repeat)
+        row.update(llmb_s=l_s, llmb_rss=l_rss, llmb_status=l_out.split()[0])
     path.unlink()
     assert int(g_out.strip()) == steps, "grep count differs from the generated step count"
-    assert summary["steps"] == steps, f"cmax read {summary['steps']} steps, wrote {steps}"
-    return {"scenario": scenario, "size_mb": round(size_mb), "steps": steps,
-            "generate_s": round(gen_s, 1), "grep_s": g_s, "grep_mb_s": size_mb / g_s,
-            "grep_rss_mb": g_rss / 1024, "cmax_s": c_s, "cmax_mb_s": size_mb / c_s,
-            "cmax_rss_mb": c_rss / 1024, "ratio": c_s / g_s, "import_s": summary["import_s"],
-            "parse_s": summary["parse_s"], "parse_mb_s": size_mb / summary["parse_s"],
-            "parse_ratio": summary["parse_s"] / g_s}
+    cmax_steps = json.loads(c_out)["steps"]
+    assert cmax_steps == steps, f"cmax read {cmax_steps} steps, wrote {steps}"
+    assert json.loads(p_out)["steps"] == steps
+    return row
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-gb", type=float, default=1.0)
-    parser.add_argument("--scenarios", default="chatter,noisy,dense,megatron")
+    parser.add_argument("--scenarios", default="chatter,dense,megatron")
     parser.add_argument("--grow", action="store_true",
-                        help="also run chatter and noisy at twice the size (memory growth)")
+                        help="also run chatter at 1/4 and 2x the size (memory vs file size)")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--dir", type=Path, default=None, help="temp dir (default: system)")
+    parser.add_argument("--llmb-run", type=Path, default=None, metavar="GITDIR",
+                        help="git dir of an NVIDIA/dgxc-benchmarking mirror: run its llmb-run "
+                             "parser beside cmax")
     args = parser.parse_args()
     plan = [(s, args.size_gb) for s in args.scenarios.split(",") if s]
     if args.grow:
-        plan += [("chatter", args.size_gb * 2), ("noisy", args.size_gb * 2)]
-    header = (f"{'scenario':<9} {'size MB':>8} {'steps':>9} | {'grep s':>6} {'MB/s':>6} "
-              f"{'RSS MB':>6} | {'cmax s':>6} {'MB/s':>6} {'RSS MB':>6} {'x grep':>6} | "
-              f"{'parse s':>7} {'MB/s':>6} {'x grep':>6}")
-    print(header)
-    print("-" * len(header))
+        plan = [("chatter", args.size_gb / 4), *plan, ("chatter", args.size_gb * 2)]
+    header = (f"{'scenario':<9} {'MiB':>6} {'steps':>9} | {'grep s':>6} {'RSS':>5} | "
+              f"{'cmax s':>6} {'RSS':>5} {'x grep':>6} {'parse s':>7} | {'llmb s':>6} "
+              f"{'RSS':>5} {'x cmax':>6}")
     with tempfile.TemporaryDirectory(prefix="cmax-bench-", dir=args.dir) as tmp:
+        llmb = None
+        if args.llmb_run is not None:
+            commit = copy_llmb_run(args.llmb_run, Path(tmp))
+            if commit is None:
+                print(f"llmb-run: could not read {LLMB_FILES} from {args.llmb_run}; left out")
+            else:
+                llmb = Path(tmp)
+                print(f"llmb-run: NVIDIA/dgxc-benchmarking@{commit[:12]} pretrain_log_parser.py")
+        print(header)
+        print("-" * len(header))
         for scenario, size in plan:
-            r = run_one(Path(tmp), scenario, size, args.repeat)
-            print(f"{r['scenario']:<9} {r['size_mb']:>8} {r['steps']:>9} | {r['grep_s']:>6.2f} "
-                  f"{r['grep_mb_s']:>6.0f} {r['grep_rss_mb']:>6.1f} | {r['cmax_s']:>6.2f} "
-                  f"{r['cmax_mb_s']:>6.0f} {r['cmax_rss_mb']:>6.1f} {r['ratio']:>6.2f} | "
-                  f"{r['parse_s']:>7.2f} {r['parse_mb_s']:>6.0f} {r['parse_ratio']:>6.2f}",
-                  flush=True)
-    print(f"cmax = a fresh interpreter running cmax.ingest.inspect_file (what `cmax inspect` "
-          f"does): start-up + import + detection + streaming parse + summary; parse = "
-          f"inspect_file alone. RSS = peak resident set of the process. Best of {args.repeat}.")
+            r = run_one(Path(tmp), scenario, size, args.repeat, llmb)
+            line = (f"{r['scenario']:<9} {r['size_mb']:>6} {r['steps']:>9} | "
+                    f"{r['grep_s']:>6.2f} {r['grep_rss']:>5.0f} | {r['cmax_s']:>6.2f} "
+                    f"{r['cmax_rss']:>5.0f} {r['ratio']:>6.2f} {r['parse_s']:>7.2f} |")
+            if "llmb_s" in r:
+                line += (f" {r['llmb_s']:>6.2f} {r['llmb_rss']:>5.0f} "
+                         f"{float(r['llmb_s']) / float(r['cmax_s']):>6.2f}")  # type: ignore[arg-type]
+            print(line, flush=True)
+    print(f"cmax = `python -m cmax inspect FILE --format json` in a fresh process (start-up, "
+          f"imports, detection, parse, summary); parse = inspect_file alone inside a child; "
+          f"RSS = peak resident MiB of the process; best wall time of {args.repeat}.")
     return 0
 
 

@@ -18,6 +18,7 @@ from cmax.ingest.textlines import (
     TrainingLog,
     drop_cut_tail,
     first_line,
+    head_facts,
     log_facts,
     query_lines,
     settle_steps,
@@ -31,6 +32,7 @@ PAXML_KEY = "train_step() took"
 
 
 def parse_maxtext(path: Path) -> TrainingLog:
+    head = head_facts(path)
     events = query_lines(path, lambda lines: (
         lines
         .select(
@@ -50,10 +52,11 @@ def parse_maxtext(path: Path) -> TrainingLog:
         notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
     return TrainingLog(format="maxtext", framework="maxtext", steps=steps, restarts=restarts,
                        notes=notes, source=path,
-                       facts=log_facts(path, "maxtext", first_line(events)))
+                       facts=log_facts(head, "maxtext", first_line(events)))
 
 
 def parse_paxml(path: Path) -> TrainingLog:
+    head = head_facts(path)
     text = pl.col("text")
     events = query_lines(path, lambda lines: (
         lines
@@ -75,4 +78,4 @@ def parse_paxml(path: Path) -> TrainingLog:
     steps, _ = settle_steps(events.drop("text"))
     notes.append("PaxML prints no step numbers; steps are numbered from 0 in file order")
     return TrainingLog(format="paxml", framework="paxml", steps=steps, notes=notes, source=path,
-                       facts=log_facts(path, "paxml", first_line(events)))
+                       facts=log_facts(head, "paxml", first_line(events)))

@@ -26,6 +26,7 @@ from cmax.ingest.textlines import (
     drop_cut_tail,
     first_line,
     first_match,
+    head_facts,
     log_facts,
     query_lines,
     settle_steps,
@@ -90,6 +91,7 @@ def _arguments(path: Path, before_line: int | None) -> dict[str, int]:
 
 
 def parse_megatron(path: Path) -> TrainingLog:
+    head = head_facts(path)
     rows = query_lines(path, _samples, keys=[ITER_KEY, TFLOPS_KEY])
     for name, dtype in (("bridge", pl.Boolean()), ("line_tflops", pl.Float64()),
                         ("iteration", pl.Int64()), ("max_iteration", pl.Int64()),
@@ -133,5 +135,5 @@ def parse_megatron(path: Path) -> TrainingLog:
         format="megatron", framework=framework, steps=steps,
         max_iteration=int(max_iter) if max_iter is not None else None,  # type: ignore[arg-type]
         config=config, restarts=restarts, invalid_grad_norm=invalid, notes=notes, source=path,
-        facts=log_facts(path, framework, first_line(samples), extra),
+        facts=log_facts(head, framework, first_line(samples), extra),
     )

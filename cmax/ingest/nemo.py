@@ -23,6 +23,7 @@ from cmax.ingest.textlines import (
     drop_cut_tail,
     first_line,
     first_match,
+    head_facts,
     log_facts,
     query_lines,
     settle_steps,
@@ -37,6 +38,7 @@ _ITER = r"iteration\s+(?P<iteration>\d+)\s*/\s*(?P<max_iteration>\d+)"
 
 
 def parse_nemo2(path: Path) -> TrainingLog:
+    head = head_facts(path)
     text = pl.col("text")
     events = query_lines(path, lambda lines: (
         lines
@@ -61,11 +63,12 @@ def parse_nemo2(path: Path) -> TrainingLog:
     if found is not None:
         log.config["gbs"] = int(found[0])
         extra.append(Fact("parallel", f"gbs={found[0]}", found[1]))
-    log.facts = log_facts(path, "nemo2", first_line(events), extra)
+    log.facts = log_facts(head, "nemo2", first_line(events), extra)
     return log
 
 
 def parse_nemo1(path: Path) -> TrainingLog:
+    head = head_facts(path)
     text = pl.col("text")
     events = query_lines(path, lambda lines: (
         lines
@@ -93,14 +96,14 @@ def parse_nemo1(path: Path) -> TrainingLog:
         (pl.col("bar_total") - 1).alias("max_iteration"),
     )
     log = _finish("nemo1", events, notes, path)
-    log.facts = log_facts(path, "nemo1", first_line(events))
+    log.facts = log_facts(head, "nemo1", first_line(events))
     return log
 
 
 def _finish(fmt: str, events: pl.DataFrame, notes: list[str], path: Path) -> TrainingLog:
     invalid = bool(events.height and events["grad_norm"].is_nan().any())
-    steps, restarts = settle_steps(events)
     max_iter = events["max_iteration"].max() if events.height else None
+    steps, restarts = settle_steps(events.drop("max_iteration"))
     config: dict[str, int] = {}
     if restarts:
         notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")

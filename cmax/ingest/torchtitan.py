@@ -22,6 +22,7 @@ from cmax.ingest.textlines import (
     TrainingLog,
     drop_cut_tail,
     first_line,
+    head_facts,
     log_facts,
     query_lines,
     settle_steps,
@@ -37,6 +38,7 @@ _AT = r"(?:^|[^A-Za-z0-9_]|\x1b\[[0-9;]*m)"
 
 
 def parse_torchtitan(path: Path) -> TrainingLog:
+    head = head_facts(path)
     text = pl.col("text")
     rows = query_lines(path, lambda lines: (
         lines
@@ -76,7 +78,7 @@ def parse_torchtitan(path: Path) -> TrainingLog:
     return TrainingLog(
         format="torchtitan", framework="torchtitan", steps=steps, max_iteration=max_iteration,
         config=config, restarts=restarts, invalid_grad_norm=invalid, notes=notes, source=path,
-        facts=log_facts(path, "torchtitan", first_line(events), extra),
+        facts=log_facts(head, "torchtitan", first_line(events), extra),
     )
 
 
