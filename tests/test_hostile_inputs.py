@@ -475,6 +475,10 @@ def test_json_output_never_holds_non_finite_numbers(capsys: pytest.CaptureFixtur
     emit_json({"a": float("inf"), "b": [float("nan"), 1.5], "c": {"d": -float("inf")}})
     assert strict_json(capsys.readouterr().out) == {"a": None, "b": [None, 1.5],
                                                     "c": {"d": None}}
+    from cmax.history.trend import _attachment  # the JSON attached to trend reports
+
+    assert strict_json(_attachment({"change_pct": float("inf")}).decode()) == {
+        "change_pct": None}
 
 
 def test_named_pipes_in_an_audit_runs_root_do_not_hang(

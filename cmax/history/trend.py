@@ -28,6 +28,7 @@ from cmax.history.drift import (
     WorkloadKey,
     timelines,
 )
+from cmax.limits import json_safe
 
 MAX_LEGEND_SERIES = 10
 
@@ -275,7 +276,9 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
 
 
 def _attachment(payload: Any) -> bytes:
-    return (json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    # non-finite floats become null: NaN/Infinity are not JSON (cmax.limits, issue 18)
+    return (json.dumps(json_safe(payload), indent=2, sort_keys=True, ensure_ascii=False,
+                       allow_nan=False) + "\n").encode()
 
 
 def _emit(out: Path, stem: str, template: str, context: dict[str, Any],
