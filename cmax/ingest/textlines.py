@@ -1,16 +1,21 @@
 """Streaming line reader and the shared rules for training logs.
 
 Training logs reach gigabytes (every rank's NCCL chatter goes to the same file), so they are
-never read into Python line by line. Polars scans the file as one string column, keeps only
-lines holding a format's keywords and pulls the numbers out with regexes, all in its streaming
-engine; Python only sees the matching lines.
+never read into Python line by line. Only lines holding a format's keywords are kept: a
+``grep`` child selects them from a large file, an in-process ``bytes.find`` filter from a
+small one (no child process for the kilobyte logs of an audit), Polars' streaming scanner
+when grep is missing. Polars pulls the numbers out of the kept lines with regexes, a
+bounded chunk at a time, so memory follows the step table, not the file. Identity facts
+(world size, hosts, precision, parallel sizes, ...) come from the top of the log only
+(:func:`head_facts`).
 
 Real logs are messy, and each mess has a rule here:
 
 * ANSI colour codes may sit between a label and its number: every value pattern allows them.
 * CRLF endings are stripped by the reader; a lone ``\\r`` (progress-bar redraws) stays inside
   the line so line numbers keep counting ``\\n`` only, as editors and ``grep -n`` do.
-* Invalid UTF-8 is replaced, not fatal.
+* Invalid UTF-8 is replaced, not fatal; so is a NUL byte (it ends nothing: the step after it
+  on the same line is kept).
 * A last line without a newline was cut off mid-write: its numbers may be cut too, so its step
   is not used and the run says so in ``notes``.
 * The same iteration printed again (several ranks, duplicated lines) is one step: the first
