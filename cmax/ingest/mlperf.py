@@ -400,8 +400,9 @@ def read_scaling(folder: Path) -> tuple[float, Path | None]:
             raise ValueError("scaling_factor is not a number")
         if not math.isfinite(factor) or factor <= 0:
             raise ValueError(f"scaling_factor {factor} is not a positive number")
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        raise EvidenceError(f"unusable scaling.json ({exc})", file=path,
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError,
+            RecursionError) as exc:
+        raise EvidenceError(f"unusable scaling.json ({str(exc)[:120]})", file=path,
                             expected='{"scaling_factor": <positive number>}',
                             fix="restore scaling.json exactly as the MLCommons review "
                             "committee wrote it") from None
