@@ -3,12 +3,14 @@
 Each family's real-format seed files (tests/data, the sample bundles) are mutated by the
 seeded engine in tools/fuzz.py: byte flips, hostile tokens (inf, NaN, 5,000-digit integers,
 NUL, nesting 3,000 deep, a 200 KB field), cut-off files, dropped and swapped lines, and, for
-JSON, values replaced at any depth. Every outcome must be a result or one CmaxError; a crash,
+JSON, values replaced at any depth; the ``pipeline`` family puts the mutated file into a
+whole bundle and runs ingest, validate, score and price. Every outcome must be a result or
+one CmaxError; a crash,
 a hang, a multi-line error or JSON a strict parser rejects fails the test, which prints one
 reproducer per distinct crash. The same seed always tries the same inputs, so a failure here
 is reproduced with ``python tools/fuzz.py --family NAME --seed 18``.
 
-Budget: 11,000 inputs, about 15 s of CPU (Python functions, not subprocesses);
+Budget: 11,200 inputs, about 20 s of CPU (Python functions, not subprocesses);
 the longer campaign is ``tools/fuzz.py`` (its figures are in the issue-18 report).
 """
 
@@ -24,10 +26,11 @@ from cmax.cli import main
 from tools.fuzz import Family, families, generate, run_family
 
 SEED = 18
-# training logs and the 73 KB audit JSON cost ~10 ms an input; the rest ~2 ms
-COUNTS = {"training": 1000, "audit": 1000}
+# training logs and the 73 KB audit JSON cost ~10 ms an input, a whole bundle through
+# ingest, validate, score and price ~50 ms; the rest ~2 ms
+COUNTS = {"training": 1000, "audit": 1000, "pipeline": 200}
 DEFAULT_COUNT = 1500
-FAMILIES = {family.name: family for family in families(max_lines=40)}
+FAMILIES = {family.name: family for family in families(max_lines=40, pipeline=True)}
 
 
 def _report(family: Family, tally: Any) -> str:

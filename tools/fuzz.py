@@ -179,6 +179,55 @@ def bundle_target(path: Path) -> None:
         bundle.manifest.declared_files()
 
 
+FIXTURE = REPO / "tests" / "data" / "validate" / "mbridge-405b-fp8"
+PIPELINE_MANIFEST = (FIXTURE / "cmax.toml").read_text(encoding="utf-8") + """
+[[nccl]]
+path = "nccl/all_reduce.txt"
+
+[reliability]
+incidents = "incidents.csv"
+period_start = 2026-07-01
+period_end = 2026-09-30
+gpus_in_service = 1024
+
+[pricing]
+usd_per_gpu_hour = 2.45
+"""
+# where each pipeline seed sits in the bundle the pipeline target assesses
+PIPELINE_SLOTS = {
+    "cmax.toml": "cmax.toml",
+    "log-llama3.1-405b_fp8_1024_4242_0.out": "training/log-llama3.1-405b_fp8_1024_4242_0.out",
+    "all_reduce_1node.txt": "nccl/all_reduce.txt",
+    "incidents.csv": "incidents.csv",
+}
+
+
+def pipeline_target(path: Path) -> None:
+    """`cmax price --format json` as a function: the whole bundle is assessed (ingest,
+    validate, score, price) with one of its files replaced by the mutated input."""
+    from cmax.pipeline import assess
+
+    root = path.parent / "bundle"
+    if not root.exists():
+        for seed in _pipeline_seeds():
+            slot = root / PIPELINE_SLOTS[seed.name]
+            slot.parent.mkdir(parents=True, exist_ok=True)
+            slot.write_bytes(seed.data)
+    slot = root / PIPELINE_SLOTS[path.name]
+    original = slot.read_bytes()
+    slot.write_bytes(path.read_bytes())
+    try:
+        _check_json(assess(root).model_dump(mode="json"))
+    finally:
+        slot.write_bytes(original)
+
+
+def _pipeline_seeds() -> list[Seed]:
+    return [Seed("cmax.toml", PIPELINE_MANIFEST.encode()),
+            _read(FIXTURE / "training" / "log-llama3.1-405b_fp8_1024_4242_0.out"),
+            _read(DATA / "nccl" / "all_reduce_1node.txt"), _read(DATA / "incidents.csv")]
+
+
 @dataclass(frozen=True)
 class Seed:
     name: str
@@ -243,8 +292,9 @@ def _archives() -> list[Seed]:
     return seeds
 
 
-def families(max_lines: int | None = None) -> list[Family]:
-    """Every family with its seeds; ``max_lines`` shortens text seeds for quick runs."""
+def families(max_lines: int | None = None, *, pipeline: bool = False) -> list[Family]:
+    """Every family with its seeds; ``max_lines`` shortens text seeds for quick runs.
+    ``pipeline`` adds whole-bundle assessment (~0.2 s an input: tools only, not the suite)."""
     mlperf = DATA / "mlperf"
     training = ["nemo1_gpt3-175b.log", "nemo2_llama3.1-8b_fp8.log", "nemo2_messy.log",
                 "megatron_bridge_llama3.1-70b.log", "megatron_lm_nan_grad.log",
@@ -269,6 +319,7 @@ def families(max_lines: int | None = None) -> list[Family]:
                inspect_target, structured=mutate_json),
         Family("manifest", [_read(SAMPLES / "aurora-compute" / "cmax.toml")], manifest_target),
         Family("archive", _archives(), bundle_target),
+        *([Family("pipeline", _pipeline_seeds(), pipeline_target)] if pipeline else []),
     ]
 
 
@@ -351,16 +402,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", action="append", help="only these families")
     parser.add_argument("--max-lines", type=int, default=None,
                         help="shorten training-log seeds to this many lines")
+    parser.add_argument("--pipeline", type=int, default=300,
+                        help="inputs for the whole-bundle family (slow: ~0.2 s each)")
     parser.add_argument("--save", type=Path, default=None,
                         help="write each crashing input here for reproduction")
     args = parser.parse_args(argv)
-    chosen = [f for f in families(args.max_lines) if not args.family or f.name in args.family]
+    chosen = [f for f in families(args.max_lines, pipeline=True)
+              if not args.family or f.name in args.family]
     total_crashes = 0
     print(f"{'family':<10} {'tried':>7} {'result':>7} {'refused':>8} {'crash':>6} {'s':>7}")
     with tempfile.TemporaryDirectory(prefix="cmax-fuzz-") as tmp:
         for family in chosen:
             start = time.perf_counter()
-            tally = run_family(family, seed=args.seed, count=args.per_family, workdir=Path(tmp))
+            count = min(args.per_family, args.pipeline) if family.name == "pipeline" else (
+                args.per_family)
+            tally = run_family(family, seed=args.seed, count=count, workdir=Path(tmp))
             took = time.perf_counter() - start
             total_crashes += tally.crashed + len(tally.bad_errors)
             print(f"{family.name:<10} {tally.tried:>7} {tally.results:>7} {tally.refused:>8} "
