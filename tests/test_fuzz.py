@@ -6,8 +6,8 @@ NUL, nesting 3,000 deep, a 200 KB field), cut-off files, dropped and swapped lin
 JSON, values replaced at any depth; the ``pipeline`` family puts the mutated file into a
 whole bundle and runs ingest, validate, score and price. Every outcome must be a result or
 one CmaxError; a crash, a hang, a multi-line error or JSON a strict parser rejects fails the
-test, which prints one reproducer per distinct crash. The same seed always tries the same inputs, so a failure here
-is reproduced with ``python tools/fuzz.py --family NAME --seed 18``.
+test, which prints one reproducer per distinct crash. The same seed always tries the same
+inputs, so a failure here is reproduced with ``python tools/fuzz.py --family NAME --seed 18``.
 
 Budget: 11,200 inputs, about 20 s of CPU (Python functions, not subprocesses);
 the longer campaign is ``tools/fuzz.py`` (its figures are in the issue-18 report).
