@@ -126,8 +126,29 @@ def query_lines(
         raise CmaxError(f"cannot read log: {exc.strerror or exc}", file=path) from None
     frame = frame.with_columns(pl.col("line").cast(pl.Int64))
     if frame.get_column("line").is_sorted():
-        return frame  # one grep or the in-process reader: already in file order, no copy
+        return contiguous([frame])  # one grep or the in-process reader: in file order already
     return frame.sort("line", maintain_order=True)
+
+
+# Up to this many rows the step table is made one buffer per column (a copy of at most
+# ~15 MB); beyond it the per-chunk buffers are kept, since a copy would double the peak.
+CONTIGUOUS_ROWS = 250_000
+
+
+def contiguous(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """``frames`` stacked; one buffer per column when the table is small.
+
+    Chunked columns hold the same rows, but a sum or mean over them adds in another order,
+    which can move the last bit of a float; a run's usual few hundred steps are therefore
+    made contiguous (as the readers always did). A multi-million-step table stays in chunks:
+    copying it would double the peak memory for a last-bit difference.
+    """
+    frames = list(frames)
+    rows = sum(f.height for f in frames)
+    single = len(frames) == 1 and all(n == 1 for n in frames[0].n_chunks("all"))
+    if single:
+        return frames[0]
+    return pl.concat(frames, how="vertical_relaxed", rechunk=rows <= CONTIGUOUS_ROWS)
 
 
 def _keyword_filter(keys: Sequence[str]) -> pl.Expr:
@@ -214,7 +235,7 @@ def _via_python(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
             return _empty_result(build)
         return build(_grep_lines(b"".join(chunks)).lazy()).collect()
     frames = [build(_grep_lines(chunk).lazy()).collect() for chunk in _python_chunks(path, keys)]
-    return pl.concat(frames, how="vertical_relaxed") if frames else _empty_result(build)
+    return contiguous(frames) if frames else _empty_result(build)
 
 
 def _enlarge_pipe(stream: IO[bytes] | None) -> None:
@@ -296,7 +317,7 @@ def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
         return None  # grep failed (unsupported flags, unreadable file): use Polars
     if not frames:
         return _empty_result(build)
-    frame = pl.concat(frames, how="vertical_relaxed", rechunk=False)
+    frame = contiguous(frames)
     if len(keys) > 1:
         frame = frame.sort("line", maintain_order=True).unique(
             subset=["line"], keep="first", maintain_order=True)
