@@ -183,3 +183,17 @@ def test_bad_system_json_names_the_line(tmp_path: Path) -> None:
 def test_folder_without_results_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(EvidenceError, match="no MLPerf result files"):
         mlperf.read_tree(tmp_path)
+
+
+def test_a_run_short_of_its_quality_target_fails(tmp_path: Path) -> None:
+    """The compliance checker needs one eval_accuracy in (0, 0.925] for llama2_70b_lora; a
+    run without one is dropped by the summarizer although run_stop says success."""
+    src = SETS / "v5.0" / "Lambda" / "results" / "1cc_b200_n1_ngc25.04_nemo" / "llama2_70b_lora"
+    folder = _copy(tmp_path, src)
+    path = folder / "result_1.txt"
+    path.write_text(path.read_text().replace('"key": "eval_accuracy"', '"key": "eval_loss"'))
+    [s] = mlperf.read_tree(folder)
+    bad = next(r for r in s.runs if r.path == path)
+    assert bad.status == "failed" and bad.stop_status == "success"
+    assert bad.problem == "no eval_accuracy in (0, 0.925] (the llama2_70b_lora quality target)"
+    assert [r.status for r in s.runs].count("success") == 9 and s.score.failed == 1
