@@ -24,8 +24,9 @@ of the slowest; with more failed runs than the olympic drop (1, or 4 for unet3d)
 score ("results NOT correct"); otherwise the score is the mean of the sorted times without the
 ``drop`` fastest and the ``drop - failed`` slowest, multiplied by the folder's
 ``scaling.json`` factor. The summarizer also fails a run whose log breaks the compliance
-checker; cmax applies the checks a rating depends on (see :mod:`cmax.validate.mlperf_rules`)
-and counts a run as failed when it did not stop with ``status: success``.
+checker; cmax counts a run as failed when it did not stop with ``status: success`` or never
+reached its benchmark's quality target (:data:`QUALITY_TARGETS`), and reports the other checks
+a rating depends on as findings (:mod:`cmax.validate.mlperf_rules`).
 """
 
 from __future__ import annotations
