@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cmax.findings import Finding
-from cmax.ingest.mlperf import REQUIRED_RUNS, olympic_drop
+from cmax.ingest.mlperf import REQUIRED_RUNS, ROUND_BENCHMARKS, convergence_point, olympic_drop
+from cmax.reference.mlperf import accelerator_family, rcp_check
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
@@ -375,9 +376,6 @@ def _group(s: MlperfSet) -> Iterator[Finding]:
 
 def _rcp(s: MlperfSet, table: MlperfReference | None) -> Iterator[Finding]:
     """Convergence against MLCommons' RCPs, as the summarizer's rcp_checker decides it."""
-    from cmax.ingest.mlperf import ROUND_BENCHMARKS, convergence_point
-    from cmax.reference.mlperf import rcp_check
-
     label = s.label
     rounds = [r for r, names in ROUND_BENCHMARKS.items() if s.benchmark in names]
     round_ = s.round or (rounds[-1] if rounds else None)
@@ -422,8 +420,6 @@ def _rcp(s: MlperfSet, table: MlperfReference | None) -> Iterator[Finding]:
 
 def _system(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
     """The system JSON against the manifest's [system] claims."""
-    from cmax.reference.mlperf import accelerator_family
-
     if s.system is None:
         yield finding("mlperf.no-system", f"{s.label}: no systems/<system>.json found for "
                       f"system folder {s.system_folder!r}", file=s.label)
