@@ -12,11 +12,8 @@ from pathlib import Path
 
 from cmax.ingest.formats import all_formats, identify
 
-#: every registered format id, in detection order
+#: every format id registered when cmax.ingest was imported, in detection order
 FORMATS: tuple[str, ...] = tuple(f.id for f in all_formats())
-
-#: ids of the formats that can be a manifest run's ``log`` (training logs and run summaries)
-RUN_FORMATS: tuple[str, ...] = tuple(f.id for f in all_formats() if f.role == "run")
 
 
 def detect_format(path: Path) -> str:

@@ -62,6 +62,7 @@ __all__ = [
     "Marker",
     "NcclFormat",
     "Probe",
+    "Role",
     "RunFormat",
     "RunPart",
     "RunRequest",
@@ -332,6 +333,7 @@ def all_formats() -> list[Format[Any]]:
 
 
 def by_id(format_id: str) -> Format[Any]:
+    """The registered format with this id (for code that stored an id, e.g. EvidenceFile.kind)."""
     return _REGISTRY[format_id]
 
 
