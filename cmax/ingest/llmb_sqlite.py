@@ -146,14 +146,51 @@ def summary(jobs: list[Job]) -> dict[str, object]:
     }
 
 
-# jobs-table column -> fact kind (research dgxc.md §3.3: workload_key, model_size, dtype, scale;
-# gpu_type where the installed llmb-run records it)
+# jobs-table column -> fact kind (research dgxc.md §3.3: workload_key, model_size, dtype, scale,
+# node_list)
 _FACT_COLUMNS = (("workload_key", "model"), ("model_size", "model"), ("dtype", "precision"),
-                 ("scale", "gpu_count"), ("gpu_type", "gpu"))
+                 ("scale", "gpu_count"))
+MAX_HOSTS = 65536  # a hostlist that expands past this is recorded as no host facts
+_HOSTLIST_PART = re.compile(r"([^,\[\]]*(?:\[[^\]]*\][^,\[\]]*)*)(?:,|$)")
+_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def expand_hostlist(expression: str, limit: int = MAX_HOSTS) -> list[str] | None:
+    """Slurm's compressed host list (``node[001-003,007],login1``) as host names.
+
+    Zero padding follows the range's first bound, as Slurm prints it. None for an expression
+    this does not understand or that names more than ``limit`` hosts.
+    """
+    hosts: list[str] = []
+    for match in _HOSTLIST_PART.finditer(expression.strip()):
+        part = match.group(1)
+        if not part:
+            continue
+        names = [""]
+        for piece in re.split(r"(\[[^\]]*\])", part):
+            if not piece.startswith("["):
+                names = [n + piece for n in names]
+                continue
+            options: list[str] = []
+            for item in piece[1:-1].split(","):
+                bounds = _RANGE.match(item.strip())
+                if bounds is None:
+                    return None
+                low, high = bounds.group(1), bounds.group(2) or bounds.group(1)
+                if int(high) < int(low) or int(high) - int(low) >= limit:
+                    return None
+                options += [str(i).zfill(len(low)) for i in range(int(low), int(high) + 1)]
+            if len(names) * len(options) > limit:
+                return None
+            names = [n + o for n in names for o in options]
+        hosts += names
+        if len(hosts) > limit:
+            return None
+    return hosts
 
 
 def job_facts(jobs: list[Job]) -> tuple[Fact, ...]:
-    """What each job row states about its run: name, model, precision, GPU count and type.
+    """What each job row states about its run: name, model, precision, GPU count, hosts.
 
     SQLite has no lines: ``where`` names the job (``jobs row <rowid>``) instead.
     """
@@ -165,4 +202,7 @@ def job_facts(jobs: list[Job]) -> tuple[Fact, ...]:
             value = job.row.get(column)
             if value is not None and str(value).strip():
                 facts.append(Fact(kind, str(value).strip(), None, f"{where}: {column}"))
+        node_list = job.row.get("node_list")
+        hosts = expand_hostlist(str(node_list)) if node_list else None
+        facts += [Fact("host", h, None, f"{where}: node_list") for h in dict.fromkeys(hosts or ())]
     return tuple(facts)

@@ -433,3 +433,24 @@ def test_probe_refuses_folder_missing_and_empty(tmp_path: Path) -> None:
     (tmp_path / "e").write_bytes(b"")
     with pytest.raises(EvidenceError, match="empty"):
         formats.Probe(tmp_path / "e")
+
+
+def test_llmb_job_facts_expand_the_slurm_node_list(tmp_path: Path) -> None:
+    jobs = llmb_sqlite.read_jobs(make_llmb_db(tmp_path / "h.db"))
+    facts = llmb_sqlite.job_facts(jobs)
+    first = next(f.where for f in facts if f.kind == "experiment")
+    hosts = [f.value for f in facts if f.kind == "host" and f.where == f"{first}: node_list"]
+    assert hosts == [f"n{i}" for i in range(1, 65)]  # "n[1-64]", one fact per host
+    assert {f.value for f in facts if f.kind == "precision"} <= {"fp8", "bf16"}
+
+
+@pytest.mark.parametrize(("expression", "hosts"), [
+    ("node[001-003,007],login1", ["node001", "node002", "node003", "node007", "login1"]),
+    ("rack[1-2]-n[08-09]", ["rack1-n08", "rack1-n09", "rack2-n08", "rack2-n09"]),
+    ("gpu-01", ["gpu-01"]),
+    ("x[a-b]", None),  # not a Slurm range
+    ("a[1-99999999]", None),  # past MAX_HOSTS: no facts rather than a memory blow-up
+    ("a[3-1]", None),
+])
+def test_expand_hostlist(expression: str, hosts: list[str] | None) -> None:
+    assert llmb_sqlite.expand_hostlist(expression) == hosts
