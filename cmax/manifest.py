@@ -135,6 +135,13 @@ class PathSpec(_Strict):
     path: RelPath
 
 
+class MlperfSpec(PathSpec):
+    round: str | None = Field(
+        default=None, pattern=r"^v?\d+\.\d+$",
+        description="the MLPerf Training round the results were submitted to (e.g. \"5.0\"), "
+        "when no v<round> folder in the path says it: picks the RCPs and NVIDIA's reference")
+
+
 class Reliability(_Strict):
     incidents: RelPath
     period_start: EraDate
@@ -187,7 +194,7 @@ class Manifest(_Strict):
     benchmark: Benchmark
     runs: list[RunSpec] = Field(default_factory=list)
     nccl: list[PathSpec] = Field(default_factory=list)
-    mlperf: list[PathSpec] = Field(default_factory=list)
+    mlperf: list[MlperfSpec] = Field(default_factory=list)
     audit: PathSpec | None = None
     reliability: Reliability | None = None
     sla: Sla | None = None

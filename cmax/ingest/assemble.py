@@ -153,7 +153,7 @@ def ingest(bundle: Bundle) -> Evidence:
         key = f"mlperf[{i}].path"
         with reader.key(key):
             mlperf_frames.append(_read_mlperf(reader, mlperf_spec.path, key,
-                                              evidence.mlperf_sets))
+                                              evidence.mlperf_sets, mlperf_spec.round))
     evidence.mlperf = _concat(mlperf_frames, MLPERF_SCHEMA)
 
     if manifest.audit is not None:
@@ -214,7 +214,7 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
 
 
 def _read_mlperf(reader: _Reader, relative: str, key: str,
-                 sets_out: list[mlperf.MlperfSet]) -> pl.DataFrame:
+                 sets_out: list[mlperf.MlperfSet], round_: str | None = None) -> pl.DataFrame:
     """An MLPerf result file or tree (benchmark, system, submitter folder), read once.
 
     The parsed sets go to ``sets_out`` (``Evidence.mlperf_sets``): validation and scoring read
@@ -228,7 +228,7 @@ def _read_mlperf(reader: _Reader, relative: str, key: str,
             raise EvidenceFormatError(f"file holds {fmt.id}, not an MLPerf result file",
                                       file=target, expected="result_*.txt with :::MLLOG lines",
                                       fix="check the manifest points at the right file")
-    sets = mlperf.read_tree(target, root=bundle.root)
+    sets = mlperf.read_tree(target, root=bundle.root, round_=round_)
     sets_out.extend(sets)
     display: dict[Path, str] = {}
     for s in sets:

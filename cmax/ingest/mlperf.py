@@ -636,16 +636,25 @@ def _relative(path: Path, root: Path) -> str:
     return "" if rel == "." else rel
 
 
-def read_tree(path: Path, *, root: Path | None = None) -> list[MlperfSet]:
-    """Every benchmark folder under a benchmark, system, submitter or round folder."""
+def read_tree(path: Path, *, root: Path | None = None,
+              round_: str | None = None) -> list[MlperfSet]:
+    """Every benchmark folder under a benchmark, system, submitter or round folder.
+
+    ``round_`` (the manifest's ``[[mlperf]] round``) overrides the round read from the path.
+    """
     path = Path(path)
     if path.is_file():
-        return [_single_file_set(path, root=root or path.parent)]
-    folders = benchmark_folders(path)
-    if not folders:
-        raise EvidenceError("folder holds no MLPerf result files", file=path,
-                            expected="<org>/results/<system>/<benchmark>/result_*.txt")
-    return [read_set(f, root=root or path) for f in folders]
+        sets = [_single_file_set(path, root=root or path.parent)]
+    else:
+        folders = benchmark_folders(path)
+        if not folders:
+            raise EvidenceError("folder holds no MLPerf result files", file=path,
+                                expected="<org>/results/<system>/<benchmark>/result_*.txt")
+        sets = [read_set(f, root=root or path) for f in folders]
+    if round_:
+        for s in sets:
+            s.round = round_.removeprefix("v")
+    return sets
 
 
 def _single_file_set(path: Path, *, root: Path) -> MlperfSet:

@@ -69,3 +69,19 @@ def test_scaling_json_removed_is_flagged(tmp_path: Path) -> None:
         assert "1.16667" in hit.message and "no scaling.json" in hit.message
         [s] = loaded.case.mlperf_sets
         assert s.score.score_min == s.score.unscaled_min  # 230.7 min: what cmax used to report
+
+
+def test_manifest_round_when_the_path_names_none(tmp_path: Path) -> None:
+    root = bundle(tmp_path / "b")
+    (root / "v5.0").rename(root / "evidence")
+    text = (root / "cmax.toml").read_text().replace('path = "v5.0/NVIDIA"',
+                                                    'path = "evidence/NVIDIA"')
+    (root / "cmax.toml").write_text(text)
+    with load(root) as loaded:
+        [s] = loaded.case.mlperf_sets
+        assert s.round is None  # llama31_405b ran in v5.0, v5.1 and v6.0
+    (root / "cmax.toml").write_text(text + 'round = "5.0"\n')
+    with load(root) as loaded:
+        [s] = loaded.case.mlperf_sets
+        assert s.round == "5.0"
+        assert not [f for f in loaded.findings if f.rule.startswith("mlperf.")]
