@@ -69,6 +69,7 @@ _PREFIXES = (
 )
 _REDOPS = {"sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"}
 _INT = re.compile(r"^-?\d+$")
+_COUNT = re.compile(r"[0-9]{1,7}")  # a process/node/GPU count on a command line
 _FOOTER = ("Out of bounds values", "Avg bus bandwidth", "Collective test concluded",
            "GPU memory usage", "error:")
 # NCCL_DEBUG=INFO transport lines, as NCCL prints them (NVIDIA/nccl src/transport/net_*.cc,
@@ -190,7 +191,7 @@ def _opt(args: list[str], names: tuple[str, ...]) -> int | None:
                 value = args[i + 1]
             elif name.startswith("--") and arg.startswith(name + "="):
                 value = arg.split("=", 1)[1]
-            if value is not None and value.isdigit() and len(value) <= 7:
+            if value is not None and _COUNT.fullmatch(value):
                 return int(value)
     return None
 

@@ -58,7 +58,10 @@ def _float(value: object) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond any double: no real time or bandwidth
+            return math.inf
     if isinstance(value, str) and value.strip().lower() in ("nan", "-nan"):
         return math.nan
     return None
@@ -182,9 +185,8 @@ def _node_times(results: list[Any], devices: list[Any]) -> list[dict[str, Any]]:
             continue
         by_host: dict[str, list[float]] = {}
         for p, times in enumerate(rows):
-            vals = [float(t) for t in (times if isinstance(times, list) else [])
-                    if isinstance(t, (int, float)) and not isinstance(t, bool)
-                    and math.isfinite(t)]
+            vals = [v for v in (_float(t) for t in (times if isinstance(times, list) else []))
+                    if v is not None and math.isfinite(v)]
             host = str(devices[p].get("hostname", f"process {p}")) if isinstance(
                 devices[p], dict) else f"process {p}"
             if vals:

@@ -137,3 +137,14 @@ def test_dcgm_diag_unknown_status_is_an_error(tmp_path: Path) -> None:
     path.write_text((NCCL / "dcgm" / "node-a.json").read_text().replace('"Pass"', '"Maybe"', 1))
     with pytest.raises(CmaxError, match="unknown status"):
         dcgm.parse_dcgm(path)
+
+
+def test_hostile_numbers_are_no_traceback(tmp_path: Path) -> None:
+    text = (NCCL / "all_reduce_2node.json").read_text()
+    huge = tmp_path / "huge.json"
+    huge.write_text(text.replace('"time":', '"time":' + "9" * 400 + ',"x":', 1))
+    tests, _ = nccl_json.parse_nccl_json(huge)  # an integer beyond a double is inf, not a crash
+    assert tests[0].rows[0]["time_us"] == float("inf")
+    cmd = tmp_path / "sendrecv.txt"
+    cmd.write_text((NCCL / "sendrecv_cmdline_only.txt").read_text().replace("-g 8", "-g ²"))
+    assert nccl.parse_nccl_tests(cmd)[0].rank_count == 1  # '²' is no count: one process, -g absent
