@@ -65,3 +65,28 @@ def test_json_environment_forcing_sockets_is_a_socket_fallback(tmp_path: Path) -
     [hit] = [f for f in validate(evidence, load_reference())
              if f.rule == "network.socket-fallback"]
     assert "NCCL_IB_DISABLE=1" in hit.message and hit.file == "nccl/all_reduce.json"
+
+
+def _efa_findings(tmp_path: Path, provider: str) -> list[Finding]:
+    text = (DATA / "nccl" / "tag_output_2node.txt").read_text()
+    efa = (f"[1,0]<stdout>:node-a:2001:2001 [0] NCCL INFO NET/OFI Selected Provider is "
+           f"{provider}\n[1,0]<stdout>:node-a:2001:2001 [0] NCCL INFO Using network AWS "
+           "Libfabric\n")
+    lines = [ln for ln in text.splitlines(keepends=True) if " NCCL INFO " not in ln]
+    (tmp_path / "src").mkdir(parents=True)
+    sample = tmp_path / "src" / "efa.txt"
+    sample.write_text("".join(lines[:25]) + efa + "".join(lines[25:]))
+    (tmp_path / "nccl").mkdir()
+    shutil.copy(sample, tmp_path / "nccl" / "all_reduce.txt")
+    (tmp_path / "cmax.toml").write_text(MANIFEST)
+    with open_bundle(tmp_path) as bundle:
+        evidence = ingest(bundle)
+    facts = {f.value for f in evidence.files[0].facts if f.kind == "fabric"}
+    assert {"Using network AWS Libfabric", f"NET/OFI Selected Provider is {provider}"} <= facts
+    return [f for f in validate(evidence, load_reference()) if f.rule.startswith("network.")]
+
+
+def test_efa_plugin_is_rdma_and_its_tcp_provider_is_a_fallback(tmp_path: Path) -> None:
+    assert _efa_findings(tmp_path / "efa", "efa") == []
+    [hit] = _efa_findings(tmp_path / "tcp", "tcp;ofi_rxm")
+    assert hit.rule == "network.socket-fallback" and "tcp;ofi_rxm" in hit.message
