@@ -7,7 +7,9 @@ gone once it is closed).
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import io
 import tarfile
 from pathlib import Path
 
@@ -55,6 +57,25 @@ def test_stages_give_the_same_output_after_the_bundle_is_closed(tmp_path: Path) 
     card_closed = card_closed.model_copy(update={"price": price_closed})
     assert scorecard_json(card_closed) == scorecard_json(card_open)
     assert brief_html(card_closed) == brief_html(card_open)
+
+
+def test_validate_and_score_open_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stronger than a closed bundle: with every way of opening a file disabled, the stages
+    after resolve still run (the reference and the rubric are loaded before)."""
+    rubric = load_rubric(None)
+    with load(SAMPLES / "aurora-compute") as loaded:
+        case, reference, findings = loaded.case, loaded.reference, loaded.findings
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a stage opened a file: {args[:1]}")
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(io, "open", refuse)
+    for name in ("open", "read_text", "read_bytes", "exists", "is_file", "stat"):
+        monkeypatch.setattr(Path, name, refuse)
+    assert validate(case, reference) == findings
+    card = score(case, findings, reference, rubric)
+    assert card.workloads and price(case, card, reference) is not None
 
 
 def test_the_case_is_immutable(tmp_path: Path) -> None:
