@@ -468,6 +468,10 @@ def _resolve_counts(test: NcclTest) -> None:
     complete = bool(test.ranks) and not test.elided and test.ranks == set(range(listed))
     per_proc = (test.threads or 1) * (test.gpus_per_thread or test.launcher_gpus or 1)
     solved = solve_ranks(test.collective, test.rows)
+    stated = test.processes * per_proc if test.processes is not None else None
+    if complete and max(stated or 0, solved[0] if solved else 0) > listed:
+        complete = False  # ranks 0..k listed, but the run had more: the bottom was cut off
+        test.elided = True
     if complete:
         test.rank_count = listed
         test.node_count = len(test.hosts)
@@ -491,8 +495,6 @@ def _resolve_counts(test: NcclTest) -> None:
         test.notes.insert(0, f"device list incomplete: {listed} rank line(s) seen")
     if test.launcher_nodes is not None:
         test.node_count = test.launcher_nodes
-    elif test.hosts and test.rank_count == highest and complete:
-        test.node_count = len(test.hosts)
 
 
 def nccl_facts(tests: list[NcclTest]) -> tuple[Fact, ...]:

@@ -148,3 +148,15 @@ def test_hostile_numbers_are_no_traceback(tmp_path: Path) -> None:
     cmd = tmp_path / "sendrecv.txt"
     cmd.write_text((NCCL / "sendrecv_cmdline_only.txt").read_text().replace("-g 8", "-g ²"))
     assert nccl.parse_nccl_tests(cmd)[0].rank_count == 1  # '²' is no count: one process, -g absent
+
+
+def test_list_cut_at_the_bottom_without_a_marker(tmp_path: Path) -> None:
+    lines = (NCCL / "srun_label_2node.txt").read_text().splitlines()
+    cut = [ln for ln in lines if "on   h200-018" not in ln]  # ranks 8-15 dropped, no '...'
+    path = tmp_path / "all_gather.txt"
+    path.write_text("\n".join(cut) + "\n")
+    [test] = nccl.parse_nccl_tests(path)
+    assert test.rank_count == 16 and test.node_count == 2  # srun -N 2 --ntasks-per-node=8
+    assert "launcher command: 16 process(es)" in " ".join(test.notes)
+    frame = nccl.nccl_frame([test], run_id="n", source_file="x", path=path)
+    assert frame["hosts"].null_count() == frame.height  # a partial host list names no pair
