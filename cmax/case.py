@@ -442,6 +442,9 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
     tables = {name: safe_conform(_frame(evidence, name), schema)
               for name, schema in TABLES.items()}
     steps_all = tables["steps"].with_row_index("_order")
+    # one pass over the steps table instead of one filter per run
+    steps_by_run = {str(key[0]): frame for key, frame in steps_all.partition_by(
+        "run_id", as_dict=True, maintain_order=True).items() if key[0] is not None}
     manifest = evidence.manifest
     specs = list(manifest.runs)
     system_gpu = manifest.system.gpu.strip().lower()
@@ -457,7 +460,7 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
             used.add(index)
         run_id = str(row["run_id"])
         file = row.get("source_file") or (spec.log if spec else None)
-        steps = steps_all.filter(pl.col("run_id") == run_id)
+        steps = steps_by_run.get(run_id, steps_all.clear())
         steps = steps.sort(["line", "_order"], nulls_last=True).drop("_order")
         clean = _clean(steps)
         draft = ResolvedRun(run_id=run_id, row=row, file=file, spec=spec, spec_index=index,
