@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, RubricError
 from cmax.tomlfile import decode_toml, read_toml_bytes
 
 RUBRIC_NAME = "rubric.toml"
@@ -282,22 +282,28 @@ def parse_rubric(data: dict[str, Any], *, source: str | Path, digest: str = "") 
         loc = tuple(err["loc"])
         key = _dotted(loc) or "top level"
         if err["type"] == "missing":
-            raise CmaxError("required rubric key is missing", file=source, field=key,
+            raise RubricError("required rubric key is missing", file=source, field=key,
                             fix="see docs/scoring.md for the rubric format") from None
         if err["type"] == "extra_forbidden":
-            raise CmaxError("unknown rubric key", file=source, field=key,
+            raise RubricError("unknown rubric key", file=source, field=key,
                             expected="a key of the rubric format in docs/scoring.md",
                             fix="check the spelling or remove it") from None
-        raise CmaxError(f"invalid rubric value: {err['msg'].removeprefix('Value error, ')}",
-                        file=source, field=key) from None
+        raise RubricError(f"invalid rubric value: {err['msg'].removeprefix('Value error, ')}",
+                          file=source, field=key) from None
     return rubric.model_copy(update={"source": str(source), "digest": digest})
 
 
 def load_rubric(path: str | Path | None = None) -> Rubric:
     """Read a rubric file; None means the one shipped in ``reference/rubric.toml``."""
     file = Path(path) if path is not None else default_rubric_path()
-    raw = read_toml_bytes(
-        file, what="rubric file",
-        missing_fix="pass an existing file to --rubric, or omit it for the default")
-    data = decode_toml(raw, file=file, what="rubric file")
+    try:
+        raw = read_toml_bytes(
+            file, what="rubric file",
+            missing_fix="pass an existing file to --rubric, or omit it for the default")
+        data = decode_toml(raw, file=file, what="rubric file")
+    except RubricError:
+        raise
+    except CmaxError as exc:  # the TOML reader's error, as the rubric's (fields kept)
+        raise RubricError(exc.message, file=exc.file, line=exc.line, field=exc.field,
+                          expected=exc.expected, fix=exc.fix) from None
     return parse_rubric(data, source=file, digest=hashlib.sha256(raw).hexdigest())

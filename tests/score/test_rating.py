@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, RubricError
 from cmax.evidence import AUDIT_SCHEMA, conform, empty
 from cmax.score import Rubric, load_rubric
 from cmax.score.rating import (
@@ -279,7 +279,9 @@ def test_omitted_threshold_keys_come_from_the_shipped_rubric(small: Rubric) -> N
 
 
 def test_rubric_file_errors(tmp_path: Path) -> None:
-    with pytest.raises(CmaxError, match="not found"):
+    with pytest.raises(RubricError, match="not found"):
         load_rubric(tmp_path / "nope.toml")
+    with pytest.raises(RubricError, match="categories"):
+        load_rubric(write(tmp_path, SMALL))
     with pytest.raises(CmaxError, match=r"r\.toml:2: invalid TOML"):
         load_rubric(write(tmp_path, 'id = "x"\n[tiers\n'))
