@@ -24,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from cmax.errors import ReferenceDataError
 from cmax.evidence import Evidence
 from cmax.manifest import Sla
 from cmax.score.reference_api import ReferenceData, num, text
@@ -61,7 +62,10 @@ def reference_rate(baseline: Mapping[str, Any]) -> tuple[float, float, str]:
         if per_1000 is None:
             mtbf = num(baseline, "mtbf_gpu_hours")
             if not mtbf:
-                raise ValueError("reliability baseline has no usable rate")
+                raise ReferenceDataError(
+                    "the reliability baseline has no usable rate", field="reliability",
+                    expected="interruptions, gpus and days; per_1000_gpu_days; or "
+                    "mtbf_gpu_hours", fix="reinstall cmax-rating or restore reference/")
             per_gpu_hour = 1.0 / mtbf
         else:
             per_gpu_hour = per_1000 / 1000.0 / 24.0

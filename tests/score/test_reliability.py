@@ -136,3 +136,11 @@ def test_sla_met_and_open_ended_incidents() -> None:
     assert s is not None
     assert s.met and s.credit_pct == 0.0 and s.node_months == 4
     assert any("without an end time" in n for n in s.notes)
+
+
+def test_a_reliability_baseline_without_a_rate_is_a_reference_data_error() -> None:
+    from cmax.errors import ReferenceDataError
+    from cmax.score.reliability import reference_rate
+
+    with pytest.raises(ReferenceDataError, match="no usable rate"):
+        reference_rate({"source": "broken"})
