@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cmax.bundle import Bundle, open_bundle
 from cmax.case import Case, resolve
-from cmax.errors import CmaxError
+from cmax.errors import BundleError, CmaxError, ManifestError
 from cmax.findings import Finding
 from cmax.ingest import ingest
 from cmax.manifest import MANIFEST_NAME
@@ -55,7 +55,7 @@ def check_known_ids(bundle: Bundle, reference: Reference) -> None:
     try:
         reference.gpu(gpu)
     except CmaxError as exc:
-        raise CmaxError(
+        raise ManifestError(
             f"unknown GPU {gpu!r}", file=label, field="system.gpu",
             expected=exc.expected or "a GPU id from `cmax reference list`",
             fix="use a GPU id from the reference catalogue, e.g. h100-sxm",
@@ -63,7 +63,7 @@ def check_known_ids(bundle: Bundle, reference: Reference) -> None:
     known = sorted({str(w) for w in reference.baselines["workload"].unique().to_list()})
     for i, run in enumerate(bundle.manifest.runs):
         if not reference.has_model(run.workload):
-            raise CmaxError(
+            raise ManifestError(
                 f"unknown workload {run.workload!r}", file=label, field=f"runs[{i}].workload",
                 expected="one of " + ", ".join(known),
                 fix="use a model id from `cmax reference list`",
@@ -82,7 +82,7 @@ def check_declared_files(bundle: Bundle) -> None:
         raise problems[0][2]
     if problems:
         listed = "; ".join(f"{key} = {rel!r}" for key, rel, _ in problems)
-        raise CmaxError(
+        raise BundleError(
             f"{len(problems)} declared files are missing or leave the bundle: {listed}",
             file=manifest_label(bundle),
             fix="add the files to the bundle or correct the paths in cmax.toml",
