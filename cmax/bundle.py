@@ -44,11 +44,11 @@ _CORRUPT = (tarfile.TarError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, EO
 def _corrupt(archive: Path, exc: BaseException) -> BundleError:
     if isinstance(exc, OSError) and exc.errno is not None:  # the system's fault (disk full)
         return BundleError(f"cannot unpack the bundle: {exc.strerror}", file=archive,
-                         fix="free space in the temporary folder (TMPDIR) and retry")
+                           fix="free space in the temporary folder (TMPDIR) and retry")
     detail = str(exc).strip() or type(exc).__name__
     return BundleError(f"corrupt bundle archive: {detail}", file=archive,
-                     expected="an archive that unpacks without errors",
-                     fix="copy or download the bundle again (check it with `tar tzf` / "
+                       expected="an archive that unpacks without errors",
+                       fix="copy or download the bundle again (check it with `tar tzf` / "
                          "`unzip -t`)")
 
 
@@ -95,8 +95,8 @@ class Bundle:
             exists = path.exists()
         except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL
             raise BundleError(f"path {relative[:80]!r} cannot be a file name: {exc}",
-                            file=self.source / MANIFEST_NAME, field=field,
-                            fix="correct the path") from None
+                              file=self.source / MANIFEST_NAME, field=field,
+                              fix="correct the path") from None
         if not resolved.is_relative_to(self.root.resolve()):
             raise BundleError(
                 f"path {relative!r} resolves outside the bundle (symlink?)",
@@ -136,8 +136,8 @@ class _Members:
         rel = _check_member(name, self.archive)
         if rel in self.files or (not is_dir and rel in self.dirs):
             raise BundleError(f"archive member {name!r} appears more than once", file=self.archive,
-                            expected="each path once",
-                            fix="repack the bundle from a clean folder")
+                              expected="each path once",
+                              fix="repack the bundle from a clean folder")
         (self.dirs if is_dir else self.files).add(rel)
         return rel
 
@@ -146,10 +146,10 @@ def _check_member(name: str, archive: Path) -> PurePosixPath:
     shown = name if len(name) <= 120 else name[:120] + "..."
     if len(name) > MAX_PATH_CHARS:
         raise BundleError(f"archive member path of {len(name):,} characters ({shown!r})",
-                        file=archive, expected=f"at most {MAX_PATH_CHARS} characters")
+                          file=archive, expected=f"at most {MAX_PATH_CHARS} characters")
     if any(ord(c) < 32 for c in name):
         raise BundleError(f"archive member {shown!r} has control characters in its name",
-                        file=archive, fix="repack the bundle with plain file names")
+                          file=archive, fix="repack the bundle with plain file names")
     rel = PurePosixPath(name.replace("\\", "/"))
     if rel.is_absolute() or ".." in rel.parts or (rel.parts and ":" in rel.parts[0]):
         raise BundleError(
@@ -158,7 +158,7 @@ def _check_member(name: str, archive: Path) -> PurePosixPath:
         )
     if len(rel.parts) > MAX_PATH_DEPTH:
         raise BundleError(f"archive member {shown!r} is {len(rel.parts)} folders deep",
-                        file=archive, expected=f"at most {MAX_PATH_DEPTH} levels")
+                          file=archive, expected=f"at most {MAX_PATH_DEPTH} levels")
     return rel
 
 
@@ -179,7 +179,7 @@ def _extract_tar(archive: Path, dest: Path) -> None:
             for count, member in enumerate(tar, start=1):
                 if count > MAX_MEMBERS:
                     raise BundleError(f"archive has more than {MAX_MEMBERS} members",
-                                    file=archive, expected=f"at most {MAX_MEMBERS}")
+                                      file=archive, expected=f"at most {MAX_MEMBERS}")
                 rel = members.check(member.name, is_dir=member.isdir())
                 if member.issym() or member.islnk():
                     raise BundleError(
@@ -188,11 +188,11 @@ def _extract_tar(archive: Path, dest: Path) -> None:
                     )
                 if not (member.isfile() or member.isdir()):
                     raise BundleError(f"archive member {member.name!r} is not a regular file",
-                                    file=archive)
+                                      file=archive)
                 total += member.size
                 if total > MAX_TOTAL_BYTES:
                     raise BundleError("archive expands beyond the size limit", file=archive,
-                                    expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
+                                      expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
                 target = dest.joinpath(*rel.parts)
                 if member.isdir():
                     target.mkdir(parents=True, exist_ok=True)
@@ -214,7 +214,7 @@ def _extract_zip(archive: Path, dest: Path) -> None:
             infos = zf.infolist()
             if len(infos) > MAX_MEMBERS:
                 raise BundleError(f"archive has {len(infos)} members", file=archive,
-                                expected=f"at most {MAX_MEMBERS}")
+                                  expected=f"at most {MAX_MEMBERS}")
             total = 0
             members = _Members(archive)
             for info in infos:
@@ -222,17 +222,17 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                 mode = (info.external_attr >> 16) & 0o170000
                 if mode == 0o120000:
                     raise BundleError(f"archive member {info.filename!r} is a link", file=archive,
-                                    fix="bundle real files, not links")
+                                      fix="bundle real files, not links")
                 if mode not in (0, 0o100000, 0o040000):
                     raise BundleError(f"archive member {info.filename!r} is not a regular file",
-                                    file=archive)
+                                      file=archive)
                 if info.flag_bits & 0x1:
                     raise BundleError(f"archive member {info.filename!r} is encrypted",
-                                    file=archive, fix="pack the bundle without a password")
+                                      file=archive, fix="pack the bundle without a password")
                 total += info.file_size
                 if total > MAX_TOTAL_BYTES:
                     raise BundleError("archive expands beyond the size limit", file=archive,
-                                    expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
+                                      expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
                 target = dest.joinpath(*rel.parts)
                 if info.is_dir():
                     target.mkdir(parents=True, exist_ok=True)
@@ -244,7 +244,7 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                         written += len(chunk)
                         if written > info.file_size:
                             raise BundleError(f"member {info.filename!r} is larger than declared",
-                                            file=archive)
+                                              file=archive)
                         out.write(chunk)
     except _CORRUPT as exc:
         raise _corrupt(archive, exc) from None
@@ -264,7 +264,7 @@ def _manifest_root(extracted: Path, source: Path) -> Path:
     if len(children) == 1 and (children[0] / MANIFEST_NAME).is_file():
         return children[0]
     raise BundleError(f"no {MANIFEST_NAME} at the top of the bundle", file=source,
-                    fix=f"put {MANIFEST_NAME} at the bundle root (see README)")
+                      fix=f"put {MANIFEST_NAME} at the bundle root (see README)")
 
 
 @contextmanager
@@ -273,12 +273,12 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
     source = Path(path)
     if not source.exists():
         raise BundleError("bundle not found", file=source,
-                        expected="a directory, .tar.gz or .zip holding cmax.toml")
+                          expected="a directory, .tar.gz or .zip holding cmax.toml")
     if not (source.is_dir() or source.is_file()):
         # opening a named pipe blocks until a writer appears: cmax would hang
         raise BundleError("bundle is not a regular file (a named pipe, socket or device)",
-                        file=source, expected="a directory, .tar.gz or .zip holding cmax.toml",
-                        fix="copy the bundle into a plain file or folder")
+                          file=source, expected="a directory, .tar.gz or .zip holding cmax.toml",
+                          fix="copy the bundle into a plain file or folder")
     if source.is_dir():
         root = _manifest_root(source, source)
         yield Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))
@@ -300,6 +300,6 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
             _extract_tar(source, dest)
         else:
             raise BundleError("not a bundle", file=source,
-                            expected="a directory, .tar.gz, .tgz, .tar or .zip holding cmax.toml")
+                              expected="a directory, .tar.gz, .tgz, .tar or .zip holding cmax.toml")
         root = _manifest_root(dest, source)
         yield Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))

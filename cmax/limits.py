@@ -49,7 +49,7 @@ def limit_error(what: str, limit: str, *, file: Where = None, line: int | None =
     """The one error for input beyond a bound: names the bound so the user knows it was not
     a parse mistake but a deliberate refusal."""
     return EvidenceError(f"{what} exceeds cmax's limit of {limit}", file=file, line=line,
-                     field=field, fix="check that the file is the unmodified tool output")
+                         field=field, fix="check that the file is the unmodified tool output")
 
 
 def json_depth(data: Any) -> int:
@@ -102,8 +102,8 @@ def whole(value: float, *, file: Where = None, line: int | None = None,
     refuses with OverflowError/ValueError) are a CmaxError naming the field."""
     if not math.isfinite(value):
         raise EvidenceError(f"{value} is not a finite number", file=file, line=line, field=field,
-                        expected="a finite integer",
-                        fix="check that the file is the unmodified tool output")
+                            expected="a finite integer",
+                            fix="check that the file is the unmodified tool output")
     return int(value)
 
 
