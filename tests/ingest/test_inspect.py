@@ -79,3 +79,12 @@ def test_malformed_known_format_exits_2(capsys: pytest.CaptureFixture[str],
     assert main(["inspect", str(bad)]) == 2
     err = capsys.readouterr().err
     assert f"{bad}:2" in err and "planned" in err and len(err.strip().splitlines()) == 1
+
+
+def test_inspect_lists_the_facts_ingest_records(capsys: pytest.CaptureFixture[str]) -> None:
+    audit = _json(capsys, DATA / "example_audit.values.json")
+    assert {"kind": "cluster", "value": "example-h100-a", "line": None,
+            "where": "audit_data.audit.clusterName"} in audit["facts"]  # type: ignore[operator]
+    inc = _json(capsys, DATA / "incidents.csv")
+    assert inc["facts"][0] == {"kind": "host", "value": "node-017", "line": 2,  # type: ignore[index]
+                               "where": None}
