@@ -66,6 +66,10 @@ def _in_era(value: dt.date) -> dt.date:
 
 EraDate = Annotated[dt.date, AfterValidator(_in_era)]
 
+Label = Annotated[str, Field(min_length=1, max_length=200)]
+"""An id or version string (workload, driver, container): a few dozen characters in real
+manifests; a megabyte string would only be carried into every report."""
+
 
 class _Strict(BaseModel):
     # inf/nan are valid TOML floats but no valid price, uptime or duration (and not valid JSON)
@@ -87,27 +91,27 @@ class _Strict(BaseModel):
 class Provider(_Strict):
     name: str = Field(min_length=1, max_length=200)
     cluster: str = Field(min_length=1, max_length=200)
-    region: str | None = None
+    region: Label | None = None
 
 
 class System(_Strict):
     gpu: str = Field(min_length=1, description="GPU id from the reference GPU catalogue")
     nodes: int = Field(gt=0, le=100_000)
     gpus_per_node: int = Field(gt=0, le=72)
-    interconnect: str | None = None
-    driver: str | None = None
-    cuda: str | None = None
-    nccl: str | None = None
+    interconnect: Label | None = None
+    driver: Label | None = None
+    cuda: Label | None = None
+    nccl: Label | None = None
 
 
 class Benchmark(_Strict):
     date: EraDate
-    reference: str = "latest"
+    reference: Label = "latest"
 
 
 class RunSpec(_Strict):
-    workload: str = Field(min_length=1)
-    precision: str = Field(min_length=1)
+    workload: Label
+    precision: Label
     num_gpus: int = Field(gt=0, le=1_000_000)
     log: RelPath
     seq_len: int | None = Field(default=None, gt=0)
@@ -118,8 +122,8 @@ class RunSpec(_Strict):
     cp: int | None = Field(default=None, gt=0)
     ep: int | None = Field(default=None, gt=0)
     vp: int | None = Field(default=None, gt=0)
-    framework: str | None = None
-    container: str | None = None
+    framework: Label | None = None
+    container: Label | None = None
     experiment: str | None = Field(
         default=None, min_length=1,
         description="picks one experiment when `log` is a DGXC parse-script CSV/JSON or an "

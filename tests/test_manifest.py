@@ -187,3 +187,13 @@ def test_plausible_prices_load(tmp_path: Path, price: str) -> None:
     m = load_manifest(write(tmp_path, GOOD.replace("usd_per_gpu_hour = 2.10",
                                                    f"usd_per_gpu_hour = {price}")))
     assert m.pricing is not None and m.pricing.usd_per_gpu_hour == float(price)
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ('gpu = "h100-sxm"', 'gpu = "h100-sxm"\ndriver = "' + "5" * 1_000_000 + '"', "system.driver"),
+    ('precision = "FP8"', 'precision = "' + "f" * 201 + '"', "runs[0].precision"),
+])
+def test_labels_are_bounded(tmp_path: Path, old: str, new: str, key: str) -> None:
+    """A megabyte driver string was accepted and carried into every report."""
+    text = _refused(tmp_path, old, new)
+    assert f"{key}:" in text and "at most 200 characters" in text
