@@ -1,8 +1,9 @@
 """``cmax audit RUNS_ROOT``: periodic audits across a fleet — history, drift, trend reports.
 
 Exit codes: 0 nothing to review; 1 a regression, tier drop, new audit FAIL, SLA breach,
-expiring or expired Exemplar validation, or evidence changed after it was recorded; 2 the
-root, the history or at least one run is unusable (the others are still recorded and judged).
+expiring, expired or lapsed Exemplar validation, a cluster whose audits stopped arriving, or
+evidence changed after it was recorded; 2 the root, the history or at least one run is
+unusable or filed under the wrong cluster (the others are still recorded and judged).
 """
 
 from __future__ import annotations
@@ -48,56 +49,112 @@ def _cell(value: object) -> str:
     return str(value)
 
 
+def _policy(policy_file: Path | None, expiry_warning_days: int | None,
+            stale_after_days: int | None) -> Any:
+    from cmax.history import DriftPolicy
+
+    policy = DriftPolicy.load(policy_file)
+    changes = {k: v for k, v in (("expiry_warning_days", expiry_warning_days),
+                                 ("stale_after_days", stale_after_days)) if v is not None}
+    return policy.with_(**changes) if changes else policy
+
+
+def _history_when(value: dt.datetime | None) -> dt.datetime | None:
+    """A date alone means the end of that day (UTC): what the record said on that day."""
+    if value is None:
+        return None
+    if value.time() == dt.time(0) and value.tzinfo is None:
+        value = value + dt.timedelta(days=1, microseconds=-1)
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value
+
+
 @click.command("audit", help="Score every run under RUNS_ROOT (laid out as "
                "<root>/<cluster>/<timestamp>/, each a bundle) that is not yet in the history, "
                "record it, and report drift: regressions beyond noise, tier changes, new "
-               "audit FAILs, Exemplar expiry and SLA breaches. Exit 1 when any is found, 2 when "
-               "the root, the history or a run is unusable (the other runs are still recorded).")
+               "audit FAILs, Exemplar expiry, SLA breaches and clusters whose audits stopped "
+               "arriving. Exit 1 when any is found, 2 when the root, the history or a run is "
+               "unusable or filed under the wrong cluster (the other runs are still recorded).")
 @click.argument("runs_root", type=click.Path(path_type=Path))
-@click.option("--history", "history_dir", type=click.Path(path_type=Path, file_okay=False),
-              default=None, help="History folder (Parquet, partitioned by cluster).  "
-              "[default: RUNS_ROOT/.cmax-history]")
+@click.option("--history", "history", metavar="FOLDER|URI", default=None,
+              help="The history's Delta Lake table: a folder, or object storage such as "
+              "s3://bucket/cmax-history (AWS credentials, region and endpoint from the "
+              "standard AWS environment).  [default: RUNS_ROOT/.cmax-history]")
+@click.option("--history-version", type=click.IntRange(min=0), default=None,
+              help="Report what the history said at this table version (read-only: nothing "
+              "is scored or recorded).")
+@click.option("--history-as-of", type=click.DateTime(
+              formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]), default=None,
+              help="Report what the history said at this UTC time (a date alone: the end of "
+              "that day); read-only.")
 @click.option("-o", "--out", "report_dir", type=click.Path(path_type=Path, file_okay=False),
               default=None, help="Write the fleet and per-cluster trend reports (HTML + PDF) here.")
 @click.option("--as-of", "as_of", type=click.DateTime(formats=["%Y-%m-%d"]), default=None,
-              help="The day Exemplar expiry is judged on; runs after it are ignored.  "
-              "[default: the day of the newest run]")
-@click.option("--expiry-warning-days", type=click.IntRange(min=0), default=60, show_default=True,
-              help="Flag an Exemplar validation this many days before it lapses.")
+              help="The day Exemplar expiry and stale clusters are judged on; runs after it "
+              "are ignored.  [default: the day of the newest run]")
+@click.option("--drift-policy", "policy_file", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Drift thresholds (TOML, the keys of the shipped "
+              "reference/drift.toml).  [default: the shipped policy]")
+@click.option("--expiry-warning-days", type=click.IntRange(min=0), default=None,
+              help="Flag an Exemplar validation this many days before it lapses.  "
+              "[default: the drift policy's]")
+@click.option("--stale-after-days", type=click.IntRange(min=0), default=None,
+              help="Flag a cluster with no run for more than this many days.  "
+              "[default: the drift policy's]")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
+              show_default=True, help="Score on this machine's cores, or as Ray tasks "
+              "(pip install 'cmax-rating[ray]').")
+@click.option("-j", "--workers", "--jobs", "workers", type=click.IntRange(min=1), default=None,
+              help="Scoring worker processes (or Ray CPUs), also used for the trend "
+              "reports.  [default: the CPUs this process may use for a backlog of 24 runs "
+              "or more, else 1; with Ray, the cluster's]")
+@click.option("--ray-address", default=None, metavar="ADDRESS",
+              help="Ray cluster to connect to.  [default: RAY_ADDRESS, else start a local Ray]")
 @click.option("--no-pdf", is_flag=True, help="Write the trend reports as HTML only.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Score new runs and render trend reports in this many worker processes.")
 @format_option
 @click.pass_context
-def command(ctx: click.Context, runs_root: Path, history_dir: Path | None,
-            report_dir: Path | None, as_of: dt.datetime | None, expiry_warning_days: int,
-            no_pdf: bool, jobs: int, fmt: str) -> None:
-    from cmax.history import DriftPolicy, run_audit
+def command(ctx: click.Context, runs_root: Path, history: str | None,
+            history_version: int | None, history_as_of: dt.datetime | None,
+            report_dir: Path | None, as_of: dt.datetime | None, policy_file: Path | None,
+            expiry_warning_days: int | None, stale_after_days: int | None, executor: str,
+            workers: int | None, ray_address: str | None, no_pdf: bool, fmt: str) -> None:
+    from cmax.history import run_audit
 
+    if history_version is not None and history_as_of is not None:
+        raise click.UsageError("give --history-version or --history-as-of, not both")
     bar = _ProgressBar()
     try:
         result = run_audit(
-            runs_root, history_dir, as_of=as_of.date() if as_of else None,
-            policy=DriftPolicy(expiry_warning_days=expiry_warning_days), progress=bar,
-            jobs=jobs,
+            runs_root, history, as_of=as_of.date() if as_of else None,
+            policy=_policy(policy_file, expiry_warning_days, stale_after_days), progress=bar,
+            executor="ray" if executor == "ray" else "local", workers=workers,
+            ray_address=ray_address, history_version=history_version,
+            history_as_of=_history_when(history_as_of),
         )
     finally:
         bar.close()
+    for note in result.notes:
+        progress(note)
     files: list[Path] = []
     if report_dir is not None:
         from cmax.history.trend import render_trend_reports
 
         progress(f"writing trend reports into {report_dir} ...")
-        files = render_trend_reports(result, report_dir, pdf=not no_pdf, jobs=jobs)
+        # a report takes well under a second: a pool pays only when asked for
+        files = render_trend_reports(result, report_dir, pdf=not no_pdf, jobs=workers or 1)
     if fmt == "json":
         emit_json({**result.to_json(), "reports": [str(f) for f in files]})
         ctx.exit(result.exit_code)
     summary = result.to_json()["runs"]
-    click.echo(
-        f"{summary['found']} runs under {runs_root}: {summary['scored']} newly scored, "
-        f"{summary['already_recorded']} already recorded, {summary['unusable']} unusable; "
-        f"history holds {summary['in_history']} runs of {summary['clusters_in_history']} "
-        f"cluster(s) ({result.history_path})")
+    if result.time_travel:
+        click.echo(f"history {result.history_path} at version {result.history_version} "
+                   f"(read-only): {summary['in_history']} runs of "
+                   f"{summary['clusters_in_history']} cluster(s)")
+    else:
+        click.echo(
+            f"{summary['found']} runs under {runs_root}: {summary['scored']} newly scored, "
+            f"{summary['already_recorded']} already recorded, {summary['unusable']} unusable; "
+            f"history holds {summary['in_history']} runs of {summary['clusters_in_history']} "
+            f"cluster(s) ({result.history_path}, version {result.history_version})")
     if result.as_of is not None:
         click.echo(f"as of {result.as_of.isoformat()}")
     if result.items:
@@ -117,8 +174,10 @@ def command(ctx: click.Context, runs_root: Path, history_dir: Path | None,
     for status in result.exemplar:
         if status.status == "never":
             continue
+        until = (f"ended {status.expires_on} by failing run {status.ended_by}"
+                 if status.status == "lapsed" else f"valid until {status.expires_on}")
         click.echo(f"exemplar {status.cluster}: {status.status}, passed {status.passed_on}, "
-                   f"valid until {status.expires_on}")
+                   f"{until}")
     for bad in result.unusable:
         label = "unusable" if bad.fatal else "note"
         click.echo(f"{label}: {bad.path}: {bad.error}", err=True)

@@ -1,15 +1,24 @@
 """One ``cmax audit`` pass: find runs, score the new ones, record them, judge the drift.
 
-Scoring is the slow part and happens outside the history lock; the store re-checks under
-the lock, so a second ``cmax audit`` on the same root at the same time costs CPU but never
-writes a row twice. New runs are recorded in batches, so an interrupted pass over a large
-backlog keeps what it already scored.
+Scoring is the slow part and fans out (:mod:`cmax.history.executors`: local processes or
+Ray); recording stays here, in batches, each one Delta commit that re-checks what is already
+recorded, so a second ``cmax audit`` on the same root at the same time costs CPU but never
+writes a row twice, and an interrupted pass over a large backlog keeps what it already
+recorded. Every run recorded by the pass is judged against its predecessors.
+
+A run is refused (exit 2, the other runs still recorded) when the cluster folder it is filed
+under is not the cluster its manifest names: recording it would put another cluster's numbers
+on this cluster's timeline and invent regressions.
+
+With ``history_version`` / ``history_as_of`` the pass only reads: it reports what the
+history said at that version, judging the runs that version recorded.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +34,7 @@ from cmax.history.drift import (
     ExemplarStatus,
     detect_drift,
 )
+from cmax.history.executors import ExecutorName, require_ray, score_runs
 from cmax.history.store import HISTORY_DIRNAME, HistoryStore, rows_for_run
 from cmax.scorecard import Scorecard
 
@@ -36,7 +46,8 @@ BATCH_RUNS = 250
 _KIND_ORDER: dict[str, int] = {
     kind: i for i, kind in enumerate((
         "evidence_changed", "regression_vs_previous", "regression_vs_best", "tier_down",
-        "new_audit_fail", "sla_breach", "exemplar_expired", "exemplar_expiring", "tier_up"))
+        "new_audit_fail", "sla_breach", "exemplar_lapsed", "exemplar_expired",
+        "exemplar_expiring", "audits_stopped", "tier_up"))
 }
 
 
@@ -51,7 +62,7 @@ class AuditResult:
     """Everything one pass found; ``exit_code`` is what ``cmax audit`` returns."""
 
     root: Path
-    history_path: Path
+    history_path: str
     as_of: dt.date | None
     runs_found: int
     scored: list[RunRef]
@@ -61,6 +72,9 @@ class AuditResult:
     exemplar: list[ExemplarStatus]
     history: pl.DataFrame
     policy: DriftPolicy
+    history_version: int | None = None  # the table version reported on
+    time_travel: bool = False  # read an older version; nothing scored or recorded
+    notes: tuple[str, ...] = ()  # one-off messages (the Parquet history's migration)
 
     @property
     def problems(self) -> list[DriftItem]:
@@ -76,7 +90,9 @@ class AuditResult:
         runs = self.history.filter(pl.col("row_kind") == "run")
         return {
             "root": str(self.root),
-            "history": str(self.history_path),
+            "history": self.history_path,
+            "history_version": self.history_version,
+            "time_travel": self.time_travel,
             "as_of": self.as_of.isoformat() if self.as_of else None,
             "runs": {
                 "found": self.runs_found, "scored": len(self.scored),
@@ -91,6 +107,7 @@ class AuditResult:
                          for u in self.unusable if u.fatal],
             "ignored": [{"path": str(u.path), "reason": u.error}
                         for u in self.unusable if not u.fatal],
+            "notes": list(self.notes),
             "exit_code": self.exit_code,
         }
 
@@ -105,30 +122,69 @@ def _changed_item(run: RunRef, recorded_digest: str) -> DriftItem:
     )
 
 
-def _score(run: RunRef, assess: AssessFn) -> Scorecard | Unusable:
-    try:
-        return assess(run.path)
-    except CmaxError as exc:
-        return Unusable(run.path, exc.one_line())
-    except Exception as exc:  # one broken run must not stop a fleet audit
-        return Unusable(run.path, f"internal error while scoring ({type(exc).__name__}: "
-                                  f"{exc}); please report it with this bundle")
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
-def _outcomes(pending: list[RunRef], score_fn: AssessFn,
-              jobs: int) -> Iterator[tuple[RunRef, Scorecard | Unusable]]:
-    """Score in order, in this process or in a pool of fresh ("spawn") worker processes."""
-    if jobs <= 1 or len(pending) < 2:
-        for run in pending:
-            yield run, _score(run, score_fn)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+def misfiled(run: RunRef, card: Scorecard) -> Unusable | None:
+    """A run whose manifest names another cluster than the folder it is filed under.
 
-    context = multiprocessing.get_context("spawn")  # fork is unsafe with Polars' threads
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        results = pool.map(_score, pending, [score_fn] * len(pending), chunksize=4)
-        yield from zip(pending, results, strict=True)
+    The folder may hold the cluster's name or its slug (``Aurora H100 East`` in
+    ``aurora-h100-east/``); anything else is refused, naming both sides and what the audit
+    file says about itself, so the auditor can tell which one is wrong.
+    """
+    if run.cluster == card.cluster or _slug(run.cluster) == _slug(card.cluster):
+        return None
+    audit = card.audit.cluster if card.audit is not None else None
+    said = f" and its audit (clusterName) says {audit!r}" if audit else ""
+    return Unusable(run.path, (
+        f"filed under cluster {run.cluster!r} but its manifest says provider.cluster = "
+        f"{card.cluster!r}{said}; not recorded, so {run.cluster!r}'s timeline is not mixed "
+        f"with another cluster's runs; fix: move it to <root>/{card.cluster}/{run.run_dir}/, "
+        "or correct provider.cluster in its cmax.toml"))
+
+
+def _added_in(store: HistoryStore, version: int, frame: pl.DataFrame) -> frozenset[str]:
+    """The run keys that ``version`` added (what the audit that wrote it had judged)."""
+    keys = set(frame.filter(pl.col("row_kind") == "run")["run_key"].to_list())
+    if version == 0:
+        return frozenset(keys)
+    before = store.read(version - 1).filter(pl.col("row_kind") == "run")["run_key"]
+    return frozenset(keys - set(before.to_list()))
+
+
+def _travel(root_path: Path, store: HistoryStore, version: int | None,
+            when: dt.datetime | None, as_of: dt.date | None,
+            policy: DriftPolicy) -> AuditResult:
+    """What the history said at an older version: read-only, nothing scored."""
+    if when is not None:
+        version = store.resolve_as_of(when)
+    assert version is not None
+    frame = store.read(version)
+    as_of, items, statuses = _judge(frame, as_of, policy, _added_in(store, version, frame))
+    return AuditResult(
+        root=root_path, history_path=store.location, as_of=as_of, runs_found=0, scored=[],
+        already_recorded=0, unusable=[], items=_ordered(items), exemplar=statuses,
+        history=frame, policy=policy, history_version=version, time_travel=True,
+    )
+
+
+def _judge(frame: pl.DataFrame, as_of: dt.date | None, policy: DriftPolicy,
+           judge: frozenset[str]) -> tuple[dt.date | None, list[DriftItem],
+                                           list[ExemplarStatus]]:
+    """Drift of a history frame; ``as_of`` defaults to its newest run's day (deterministic)."""
+    runs_frame = frame.filter(pl.col("row_kind") == "run")
+    if as_of is None and runs_frame.height:
+        as_of = max(ts.date() for ts in runs_frame["run_ts"].to_list())
+    if as_of is None:
+        return None, [], []
+    items, statuses = detect_drift(frame, as_of, policy, judge)
+    return as_of, items, statuses
+
+
+def _ordered(items: list[DriftItem]) -> list[DriftItem]:
+    return sorted(items, key=lambda i: (i.cluster, _KIND_ORDER.get(i.kind, 99),
+                                        i.workload or "", i.run or ""))
 
 
 def run_audit(
@@ -140,18 +196,31 @@ def run_audit(
     policy: DriftPolicy | None = None,
     progress: ProgressFn | None = None,
     batch_runs: int = BATCH_RUNS,
-    jobs: int = 1,
+    executor: ExecutorName = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
+    history_version: int | None = None,
+    history_as_of: dt.datetime | None = None,
 ) -> AuditResult:
     """Score every run under ``root`` not yet in the history, record it, and judge drift.
 
-    ``assess`` defaults to :func:`cmax.pipeline.assess`; ``as_of`` ("today" for Exemplar
-    expiry) defaults to the newest run in the history, so the same history always gives the
-    same answer. ``jobs`` > 1 scores in that many worker processes (``assess`` must then be
-    a module-level function); results are recorded in the same order either way.
+    ``history`` is a folder or an object-store URI (default ``<root>/.cmax-history``).
+    ``assess`` defaults to :func:`cmax.pipeline.assess` (with ``workers`` > 1 or Ray it must
+    be a module-level function); ``as_of`` ("today" for Exemplar expiry and stale clusters)
+    defaults to the newest run in the history, so the same history always gives the same
+    answer. ``workers`` None uses the machine's CPUs (local) or the Ray cluster's. Results
+    are recorded in the runs' order whichever executor scored them.
     """
     root_path = Path(root)
-    store = HistoryStore(Path(history) if history is not None else root_path / HISTORY_DIRNAME)
-    runs, unusable = discover_runs(root_path, exclude=store.path)
+    store = HistoryStore(history if history is not None else root_path / HISTORY_DIRNAME)
+    pol = policy or DriftPolicy.load()
+    if history_version is not None or history_as_of is not None:
+        return _travel(root_path, store, history_version, history_as_of, as_of, pol)
+    if executor == "ray":
+        require_ray()
+    store.exists()  # a history that is a file, or an unreachable URI: say so before scoring
+    store.migrate_parquet_v1()
+    runs, unusable = discover_runs(root_path, exclude=store.local_path)
     if not runs and not unusable:
         raise CmaxError("no runs found", file=root_path,
                         expected="run bundles laid out as <root>/<cluster>/<timestamp>/",
@@ -168,32 +237,27 @@ def run_audit(
             changed.append(_changed_item(run, seen.digest))
     scored: list[RunRef] = []
     batch: list[tuple[RunRef, list[dict[str, Any]]]] = []
-    for index, (run, outcome) in enumerate(_outcomes(pending, score_fn, jobs), start=1):
+    outcomes = score_runs(pending, score_fn, executor=executor, workers=workers,
+                          ray_address=ray_address)
+    for index, (run, outcome) in enumerate(outcomes, start=1):
         if progress is not None:
             progress(index, len(pending), run)
-        if isinstance(outcome, Unusable):
-            unusable.append(outcome)
+        refused = outcome if isinstance(outcome, Unusable) else misfiled(run, outcome)
+        if refused is not None:
+            unusable.append(refused)
             continue
+        assert isinstance(outcome, Scorecard)
         batch.append((run, rows_for_run(run, outcome)))
         if len(batch) >= batch_runs:
             scored += store.append(batch)
             batch = []
     scored += store.append(batch)
     frame = store.read()
-    runs_frame = frame.filter(pl.col("row_kind") == "run")
-    if as_of is None and runs_frame.height:
-        as_of = max(ts.date() for ts in runs_frame["run_ts"].to_list())
-    pol = policy or DriftPolicy()
-    items: list[DriftItem] = []
-    statuses: list[ExemplarStatus] = []
-    if as_of is not None:
-        items, statuses = detect_drift(frame, as_of, pol)
-    items = sorted(changed + items,
-                   key=lambda i: (i.cluster, _KIND_ORDER.get(i.kind, 99), i.workload or ""))
+    as_of, items, statuses = _judge(frame, as_of, pol, frozenset(r.run_key for r in scored))
     return AuditResult(
-        root=root_path, history_path=store.path, as_of=as_of, runs_found=len(runs),
+        root=root_path, history_path=store.location, as_of=as_of, runs_found=len(runs),
         scored=scored, already_recorded=len(runs) - len(pending),
-        unusable=sorted(unusable, key=lambda u: str(u.path)), items=items,
-        exemplar=statuses, history=frame, policy=pol,
+        unusable=sorted(unusable, key=lambda u: str(u.path)), items=_ordered(changed + items),
+        exemplar=statuses, history=frame, policy=pol, history_version=store.version(),
+        notes=tuple(store.notes),
     )
-

@@ -1,8 +1,13 @@
 """Drift: what changed on each cluster since its earlier audit runs, and what is expiring.
 
-Drift is the state of each cluster's *newest* run (on or before ``as_of``) against its own
-history, so the answer is the same however often ``cmax audit`` runs and however the runs
-arrived (one at a time, or a year's backlog at once). The trend report shows the full past.
+Every run is judged against its own predecessors: each cluster's *newest* run (on or before
+``as_of``) always, and every run that a pass has just recorded (``judge``), so a backlog of a
+year's runs arriving at once has each month compared with the month before, not only the last
+one. A re-run that records nothing new reports the newest runs' state again, so the same
+history always gives the same answer. The trend report shows the full past.
+
+The thresholds live in one place, ``reference/drift.toml`` (:meth:`DriftPolicy.load`), with
+their sources; nothing here repeats them.
 
 Rules (every item names the runs and the numbers it compares):
 
@@ -25,53 +30,109 @@ Rules (every item names the runs and the numbers it compares):
   judged against the same baseline row; otherwise tokens/s/GPU is compared (the interval
   scaled with it), because a new reference release moves the ratio without the cluster
   changing.
-* **Tier change**: newest vs previous run. Down is a problem, up is information.
-* **New audit FAIL**: ClusterMAX checks that FAIL now and did not in the previous run that
-  carried an audit (all FAILs count as new on a cluster's first audited run).
+* **Tier change**: a run vs the run before it. Down is a problem, up is information.
+* **New audit FAIL**: ClusterMAX checks that FAIL in a run and did not in the previous run
+  that carried an audit (all FAILs count as new on a cluster's first audited run).
 * **Exemplar validity**: an NVIDIA Exemplar validation is valid for 12 months
   (``Exemplar_validation.md``, dgxc-benchmarking v26.02+). Counted from the newest passing run;
-  ``expiring`` within ``expiry_warning_days`` of ``as_of``, ``expired`` after.
-* **SLA breach**: the newest run's SLA was not met: a node-month (the SLA is per node, per
-  month) below the contracted uptime. ``after`` is the worst node-month's uptime.
+  ``expiring`` within ``expiry_warning_days`` of ``as_of``, ``expired`` after. A later run that
+  measured training workloads and fails the bar ends it (``lapsed``): a validation says what
+  the cluster does now, and the cluster's own newer evidence says otherwise.
+* **SLA breach**: a run's SLA was not met: a node-month (the SLA is per node, per month)
+  below the contracted uptime. ``after`` is the worst node-month's uptime.
+* **Audits stopped arriving**: a cluster's newest run is more than ``stale_after_days``
+  before ``as_of``; its drift verdicts describe an old state.
 """
 
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import datetime as dt
+import functools
 import itertools
 import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from cmax.errors import CmaxError
+from cmax.resources import data_dir
 from cmax.scorecard import Tier
+from cmax.tomlfile import REINSTALL, read_toml
 
 TIER_ORDER: tuple[str, ...] = get_args(Tier)  # best first
 
 DriftKind = Literal[
     "regression_vs_previous", "regression_vs_best", "tier_down", "tier_up", "new_audit_fail",
-    "exemplar_expiring", "exemplar_expired", "sla_breach", "evidence_changed",
+    "exemplar_expiring", "exemplar_expired", "exemplar_lapsed", "sla_breach",
+    "evidence_changed", "audits_stopped",
 ]
 PROBLEM_KINDS: frozenset[str] = frozenset(get_args(DriftKind)) - {"tier_up"}
 
 WorkloadKey = tuple[str, str, str, int]  # row_kind, workload, precision, num_gpus
 
 
+POLICY_FILE = "drift.toml"
+
+
 @dataclass(frozen=True)
 class DriftPolicy:
-    """The thresholds of the drift rules (see the module docstring for their sources)."""
+    """The thresholds of the drift rules; values and sources in ``reference/drift.toml``.
 
-    min_change_pct: float = 1.0
-    tolerance_pct: float = 5.0
-    noise_sigmas: float = 3.0
-    noise_min_runs: int = 3
-    exemplar_valid_months: int = 12
-    expiry_warning_days: int = 60
+    No defaults here on purpose: a second copy of a threshold in code drifts from the file
+    the documentation cites. Build one with :meth:`load`, change one with :meth:`with_`.
+    """
+
+    min_change_pct: float
+    tolerance_pct: float
+    noise_sigmas: float
+    noise_min_runs: int
+    exemplar_valid_months: int
+    expiry_warning_days: int
+    stale_after_days: int
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> DriftPolicy:
+        """The policy in ``path`` (default: the shipped ``reference/drift.toml``)."""
+        if path is None:
+            return _shipped_policy()
+        return _read_policy(path)
+
+    def with_(self, **changes: Any) -> DriftPolicy:
+        """This policy with some thresholds changed (CLI options, tests)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _read_policy(path: Path) -> DriftPolicy:
+    data = read_toml(path, what="drift policy", missing_fix=REINSTALL)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(DriftPolicy):
+        want = int if f.type in ("int", int) else float
+        value: Any = data.get(f.name)
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+        if not ok or (want is int and not isinstance(value, int)):
+            raise CmaxError(f"drift policy key {f.name!r} is "
+                            f"{'missing' if value is None else repr(value)}", file=path,
+                            field=f.name, expected=f"a non-negative {want.__name__}",
+                            fix=f"set {f.name} = <number> (see the shipped {POLICY_FILE})")
+        values[f.name] = float(value) if want is float else value
+    unknown = sorted(set(data) - set(values))
+    if unknown:
+        raise CmaxError(f"drift policy has unknown key {unknown[0]!r}", file=path,
+                        field=unknown[0], expected=", ".join(sorted(values)),
+                        fix="remove it or correct its spelling")
+    return DriftPolicy(**values)
+
+
+@functools.cache
+def _shipped_policy() -> DriftPolicy:
+    return _read_policy(data_dir("reference") / POLICY_FILE)
 
 
 class DriftItem(BaseModel):
@@ -97,11 +158,12 @@ class ExemplarStatus(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     cluster: str
-    status: Literal["valid", "expiring", "expired", "never"]
+    status: Literal["valid", "expiring", "expired", "lapsed", "never"]
     passed_run: str | None = None
     passed_on: dt.date | None = None
     expires_on: dt.date | None = None
     days_left: int | None = None
+    ended_by: str | None = None  # the newer run that failed the bar ("lapsed")
 
 
 @dataclass(frozen=True)
@@ -284,6 +346,7 @@ def best_sustained(history: Sequence[tuple[RunPoint, Point]],
 
 
 def _workload_drift(cluster: str, runs: list[RunPoint], policy: DriftPolicy) -> list[DriftItem]:
+    """Regressions of ``runs[-1]`` against the runs before it."""
     latest, earlier = runs[-1], runs[:-1]
     items: list[DriftItem] = []
     for key in sorted(latest.points):
@@ -313,6 +376,7 @@ def _workload_drift(cluster: str, runs: list[RunPoint], policy: DriftPolicy) -> 
 
 
 def _tier_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
+    """Tier of ``runs[-1]`` against the run before it."""
     if len(runs) < 2:
         return []
     prev, latest = runs[-2], runs[-1]
@@ -355,14 +419,33 @@ def add_months(day: dt.date, months: int) -> dt.date:
     return dt.date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
 
 
+def _fails_the_bar(run: RunPoint) -> bool:
+    """The run measured training workloads and did not pass the Exemplar bar.
+
+    A run without training workloads (a network-only or audit-only re-check) says nothing
+    about the bar, so it neither renews nor ends a validation.
+    """
+    return run.row["exemplar_pass"] is False and any(
+        key[0] == "workload" for key in run.points)
+
+
 def exemplar_status(cluster: str, runs: list[RunPoint], as_of: dt.date,
                     policy: DriftPolicy) -> ExemplarStatus:
-    """Validity of the newest passing Exemplar run, counted from the day it ran."""
+    """Validity of the newest passing Exemplar run, counted from the day it ran.
+
+    It ends early, on the day of a later run that fails the bar: "valid until" must never be
+    printed for a cluster whose own newer evidence is below it.
+    """
     passed = [r for r in runs if r.row["exemplar_pass"]]
     if not passed:
         return ExemplarStatus(cluster=cluster, status="never")
     last = passed[-1]
     expires = add_months(last.day, policy.exemplar_valid_months)
+    failed = next((r for r in runs if r.ts > last.ts and _fails_the_bar(r)), None)
+    if failed is not None and failed.day < expires:
+        return ExemplarStatus(cluster=cluster, status="lapsed", passed_run=last.run_dir,
+                              passed_on=last.day, expires_on=failed.day,
+                              days_left=(failed.day - as_of).days, ended_by=failed.run_dir)
     days_left = (expires - as_of).days
     status: Literal["valid", "expiring", "expired"] = "valid"
     if days_left <= 0:
@@ -374,6 +457,15 @@ def exemplar_status(cluster: str, runs: list[RunPoint], as_of: dt.date,
 
 
 def _exemplar_drift(status: ExemplarStatus) -> list[DriftItem]:
+    if status.status == "lapsed" and status.expires_on is not None:
+        return [DriftItem(
+            cluster=status.cluster, kind="exemplar_lapsed", before=str(status.passed_on),
+            after=status.expires_on.isoformat(), metric="exemplar_valid_until",
+            run=status.ended_by, compared_with=status.passed_run,
+            message=f"Exemplar validity from passing run {status.passed_run} ended on "
+                    f"{status.expires_on.isoformat()}: the newer run {status.ended_by} fails "
+                    "the bar; fix the regression and re-run the Exemplar suite",
+        )]
     if status.status not in ("expiring", "expired") or status.expires_on is None:
         return []
     kind: DriftKind = "exemplar_expired" if status.status == "expired" else "exemplar_expiring"
@@ -389,6 +481,7 @@ def _exemplar_drift(status: ExemplarStatus) -> list[DriftItem]:
 
 
 def _sla_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
+    """The SLA of ``runs[-1]``."""
     latest = runs[-1].row
     if latest["sla_met"] is not False:
         return []
@@ -414,19 +507,44 @@ def _sla_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
     )]
 
 
-def detect_drift(history: pl.DataFrame, as_of: dt.date,
-                 policy: DriftPolicy | None = None) -> tuple[list[DriftItem],
-                                                             list[ExemplarStatus]]:
-    """Drift items for every cluster's newest run, and each cluster's Exemplar status."""
-    pol = policy or DriftPolicy()
+def _stale_drift(cluster: str, runs: list[RunPoint], as_of: dt.date,
+                policy: DriftPolicy) -> list[DriftItem]:
+    latest = runs[-1]
+    idle = (as_of - latest.day).days
+    if idle <= policy.stale_after_days:
+        return []
+    return [DriftItem(
+        cluster=cluster, kind="audits_stopped", before=latest.day.isoformat(),
+        after=as_of.isoformat(), metric="days_since_last_run", run=latest.run_dir,
+        message=f"no run since {latest.run_dir} ({idle} days before {as_of.isoformat()}; "
+                f"audits are expected at least every {policy.stale_after_days} days): "
+                "its verdicts describe an old state",
+    )]
+
+
+def judge_run(cluster: str, runs: list[RunPoint], policy: DriftPolicy) -> list[DriftItem]:
+    """Everything ``runs[-1]`` changed against the runs before it."""
+    return (_workload_drift(cluster, runs, policy) + _tier_drift(cluster, runs)
+            + _audit_drift(cluster, runs) + _sla_drift(cluster, runs))
+
+
+def detect_drift(history: pl.DataFrame, as_of: dt.date, policy: DriftPolicy | None = None,
+                 judge: frozenset[str] | set[str] | None = None,
+                 ) -> tuple[list[DriftItem], list[ExemplarStatus]]:
+    """Drift items and each cluster's Exemplar status.
+
+    Judged: each cluster's newest run, and every run whose ``run_key`` is in ``judge`` (the
+    runs a pass has just recorded), each against the runs before it.
+    """
+    pol = policy or DriftPolicy.load()
     items: list[DriftItem] = []
     statuses: list[ExemplarStatus] = []
     for cluster, runs in timelines(history, as_of).items():
         status = exemplar_status(cluster, runs, as_of, pol)
         statuses.append(status)
-        items += _workload_drift(cluster, runs, pol)
-        items += _tier_drift(cluster, runs)
-        items += _audit_drift(cluster, runs)
+        for index, run in enumerate(runs):
+            if index == len(runs) - 1 or (judge is not None and run.row["run_key"] in judge):
+                items += judge_run(cluster, runs[:index + 1], pol)
         items += _exemplar_drift(status)
-        items += _sla_drift(cluster, runs)
+        items += _stale_drift(cluster, runs, as_of, pol)
     return items, statuses

@@ -1,14 +1,10 @@
-"""The audit history: a Parquet dataset, partitioned by cluster, that only ever grows.
+"""The audit history: one Delta Lake table, partitioned by cluster, that only ever grows.
 
-Layout (hive style, readable by Polars, DuckDB, Spark or pyarrow as one dataset)::
-
-    <history>/
-      .lock                              flock target; serialises writers
-      cluster=<name>/part-<hash>.parquet one file per `cmax audit` invocation and cluster
-
-Cluster names are percent-encoded in the folder name (anything outside ``[A-Za-z0-9._-]``),
-and the ``cluster`` column is not stored inside the files: the folder is the partition value.
-Every file carries ``cmax_history_version`` in its key-value metadata.
+Where: ``<runs root>/.cmax-history`` by default, or any URI ``--history`` names, e.g.
+``s3://bucket/cmax-history`` (credentials, region and endpoint from the standard AWS
+environment and configuration, as every AWS tool reads them). The table is readable by any
+Delta reader (Spark, DuckDB, Polars ``read_delta``, delta-rs) with ``cluster`` as the
+partition column.
 
 Rows (``ROW_SCHEMA``): every scored run contributes
 
@@ -19,28 +15,35 @@ Rows (``ROW_SCHEMA``): every scored run contributes
   tokens/s/GPU, MFU and the baseline it was compared with (of repeated runs, the worst);
 * one ``"network"`` row per nccl-tests result: bus bandwidth and ratio to the fabric baseline.
 
-All rows of a run share ``run_key`` = sha256(cluster, run folder, bundle digest).
+All rows of a run share ``run_key`` = sha256(cluster, run folder, bundle digest): a run is
+identified by its cluster, its timestamp folder and the bytes of its bundle.
 
-Why it cannot lose or duplicate a row:
+Why it cannot lose or duplicate a row, on a local disk, NFS or object storage alike:
 
-* Writers hold an exclusive ``fcntl.flock`` on ``.lock`` for the whole read-check-write, and
-  re-read the recorded runs under the lock, so two concurrent ``cmax audit`` processes that
-  scored the same runs write them once.
-* A part file is written to a temp name in the same folder, fsynced and ``os.replace``-d into
-  place, so a crash leaves either the old dataset or the new one, never a torn file. Readers
-  ignore temp files; the next writer (holding the lock) removes them.
-* A run already in the history is never written again; re-running changes no byte.
-* A run's rows go to a single file, so a run is either wholly present or wholly absent.
+* Every append is one Delta commit (a new ``_delta_log/<version>.json`` that either appears
+  whole or not at all; on S3 through a conditional put), so a run's rows are all there or
+  none are, and a writer killed mid-way leaves at most data files no commit names, which no
+  reader sees. Files no commit names, such as a stray copy of a data file, are never read.
+* Appends are a MERGE that inserts only rows whose (cluster, run_key) is not in the table. Two
+  writers that commit at once conflict (Delta's optimistic concurrency: "a concurrent
+  transaction added new data"); the loser re-reads the table and retries, and then finds its
+  runs already there. Re-running writes nothing, and so changes no byte.
+* Every version stays readable: ``read(version=N)`` / ``read(as_of=...)`` return the table
+  as it was, so a report can show what the record said on the day a contract was signed.
+
+The hand-written Parquet store of cmax 0.1 (``cluster=<name>/part-*.parquet`` + ``.lock``)
+is migrated once, on first use (:meth:`HistoryStore.migrate_parquet_v1`).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import os
+import contextlib
+import datetime as dt
+import re
+import shutil
+import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,13 +54,15 @@ from cmax.errors import CmaxError
 from cmax.history.discover import RunRef
 from cmax.scorecard import Scorecard, WorkloadResult
 
-STORE_VERSION = "1"
-VERSION_KEY = "cmax_history_version"
 HISTORY_DIRNAME = ".cmax-history"
-LOCK_NAME = ".lock"
-PART_PREFIX = "part-"
-PART_SUFFIX = ".parquet"
-TMP_MARK = ".tmp-"
+TABLE_DESCRIPTION = "cmax audit history (format 2: Delta Lake, one row per run/workload/network)"
+PARTITION = "cluster"
+COMMIT_RETRIES = 30
+
+# cmax 0.1's Parquet store, kept only to migrate it
+V1_VERSION_KEY = "cmax_history_version"
+V1_PART = re.compile(r"part-[0-9a-f]{20}\.parquet")
+V1_MOVED = "_parquet-v1-migrated"
 
 ROW_KINDS = ("run", "workload", "network")
 
@@ -204,12 +209,10 @@ def frame_from_rows(rows: Sequence[dict[str, Any]], cluster: str | None = None) 
     return frame
 
 
-def encode_cluster(cluster: str) -> str:
-    return "cluster=" + urllib.parse.quote(cluster, safe="._-")
-
-
-def _decode_cluster(folder: str) -> str:
-    return urllib.parse.unquote(folder.removeprefix("cluster="))
+def is_remote(location: str) -> bool:
+    """An object-store URI (``s3://``, ``gs://``, ``az://``, ...) rather than a local folder."""
+    scheme = urllib.parse.urlsplit(location).scheme
+    return len(scheme) > 1 and scheme != "file"
 
 
 @dataclass(frozen=True)
@@ -220,71 +223,131 @@ class Recorded:
     run_key: str
 
 
-class HistoryStore:
-    """The history dataset under one folder (default ``<runs root>/.cmax-history``)."""
+def _sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+
+class HistoryStore:
+    """The history table at one location (default ``<runs root>/.cmax-history``)."""
+
+    def __init__(self, location: str | Path) -> None:
+        text = str(location)
+        self.remote = is_remote(text)
+        self.location = text if self.remote else str(Path(text).absolute())
+        self.notes: list[str] = []  # one-off messages for the user (the migration)
+
+    @property
+    def local_path(self) -> Path | None:
+        return None if self.remote else Path(self.location)
+
+    def _fail(self, what: str, exc: Exception, fix: str) -> CmaxError:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return CmaxError(f"{what}: {detail[:300]}", file=self.location, fix=fix)
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _partitions(self) -> list[tuple[str, Path]]:
-        if not self.path.exists():
-            return []
-        if not self.path.is_dir():
-            raise CmaxError("history is not a folder", file=self.path,
-                            fix="pass --history a folder (it is created if missing)")
-        return sorted(
-            (_decode_cluster(p.name), p)
-            for p in self.path.iterdir()
-            if p.is_dir() and p.name.startswith("cluster=")
-        )
+    def _check_location(self) -> None:
+        path = self.local_path
+        if path is not None and path.exists() and not path.is_dir():
+            raise CmaxError("history is a file, not a folder", file=path,
+                            fix="pass --history a folder or a URI (it is created if missing)")
 
-    @staticmethod
-    def _part_files(partition: Path) -> list[Path]:
-        return sorted(
-            p for p in partition.iterdir()
-            if p.name.startswith(PART_PREFIX) and p.name.endswith(PART_SUFFIX)
-            and TMP_MARK not in p.name
-        )
+    def exists(self) -> bool:
+        """Whether a Delta table is at the location."""
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
 
-    @staticmethod
-    def _read_part(path: Path) -> pl.DataFrame:
-        fix = ("move this file out of the history folder and run `cmax audit` again: "
-               "the runs it held are re-scored from their bundles")
-        try:
-            meta = pl.read_parquet_metadata(path)
-            frame = pl.read_parquet(path)
-        except Exception as exc:  # polars raises several types for a damaged file
-            raise CmaxError(f"unreadable history file ({type(exc).__name__})", file=path,
-                            fix=fix) from None
-        version = meta.get(VERSION_KEY)
-        if version != STORE_VERSION:
-            raise CmaxError(
-                f"history file has format version {version!r}", file=path,
-                expected=f"version {STORE_VERSION!r} (written by this cmax)",
-                fix="use the cmax version that wrote this history, or start a new --history",
-            )
-        if dict(frame.schema) != ROW_SCHEMA:
-            raise CmaxError("history file has unexpected columns", file=path,
-                            expected="the columns of cmax.history.store.ROW_SCHEMA", fix=fix)
-        return frame
+        self._check_location()
+        if self.local_path is not None and not (self.local_path / "_delta_log").is_dir():
+            return False
+        try:  # (DeltaTable.is_deltatable lists with another client that some S3 servers stall)
+            DeltaTable(self.location)
+            return True
+        except TableNotFoundError:
+            return False
+        except Exception as exc:  # object-store errors come as several types
+            raise self._fail("cannot reach the history", exc,
+                             "check the URI and the AWS credentials, region and endpoint "
+                             "in the environment") from None
 
-    def read(self) -> pl.DataFrame:
-        """The whole history, one frame with a ``cluster`` column, in a stable order."""
-        frames = []
-        for cluster, partition in self._partitions():
-            for part in self._part_files(partition):
-                frames.append(self._read_part(part).with_columns(
-                    pl.lit(cluster, pl.String()).alias("cluster")))
-        if not frames:
+    def version(self) -> int | None:
+        """The newest version of the table, or None when there is none yet."""
+        if not self.exists():
+            return None
+        from deltalake import DeltaTable
+
+        return int(DeltaTable(self.location).version())
+
+    def resolve_as_of(self, when: dt.datetime) -> int:
+        """The version the table had at ``when`` (the newest commit at or before it)."""
+        from deltalake import DeltaTable
+
+        if not self.exists():
+            raise CmaxError("no history to travel back in", file=self.location,
+                            fix="run cmax audit once to create it")
+        stamp_ms = when.timestamp() * 1000.0
+        commits = sorted((int(h["version"]), int(h["timestamp"]))
+                         for h in DeltaTable(self.location).history())
+        before = [v for v, ts in commits if ts <= stamp_ms]
+        if not before:
+            first = dt.datetime.fromtimestamp(commits[0][1] / 1000.0, dt.UTC)
+            raise CmaxError(f"the history did not exist yet at {when.isoformat()}",
+                            file=self.location,
+                            expected=f"a time from {first.isoformat(timespec='seconds')} on")
+        return max(before)
+
+    def read(self, version: int | None = None) -> pl.DataFrame:
+        """The whole history (at ``version`` when given), with ``cluster``, in a stable order."""
+        if not self.exists():
+            if version is not None:
+                raise CmaxError("no history to travel back in", file=self.location,
+                                fix="run cmax audit once to create it")
             return pl.DataFrame(schema=DATASET_SCHEMA)
-        frame = pl.concat(frames, how="vertical").select(list(DATASET_SCHEMA))
-        return frame.sort(["cluster", *_SORT], nulls_last=False, maintain_order=True)
+        if version is not None:
+            newest = self.version()
+            if newest is not None and not 0 <= version <= newest:
+                raise CmaxError(f"the history has no version {version}", file=self.location,
+                                expected=f"a version from 0 to {newest}")
+        self._check_files(version)
+        try:
+            frame = pl.read_delta(self.location, version=version)
+        except (Exception, pl.exceptions.PanicException) as exc:
+            raise self._fail("unreadable history table", exc,
+                             "restore the table's files (Delta keeps every version: "
+                             "`cmax audit --history-version N` reads an older one)") from None
+        if dict(frame.schema) != DATASET_SCHEMA:
+            raise CmaxError("history table has unexpected columns", file=self.location,
+                            expected="the columns of cmax.history.store.DATASET_SCHEMA",
+                            fix="use the cmax version that wrote this history, or start a "
+                            "new --history")
+        return frame.sort([PARTITION, *_SORT], nulls_last=False, maintain_order=True)
 
-    def recorded(self) -> dict[tuple[str, str], Recorded]:
+    def _check_files(self, version: int | None) -> None:
+        """On a local disk, every data file the log names is there with the logged size.
+
+        A truncated or missing file would otherwise reach the Parquet reader, which can
+        abort with a panic instead of an error; naming the file tells the user what to
+        restore. (On object storage objects are written whole, so this is skipped.)
+        """
+        path = self.local_path
+        if path is None:
+            return
+        from deltalake import DeltaTable
+
+        actions = pl.DataFrame(DeltaTable(self.location, version=version)
+                               .get_add_actions(flatten=True)).select("path", "size_bytes")
+        for rel, size in actions.iter_rows():
+            file = path / urllib.parse.unquote(rel)
+            actual = file.stat().st_size if file.is_file() else None
+            if actual != size:
+                found = "missing" if actual is None else f"{actual} bytes, the log says {size}"
+                raise CmaxError(f"history data file damaged ({found})", file=file,
+                                fix="restore it from a backup, or read an older version with "
+                                "`cmax audit --history-version N`")
+
+    def recorded(self, frame: pl.DataFrame | None = None) -> dict[tuple[str, str], Recorded]:
         """(cluster, run folder) -> digest and key of every run in the history."""
-        runs = self.read().filter(pl.col("row_kind") == "run")
+        runs = (self.read() if frame is None else frame).filter(pl.col("row_kind") == "run")
         return {
             (c, d): Recorded(digest=g, run_key=k)
             for c, d, g, k in runs.select("cluster", "run_dir", "bundle_digest", "run_key")
@@ -293,73 +356,125 @@ class HistoryStore:
 
     # -- writing ---------------------------------------------------------------------------
 
-    @contextmanager
-    def lock(self) -> Iterator[None]:
-        """Exclusive writer lock (blocks until any other `cmax audit` is done writing)."""
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise CmaxError(f"cannot open the history: {exc.strerror}", file=self.path,
-                            fix="pass --history a writable folder") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+    def _create(self) -> None:
+        """An empty table with the history's schema (a concurrent creator may win: fine)."""
+        from deltalake import write_deltalake
+        from deltalake.exceptions import CommitFailedError
 
-    def _remove_leftovers(self) -> None:
-        """Temp files of writers that crashed; only called while holding the lock."""
-        for _, partition in self._partitions():
-            for p in partition.iterdir():
-                if TMP_MARK in p.name:
-                    p.unlink(missing_ok=True)
+        if self.local_path is not None:
+            self.local_path.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(CommitFailedError):  # another writer created it first
+            write_deltalake(self.location, pl.DataFrame(schema=DATASET_SCHEMA),
+                            partition_by=[PARTITION], mode="append",
+                            name="cmax-history", description=TABLE_DESCRIPTION)
 
     def append(self, runs: Sequence[tuple[RunRef, list[dict[str, Any]]]]) -> list[RunRef]:
-        """Add the runs not yet recorded; returns the ones this call actually wrote."""
+        """Add the runs not yet recorded (one commit); returns the ones this call wrote."""
         if not runs:
             return []
-        with self.lock():
-            self._remove_leftovers()
-            recorded = self.recorded()
-            by_cluster: dict[str, list[tuple[RunRef, list[dict[str, Any]]]]] = {}
-            for run, rows in runs:
-                if (run.cluster, run.run_dir) in recorded:
-                    continue
-                recorded[(run.cluster, run.run_dir)] = Recorded(run.digest, run.run_key)
-                by_cluster.setdefault(run.cluster, []).append((run, rows))
-            written: list[RunRef] = []
-            for cluster in sorted(by_cluster):
-                batch = sorted(by_cluster[cluster], key=lambda item: item[0].run_key)
-                frame = frame_from_rows([row for _, rows in batch for row in rows])
-                frame = frame.sort(_SORT, nulls_last=False, maintain_order=True)
-                name = hashlib.sha256(
-                    "\n".join(r.run_key for r, _ in batch).encode()).hexdigest()[:20]
-                self._write_part(self.path / encode_cluster(cluster),
-                                 f"{PART_PREFIX}{name}{PART_SUFFIX}", frame)
-                written.extend(run for run, _ in batch)
-            return written
+        self.migrate_parquet_v1()
+        return self._merge(runs)
+
+    def _merge(self, runs: Sequence[tuple[RunRef, list[dict[str, Any]]]]) -> list[RunRef]:
+        from deltalake import DeltaTable, WriterProperties
+        from deltalake.exceptions import CommitFailedError
+
+        last: Exception | None = None
+        for attempt in range(COMMIT_RETRIES):
+            try:
+                if not self.exists():
+                    self._create()
+                table = DeltaTable(self.location)
+                have = {k for k, in pl.read_delta(table).filter(pl.col("row_kind") == "run")
+                        .select("run_key").iter_rows()}
+                new = [(run, rows) for run, rows in runs if run.run_key not in have]
+                if not new:
+                    return []
+                source = pl.concat([frame_from_rows(rows, run.cluster) for run, rows in new])
+                clusters = ", ".join(_sql_str(c) for c in sorted({r.cluster for r, _ in new}))
+                (table.merge(source, source_alias="s", target_alias="t",
+                             predicate=f"t.cluster IN ({clusters}) AND t.cluster = s.cluster "
+                                       "AND t.run_key = s.run_key",
+                             writer_properties=WriterProperties(compression="ZSTD"))
+                 .when_not_matched_insert_all().execute())
+                return [run for run, _ in new]
+            except CommitFailedError as exc:  # a concurrent writer committed first: re-read
+                last = exc
+                time.sleep(min(0.05 * (attempt + 1), 0.5))
+            except CmaxError:
+                raise
+            except Exception as exc:
+                raise self._fail("cannot write the history", exc,
+                                 "check free space, permissions or credentials; the history "
+                                 "is unchanged by this batch") from None
+        raise self._fail(f"cannot write the history after {COMMIT_RETRIES} attempts "
+                         "(other writers kept committing first)", last or RuntimeError(),
+                         "run cmax audit again; nothing it recorded is lost") from None
+
+    # -- cmax 0.1's Parquet history --------------------------------------------------------
+
+    def _v1_parts(self) -> list[tuple[str, Path]]:
+        path = self.local_path
+        if path is None or not path.is_dir():
+            return []
+        return sorted(
+            (urllib.parse.unquote(folder.name.removeprefix("cluster=")), part)
+            for folder in path.iterdir()
+            if folder.is_dir() and folder.name.startswith("cluster=")
+            for part in folder.iterdir() if V1_PART.fullmatch(part.name)
+        )
 
     @staticmethod
-    def _write_part(partition: Path, name: str, frame: pl.DataFrame) -> None:
-        target = partition / name
-        tmp = partition / f".{name}{TMP_MARK}{os.getpid()}"
+    def _read_v1_part(path: Path) -> pl.DataFrame:
         try:
-            partition.mkdir(parents=True, exist_ok=True)
-            frame.write_parquet(tmp, compression="zstd", statistics=True,
-                                metadata={VERSION_KEY: STORE_VERSION})
-            with tmp.open("rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-            dir_fd = os.open(partition, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except OSError as exc:
-            raise CmaxError(f"cannot write the history: {exc.strerror or exc}", file=target,
-                            fix="check free space and permissions; the history is unchanged "
-                            "for this cluster") from None
-        finally:
-            tmp.unlink(missing_ok=True)
+            meta = pl.read_parquet_metadata(path)
+            frame = pl.read_parquet(path)
+        except Exception as exc:  # polars raises several types for a damaged file
+            raise CmaxError(f"unreadable file of the old Parquet history "
+                            f"({type(exc).__name__})", file=path,
+                            fix="move it out of the history folder and run cmax audit again: "
+                            "the runs it held are re-scored from their bundles") from None
+        if meta.get(V1_VERSION_KEY) != "1" or dict(frame.schema) != ROW_SCHEMA:
+            raise CmaxError("not a file of cmax's Parquet history", file=path,
+                            expected=f"{V1_VERSION_KEY} = '1' and the columns of ROW_SCHEMA",
+                            fix="move it out of the history folder")
+        return frame
+
+    def migrate_parquet_v1(self) -> int:
+        """Move a cmax 0.1 Parquet history into the Delta table, once; returns runs moved.
+
+        Safe to interrupt: the rows go in through the same idempotent append, and the old
+        files are moved aside (into ``_parquet-v1-migrated/``, which Delta readers skip)
+        only after that commit, so a second attempt finishes the job without duplicates.
+        """
+        parts = self._v1_parts()
+        if not parts:
+            return 0
+        path = self.local_path
+        assert path is not None
+        frames = [self._read_v1_part(part).with_columns(pl.lit(cluster).alias("cluster"))
+                  .select(list(DATASET_SCHEMA)) for cluster, part in parts]
+        old = pl.concat(frames)
+        entries: list[tuple[RunRef, list[dict[str, Any]]]] = []
+        for (cluster, key), rows in old.group_by(["cluster", "run_key"], maintain_order=True):
+            head = next(r for r in rows.iter_rows(named=True) if r["row_kind"] == "run")
+            # same formula, same key: RunRef.run_key is what 0.1 recorded
+            ref = RunRef(cluster=str(cluster), run_dir=head["run_dir"],
+                         timestamp=head["run_ts"], path=path, digest=head["bundle_digest"])
+            if ref.run_key != key:
+                raise CmaxError(f"old history run {head['run_dir']} has a run_key that does "
+                                "not match its cluster, folder and digest", file=path,
+                                fix="move the old history aside and re-score the runs")
+            entries.append((ref, list(rows.iter_rows(named=True))))
+        self._merge(entries)
+        moved = path / V1_MOVED
+        for _, part in parts:
+            target = moved / part.parent.name / part.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(part, target)
+        (path / ".lock").unlink(missing_ok=True)
+        self.notes.append(
+            f"migrated {len(entries)} runs from the Parquet history of cmax 0.1 into a Delta "
+            f"Lake table at {self.location}; the old files are kept in {moved} (delete them "
+            "once you no longer need them)")
+        return len(entries)

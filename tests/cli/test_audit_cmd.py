@@ -45,10 +45,15 @@ def test_json_lists_each_item_and_exits_1(root: Path, capsys: pytest.CaptureFixt
          "change_pct": -10.0},
         {"cluster": "east", "kind": "sla_breach", "workload": None, "before": 99.9,
          "after": 99.0, "change_pct": -0.9009},
+        # the November run fails the bar: October's validation ends there, not in 2026-10
+        {"cluster": "east", "kind": "exemplar_lapsed", "workload": None,
+         "before": "2025-10-01", "after": "2025-11-01", "change_pct": None},
     ]
     assert data["exemplar"][0] == {
-        "cluster": "east", "status": "valid", "passed_run": "20251001-000000",
-        "passed_on": "2025-10-01", "expires_on": "2026-10-01", "days_left": 334}
+        "cluster": "east", "status": "lapsed", "passed_run": "20251001-000000",
+        "passed_on": "2025-10-01", "expires_on": "2025-11-01", "days_left": 0,
+        "ended_by": "20251101-000000"}
+    assert data["history_version"] == 1 and data["time_travel"] is False
     assert "scoring 3 new runs" in captured.err
 
 
@@ -58,7 +63,9 @@ def test_as_of_near_expiry_and_text_output(root: Path,
     out = capsys.readouterr().out
     assert "3 runs under" in out and "3 newly scored" in out
     assert "exemplar_expiring" in out
-    assert "expires on 2026-10-01 (16 days)" in out
+    # east's validation lapsed with its failing November run; west's (Nov 2025) is expiring
+    assert "east: lapsed, passed 2025-10-01, ended 2025-11-01 by failing run" in out
+    assert "expires on 2026-11-01 (47 days)" in out
     assert main(["audit", str(root), "--as-of", "2026-09-15",
                  "--expiry-warning-days", "10", "--format", "json"]) == 1
     data = json.loads(capsys.readouterr().out)

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from cmax.errors import CmaxError
-from cmax.history import HISTORY_DIRNAME, run_audit
+from cmax.history import HISTORY_DIRNAME, HistoryStore, run_audit
 from cmax.scorecard import Scorecard
 from tests.history.test_history_support import fake_assess, tree_bytes, write_run
 
@@ -32,7 +32,7 @@ def root(tmp_path: Path) -> Path:
 
 def test_first_audit_scores_everything_and_finds_the_drift(root: Path) -> None:
     result = run_audit(root, assess=fake_assess)
-    assert result.history_path == root / HISTORY_DIRNAME
+    assert result.history_path == str(root / HISTORY_DIRNAME)
     assert [(r.cluster, r.run_dir) for r in result.scored] == [
         ("alpha", "20260101-090000"), ("alpha", "20260201-090000"),
         ("beta", "20260115-120000-000001")]
@@ -53,9 +53,10 @@ def test_first_audit_scores_everything_and_finds_the_drift(root: Path) -> None:
 
 
 def test_parallel_scoring_records_the_same_history(root: Path, tmp_path: Path) -> None:
-    serial = run_audit(root, tmp_path / "serial", assess=fake_assess)
-    parallel = run_audit(root, tmp_path / "parallel", assess=fake_assess, jobs=2)
-    assert tree_bytes(tmp_path / "serial") == tree_bytes(tmp_path / "parallel")
+    serial = run_audit(root, tmp_path / "serial", assess=fake_assess, workers=1)
+    parallel = run_audit(root, tmp_path / "parallel", assess=fake_assess, workers=2)
+    assert HistoryStore(tmp_path / "serial").read().equals(
+        HistoryStore(tmp_path / "parallel").read())
     assert parallel.items == serial.items
 
 
@@ -153,7 +154,7 @@ def test_interrupted_backlog_keeps_the_batches_already_written(root: Path) -> No
 
     with pytest.raises(KeyboardInterrupt):
         run_audit(root, assess=interrupted, batch_runs=1)
-    frame = pl.read_parquet(root / HISTORY_DIRNAME / "**" / "*.parquet", hive_partitioning=True)
+    frame = HistoryStore(root / HISTORY_DIRNAME).read()
     assert frame.filter(pl.col("row_kind") == "run").height == 2
     result = run_audit(root, assess=fake_assess)
     assert [r.run_dir for r in result.scored] == ["20260115-120000-000001"]
@@ -174,3 +175,97 @@ def test_an_empty_root_is_a_user_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(CmaxError, match="no runs found"):
         run_audit(tmp_path / "empty", assess=fake_assess)
+
+
+def test_a_run_filed_under_the_wrong_cluster_is_refused_and_the_rest_recorded(
+        root: Path) -> None:
+    # the manifest (spec) says cluster "beta", the folder says "alpha": recording it would
+    # put beta's numbers on alpha's timeline
+    misfiled = write_run(root, "alpha", "20260301-090000", workloads=wl(0.80, 0.79, 0.81))
+    spec = (misfiled / "spec.json").read_text().replace('"cluster": "alpha"',
+                                                         '"cluster": "beta"')
+    (misfiled / "spec.json").write_text(spec)
+    result = run_audit(root, assess=fake_assess)
+    assert result.exit_code == 2
+    assert len(result.scored) == 3
+    [refused] = result.unusable
+    assert refused.path == misfiled
+    assert ("filed under cluster 'alpha' but its manifest says provider.cluster = 'beta'"
+            in refused.error)
+    assert "move it to <root>/beta/20260301-090000/" in refused.error
+    runs = result.history.filter(pl.col("row_kind") == "run")
+    assert "20260301-090000" not in runs["run_dir"].to_list()
+    # nothing about alpha's March "run" reaches the drift: the regression is Feb's only
+    assert all(i.run != "20260301-090000" for i in result.items)
+
+
+def test_the_misfiled_message_quotes_the_audits_own_cluster(root: Path) -> None:
+    from cmax.history.audit import misfiled
+    from cmax.history.discover import RunRef
+    from cmax.scorecard import AuditSummary
+    from tests.history.test_history_support import make_card
+
+    card = make_card(cluster="b", audit_fail=[])
+    card = card.model_copy(update={"audit": AuditSummary(file="audit/audit.values.json",
+                                                         cluster="b-prod", counts={})})
+    run = RunRef("a", "2026-01-01", dt.datetime(2026, 1, 1, tzinfo=dt.UTC), root, "0" * 64)
+    refused = misfiled(run, card)
+    assert refused is not None
+    assert "its audit (clusterName) says 'b-prod'" in refused.error
+    # the folder may hold the cluster's slug
+    named = make_card(cluster="Alpha H100 East")
+    slug = RunRef("alpha-h100-east", "2026-01-01", run.timestamp, root, "0" * 64)
+    assert misfiled(slug, named) is None
+
+
+def test_every_run_of_a_backlog_is_judged_not_only_the_newest(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    # a year's backlog arrives at once: March regressed and April recovered
+    for day, ratio in (("2026-01-01", 1.00), ("2026-02-01", 1.00), ("2026-03-01", 0.90),
+                       ("2026-04-01", 1.00)):
+        write_run(root, "alpha", day, workloads=wl(ratio, ratio - 0.01, ratio + 0.01))
+    first = run_audit(root, assess=fake_assess)
+    assert [(i.kind, i.run, i.compared_with) for i in first.items] == [
+        ("regression_vs_previous", "2026-03-01", "2026-02-01")]
+    # a pass with nothing new judges the newest state only (it recovered)
+    assert run_audit(root, assess=fake_assess).items == []
+
+
+def test_audits_that_stopped_arriving_are_flagged(root: Path) -> None:
+    result = run_audit(root, assess=fake_assess, as_of=dt.date(2026, 3, 20))
+    stale = [(i.cluster, i.before, i.after) for i in result.items if i.kind == "audits_stopped"]
+    # alpha's last run 2026-02-01 is 47 days back, beta's 2026-01-15 is 64: both over 45
+    assert stale == [("alpha", "2026-02-01", "2026-03-20"),
+                     ("beta", "2026-01-15", "2026-03-20")]
+    assert "no run since 20260115-120000-000001 (64 days before 2026-03-20" in next(
+        i.message for i in result.items if i.kind == "audits_stopped" and i.cluster == "beta")
+    # 45 days is still on time (beta on 1 March), 46 is not (2 March); alpha is 29 days back
+    on_time = run_audit(root, assess=fake_assess, as_of=dt.date(2026, 3, 1))
+    assert [i.cluster for i in on_time.items if i.kind == "audits_stopped"] == []
+    late = run_audit(root, assess=fake_assess, as_of=dt.date(2026, 3, 2))
+    assert [i.cluster for i in late.items if i.kind == "audits_stopped"] == ["beta"]
+
+
+def test_time_travel_reports_what_the_history_said_then(root: Path) -> None:
+    first = run_audit(root, assess=fake_assess)
+    assert first.history_version == 1  # 0 created the table, 1 recorded the three runs
+    write_run(root, "alpha", "20260301-090000", workloads=wl(1.00, 0.99, 1.01), tier="Silver",
+              audit_fail=["acs_disabled"])
+    now = run_audit(root, assess=fake_assess)
+    assert now.history_version == 2 and now.items == []
+
+    def must_not_score(path: Path) -> Scorecard:
+        raise AssertionError(f"time travel scored {path}")
+
+    then = run_audit(root, assess=must_not_score, history_version=1)
+    assert then.time_travel and then.history_version == 1
+    assert then.history.filter(pl.col("row_kind") == "run").height == 3
+    assert then.items == first.items and then.as_of == dt.date(2026, 2, 1)
+    future = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+    latest = run_audit(root, assess=must_not_score, history_as_of=future)
+    assert latest.history_version == 2 and latest.items == []
+    with pytest.raises(CmaxError, match="the history has no version 7"):
+        run_audit(root, assess=must_not_score, history_version=7)
+    with pytest.raises(CmaxError, match="the history did not exist yet at 2020-01-01"):
+        run_audit(root, assess=must_not_score,
+                  history_as_of=dt.datetime(2020, 1, 1, tzinfo=dt.UTC))

@@ -40,7 +40,7 @@ def history(cluster_runs: dict[str, list[tuple[str, dict[str, Any]]]]) -> pl.Dat
 def drift(cluster_runs: dict[str, list[tuple[str, dict[str, Any]]]], as_of: str,
           **policy: Any) -> list[DriftItem]:
     items, _ = detect_drift(history(cluster_runs), dt.date.fromisoformat(as_of),
-                            DriftPolicy(**policy))
+                            DriftPolicy.load().with_(**policy))
     return items
 
 
@@ -183,8 +183,9 @@ def test_exemplar_validity_is_twelve_months_from_the_newest_pass(
         as_of: str, status: str, days_left: int) -> None:
     runs = [("2025-09-01", {"exemplar_pass": True}), ("2025-10-15", {"exemplar_pass": True}),
             ("2026-01-01", {"exemplar_pass": False})]
-    items, statuses = detect_drift(history({"c1": runs}), dt.date.fromisoformat(as_of),
-                                   DriftPolicy())
+    # months after the last run: leave "audits stopped arriving" out of this rule's test
+    quiet = DriftPolicy.load().with_(stale_after_days=1000)
+    items, statuses = detect_drift(history({"c1": runs}), dt.date.fromisoformat(as_of), quiet)
     st = statuses[0]
     assert (st.status, st.days_left, st.expires_on) == (status, days_left, dt.date(2026, 10, 15))
     assert st.passed_run == "2025-10-15"
@@ -194,8 +195,8 @@ def test_exemplar_validity_is_twelve_months_from_the_newest_pass(
 
 def test_never_passed_is_not_an_expiry() -> None:
     items, statuses = detect_drift(history({"c1": [("2026-01-01", {"exemplar_pass": False})]}),
-                                   dt.date(2027, 1, 1), DriftPolicy())
-    assert items == [] and statuses[0].status == "never"
+                                   dt.date(2027, 1, 1), DriftPolicy.load())
+    assert [i.kind for i in items] == ["audits_stopped"] and statuses[0].status == "never"
 
 
 def test_sla_breach_of_the_newest_period() -> None:
@@ -281,3 +282,52 @@ def test_policy_thresholds_are_tunable() -> None:
     runs = [("2026-01-01", wl(1.00, 0.99, 1.01)), ("2026-02-01", wl(0.97, 0.96, 0.98))]
     assert len(drift({"c1": runs}, "2026-02-01")) == 1
     assert drift({"c1": runs}, "2026-02-01", min_change_pct=5.0) == []
+
+
+def test_a_newer_run_failing_the_bar_ends_exemplar_validity() -> None:
+    passing = {"exemplar_pass": True, **wl(1.00, 0.99, 1.01)}
+    failing = {"exemplar_pass": False, **wl(0.90, 0.89, 0.91)}
+    runs = [("2026-06-14", passing), ("2026-08-01", failing)]
+    items, statuses = detect_drift(history({"c1": runs}), dt.date(2026, 8, 1),
+                                   DriftPolicy.load())
+    st = statuses[0]
+    # not "valid until 2027-06-14": the newest run is below the bar
+    assert (st.status, st.passed_run, st.expires_on, st.ended_by) == (
+        "lapsed", "2026-06-14", dt.date(2026, 8, 1), "2026-08-01")
+    lapsed = [i for i in items if i.kind == "exemplar_lapsed"]
+    assert [(i.run, i.compared_with, i.after) for i in lapsed] == [
+        ("2026-08-01", "2026-06-14", "2026-08-01")]
+    assert "fails the bar" in lapsed[0].message
+    # a pass after the failure renews it
+    runs.append(("2026-09-01", passing))
+    _, statuses = detect_drift(history({"c1": runs}), dt.date(2026, 9, 1), DriftPolicy.load())
+    assert (statuses[0].status, statuses[0].expires_on) == ("valid", dt.date(2027, 9, 1))
+
+
+def test_the_drift_policy_has_one_home() -> None:
+    shipped = DriftPolicy.load()
+    assert (shipped.tolerance_pct, shipped.stale_after_days) == (5.0, 45)
+    with pytest.raises(TypeError):  # no defaults in code to drift from the file
+        DriftPolicy()  # type: ignore[call-arg]
+    assert shipped.with_(stale_after_days=10).stale_after_days == 10
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("min_change_pct = 1.0\n", "drift policy key 'tolerance_pct' is missing"),
+    ("", "drift policy key 'min_change_pct' is missing"),
+])
+def test_a_bad_policy_file_is_one_clear_error(tmp_path: Path, text: str, needle: str) -> None:
+    from cmax.errors import CmaxError
+    from cmax.resources import data_dir
+
+    path = tmp_path / "drift.toml"
+    path.write_text(text)
+    with pytest.raises(CmaxError, match=needle):
+        DriftPolicy.load(path)
+    good = (data_dir("reference") / "drift.toml").read_text()
+    path.write_text(good.replace("noise_min_runs = 3", "noise_min_runs = 2.5"))
+    with pytest.raises(CmaxError, match=r"'noise_min_runs' is 2\.5"):
+        DriftPolicy.load(path)
+    path.write_text(good + "\nstale_days = 3\n")
+    with pytest.raises(CmaxError, match="unknown key 'stale_days'"):
+        DriftPolicy.load(path)

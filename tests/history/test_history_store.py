@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import multiprocessing
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,8 @@ import polars as pl
 import pytest
 
 from cmax.errors import CmaxError
-from cmax.history import store as store_mod
 from cmax.history.discover import RunRef, bundle_digest, discover_runs, parse_run_timestamp
-from cmax.history.store import HistoryStore, rows_for_run
+from cmax.history.store import HistoryStore, frame_from_rows, rows_for_run
 from tests.history.test_history_support import fake_assess, make_card, tree_bytes, write_run
 
 WL = [["llama3.1-70b", "fp8", 512, 1.02, 1.01, 1.03],
@@ -122,6 +122,11 @@ def test_no_audit_is_null_not_an_empty_fail_list() -> None:
 
 # -- append / read -------------------------------------------------------------------------
 
+def runs_in(location: Path | str) -> list[tuple[str, str]]:
+    runs = HistoryStore(location).read().filter(pl.col("row_kind") == "run")
+    return sorted(zip(runs["cluster"].to_list(), runs["run_dir"].to_list(), strict=True))
+
+
 def test_append_round_trip_and_idempotence(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h")
     batch = [_entry("c1", "2026-01-01"), _entry("c1", "2026-02-01", tier="Silver"),
@@ -132,93 +137,127 @@ def test_append_round_trip_and_idempotence(tmp_path: Path) -> None:
     assert frame.filter(pl.col("row_kind") == "run").height == 3
     assert frame.height == 9
     assert sorted(frame["cluster"].unique().to_list()) == ["c1", "odd name/ü"]
-    assert (tmp_path / "h" / "cluster=odd%20name%2F%C3%BC").is_dir()
     before = tree_bytes(tmp_path / "h")
     assert store.append(batch) == []
-    assert tree_bytes(tmp_path / "h") == before
+    assert tree_bytes(tmp_path / "h") == before  # nothing new: no commit, no byte changed
 
 
-def test_the_dataset_reads_as_a_hive_partitioned_parquet_dataset(tmp_path: Path) -> None:
+def test_the_history_is_a_delta_table_partitioned_by_cluster(tmp_path: Path) -> None:
+    from deltalake import DeltaTable
+
     store = HistoryStore(tmp_path / "h")
     store.append([_entry("c1", "2026-01-01"), _entry("c2", "2026-01-01")])
-    frame = pl.read_parquet(tmp_path / "h" / "**" / "*.parquet", hive_partitioning=True)
+    table = DeltaTable(str(tmp_path / "h"))
+    assert table.metadata().partition_columns == ["cluster"]
+    frame = pl.read_delta(str(tmp_path / "h"))
     assert sorted(frame["cluster"].unique().to_list()) == ["c1", "c2"]
     assert frame.height == 6
+    assert store.version() == 1  # 0: the empty table, 1: the append
 
 
-def test_identical_history_files_for_identical_input(tmp_path: Path) -> None:
+def test_identical_history_for_identical_input(tmp_path: Path) -> None:
     batch = [_entry("c1", "2026-01-01"), _entry("c1", "2026-02-01")]
     HistoryStore(tmp_path / "a").append(batch)
     HistoryStore(tmp_path / "b").append(list(reversed(batch)))
-    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+    assert HistoryStore(tmp_path / "a").read().equals(HistoryStore(tmp_path / "b").read())
 
 
-def test_a_second_writer_rechecks_under_the_lock(tmp_path: Path) -> None:
+def test_a_second_writer_rechecks_before_it_commits(tmp_path: Path) -> None:
     first, second = HistoryStore(tmp_path / "h"), HistoryStore(tmp_path / "h")
     batch = [_entry("c1", "2026-01-01")]
     assert second.recorded() == {}  # both decided the run was new ...
     assert len(first.append(batch)) == 1
     assert second.append(batch) == []  # ... but only one wrote it
-    assert store_frame_runs(tmp_path / "h") == [("c1", "2026-01-01")]
+    assert runs_in(tmp_path / "h") == [("c1", "2026-01-01")]
 
 
-def store_frame_runs(path: Path) -> list[tuple[str, str]]:
-    runs = HistoryStore(path).read().filter(pl.col("row_kind") == "run")
-    return sorted(zip(runs["cluster"].to_list(), runs["run_dir"].to_list(), strict=True))
-
-
-def test_crash_during_replace_leaves_the_history_as_it_was(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stray_copy_of_a_data_file_is_not_counted_twice(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h")
     store.append([_entry("c1", "2026-01-01")])
-    before = tree_bytes(tmp_path / "h")
-
-    def crash(src: object, dst: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(store_mod.os, "replace", crash)
-    with pytest.raises(CmaxError, match="cannot write the history: No space left"):
-        store.append([_entry("c1", "2026-02-01")])
-    monkeypatch.undo()
-    assert tree_bytes(tmp_path / "h") == before
-    assert store_frame_runs(tmp_path / "h") == [("c1", "2026-01-01")]
-    store.append([_entry("c1", "2026-02-01")])
-    assert store_frame_runs(tmp_path / "h") == [("c1", "2026-01-01"), ("c1", "2026-02-01")]
+    part = next((tmp_path / "h" / "cluster=c1").glob("*.parquet"))
+    shutil.copy(part, part.with_name("copy-of-" + part.name))
+    pl.DataFrame({"a": [1]}).write_parquet(part.with_name("foreign.parquet"))
+    assert runs_in(tmp_path / "h") == [("c1", "2026-01-01")]
+    assert store.read().height == 3
 
 
-def test_a_killed_writer_leaves_a_temp_file_that_is_ignored_then_removed(
-        tmp_path: Path) -> None:
+def test_a_damaged_data_file_is_one_clear_error(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h")
     store.append([_entry("c1", "2026-01-01")])
-    stray = tmp_path / "h" / "cluster=c1" / ".part-abc.parquet.tmp-4242"
-    stray.write_bytes(b"PAR1 half a file")
-    assert store_frame_runs(tmp_path / "h") == [("c1", "2026-01-01")]
-    store.append([_entry("c1", "2026-02-01")])
-    assert not stray.exists()
-
-
-def test_a_damaged_part_file_names_itself(tmp_path: Path) -> None:
-    store = HistoryStore(tmp_path / "h")
-    store.append([_entry("c1", "2026-01-01")])
-    part = next((tmp_path / "h" / "cluster=c1").glob("part-*.parquet"))
+    part = next((tmp_path / "h" / "cluster=c1").glob("*.parquet"))
     part.write_bytes(part.read_bytes()[:100])
     with pytest.raises(CmaxError) as info:
         store.read()
-    assert part.name in info.value.one_line() and "re-scored" in info.value.one_line()
-
-
-def test_a_foreign_parquet_file_is_refused(tmp_path: Path) -> None:
-    folder = tmp_path / "h" / "cluster=c1"
-    folder.mkdir(parents=True)
-    pl.DataFrame({"a": [1]}).write_parquet(folder / "part-foreign.parquet")
-    with pytest.raises(CmaxError, match="format version None"):
-        HistoryStore(tmp_path / "h").read()
+    line = info.value.one_line()
+    assert "history data file damaged (100 bytes, the log says" in line
+    assert part.name in line and "--history-version" in line
 
 
 def test_history_path_that_is_a_file_is_a_user_error(tmp_path: Path) -> None:
     (tmp_path / "h").write_text("x")
-    with pytest.raises(CmaxError, match="history is not a folder"):
+    with pytest.raises(CmaxError, match="history is a file, not a folder"):
         HistoryStore(tmp_path / "h").read()
+
+
+def test_versions_keep_what_the_history_said(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h")
+    store.append([_entry("c1", "2026-01-01")])
+    store.append([_entry("c1", "2026-02-01")])
+    assert store.version() == 2
+    assert store.read(1).filter(pl.col("row_kind") == "run")["run_dir"].to_list() == [
+        "2026-01-01"]
+    assert store.resolve_as_of(dt.datetime.now(dt.UTC)) == 2
+
+
+# -- the Parquet history of cmax 0.1 ---------------------------------------------------------
+
+def _write_v1(history: Path, cluster_folder: str, cluster: str,
+              entries: list[tuple[RunRef, list[dict[str, Any]]]]) -> Path:
+    """A part file exactly as cmax 0.1's store wrote it (no cluster column, version "1")."""
+    folder = history / cluster_folder
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [row for _, run_rows in entries for row in run_rows]
+    frame = frame_from_rows(rows)
+    part = folder / f"part-{'a1b2c3d4e5' * 2}.parquet"
+    frame.write_parquet(part, metadata={"cmax_history_version": "1"})
+    (history / ".lock").write_text("")
+    return part
+
+
+def test_a_parquet_history_is_migrated_once_with_a_message(tmp_path: Path) -> None:
+    history = tmp_path / "h"
+    old = [_entry("odd name/ü", "2026-01-01"), _entry("odd name/ü", "2026-02-01")]
+    part = _write_v1(history, "cluster=odd%20name%2F%C3%BC", "odd name/ü", old)
+    store = HistoryStore(history)
+    assert store.migrate_parquet_v1() == 2
+    assert runs_in(history) == [("odd name/ü", "2026-01-01"), ("odd name/ü", "2026-02-01")]
+    assert store.read().height == 6
+    assert not part.exists() and not (history / ".lock").exists()
+    moved = history / "_parquet-v1-migrated" / "cluster=odd%20name%2F%C3%BC" / part.name
+    assert moved.is_file()
+    [note] = store.notes
+    assert note.startswith("migrated 2 runs from the Parquet history of cmax 0.1")
+    assert HistoryStore(history).migrate_parquet_v1() == 0  # once
+    # the migrated runs keep their identity: the same runs are not recorded again
+    assert store.append(old) == []
+
+
+def test_an_interrupted_migration_finishes_without_duplicates(tmp_path: Path) -> None:
+    history = tmp_path / "h"
+    old = [_entry("c1", "2026-01-01")]
+    _write_v1(history, "cluster=c1", "c1", old)
+    HistoryStore(history)._merge(old)  # committed, then killed before moving the files
+    assert HistoryStore(history).migrate_parquet_v1() == 1
+    assert runs_in(history) == [("c1", "2026-01-01")]
+    assert HistoryStore(history).read().height == 3
+
+
+def test_a_foreign_file_in_an_old_history_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "h" / "cluster=c1"
+    folder.mkdir(parents=True)
+    pl.DataFrame({"a": [1]}).write_parquet(folder / f"part-{'0' * 20}.parquet")
+    with pytest.raises(CmaxError, match="not a file of cmax's Parquet history"):
+        HistoryStore(tmp_path / "h").migrate_parquet_v1()
 
 
 # -- two processes at once -----------------------------------------------------------------
@@ -244,3 +283,52 @@ def test_two_concurrent_audits_record_each_run_once(tmp_path: Path) -> None:
     assert runs.height == 12
     assert runs.select("cluster", "run_dir").is_duplicated().sum() == 0
     assert frame.filter(pl.col("row_kind") == "workload").height == 24
+
+
+# -- kill -9 ----------------------------------------------------------------------------------
+
+_KILL_CHILD = """
+import sys
+from cmax.history import run_audit
+from tests.history.test_history_support import fake_assess
+
+def progress(done, total, run):
+    print(done, flush=True)
+
+run_audit(sys.argv[1], sys.argv[2], assess=fake_assess, batch_runs=1, workers=1,
+          progress=progress)
+print("done", flush=True)
+"""
+
+
+def test_writers_killed_mid_pass_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    root, history = tmp_path / "root", tmp_path / "h"
+    for cluster in ("c1", "c2"):
+        for month in range(1, 5):
+            write_run(root, cluster, f"2026-{month:02d}-01", workloads=WL)
+    repo = Path(__file__).resolve().parents[2]
+    # each writer is SIGKILLed right after it scored its k-th run: while appending the run
+    # before, committing it, or starting the next; every pass picks up what is missing
+    for kill_after in (1, 2, 3):
+        with subprocess.Popen([sys.executable, "-c", _KILL_CHILD, str(root), str(history)],
+                              cwd=repo, stdout=subprocess.PIPE, text=True) as child:
+            assert child.stdout is not None
+            for line in child.stdout:
+                if line.strip() in (str(kill_after), "done"):
+                    break
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+        frame = HistoryStore(history).read()  # readable after every kill
+        assert frame.filter(pl.col("row_kind") == "run").select(
+            "cluster", "run_dir").is_duplicated().sum() == 0
+    from cmax.history import run_audit
+
+    run_audit(root, history, assess=fake_assess, workers=1)
+    frame = HistoryStore(history).read()
+    runs = frame.filter(pl.col("row_kind") == "run")
+    assert runs.height == 8 and runs.select("cluster", "run_dir").is_duplicated().sum() == 0
+    assert frame.filter(pl.col("row_kind") == "workload").height == 16

@@ -1,0 +1,184 @@
+"""Where a fleet audit scores its runs: this machine's cores, or a Ray cluster.
+
+Scoring a run (ingest, validate, score) is independent of every other run and of the history,
+so it fans out; recording stays in the driver (:func:`cmax.history.audit.run_audit`), which
+commits the results in batches, in the runs' order, whichever executor scored them. So both
+executors record the same history.
+
+* ``local`` (default): a pool of worker processes sized to the CPUs this process may use
+  (for a backlog of at least ``MIN_RUNS_FOR_POOL`` runs, unless a worker count is given).
+  Workers are started once ("spawn": fork is unsafe with Polars' threads) and load the
+  reference data once each in their initializer, not once per run; with one worker, runs are
+  scored in this process.
+* ``ray``: one Ray task per run, on the cluster at ``RAY_ADDRESS`` / ``--ray-address``, or on
+  a Ray started on this machine. Ray is an optional extra (``pip install
+  'cmax-rating[ray]'``). The runs root must be readable at the same path from every Ray
+  worker (a shared volume), because tasks read the bundles where they are.
+
+Both yield ``(run, Scorecard | Unusable)`` in the order of ``pending``, with at most a few
+tasks per worker in flight, so memory stays flat however large the backlog.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from cmax.errors import CmaxError
+from cmax.history.discover import RunRef, Unusable
+from cmax.scorecard import Scorecard
+
+ExecutorName = Literal["local", "ray"]
+EXECUTORS: tuple[ExecutorName, ...] = ("local", "ray")
+AssessFn = Callable[[Path], Scorecard]
+Outcome = Scorecard | Unusable
+
+IN_FLIGHT_PER_WORKER = 4
+# A spawned worker costs about a second of imports before its first run (a run costs well
+# under a tenth), so without an explicit worker count a pool is only started for a backlog
+# at least this large; smaller passes score in this process.
+MIN_RUNS_FOR_POOL = 24
+
+
+def machine_workers() -> int:
+    """The CPUs this process may run on (its affinity mask, not the host's core count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def score_one(run: RunRef, assess: AssessFn) -> Outcome:
+    """A run's Scorecard, or the one-line reason it cannot be scored (never raises)."""
+    try:
+        return assess(run.path)
+    except CmaxError as exc:
+        return Unusable(run.path, exc.one_line())
+    except Exception as exc:  # one broken run must not stop a fleet audit
+        return Unusable(run.path, f"internal error while scoring ({type(exc).__name__}: "
+                                  f"{exc}); please report it with this bundle")
+
+
+def _warm_worker() -> None:
+    """Pool initializer: import the pipeline and load the reference once per worker."""
+    import cmax.pipeline  # noqa: F401  (the import is the point: Polars, pydantic, parsers)
+    from cmax.reference import load_reference
+
+    with contextlib.suppress(CmaxError):  # the first run reports it, with its bundle named
+        load_reference()
+
+
+def score_local(pending: list[RunRef], assess: AssessFn,
+                workers: int) -> Iterator[tuple[RunRef, Outcome]]:
+    """Score in this process (one worker) or in a pool of ``workers`` processes."""
+    if workers <= 1 or len(pending) < 2:
+        for run in pending:
+            yield run, score_one(run, assess)
+        return
+    import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    size = min(workers, len(pending))
+    with ProcessPoolExecutor(max_workers=size, mp_context=context,
+                             initializer=_warm_worker) as pool:
+        def submit(run: RunRef) -> Future[Outcome]:
+            return pool.submit(score_one, run, assess)
+
+        def result(run: RunRef, future: Future[Outcome]) -> Outcome:
+            return future.result()
+
+        yield from _in_order(pending, submit, result, size)
+
+
+def _in_order(pending: list[RunRef], submit: Callable[[RunRef], Any],
+              result: Callable[[RunRef, Any], Outcome],
+              workers: int) -> Iterator[tuple[RunRef, Outcome]]:
+    """Keep ``IN_FLIGHT_PER_WORKER`` tasks per worker submitted; yield in ``pending`` order."""
+    queue: deque[tuple[RunRef, Any]] = deque()
+    todo = iter(pending)
+    for run in todo:
+        queue.append((run, submit(run)))
+        if len(queue) >= workers * IN_FLIGHT_PER_WORKER:
+            break
+    while queue:
+        run, handle = queue.popleft()
+        nxt = next(todo, None)
+        if nxt is not None:
+            queue.append((nxt, submit(nxt)))
+        yield run, result(run, handle)
+
+
+def require_ray() -> None:
+    """Fail early, in one line, when ``--executor ray`` is asked for without Ray installed."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise CmaxError("--executor ray needs Ray, which is not installed",
+                        fix="pip install 'cmax-rating[ray]' (or use --executor local)"
+                        ) from None
+
+
+def score_ray(pending: list[RunRef], assess: AssessFn, workers: int | None,
+              address: str | None) -> Iterator[tuple[RunRef, Outcome]]:
+    """One Ray task per run; connects to ``address`` / ``RAY_ADDRESS`` or starts a local Ray.
+
+    A Ray this call started is shut down when it is done; one already initialised in this
+    process (a test fixture, a notebook) is used and left running.
+    """
+    require_ray()
+    import ray
+
+    started = False
+    if not ray.is_initialized():
+        target = address or os.environ.get("RAY_ADDRESS") or None
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if target is None and workers is not None:
+            options["num_cpus"] = workers
+        try:
+            ray.init(address=target, **options)
+        except Exception as exc:  # ConnectionError and Ray's own exception types
+            raise CmaxError(f"cannot start or reach Ray ({type(exc).__name__}: "
+                            f"{str(exc).strip().splitlines()[0][:200] if str(exc) else ''})",
+                            file=target or "local Ray",
+                            fix="check --ray-address / RAY_ADDRESS (ray://host:10001 or "
+                            "host:6379), or leave both unset to start Ray here") from None
+        started = True
+    try:
+        task = ray.remote(num_cpus=1, max_retries=2)(score_one)
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        size = workers or max(1, int(resources.get("CPU", 1)))
+
+        def submit(run: RunRef) -> Any:
+            return task.remote(run, assess)
+
+        def result(run: RunRef, ref: Any) -> Outcome:
+            try:
+                outcome: Outcome = ray.get(ref)
+            except Exception as exc:  # the worker died (OOM, node lost) after its retries
+                return Unusable(run.path, f"Ray task failed ({type(exc).__name__}); "
+                                          "run cmax audit again to retry this run")
+            return outcome
+
+        yield from _in_order(pending, submit, result, size)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def score_runs(pending: list[RunRef], assess: AssessFn, *, executor: ExecutorName = "local",
+               workers: int | None = None,
+               ray_address: str | None = None) -> Iterator[tuple[RunRef, Outcome]]:
+    """Dispatch to the chosen executor (``workers`` None: the machine's / cluster's CPUs)."""
+    if executor == "ray":
+        return score_ray(pending, assess, workers, ray_address)
+    if executor == "local":
+        if workers is None:
+            workers = machine_workers() if len(pending) >= MIN_RUNS_FOR_POOL else 1
+        return score_local(pending, assess, workers)
+    raise CmaxError(f"unknown executor {executor!r}", field="--executor",
+                    expected=" or ".join(EXECUTORS))

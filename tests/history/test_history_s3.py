@@ -1,0 +1,108 @@
+"""The history on object storage: an S3-compatible server (moto) on 127.0.0.1, no network.
+
+The store reads its credentials, region and endpoint from the standard AWS environment
+variables, as every AWS tool does, so the tests only set those.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import multiprocessing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from cmax.history import HistoryStore, run_audit
+from tests.history.test_history_support import fake_assess, write_run
+
+WL = [["llama3.1-70b", "fp8", 512, 1.0, 0.99, 1.01]]
+
+
+def _serve(conn: Any) -> None:
+    """Child process: a moto S3 server on a free port; reports the port, stops when told."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    conn.send(server.get_host_and_port()[1])
+    conn.recv()
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[str]:
+    """A moto S3 server on 127.0.0.1, with the AWS variables pointing at it.
+
+    It runs in its own process: some delta-rs calls (``history()``) wait on the network
+    while holding the GIL, which would stall a server thread in this process.
+    """
+    boto3 = pytest.importorskip("boto3")
+    pytest.importorskip("moto.server")
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_serve, args=(child,), daemon=True)
+    proc.start()
+    try:
+        if not parent.poll(60):
+            pytest.fail("the moto S3 server did not start")
+        endpoint = f"http://127.0.0.1:{parent.recv()}"
+        with pytest.MonkeyPatch.context() as env:
+            for key, value in {"AWS_ACCESS_KEY_ID": "testing",
+                               "AWS_SECRET_ACCESS_KEY": "testing",
+                               "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
+                               "AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true"}.items():
+                env.setenv(key, value)
+            env.delenv("AWS_PROFILE", raising=False)
+            boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="audits")
+            yield "s3://audits"
+    finally:
+        parent.send("stop")
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+
+
+def _root(tmp_path: Path) -> Path:
+    root = tmp_path / "runs"
+    for cluster in ("east", "west"):
+        for month in range(1, 4):
+            write_run(root, cluster, f"2026-{month:02d}-01", workloads=WL)
+    return root
+
+
+def test_an_audit_records_to_s3_and_travels_back(s3: str, tmp_path: Path) -> None:
+    root, uri = _root(tmp_path), f"{s3}/fleet-history"
+    first = run_audit(root, uri, assess=fake_assess, workers=1)
+    assert len(first.scored) == 6 and first.history_path == uri
+    assert not (root / ".cmax-history").exists()
+    write_run(root, "east", "2026-04-01", workloads=[["llama3.1-70b", "fp8", 512, 0.9, 0.89,
+                                                      0.91]])
+    second = run_audit(root, uri, assess=fake_assess, workers=1)
+    assert [r.run_dir for r in second.scored] == ["2026-04-01"]
+    assert [i.kind for i in second.items] == ["regression_vs_previous"]
+    assert run_audit(root, uri, assess=fake_assess, workers=1).scored == []
+    then = run_audit(root, uri, assess=fake_assess, history_version=first.history_version)
+    assert then.history.filter(pl.col("row_kind") == "run").height == 6
+    assert then.items == []
+    now = HistoryStore(uri)
+    assert now.version() == second.history_version
+    assert now.resolve_as_of(dt.datetime.now(dt.UTC)) == second.history_version
+
+
+def _audit(root: str, uri: str) -> int:
+    return len(run_audit(root, uri, assess=fake_assess, batch_runs=1, workers=1).scored)
+
+
+def test_two_concurrent_audits_on_s3_record_each_run_once(s3: str, tmp_path: Path) -> None:
+    root, uri = _root(tmp_path), f"{s3}/concurrent"
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        scored = pool.starmap(_audit, [(str(root), uri), (str(root), uri)])
+    assert sum(scored) == 6
+    runs = HistoryStore(uri).read().filter(pl.col("row_kind") == "run")
+    assert runs.height == 6
+    assert runs.select("cluster", "run_dir").is_duplicated().sum() == 0
