@@ -456,3 +456,15 @@ def test_llmb_job_facts_expand_the_slurm_node_list(tmp_path: Path) -> None:
 ])
 def test_expand_hostlist(expression: str, hosts: list[str] | None) -> None:
     assert llmb_sqlite.expand_hostlist(expression) == hosts
+
+
+@pytest.mark.parametrize("sample", ["nccl/all_reduce_2node.json", "nccl/dcgm/node-a.json"])
+def test_node_health_rows_come_from_the_format(sample: str) -> None:
+    from cmax.evidence import NODE_HEALTH_SCHEMA, conform
+
+    fmt, probe = formats.identify(DATA.parent / sample)
+    assert isinstance(fmt, formats.NcclFormat | formats.NodeHealthFormat)
+    rows = fmt.node_health(fmt.parse(probe), source_file="n/x.json")
+    assert rows is not None and rows.height > 0
+    assert set(conform(rows, NODE_HEALTH_SCHEMA)["source_file"].to_list()) == {"n/x.json"}
+    assert formats.by_id("nccl-tests").node_health([], source_file="-") is None

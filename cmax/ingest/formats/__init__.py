@@ -61,6 +61,7 @@ __all__ = [
     "IncidentFormat",
     "Marker",
     "NcclFormat",
+    "NodeHealthFormat",
     "Probe",
     "Role",
     "RunFormat",
@@ -293,6 +294,21 @@ class NcclFormat(Format[P]):
     def frame(self, parsed: P, *, run_id: str, source_file: str, path: Path) -> pl.DataFrame:
         """Rows in :data:`cmax.evidence.NCCL_SCHEMA` (missing columns may be left out)."""
 
+    def node_health(self, parsed: P, *, source_file: str) -> pl.DataFrame | None:
+        """Rows in :data:`cmax.evidence.NODE_HEALTH_SCHEMA` the measurement also yields
+        (nccl-tests JSON: per-process times by host); None when it yields none."""
+        return None
+
+
+class NodeHealthFormat(Format[P]):
+    """Per-node health evidence beside the network tests (dcgmi diag): ``node_health`` rows."""
+
+    role: Role = "node-health"
+
+    @abstractmethod
+    def node_health(self, parsed: P, *, source_file: str) -> pl.DataFrame:
+        """Rows in :data:`cmax.evidence.NODE_HEALTH_SCHEMA`."""
+
 
 class IncidentFormat(Format[P]):
     """An incident log: rows of the ``incidents`` table."""
@@ -417,8 +433,8 @@ _DOC_TAIL = """\
 1. Write the parser (its own module under `cmax/ingest/`), following the tool's own source or
    published outputs, and put a real (or faithfully reduced) sample under `tests/data/`.
 2. Add **one module** under `cmax/ingest/formats/` that subclasses the base class of its role
-   (`RunFormat`, `NcclFormat`, `IncidentFormat`, `AuditFormat`, or `Format` for `mlperf` /
-   `node-health`), sets `id`, `title`, `tool`, `sample` and `priority`, recognises the file
+   (`RunFormat`, `NcclFormat`, `NodeHealthFormat`, `IncidentFormat`, `AuditFormat`, or
+   `Format` for `mlperf`), sets `id`, `title`, `tool`, `sample` and `priority`, recognises the file
    with `sniff(probe)` (structural: use `probe.json`, `probe.first_line`, `probe.head`) or
    with `markers` (text), implements `parse(probe)` and `summarise(parsed, probe)` and the
    role's method, and calls `register(...)`. Every module in that package is imported

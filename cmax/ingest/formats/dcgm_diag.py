@@ -11,15 +11,14 @@ from typing import Any
 import polars as pl
 
 from cmax.ingest import dcgm
-from cmax.ingest.formats import Format, Probe, Role, register
+from cmax.ingest.formats import NodeHealthFormat, Probe, register
 
 
-class DcgmDiag(Format[pl.DataFrame]):
+class DcgmDiag(NodeHealthFormat[pl.DataFrame]):
     id = "dcgm-diag"
     title = "DCGM diagnostics (JSON)"
     tool = "NVIDIA DCGM `dcgmi diag -r 3 -j` on one node"
     sample = "nccl/dcgm/node-a.json"
-    role: Role = "node-health"
     priority = 84
     json_shape = staticmethod(dcgm.is_dcgm_diag)
 
@@ -28,6 +27,9 @@ class DcgmDiag(Format[pl.DataFrame]):
 
     def summarise(self, parsed: pl.DataFrame, probe: Probe) -> dict[str, Any]:
         return dict(dcgm.dcgm_summary(probe.path))
+
+    def node_health(self, parsed: pl.DataFrame, *, source_file: str) -> pl.DataFrame:
+        return parsed.with_columns(pl.lit(source_file).alias("source_file"))
 
 
 register(DcgmDiag())

@@ -41,5 +41,8 @@ class NcclTestsJson(NcclFormat[Parsed]):
               path: Path) -> pl.DataFrame:
         return nccl.nccl_frame(parsed[0], run_id=run_id, source_file=source_file, path=path)
 
+    def node_health(self, parsed: Parsed, *, source_file: str) -> pl.DataFrame:
+        return parsed[1].with_columns(pl.lit(source_file).alias("source_file"))
+
 
 register(NcclTestsJson())
