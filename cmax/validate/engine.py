@@ -13,6 +13,7 @@ from cmax.validate import (
     comparability,
     completeness,
     consistency,
+    identity,
     mlperf_rules,
     network_rules,
     sanity,
@@ -33,6 +34,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     software.check,
     audit_rules.check,
     network_rules.check,
+    identity.check,
 )
 
 

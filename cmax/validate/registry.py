@@ -30,6 +30,7 @@ FAMILIES: dict[str, str] = {
     "software": "Software floors",
     "audit": "ClusterMAX audit",
     "network": "Network fabric",
+    "identity": "Claims checked against the evidence",
 }
 
 

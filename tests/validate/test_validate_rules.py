@@ -226,6 +226,31 @@ def _iteration_repeat(ev: Evidence) -> None:
         pl.when(pl.col("line") == 30).then(10).otherwise(pl.col("iteration")).alias("iteration"))
 
 
+def _facts(pick: Callable[[Evidence], str], *facts: Fact) -> Callable[[Evidence], None]:
+    """What a parser would have recorded had the file stated ``facts`` about itself."""
+    def fn(ev: Evidence) -> None:
+        path = pick(ev)
+        ev.files = [dataclasses.replace(f, facts=(*f.facts, *facts)) if f.path == path else f
+                    for f in ev.files]
+    return fn
+
+
+def _log(i: int) -> Callable[[Evidence], str]:
+    return lambda ev: str(ev.runs["source_file"][i])
+
+
+def _kind(kind: str) -> Callable[[Evidence], str]:
+    return lambda ev: next(f.path for f in ev.files if f.kind == kind)
+
+
+def _same_log(ev: Evidence) -> None:
+    """Run 1 (405B fp8) declared with the very file of run 0 (405B bf16)."""
+    first = next(f for f in ev.files if f.path == str(ev.runs["source_file"][0]))
+    second = str(ev.runs["source_file"][1])
+    ev.files = [dataclasses.replace(f, sha256=first.sha256) if f.path == second else f
+                for f in ev.files]
+
+
 TRIPS: dict[str, Case] = {
     # schema
     "schema.table-columns": after(lambda ev: setattr(ev, "steps", ev.steps.drop("loss"))),
@@ -344,6 +369,15 @@ TRIPS: dict[str, Case] = {
     # network fabric
     "network.socket-fallback": after(_socket_fallback),
     "network.below-fabric": edit(_slow_fabric),
+    # claims vs evidence
+    "identity.gpu": after(_facts(_kind("nccl-tests"),
+                                 Fact("gpu", "NVIDIA H200", line=6))),
+    "identity.gpu-count": after(_facts(_log(0), Fact("gpu_count", "64", line=2))),
+    "identity.node-count": after(_facts(_kind("nccl-tests"), Fact("node_count", "128", line=3))),
+    "identity.precision": after(_facts(_log(0), Fact("precision", "fp8=hybrid", line=2))),
+    "identity.model": after(_facts(_log(0), Fact("experiment", "pretrain_grok1-314b_fp8_512",
+                                                 line=1))),
+    "identity.shared-evidence": after(_same_log),
 }
 
 # Rules an honest bundle does fire by design (info), each with its own clean variant.

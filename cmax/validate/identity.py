@@ -1,0 +1,301 @@
+"""Identity: what the manifest claims, checked against what each evidence file says of itself.
+
+A provider writes the manifest; the tools wrote the evidence. When the two disagree about the
+GPU, the precision, the model or the scale (the audit's cluster is
+``audit.cluster-mismatch``), the rating must follow the evidence:
+a bf16 claim on an fp8 log compares fp8 throughput with NVIDIA's bf16 number (a 1.4x "pass"),
+an H200 claim on H100 device lines buys an H200 price for H100 capacity. Parsers record what
+each file states (:mod:`cmax.facts`) and the case carries it, so these rules read no file.
+
+Every contradiction is an error that quotes both sides: the manifest key and value, and the
+evidence file, line and text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from cmax.evidence import EvidenceFile
+from cmax.facts import Fact, facts_of
+from cmax.findings import Finding
+from cmax.validate.context import Context, RunView, run_finding
+from cmax.validate.registry import Rule, finding, register
+
+SOURCE = "cmax: the manifest is the submitter's claim, the tool output is the evidence."
+
+register(Rule(
+    "identity.gpu", "error", "The evidence names another GPU than the manifest",
+    "nccl-tests device lines, nvidia-smi output, the ClusterMAX audit and MLPerf system "
+    "descriptions print the GPU model. When it is another product than `system.gpu`, the run is "
+    "compared with the wrong reference and priced as the wrong capacity.",
+    "Declare the GPU the evidence was measured on, or submit evidence from the declared GPUs.",
+    SOURCE,
+))
+register(Rule(
+    "identity.gpu-count", "error", "The evidence ran on another number of GPUs",
+    "A training log prints its world size and nccl-tests prints its ranks. A run declared at "
+    "512 GPUs whose log ran on 64 is compared with the wrong reference scale (and small jobs "
+    "are faster per GPU); evidence on more GPUs than the declared system has comes from "
+    "another system.",
+    "Declare the GPU count the job actually used (`runs[i].num_gpus`, `system.nodes` x "
+    "`system.gpus_per_node`), or submit the log of the declared run.",
+    SOURCE,
+))
+register(Rule(
+    "identity.node-count", "error", "The evidence spans more nodes than the system has",
+    "nccl-tests device lines and the audit name the nodes they ran on; more distinct nodes than "
+    "`system.nodes` means the evidence comes from another, larger system.",
+    "Declare the system the evidence was measured on.",
+    SOURCE,
+))
+register(Rule(
+    "identity.precision", "error", "The log ran at another precision than declared",
+    "Training logs print their precision settings (Megatron `fp8 ... hybrid`, NeMo `fp8: "
+    "hybrid`, `--fp8-format`) and experiment names carry it (`..._fp8_512`). An fp8 run "
+    "declared bf16 beats NVIDIA's bf16 reference by ~1.4x and would pass on a number that "
+    "measures nothing about the cluster.",
+    "Declare the precision the run used (`runs[i].precision`) or submit the declared run's log.",
+    "NVIDIA/Megatron-LM arguments.py (--fp8-format); NeMo 2 MegatronMixedPrecision (fp8).",
+))
+register(Rule(
+    "identity.model", "error", "The log trained another model than declared",
+    "Experiment and job names printed by NeMo, Megatron, TorchTitan and the DGXC parse "
+    "scripts name the model. A log of a smaller model declared as a larger one compares the "
+    "wrong throughput with the reference.",
+    "Declare the workload the log trained (`runs[i].workload`), or submit the right log.",
+    SOURCE,
+))
+register(Rule(
+    "identity.shared-evidence", "error", "One log is declared for runs with different claims",
+    "The same file (same SHA-256) cannot be the evidence of two runs that claim a different "
+    "workload, precision or GPU count: at most one of the claims is true, and the other row "
+    "passes on borrowed numbers.",
+    "Give each run its own log.",
+    SOURCE,
+))
+
+#: Formats whose facts describe the one run they hold (summaries hold many experiments: their
+#: facts are per experiment and are not used for a run's identity here).
+_RUN_LOG_FORMATS = frozenset({"nemo1", "nemo2", "megatron", "maxtext", "paxml", "torchtitan"})
+
+_GPU_FAMILY = re.compile(
+    r"(?<![a-z0-9])(gb300|gb200|gh200|b300|b200|h200|h100|h800|h20|a100|a800|l40s|l40|v100|"
+    r"mi355x|mi325x|mi300x)(?![a-z0-9])")
+_NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(mxfp8|nvfp4|fp8|bf16|fp16)(?![a-z0-9])")
+_OFF = {"", "none", "null", "false", "0", "off", "no", "disabled"}
+
+
+def gpu_family(name: str) -> str | None:
+    """The GPU product a printed name or catalogue id means: 'NVIDIA H100 80GB HBM3' -> 'h100'.
+
+    Form factor matters where it changes the product (an H100 PCIe is not an H100 SXM), so a
+    name that says PCIe or NVL keeps it: 'NVIDIA H100 PCIe' -> 'h100-pcie'.
+    """
+    text = re.sub(r"[^a-z0-9]+", " ", name.lower())
+    match = _GPU_FAMILY.search(text)
+    if match is None:
+        return None
+    family = match.group(1)
+    if family == "h100":
+        if re.search(r"\bpcie\b", text):
+            return "h100-pcie"
+        if re.search(r"\bnvl\b", text):
+            return "h100-nvl"
+    return family
+
+
+def precision_family(value: str) -> str | None:
+    """fp8 / bf16 / fp16 / fp4 for a precision name ('mxfp8' and 'fp8-cs' are fp8)."""
+    text = value.strip().lower()
+    if "fp4" in text:
+        return "fp4"
+    if "fp8" in text:
+        return "fp8"
+    if "bf16" in text:
+        return "bf16"
+    if "fp16" in text or text.startswith("16"):
+        return "fp16"
+    return None
+
+
+def _stated_precisions(facts: Iterable[Fact]) -> list[tuple[str, Fact]]:
+    """(family, fact) for every conclusive precision statement in a log.
+
+    ``fp8=<format>`` and ``fp8_format=<format>`` switch fp8 on unless the value is None/False;
+    ``fp8=None`` says fp8 is off. ``bf16=True`` and ``precision=bf16-mixed`` are printed by fp8
+    runs too (fp8 runs on top of bf16 autocast), so they prove nothing either way; a precision
+    named in an experiment name is conclusive.
+    """
+    out: list[tuple[str, Fact]] = []
+    for fact in facts_of(tuple(facts), "precision"):
+        key, sep, value = fact.value.partition("=")
+        key, value = key.strip().lower(), value.strip().lower()
+        if not sep:
+            named = _NAMED_PRECISION.search(key)
+            if named:
+                family = precision_family(named.group(1))
+                if family:
+                    out.append((family, fact))
+            continue
+        if key in ("fp8", "fp8_format"):
+            out.append(("not-fp8" if value in _OFF else "fp8", fact))
+        elif key in ("precision", "mixed_precision"):
+            family = precision_family(value)
+            if family in ("fp8", "fp4", "fp16"):
+                out.append((family, fact))
+    return out
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", text.lower())
+
+
+def _cite(file: EvidenceFile, fact: Fact) -> str:
+    return f"{fact.cite(file.path)}: {fact.value!r}"
+
+
+def _file_of(ctx: Context, path: str | None) -> EvidenceFile | None:
+    if not path:
+        return None
+    return next((f for f in ctx.evidence.files if f.path == path), None)
+
+
+def _gpu(ctx: Context) -> Iterator[Finding]:
+    declared = ctx.manifest.system.gpu
+    want = gpu_family(ctx.ref.gpu_id(declared) or declared) or gpu_family(declared)
+    if want is None:
+        return
+    for file in ctx.evidence.files:
+        for fact in facts_of(file.facts, "gpu"):
+            got = gpu_family(fact.value)
+            if got is None or got == want:
+                continue
+            yield finding("identity.gpu",
+                          f"system.gpu = {declared!r} ({want}), but {_cite(file, fact)} "
+                          f"is {got}", file=file.path, line=fact.line)
+            break  # one finding per file: the first statement is enough to quote
+
+
+def _counts(ctx: Context) -> Iterator[Finding]:
+    system = ctx.manifest.system
+    total = system.nodes * system.gpus_per_node
+    run_files = {v.file for v in ctx.runs if v.file}
+    for file in ctx.evidence.files:
+        if file.path in run_files:
+            continue  # a run's world size is judged against its own num_gpus below
+        for fact in facts_of(file.facts, "gpu_count"):
+            count = _int(fact.value)
+            if count is not None and count > total:
+                yield finding("identity.gpu-count",
+                              f"{_cite(file, fact)} GPUs, more than the declared system's "
+                              f"{total} (system.nodes {system.nodes} x gpus_per_node "
+                              f"{system.gpus_per_node})", file=file.path, line=fact.line)
+                break
+        hosts = {f.value for f in facts_of(file.facts, "host")}
+        counted = [(_int(f.value), f) for f in facts_of(file.facts, "node_count")]
+        for count, fact in counted:
+            if count is not None and count > system.nodes and file.kind != "clustermax-audit":
+                yield finding("identity.node-count",
+                              f"{_cite(file, fact)} nodes, more than system.nodes = "
+                              f"{system.nodes}", file=file.path, line=fact.line)
+                break
+        if file.kind == "nccl-tests" and len(hosts) > system.nodes:
+            yield finding("identity.node-count",
+                          f"{file.path} names {len(hosts)} distinct hosts, more than "
+                          f"system.nodes = {system.nodes}", file=file.path)
+
+
+def _int(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if text.isdigit() and len(text) < 10 else None
+
+
+def _run_precision(ctx: Context, view: RunView, file: EvidenceFile) -> Iterator[Finding]:
+    declared = view.get_str("precision") or ""
+    want = precision_family(declared)
+    if want is None:
+        return
+    for family, fact in _stated_precisions(file.facts):
+        contradicts = (family != want and family != "not-fp8") or (
+            family == "not-fp8" and want in ("fp8", "fp4"))
+        if contradicts:
+            said = "fp8 off" if family == "not-fp8" else family
+            yield run_finding("identity.precision", view,
+                              f"declared precision {declared!r}, but {_cite(file, fact)} "
+                              f"({said})", line=fact.line)
+            return
+
+
+def _run_model(ctx: Context, view: RunView, file: EvidenceFile, known: list[str]) -> Iterator[
+        Finding]:
+    declared = view.get_str("workload") or ""
+    if not declared or not known:
+        return
+    want = _norm(declared)
+    for fact in [*facts_of(file.facts, "experiment"), *facts_of(file.facts, "model")]:
+        text = _norm(fact.value)
+        named = [w for w in known if _norm(w) and _norm(w) in text]
+        if not named or any(want in _norm(w) or _norm(w) in want for w in named):
+            continue
+        yield run_finding("identity.model", view,
+                          f"declared workload {declared!r}, but {_cite(file, fact)} names "
+                          f"{', '.join(sorted(named))}", line=fact.line)
+        return
+
+
+def _run_world_size(view: RunView, file: EvidenceFile) -> Iterator[Finding]:
+    declared = view.get_int("num_gpus")
+    if declared is None:
+        return
+    for fact in facts_of(file.facts, "gpu_count"):
+        count = _int(fact.value)
+        if count is not None and count != declared:
+            yield run_finding("identity.gpu-count", view,
+                              f"declared num_gpus {declared}, but {_cite(file, fact)} "
+                              "(the job's world size)", line=fact.line)
+            return
+
+
+def _known_workloads(ctx: Context) -> list[str]:
+    baselines = getattr(ctx.ref.reference, "baselines", None)
+    try:
+        values = baselines["workload"].unique().to_list() if baselines is not None else []
+    except (KeyError, AttributeError, TypeError):
+        return []
+    return sorted({str(v) for v in values if v})
+
+
+def _runs(ctx: Context) -> Iterator[Finding]:
+    known = _known_workloads(ctx)
+    claims: dict[str, tuple[RunView, tuple[object, ...]]] = {}
+    for view in ctx.runs:
+        file = _file_of(ctx, view.file)
+        if file is None:
+            continue
+        claim = (view.get_str("workload"), view.get_str("precision"), view.get_int("num_gpus"))
+        earlier = claims.get(file.sha256)
+        if earlier is not None and earlier[1] != claim:
+            first, first_claim = earlier
+            yield run_finding("identity.shared-evidence", view,
+                              f"{file.path} (sha256 {file.sha256[:12]}) is also the log of run "
+                              f"{first.run_id}, declared {_claim_text(first_claim)}; this run "
+                              f"is declared {_claim_text(claim)}")
+        else:
+            claims.setdefault(file.sha256, (view, claim))
+        if file.kind not in _RUN_LOG_FORMATS:
+            continue
+        yield from _run_precision(ctx, view, file)
+        yield from _run_model(ctx, view, file, known)
+        yield from _run_world_size(view, file)
+
+
+def _claim_text(claim: tuple[object, ...]) -> str:
+    workload, precision, gpus = claim
+    return f"{workload} {precision} on {gpus} GPUs"
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    yield from _gpu(ctx)
+    yield from _counts(ctx)
+    yield from _runs(ctx)
