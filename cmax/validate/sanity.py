@@ -15,7 +15,7 @@ from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
-from cmax.validate.thresholds import PEAK_FRACTION, TIMING_BAND, pct
+from cmax.validate.thresholds import PEAK_FRACTION, TIMING_BAND, TOO_GOOD_BAND, pct
 
 register(Rule(
     "sanity.non-finite", "error", "NaN or infinite measurement",
@@ -75,6 +75,19 @@ register(Rule(
     "Confirm the configuration matches the reference recipe; if it does, keep the full logs "
     "ready for review.",
     "Megatron-Bridge scripts/performance/utils/evaluate.py: timing_threshold 0.05 both ways.",
+))
+register(Rule(
+    "sanity.too-good-to-be-true", "error",
+    f"Faster than NVIDIA's tuned reference by more than {pct(TOO_GOOD_BAND)}",
+    "NVIDIA tunes each recipe on its own reference clusters, where repeated runs spread by a "
+    f"few percent. A run more than {pct(TOO_GOOD_BAND)} faster on the same recipe, GPU, "
+    "precision and scale is not a better cluster: it is another precision (fp8 declared as "
+    "bf16), another GPU, another configuration, or wrong numbers. Such a run cannot pass "
+    "until the evidence explains it.",
+    "Check the run's precision, GPU, GBS and parallel layout against the reference recipe and "
+    "submit the log of the declared configuration.",
+    "cmax (docs/rules.md): NVIDIA Megatron-Bridge perf CI treats >5 % as UNEXPECTED "
+    "IMPROVEMENT; cmax errors at twice that.",
 ))
 register(Rule(
     "sanity.nccl-wrong-results", "error", "nccl-tests reported wrong results",
@@ -207,7 +220,11 @@ def _improvement(view: RunView) -> Iterator[Finding]:
     elif ref_tokens and gbs and seq_len and num_gpus:
         tokens = gbs * seq_len / mean_step / num_gpus
         ratio, what = tokens / ref_tokens, f"{tokens:.1f} vs {ref_tokens:g} tokens/s/GPU"
-    if ratio is not None and ratio > 1 + TIMING_BAND:
+    if ratio is not None and ratio > 1 + TOO_GOOD_BAND:
+        yield run_finding("sanity.too-good-to-be-true", view,
+                          f"{100 * (ratio - 1):.1f} % faster than NVIDIA's "
+                          f"{base.baseline_id} ({what}); the run cannot pass")
+    elif ratio is not None and ratio > 1 + TIMING_BAND:
         yield run_finding("sanity.unexpected-improvement", view,
                           f"{100 * (ratio - 1):.1f} % faster than "
                           f"{base.baseline_id} ({what})")

@@ -22,6 +22,13 @@ OUTLIER_SIGMA = 3.0
 MAX_OUTLIER_RATIO = 0.10
 WARMUP_FRACTION = 0.10
 
+# A run faster than NVIDIA's tuned reference on the same recipe by more than this cannot pass.
+# NVIDIA's recipes are tuned on its own reference clusters (EOS and successors); the spread of
+# repeated runs there is a few percent (the perf CI above allows 5 % both ways), and the DGXC
+# baselines across container releases move by a few percent at most. More than 10 % faster is
+# not a better cluster: another precision, GPU or configuration, or numbers that are wrong.
+TOO_GOOD_BAND = 0.10
+
 # DGXC READMEs (v25.05+): "Each benchmark runs 50 steps; iterations 35-44 are averaged".
 RECIPE_STEPS = 50
 

@@ -291,6 +291,7 @@ TRIPS: dict[str, Case] = {
     "sanity.throughput-above-peak": edit(_attr(0, times=honest_times(7.9, 11))),
     "sanity.tflops-zero": edit(_attr(0, tflops=[0.0] * 50)),
     "sanity.unexpected-improvement": edit(_attr(0, times=honest_times(18.6, 11))),
+    "sanity.too-good-to-be-true": edit(_attr(0, times=honest_times(17.4, 11))),
     "sanity.nccl-wrong-results": edit(_nccl(lambda rows: rows["wrong"].__setitem__(4, 3))),
     "sanity.incident-order": edit(_incident_backwards),
     # internal consistency
