@@ -124,12 +124,22 @@ def _runs(ctx: Context) -> Iterator[Finding]:
         seen = set(steps["iteration"].to_list())
         win = view.window
         missing = [i for i in range(win.first, win.last + 1) if i not in seen]
+        last_seen = max(seen)
         if missing:
             yield run_finding(
                 "completeness.window-missing", view,
                 f"iterations {fmt_iters(missing)} of the steady-state window "
                 f"{win.first}-{win.last} ({win.rule}) are missing")
-        last_seen = max(seen)
+        elif last_seen < CURRENT_WINDOW[1]:
+            # an older baseline measures the last step, so its own window is "covered" by any
+            # run; llmb-run (>= 1.14) still calls a run that never reached iterations
+            # 35-44 INCOMPLETE, and so does cmax: a few steps can be picked to flatter
+            missing = [CURRENT_WINDOW[1]]  # reported: no short-run / status finding on top
+            yield run_finding(
+                "completeness.window-missing", view,
+                f"the run stops at iteration {last_seen}, before the recipe's averaging window "
+                f"{CURRENT_WINDOW[0]}-{CURRENT_WINDOW[1]} (llmb-run marks it INCOMPLETE)",
+                line=view.line_of(last_seen))
         declared_last = as_int(view.row.get("max_iteration"))
         status = str(view.row.get("status") or "").strip().lower()
         if declared_last is not None and last_seen < declared_last:

@@ -1,0 +1,34 @@
+"""A run that never reached the recipe's averaging window is an error, whatever window the
+matched baseline's recipe release measured (llmb-run >= 1.14 marks it INCOMPLETE)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cmax.validate import validate
+from tests.fakes import BASELINES, FakeReference
+from tests.validate.test_validate_rules import _truncate, edit
+from tests.validate.validate_fakes import HonestBundle
+
+# the same rows, but measured at the last step (DGXC <= v25.04 READMEs)
+OLD_RELEASE = [{**row, "recipe_release": "v25.02"} for row in BASELINES]
+
+
+def _rules(last: int, declared: int, tmp_path: Path) -> dict[str, str]:
+    bundle = HonestBundle()
+    edit(_truncate(last, declared))(bundle, tmp_path)
+    found = validate(bundle.build(tmp_path), FakeReference(OLD_RELEASE))
+    return {f.rule: f.severity for f in found if f.run_id == "llama3.1-405b_bf16_512"}
+
+
+def test_stopping_before_the_window_is_an_error_even_for_a_last_step_baseline(
+        tmp_path: Path) -> None:
+    rules = _rules(30, 30, tmp_path)
+    assert rules.get("completeness.window-missing") == "error"
+    assert "completeness.short-run" not in rules
+
+
+def test_covering_the_window_is_only_short(tmp_path: Path) -> None:
+    rules = _rules(45, 45, tmp_path)
+    assert "completeness.window-missing" not in rules
+    assert rules.get("completeness.short-run") == "warning"
