@@ -125,3 +125,71 @@ def test_history_that_is_a_file_is_exit_2(root: Path, tmp_path: Path,
     assert main(["audit", str(root), "--history", str(tmp_path / "h")]) == 2
     err = capsys.readouterr().err
     assert "--history" in err and "is a file" in err and "Traceback" not in err
+
+
+def test_history_version_reports_what_the_history_said_then(
+        root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(root), "--format", "json"]) == 1
+    first = json.loads(capsys.readouterr().out)
+    write_run(root, "west", "20251201-000000", workloads=wl(0.8))
+    assert main(["audit", str(root), "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["history_version"] == 2
+    assert main(["audit", str(root), "--history-version", "1", "--format", "json"]) == 1
+    then = json.loads(capsys.readouterr().out)
+    assert then["time_travel"] is True and then["history_version"] == 1
+    assert then["items"] == first["items"] and then["runs"]["in_history"] == 3
+    assert main(["audit", str(root), "--history-as-of", "2100-01-01"]) == 1
+    out = capsys.readouterr().out
+    assert "at version 2 (read-only): 4 runs of 2 cluster(s)" in out
+    assert main(["audit", str(root), "--history-version", "1",
+                 "--history-as-of", "2100-01-01"]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_stale_after_days_overrides_the_policy(root: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(root), "--as-of", "2025-12-01", "--format", "json"]) == 1
+    assert "audits_stopped" not in {i["kind"] for i in json.loads(capsys.readouterr().out)
+                                    ["items"]}
+    assert main(["audit", str(root), "--as-of", "2025-12-01", "--stale-after-days", "20",
+                 "--format", "json"]) == 1
+    stale = [i["cluster"] for i in json.loads(capsys.readouterr().out)["items"]
+             if i["kind"] == "audits_stopped"]
+    assert stale == ["east", "west"]
+
+
+def test_a_misfiled_run_exits_2_naming_both_clusters(
+        root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_run(root, "west", "20251201-000000", workloads=wl(0.7))
+    (run / "spec.json").write_text((run / "spec.json").read_text().replace(
+        '"cluster": "west"', '"cluster": "east"'))
+    assert main(["audit", str(root)]) == 2
+    captured = capsys.readouterr()
+    assert ("unusable: " in captured.err and "filed under cluster 'west' but its manifest "
+            "says provider.cluster = 'east'" in captured.err)
+    assert "3 newly scored" in captured.out
+
+
+def test_ray_executor_without_ray_is_one_line(root: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    assert main(["audit", str(root), "--executor", "ray"]) == 2
+    err = capsys.readouterr().err
+    assert "--executor ray needs Ray" in err and "pip install 'cmax-rating[ray]'" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_an_old_parquet_history_is_migrated_with_a_message(
+        root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.history.test_history_store import _entry, _write_v1
+
+    _write_v1(root / ".cmax-history", "cluster=east", "east", [_entry("east", "2025-09-01")])
+    assert main(["audit", str(root), "--format", "json"]) == 1
+    captured = capsys.readouterr()
+    assert "migrated 1 runs from the Parquet history of cmax 0.1" in captured.err
+    data = json.loads(captured.out)
+    assert data["runs"]["in_history"] == 4 and data["notes"][0].startswith("migrated 1 runs")
+    assert main(["audit", str(root), "--format", "json"]) == 1
+    assert "migrated" not in capsys.readouterr().err  # once
