@@ -10,14 +10,13 @@ nccl-tests output (text or JSON).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from cmax.errors import CmaxError
 from cmax.evidence import NCCL_SCHEMA, NODE_HEALTH_SCHEMA, conform
-from cmax.ingest import dcgm, nccl, nccl_json
-from cmax.ingest.detect import detect_format
+from cmax.ingest.formats import Format, NcclFormat, NodeHealthFormat, Probe, identify
 
 if TYPE_CHECKING:
     from cmax.ingest.assemble import _Reader
@@ -34,9 +33,9 @@ def files_of(path: Path) -> list[Path]:
     return [path]
 
 
-def _detect(path: Path, in_folder: bool) -> str | None:
+def _detect(path: Path, in_folder: bool) -> tuple[Format[Any], Probe] | None:
     try:
-        return detect_format(path)
+        return identify(path)
     except CmaxError:
         if in_folder:
             return None  # not evidence (a README, a launch script): skipped
@@ -51,27 +50,25 @@ def network_files(reader: _Reader, i: int, relative: str,
     frames: list[pl.DataFrame] = []
     health: list[pl.DataFrame] = []
     for path in files_of(target):
-        fmt = _detect(path, folder)
-        if fmt is None or (folder and fmt not in FOLDER_FORMATS):
+        found = _detect(path, folder)
+        if found is None or (folder and found[0].id not in FOLDER_FORMATS):
             continue
+        plugin, probe = found
+        fmt = plugin.id
         if fmt not in (FOLDER_FORMATS if folder else NCCL_FORMATS):
             raise CmaxError(f"file holds {fmt}, not nccl-tests output", file=path,
                             expected=", ".join(NCCL_FORMATS),
                             fix="check the manifest points at the right file")
-        run_id = f"nccl[{i}]"
-        if fmt == "nccl-tests":
-            tests = nccl.parse_nccl_tests(path)
-            rel = reader.record(path, fmt, nccl.nccl_facts(tests))
-            frames.append(nccl.nccl_frame(tests, run_id=run_id, source_file=rel, path=path))
-        elif fmt == "nccl-tests-json":
-            tests, node_rows = nccl_json.parse_nccl_json(path)
-            rel = reader.record(path, fmt, nccl_json.json_facts(tests, path))
-            frames.append(nccl.nccl_frame(tests, run_id=run_id, source_file=rel, path=path))
-            health.append(node_rows.with_columns(pl.lit(rel).alias("source_file")))
-        else:
-            node_rows = dcgm.parse_dcgm(path)
-            rel = reader.record(path, fmt)
-            health.append(node_rows.with_columns(pl.lit(rel).alias("source_file")))
+        # the format's own role methods give the rows (cmax.ingest.formats; FORMATS edit)
+        parsed = plugin.parse(probe)
+        rel = reader.record(path, fmt, plugin.facts(parsed),
+                            line_count=plugin.line_count(parsed, probe))
+        if isinstance(plugin, NcclFormat):
+            frames.append(plugin.frame(parsed, run_id=f"nccl[{i}]", source_file=rel, path=path))
+        if isinstance(plugin, NcclFormat | NodeHealthFormat):
+            node_rows = plugin.node_health(parsed, source_file=rel)
+            if node_rows is not None:
+                health.append(node_rows)
     if not frames:
         raise CmaxError("folder holds no nccl-tests output" if folder
                         else "no nccl-tests rows", file=target,
