@@ -238,7 +238,8 @@ def test_evidence_files_carry_line_counts(evidence) -> None:  # type: ignore[no-
     files = {f.path: f for f in evidence.files}
     for path, src in (("incidents.csv", "incidents.csv"),
                       ("audit/audit.values.json", "example_audit.values.json"),
-                      ("summaries/dgxc.csv", "dgxc_parse_nemo2.csv")):
+                      ("summaries/dgxc.csv", "dgxc_parse_nemo2.csv"),
+                      ("nccl/all_reduce.txt", "nccl/all_reduce_1node.txt")):
         assert files[path].line_count == len((DATA / src).read_text().splitlines()), path
     assert files["summaries/llmb.db"].line_count is None  # binary
     mlperf = [f for f in evidence.files if f.kind == "mlperf"]
