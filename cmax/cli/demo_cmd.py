@@ -13,8 +13,11 @@ from cmax.cli.common import emit_json, format_option, progress
                "HTML and PDF scorecards, negotiation briefs and a leaderboard.")
 @click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("cmax-demo"), show_default=True, help="Where to write the reports.")
+@click.option("--rank-by", "rank_by", type=click.Choice(["tier", "value"]), default="tier",
+              show_default=True, help="Leaderboard order: tier (then score), or value ($ per "
+              "reference-grade GPU-hour, cheapest first).")
 @format_option
-def command(out_dir: Path, fmt: str) -> None:
+def command(out_dir: Path, rank_by: str, fmt: str) -> None:
     from cmax.pipeline import assess
     from cmax.render import render_reports
     from cmax.samples import sample_bundles
@@ -24,7 +27,7 @@ def command(out_dir: Path, fmt: str) -> None:
         progress(f"scoring {bundle.name} ...")
         cards.append(assess(bundle))
     progress(f"rendering reports into {out_dir} ...")
-    files = render_reports(cards, out_dir)
+    files = render_reports(cards, out_dir, rank_by="value" if rank_by == "value" else "tier")
     if fmt == "json":
         emit_json({
             "out_dir": str(out_dir.resolve()),
@@ -40,13 +43,16 @@ def command(out_dir: Path, fmt: str) -> None:
         })
         return
     click.echo(f"{'provider':<18} {'tier':<16} {'score':>6} {'exemplar':>9} "
-               f"{'quoted $/h':>11} {'ask $/h':>9}")
+               f"{'quoted $/h':>11} {'ask $/h':>9} {'value $/h':>10}")
     for c in cards:
         quoted = f"{c.price.quoted_usd_per_gpu_hour:.2f}" if c.price else "-"
+        value = (f"{c.price.usd_per_reference_gpu_hour:.2f}"
+                 if c.price and c.price.usd_per_reference_gpu_hour is not None else "-")
         ask = (f"{c.price.ask_usd_per_gpu_hour:.2f}"
                if c.price and c.price.ask_usd_per_gpu_hour is not None else "-")
+        exemplar = "met" if c.exemplar_pass else "not met"
         click.echo(f"{c.provider[:18]:<18} {c.tier:<16} {c.score:6.1f} "
-                   f"{'met' if c.exemplar_pass else 'not met':>9} {quoted:>11} {ask:>9}")
+                   f"{exemplar:>9} {quoted:>11} {ask:>9} {value:>10}")
     click.echo(f"\nReports written to {out_dir.resolve()}:")
     for f in files:
         click.echo(f"  {f.resolve()}")

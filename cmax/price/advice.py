@@ -37,6 +37,10 @@ def _cents(value: float) -> float:
     return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
+def _plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def _usd(value: float) -> str:
     return f"${value:,.2f}"
 
@@ -97,6 +101,19 @@ def _economics(w: WorkloadResult, quoted: float, watts: float | None) -> Workloa
     )
 
 
+def card_drivers(card: Scorecard) -> list[PriceDriver]:
+    """The price drivers of a scorecard's advice; recomputed from its own figures when the
+    advice predates the ``drivers`` field (older scorecard JSON)."""
+    p = card.price
+    if p is None:
+        return []
+    if p.drivers:
+        return list(p.drivers)
+    period_gpu_hours = card.sla.node_hours * card.gpus_per_node if card.sla else 0.0
+    return _drivers(p.quoted_usd_per_gpu_hour, p.throughput_ratio, p.goodput_ratio, card,
+                    p.sla_credit_usd, period_gpu_hours)
+
+
 def _drivers(quoted: float, throughput: float | None, goodput: float,
              scorecard: Scorecard, credit: float, period_gpu_hours: float) -> list[PriceDriver]:
     """What moves a GPU-hour's worth away from the quote, each in $/GPU-hour, largest first.
@@ -116,7 +133,7 @@ def _drivers(quoted: float, throughput: float | None, goodput: float,
             name="Training throughput",
             usd_per_gpu_hour=round(quoted * (1.0 - throughput), 4),
             detail=(f"{100 * throughput:.1f}% of NVIDIA's reference speed over "
-                    f"{len(compared)} workload(s){worst_text}: each GPU-hour does "
+                    f"{_plural(len(compared), 'workload')}{worst_text}: each GPU-hour does "
                     f"{100 * (1 - throughput):.1f}% less work than the quote assumes")))
         rel = scorecard.reliability
         if rel is not None:
@@ -132,8 +149,9 @@ def _drivers(quoted: float, throughput: float | None, goodput: float,
         out.append(PriceDriver(
             name="SLA credit owed", kind="credit",
             usd_per_gpu_hour=round(credit / period_gpu_hours, 4),
-            detail=(f"{sla.node_months_below} of {sla.node_months} node-months below the "
-                    f"contracted {sla.contracted_uptime_pct:g}% uptime: "
+            detail=((f"{sla.node_months_below} of {sla.node_months} node-months below the "
+                     if sla.node_months else f"measured {sla.measured_uptime_pct:.3f}% against ")
+                    + f"the contracted {sla.contracted_uptime_pct:g}% uptime: "
                     f"{_usd(credit)} owed on the measured period's bill")))
     return sorted(out, key=lambda d: -abs(d.usd_per_gpu_hour))
 

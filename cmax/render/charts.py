@@ -300,7 +300,7 @@ def score_chart(cards: Sequence[Scorecard], labels: Sequence[str]) -> str | None
 
 
 def price_chart(cards: Sequence[Scorecard], labels: Sequence[str]) -> str | None:
-    """Leaderboard: quoted against recommended $/GPU-hour."""
+    """Leaderboard: quoted price against the ask in $/GPU-hour."""
     rows = [(c, lab) for c, lab in zip(cards, labels, strict=True)
             if c.price is not None and _finite(c.price.quoted_usd_per_gpu_hour)]
     if not rows:
@@ -313,10 +313,10 @@ def price_chart(cards: Sequence[Scorecard], labels: Sequence[str]) -> str | None
             assert advice is not None
             ax.barh(i + 0.18, advice.quoted_usd_per_gpu_hour, height=0.34, color="#b9c6d3",
                     label="quoted" if i == 0 else None)
-            rec = advice.recommended_usd_per_gpu_hour
+            rec = advice.ask_usd_per_gpu_hour
             if rec is not None and _finite(rec):
                 ax.barh(i - 0.18, rec, height=0.34, color=ACCENT,
-                        label="recommended" if i == 0 else None)
+                        label="ask" if i == 0 else None)
                 ax.annotate(f"${rec:.2f}", (rec, i - 0.18), xytext=(3, 0),
                             textcoords="offset points", va="center", fontsize=6.5)
             ax.annotate(f"${advice.quoted_usd_per_gpu_hour:.2f}",

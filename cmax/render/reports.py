@@ -31,8 +31,8 @@ from cmax.scorecard import Scorecard
 
 MAX_FINDINGS_PRINTED = 150  # the rest stay in the attached CSV (long tables slow WeasyPrint)
 BRIEF_MAX_PAGES = 2
-# (compact CSS, reasons shown, workloads shown): tried in order until the brief fits
-BRIEF_LEVELS: tuple[tuple[bool, int, int], ...] = ((False, 12, 8), (True, 12, 8), (True, 6, 4))
+# (compact CSS, reasons shown, demands shown): tried in order until the brief fits
+BRIEF_LEVELS: tuple[tuple[bool, int, int], ...] = ((False, 12, 12), (True, 12, 12), (True, 6, 6))
 _CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -100,44 +100,66 @@ def _common(card: Scorecard) -> dict[str, Any]:
     }
 
 
-def scorecard_html(card: Scorecard, slug: str, medium: str, chart_set: ScorecardCharts) -> str:
+PAGE1_TERMS = ("tier", "reference", "throughput ratio", "goodput", "parity price", "ask", "value",
+               "busbw", "Exemplar", "SLA credit")
+
+
+def scorecard_html(card: Scorecard, slug: str, medium: str, chart_set: ScorecardCharts,
+                   heatmap: str | None = None) -> str:
     findings = views.all_findings(card)
-    weight_total = sum(c.weight for c in card.categories)
+    audit_checks = views.audit_checks_sorted(card)
+    drivers = views.top_drivers(card)
     return render_template(
         "scorecard.html.j2",
         **_common(card),
         slug=slug,
         medium=medium,
-        keys=views.key_numbers(card),
+        decision=views.verdict_line(card),
+        drivers=drivers,
+        tier_changes=views.tier_changes(card),
+        keys=views.page1_keys(card, drivers),
         exemplar_text=views.exemplar_text(card),
+        exemplar_scope=views.EXEMPLAR_SCOPE,
+        glossary_page1=views.glossary(*PAGE1_TERMS),
+        gate_state=views.gate_state,
         charts=chart_set,
-        weight_total=weight_total,
-        audit_checks=views.audit_checks_sorted(card),
+        audit_checks=audit_checks,
+        audit_problems=[c for c in audit_checks if c.status == "FAIL"],
+        suspects=views.suspect_nodes(card),
+        suspect_offer=views.suspect_offer(card),
+        heatmap=heatmap,
         findings_shown=findings[:MAX_FINDINGS_PRINTED],
         findings_hidden=max(0, len(findings) - MAX_FINDINGS_PRINTED),
         evidence_files=sorted(card.evidence_files, key=lambda e: e.path),
         attachments=[f"{slug}.scorecard.json", f"{slug}.findings.csv"],
-        max_reasons=100,
         max_workloads=100,
     )
 
 
-def brief_html(card: Scorecard, level: int = 0) -> str:
-    compact, max_reasons, max_workloads = BRIEF_LEVELS[level]
+BRIEF_TERMS = ("tier", "Exemplar", "reference", "parity price", "value", "goodput", "SLA credit")
+
+
+def brief_html(card: Scorecard, level: int = 0, peers: Sequence[Scorecard] = ()) -> str:
+    compact, max_reasons, max_demands = BRIEF_LEVELS[level]
+    comparison = views.value_comparison(card, list(peers)) if len(peers) > 1 else []
     return render_template(
-        "brief.html.j2", **_common(card), compact=compact, points=views.leverage_points(card),
-        max_reasons=max_reasons, max_workloads=max_workloads,
+        "brief.html.j2", **_common(card), compact=compact,
+        why=views.brief_reasons(card)[:max_reasons],
+        demands=views.brief_demands(card)[:max_demands],
+        comparison=comparison, value_line=views.value_sentence(comparison),
+        glossary=views.glossary(*BRIEF_TERMS),
     )
 
 
 def render_scorecard(card: Scorecard, slug: str, out_dir: Path) -> list[Path]:
     """``<slug>.scorecard.{json,html,pdf}``; the PDF carries the JSON and findings CSV."""
     chart_set = scorecard_charts(card)
+    heatmap = _uri(views.pair_heatmap(card))
     json_text = scorecard_json(card)
     paths = [out_dir / f"{slug}.scorecard.{ext}" for ext in ("json", "html", "pdf")]
     write_text_atomic(json_text, paths[0])
-    write_text_atomic(scorecard_html(card, slug, "html", chart_set), paths[1])
-    document = layout(scorecard_html(card, slug, "pdf", chart_set))
+    write_text_atomic(scorecard_html(card, slug, "html", chart_set, heatmap), paths[1])
+    document = layout(scorecard_html(card, slug, "pdf", chart_set, heatmap))
     write_document(document, paths[2], pdf_variant=DEFAULT_VARIANT, attachments=[
         PdfAttachment(f"{slug}.scorecard.json", json_text.encode("utf-8"),
                       "cmax scorecard (JSON, schema from `cmax schema`)"),
@@ -147,10 +169,12 @@ def render_scorecard(card: Scorecard, slug: str, out_dir: Path) -> list[Path]:
     return paths
 
 
-def render_brief(card: Scorecard, slug: str, out_dir: Path) -> list[Path]:
-    """``<slug>.brief.{html,pdf}``, made more compact until it fits in two pages."""
+def render_brief(card: Scorecard, slug: str, out_dir: Path,
+                 peers: Sequence[Scorecard] = ()) -> list[Path]:
+    """``<slug>.brief.{html,pdf}``, made more compact until it fits in two pages; with
+    ``peers`` (every scorecard rated together) it compares their value."""
     for level in range(len(BRIEF_LEVELS)):
-        html = brief_html(card, level)
+        html = brief_html(card, level, peers)
         document = layout(html)
         if len(document.pages) <= BRIEF_MAX_PAGES:
             break
@@ -170,7 +194,8 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["rank", "provider", "cluster", "tier", "score", "exemplar_pass",
                      "lowest_ratio", "network_ratio", "quoted_usd_per_gpu_hour",
-                     "recommended_usd_per_gpu_hour", "scorecard"])
+                     "ask_usd_per_gpu_hour", "usd_per_reference_gpu_hour", "value_rank",
+                     "scorecard"])
     for r in rows:
         c = r.card
         writer.writerow([
@@ -178,15 +203,16 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
             c.exemplar_pass, "" if r.lowest_ratio is None else r.lowest_ratio,
             "" if r.network_ratio is None else r.network_ratio,
             c.price.quoted_usd_per_gpu_hour if c.price else "",
-            "" if c.price is None or c.price.recommended_usd_per_gpu_hour is None
-            else c.price.recommended_usd_per_gpu_hour,
+            "" if c.price is None or c.price.ask_usd_per_gpu_hour is None
+            else c.price.ask_usd_per_gpu_hour,
+            "" if r.value is None else r.value, "" if r.value_rank is None else r.value_rank,
             f"{r.slug}.scorecard.json",
         ])
     return buf.getvalue()
 
 
 def leaderboard_html(rows: Sequence[views.LeaderboardRow], medium: str,
-                     chart_uris: dict[str, str | None]) -> str:
+                     chart_uris: dict[str, str | None], rank_by: views.RankBy = "tier") -> str:
     cards = [r.card for r in rows]
     dates = sorted(c.benchmark_date for c in cards)
     return render_template(
@@ -195,21 +221,23 @@ def leaderboard_html(rows: Sequence[views.LeaderboardRow], medium: str,
         rows=rows,
         medium=medium,
         charts=chart_uris,
+        rank_by=rank_by,
         releases=sorted({c.reference_release for c in cards}),
         first_date=dates[0],
         last_date=dates[-1],
     )
 
 
-def render_leaderboard(pairs: Sequence[tuple[str, Scorecard]], out_dir: Path) -> list[Path]:
-    rows = views.leaderboard_rows(list(pairs))
+def render_leaderboard(pairs: Sequence[tuple[str, Scorecard]], out_dir: Path,
+                       rank_by: views.RankBy = "tier") -> list[Path]:
+    rows = views.leaderboard_rows(list(pairs), rank_by)
     labels = [f"{r.card.provider[:28]} · {r.card.cluster[:20]}" for r in rows]
     cards = [r.card for r in rows]
     chart_uris = {"score": _uri(charts.score_chart(cards, labels)),
                   "price": _uri(charts.price_chart(cards, labels))}
     paths = [out_dir / "leaderboard.html", out_dir / "leaderboard.pdf"]
-    write_text_atomic(leaderboard_html(rows, "html", chart_uris), paths[0])
-    document = layout(leaderboard_html(rows, "pdf", chart_uris))
+    write_text_atomic(leaderboard_html(rows, "html", chart_uris, rank_by), paths[0])
+    document = layout(leaderboard_html(rows, "pdf", chart_uris, rank_by))
     write_document(document, paths[1], pdf_variant=DEFAULT_VARIANT, attachments=[
         PdfAttachment("leaderboard.csv", leaderboard_csv(rows).encode("utf-8"),
                       "leaderboard rows (CSV)"),
@@ -223,11 +251,13 @@ def _check_out_dir(out_dir: Path) -> None:
                         fix="pass a directory with -o, e.g. -o reports/")
 
 
-def render_reports(scorecards: Sequence[Scorecard], out_dir: Path) -> list[Path]:
+def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
+                   rank_by: views.RankBy = "tier") -> list[Path]:
     """Write every report for ``scorecards`` into ``out_dir``; return the paths, sorted.
 
     Per provider: ``<slug>.scorecard.{json,html,pdf}`` and ``<slug>.brief.{html,pdf}``; with
-    two or more scorecards also ``leaderboard.{html,pdf}``. Each file is written atomically.
+    two or more scorecards also ``leaderboard.{html,pdf}``, ranked ``rank_by`` tier (then
+    score) or value ($ per reference-grade GPU-hour). Each file is written atomically.
     """
     if not scorecards:
         raise CmaxError("no scorecards to report", fix="pass at least one bundle")
@@ -238,7 +268,7 @@ def render_reports(scorecards: Sequence[Scorecard], out_dir: Path) -> list[Path]
     written: list[Path] = []
     for slug, card in zip(slugs, cards, strict=True):
         written += render_scorecard(card, slug, out_dir)
-        written += render_brief(card, slug, out_dir)
+        written += render_brief(card, slug, out_dir, cards)
     if len(cards) >= 2:
-        written += render_leaderboard(list(zip(slugs, cards, strict=True)), out_dir)
+        written += render_leaderboard(list(zip(slugs, cards, strict=True)), out_dir, rank_by)
     return sorted(written)

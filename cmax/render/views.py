@@ -53,6 +53,32 @@ def _workload_line(w: WorkloadResult) -> str:
     return fmt.workload_label(w.workload, w.precision, w.num_gpus)
 
 
+GateState = Literal["passed", "failed", "not evaluated"]
+_NOT_EVALUATED = re.compile(r"\bnot evaluated\b|\bno conclusive\b|\bno evidence\b", re.I)
+
+
+def gate_state(gate: Gate) -> GateState:
+    """What a gate's row may honestly say. A gate the scorer could not evaluate reads "not
+    evaluated", never "passed": an explicit ``evaluated``/``status`` field wins when the model
+    has one, otherwise the reason's own words ("not evaluated (no conclusive audit check)")."""
+    status = getattr(gate, "status", None)
+    if isinstance(status, str) and status.replace("_", " ") in ("passed", "failed",
+                                                                 "not evaluated"):
+        return status.replace("_", " ")  # type: ignore[return-value]
+    if getattr(gate, "evaluated", True) is False or _NOT_EVALUATED.search(gate.reason):
+        return "not evaluated"
+    return "passed" if gate.passed else "failed"
+
+
+def unevaluated_gates(card: Scorecard) -> list[Gate]:
+    return [g for g in card.gates if g.passed and gate_state(g) == "not evaluated"]
+
+
+EXEMPLAR_SCOPE = ("Exemplar covers training throughput only (every suite workload above the "
+                  "bar with 95% confidence); it says nothing about networking, reliability, "
+                  "security or price and is not a recommendation: the tier is.")
+
+
 def exemplar_text(card: Scorecard) -> str:
     bar = fmt.pct(card.exemplar_bar, 0)
     compared = [w for w in card.workloads if w.ratio is not None]
@@ -209,46 +235,7 @@ class Point:
     severity: str | None = None
 
 
-def leverage_points(card: Scorecard, limit: int = 10) -> list[Point]:
-    """What a buyer can put on the table: shortfalls first, then missing evidence, each once."""
-    points: list[Point] = []
-    for w in card.workloads:
-        if w.verdict in ("fail", "inconclusive"):
-            points.append(Point(
-                f"{_workload_line(w)} ran at {fmt.pct(w.ratio)} of reference "
-                f"(CI {fmt.pct_range(w.ci_low, w.ci_high)}): "
-                f"{fmt.verdict_label(w.verdict).lower()}."
-            ))
-    for g in failed_gates(card):
-        points.append(Point(f"Hard gate failed: {g.name} ({g.reason}); tier capped at {g.cap}."))
-    sla = card.sla
-    if sla is not None and not sla.met:
-        points.append(Point(
-            f"SLA missed: {fmt.pct_value(sla.measured_uptime_pct, None)} measured against "
-            f"{fmt.pct_value(sla.contracted_uptime_pct, None)} contracted; "
-            f"{fmt.pct_value(sla.credit_pct, None)} credit owed."))
-    rel = card.reliability
-    if rel is not None and rel.ratio_vs_reference is not None and rel.ratio_vs_reference > 1:
-        points.append(Point(
-            f"Interruptions at {fmt.num(rel.ratio_vs_reference, 2)}× the reference rate "
-            f"({fmt.num(rel.per_1000_gpu_days, 3)} per 1,000 GPU-days)."))
-    for n in card.network:
-        if n.verdict in ("fail", "inconclusive"):
-            points.append(Point(
-                f"{n.collective} bus bandwidth {fmt.num(n.busbw_gbps)} GB/s is "
-                f"{fmt.pct(n.ratio)} of the fabric reference."))
-    missing = [
-        (not card.workloads, "No training runs: ask for reference-matched runs (NVIDIA DGXC "
-                             "recipes) before agreeing a price."),
-        (not card.network, "No nccl-tests results: ask for an all_reduce sweep up to 16 GiB "
-                           "across the contracted nodes."),
-        (rel is None, "No incident history: ask for the interruption log of the last quarter."),
-        (sla is None, "No SLA terms: negotiate per-node uptime and a credit table."),
-        (card.audit is None, "No ClusterMAX audit: ask for `cmax audit` output from the cluster."),
-    ]
-    points += [Point(text) for absent, text in missing if absent]
-    points += [Point(f.message, f.severity) for f in headline_findings(card)]
-    return points[:limit]
+RankBy = Literal["tier", "value"]
 
 
 @dataclass(frozen=True)
@@ -260,17 +247,34 @@ class LeaderboardRow:
     lowest_ratio: float | None
     network_ratio: float | None
     audit_fails: int | None
+    value: float | None  # $ per reference-grade GPU-hour (price advice)
+    value_rank: int | None  # 1 = cheapest reference-grade GPU-hour; None without a value
 
 
-def leaderboard_order(cards: list[tuple[str, Scorecard]]) -> list[tuple[str, Scorecard]]:
-    """Tier first (gates can cap a high score), then score, then names for a stable tie-break."""
-    return sorted(cards, key=lambda p: (TIER_RANK.get(p[1].tier, 9), -p[1].score,
-                                        p[1].provider, p[1].cluster, p[0]))
+def _value(card: Scorecard) -> float | None:
+    return card.price.usd_per_reference_gpu_hour if card.price is not None else None
 
 
-def leaderboard_rows(cards: list[tuple[str, Scorecard]]) -> list[LeaderboardRow]:
+def leaderboard_order(cards: list[tuple[str, Scorecard]],
+                      by: RankBy = "tier") -> list[tuple[str, Scorecard]]:
+    """By tier (gates can cap a high score), then score; or by value, the cheapest
+    reference-grade GPU-hour first (clusters without one last, in tier order). Names break
+    ties so the order never depends on input order."""
+    def tier_key(p: tuple[str, Scorecard]) -> tuple[int, float, str, str, str]:
+        return (TIER_RANK.get(p[1].tier, 9), -p[1].score, p[1].provider, p[1].cluster, p[0])
+
+    if by == "value":
+        return sorted(cards, key=lambda p: (_value(p[1]) is None, _value(p[1]) or 0.0,
+                                            *tier_key(p)))
+    return sorted(cards, key=tier_key)
+
+
+def leaderboard_rows(cards: list[tuple[str, Scorecard]],
+                     by: RankBy = "tier") -> list[LeaderboardRow]:
+    valued = [slug for slug, c in leaderboard_order(cards, "value") if _value(c) is not None]
+    value_rank = {slug: i for i, slug in enumerate(valued, start=1)}
     rows = []
-    for rank, (slug, card) in enumerate(leaderboard_order(cards), start=1):
+    for rank, (slug, card) in enumerate(leaderboard_order(cards, by), start=1):
         ratios = [w.ratio for w in card.workloads if w.ratio is not None]
         nets = [n.ratio for n in card.network if n.ratio is not None]
         rows.append(LeaderboardRow(
@@ -279,5 +283,337 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]]) -> list[LeaderboardRow]
             lowest_ratio=min(ratios) if ratios else None,
             network_ratio=min(nets) if nets else None,
             audit_fails=card.audit.counts.get("FAIL", 0) if card.audit else None,
+            value=_value(card), value_rank=value_rank.get(slug),
         ))
     return rows
+
+
+# ------------------------------------------------------------------ negotiation brief
+# The brief is the buyer's document, handed across the table: the ask, the reasons in plain
+# words with their evidence, and what the provider must fix or credit. No derivation (that is
+# in the scorecard's appendix) and no arguments for the other side.
+
+
+def brief_reasons(card: Scorecard) -> list[Point]:
+    """Why the ask is what it is: each price driver as a sentence, then the measured
+    shortfalls that do not move the price but weaken the provider's position."""
+    points: list[Point] = []
+    for d in top_drivers(card, limit=5):
+        if d.credit or abs(d.usd_per_gpu_hour) < 0.0005:
+            continue
+        worth = (f"Worth {fmt.usd(d.usd_per_gpu_hour, 3)} less per GPU-hour."
+                 if d.usd_per_gpu_hour > 0
+                 else f"In the provider's favour: {fmt.usd(-d.usd_per_gpu_hour, 3)} per GPU-hour.")
+        points.append(Point(f"{d.name}: {d.detail}. {worth}"))
+    short = [w for w in card.workloads if w.verdict in ("fail", "inconclusive")]
+    if short:
+        each = "; ".join(f"{_workload_line(w)} {fmt.pct(w.ratio)} "
+                         f"({fmt.pct_range(w.ci_low, w.ci_high)})" for w in short)
+        points.append(Point(
+            f"{len(short)} of {len(card.workloads)} workloads are not clearly above "
+            f"{fmt.pct(card.exemplar_bar, 0)} of NVIDIA's reference (95% confidence range in "
+            f"brackets): {each}."))
+    for n in card.network:
+        if n.verdict in ("fail", "inconclusive") and n.ratio is not None:
+            points.append(Point(
+                f"The network's {n.collective} bus bandwidth is {fmt.num(n.busbw_gbps)} GB/s on "
+                f"{n.nodes} nodes, {fmt.pct(n.ratio)} of what this fabric delivers at reference "
+                f"({fmt.num(n.reference_busbw_gbps)} GB/s): multi-node training waits on it."))
+    rel = card.reliability
+    if rel is not None and rel.ratio_vs_reference is not None and rel.ratio_vs_reference > 1:
+        points.append(Point(
+            f"Jobs are interrupted {fmt.num(rel.ratio_vs_reference, 1)}× as often as on Meta's "
+            f"Llama 3 fleet ({fmt.num(rel.per_1000_gpu_days, 2)} vs "
+            f"{fmt.num(rel.reference_per_1000_gpu_days, 2)} per 1,000 GPU-days, "
+            f"{rel.unexpected_interruptions} interruptions from {fmt.date(rel.period_start)} to "
+            f"{fmt.date(rel.period_end)})."))
+    return points
+
+
+def _audit_fail_summary(card: Scorecard) -> str | None:
+    if card.audit is None:
+        return None
+    fails = [c for c in card.audit.checks if c.status == "FAIL"]
+    count = card.audit.counts.get("FAIL", len(fails))
+    if not count:
+        return None
+    by_cat: dict[str, int] = {}
+    for c in fails:
+        by_cat[c.category] = by_cat.get(c.category, 0) + 1
+    cats = ", ".join(f"{n} {cat}" for cat, n in sorted(by_cat.items(), key=lambda p: (-p[1], p[0])))
+    return (f"Fix the {count} failed configuration and security audit check"
+            f"{'s' if count != 1 else ''}{f' ({cats})' if cats else ''} and re-run the "
+            "ClusterMAX audit before signing; the scorecard lists each one.")
+
+
+def brief_demands(card: Scorecard) -> list[Point]:
+    """What the provider must fix or credit, most binding first."""
+    out: list[Point] = []
+    p = card.price
+    sla = card.sla
+    if sla is not None and not sla.met:
+        owed = f" ({fmt.usd(p.sla_credit_usd)})" if p is not None else ""
+        out.append(Point(
+            "Credit the SLA breach: "
+            + (f"{sla.node_months_below} of {sla.node_months} node-months were below"
+               if sla.node_months else
+               f"measured uptime {fmt.pct_value(sla.measured_uptime_pct, None)} is below")
+            + f" the contracted {fmt.pct_value(sla.contracted_uptime_pct, None)} uptime; "
+            f"the contract owes {fmt.pct_value(sla.credit_pct, None)} of the measured period's "
+            f"bill{owed}. Credits must be claimed: keep the incident log."))
+    offer = suspect_offer(card)
+    if offer is not None:
+        out.append(Point(offer.text))
+    for g in failed_gates(card):
+        out.append(Point(f"Fix “{g.name}”: until it passes the rating is capped at {g.cap}."))
+    for g in unevaluated_gates(card):
+        out.append(Point(f"Show conclusive evidence for “{g.name}”: it could not be "
+                         "evaluated from what was submitted."))
+    audit = _audit_fail_summary(card)
+    if audit:
+        out.append(Point(audit))
+    if any(w.verdict == "fail" for w in card.workloads):
+        out.append(Point("Either accept the ask, or tune the cluster and re-run the reference "
+                         "suite: the price follows the measured throughput."))
+    missing = [
+        (not card.workloads, "Provide training runs matched to NVIDIA's reference recipes "
+                             "before a price is agreed."),
+        (not card.network, "Provide an nccl-tests all_reduce sweep up to 16 GiB across the "
+                           "contracted nodes."),
+        (card.reliability is None, "Provide the interruption log for the last quarter."),
+        (sla is None, "Agree per-node monthly uptime and a credit table in the contract."),
+        (card.audit is None, "Provide a ClusterMAX audit (`cmax audit` output) of the cluster."),
+    ]
+    out += [Point(text) for absent, text in missing if absent]
+    return out
+
+
+@dataclass(frozen=True)
+class ValueRow:
+    provider: str
+    cluster: str
+    tier: str
+    quoted: float | None
+    ask: float | None
+    throughput_ratio: float | None
+    value: float | None
+    this: bool
+
+
+def value_comparison(card: Scorecard, peers: list[Scorecard]) -> list[ValueRow]:
+    """Every bundle rated together, cheapest reference-grade GPU-hour first (no value last)."""
+    rows = []
+    for c in peers:
+        p = c.price
+        rows.append(ValueRow(
+            c.provider, c.cluster, c.tier, p.quoted_usd_per_gpu_hour if p else None,
+            p.ask_usd_per_gpu_hour if p else None, p.throughput_ratio if p else None,
+            p.usd_per_reference_gpu_hour if p else None, c is card))
+    return sorted(rows, key=lambda r: (r.value is None, r.value or 0.0, r.provider, r.cluster))
+
+
+def value_sentence(rows: list[ValueRow]) -> str | None:
+    """One line a negotiator can say: the best value on the table against this provider's."""
+    mine = next((r for r in rows if r.this), None)
+    best = next((r for r in rows if r.value is not None and not r.this), None)
+    if mine is None or mine.value is None or best is None or best.value is None:
+        return None
+    if best.value >= mine.value:
+        return (f"This is the best value of the {len(rows)} clusters rated together: "
+                f"{fmt.usd(mine.value)} per reference-grade GPU-hour against "
+                f"{fmt.usd(best.value)} at the next best, {best.provider}.")
+    return (f"{best.provider} delivers {fmt.pct(best.throughput_ratio)} of reference throughput "
+            f"at {fmt.usd(best.quoted)} quoted: {fmt.usd(best.value)} per reference-grade "
+            f"GPU-hour, against {fmt.usd(mine.value)} here.")
+
+
+# ------------------------------------------------------------------ page 1: the decision
+TIER_MEANING = {
+    "Platinum": "excellent on every criterion: buy at the quoted price or negotiate on term",
+    "Gold": "strong; buy, and hold the provider to the price the evidence supports",
+    "Silver": "usable with gaps; buy only at the price the evidence supports and fix the gaps "
+              "in the contract",
+    "Bronze": "weak; buy only at a discount, with the fixes below written into the contract",
+    "Underperforming": "not recommended: do not sign until the gaps below are fixed",
+}
+
+_THRESHOLDS = re.compile(r"\((Platinum ≥ [\d.]+(?:, \w+ ≥ [\d.]+)+)\)")
+
+
+def tier_thresholds(card: Scorecard) -> dict[str, float]:
+    """The rubric's tier thresholds as the scorer wrote them into the scorecard's notes
+    ("(Platinum ≥ 90, Gold ≥ 80, …)"); empty when the notes do not carry them."""
+    for note in card.notes:
+        m = _THRESHOLDS.search(note)
+        if m:
+            pairs = (part.split(" ≥ ") for part in m.group(1).split(", "))
+            return {name: float(value) for name, value in pairs}
+    return {}
+
+
+def verdict_line(card: Scorecard) -> str:
+    """One sentence: what to do, from the tier and the ask."""
+    meaning = TIER_MEANING.get(card.tier, "")
+    p = card.price
+    if p is None:
+        return f"{card.tier}: {meaning}. No quote in the bundle, so no price to ask for."
+    if p.ask_usd_per_gpu_hour is None:
+        return (f"{card.tier}: {meaning}. No run could be compared with a reference, so "
+                "there is no evidence-based price: ask for reference-matched runs first.")
+    if p.adjustment_pct is not None and p.adjustment_pct < 0:
+        then = "Once they are fixed, ask" if card.tier == "Underperforming" else "Ask"
+        return (f"{card.tier}: {meaning}. {then} for {fmt.usd(p.ask_usd_per_gpu_hour)} per "
+                f"GPU-hour, {fmt.signed_pct(p.adjustment_pct)} against the "
+                f"{fmt.usd(p.quoted_usd_per_gpu_hour)} quoted.")
+    return (f"{card.tier}: {meaning}. The cluster delivers reference value: the quoted "
+            f"{fmt.usd(p.quoted_usd_per_gpu_hour)} per GPU-hour is fair on performance.")
+
+
+@dataclass(frozen=True)
+class Driver:
+    name: str
+    usd_per_gpu_hour: float
+    detail: str
+    credit: bool
+
+
+def top_drivers(card: Scorecard, limit: int = 3) -> list[Driver]:
+    """The largest effects on what a GPU-hour is worth, as computed by the price advice."""
+    from cmax.price.advice import card_drivers
+
+    ranked = sorted(card_drivers(card), key=lambda d: -abs(d.usd_per_gpu_hour))
+    return [Driver(d.name, d.usd_per_gpu_hour, d.detail, d.kind == "credit")
+            for d in ranked[:limit]]
+
+
+_COVERED_BY = {"Training throughput": "Training throughput",
+               "Interruptions (goodput)": "Interruptions", "SLA credit owed": "SLA uptime"}
+
+
+def page1_keys(card: Scorecard, drivers: list[Driver]) -> list[KeyNumber]:
+    """The key-number tiles page 1 still needs once the price drivers are shown: a tile whose
+    evidence a driver row already states is left to its section, so page 1 holds on one page."""
+    covered = {_COVERED_BY[d.name] for d in drivers if d.name in _COVERED_BY}
+    covered.add("Price per GPU-hour")
+    return [k for k in key_numbers(card) if k.label not in covered]
+
+
+def tier_changes(card: Scorecard, limit: int = 4) -> list[str]:
+    """What would move the tier: failed gates first (they cap it whatever the score), then the
+    points to the next threshold and the categories that could supply them, then the margin
+    above the current threshold."""
+    out: list[str] = []
+    for g in failed_gates(card):
+        out.append(f"Pass the “{g.name}” gate: it caps the tier at {g.cap} whatever the score.")
+    for g in unevaluated_gates(card):
+        out.append(f"Provide conclusive evidence for the “{g.name}” gate: it was not evaluated.")
+    thresholds = tier_thresholds(card)
+    order = ["Bronze", "Silver", "Gold", "Platinum"]
+    scored = [c for c in card.categories if c.weight > 0]
+    total = sum(c.weight for c in scored)
+    if thresholds and total > 0:
+        above = [t for t in order if thresholds.get(t, 101.0) > card.score]
+        if above:
+            nxt = above[0]
+            need = thresholds[nxt] - card.score
+            gains = sorted(scored, key=lambda c: -(c.weight * (100.0 - c.score)))
+            ways = [f"{c.name} {fmt.num(c.score, 0)} → 100 would add "
+                    f"{fmt.num(c.weight * (100.0 - c.score) / total, 1)}"
+                    for c in gains[:2] if c.score < 100.0]
+            out.append(f"{nxt} needs {fmt.num(thresholds[nxt], 0)} points, "
+                       f"{fmt.num(need, 1)} more than today"
+                       + (f" ({'; '.join(ways)})." if ways else "."))
+        below = [t for t in reversed(order) if thresholds.get(t, 101.0) <= card.score]
+        if below:
+            floor = below[0]
+            margin = card.score - thresholds[floor]
+            out.append(f"A drop of {fmt.num(margin, 1)} points (below "
+                       f"{fmt.num(thresholds[floor], 0)}) would lose {floor}.")
+    weak = [w for w in card.workloads if w.verdict == "fail"]
+    if weak and not card.exemplar_pass:
+        out.append(f"Exemplar needs every suite workload above {fmt.pct(card.exemplar_bar, 0)} of "
+                   f"reference; {len(weak)} fall short today.")
+    return out[:limit]
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    meaning: str
+
+
+GLOSSARY: dict[str, str] = {
+    "reference": "NVIDIA's published result for the same GPU, model, precision and scale "
+                 "(DGX Cloud benchmarking recipes, EOS cluster).",
+    "throughput ratio": "provider tokens per second ÷ the reference's, over the steady-state "
+                        "window; 100% = as fast as NVIDIA's tuned result.",
+    "goodput": "useful training time left after interruptions (restarts plus redone work), "
+               "relative to the reference fleet's interruption rate.",
+    "E[ETTR]": "expected effective training time ratio: the share of paid time a job spends "
+               "making progress (Kokolis et al., arXiv:2410.21680).",
+    "parity price": "quoted × throughput ratio × goodput ratio: the price at which each dollar "
+                    "buys reference-grade work.",
+    "ask": "the price to ask for: the lower of the quoted and the parity price.",
+    "value": "quoted ÷ (throughput ratio × goodput ratio): what one reference-grade GPU-hour "
+             "of work costs here; lower is better.",
+    "busbw": "nccl-tests bus bandwidth: the collective's data rate normalised so it can be "
+             "compared with link speed; the slowest link sets it.",
+    "Exemplar": "NVIDIA's Exemplar Cloud performance bar as cmax applies it: every suite "
+                "workload above 95% of reference with 95% confidence. Performance only.",
+    "MFU": "model FLOPs utilisation: model arithmetic per second ÷ the GPU's peak.",
+    "tier": "ClusterMAX-style rating from ten weighted categories; a failed hard gate caps it.",
+    "SLA credit": "what the contract repays for uptime below the promise, per node-month.",
+}
+
+
+def glossary(*names: str) -> list[Term]:
+    return [Term(n, GLOSSARY[n]) for n in names]
+
+
+# ------------------------------------------------------------------ network slot
+@dataclass(frozen=True)
+class SuspectOffer:
+    """"Exclude these nodes, or credit them": the money the suspect nodes' GPUs cost."""
+
+    nodes: list[str]
+    gpus: int
+    usd_per_month: float
+    usd_per_term: float
+    text: str
+
+
+def suspect_nodes(card: Scorecard) -> list[object]:
+    """NETWORK's ``Scorecard.suspect_nodes`` when the model has it; empty otherwise, so the
+    slot in the network section renders nothing on older scorecards."""
+    found = getattr(card, "suspect_nodes", None)
+    return list(found) if found else []
+
+
+def suspect_offer(card: Scorecard) -> SuspectOffer | None:
+    """GPUs on suspect nodes × quoted price × hours: per month (730 h) and over the term."""
+    suspects = suspect_nodes(card)
+    p = card.price
+    if not suspects or p is None:
+        return None
+    from cmax.price.advice import HOURS_PER_MONTH
+
+    names = [str(getattr(s, "node", "?")) for s in suspects]
+    gpus = sum(int(getattr(s, "gpus", 0) or card.gpus_per_node) for s in suspects)
+    month = gpus * p.quoted_usd_per_gpu_hour * HOURS_PER_MONTH
+    term = month * p.term_months
+    text = (f"Exclude these {len(names)} node(s) from the contract, or credit them: "
+            f"{gpus:,} GPUs × {fmt.usd(p.quoted_usd_per_gpu_hour)} × {HOURS_PER_MONTH:g} h = "
+            f"{fmt.usd(month, 0)} a month, {fmt.usd(term, 0)} over the {p.term_months}-month "
+            "term, until the provider shows them at full bandwidth.")
+    return SuspectOffer(names, gpus, round(month, 2), round(term, 2), text)
+
+
+def pair_heatmap(card: Scorecard) -> str | None:
+    """NETWORK's node-pair bandwidth heatmap (SVG) when cmax.render.network_charts exists."""
+    try:
+        from cmax.render import network_charts  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return None
+    fn = getattr(network_charts, "pair_heatmap_svg", None)
+    svg = fn(card) if callable(fn) else None
+    return svg if isinstance(svg, str) and svg else None

@@ -7,7 +7,6 @@ reader would see as a clipped number or a path running into the next column.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -77,20 +76,19 @@ def test_briefs_fit_and_stay_in_their_cells() -> None:
         assert len(document.pages) <= reports.BRIEF_MAX_PAGES
 
 
-def test_long_reasoning_falls_back_to_compact_until_it_fits(tmp_path: Any) -> None:
+def test_long_demands_fall_back_to_compact_until_the_brief_fits(tmp_path: Any) -> None:
     card = make_scorecard()
-    assert card.price is not None
-    reasons = [f"Point {i}: " + "the arithmetic behind this adjustment is written out. " * 14
-               for i in range(40)]
-    price = card.price.model_copy(update={"reasoning": reasons})
-    card = card.model_copy(update={"price": price})
-    assert len(layout(reports.brief_html(card, 0)).pages) > 2  # 12 such points do not fit
-    paths = reports.render_brief(card, "long", tmp_path)
-    html = paths[0].read_text()
-    assert 'class="compact"' in html
-    assert re.search(r"(28|34) further points are in the scorecard\.", html)
+    assert card.audit is not None
+    checks = [c.model_copy(update={"status": "FAIL", "category": f"category {i} " * 6})
+              for i, c in enumerate(card.audit.checks)]
+    audit = card.audit.model_copy(update={"checks": checks, "counts": {"FAIL": len(checks)}})
+    gates = [g.model_copy(update={"passed": False, "name": f"gate {i}: " + "x " * 80})
+             for i, g in enumerate(card.gates * 4)]
+    card = card.model_copy(update={"audit": audit, "gates": gates})
+    paths = reports.render_brief(card, "long", tmp_path, [card, make_weak_scorecard()])
     assert len(PdfReader(paths[1]).pages) <= 2
-    assert "Point 0:" in html and "Point 39:" not in html
+    html = paths[0].read_text()
+    assert "Ask for" in html and "What the provider must fix or credit" in html
 
 
 @pytest.mark.parametrize("count", [2, 5])

@@ -115,9 +115,9 @@ def test_missing_sections_say_not_provided() -> None:
     keys = views.key_numbers(make_minimal_scorecard())
     assert [k.value for k in keys] == ["not provided"] * 6
     assert views.exemplar_text(make_minimal_scorecard()).startswith("Not met: no training runs")
-    texts = [p.text for p in views.leverage_points(make_minimal_scorecard())]
-    assert any(t.startswith("No training runs") for t in texts)
-    assert any(t.startswith("No SLA terms") for t in texts)
+    texts = [p.text for p in views.brief_demands(make_minimal_scorecard())]
+    assert any(t.startswith("Provide training runs") for t in texts)
+    assert any(t.startswith("Agree per-node monthly uptime") for t in texts)
 
 
 def test_headline_findings_rank_by_severity_then_validator_order() -> None:

@@ -333,14 +333,16 @@ def price(workloads: list[WorkloadResult], goodput: float, credit_pct: float) ->
         throughput_ratio=throughput,
         goodput_ratio=goodput,
         parity_usd_per_gpu_hour=parity,
-        recommended_usd_per_gpu_hour=recommended,
+        ask_usd_per_gpu_hour=recommended,
         adjustment_pct=round((recommended / quoted - 1) * 100, 2),
+        usd_per_reference_gpu_hour=(round(quoted / (throughput * min(goodput, 1.0)), 4)
+                                    if throughput else None),
         term_months=months,
         contract_gpus=gpus,
         term_cost_usd=round(term_cost, 2),
         goodput_loss_usd=round(loss, 2),
         sla_credit_usd=round(credit, 2),
-        effective_term_cost_usd=round(term_cost - credit, 2),
+        effective_term_cost_usd=round(term_cost + loss, 2),  # credits are never subtracted
         workloads=econ,
         reasoning=[
             f"Measured throughput is {throughput:.1%} of NVIDIA's reference (geometric mean of "
