@@ -284,3 +284,18 @@ def test_identity_facts_only_from_the_top(tmp_path: Path) -> None:
     assert head_facts(path, head=100) == []
     assert [(f.kind, f.value, f.line) for f in head_facts(path)] == [
         ("gpu_count", "8", 101), ("parallel", "dp=8", 101)]
+
+
+def test_small_logs_start_no_process_or_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The audit path reads hundreds of kilobyte logs: a grep child and a reader thread per
+    file cost more than the read, so small files are filtered in-process."""
+    from cmax.ingest import textlines
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("a small log started a process or thread")
+
+    monkeypatch.setattr(textlines.subprocess, "Popen", refuse)
+    monkeypatch.setattr(textlines.threading, "Thread", refuse)
+    for name in ("nemo2_llama3.1-8b_fp8.log", "megatron_bridge_llama3.1-70b.log",
+                 "torchtitan_deepseek-v3.log"):
+        assert _parse(name).steps.height > 0
