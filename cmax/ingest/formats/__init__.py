@@ -9,10 +9,11 @@ special case elsewhere needs an edit. ``docs/formats.md`` is generated from the 
 
 The protocol has three steps:
 
-``sniff(probe)``
-    Structural recognition from the file's head: magic bytes, the JSON document's shape, a
-    CSV header. Runs before any text marker, highest ``priority`` first, because a head that
-    is SQLite, JSON or a known CSV header decides the question.
+``sniff(probe)`` / ``json_shape``
+    Structural recognition from the file's head: magic bytes, the JSON document's shape (a
+    JSON format only declares ``json_shape``, a test on the parsed document), a CSV header.
+    Runs before any text marker, highest ``priority`` first, because a head that is SQLite,
+    JSON or a known CSV header decides the question.
 ``markers``
     Text logs are recognised by marker strings instead (a literal that must be present and a
     regex that must match). The file is scanned in growing chunks (1 MiB, then up to 8 MiB)
@@ -434,13 +435,14 @@ _DOC_TAIL = """\
    published outputs, and put a real (or faithfully reduced) sample under `tests/data/`.
 2. Add **one module** under `cmax/ingest/formats/` that subclasses the base class of its role
    (`RunFormat`, `NcclFormat`, `NodeHealthFormat`, `IncidentFormat`, `AuditFormat`, or
-   `Format` for `mlperf`), sets `id`, `title`, `tool`, `sample` and `priority`, recognises the file
-   with `sniff(probe)` (structural: use `probe.json`, `probe.first_line`, `probe.head`) or
-   with `markers` (text), implements `parse(probe)` and `summarise(parsed, probe)` and the
-   role's method, and calls `register(...)`. Every module in that package is imported
-   automatically: nothing else needs an edit (no list, marker table or `if` chain).
-   `facts(parsed)` defaults to the parser's `facts`; return the identity statements the file
-   makes about itself (see `cmax/facts.py`).
+   `Format` for `mlperf`) and sets `id`, `title`, `tool`, `sample` and `priority`. It is
+   recognised by `json_shape` (a test on the parsed JSON document), `sniff(probe)`
+   (structural: `probe.first_line`, `probe.head`) or `markers` (text). It implements
+   `parse(probe)`, `summarise(parsed, probe)` and the role's method, and calls
+   `register(...)`. Every module in that package is imported automatically: nothing else
+   needs an edit (no list, marker table or `if` chain). `facts(parsed)` defaults to the
+   parser's `facts`; return the identity statements the file makes about itself (see
+   `cmax/facts.py`).
 3. Regenerate this file: `python -m cmax.ingest.formats docs/formats.md`. The registry test
    checks that the format detects its own `sample`, renamed, and that this file is in step.
 """
