@@ -1,14 +1,17 @@
 """Benchmark `cmax audit`: generate a runs root of N runs, audit it, print runs/s and memory.
 
-    python benchmarks/bench_history.py [--runs 1000] [--clusters 40] [--out DIR] [--reports]
+    python benchmarks/bench_history.py [--runs 400] [--clusters 40] [--out DIR] [--reports]
+                                       [--only local|ray]
 
 The runs root is built from the sample bundles that ship with cmax (real evidence formats):
 each cluster copies one sample and each monthly run rescales its training step times
 (a per-cluster level, run-to-run jitter, and on some clusters a late regression), shifts the
 benchmark date, the reliability window and the incident timestamps to the run's month, and
 hard-links the files it does not change. ``cmax audit`` then runs in-process through the CLI
-(so its progress bar shows on stderr); the script prints the first pass (scoring every run),
-the second pass (nothing new: the idempotent path) and, with ``--reports``, the trend reports.
+(so its progress bar shows on stderr), each time into a fresh history: the first pass (scoring
+every run) with the local executor on 1 and 2 workers and Ray (started locally) on 2 workers,
+against the floor of issue 16 (20 runs/s on 2 cores); then the second pass (nothing new: the
+idempotent path) and, with ``--reports``, the trend reports; and peak memory.
 """
 
 from __future__ import annotations
@@ -132,18 +135,43 @@ def _cluster_of(manifest: str) -> str:
     return match.group(1) if match else ""
 
 
-def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def _peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024.0
+
+
+FLOOR_RUNS_PER_S = 20.0  # issue 16: first pass on 2 cores, generated root, no PDFs
+
+CONFIGS: list[tuple[str, list[str]]] = [
+    ("local, 1 worker", ["--executor", "local", "--workers", "1"]),
+    ("local, 2 workers", ["--executor", "local", "--workers", "2"]),
+    ("ray (local), 2 workers", ["--executor", "ray", "--workers", "2"]),
+]
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its reaped children (the pool's workers)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _audit(args: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (driver + pool workers; Ray's workers are not children)."""
+    t0, c0 = time.perf_counter(), _cpu_s()
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(["audit", *args, "--format", "json"])
+    return time.perf_counter() - t0, _cpu_s() - c0, code
 
 
 def main_bench() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--clusters", type=int, default=40)
     parser.add_argument("--out", type=Path, default=None,
                         help="where to build the runs root (default: a temp dir, removed)")
     parser.add_argument("--reports", action="store_true", help="also time the trend reports")
-    parser.add_argument("--jobs", type=int, default=1, help="cmax audit --jobs")
+    parser.add_argument("--only", choices=[c[0].split(",")[0].split(" ")[0] for c in CONFIGS],
+                        default=None, help="run only the local or the ray configurations")
     parser.add_argument("--generate-only", action="store_true",
                         help="only build the runs root (use with --out)")
     args = parser.parse_args()
@@ -156,41 +184,56 @@ def main_bench() -> None:
         t0 = time.perf_counter()
         n = make_runs_root(root, args.runs, args.clusters)
         t_gen = time.perf_counter() - t0
-        print(f"generated {n} runs in {args.clusters} clusters under {root} in {t_gen:.1f} s",
-              file=sys.stderr)
+        print(f"generated {n} runs in {args.clusters} clusters under {root} in {t_gen:.1f} s "
+              f"({os.cpu_count()} CPUs)", file=sys.stderr)
         if args.generate_only:
             return
-        rss_before = _peak_rss_mib()
-        t0 = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            code = main(["audit", str(root), "--format", "json", "--jobs", str(args.jobs)])
-        t_first = time.perf_counter() - t0
-        rss_first = _peak_rss_mib()
-        t0 = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            code2 = main(["audit", str(root), "--format", "json"])
-        t_second = time.perf_counter() - t0
-        t_reports = None
-        if args.reports:
-            t0 = time.perf_counter()
-            with contextlib.redirect_stdout(io.StringIO()):
-                main(["audit", str(root), "--format", "json", "-o", str(args.out / "reports")])
-            t_reports = time.perf_counter() - t0
-        hist = root / ".cmax-history"
-        size = sum(p.stat().st_size for p in hist.rglob("*.parquet"))
-        files = len(list(hist.rglob("*.parquet")))
-        print(f"\nruns                         {n}")
-        print(f"first pass (score + record)  {t_first:8.1f} s  {n / t_first:8.1f} runs/s"
-              f"  exit {code}")
-        print(f"second pass (nothing new)    {t_second:8.2f} s  {n / t_second:8.1f} runs/s"
-              f"  exit {code2}")
-        if t_reports is not None:
-            pages = len(list((args.out / "reports").glob("*.pdf")))
-            print(f"trend reports (HTML + PDF)   {t_reports:8.1f} s  {pages} PDFs")
-        print(f"peak RSS                     {rss_first:8.1f} MiB after scoring, "
-              f"{_peak_rss_mib():.1f} MiB overall (before audit {rss_before:.1f}; "
-              f"--jobs {args.jobs}: workers not counted)")
-        print(f"history                      {files} Parquet files, {size / 1024:.1f} KiB")
+        print(f"\nruns                              {n}   (floor: first pass >= "
+              f"{FLOOR_RUNS_PER_S:.0f} runs/s on 2 cores; load average now "
+              f"{os.getloadavg()[0]:.1f})")
+        last_history = None
+        for label, extra in CONFIGS:
+            if args.only and not label.startswith(args.only):
+                continue
+            if "ray" in extra:
+                try:
+                    import ray  # noqa: F401
+                except ImportError:
+                    print(f"{label:<33} skipped: pip install 'cmax-rating[ray]'")
+                    continue
+            history = args.out / f"history-{label.split(',')[0].split()[0]}-{extra[-1]}"
+            shutil.rmtree(history, ignore_errors=True)
+            t_first, cpu, code = _audit([str(root), "--history", str(history), *extra])
+            mark = "ok" if n / t_first >= FLOOR_RUNS_PER_S else "below floor"
+            line = (f"first pass, {label:<22} {t_first:8.1f} s  {n / t_first:8.1f} runs/s  "
+                    f"exit {code}  {mark}")
+            if "ray" not in extra:
+                # on a shared machine wall time measures the neighbours too: CPU per run,
+                # and what 2 idle cores would give with the work spread over 2 processes
+                line += (f"   [{cpu / n * 1000:.0f} ms CPU/run; on 2 idle cores "
+                         f"~{min(2, int(extra[-1])) * n / cpu:.1f} runs/s]")
+            print(line)
+            last_history = history
+        if last_history is not None:
+            t_second, _, code2 = _audit([str(root), "--history", str(last_history),
+                                         "--workers", "1"])
+            print(f"second pass (nothing new)         {t_second:8.2f} s  "
+                  f"{n / t_second:8.1f} runs/s  exit {code2}")
+            if args.reports:
+                t0 = time.perf_counter()
+                with contextlib.redirect_stdout(io.StringIO()):
+                    main(["audit", str(root), "--history", str(last_history), "--format",
+                          "json", "-o", str(args.out / "reports")])
+                pages = len(list((args.out / "reports").glob("*.pdf")))
+                print(f"trend reports (HTML + PDF)        {time.perf_counter() - t0:8.1f} s  "
+                      f"{pages} PDFs")
+            files = [p for p in last_history.rglob("*") if p.is_file()]
+            size = sum(p.stat().st_size for p in files)
+            print(f"history (Delta table)             {len(files)} files, "
+                  f"{size / 1024:.1f} KiB")
+        print(f"peak RSS                          {_peak_rss_mib():8.1f} MiB driver, "
+              f"{_peak_rss_mib(resource.RUSAGE_CHILDREN):.1f} MiB largest worker process "
+              "(Ray's own daemons not counted)")
     finally:
         if tmp is not None:
             tmp.cleanup()

@@ -22,6 +22,7 @@ tasks per worker in flight, so memory stays flat however large the backlog.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -136,7 +137,9 @@ def score_ray(pending: list[RunRef], assess: AssessFn, workers: int | None,
     started = False
     if not ray.is_initialized():
         target = address or os.environ.get("RAY_ADDRESS") or None
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        # Ray's own start-up chatter (INFO/WARNING) would interleave with cmax's output
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                   "logging_level": logging.ERROR}
         if target is None and workers is not None:
             options["num_cpus"] = workers
         try:
