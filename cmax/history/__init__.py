@@ -1,8 +1,10 @@
 """Periodic audits: a history of scored runs per cluster, drift against it, trend reports.
 
 ``run_audit`` is what ``cmax audit`` runs; ``render_trend_reports`` writes the HTML and PDF
-trend reports from its result. The store's layout and guarantees are described in
-:mod:`cmax.history.store`, the drift rules in :mod:`cmax.history.drift`.
+trend reports from its result. The history (a Delta Lake table, local or on object storage,
+with time travel) is described in :mod:`cmax.history.store`, where runs are scored (local
+processes or Ray) in :mod:`cmax.history.executors`, the drift rules in
+:mod:`cmax.history.drift` and their thresholds in ``reference/drift.toml``.
 """
 
 from __future__ import annotations

@@ -385,8 +385,7 @@ class HistoryStore:
                 if not self.exists():
                     self._create()
                 table = DeltaTable(self.location)
-                have = {k for k, in pl.read_delta(table).filter(pl.col("row_kind") == "run")
-                        .select("run_key").iter_rows()}
+                have = set(pl.read_delta(table, columns=["run_key"])["run_key"].to_list())
                 new = [(run, rows) for run, rows in runs if run.run_key not in have]
                 if not new:
                     return []
