@@ -114,14 +114,15 @@ class RunSpec(_Strict):
     precision: Label
     num_gpus: int = Field(gt=0, le=1_000_000)
     log: RelPath
-    seq_len: int | None = Field(default=None, gt=0)
-    gbs: int | None = Field(default=None, gt=0)
-    mbs: int | None = Field(default=None, gt=0)
-    tp: int | None = Field(default=None, gt=0)
-    pp: int | None = Field(default=None, gt=0)
-    cp: int | None = Field(default=None, gt=0)
-    ep: int | None = Field(default=None, gt=0)
-    vp: int | None = Field(default=None, gt=0)
+    # bounded far above real configs, and within Int64 (vp = 2**64 crashed the run table)
+    seq_len: int | None = Field(default=None, gt=0, le=100_000_000)
+    gbs: int | None = Field(default=None, gt=0, le=100_000_000)
+    mbs: int | None = Field(default=None, gt=0, le=1_000_000)
+    tp: int | None = Field(default=None, gt=0, le=1_000_000)
+    pp: int | None = Field(default=None, gt=0, le=1_000_000)
+    cp: int | None = Field(default=None, gt=0, le=1_000_000)
+    ep: int | None = Field(default=None, gt=0, le=1_000_000)
+    vp: int | None = Field(default=None, gt=0, le=1_000_000)
     framework: Label | None = None
     container: Label | None = None
     experiment: str | None = Field(

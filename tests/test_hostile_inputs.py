@@ -629,3 +629,13 @@ def test_nccl_line_beyond_the_line_limit(
                          "#\n# Using devices", "#\n" + "1 " * (1 << 20) + "\n# Using devices")
     assert code == 2 and "all_reduce_1node.txt:3: a line of 2,097,152 characters exceeds " \
         "cmax's limit of 1,048,576 characters" in err
+
+
+def test_audit_driver_version_of_5000_digits(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """int() of a 5,000-digit version component raised ValueError in the software rules
+    (found by tools/fuzz.py's pipeline family): such a version is unknown, not a crash."""
+    b = bundle(tmp_path)
+    edit(b / "audit" / "audit.values.json", '"580.159.03"', '"580.159.' + "9" * 5000 + '"', 7)
+    code, _, _ = run_json(capsys, "validate", str(b))
+    assert code in (0, 1)

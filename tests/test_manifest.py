@@ -197,3 +197,10 @@ def test_labels_are_bounded(tmp_path: Path, old: str, new: str, key: str) -> Non
     """A megabyte driver string was accepted and carried into every report."""
     text = _refused(tmp_path, old, new)
     assert f"{key}:" in text and "at most 200 characters" in text
+
+
+@pytest.mark.parametrize("line", ["vp = 18446744073709551616", "gbs = 1000000000000"])
+def test_parallel_config_fits_int64_and_reason(tmp_path: Path, line: str) -> None:
+    """vp = 2**64 passed the manifest and crashed the run table (Polars i128 -> i64)."""
+    text = _refused(tmp_path, 'log = "training/a.log"', f'log = "training/a.log"\n{line}')
+    assert f"runs[0].{line.split()[0]}:" in text

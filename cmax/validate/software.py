@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import polars as pl
 
 from cmax.findings import Finding
+from cmax.limits import MAX_INT_DIGITS
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
@@ -81,7 +82,10 @@ def parse_version(text: str) -> Version | None:
     match = _NUM.match(text.strip())
     if not match:
         return None
-    return tuple(int(p) for p in match.group(1).split("."))
+    parts = match.group(1).split(".")
+    if any(len(p) > MAX_INT_DIGITS for p in parts):  # no version; int() raised past 4,300
+        return None
+    return tuple(int(p) for p in parts)
 
 
 def _fmt(version: Version) -> str:
