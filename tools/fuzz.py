@@ -184,6 +184,9 @@ PIPELINE_MANIFEST = (FIXTURE / "cmax.toml").read_text(encoding="utf-8") + """
 [[nccl]]
 path = "nccl/all_reduce.txt"
 
+[audit]
+path = "audit/audit.values.json"
+
 [reliability]
 incidents = "incidents.csv"
 period_start = 2026-07-01
@@ -199,6 +202,7 @@ PIPELINE_SLOTS = {
     "log-llama3.1-405b_fp8_1024_4242_0.out": "training/log-llama3.1-405b_fp8_1024_4242_0.out",
     "all_reduce_1node.txt": "nccl/all_reduce.txt",
     "incidents.csv": "incidents.csv",
+    "audit.values.json": "audit/audit.values.json",
 }
 
 
@@ -225,7 +229,8 @@ def pipeline_target(path: Path) -> None:
 def _pipeline_seeds() -> list[Seed]:
     return [Seed("cmax.toml", PIPELINE_MANIFEST.encode()),
             _read(FIXTURE / "training" / "log-llama3.1-405b_fp8_1024_4242_0.out"),
-            _read(DATA / "nccl" / "all_reduce_1node.txt"), _read(DATA / "incidents.csv")]
+            _read(DATA / "nccl" / "all_reduce_1node.txt"), _read(DATA / "incidents.csv"),
+            _read(SAMPLES / "aurora-compute" / "audit" / "audit.values.json")]
 
 
 @dataclass(frozen=True)
@@ -319,7 +324,8 @@ def families(max_lines: int | None = None, *, pipeline: bool = False) -> list[Fa
                inspect_target, structured=mutate_json),
         Family("manifest", [_read(SAMPLES / "aurora-compute" / "cmax.toml")], manifest_target),
         Family("archive", _archives(), bundle_target),
-        *([Family("pipeline", _pipeline_seeds(), pipeline_target)] if pipeline else []),
+        *([Family("pipeline", _pipeline_seeds(), pipeline_target, structured=mutate_json)]
+          if pipeline else []),
     ]
 
 
