@@ -102,15 +102,15 @@ class DriftPolicy:
         """The policy in ``path`` (default: the shipped ``reference/drift.toml``)."""
         if path is None:
             return _shipped_policy()
-        return _read_policy(path)
+        return _read_policy(path, "check the --drift-policy path")
 
     def with_(self, **changes: Any) -> DriftPolicy:
         """This policy with some thresholds changed (CLI options, tests)."""
         return dataclasses.replace(self, **changes)
 
 
-def _read_policy(path: Path) -> DriftPolicy:
-    data = read_toml(path, what="drift policy", missing_fix=REINSTALL)
+def _read_policy(path: Path, missing_fix: str) -> DriftPolicy:
+    data = read_toml(path, what="drift policy", missing_fix=missing_fix)
     values: dict[str, Any] = {}
     for f in dataclasses.fields(DriftPolicy):
         want = int if f.type in ("int", int) else float
@@ -132,7 +132,7 @@ def _read_policy(path: Path) -> DriftPolicy:
 
 @functools.cache
 def _shipped_policy() -> DriftPolicy:
-    return _read_policy(data_dir("reference") / POLICY_FILE)
+    return _read_policy(data_dir("reference") / POLICY_FILE, REINSTALL)
 
 
 class DriftItem(BaseModel):

@@ -193,3 +193,11 @@ def test_an_old_parquet_history_is_migrated_with_a_message(
     assert data["runs"]["in_history"] == 4 and data["notes"][0].startswith("migrated 1 runs")
     assert main(["audit", str(root), "--format", "json"]) == 1
     assert "migrated" not in capsys.readouterr().err  # once
+
+
+def test_a_missing_drift_policy_is_one_line(root: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(root), "--drift-policy", str(tmp_path / "nope.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "drift policy not found; fix: check the --drift-policy path" in err
+    assert err.count("\n") == 1
