@@ -42,10 +42,6 @@ PUBLIC = {
     },
 }
 
-#: packages whose namespace still holds helpers imported for internal use (issue 11: to be made
-#: private by their owners); their ``__all__`` is pinned, the leak check waits for that
-_LEAKS_PENDING = {"cmax.reference"}
-
 #: names a module may hold that are not API: the ``annotations`` future flag (names imported
 #: from outside cmax, such as ``Path`` or ``Any``, are skipped by their ``__module__``)
 _NOT_API = {"annotations"}
@@ -59,7 +55,7 @@ def test_all_is_pinned(name: str) -> None:
         assert getattr(module, attr) is not None, attr
 
 
-@pytest.mark.parametrize("name", sorted(set(PUBLIC) - {"cmax"} - _LEAKS_PENDING))
+@pytest.mark.parametrize("name", sorted(set(PUBLIC) - {"cmax"}))
 def test_no_public_name_outside_all(name: str) -> None:
     module = importlib.import_module(name)
     leaked = {attr for attr, value in vars(module).items()

@@ -1,0 +1,333 @@
+"""A reference release: :class:`Reference`, and loading, verifying and caching one.
+
+Private to :mod:`cmax.reference`, which re-exports the public names; the helpers imported here
+(readers of each data file, the alias tables) stay out of the package namespace.
+
+``load_reference("latest")`` (or a pinned release id) returns a :class:`Reference`: the
+published baseline results under canonical ids, the GPU catalogue, model architectures,
+network / reliability / economics baselines, all checksum-verified and tagged with the release
+id every Scorecard records. The data folder is ``cmax.resources.data_dir("reference")``; its
+layout, sources, FLOPs conventions and the "latest" rule are described in docs/reference.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from cmax.errors import CmaxError
+from cmax.reference.architecture import Architecture, load_architectures
+from cmax.reference.baselines import read_baselines, select_latest, validate_baselines
+from cmax.reference.catalog import (
+    GpuSpec,
+    canonical_precision,
+    gpu_alias_table,
+    load_gpus,
+    resolve_gpu,
+)
+from cmax.reference.economics import load_economics
+from cmax.reference.flops import (
+    CONVENTIONS,
+    Task,
+    cmax_flops_per_token,
+    source_flops_per_token,
+)
+from cmax.reference.mlperf import MlperfReference, load_mlperf_reference
+from cmax.reference.network import find_network_baseline, load_network
+from cmax.reference.reliability import load_reliability
+from cmax.tomlfile import REINSTALL, read_toml
+
+ARCHIVE_DIR = "releases"  # reference/releases/<id>/ holds superseded releases, if any
+_TASK_SUFFIXES: tuple[Task, ...] = ("sft", "lora")
+
+
+@dataclass
+class Reference:
+    """One verified reference release. Build with :func:`load_reference`."""
+
+    release: str
+    release_date: str
+    directory: Path
+    baselines: pl.DataFrame
+    gpus: dict[str, GpuSpec]
+    models: dict[str, Architecture]
+    conventions: dict[str, Any]
+    network: list[dict[str, Any]]
+    reliability: dict[str, Any]
+    economics: dict[str, Any]
+    _gpu_aliases: dict[str, str] = field(default_factory=dict, repr=False)
+    _model_aliases: dict[str, str] = field(default_factory=dict, repr=False)
+    _rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._gpu_aliases = gpu_alias_table(self.gpus)
+        for arch in self.models.values():
+            for name in (arch.id, *arch.aliases):
+                self._model_aliases[name] = arch.id
+        self._rows = self.baselines.to_dicts()
+
+    # --- GPUs --------------------------------------------------------------------------
+
+    def gpu(self, gpu_id: str) -> GpuSpec:
+        """The catalogue entry for ``gpu_id`` (aliases and any case accepted)."""
+        return resolve_gpu(gpu_id, self.gpus, self._gpu_aliases)
+
+    def peak_tflops(self, gpu_id: str, precision: str) -> float | None:
+        """Dense peak TFLOP/s, or None where the GPU has no such tensor-core rate."""
+        return self.gpu(gpu_id).peak(precision)
+
+    # --- models and FLOPs --------------------------------------------------------------
+
+    def resolve_workload(self, workload: str) -> tuple[str, str, Task]:
+        """(canonical workload id, model id, task) for a workload or model name."""
+        key = workload.strip().lower()
+        task: Task = "pretrain"
+        base = key
+        for suffix in _TASK_SUFFIXES:
+            if key.endswith(f"-{suffix}"):
+                base, task = key[: -len(suffix) - 1], suffix
+                break
+        model = self._model_aliases.get(base)
+        if model is None:
+            raise CmaxError(
+                f"unknown model or workload {workload!r}", field="workload",
+                expected="one of " + ", ".join(sorted(self.models)),
+                fix="use a model id from `cmax reference list --what models`",
+            )
+        canonical = model if task == "pretrain" else f"{model}-{task}"
+        return canonical, model, task
+
+    def has_model(self, workload: str) -> bool:
+        try:
+            self.resolve_workload(workload)
+        except CmaxError:
+            return False
+        return True
+
+    def architecture(self, workload: str) -> Architecture:
+        return self.models[self.resolve_workload(workload)[1]]
+
+    def model_flops_per_token(self, workload: str, seq_len: int) -> float:
+        """Training FLOPs per token (fwd + bwd) under cmax's architecture-true convention.
+
+        Models without a public architecture fall back to the FLOPs/token their source
+        implies (TFLOP/s / tokens/s at that seq_len); otherwise a CmaxError.
+        """
+        _, model, task = self.resolve_workload(workload)
+        arch = self.models[model]
+        if arch.published:
+            return cmax_flops_per_token(arch, seq_len, task)
+        return self._implied_flops_per_token(model, seq_len)
+
+    def model_flops_per_sample(self, workload: str, seq_len: int) -> float:
+        return self.model_flops_per_token(workload, seq_len) * seq_len
+
+    def source_flops_per_token(
+        self,
+        workload: str,
+        seq_len: int,
+        convention: str,
+        *,
+        tp: int = 1,
+        layers: int | None = None,
+    ) -> float:
+        """FLOPs per token as a publisher counts them, with that publisher's own parameters."""
+        _, model, _ = self.resolve_workload(workload)
+        arch = self.models[model]
+        over = self.conventions.get("overrides", {}).get(convention, {}).get(model)
+        if over:
+            arch = arch.with_overrides(over)
+        if layers:
+            arch = arch.with_layers(layers)
+        return source_flops_per_token(arch, convention, seq_len, tp=tp)
+
+    def _implied_flops_per_token(self, model: str, seq_len: int) -> float:
+        implied = [
+            r["model_tflops_per_gpu"] * 1e12 / r["tokens_per_s_per_gpu"]
+            for r in self._rows
+            if r["model"] == model and r["seq_len"] == seq_len
+            and r["model_tflops_per_gpu"] and r["tokens_per_s_per_gpu"]
+        ]
+        if not implied:
+            raise CmaxError(
+                f"{model}: no public architecture and no source figures at seq_len {seq_len}",
+                field="seq_len", fix="use the seq_len of the published rows",
+            )
+        return float(statistics.median(implied))
+
+    # --- baselines ---------------------------------------------------------------------
+
+    def select(
+        self,
+        *,
+        workload: str | None = None,
+        gpu: str | None = None,
+        precision: str | None = None,
+        num_gpus: int | None = None,
+        include_proxy: bool = True,
+    ) -> pl.DataFrame:
+        """Baseline rows filtered by canonical ids (aliases accepted)."""
+        df = self.baselines
+        if workload is not None:
+            canonical, model, _ = self.resolve_workload(workload)
+            bare = workload.strip().lower() in (model, *self.models[model].aliases)
+            if canonical == model and bare:
+                df = df.filter(pl.col("model") == model)  # a bare model id lists all its tasks
+            else:
+                df = df.filter(pl.col("workload") == canonical)
+        if gpu is not None:
+            df = df.filter(pl.col("gpu") == self.gpu(gpu).id)
+        if precision is not None:
+            df = df.filter(pl.col("precision") == canonical_precision(precision))
+        if num_gpus is not None:
+            df = df.filter(pl.col("num_gpus") == num_gpus)
+        if not include_proxy:
+            df = df.filter(~pl.col("proxy"))
+        return df
+
+    def baseline(self, baseline_id: str) -> dict[str, Any]:
+        for row in self._rows:
+            if row["baseline_id"] == baseline_id:
+                return dict(row)
+        raise CmaxError(f"unknown baseline id {baseline_id!r}", field="baseline_id",
+                        fix="list ids with `cmax reference list`")
+
+    def match_baseline(
+        self,
+        workload: str,
+        gpu: str,
+        precision: str,
+        num_gpus: int,
+        *,
+        gbs: int | None = None,
+        seq_len: int | None = None,
+        framework: str | None = None,
+        precision_recipe: str | None = None,
+    ) -> dict[str, Any] | None:
+        """The single "latest" comparable baseline row (rule in docs/reference.md), or None.
+
+        Same workload (task included), GPU, precision and exact GPU count; gbs, seq_len,
+        framework and quantisation recipe must match when given; proxy rows never match.
+        """
+        canonical, _, _ = self.resolve_workload(workload)
+        gpu_id = self.gpu(gpu).id
+        prec = canonical_precision(precision)
+        candidates = [
+            r for r in self._rows
+            if r["workload"] == canonical and r["gpu"] == gpu_id and r["precision"] == prec
+            and r["num_gpus"] == num_gpus and not r["proxy"]
+            and (gbs is None or r["gbs"] == gbs)
+            and (seq_len is None or r["seq_len"] == seq_len)
+            and (framework is None or r["framework"] == framework)
+            and (precision_recipe is None or r["precision_recipe"] == precision_recipe)
+        ]
+        best = select_latest(candidates)
+        return dict(best) if best is not None else None
+
+    # --- other baselines -----------------------------------------------------------------
+
+    def network_baseline(
+        self, interconnect: str | None, collective: str, nodes: int,
+    ) -> dict[str, Any] | None:
+        return find_network_baseline(self.network, interconnect, collective, nodes)
+
+    def reliability_baseline(self) -> dict[str, Any]:
+        return dict(self.reliability)
+
+    def mlperf_baseline(self, benchmark: str, num_gpus: int) -> dict[str, Any] | None:
+        """Superseded by :meth:`mlperf_reference` (an MLPerf result is matched on accelerator,
+        round and scale, not on benchmark and GPU count alone); kept for old callers."""
+        return None
+
+    def mlperf_reference(self) -> MlperfReference:
+        """NVIDIA's MLPerf Training submissions and MLCommons' RCPs (cmax.reference.mlperf)."""
+        return load_mlperf_reference(self.directory)
+
+    def default_watts_per_gpu(self, gpu_id: str) -> float | None:
+        """All-in watts per GPU (system max power / GPUs x PUE) where sourced, else None."""
+        watts: dict[str, float] = self.economics["default_watts_per_gpu"]
+        return watts.get(self.gpu(gpu_id).id)
+
+
+def _data_root() -> Path:
+    from cmax.resources import data_dir
+
+    return data_dir("reference")
+
+
+def _read_release(directory: Path) -> tuple[str, str]:
+    path = directory / "release.toml"
+    data = read_toml(path, what="reference release file", missing_fix=REINSTALL)
+    if "release" not in data:
+        raise CmaxError("no release id", file=path, field="release", fix=REINSTALL)
+    return str(data["release"]), str(data.get("date", ""))
+
+
+def known_releases(root: Path | None = None) -> dict[str, Path]:
+    """Release id -> folder: the current release plus any archived under releases/."""
+    root = root or _data_root()
+    found = {_read_release(root)[0]: root}
+    archive = root / ARCHIVE_DIR
+    if archive.is_dir():
+        for sub in sorted(archive.iterdir()):
+            if (sub / "release.toml").is_file():
+                found[_read_release(sub)[0]] = sub
+    return found
+
+
+def load_reference(release: str = "latest", *, root: Path | None = None) -> Reference:
+    """Load, verify and cache a reference release ("latest" = the current release)."""
+    base = (root or _data_root()).resolve()
+    releases = known_releases(base)
+    if release in ("latest", "", None):
+        directory = base
+    elif release in releases:
+        directory = releases[release]
+    else:
+        raise CmaxError(
+            f"unknown reference release {release!r}", field="benchmark.reference",
+            expected="'latest' or one of " + ", ".join(sorted(releases)),
+            fix="pin a release listed by `cmax reference show`",
+        )
+    return _load_cached(str(directory))
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(directory_text: str) -> Reference:
+    # imported here so `python -m cmax.reference.checksum` runs without a double import
+    from cmax.reference.checksum import verify_checksums
+
+    directory = Path(directory_text)
+    verify_checksums(directory)
+    release, release_date = _read_release(directory)
+    models = load_architectures(directory / "models.toml")
+    gpus = load_gpus(directory / "gpus.toml")
+    conv_path = directory / "conventions.toml"
+    conventions = read_toml(conv_path, what="FLOPs conventions", missing_fix=REINSTALL)
+    baselines_path = directory / "baselines.csv"
+    baselines = read_baselines(baselines_path)
+    validate_baselines(baselines, baselines_path, models=set(models), gpus=set(gpus),
+                       conventions=set(CONVENTIONS))
+    return Reference(
+        release=release,
+        release_date=release_date,
+        directory=directory,
+        baselines=baselines,
+        gpus=gpus,
+        models=models,
+        conventions=conventions,
+        network=load_network(directory / "network.toml"),
+        reliability=load_reliability(directory / "reliability.toml",
+                                     directory / "llama3_interruptions.csv"),
+        economics=load_economics(directory / "economics.toml"),
+    )
+
+
+def clear_cache() -> None:
+    """Forget loaded releases (tests that edit a copy of the data use this)."""
+    _load_cached.cache_clear()
