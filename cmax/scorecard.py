@@ -9,9 +9,9 @@ public contract: extend, don't rename.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from cmax.findings import Finding
 
@@ -190,13 +190,51 @@ class CategoryScore(_Model):
     rules: list[str] = Field(default_factory=list)
 
 
+GateStatus = Literal["passed", "failed", "not_evaluated"]
+
+
 class Gate(_Model):
-    """A hard gate: failing one caps the tier whatever the weighted score says."""
+    """A hard gate: failing one caps the tier whatever the weighted score says.
+
+    ``status`` is the verdict; a gate without conclusive evidence is ``not_evaluated``, never
+    ``passed``, and caps the tier at ``not_evaluated_cap`` (docs/scoring.md). ``passed`` is
+    kept for older readers and always equals ``status == "passed"``; a scorecard written
+    before ``status`` existed reads as passed/failed from ``passed``.
+    """
 
     name: str
     passed: bool
     cap: Tier
     reason: str
+    status: GateStatus = Field(description="passed, failed, or not_evaluated (no conclusive "
+                               "evidence: never reads as passed)")
+    not_evaluated_cap: Tier | None = Field(
+        default=None, description="the tier a not-evaluated gate caps at (None otherwise)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _status_and_passed(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        status, passed = data.get("status"), data.get("passed")
+        if status is None and isinstance(passed, bool):
+            return {**data, "status": "passed" if passed else "failed"}
+        if passed is None and isinstance(status, str):
+            return {**data, "passed": status == "passed"}
+        if isinstance(passed, bool) and isinstance(status, str) and passed != (
+                status == "passed"):
+            raise ValueError(f"gate passed={passed} contradicts status={status!r}")
+        return data
+
+    @property
+    def binding_cap(self) -> Tier | None:
+        """The cap this gate imposes: its cap when failed, the not-evaluated cap when it could
+        not be evaluated, none when passed."""
+        if self.status == "failed":
+            return self.cap
+        if self.status == "not_evaluated":
+            return self.not_evaluated_cap
+        return None
 
 
 class EvidenceFileRef(_Model):

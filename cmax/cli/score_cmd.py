@@ -78,8 +78,10 @@ def scorecard_text(card: Scorecard) -> list[str]:
     if card.gates:
         lines += ["", "Gates"]
         for g in card.gates:
-            cap = "" if g.passed else f" → caps at {g.cap}"
-            lines.append(f"  {'pass' if g.passed else 'FAIL':<4}  {g.name}{cap}")
+            label = {"passed": "pass", "failed": "FAIL"}.get(g.status, "n/e")
+            cap = "" if g.binding_cap is None else (
+                f" → caps at {g.binding_cap}" + (" (not evaluated)" if label == "n/e" else ""))
+            lines.append(f"  {label:<4}  {g.name}{cap}")
     counts = card.finding_counts
     lines += ["", f"Findings: {counts.get('error', 0)} error(s), {counts.get('warning', 0)} "
                   f"warning(s), {counts.get('info', 0)} info (cmax validate lists them)"]

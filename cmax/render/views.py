@@ -39,7 +39,7 @@ def all_findings(card: Scorecard) -> list[Finding]:
 
 
 def failed_gates(card: Scorecard) -> list[Gate]:
-    return [g for g in card.gates if not g.passed]
+    return [g for g in card.gates if g.status == "failed"]
 
 
 def audit_checks_sorted(card: Scorecard) -> list[AuditCheck]:

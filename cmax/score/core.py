@@ -113,8 +113,11 @@ def score(
              f"(Platinum ≥ {rubric.tiers.Platinum:g}, Gold ≥ {rubric.tiers.Gold:g}, Silver ≥ "
              f"{rubric.tiers.Silver:g}, Bronze ≥ {rubric.tiers.Bronze:g})"]
     for g in gates:
-        if not g.passed:
+        if g.status == "failed":
             notes.append(f"gate failed: {g.name} caps the tier at {g.cap}")
+        elif g.status == "not_evaluated":
+            notes.append(f"gate not evaluated: {g.name} caps the tier at "
+                         f"{g.not_evaluated_cap} until evidence shows it")
     if tier != by_score:
         notes.append(f"final tier {tier} (gates applied)")
     unverified = [c.name for c in categories if not c.verified and c.weight > 0]

@@ -320,7 +320,11 @@ def evidence_coverage(categories: Sequence[CategoryScore], rubric: Rubric) -> fl
 
 def coverage_gate(categories: Sequence[CategoryScore], rubric: Rubric,
                   score_tier: TierName) -> Gate:
-    """The tier a partial picture allows, as a gate that fails only when it binds."""
+    """The tier a partial picture allows, as a gate that fails only when it binds.
+
+    Coverage is always evaluated: the share of category weight with evidence is a fact of the
+    bundle, so this gate is passed or failed, never not evaluated.
+    """
     cov = evidence_coverage(categories, rubric)
     allowed = rubric.coverage.highest_tier(cov)
     missing = [c.name for c in categories if c.weight == 0 and rubric.categories[c.name].weight]
@@ -331,7 +335,8 @@ def coverage_gate(categories: Sequence[CategoryScore], rubric: Rubric,
               f"{req.Silver:.0%}, Bronze {req.Bronze:.0%}: at most {allowed} "
               f"[coverage; {rubric.label}]")
     binds = TIER_ORDER.index(allowed) > TIER_ORDER.index(score_tier)
-    return Gate(name="Evidence coverage", passed=not binds, cap=allowed, reason=reason)
+    return Gate(name="Evidence coverage", passed=not binds,
+                status="failed" if binds else "passed", cap=allowed, reason=reason)
 
 
 def weighted_score(categories: Sequence[CategoryScore]) -> float:
@@ -339,17 +344,59 @@ def weighted_score(categories: Sequence[CategoryScore]) -> float:
     return round(sum(c.score * c.weight for c in categories) / total, 4) if total else 0.0
 
 
-def _gate(rule: GateRule, inputs: RatingInputs) -> Gate:
+def _gentler(a: TierName, b: TierName) -> TierName:
+    """The higher (less restrictive) of two tiers."""
+    return a if TIER_ORDER.index(a) < TIER_ORDER.index(b) else b
+
+
+def _measured_gate(rule: GateRule, inputs: RatingInputs,
+                   rubric: Rubric) -> tuple[bool, str] | None:
+    """(passed, reason) for a gate decided by scored results against the rubric's bar, or
+    None when there is no comparable result to decide it."""
+    if rule.measured == "training":
+        bar = rubric.performance.bar
+        items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs", w.ratio, w.verdict)
+                 for w in inputs.workloads
+                 if w.verdict in COMPARABLE_VERDICTS and w.ratio is not None]
+        what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
+    else:
+        bar = rubric.network.bar
+        items = [(f"{n.collective} {n.nodes} node(s)", n.ratio, n.verdict)
+                 for n in inputs.network
+                 if n.verdict in COMPARABLE_VERDICTS and n.ratio is not None]
+        what = f"nccl-tests sweeps pass the [network] bar ({bar:.0%} of reference busbw)"
+    if not items:
+        return None
+    met = sum(verdict == "pass" for *_, verdict in items)
+    below = sum(verdict == "fail" for *_, verdict in items)
+    if rule.require == "all":
+        passed, need = met == len(items), "needs every one above it"
+    else:
+        passed, need = below < len(items), "fails only when every one is conclusively below"
+    detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
+    return passed, (f"{met} of {len(items)} {what}, {below} conclusively below ({need}): "
+                    f"{detail}")
+
+
+def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
+    """One gate's verdict: passed or failed on conclusive evidence, else ``not_evaluated``
+    (or failed where the rubric says missing evidence fails). A not-evaluated gate caps the
+    tier at the rubric's not-evaluated cap, never harsher than failing the gate would."""
     where = f"[{rule.id}; {rule.source}]"
 
     def gate(passed: bool, reason: str) -> Gate:
-        return Gate(name=rule.name, passed=passed, cap=rule.cap, reason=f"{reason} {where}")
+        return Gate(name=rule.name, passed=passed, status="passed" if passed else "failed",
+                    cap=rule.cap, reason=f"{reason} {where}")
 
     if rule.allowed_gpus:
         gpu = inputs.gpu.lower()
         ok = any(gpu.startswith(a.lower()) for a in rule.allowed_gpus)
         return gate(ok, f"GPU {inputs.gpu!r} is {'' if ok else 'not '}one of "
                         f"{', '.join(rule.allowed_gpus)}")
+    if rule.measured:
+        decided = _measured_gate(rule, inputs, rubric)
+        if decided is not None:
+            return gate(*decided)
     if rule.checks and not inputs.audit.is_empty():
         rows = inputs.audit.filter(pl.col("check_id").is_in(rule.checks)
                                    | pl.col("criterion").is_in(rule.checks))
@@ -378,18 +425,29 @@ def _gate(rule: GateRule, inputs: RatingInputs) -> Gate:
     if rule.missing == "fail":
         return gate(False, "no evidence: "
                     + (f"none of {', '.join(rule.keys)} declared" if rule.keys else "not shown"))
-    what = "no conclusive audit check" if rule.checks else "no evidence"
-    return gate(True, f"not evaluated ({what}); the gate is not applied")
+    if rule.measured:
+        what = f"no comparable {rule.measured} result"
+    elif rule.checks:
+        what = "no conclusive audit check" + (" and nothing declared" if rule.keys else "")
+    else:
+        what = "no evidence"
+    cap = _gentler(rule.not_evaluated_cap or rubric.scoring.not_evaluated_cap, rule.cap)
+    return Gate(name=rule.name, passed=False, status="not_evaluated", cap=rule.cap,
+                not_evaluated_cap=cap,
+                reason=f"not evaluated ({what}): caps the tier at {cap} until evidence shows "
+                       f"it (failing it would cap at {rule.cap}) {where}")
 
 
 def evaluate_gates(inputs: RatingInputs, rubric: Rubric) -> list[Gate]:
-    return [_gate(rule, inputs) for rule in rubric.gates]
+    return [_gate(rule, inputs, rubric) for rule in rubric.gates]
 
 
 def final_tier(score: float, gates: Sequence[Gate], rubric: Rubric) -> TierName:
-    """The score's tier, lowered to the cap of every failed gate."""
+    """The score's tier, lowered to the cap of every failed gate and to the not-evaluated cap
+    of every gate that could not be evaluated."""
     tier: TierName = rubric.tiers.tier_for(score)
     for g in gates:
-        if not g.passed and TIER_ORDER.index(g.cap) > TIER_ORDER.index(tier):
-            tier = g.cap
+        cap = g.binding_cap
+        if cap is not None and TIER_ORDER.index(cap) > TIER_ORDER.index(tier):
+            tier = cap
     return tier

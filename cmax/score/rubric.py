@@ -83,6 +83,8 @@ class ScoringRules(_Strict):
     mtbf_ratio_floor: float = Field(gt=0, lt=1)
     audit_points: dict[Literal["PASS", "WARNING", "FAIL"], float]
     declaration_credit: float = Field(ge=0, le=1)
+    # the tier a gate caps at when it could not be evaluated (never harsher than failing it)
+    not_evaluated_cap: TierName
 
     @model_validator(mode="after")
     def _points(self) -> ScoringRules:
@@ -182,7 +184,11 @@ class Category(_Strict):
 
 class GateRule(_Strict):
     """A hard gate. Audit evidence decides when it is conclusive; else declarations; else
-    ``missing`` says whether the absence of any evidence passes or fails the gate."""
+    ``missing`` says whether the absence of any evidence fails the gate or leaves it not
+    evaluated ("pass" is the older spelling of "not_evaluated": no evidence never passes).
+    A ``measured`` gate is decided by the scored results against the rubric's bar
+    (``training``: [performance] bar, ``network``: [network] bar): ``require = "all"`` fails
+    unless every comparable result meets it, ``"any"`` fails only when none does."""
 
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
@@ -192,12 +198,17 @@ class GateRule(_Strict):
     fail_statuses: list[GradedStatus] = Field(default_factory=_default_fail)
     keys: list[str] = Field(default_factory=list)
     allowed_gpus: list[str] = Field(default_factory=list)
-    missing: Literal["pass", "fail"] = "pass"
+    measured: Literal["training", "network"] | None = None
+    require: Literal["all", "any"] = "all"
+    missing: Literal["fail", "not_evaluated", "pass"] = "not_evaluated"
+    # overrides [scoring] not_evaluated_cap for this gate (e.g. a performance gate, so that
+    # hiding the evidence never caps more gently than failing it)
+    not_evaluated_cap: TierName | None = None
 
     @model_validator(mode="after")
     def _has_rule(self) -> GateRule:
-        if not (self.checks or self.keys or self.allowed_gpus):
-            raise ValueError("a gate needs checks, keys or allowed_gpus")
+        if not (self.checks or self.keys or self.allowed_gpus or self.measured):
+            raise ValueError("a gate needs checks, keys, allowed_gpus or measured")
         return self
 
 

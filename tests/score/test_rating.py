@@ -31,6 +31,7 @@ title = "test"
 basis = "test"
 [scoring]
 declaration_credit = 1.0
+ratio_floor = 0.5
 [tiers]
 Platinum = 90
 Gold = 80
@@ -195,11 +196,15 @@ def test_weighted_score_coverage_and_tiers(small: Rubric) -> None:
 def test_gates_cap_the_tier(small: Rubric) -> None:
     gates = {g.name: g for g in evaluate_gates(inputs(), small)}
     assert not gates["SOC 2 / ISO 27001"].passed  # missing = fail
-    assert gates["ACS disabled"].passed and "not evaluated" in gates["ACS disabled"].reason
-    assert gates["Modern GPU"].passed
+    acs = gates["ACS disabled"]  # no audit, nothing declared: not evaluated, never passed
+    assert acs.status == "not_evaluated" and not acs.passed and "not evaluated" in acs.reason
+    assert acs.not_evaluated_cap == "Gold"  # the shipped [scoring] not_evaluated_cap
+    assert gates["Modern GPU"].passed and gates["Modern GPU"].status == "passed"
     assert final_tier(95.0, list(gates.values()), small) == "Underperforming"
 
-    ok = evaluate_gates(inputs(declarations={"iso27001": True}), small)
+    unchecked = evaluate_gates(inputs(declarations={"iso27001": True}), small)
+    assert final_tier(95.0, unchecked, small) == "Gold"  # an unchecked disqualifier: no Platinum
+    ok = evaluate_gates(inputs(declarations={"iso27001": True, "acs_disabled": True}), small)
     assert all(g.passed for g in ok) and final_tier(95.0, ok, small) == "Platinum"
     assert "declared (unverified): iso27001 = true" in ok[0].reason
 
@@ -270,12 +275,15 @@ def test_malformed_rubric_names_file_and_key(tmp_path: Path, text: str, needle: 
 
 def test_omitted_threshold_keys_come_from_the_shipped_rubric(small: Rubric) -> None:
     """One home per value: a custom rubric that leaves a threshold out gets the shipped
-    file's value, never a default written in code (SMALL states only declaration_credit)."""
+    file's value, never a default written in code (SMALL states only declaration_credit and
+    ratio_floor of [scoring])."""
     shipped = load_rubric(None)
     assert small.scoring.declaration_credit == 1.0
     assert shipped.scoring.declaration_credit == 0.8
+    assert small.scoring.ratio_floor == 0.5 and shipped.scoring.ratio_floor == 0.75
     assert small.performance == shipped.performance and small.coverage == shipped.coverage
-    assert small.scoring.ratio_floor == shipped.scoring.ratio_floor
+    assert small.scoring.mtbf_ratio_floor == shipped.scoring.mtbf_ratio_floor
+    assert small.scoring.not_evaluated_cap == shipped.scoring.not_evaluated_cap == "Gold"
 
 
 def test_rubric_file_errors(tmp_path: Path) -> None:
