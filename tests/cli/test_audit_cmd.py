@@ -89,6 +89,9 @@ def test_reports_are_written(root: Path, tmp_path: Path,
     assert [Path(p).name for p in data["reports"]] == [
         "fleet.trend.html", "cluster-east.trend.html", "cluster-west.trend.html"]
     assert all(Path(p).is_file() for p in data["reports"])
+    east = (out / "cluster-east.trend.html").read_text()
+    assert "ended 2025-11-01 by failing run 20251101-000000" in east
+    assert "valid until" not in east
 
 
 def test_an_unusable_run_exits_2_after_recording_the_rest(
