@@ -1,8 +1,12 @@
 """Benchmark report rendering: seconds per report, split into charts, HTML, layout, PDF write.
 
-    python benchmarks/bench_render.py [--repeat 3] [--samples] [--keep DIR]
+    python benchmarks/bench_render.py [--repeat 3] [--samples] [--cli] [--keep DIR]
 
-Reports come from tests/scorecard_factory.py (an H100 provider near reference, a weak one,
+Floors (issue 15): a sample scorecard renders in at most 1.5 s (``--samples``), and
+``cmax report`` of one sample, as a whole process, takes at most 3× a bare WeasyPrint process
+writing a one-line page in the same venv (``--cli``); each figure is printed beside its floor.
+
+Reports come from tests/score/scorecard_factory.py (an H100 provider near reference, a weak one,
 one with every section missing, one with hostile text) and, with ``--samples``, from the
 sample bundles that ship with cmax (rated first; rating time is not counted). Each report is
 rendered ``--repeat`` times in this process and the median is printed, after one warm-up
@@ -12,7 +16,9 @@ render whose time (imports, font discovery) is printed as the cold start.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +33,7 @@ T0 = time.perf_counter()
 from cmax.render import reports, views  # noqa: E402
 from cmax.render.pdf import DEFAULT_VARIANT, layout, write_document  # noqa: E402
 from cmax.scorecard import Scorecard  # noqa: E402
-from tests.scorecard_factory import (  # noqa: E402
+from tests.score.scorecard_factory import (  # noqa: E402
     make_hostile_scorecard,
     make_minimal_scorecard,
     make_scorecard,
@@ -89,11 +95,45 @@ def _sample_cards() -> list[tuple[str, Scorecard]]:
     return out
 
 
+SCORECARD_FLOOR_S = 1.5
+CLI_FLOOR_RATIO = 3.0
+BARE_WEASYPRINT = ("import sys, weasyprint; "
+                   "weasyprint.HTML(string='<p>one line</p>').write_pdf(sys.argv[1])")
+
+
+def _process_seconds(argv: list[str], repeat: int) -> float:
+    """Median wall time of a whole process (imports, font discovery and all)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench_cli(out: Path, repeat: int) -> None:
+    """`cmax report` of one sample against a bare WeasyPrint one-line page, both as processes."""
+    from cmax.samples import sample_bundles
+
+    bundle = sample_bundles()[0]
+    bare = _process_seconds([sys.executable, "-c", BARE_WEASYPRINT, str(out / "bare.pdf")],
+                            repeat)
+    report = _process_seconds([sys.executable, "-m", "cmax", "report", str(bundle), "-o",
+                               str(out / "cli")], repeat)
+    print(f"bare WeasyPrint one-line page (process): {bare:.2f} s")
+    print(f"cmax report {bundle.name} (process):      {report:.2f} s = {report / bare:.2f}× "
+          f"bare (floor ≤ {CLI_FLOOR_RATIO:g}×: "
+          f"{'met' if report <= CLI_FLOOR_RATIO * bare else 'NOT met'})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--samples", action="store_true",
                         help="also render the sample bundles that ship with cmax")
+    parser.add_argument("--cli", action="store_true",
+                        help="also time `cmax report` of one sample against bare WeasyPrint")
     parser.add_argument("--keep", type=Path, default=None, help="write the PDFs here")
     args = parser.parse_args()
 
@@ -133,12 +173,19 @@ def main() -> None:
         results = [run() for _ in range(args.repeat)]
         med = {k: statistics.median(r[k] for r in results) for k in results[0]}
         total = med["charts"] + med["html"] + med["layout"] + med["write"]
+        floor = ""
+        if name.startswith("scorecard: sample"):
+            floor = (f"  (floor ≤ {SCORECARD_FLOOR_S:g} s: "
+                     f"{'met' if total <= SCORECARD_FLOOR_S else 'NOT met'})")
         print(f"{name:<38} {med['charts']:>7.2f} {med['html']:>6.2f} {med['layout']:>7.2f} "
-              f"{med['write']:>6.2f} {total:>7.2f} {int(med['pages']):>5} {med['kb']:>6.0f}")
+              f"{med['write']:>6.2f} {total:>7.2f} {int(med['pages']):>5} {med['kb']:>6.0f}"
+              f"{floor}")
+    if args.cli:
+        bench_cli(out, args.repeat)
     if args.keep is None:
-        for path in out.iterdir():
-            path.unlink()
-        out.rmdir()
+        import shutil
+
+        shutil.rmtree(out)
 
 
 if __name__ == "__main__":
