@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cmax.cli.common import emit_json, format_option
-from cmax.errors import CmaxError
+from cmax.errors import UsageError
 
 JSON_KEYS = ("mfu", "model_tflops_per_gpu", "tokens_per_s_per_gpu", "usd_per_million_tokens",
              "joules_per_token", "total_usd", "total_days", "household_years")
@@ -99,9 +99,9 @@ def command(ctx: click.Context, model: str | None, gpu: str | None, precision: s
     missing = [n for n, v in (("--model", model), ("--gpu", gpu), ("--precision", precision))
                if v is None]
     if missing:
-        raise CmaxError(f"cmax calc needs {', '.join(missing)}",
-                        fix="e.g. cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 "
-                            "--mfu 40%")
+        raise UsageError(f"cmax calc needs {', '.join(missing)}",
+                         fix="e.g. cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 "
+                             "--mfu 40%")
     assert model is not None and gpu is not None and precision is not None
     mfu = parse_mfu(mfu_text) if mfu_text is not None else None
     tokens = parse_quantity(tokens_text, name="--tokens") if tokens_text is not None else None

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from cmax.cli.common import emit_json, format_option
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, UsageError
 
 _LIST_COLUMNS = [
     ("baseline_id", "baseline", "{}"), ("gpu", "gpu", "{}"), ("precision", "prec", "{}"),
@@ -69,8 +69,8 @@ def list_cmd(what: str, workload: str | None, gpu: str | None, precision: str | 
                                         ("--no-proxy", no_proxy or None)) if value is not None]
     if what != "baselines" and filters:
         # the catalogues are listed whole: a filter there would be silently ignored
-        raise CmaxError(f"{', '.join(filters)} filter(s) the baselines, not the {what} list",
-                        field="--what", fix=f"drop {', '.join(filters)}, or list baselines")
+        raise UsageError(f"{', '.join(filters)} filter(s) the baselines, not the {what} list",
+                         field="--what", fix=f"drop {', '.join(filters)}, or list baselines")
     ref = load_reference(release)
     if what == "gpus":
         gpus = [dataclasses.asdict(g) for g in ref.gpus.values()]
@@ -149,12 +149,12 @@ def show_cmd(item: str | None, workload: str | None, gpu: str | None, precision:
                                   ("--precision", precision), ("--num-gpus", num_gpus))
                    if v is None]
         if missing:
-            raise CmaxError(f"to find the latest baseline also give {', '.join(missing)}",
-                            fix="or pass a baseline id, GPU id or model id")
+            raise UsageError(f"to find the latest baseline also give {', '.join(missing)}",
+                             fix="or pass a baseline id, GPU id or model id")
         assert workload and gpu and precision and num_gpus
         match = ref.match_baseline(workload, gpu, precision, num_gpus, gbs=gbs, seq_len=seq_len)
         if match is None:
-            raise CmaxError(
+            raise UsageError(
                 f"no comparable baseline for {workload} on {gpu} {precision} x{num_gpus}"
                 + (f" gbs {gbs}" if gbs else "") + (f" seq {seq_len}" if seq_len else ""),
                 fix="see `cmax reference list --model ... --gpu ...` for the published scales",
@@ -186,5 +186,5 @@ def _show_item(ref: Any, item: str) -> dict[str, Any]:
             for seq in (2048, 4096, 8192):
                 out[f"cmax_flops_per_token_seq{seq}"] = ref.model_flops_per_token(item, seq)
         return out
-    raise CmaxError(f"{item!r} is not a baseline id, GPU id or model id",
-                    fix="list them with `cmax reference list [--what gpus|models]`")
+    raise UsageError(f"{item!r} is not a baseline id, GPU id or model id",
+                     fix="list them with `cmax reference list [--what gpus|models]`")

@@ -20,7 +20,8 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, ReferenceDataError
+from cmax.reference._files import REINSTALL, read_reference_toml
 from cmax.reference.architecture import Architecture, load_architectures
 from cmax.reference.baselines import read_baselines, select_latest, validate_baselines
 from cmax.reference.catalog import (
@@ -40,7 +41,6 @@ from cmax.reference.flops import (
 from cmax.reference.mlperf import MlperfReference, load_mlperf_reference
 from cmax.reference.network import find_network_baseline, load_network
 from cmax.reference.reliability import load_reliability
-from cmax.tomlfile import REINSTALL, read_toml
 
 ARCHIVE_DIR = "releases"  # reference/releases/<id>/ holds superseded releases, if any
 _TASK_SUFFIXES: tuple[Task, ...] = ("sft", "lora")
@@ -94,7 +94,7 @@ class Reference:
                 break
         model = self._model_aliases.get(base)
         if model is None:
-            raise CmaxError(
+            raise ReferenceDataError(
                 f"unknown model or workload {workload!r}", field="workload",
                 expected="one of " + ", ".join(sorted(self.models)),
                 fix="use a model id from `cmax reference list --what models`",
@@ -116,7 +116,7 @@ class Reference:
         """Training FLOPs per token (fwd + bwd) under cmax's architecture-true convention.
 
         Models without a public architecture fall back to the FLOPs/token their source
-        implies (TFLOP/s / tokens/s at that seq_len); otherwise a CmaxError.
+        implies (TFLOP/s / tokens/s at that seq_len); otherwise a ReferenceDataError.
         """
         _, model, task = self.resolve_workload(workload)
         arch = self.models[model]
@@ -154,7 +154,7 @@ class Reference:
             and r["model_tflops_per_gpu"] and r["tokens_per_s_per_gpu"]
         ]
         if not implied:
-            raise CmaxError(
+            raise ReferenceDataError(
                 f"{model}: no public architecture and no source figures at seq_len {seq_len}",
                 field="seq_len", fix="use the seq_len of the published rows",
             )
@@ -194,8 +194,8 @@ class Reference:
         for row in self._rows:
             if row["baseline_id"] == baseline_id:
                 return dict(row)
-        raise CmaxError(f"unknown baseline id {baseline_id!r}", field="baseline_id",
-                        fix="list ids with `cmax reference list`")
+        raise ReferenceDataError(f"unknown baseline id {baseline_id!r}", field="baseline_id",
+                                 fix="list ids with `cmax reference list`")
 
     def match_baseline(
         self,
@@ -262,9 +262,9 @@ def _data_root() -> Path:
 
 def _read_release(directory: Path) -> tuple[str, str]:
     path = directory / "release.toml"
-    data = read_toml(path, what="reference release file", missing_fix=REINSTALL)
+    data = read_reference_toml(path, what="reference release file")
     if "release" not in data:
-        raise CmaxError("no release id", file=path, field="release", fix=REINSTALL)
+        raise ReferenceDataError("no release id", file=path, field="release", fix=REINSTALL)
     return str(data["release"]), str(data.get("date", ""))
 
 
@@ -289,7 +289,7 @@ def load_reference(release: str = "latest", *, root: Path | None = None) -> Refe
     elif release in releases:
         directory = releases[release]
     else:
-        raise CmaxError(
+        raise ReferenceDataError(
             f"unknown reference release {release!r}", field="benchmark.reference",
             expected="'latest' or one of " + ", ".join(sorted(releases)),
             fix="pin a release listed by `cmax reference show`",
@@ -308,7 +308,7 @@ def _load_cached(directory_text: str) -> Reference:
     models = load_architectures(directory / "models.toml")
     gpus = load_gpus(directory / "gpus.toml")
     conv_path = directory / "conventions.toml"
-    conventions = read_toml(conv_path, what="FLOPs conventions", missing_fix=REINSTALL)
+    conventions = read_reference_toml(conv_path, what="FLOPs conventions")
     baselines_path = directory / "baselines.csv"
     baselines = read_baselines(baselines_path)
     validate_baselines(baselines, baselines_path, models=set(models), gpus=set(gpus),

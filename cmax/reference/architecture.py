@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError
-from cmax.tomlfile import REINSTALL, read_toml
+from cmax.errors import ReferenceDataError
+from cmax.reference._files import read_reference_toml
 
 FAMILIES = ("gpt", "dense-gqa", "moe-gqa", "moe-mla", "hybrid-mamba", "unpublished")
 
@@ -108,12 +108,12 @@ def _parse_one(model_id: str, raw: dict[str, Any], path: Path) -> Architecture:
     where = f"models.{model_id}"
     for key in ("name", "family", "source", "source_date"):
         if not isinstance(raw.get(key), str) or not raw[key]:
-            raise CmaxError(
+            raise ReferenceDataError(
                 f"model {model_id!r} lacks {key!r}", file=path, field=f"{where}.{key}",
                 expected="a non-empty string", fix="add it, citing the public source",
             )
     if raw["family"] not in FAMILIES:
-        raise CmaxError(
+        raise ReferenceDataError(
             f"model {model_id!r} has unknown family {raw['family']!r}", file=path,
             field=f"{where}.family", expected=" / ".join(FAMILIES),
         )
@@ -130,14 +130,14 @@ def _parse_one(model_id: str, raw: dict[str, Any], path: Path) -> Architecture:
         if key in raw:
             value = raw[key]
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise CmaxError(
+                raise ReferenceDataError(
                     f"model {model_id!r}: {key} must be a non-negative integer, got {value!r}",
                     file=path, field=f"{where}.{key}",
                 )
             kwargs[key] = value
     arch = Architecture(**kwargs)
     if arch.published and (arch.layers <= 0 or arch.hidden <= 0 or arch.vocab <= 0):
-        raise CmaxError(
+        raise ReferenceDataError(
             f"model {model_id!r} needs layers, hidden and vocab", file=path, field=where,
             fix="fill in the shapes or mark the family 'unpublished'",
         )
@@ -146,19 +146,19 @@ def _parse_one(model_id: str, raw: dict[str, Any], path: Path) -> Architecture:
 
 def load_architectures(path: Path) -> dict[str, Architecture]:
     """Read and check ``models.toml``; ids and aliases must be unique."""
-    data = read_toml(path, what="model catalogue", missing_fix=REINSTALL)
+    data = read_reference_toml(path, what="model catalogue")
     models = data.get("models")
     if not isinstance(models, dict) or not models:
-        raise CmaxError("no [models.*] tables", file=path, expected="[models.<id>] tables")
+        raise ReferenceDataError("no [models.*] tables", file=path, expected="[models.<id>] tables")
     out: dict[str, Architecture] = {}
     seen: dict[str, str] = {}
     for model_id, raw in models.items():
         if not isinstance(raw, dict):
-            raise CmaxError(f"models.{model_id} is not a table", file=path)
+            raise ReferenceDataError(f"models.{model_id} is not a table", file=path)
         arch = _parse_one(str(model_id), raw, path)
         for name in (arch.id, *arch.aliases):
             if name in seen and seen[name] != arch.id:
-                raise CmaxError(
+                raise ReferenceDataError(
                     f"name {name!r} is used by both {seen[name]!r} and {arch.id!r}",
                     file=path, fix="make model ids and aliases unique",
                 )

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import ReferenceDataError
 from cmax.evidence import RECIPE_SCHEMA
 from cmax.reference.catalog import PRECISIONS
 
@@ -61,11 +61,11 @@ def read_baselines(path: Path) -> pl.DataFrame:
     try:
         header = path.read_text(encoding="utf-8").split("\n", 1)[0].strip().split(",")
     except OSError as exc:
-        raise CmaxError(f"cannot read the baselines: {exc}", file=path) from exc
+        raise ReferenceDataError(f"cannot read the baselines: {exc}", file=path) from exc
     if header != list(BASELINE_SCHEMA):
         missing = [c for c in BASELINE_SCHEMA if c not in header]
         extra = [c for c in header if c not in BASELINE_SCHEMA]
-        raise CmaxError(
+        raise ReferenceDataError(
             f"baselines header does not match the schema (missing {missing}, unexpected {extra})",
             file=path, line=1, expected=",".join(BASELINE_SCHEMA),
             fix="regenerate with tools/build_reference.py",
@@ -73,7 +73,7 @@ def read_baselines(path: Path) -> pl.DataFrame:
     try:
         return pl.read_csv(path, schema=BASELINE_SCHEMA, try_parse_dates=False)
     except pl.exceptions.PolarsError as exc:
-        raise CmaxError(
+        raise ReferenceDataError(
             f"baselines do not fit the schema: {str(exc).splitlines()[0]}", file=path,
             fix="regenerate with tools/build_reference.py",
         ) from exc
@@ -85,8 +85,9 @@ def validate_baselines(
     """Every id known, every row cited, no duplicate ids, at least one figure per row."""
 
     def fail(row_index: int, column: str, message: str, expected: str | None = None) -> None:
-        raise CmaxError(message, file=path, line=row_index + 2, field=column, expected=expected,
-                        fix="correct the row or regenerate with tools/build_reference.py")
+        raise ReferenceDataError(message, file=path, line=row_index + 2, field=column,
+                                 expected=expected,
+                                 fix="correct the row or regenerate with tools/build_reference.py")
 
     for column in REQUIRED:
         nulls = df.get_column(column).is_null()

@@ -17,11 +17,13 @@ the formulas:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from cmax.errors import CmaxError
+from cmax.errors import ReferenceDataError, UsageError
 from cmax.reference import Reference, canonical_precision
 from cmax.reference.flops import CONVENTIONS
 
@@ -32,14 +34,14 @@ def parse_quantity(text: str, *, name: str) -> float:
     """A positive number, optionally with a K/M/B/T suffix (``15T`` = 15e12 tokens)."""
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMbBgGtTpP]?)\s*", text)
     if not match:
-        raise CmaxError(f"cannot read {text!r}", field=name,
-                        expected="a number such as 1.5e13 or 15T")
+        raise UsageError(f"cannot read {text!r}", field=name,
+                         expected="a number such as 1.5e13 or 15T")
     value = float(match.group(1)) * _SUFFIXES.get(match.group(2).lower(), 1.0)
     if not math.isfinite(value):
-        raise CmaxError(f"{text!r} is too large to compute with", field=name,
-                        expected="a finite number such as 1.5e13 or 15T")
+        raise UsageError(f"{text!r} is too large to compute with", field=name,
+                         expected="a finite number such as 1.5e13 or 15T")
     if value <= 0:
-        raise CmaxError(f"{name} must be positive, got {text!r}", field=name)
+        raise UsageError(f"{name} must be positive, got {text!r}", field=name)
     return value
 
 
@@ -51,11 +53,27 @@ def parse_mfu(text: str) -> float:
     if percent:
         value /= 100.0
     elif value > 1.0:
-        raise CmaxError(f"MFU {raw} is ambiguous", field="--mfu",
-                        expected=f"a fraction (0.{raw.replace('.', '')[:2]}) or a percent ({raw}%)")
+        raise UsageError(
+            f"MFU {raw} is ambiguous", field="--mfu",
+            expected=f"a fraction (0.{raw.replace('.', '')[:2]}) or a percent ({raw}%)")
     if value > 1.0:
-        raise CmaxError(f"MFU {raw} is above 100%", field="--mfu")
+        raise UsageError(f"MFU {raw} is above 100%", field="--mfu")
     return value
+
+
+@contextlib.contextmanager
+def _as_usage(option: str) -> Iterator[None]:
+    """A look-up of the user's ``option`` value that the reference refuses is a usage error.
+
+    The reference raises :class:`ReferenceDataError` for an unknown id (a manifest naming an
+    unknown GPU is the bundle's problem); here the id came from the command line, so it is the
+    command line that needs fixing: same message, expected and fix, the option as the field.
+    """
+    try:
+        yield
+    except ReferenceDataError as exc:
+        raise UsageError(exc.message, field=option, expected=exc.expected,
+                         fix=exc.fix) from None
 
 
 def _default_seq_len(ref: Reference, workload: str) -> int:
@@ -65,7 +83,7 @@ def _default_seq_len(ref: Reference, workload: str) -> int:
     lens = rows["seq_len"].drop_nulls().unique()
     if lens.len() == 1:
         return int(lens[0])
-    raise CmaxError(
+    raise UsageError(
         f"{workload}: the published baselines use several sequence lengths "
         f"({', '.join(str(int(v)) for v in sorted(lens.to_list()))})" if lens.len()
         else f"{workload}: no published sequence length", field="--seq-len",
@@ -76,15 +94,15 @@ def _default_seq_len(ref: Reference, workload: str) -> int:
 def _convention_flops(ref: Reference, workload: str, seq_len: int, convention: str) -> float:
     """FLOPs per token as the named publisher counts them; an unknown name is a user error."""
     if convention not in CONVENTIONS:
-        raise CmaxError(f"unknown FLOPs convention {convention!r}", field="--flops-convention",
-                        expected=", ".join(sorted(CONVENTIONS)),
-                        fix="see docs/reference.md, 'FLOPs conventions'")
+        raise UsageError(f"unknown FLOPs convention {convention!r}", field="--flops-convention",
+                         expected=", ".join(sorted(CONVENTIONS)),
+                         fix="see docs/reference.md, 'FLOPs conventions'")
     try:
         return ref.source_flops_per_token(workload, seq_len, convention)
-    except CmaxError as exc:
-        raise CmaxError(f"{workload}: {exc.message}", field="--flops-convention",
-                        expected=exc.expected,
-                        fix="pick a convention computable from the architecture") from None
+    except ReferenceDataError as exc:
+        raise UsageError(f"{workload}: {exc.message}", field="--flops-convention",
+                         expected=exc.expected,
+                         fix="pick a convention computable from the architecture") from None
 
 
 def what_if(
@@ -116,36 +134,40 @@ def what_if(
     given = [n for n, v in (("--mfu", mfu), ("--tokens-per-s-per-gpu", tokens_per_s_per_gpu),
                             ("--step-time-s", step_time_s)) if v is not None]
     if len(given) != 1:
-        raise CmaxError(
+        raise UsageError(
             "give exactly one of --mfu, --tokens-per-s-per-gpu, --step-time-s"
             + (f" (got {', '.join(given)})" if given else ""),
             fix="pick the one figure you know; the others are derived from it",
         )
     for name, value in (("--gbs", gbs), ("--seq-len", seq_len), ("--num-gpus", num_gpus)):
         if value is not None and value <= 0:
-            raise CmaxError(f"{name} must be positive, got {value}", field=name)
+            raise UsageError(f"{name} must be positive, got {value}", field=name)
     for name, fvalue in (("--usd-per-gpu-hour", usd_per_gpu_hour),
                          ("--watts-per-gpu", watts_per_gpu),
                          ("--tokens-per-s-per-gpu", tokens_per_s_per_gpu),
                          ("--step-time-s", step_time_s)):
         # nan passes a `<= 0` test and inf yields inf% MFU: both must stop here
         if fvalue is not None and not (math.isfinite(fvalue) and fvalue > 0):
-            raise CmaxError(f"{name} must be a positive finite number, got {fvalue}",
-                            field=name)
-    workload, _, _ = ref.resolve_workload(model)
-    spec = ref.gpu(gpu)
-    prec = canonical_precision(precision)
+            raise UsageError(f"{name} must be a positive finite number, got {fvalue}",
+                             field=name)
+    with _as_usage("--model"):
+        workload, _, _ = ref.resolve_workload(model)
+    with _as_usage("--gpu"):
+        spec = ref.gpu(gpu)
+    with _as_usage("--precision"):
+        prec = canonical_precision(precision)
     peak = spec.peak(prec)
     if step_time_s is not None:
         missing = [n for n, v in (("--gbs", gbs), ("--seq-len", seq_len),
                                   ("--num-gpus", num_gpus)) if v is None]
         if missing:
-            raise CmaxError(f"--step-time-s needs {', '.join(missing)}",
-                            fix="tokens/s = GBS x seq_len / step time / GPUs")
+            raise UsageError(f"--step-time-s needs {', '.join(missing)}",
+                             fix="tokens/s = GBS x seq_len / step time / GPUs")
         if step_time_s <= 0:
-            raise CmaxError("--step-time-s must be positive", field="--step-time-s")
+            raise UsageError("--step-time-s must be positive", field="--step-time-s")
     seq = seq_len if seq_len is not None else _default_seq_len(ref, workload)
-    flops_per_token = ref.model_flops_per_token(workload, seq)
+    with _as_usage("--seq-len"):
+        flops_per_token = ref.model_flops_per_token(workload, seq)
     source_fpt = (_convention_flops(ref, workload, seq, flops_convention)
                   if flops_convention is not None else None)
     mfu_fpt = source_fpt if source_fpt is not None else flops_per_token
@@ -155,16 +177,16 @@ def what_if(
         tps = gbs * seq / step_time_s / num_gpus
     elif mfu is not None:
         if peak is None:
-            raise CmaxError(f"{spec.id} has no dense {prec} peak, so MFU cannot be converted",
-                            field="--precision")
+            raise UsageError(f"{spec.id} has no dense {prec} peak, so MFU cannot be converted",
+                             field="--precision")
         if not 0 < mfu <= 1:
-            raise CmaxError(f"MFU must be in (0, 1], got {mfu}", field="--mfu")
+            raise UsageError(f"MFU must be in (0, 1], got {mfu}", field="--mfu")
         tps = mfu * peak * 1e12 / mfu_fpt
     else:
         assert tokens_per_s_per_gpu is not None
         if tokens_per_s_per_gpu <= 0:
-            raise CmaxError("--tokens-per-s-per-gpu must be positive",
-                            field="--tokens-per-s-per-gpu")
+            raise UsageError("--tokens-per-s-per-gpu must be positive",
+                             field="--tokens-per-s-per-gpu")
         tps = tokens_per_s_per_gpu
 
     model_tflops = tps * flops_per_token / 1e12
@@ -172,7 +194,7 @@ def what_if(
         source = "--step-time-s" if step_time_s is not None else "--tokens-per-s-per-gpu"
         implied = model_tflops / peak
         shown = f"{implied:.0%}" if math.isfinite(implied) else "far above 100%"
-        raise CmaxError(
+        raise UsageError(
             f"{tps:,.6g} tokens/s per GPU is {shown} MFU: more than the "
             f"{spec.id} dense {prec} peak ({peak:g} TFLOP/s) can deliver for {workload}",
             field=source, expected="a throughput at or below 100% MFU",

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError
-from cmax.tomlfile import REINSTALL, read_toml
+from cmax.errors import ReferenceDataError
+from cmax.reference._files import read_reference_toml
 
 PRECISIONS = ("bf16", "fp8", "nvfp4")
 
@@ -33,7 +33,7 @@ def normalize_precision(value: str) -> tuple[str, str | None]:
     key = value.strip().lower().replace("_", "-")
     if key in _PRECISION_ALIASES:
         return _PRECISION_ALIASES[key]
-    raise CmaxError(
+    raise ReferenceDataError(
         f"unknown precision {value!r}", field="precision",
         expected="bf16, fp8 or nvfp4 (also fp8-cs, mxfp8, fp8-blockwise)",
     )
@@ -68,10 +68,10 @@ def _gpu_key(value: str) -> str:
 
 
 def load_gpus(path: Path) -> dict[str, GpuSpec]:
-    data = read_toml(path, what="GPU catalogue", missing_fix=REINSTALL)
+    data = read_reference_toml(path, what="GPU catalogue")
     gpus = data.get("gpus")
     if not isinstance(gpus, dict) or not gpus:
-        raise CmaxError("no [gpus.*] tables", file=path)
+        raise ReferenceDataError("no [gpus.*] tables", file=path)
     out: dict[str, GpuSpec] = {}
     for gid, raw in gpus.items():
         out[gid] = _parse_gpu(str(gid), raw, path)
@@ -81,10 +81,10 @@ def load_gpus(path: Path) -> dict[str, GpuSpec]:
 def _parse_gpu(gid: str, raw: Any, path: Path) -> GpuSpec:
     where = f"gpus.{gid}"
     if not isinstance(raw, dict):
-        raise CmaxError(f"{where} is not a table", file=path)
+        raise ReferenceDataError(f"{where} is not a table", file=path)
     peaks = raw.get("peak_tflops")
     if not isinstance(peaks, dict) or not peaks:
-        raise CmaxError("missing peak_tflops", file=path, field=f"{where}.peak_tflops")
+        raise ReferenceDataError("missing peak_tflops", file=path, field=f"{where}.peak_tflops")
     try:
         spec = GpuSpec(
             id=gid, name=str(raw["name"]),
@@ -97,11 +97,12 @@ def _parse_gpu(gid: str, raw: Any, path: Path) -> GpuSpec:
             source_date=str(raw.get("source_date", "")),
         )
     except KeyError as exc:
-        raise CmaxError(f"missing key {exc.args[0]!r}", file=path, field=where) from exc
+        raise ReferenceDataError(f"missing key {exc.args[0]!r}", file=path, field=where) from exc
     except (TypeError, ValueError) as exc:
-        raise CmaxError(f"bad value: {exc}", file=path, field=where) from exc
+        raise ReferenceDataError(f"bad value: {exc}", file=path, field=where) from exc
     if any(v <= 0 for v in spec.peak_tflops.values()) or not spec.source:
-        raise CmaxError("peaks must be positive and a source given", file=path, field=where)
+        raise ReferenceDataError("peaks must be positive and a source given", file=path,
+                                 field=where)
     return spec
 
 
@@ -116,7 +117,7 @@ def gpu_alias_table(gpus: dict[str, GpuSpec]) -> dict[str, str]:
 def resolve_gpu(value: str, gpus: dict[str, GpuSpec], aliases: dict[str, str]) -> GpuSpec:
     gid = aliases.get(_gpu_key(value))
     if gid is None:
-        raise CmaxError(
+        raise ReferenceDataError(
             f"unknown GPU {value!r}", field="gpu",
             expected="one of " + ", ".join(sorted(gpus)),
             fix="use a GPU id from `cmax reference list --what gpus`",

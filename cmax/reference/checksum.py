@@ -15,7 +15,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, ReferenceDataError
 
 SUMS_FILE = "SHA256SUMS"
 # Every file the reference loader reads (the rubric belongs to the scoring stage).
@@ -47,7 +47,7 @@ def file_sha256(path: Path) -> str:
 def compute_checksums(directory: Path) -> dict[str, str]:
     missing = [name for name in GUARDED_FILES if not (directory / name).is_file()]
     if missing:
-        raise CmaxError(
+        raise ReferenceDataError(
             f"reference data is incomplete: missing {', '.join(missing)}",
             file=directory, fix="reinstall cmax-rating or restore the reference/ folder",
         )
@@ -59,7 +59,7 @@ def read_checksums(directory: Path) -> dict[str, str]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise CmaxError(
+        raise ReferenceDataError(
             "the reference checksum file is missing", file=path,
             fix=f"regenerate it with `{REGENERATE}` if the data is intended",
         ) from exc
@@ -69,7 +69,7 @@ def read_checksums(directory: Path) -> dict[str, str]:
             continue
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64:
-            raise CmaxError(
+            raise ReferenceDataError(
                 "malformed checksum line", file=path, line=number,
                 expected="'<64 hex digits>  <file name>'", fix=f"regenerate with `{REGENERATE}`",
             )
@@ -78,17 +78,17 @@ def read_checksums(directory: Path) -> dict[str, str]:
 
 
 def verify_checksums(directory: Path) -> None:
-    """Raise CmaxError naming the first file whose content differs from SHA256SUMS."""
+    """Raise ReferenceDataError naming the first file whose content differs from SHA256SUMS."""
     expected = read_checksums(directory)
     actual = compute_checksums(directory)
     for name in GUARDED_FILES:
         if name not in expected:
-            raise CmaxError(
+            raise ReferenceDataError(
                 f"reference file {name} is not listed in {SUMS_FILE}",
                 file=directory / SUMS_FILE, fix=f"regenerate with `{REGENERATE}`",
             )
         if expected[name] != actual[name]:
-            raise CmaxError(
+            raise ReferenceDataError(
                 "reference data was modified after its release (checksum mismatch)",
                 file=directory / name,
                 expected=f"sha256 {expected[name][:12]}… from {SUMS_FILE}",

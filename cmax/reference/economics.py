@@ -10,19 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError
-from cmax.tomlfile import REINSTALL, read_toml
+from cmax.errors import ReferenceDataError
+from cmax.reference._files import read_reference_toml
 
 
 def load_economics(path: Path) -> dict[str, Any]:
-    data = read_toml(path, what="economics defaults", missing_fix=REINSTALL)
+    data = read_reference_toml(path, what="economics defaults")
     try:
         household = float(data["household_kwh_per_year"])
         pue = float(data["pue"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise CmaxError(f"bad economics entry: {exc}", file=path) from exc
+        raise ReferenceDataError(f"bad economics entry: {exc}", file=path) from exc
     if household <= 0 or pue < 1.0:
-        raise CmaxError("household kWh must be positive and PUE at least 1", file=path)
+        raise ReferenceDataError("household kWh must be positive and PUE at least 1", file=path)
     watts: dict[str, float] = {}
     watts_source: dict[str, str] = {}
     for gpu, entry in data.get("system_power", {}).items():

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from cmax.errors import CmaxError
+from cmax.errors import ReferenceDataError, UsageError
 from cmax.reference.architecture import Architecture
 
 Task = Literal["pretrain", "sft", "lora"]
@@ -70,7 +70,7 @@ class FlopsBreakdown:
 
 def _need_published(arch: Architecture) -> None:
     if not arch.published:
-        raise CmaxError(
+        raise ReferenceDataError(
             f"{arch.id}: no public architecture, so cmax cannot count its FLOPs",
             expected="a model with published layer shapes",
             fix="use the source's own TFLOP/s figures for this workload",
@@ -141,7 +141,7 @@ def cmax_breakdown(arch: Architecture, seq_len: int) -> FlopsBreakdown:
     """Forward FLOPs per token under cmax's architecture-true convention."""
     _need_published(arch)
     if seq_len <= 0:
-        raise CmaxError(f"seq_len must be positive, got {seq_len}", field="seq_len")
+        raise UsageError(f"seq_len must be positive, got {seq_len}", field="seq_len")
     ctx = _causal_context(seq_len)
     h, L = arch.hidden, arch.layers
     linear = 2.0 * h * arch.vocab  # logits
@@ -333,7 +333,7 @@ def source_flops_per_token(
         return _nemo_deepseekv3(arch, seq_len)
     if convention == "megatron-bridge":
         return _megatron_bridge(arch, seq_len, tp)
-    raise CmaxError(
+    raise ReferenceDataError(
         f"FLOPs convention {convention!r} cannot be computed from the architecture",
         field="flops_convention", expected=" / ".join(sorted(CONVENTIONS)),
     )

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError
-from cmax.tomlfile import REINSTALL, read_toml
+from cmax.errors import ReferenceDataError
+from cmax.reference._files import read_reference_toml
 
 _COLLECTIVES = {
     "allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
@@ -27,19 +27,20 @@ def normalize_collective(name: str) -> str:
 
 
 def load_network(path: Path) -> list[dict[str, Any]]:
-    data = read_toml(path, what="network baselines", missing_fix=REINSTALL)
+    data = read_reference_toml(path, what="network baselines")
     rows = data.get("baselines")
     if not isinstance(rows, list) or not rows:
-        raise CmaxError("no [[baselines]] entries", file=path)
+        raise ReferenceDataError("no [[baselines]] entries", file=path)
     required = ("id", "fabric", "interconnects", "scope", "min_nodes", "max_nodes",
                 "collective", "busbw_gbps", "message_bytes", "kind", "source")
     for i, row in enumerate(rows):
         missing = [k for k in required if k not in row]
         if missing:
-            raise CmaxError(f"network baseline #{i + 1} lacks {missing}", file=path)
+            raise ReferenceDataError(f"network baseline #{i + 1} lacks {missing}", file=path)
         if row["kind"] not in (*_KIND_RANK, "threshold"):
-            raise CmaxError(f"network baseline {row['id']!r}: unknown kind {row['kind']!r}",
-                            file=path, expected="measured / stated / derived / threshold")
+            raise ReferenceDataError(
+                f"network baseline {row['id']!r}: unknown kind {row['kind']!r}",
+                file=path, expected="measured / stated / derived / threshold")
     return [dict(r) for r in rows]
 
 

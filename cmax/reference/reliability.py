@@ -10,26 +10,26 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError
-from cmax.tomlfile import REINSTALL, read_toml
+from cmax.errors import ReferenceDataError
+from cmax.reference._files import read_reference_toml
 
 
 def load_reliability(path: Path, categories_path: Path) -> dict[str, Any]:
-    data = read_toml(path, what="reliability baselines", missing_fix=REINSTALL)
+    data = read_reference_toml(path, what="reliability baselines")
     llama3 = data.get("llama3")
     if not isinstance(llama3, dict):
-        raise CmaxError("missing [llama3]", file=path)
+        raise ReferenceDataError("missing [llama3]", file=path)
     try:
         interruptions = int(llama3["interruptions"])
         gpus = int(llama3["gpus"])
         days = float(llama3["days"])
         per_node = int(llama3["gpus_per_node"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise CmaxError(f"bad [llama3] entry: {exc}", file=path, field="llama3") from exc
+        raise ReferenceDataError(f"bad [llama3] entry: {exc}", file=path, field="llama3") from exc
     categories = _read_categories(categories_path)
     if sum(c["count"] for c in categories) != interruptions:
-        raise CmaxError("category counts do not sum to the interruption count",
-                        file=categories_path, expected=str(interruptions))
+        raise ReferenceDataError("category counts do not sum to the interruption count",
+                                 file=categories_path, expected=str(interruptions))
     gpu_hours = gpus * days * 24.0
     out: dict[str, Any] = {
         "interruptions": interruptions,
@@ -59,7 +59,7 @@ def _read_categories(path: Path) -> list[dict[str, Any]]:
         with path.open(newline="", encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
     except OSError as exc:
-        raise CmaxError(f"cannot read interruption categories: {exc}", file=path) from exc
+        raise ReferenceDataError(f"cannot read interruption categories: {exc}", file=path) from exc
     out = []
     for line, row in enumerate(rows, start=2):
         try:
@@ -69,5 +69,5 @@ def _read_categories(path: Path) -> list[dict[str, Any]]:
                 "suspected_hardware": row["suspected_hardware"].strip().lower() == "true",
             })
         except (KeyError, ValueError) as exc:
-            raise CmaxError(f"bad category row: {exc}", file=path, line=line) from exc
+            raise ReferenceDataError(f"bad category row: {exc}", file=path, line=line) from exc
     return out

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cmax.cli import main
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, UsageError
 from cmax.reference import Reference, load_reference
 from cmax.reference.calc import parse_mfu, parse_quantity, what_if
 
@@ -88,12 +88,24 @@ def test_no_peak_no_mfu(ref: Reference) -> None:
 def test_parsers() -> None:
     assert parse_mfu("42%") == pytest.approx(0.42)
     assert parse_mfu("0.42") == pytest.approx(0.42)
-    with pytest.raises(CmaxError, match="ambiguous"):
+    with pytest.raises(UsageError, match="ambiguous"):
         parse_mfu("42")
     assert parse_quantity("15T", name="--tokens") == 15e12
     assert parse_quantity("2.5e9", name="--tokens") == 2.5e9
-    with pytest.raises(CmaxError):
+    with pytest.raises(UsageError) as info:
         parse_quantity("lots", name="--tokens")
+    assert info.value.field == "--tokens"
+
+
+def test_an_unknown_id_on_the_command_line_is_a_usage_error(ref: Reference) -> None:
+    """The reference refuses an unknown GPU as ReferenceDataError; given to calc it is the
+    user's option that is wrong: UsageError naming the option, the reference's list kept."""
+    with pytest.raises(UsageError) as info:
+        what_if(ref, model="llama3.1-8b", gpu="a100", precision="bf16", mfu=0.4)
+    assert info.value.field == "--gpu" and "h100-sxm" in str(info.value.expected)
+    with pytest.raises(UsageError) as info:
+        what_if(ref, model="no-such-model", gpu="h100", precision="bf16", mfu=0.4)
+    assert info.value.field == "--model" and info.value.fix is not None
 
 
 # --- through the CLI -------------------------------------------------------------------------

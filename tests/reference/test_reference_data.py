@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, ReferenceDataError
 from cmax.reference import GpuSpec, Reference, clear_cache, load_reference
 from cmax.reference.checksum import GUARDED_FILES, write_checksums
 from cmax.resources import data_dir
@@ -130,7 +130,7 @@ def test_gpu_catalogue_and_aliases(ref: Reference) -> None:
     for gid in ("h100-sxm", "h200", "b200", "b300", "gb200", "gb300"):
         g = ref.gpu(gid)
         assert g.memory_gb > 0 and g.hbm_tbps > 0 and g.tdp_w > 0 and g.source
-    with pytest.raises(CmaxError, match=r"unknown GPU 'a100'.*h100-sxm"):
+    with pytest.raises(ReferenceDataError, match=r"unknown GPU 'a100'.*h100-sxm"):
         ref.gpu("a100")
 
 
@@ -196,7 +196,7 @@ def test_checksum_mismatch_is_refused(tmp_path: Path) -> None:
     path.write_text(path.read_text(encoding="utf-8").replace("13.433", "12.000", 1),
                     encoding="utf-8")
     clear_cache()
-    with pytest.raises(CmaxError) as info:
+    with pytest.raises(ReferenceDataError) as info:
         load_reference(root=root)
     text = info.value.one_line()
     assert "baselines.csv" in text and "modified" in text
@@ -214,10 +214,34 @@ def test_schema_violation_names_row_and_column(tmp_path: Path) -> None:
         csv.writer(fh, lineterminator="\n").writerows(rows)
     write_checksums(root)
     clear_cache()
-    with pytest.raises(CmaxError) as info:
+    with pytest.raises(ReferenceDataError) as info:
         load_reference(root=root)
     assert info.value.line == 6 and info.value.field == "gpu"
     clear_cache()
+
+
+def test_a_broken_reference_toml_is_reference_data_error_with_its_line(tmp_path: Path) -> None:
+    """The TOML reader shared with the manifest raises a plain CmaxError; a shipped file that
+    does not parse is the reference data's fault, so it arrives as ReferenceDataError with the
+    reader's message and line kept."""
+    root = _copy(tmp_path)
+    path = root / "gpus.toml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n[broken\n", encoding="utf-8")
+    write_checksums(root)
+    clear_cache()
+    with pytest.raises(ReferenceDataError) as info:
+        load_reference(root=root)
+    assert info.value.file == str(path) and "invalid TOML" in info.value.message
+    assert info.value.line == len(path.read_text(encoding="utf-8").splitlines())
+    clear_cache()
+
+
+def test_a_missing_reference_file_says_to_reinstall(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    (root / "release.toml").unlink()
+    with pytest.raises(ReferenceDataError) as info:
+        load_reference(root=root)
+    assert info.value.fix is not None and "reinstall" in info.value.fix
 
 
 def test_guarded_files_exclude_rubric() -> None:
