@@ -8,8 +8,10 @@ edits that no single-value check can see.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterator
+from types import MappingProxyType
 
 import polars as pl
 
@@ -43,6 +45,17 @@ register(Rule(
     f"More than {FLOPS_TOLERANCE:.0%} from the nearest of the FLOPs conventions used for this "
     "workload (cmax architecture-true, Megatron-Bridge flop_utils, and the convention of its "
     "reference rows, e.g. NVIDIA's non-causal Llama formula); median over the window's steps.",
+))
+register(Rule(
+    "consistency.recipe-config-assumed", "info", "Configuration not stated: the recipe's assumed",
+    "Neither cmax.toml nor the log states part of the run's configuration (GBS, sequence "
+    "length, parallelism). Skipping the consistency rules would let a log with edited TFLOP/s "
+    "through, so they run under the matched reference recipe's values instead, and this note "
+    "says which were assumed. A run made with another configuration then shows up as "
+    "inconsistent, which is the honest outcome: declare what the job used.",
+    "Declare gbs, seq_len, mbs, tp, pp, cp (and ep, vp) in the run's [[runs]] entry.",
+    "The matched baseline row of the reference release (NVIDIA DGXC recipe configuration); "
+    "only a row for the run's own GPU count is used.",
 ))
 register(Rule(
     "consistency.tokens-vs-step-time", "error", "Reported tokens/s disagree with the step times",
@@ -116,6 +129,46 @@ register(Rule(
     "Submit the unedited nccl-tests stdout.",
     "NVIDIA/nccl-tests doc/PERFORMANCE.md (algbw = S / t).",
 ))
+
+
+RECIPE_FIELDS = ("gbs", "seq_len", "mbs", "tp", "pp", "cp", "ep", "vp")
+"""The configuration values the consistency rules need; unstated ones come from the recipe."""
+
+
+def under_recipe(view: RunView) -> tuple[RunView, list[str]]:
+    """The run with every configuration value neither the log nor cmax.toml states filled in,
+    and what was assumed.
+
+    The GBS the log prints on its iteration lines counts as stated. Everything else comes from
+    the matched reference row (the recipe NVIDIA measured), and only when that row is for the
+    run's own GPU count: a recipe's GBS and layout scale with it.
+    """
+    base = view.baseline
+    fill: dict[str, int] = {}
+    assumed: list[str] = []
+    same_scale = base is not None and base.num_gpus in (None, view.get_int("num_gpus"))
+    for name in RECIPE_FIELDS:
+        if view.get(name) is not None:
+            continue
+        if name == "gbs" and view.logged_gbs:
+            fill[name] = view.logged_gbs[0][1]
+            continue
+        value = as_int(getattr(base, name, None)) if same_scale else None
+        if value is not None:
+            fill[name] = value
+            assumed.append(f"{name} {value}")
+    if not fill:
+        return view, []
+    return dataclasses.replace(view, row=MappingProxyType({**view.row, **fill})), assumed
+
+
+def _assumed_note(view: RunView, assumed: list[str]) -> Iterator[Finding]:
+    if assumed and view.baseline is not None:
+        yield run_finding(
+            "consistency.recipe-config-assumed", view,
+            f"neither cmax.toml nor the log states {', '.join(a.split()[0] for a in assumed)};"
+            f" the consistency rules assume the reference recipe's ({view.baseline.baseline_id})"
+            f": {', '.join(assumed)}")
 
 
 def _median(frame: pl.DataFrame, col: str) -> float | None:
@@ -363,9 +416,11 @@ def _nccl(ctx: Context) -> Iterator[Finding]:
 
 def check(ctx: Context) -> Iterator[Finding]:
     for view in ctx.runs:
-        yield from _tflops(ctx, view)
-        yield from _tokens(view)
-        yield from _layout(view)
+        recipe, assumed = under_recipe(view)
+        yield from _assumed_note(view, assumed)
+        yield from _tflops(ctx, recipe)
+        yield from _tokens(recipe)
+        yield from _layout(recipe)
         yield from _manifest(ctx, view)
         yield from _logged_gbs(view)
         yield from _sequence(view)

@@ -299,6 +299,7 @@ TRIPS: dict[str, Case] = {
         pl.col("tflops_per_gpu") * 1.3))),
     "consistency.tokens-vs-step-time": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
         (256 * 8192 / 512 / pl.col("step_time_s") * 1.1).alias("tokens_per_s_per_gpu")))),
+    "consistency.recipe-config-assumed": edit(_attr(0, vp=None)),
     "consistency.gpu-count": edit(_attr(0, num_gpus=1024, gbs=512)),
     "consistency.partial-nodes": edit(lambda b: (setattr(b, "gpus_per_node", 6),
                                                  setattr(b, "nodes", 100))),
