@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError, EvidenceFormatError
 from cmax.evidence import NODE_HEALTH_SCHEMA
 from cmax.ingest.textlines import table
 
@@ -33,10 +33,12 @@ def is_dcgm_diag(data: object) -> bool:
         isinstance(data.get(k), dict) and "test_categories" in data[k] for k in TOP_KEYS)
 
 
-def _bad(path: Path, what: str, field: str) -> CmaxError:
-    return CmaxError(f"dcgmi diag JSON: {what}", file=path, field=field,
-                     expected="the document `dcgmi diag -r N -j` prints",
-                     fix="save the unmodified output of `dcgmi diag -r 3 -j > <host>.json`")
+def _bad(path: Path, what: str, field: str,
+         cls: type[EvidenceError] = EvidenceError) -> EvidenceError:
+    """A JSON document that is not (or not wholly) what ``dcgmi diag -j`` prints."""
+    return cls(f"dcgmi diag JSON: {what}", file=path, field=field,
+               expected="the document `dcgmi diag -r N -j` prints",
+               fix="save the unmodified output of `dcgmi diag -r 3 -j > <host>.json`")
 
 
 def parse_dcgm(path: Path) -> pl.DataFrame:
@@ -44,10 +46,11 @@ def parse_dcgm(path: Path) -> pl.DataFrame:
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8-sig"))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise CmaxError(f"not valid JSON ({type(exc).__name__})", file=path,
-                        fix="save the unmodified output of `dcgmi diag -r 3 -j`") from None
+        raise EvidenceError(f"not valid JSON ({type(exc).__name__})", file=path,
+                            fix="save the unmodified output of `dcgmi diag -r 3 -j`") from None
     if not is_dcgm_diag(data):
-        raise _bad(path, "no 'DCGM Diagnostic' test_categories", "DCGM Diagnostic")
+        raise _bad(path, "no 'DCGM Diagnostic' test_categories", "DCGM Diagnostic",
+                   EvidenceFormatError)
     key = next(k for k in TOP_KEYS if isinstance(data.get(k), dict))
     node = path.stem
     cats = data[key].get("test_categories")

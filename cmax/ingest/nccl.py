@@ -43,7 +43,7 @@ from pathlib import Path
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError
 from cmax.evidence import NCCL_SCHEMA
 from cmax.facts import Fact
 from cmax.ingest.textlines import table
@@ -355,7 +355,7 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
             if _cut_mid_write(bodies, idx):
                 test.cut_row = lineno  # its numbers cannot be trusted
                 continue
-            raise CmaxError(
+            raise EvidenceError(
                 f"malformed nccl-tests data row: {body[:80]!r}", file=path, line=lineno,
                 expected="size count type [redop root] then time algbw busbw #wrong for "
                 "out-of-place and in-place, as the block's column header says",
@@ -520,7 +520,7 @@ def nccl_frame(tests: list[NcclTest], *, run_id: str, source_file: str,
     records: list[dict[str, object]] = []
     for index, test in enumerate(tests):
         if test.collective is None:
-            raise CmaxError(
+            raise EvidenceError(
                 "cannot tell which collective this nccl-tests output measured", file=path,
                 expected="a '# Collective test starting: <name>_perf' line, the command line, "
                 "or a file name containing the test name",

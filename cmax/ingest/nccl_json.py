@@ -27,7 +27,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError, EvidenceFormatError
 from cmax.evidence import NODE_HEALTH_SCHEMA
 from cmax.facts import Fact
 from cmax.ingest.nccl import NcclTest, solve_ranks
@@ -48,10 +48,12 @@ def is_nccl_json(data: object) -> bool:
             and ("nccl_version" in data or "average_bus_bandwidth" in data))
 
 
-def _bad(path: Path, what: str, field: str) -> CmaxError:
-    return CmaxError(f"nccl-tests JSON: {what}", file=path, field=field,
-                     expected=f"the document nccl-tests -J writes (format version {JSON_VERSION})",
-                     fix="submit the .json file exactly as nccl-tests wrote it")
+def _bad(path: Path, what: str, field: str,
+         cls: type[EvidenceError] = EvidenceError) -> EvidenceError:
+    """A JSON document that is not (or not wholly) what nccl-tests -J writes."""
+    return cls(f"nccl-tests JSON: {what}", file=path, field=field,
+               expected=f"the document nccl-tests -J writes (format version {JSON_VERSION})",
+               fix="submit the .json file exactly as nccl-tests wrote it")
 
 
 def _float(value: object) -> float | None:
@@ -83,11 +85,11 @@ def load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise CmaxError(f"not valid JSON ({type(exc).__name__})", file=path,
-                        fix="submit the .json file exactly as nccl-tests wrote it "
-                        "(a run killed mid-write leaves it unterminated)") from None
+        raise EvidenceError(f"not valid JSON ({type(exc).__name__})", file=path,
+                            fix="submit the .json file exactly as nccl-tests wrote it "
+                            "(a run killed mid-write leaves it unterminated)") from None
     if not is_nccl_json(data):
-        raise _bad(path, "no version/config/results", "results")
+        raise _bad(path, "no version/config/results", "results", EvidenceFormatError)
     version = data.get("version")
     if version != JSON_VERSION:
         raise _bad(path, f"format version {version!r} is not supported", "version")

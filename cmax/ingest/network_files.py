@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, EvidenceFormatError
 from cmax.evidence import NCCL_SCHEMA, NODE_HEALTH_SCHEMA, conform
 from cmax.ingest.formats import Format, NcclFormat, NodeHealthFormat, Probe, identify
 
@@ -56,9 +56,9 @@ def network_files(reader: _Reader, i: int, relative: str,
         plugin, probe = found
         fmt = plugin.id
         if fmt not in (FOLDER_FORMATS if folder else NCCL_FORMATS):
-            raise CmaxError(f"file holds {fmt}, not nccl-tests output", file=path,
-                            expected=", ".join(NCCL_FORMATS),
-                            fix="check the manifest points at the right file")
+            raise EvidenceFormatError(f"file holds {fmt}, not nccl-tests output", file=path,
+                                      expected=", ".join(NCCL_FORMATS),
+                                      fix="check the manifest points at the right file")
         # the format's own role methods give the rows (cmax.ingest.formats; FORMATS edit)
         parsed = plugin.parse(probe)
         rel = reader.record(path, fmt, plugin.facts(parsed),
@@ -70,9 +70,9 @@ def network_files(reader: _Reader, i: int, relative: str,
             if node_rows is not None:
                 health.append(node_rows)
     if not frames:
-        raise CmaxError("folder holds no nccl-tests output" if folder
-                        else "no nccl-tests rows", file=target,
-                        expected="all_reduce_perf (etc.) output files, text or -J JSON")
+        raise EvidenceFormatError("folder holds no nccl-tests output" if folder
+                                  else "no nccl-tests rows", file=target,
+                                  expected="all_reduce_perf (etc.) output files, text or -J JSON")
     nccl_rows = pl.concat([conform(f, NCCL_SCHEMA) for f in frames], how="vertical")
     node_rows_all = (pl.concat([conform(h, NODE_HEALTH_SCHEMA) for h in health],
                                how="vertical") if health

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError, EvidenceFormatError
 from cmax.ingest import dcgm, nccl, nccl_json
 from cmax.ingest.detect import detect_format
 from cmax.ingest.summary import inspect_file
@@ -81,7 +81,7 @@ def test_malformed_row_inside_a_table_is_one_clear_error(tmp_path: Path) -> None
     lines[row] = lines[row].replace("sum", "sum  7")
     path = tmp_path / "all_reduce.txt"
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(CmaxError) as info:
+    with pytest.raises(EvidenceError) as info:
         nccl.parse_nccl_tests(path)
     assert info.value.line == row + 1 and "malformed nccl-tests data row" in info.value.message
 
@@ -114,12 +114,16 @@ def test_nccl_json_wrong_version_and_cut_file(tmp_path: Path) -> None:
     text = (NCCL / "all_reduce_2node.json").read_text()
     old = tmp_path / "v2.json"
     old.write_text(text.replace('"version":3', '"version":2'))
-    with pytest.raises(CmaxError, match="format version 2"):
+    with pytest.raises(EvidenceError, match="format version 2"):
         nccl_json.parse_nccl_json(old)
     cut = tmp_path / "cut.json"
     cut.write_text(text[: len(text) // 2])
-    with pytest.raises(CmaxError, match="not valid JSON"):
+    with pytest.raises(EvidenceError, match="not valid JSON"):
         nccl_json.parse_nccl_json(cut)
+    other = tmp_path / "other.json"
+    other.write_text('{"results": []}')
+    with pytest.raises(EvidenceFormatError, match="no version/config/results"):
+        nccl_json.parse_nccl_json(other)
 
 
 def test_dcgm_diag_failures_per_node() -> None:
@@ -135,7 +139,10 @@ def test_dcgm_diag_failures_per_node() -> None:
 def test_dcgm_diag_unknown_status_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "n1.json"
     path.write_text((NCCL / "dcgm" / "node-a.json").read_text().replace('"Pass"', '"Maybe"', 1))
-    with pytest.raises(CmaxError, match="unknown status"):
+    with pytest.raises(EvidenceError, match="unknown status"):
+        dcgm.parse_dcgm(path)
+    path.write_text('{"DCGM Diagnostic": []}')
+    with pytest.raises(EvidenceFormatError, match="test_categories"):
         dcgm.parse_dcgm(path)
 
 
