@@ -15,6 +15,7 @@ multiply-add counts as 2 FLOPs. The conventions are documented in docs/reference
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -180,35 +181,60 @@ def cmax_flops_per_token(arch: Architecture, seq_len: int, task: Task = "pretrai
 
 # --- publishers' conventions -------------------------------------------------------------
 
+#: FLOPs per token as a publisher counts them: (architecture, seq_len, tensor-parallel size)
+#: -> FLOPs. One entry per convention of :data:`CONVENTIONS` computable from the architecture,
+#: added by :func:`_counts` beside each formula, so a new convention is one decorated function.
+_COUNTERS: dict[str, Callable[[Architecture, int, int], float]] = {
+    "cmax": lambda a, s, tp: cmax_flops_per_token(a, s),
+}
 
+_Formula = Callable[[Architecture, int], float]
+
+
+def _counts(convention: str, *, factor: float = 1.0) -> Callable[[_Formula], _Formula]:
+    """Register a per-token formula (seq_len only) as ``convention``, scaled by ``factor``."""
+    def register(formula: _Formula) -> _Formula:
+        _COUNTERS[convention] = lambda a, s, tp: formula(a, s) * factor
+        return formula
+    return register
+
+
+
+@_counts("nvidia-gpt")
 def _nvidia_gpt(a: Architecture, s: int) -> float:
     L, h = a.layers, a.hidden
     return 72.0 * L * h * h + 12.0 * L * h * s + 6.0 * a.vocab * h
 
 
+@_counts("nvidia-llama")
 def _nvidia_llama(a: Architecture, s: int) -> float:
     L, h = a.layers, a.hidden
     return (12.0 * L * h * h * (1 + a.kv / a.heads + s / h)
             + 18.0 * L * a.ffn * h + 6.0 * a.vocab * h)
 
 
+@_counts("nvidia-llama-finetune")
+@_counts("nvidia-llama-finetune-lora", factor=2.0 / 3.0)  # DGXC LoRA READMEs
 def _nvidia_llama_finetune(a: Architecture, s: int) -> float:
     L, h = a.layers, a.hidden
     return 12.0 * L * h * h * (1 + a.kv / a.heads) + 18.0 * L * a.ffn * h + 6.0 * a.vocab * h
 
 
+@_counts("nvidia-nemotron4")
 def _nvidia_nemotron4(a: Architecture, s: int) -> float:
     L, h = a.layers, a.hidden
     return (12.0 * L * h * h * (1 + a.kv / a.heads) + 12.0 * L * h * s
             + 12.0 * L * h * a.ffn + 6.0 * a.vocab * h)
 
 
+@_counts("nvidia-grok1")
 def _nvidia_grok1(a: Architecture, s: int) -> float:
     L, h = a.layers, a.hidden
     return (12.0 * L * h * h * (1 + a.kv / a.heads + s / h / 2)
             + 18.0 * L * a.ffn * h * a.top_k + 6.0 * a.vocab * h)
 
 
+@_counts("nvidia-llama4")
 def _nvidia_llama4(a: Architecture, s: int) -> float:
     L, h = a.layers, a.hidden
     bracket = ((1 + a.kv / a.heads + 0.5 * s / h) + (a.ffn / h) * 1.5 * a.top_k
@@ -216,6 +242,7 @@ def _nvidia_llama4(a: Architecture, s: int) -> float:
     return 12.0 * L * h * h * bracket
 
 
+@_counts("nvidia-nemotronh")
 def _nvidia_nemotronh(a: Architecture, s: int) -> float:
     h, d = a.hidden, a.dim_head
     expand = (a.mamba_heads * a.mamba_head_dim) / h
@@ -229,6 +256,7 @@ def _nvidia_nemotronh(a: Architecture, s: int) -> float:
     return 6.0 * (mlp + attn + mamba + lm_head)
 
 
+@_counts("nemo-deepseekv3")
 def _nemo_deepseekv3(a: Architecture, s: int) -> float:
     h, heads = a.hidden, a.heads
     qk = a.qk_nope_dim + a.qk_rope_dim
@@ -305,34 +333,18 @@ def _megatron_bridge(a: Architecture, s: int, tp: int) -> float:
     return mlp + self_attn + mtp_extra + logits
 
 
+_COUNTERS["megatron-bridge"] = _megatron_bridge
+
+
 def source_flops_per_token(
     arch: Architecture, convention: str, seq_len: int, *, tp: int = 1,
 ) -> float:
     """Training FLOPs per token as the named publisher counts them (``arch`` may carry the
     publisher's own parameter overrides, see ``reference/conventions.toml``)."""
     _need_published(arch)
-    if convention == "cmax":
-        return cmax_flops_per_token(arch, seq_len)
-    if convention == "nvidia-gpt":
-        return _nvidia_gpt(arch, seq_len)
-    if convention == "nvidia-llama":
-        return _nvidia_llama(arch, seq_len)
-    if convention == "nvidia-llama-finetune":
-        return _nvidia_llama_finetune(arch, seq_len)
-    if convention == "nvidia-llama-finetune-lora":
-        return _nvidia_llama_finetune(arch, seq_len) * 2.0 / 3.0
-    if convention == "nvidia-nemotron4":
-        return _nvidia_nemotron4(arch, seq_len)
-    if convention == "nvidia-grok1":
-        return _nvidia_grok1(arch, seq_len)
-    if convention == "nvidia-llama4":
-        return _nvidia_llama4(arch, seq_len)
-    if convention == "nvidia-nemotronh":
-        return _nvidia_nemotronh(arch, seq_len)
-    if convention == "nemo-deepseekv3":
-        return _nemo_deepseekv3(arch, seq_len)
-    if convention == "megatron-bridge":
-        return _megatron_bridge(arch, seq_len, tp)
+    counter = _COUNTERS.get(convention)
+    if counter is not None:
+        return counter(arch, seq_len, tp)
     raise ReferenceDataError(
         f"FLOPs convention {convention!r} cannot be computed from the architecture",
         field="flops_convention", expected=" / ".join(sorted(CONVENTIONS)),

@@ -8,10 +8,11 @@ import tomllib
 import polars as pl
 import pytest
 
-from cmax.errors import CmaxError
+from cmax.errors import ReferenceDataError
 from cmax.reference import Reference, load_reference
 from cmax.reference.architecture import Architecture
 from cmax.reference.flops import (
+    _COUNTERS,
     CONVENTIONS,
     cmax_breakdown,
     cmax_flops_per_token,
@@ -147,8 +148,21 @@ def test_megatron_bridge_rows_follow_their_convention(ref: Reference) -> None:
 
 def test_conventions_are_documented() -> None:
     assert {"cmax", "megatron-bridge", "nvidia-llama", "source-implied"} <= set(CONVENTIONS)
-    with pytest.raises(CmaxError, match="cannot be computed"):
+    with pytest.raises(ReferenceDataError, match="cannot be computed"):
         source_flops_per_token(_toy(), "nemo-packed-finetune", 128)
+
+
+def test_every_computable_convention_is_documented_and_the_rest_refused() -> None:
+    """The formulas register themselves by convention id: each one is described in
+    CONVENTIONS, and a documented convention without a formula is refused, not miscounted."""
+    computable = set(_COUNTERS)
+    assert computable <= set(CONVENTIONS)
+    assert set(CONVENTIONS) - computable == {
+        "nemo-packed-finetune", "megatron-bridge-packed-lora", "source-implied"}
+    arch = _toy()
+    lora = source_flops_per_token(arch, "nvidia-llama-finetune-lora", 128)
+    assert lora == pytest.approx(source_flops_per_token(arch, "nvidia-llama-finetune", 128)
+                                 * 2 / 3)
 
 
 # --- cmax's architecture-true convention, checked by hand -------------------------------------
