@@ -153,6 +153,17 @@ def _drivers(quoted: float, throughput: float | None, goodput: float,
                      if sla.node_months else f"measured {sla.measured_uptime_pct:.3f}% against ")
                     + f"the contracted {sla.contracted_uptime_pct:g}% uptime: "
                     f"{_usd(credit)} owed on the measured period's bill")))
+    suspects = scorecard.suspect_nodes
+    contract_gpus = scorecard.nodes * scorecard.gpus_per_node
+    if suspects and contract_gpus > 0:
+        gpus = sum(s.gpus for s in suspects)
+        out.append(PriceDriver(
+            name="Suspect nodes", kind="credit",
+            usd_per_gpu_hour=round(quoted * gpus / contract_gpus, 4),
+            detail=(f"{_plural(len(suspects), 'node')} ({gpus:,} GPUs) the network evidence "
+                    "singles out as slow: exclude them from the contract or credit them, "
+                    f"{gpus:,} GPUs × {_usd(quoted)} × {HOURS_PER_MONTH:g} h = "
+                    f"{_usd(gpus * quoted * HOURS_PER_MONTH)} a month")))
     return sorted(out, key=lambda d: -abs(d.usd_per_gpu_hour))
 
 

@@ -97,6 +97,7 @@ def _common(card: Scorecard) -> dict[str, Any]:
         "headlines": views.headline_findings(card),
         "reasons": views.reasoning(card),
         "gates_failed": views.failed_gates(card),
+        "gates_unevaluated": views.unevaluated_gates(card),
     }
 
 

@@ -39,7 +39,8 @@ def all_findings(card: Scorecard) -> list[Finding]:
 
 
 def failed_gates(card: Scorecard) -> list[Gate]:
-    return [g for g in card.gates if g.status == "failed"]
+    """Gates the evidence failed (a gate that was not evaluated is not among them)."""
+    return [g for g in card.gates if gate_state(g) == "failed"]
 
 
 def audit_checks_sorted(card: Scorecard) -> list[AuditCheck]:
@@ -71,7 +72,7 @@ def gate_state(gate: Gate) -> GateState:
 
 
 def unevaluated_gates(card: Scorecard) -> list[Gate]:
-    return [g for g in card.gates if g.passed and gate_state(g) == "not evaluated"]
+    return [g for g in card.gates if gate_state(g) == "not evaluated"]
 
 
 EXEMPLAR_SCOPE = ("Exemplar covers training throughput only (every suite workload above the "
@@ -506,7 +507,8 @@ def tier_changes(card: Scorecard, limit: int = 4) -> list[str]:
     for g in failed_gates(card):
         out.append(f"Pass the “{g.name}” gate: it caps the tier at {g.cap} whatever the score.")
     for g in unevaluated_gates(card):
-        out.append(f"Provide conclusive evidence for the “{g.name}” gate: it was not evaluated.")
+        out.append(f"Provide conclusive evidence for the “{g.name}” gate: it was not "
+                   f"evaluated, which caps the tier at {g.cap}.")
     thresholds = tier_thresholds(card)
     order = ["Bronze", "Silver", "Gold", "Platinum"]
     scored = [c for c in card.categories if c.weight > 0]

@@ -221,3 +221,64 @@ def test_findings_csv_neutralises_spreadsheet_formulas() -> None:
     rows = list(csv.reader(io.StringIO(reports.findings_csv(card))))
     assert rows[0] == ["severity", "rule", "file", "line", "run_id", "message", "fix"]
     assert rows[1] == ["warning", "r", "'=cmd|' /C calc'!A0", "2", "", "'+SUM(A1:A9)", "'@fix"]
+
+
+def _html(card: object) -> str:
+    from cmax.scorecard import Scorecard
+
+    assert isinstance(card, Scorecard)
+    return reports.scorecard_html(card, "x", "html", reports.ScorecardCharts())
+
+
+def test_a_gate_without_conclusive_evidence_reads_not_evaluated_never_passed() -> None:
+    card = make_scorecard()
+    gate = card.gates[0].model_copy(update={
+        "passed": False, "status": "not_evaluated",
+        "reason": "not evaluated (no conclusive audit check)"})
+    card = card.model_copy(update={"gates": [gate]})
+    assert views.gate_state(gate) == "not evaluated"
+    assert views.failed_gates(card) == [] and views.unevaluated_gates(card) == [gate]
+    html = _html(card)
+    assert '<span class="chip neutral">not evaluated</span>' in html
+    assert f"Provide conclusive evidence for the “{gate.name}” gate" in html
+    assert "(1 not evaluated)" in html
+
+
+def test_exemplar_line_says_it_covers_performance_only() -> None:
+    html = _html(make_strong_scorecard())
+    assert "Exemplar (performance only)" in html and "not a recommendation" in html
+
+
+def test_suspect_nodes_slot_renders_only_when_the_scorecard_has_them() -> None:
+    from cmax.price.advice import card_drivers
+    from cmax.scorecard import SuspectNode
+
+    card = make_scorecard()
+    assert "Suspect nodes" not in _html(card) and views.suspect_offer(card) is None
+    node = SuspectNode(node="gpu-node-07", sources=["nccl/pairs.txt:12"], shortfall_pct=18.0,
+                       impact="slows every all-reduce it joins", gpus=8)
+    card = card.model_copy(update={"suspect_nodes": [node]})
+    offer = views.suspect_offer(card)
+    assert offer is not None and offer.gpus == 8
+    # GPUs on suspect nodes × quote × hours: 8 × $2.10 × 730 h = $12,264 a month
+    assert offer.usd_per_month == 12264.0 and offer.usd_per_term == 12264.0 * 12
+    html = _html(card)
+    assert "Suspect nodes" in html and "gpu-node-07" in html
+    assert "8 GPUs × $2.10 × 730 h = $12,264 a month" in html
+    assert any(d.name == "Suspect nodes" for d in card_drivers(card.model_copy(
+        update={"price": card.price.model_copy(update={"drivers": []})
+                if card.price else None})))
+    assert any("Exclude these 1 node(s)" in p.text for p in views.brief_demands(card))
+
+
+def test_leaderboard_ranks_by_value_when_asked() -> None:
+    cards = [(f"s{i}", c) for i, c in enumerate(
+        [make_strong_scorecard(), make_scorecard(), make_weak_scorecard(),
+         make_minimal_scorecard()])]
+    rows = views.leaderboard_rows(cards, "value")
+    values = [r.value for r in rows]
+    priced = [v for v in values if v is not None]
+    assert priced == sorted(priced) and values[len(priced):] == [None] * (len(values) - len(priced))
+    assert [r.value_rank for r in rows if r.value is not None] == list(range(1, len(priced) + 1))
+    by_tier = views.leaderboard_rows(cards)
+    assert {r.slug: r.value_rank for r in by_tier} == {r.slug: r.value_rank for r in rows}
