@@ -197,16 +197,29 @@ def _bool_grader(*, bad: bool, severity: str, basis: str | None = None,
     flagged = basis or ("MISSING" if severity == "FAIL" else "CONFIG")
 
     def grade(value: Any, ctx: _Ctx) -> Grade:
-        b = _bool(value)
-        if b is None:
-            return _unverified(value)
-        if b is bad:
-            if guard is not None and (guarded := guard(ctx)) is not None:
-                return guarded
-            return severity, flagged
-        return "PASS", ""
+        if (decided := _decided(value, good=not bad)) is not None:
+            return decided
+        if guard is not None and (guarded := guard(ctx)) is not None:
+            return guarded
+        return severity, flagged
 
     return grade
+
+
+def _decided(value: object, *, good: bool) -> Grade | None:
+    """A yes/no fact's grade where the value alone decides it: unverified when it is no
+    boolean, PASS when it is ``good``; None when it is the other value and the check has to
+    look further (a guard, a related fact)."""
+    b = _bool(value)
+    if b is None:
+        return _unverified(value)
+    return ("PASS", "") if b is good else None
+
+
+def _modern_rdma(path: object) -> bool:
+    """GPUDirect RDMA through dma-buf or the open kernel module (no nvidia-peermem needed)."""
+    return isinstance(path, dict) and bool(_bool(path.get("dmaBuf"))
+                                           or _bool(path.get("nvidiaOpen")))
 
 
 # ----------------------------------------------------------------------------- guards
@@ -304,40 +317,30 @@ def _dpu_isolation(value: Any, ctx: _Ctx) -> Grade:
 def _rdma_path(value: Any, ctx: _Ctx) -> Grade:
     if not isinstance(value, dict):
         return _unverified(value)
-    if _bool(value.get("dmaBuf")) or _bool(value.get("nvidiaOpen")):
+    if _modern_rdma(value):
         return "PASS", ""
     return _amd_skip(ctx) or ("WARNING", "CONFIG")
 
 
 def _peermem(value: Any, ctx: _Ctx) -> Grade:
-    b = _bool(value)
-    if b is None:
-        return _unverified(value)
-    if not b:
-        return "PASS", ""
-    path = ctx.get("gpus.gpuDirectRdmaPath")
-    if isinstance(path, dict) and (_bool(path.get("dmaBuf")) or _bool(path.get("nvidiaOpen"))):
+    if (decided := _decided(value, good=False)) is not None:
+        return decided
+    if _modern_rdma(ctx.get("gpus.gpuDirectRdmaPath")):
         return "PASS", "modern GPUDirect path present; legacy peermem harmless"
     return _amd_skip(ctx) or ("WARNING", "CONFIG")
 
 
 def _pcie_acs(value: Any, ctx: _Ctx) -> Grade:
-    b = _bool(value)
-    if b is None:
-        return _unverified(value)
-    if not b:
-        return "PASS", ""
+    if (decided := _decided(value, good=False)) is not None:
+        return decided
     if _bool(ctx.get("gpus.pcieAcs.scoped")) is not True:
         return "SKIPPED", "guard-suppressed (unverified): ACS scope not established"
     return "WARNING", "CONFIG"
 
 
 def _vboost(value: Any, ctx: _Ctx) -> Grade:
-    b = _bool(value)
-    if b is None:
-        return _unverified(value)
-    if b:
-        return "PASS", ""
+    if (decided := _decided(value, good=True)) is not None:
+        return decided
     status = _norm(ctx.get("gpu_controls.vboost.status"))
     if ctx.amd:
         return "SKIPPED", "not applicable: AMD GPUs"
