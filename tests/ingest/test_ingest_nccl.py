@@ -167,3 +167,19 @@ def test_list_cut_at_the_bottom_without_a_marker(tmp_path: Path) -> None:
     assert "launcher command: 16 process(es)" in " ".join(test.notes)
     frame = nccl.nccl_frame([test], run_id="n", source_file="x", path=path)
     assert frame["hosts"].null_count() == frame.height  # a partial host list names no pair
+
+
+def test_nccl_entry_holding_another_format_is_an_evidence_format_error(tmp_path: Path) -> None:
+    """An [[nccl]] entry that points at a training log parses fine as that log, but it is not
+    the format the key needs: EvidenceFormatError, naming the key and the file."""
+    from cmax.bundle import open_bundle
+    from cmax.ingest import ingest
+    from tests.ingest.test_ingest_bundle import MANIFEST
+
+    (tmp_path / "cmax.toml").write_text(MANIFEST.split("[[runs]]")[0]
+                                        + '[[nccl]]\npath = "n.txt"\n')
+    (tmp_path / "n.txt").write_bytes((DATA / "ingest" / "nemo2_llama3.1-8b_fp8.log").read_bytes())
+    with open_bundle(tmp_path) as bundle, pytest.raises(EvidenceFormatError) as info:
+        ingest(bundle)
+    assert info.value.field == "nccl[0].path" and "not nccl-tests output" in info.value.message
+    assert info.value.file is not None and Path(info.value.file).name == "n.txt"
