@@ -1,13 +1,8 @@
 """A reference release: :class:`Reference`, and loading, verifying and caching one.
 
-Private to :mod:`cmax.reference`, which re-exports the public names; the helpers imported here
-(readers of each data file, the alias tables) stay out of the package namespace.
-
-``load_reference("latest")`` (or a pinned release id) returns a :class:`Reference`: the
-published baseline results under canonical ids, the GPU catalogue, model architectures,
-network / reliability / economics baselines, all checksum-verified and tagged with the release
-id every Scorecard records. The data folder is ``cmax.resources.data_dir("reference")``; its
-layout, sources, FLOPs conventions and the "latest" rule are described in docs/reference.md.
+Private to :mod:`cmax.reference` (what a release holds, where its data lives and the "latest"
+rule are described there and in docs/reference.md), which re-exports the public names; the
+per-file readers imported here and the alias tables stay out of the package namespace.
 """
 
 from __future__ import annotations
