@@ -49,3 +49,17 @@ def test_demo_ranks_the_providers_by_quality(demo: tuple[Path, dict[str, object]
     assert order.index(aurora["tier"]) < order.index(cinder["tier"])
     # the ~10 % slower provider should be advised to pay materially less than it quotes
     assert borealis["ask_usd_per_gpu_hour"] < 2.25 * 0.95
+
+
+def test_sample_reports_are_short_enough_to_act_on(demo: tuple[Path, dict[str, object]]) -> None:
+    """Issue 15: a sample scorecard is at most 8 pages, a brief at most 2; value is reported."""
+    from pypdf import PdfReader
+
+    out, result = demo
+    for pdf in sorted(out.glob("*.scorecard.pdf")):
+        assert len(PdfReader(pdf).pages) <= 8, pdf.name
+    for pdf in sorted(out.glob("*.brief.pdf")):
+        assert len(PdfReader(pdf).pages) <= 2, pdf.name
+    providers = result["providers"]
+    assert isinstance(providers, list)
+    assert all(p["usd_per_reference_gpu_hour"] is not None for p in providers)
