@@ -84,7 +84,8 @@ def _declared_files(ctx: Context) -> Iterator[Finding]:
 
 def _empty_evidence(ctx: Context) -> Iterator[Finding]:
     checks: list[tuple[str, str, pl.DataFrame, bool]] = []
-    checks += [(f"nccl[{i}].path", s.path, ctx.tables["nccl"], False)
+    # an [[nccl]] path may name a folder of runs, like an [[mlperf]] path
+    checks += [(f"nccl[{i}].path", s.path, ctx.tables["nccl"], True)
                for i, s in enumerate(ctx.manifest.nccl)]
     checks += [(f"mlperf[{i}].path", s.path, ctx.tables["mlperf"], True)
                for i, s in enumerate(ctx.manifest.mlperf)]

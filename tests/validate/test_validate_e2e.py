@@ -199,3 +199,21 @@ def test_megatron_bridge_inflated_tflops(tmp_path: Path,
     # non-causal Llama formula, 5 % higher): still far outside the 10 % tolerance.
     assert code == 1 and "19% above" in str(hit["message"]) and "nvidia-llama" in str(
         hit["message"])
+
+
+def test_nccl_folder_is_evidence_not_empty(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """An [[nccl]] path may name a folder of runs: its files are read, so it is not empty."""
+    bundle = _copy(tmp_path)
+    manifest = bundle / "cmax.toml"
+    text = manifest.read_text(encoding="utf-8")
+    assert 'path = "nccl/all_reduce_perf_64n.txt"' in text
+    manifest.write_text(text.replace('path = "nccl/all_reduce_perf_64n.txt"', 'path = "nccl"'),
+                        encoding="utf-8")
+    _, data = _validate(bundle, capsys)
+    assert "completeness.empty-evidence" not in _rules(data)
+    (bundle / "nccl" / "all_reduce_perf_64n.txt").write_text("not nccl-tests output\n",
+                                                             encoding="utf-8")
+    (bundle / "nccl" / "README.txt").write_text("notes\n", encoding="utf-8")
+    code = main(["validate", str(bundle)])
+    assert code == 2  # a folder with no nccl-tests output at all is refused at ingest
