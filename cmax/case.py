@@ -163,7 +163,7 @@ class BaselineRow:
         return value if isinstance(value, int) else None
 
 
-def _clean(steps: pl.DataFrame) -> pl.DataFrame:
+def clean_steps(steps: pl.DataFrame) -> pl.DataFrame:
     """Steps with a finite, positive step time, first occurrence of each iteration."""
     frame = steps.filter(
         pl.col("step_time_s").is_not_null()
@@ -462,7 +462,7 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
         file = row.get("source_file") or (spec.log if spec else None)
         steps = steps_by_run.get(run_id, steps_all.clear())
         steps = steps.sort(["line", "_order"], nulls_last=True).drop("_order")
-        clean = _clean(steps)
+        clean = clean_steps(steps)
         draft = ResolvedRun(run_id=run_id, row=row, file=file, spec=spec, spec_index=index,
                             steps=steps, clean_steps=clean, window=steady_state_window(None, None),
                             window_steps=clean.clear(), summary=None)

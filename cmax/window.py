@@ -55,3 +55,14 @@ def steady_state_window(recipe_release: str | None, last_iteration: int | None) 
     if parsed is not None and parsed < (25, 8):
         return Window(*V25_05_WINDOW, "mean of iterations 11-44 (DGXC v25.05-v25.07)")
     return Window(*CURRENT_WINDOW, "mean of iterations 35-44 (DGXC v25.08+, llmb-run)")
+
+
+#: One recipe release of each window rule, newest first: ``cmax inspect`` (which has no
+#: baseline) shows the window of every rule so that it always shows the one a scorecard uses.
+RULE_RELEASES: tuple[str, ...] = ("v25.08", "v25.05", "v25.04")
+
+
+def every_window(last_iteration: int | None) -> list[Window]:
+    """The steady-state window under each recipe-release rule, newest first."""
+    return [steady_state_window(release, last_iteration) for release in RULE_RELEASES]
+

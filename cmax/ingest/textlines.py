@@ -45,7 +45,7 @@ import polars as pl
 from cmax.errors import CmaxError
 from cmax.evidence import conform
 from cmax.facts import Fact
-from cmax.window import steady_state_window
+from cmax.window import every_window, steady_state_window
 
 # A number as training frameworks print it: 12, 10.08, 7.401e+02, 3.000000E-05, nan, inf.
 NUM = r"([-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Inf|INF))"
@@ -645,6 +645,7 @@ def training_summary(log: TrainingLog) -> dict[str, object]:
             mean_tflops_per_gpu=_round(finite_mean(steps["tflops_per_gpu"])),
             window_mean_tflops_per_gpu=_round(finite_mean(in_window["tflops_per_gpu"])),
         )
+        out["windows"] = _every_window(steps, log.max_iteration)
         tokens = finite_mean(steps["tokens_per_s_per_gpu"])
         if tokens is not None:
             out["mean_tokens_per_s_per_gpu"] = _round(tokens)
@@ -656,6 +657,24 @@ def training_summary(log: TrainingLog) -> dict[str, object]:
         out["config"] = dict(sorted(log.config.items()))
     if log.notes:
         out["notes"] = list(log.notes)
+    return out
+
+
+def _every_window(steps: pl.DataFrame, max_iteration: int | None) -> list[dict[str, object]]:
+    """Each recipe rule's window and its mean over the clean steps, computed exactly as the
+    case computes a run's (``cmax.case.clean_steps``, ``cmax.window``): a scorecard's window is
+    the one of its matched baseline's recipe release, always one of these."""
+    from cmax.case import clean_steps
+
+    clean = clean_steps(steps)
+    last = max_iteration
+    if last is None and not clean.is_empty():
+        last = int(clean["iteration"].max())  # type: ignore[arg-type]
+    out: list[dict[str, object]] = []
+    for win in every_window(last):
+        inside = clean.filter(pl.col("iteration").is_between(win.first, win.last))
+        out.append({"rule": win.rule, "window": [win.first, win.last], "steps": inside.height,
+                    "mean_step_time_s": _round(finite_mean(inside["step_time_s"]))})
     return out
 
 

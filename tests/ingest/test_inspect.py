@@ -88,3 +88,21 @@ def test_inspect_lists_the_facts_ingest_records(capsys: pytest.CaptureFixture[st
     inc = _json(capsys, DATA / "incidents.csv")
     assert inc["facts"][0] == {"kind": "host", "value": "node-017", "line": 2,  # type: ignore[index]
                                "where": None}
+
+
+def test_inspect_shows_the_window_every_scorecard_uses() -> None:
+    """inspect has no baseline, so it shows each recipe rule's window; the scorecard's window
+    (its baseline's release) is one of them with the same steps and the same mean."""
+    from cmax.ingest import inspect_file
+    from cmax.pipeline import assess
+    from tests.paths import SAMPLES
+
+    bundle = SAMPLES / "borealis-cloud"
+    card = assess(bundle)
+    for result in card.workloads:
+        summary = inspect_file(bundle / str(result.log))
+        windows = summary["windows"]
+        assert isinstance(windows, list) and len(windows) == 3
+        assert any(w["steps"] == result.steps_in_window
+                   and w["mean_step_time_s"] == pytest.approx(result.mean_step_time_s, abs=1e-6)
+                   for w in windows), (result.log, windows)
