@@ -63,6 +63,10 @@ class WorkloadResult(_Model):
     ci_low: float | None = None
     ci_high: float | None = None
     verdict: Verdict
+    validation_errors: list[str] = Field(
+        default_factory=list,
+        description="rule ids of validation errors on this run's evidence: such a run counts "
+        "towards neither the price nor the tier (its ratio stays visible)")
     bar: float = Field(description="the pass bar this run was judged against (rubric "
                        "[performance] bar)")
     notes: list[str] = Field(default_factory=list)

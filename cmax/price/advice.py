@@ -18,7 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from cmax.errors import CmaxError
 from cmax.evidence import Evidence
 from cmax.manifest import MANIFEST_NAME
-from cmax.score.performance import COMPARABLE_VERDICTS, suite_throughput
+from cmax.score.performance import rated, suite_throughput
 from cmax.score.reference_api import ReferenceData, num, optional_lookup, text
 from cmax.score.stats import geometric_mean
 from cmax.scorecard import (
@@ -124,8 +124,7 @@ def _drivers(quoted: float, throughput: float | None, goodput: float,
     """
     out: list[PriceDriver] = []
     if throughput is not None:
-        compared = [w for w in scorecard.workloads
-                    if w.verdict in COMPARABLE_VERDICTS and w.ratio is not None]
+        compared = [w for w in scorecard.workloads if rated(w)]
         worst = min(compared, key=lambda w: w.ratio or 0.0) if compared else None
         worst_text = (f"; slowest {_w_label(worst)} at {100 * (worst.ratio or 0):.1f}%"
                       if worst is not None and len(compared) > 1 else "")
@@ -253,8 +252,7 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
                 f"${per_reference:.4f} per reference-grade GPU-hour of work, the figure to "
                 "compare providers on.")
         low_high = [(w.ci_low, w.ci_high) for w in scorecard.workloads
-                    if w.verdict in COMPARABLE_VERDICTS and w.ratio is not None
-                    and w.ci_low is not None and w.ci_high is not None]
+                    if rated(w) and w.ci_low is not None and w.ci_high is not None]
         if parity < quoted and low_high and len(low_high) == len(lines):
             lo = geometric_mean([a for a, _ in low_high])
             hi = geometric_mean([b for _, b in low_high])

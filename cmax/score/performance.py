@@ -27,6 +27,16 @@ from cmax.scorecard import Baseline, WorkloadResult
 from cmax.validate.engine import blocks_comparison
 
 COMPARABLE_VERDICTS = ("pass", "fail", "inconclusive")
+
+
+def rated(result: WorkloadResult) -> bool:
+    """Whether a run's ratio goes into the price and the tier: comparable, measured, and its
+    evidence passed validation. A run with a validation error (another precision than
+    declared, a log shared with another claim, numbers too good to be true) keeps its ratio
+    on the scorecard, but a figure that could flatter the provider must be earned by evidence.
+    """
+    return (result.verdict in COMPARABLE_VERDICTS and result.ratio is not None
+            and not result.validation_errors)
 """Verdicts that carry a real provider ÷ reference ratio (used by the suite and by pricing)."""
 
 
@@ -201,6 +211,7 @@ def score_run(
 
     related = findings_for_run(findings, run_id, log)
     blocking = [f for f in related if blocks_comparison(f)]
+    errors = sorted({f.rule for f in related if f.severity == "error"})
 
     basis = _choose_basis(base=base, base_gpus=base_gpus, num_gpus=num_gpus, gbs=gbs,
                           seq_len=seq_len, step_times=step_times, tflops=tflops,
@@ -217,7 +228,7 @@ def score_run(
     def result(verdict: str) -> WorkloadResult:
         return WorkloadResult(**common, **measured, ratio=_round(ratio), ci_low=_round(ci_low),
                               ci_high=_round(ci_high), verdict=verdict,
-                              notes=notes)
+                              validation_errors=errors, notes=notes)
 
     if blocking:
         notes.extend(f"not comparable ({f.rule}): {f.message}" for f in blocking)
@@ -250,7 +261,6 @@ def score_run(
     if status != "success" and verdict == "pass":
         verdict = "inconclusive"
         notes.append(f"run status {status!r}: a run that did not finish cleanly cannot pass")
-    errors = sorted({f.rule for f in related if f.severity == "error"})
     if errors and verdict == "pass":
         # evidence that failed validation (e.g. the log is of another workload) is not
         # evidence of a pass; the ratio stays visible, the verdict is withheld
@@ -301,10 +311,10 @@ def exemplar_verdict(results: Sequence[WorkloadResult], bar: float) -> tuple[boo
 def suite_throughput(results: Sequence[WorkloadResult]) -> tuple[float | None, list[str]]:
     """Geometric mean of the comparable runs' ratios and one line per run that went into it.
 
-    Runs that are not comparable, have no reference, or no ratio are left out: a price must
-    not rest on a number the scorecard itself does not stand behind.
+    Runs that are not comparable, have no reference, no ratio or failed validation are left
+    out (:func:`rated`): a price must not rest on a number the scorecard does not stand behind.
     """
-    used = [r for r in results if r.verdict in COMPARABLE_VERDICTS and r.ratio is not None]
+    used = [r for r in results if rated(r)]
     if not used:
         return None, []
     ratios = [r.ratio for r in used if r.ratio is not None]

@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from cmax.score.network import WRONG_RESULTS_NOTE
-from cmax.score.performance import COMPARABLE_VERDICTS
+from cmax.score.performance import COMPARABLE_VERDICTS, rated
 from cmax.score.rubric import TIER_ORDER, Component, GateRule, Rubric, TierName
 from cmax.score.stats import log_ratio_score, ratio_score
 from cmax.scorecard import (
@@ -143,7 +143,13 @@ def _ratio_part(cid: str, comp: Component, items: list[tuple[str, float]], floor
 
 def _training_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
     items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs ({w.verdict}) [{w.log}]", w.ratio)
-             for w in inputs.workloads if w.verdict in COMPARABLE_VERDICTS and w.ratio is not None]
+             for w in inputs.workloads if rated(w) and w.ratio is not None]
+    # a declared run whose evidence failed validation scores nothing rather than dropping
+    # out: otherwise bad evidence for the weakest workload would lift the average
+    items += [(f"{w.workload} {w.precision} {w.num_gpus} GPUs (evidence failed validation: "
+               f"{', '.join(w.validation_errors)}) [{w.log}]", 0.0)
+              for w in inputs.workloads
+              if w.validation_errors and w.verdict in COMPARABLE_VERDICTS]
     return _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
                        "training throughput ÷ reference over the steady-state window")
 
@@ -356,8 +362,7 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
     if rule.measured == "training":
         bar = rubric.performance.bar
         items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs", w.ratio, w.verdict)
-                 for w in inputs.workloads
-                 if w.verdict in COMPARABLE_VERDICTS and w.ratio is not None]
+                 for w in inputs.workloads if rated(w)]
         what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
     else:
         bar = rubric.network.bar

@@ -246,3 +246,35 @@ def test_joules_per_token_power_sources() -> None:
     ev = evidence(metered, runs=[run_row()], steps=flat_steps("runs[0]", 10.0))
     advice = price(ev, score(ev, [], ref, RUBRIC), ref)
     assert advice.workloads[0].joules_per_token == pytest.approx(1000 / 1638.4, abs=1e-4)
+
+
+def test_a_run_that_failed_validation_moves_neither_price_nor_value(tmp_path: Any) -> None:
+    """Issue 12: the fp8 log declared as the bf16 run 'passes' at ~1.5x NVIDIA's bf16 number.
+    Validation catches it (too good to be true, one log for two claims); the price and the
+    value per reference-grade GPU-hour must then rest on the runs that passed validation."""
+    import shutil
+
+    from cmax.pipeline import assess
+    from tests.paths import SAMPLES
+
+    bundle = tmp_path / "aurora"
+    shutil.copytree(SAMPLES / "aurora-compute", bundle)
+    manifest = bundle / "cmax.toml"
+    text = manifest.read_text(encoding="utf-8")
+    bf16_log = 'log = "training/llama3.1-405b_bf16_512.log"'
+    assert bf16_log in text
+    manifest.write_text(text.replace(bf16_log, 'log = "training/llama3.1-405b_fp8_512.log"', 1),
+                        encoding="utf-8")
+    honest = assess(SAMPLES / "aurora-compute")
+    gamed = assess(bundle)
+    bf16 = next(w for w in gamed.workloads if w.precision == "bf16")
+    assert bf16.ratio is not None and bf16.ratio > 1.4  # the ratio stays visible
+    assert "sanity.too-good-to-be-true" in bf16.validation_errors
+    assert bf16.verdict != "pass"
+    assert gamed.price is not None and honest.price is not None
+    assert gamed.price.throughput_ratio is not None
+    assert gamed.price.throughput_ratio < 1.01  # only the clean grok run is priced
+    assert gamed.price.usd_per_reference_gpu_hour is not None
+    assert honest.price.usd_per_reference_gpu_hour is not None
+    assert gamed.price.usd_per_reference_gpu_hour >= honest.price.usd_per_reference_gpu_hour * 0.99
+    assert gamed.score <= honest.score + 1e-9
