@@ -290,6 +290,8 @@ class PriceAdvice(_Model):
     term_months: int
     contract_gpus: int
     term_cost_usd: float
+    ask_term_cost_usd: float | None = Field(
+        default=None, description="the term at the ask: ask × contract GPUs × term hours")
     goodput_loss_usd: float
     sla_period_bill_usd: float = Field(
         default=0.0, description="the bill for the SLA's measured period at the quote")

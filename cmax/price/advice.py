@@ -316,6 +316,7 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
         ask_usd_per_gpu_hour=ask, adjustment_pct=adjustment,
         usd_per_reference_gpu_hour=per_reference,
         term_months=pricing.term_months, contract_gpus=gpus, term_cost_usd=round(term_cost, 2),
+        ask_term_cost_usd=None if ask is None else round(ask * gpus * hours, 2),
         goodput_loss_usd=round(loss, 2), sla_period_bill_usd=round(period_bill, 2),
         sla_credit_usd=round(credit, 2),
         sla_credit_term_projection_usd=None if projection is None else round(projection, 2),

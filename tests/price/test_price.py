@@ -278,3 +278,17 @@ def test_a_run_that_failed_validation_moves_neither_price_nor_value(tmp_path: An
     assert honest.price.usd_per_reference_gpu_hour is not None
     assert gamed.price.usd_per_reference_gpu_hour >= honest.price.usd_per_reference_gpu_hour * 0.99
     assert gamed.score <= honest.score + 1e-9
+
+
+def test_the_term_at_the_ask_is_priced_in_the_advice() -> None:
+    """The brief shows the term at the ask; the figure has one home, PriceAdvice."""
+    from cmax.pipeline import assess
+    from cmax.price import HOURS_PER_MONTH
+    from tests.paths import SAMPLES
+
+    advice = assess(SAMPLES / "borealis-cloud").price
+    assert advice is not None and advice.ask_usd_per_gpu_hour is not None
+    assert advice.ask_term_cost_usd == pytest.approx(
+        advice.ask_usd_per_gpu_hour * advice.contract_gpus * advice.term_months * HOURS_PER_MONTH,
+        abs=0.01)
+    assert advice.ask_term_cost_usd < advice.term_cost_usd  # Borealis' ask is below its quote
