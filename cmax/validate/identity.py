@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from cmax.evidence import EvidenceFile
 from cmax.facts import Fact, facts_of
 from cmax.findings import Finding
+from cmax.ingest.training import PARSERS
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
 
@@ -75,9 +76,10 @@ register(Rule(
     SOURCE,
 ))
 
-#: Formats whose facts describe the one run they hold (summaries hold many experiments: their
-#: facts are per experiment and are not used for a run's identity here).
-_RUN_LOG_FORMATS = frozenset({"nemo1", "nemo2", "megatron", "maxtext", "paxml", "torchtitan"})
+#: Formats whose facts describe the one run they hold: the per-step training logs ingest has a
+#: parser for (summaries hold many experiments: their facts are per experiment and are not used
+#: for a run's identity here).
+_RUN_LOG_FORMATS = frozenset(PARSERS)
 
 _GPU_FAMILY = re.compile(
     r"(?<![a-z0-9])(gb300|gb200|gh200|b300|b200|h200|h100|h800|h20|a100|a800|l40s|l40|v100|"
