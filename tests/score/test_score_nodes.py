@@ -9,26 +9,11 @@ from cmax.bundle import open_bundle
 from cmax.evidence import Evidence
 from cmax.ingest import ingest
 from cmax.score.nodes import network_pairs, suspect_nodes
+from tests.fakes import manifest_text
 from tests.paths import DATA
 
 NCCL = DATA / "nccl"
-MANIFEST = """
-[provider]
-name = "Example Cloud"
-cluster = "example-h100-a"
-
-[system]
-gpu = "h100-sxm"
-nodes = 4
-gpus_per_node = 8
-interconnect = "infiniband-ndr-8x400"
-
-[benchmark]
-date = 2026-10-01
-
-[[nccl]]
-path = "net"
-"""
+MANIFEST = manifest_text('[[nccl]]\npath = "net"', nodes=4)
 
 
 def _evidence(tmp_path: Path, *names: str) -> Evidence:

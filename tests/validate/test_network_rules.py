@@ -10,25 +10,10 @@ from cmax.findings import Finding
 from cmax.ingest import ingest
 from cmax.reference import load_reference
 from cmax.validate import validate
+from tests.fakes import manifest_text
 from tests.paths import DATA
 
-MANIFEST = """
-[provider]
-name = "Example Cloud"
-cluster = "example-h100-a"
-
-[system]
-gpu = "h100-sxm"
-nodes = 2
-gpus_per_node = 8
-interconnect = "infiniband-ndr-8x400"
-
-[benchmark]
-date = 2026-10-01
-
-[[nccl]]
-path = "nccl/all_reduce.txt"
-"""
+MANIFEST = manifest_text('[[nccl]]\npath = "nccl/all_reduce.txt"', nodes=2)
 
 
 def _network_findings(tmp_path: Path, sample: str) -> list[Finding]:
