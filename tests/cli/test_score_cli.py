@@ -23,8 +23,9 @@ from cmax.findings import Finding
 from cmax.price import price
 from cmax.score import Rubric, score
 from cmax.scorecard import Scorecard
+from tests.fakes import FakeReference
 from tests.paths import SAMPLES
-from tests.score.score_fakes import FakeReference, baseline, evidence, flat_steps, manifest, run_row
+from tests.score.score_fakes import baseline, evidence, flat_steps, manifest, run_row
 
 KEY = ("llama3.1-70b", "bf16", 64)
 

@@ -14,8 +14,8 @@ from cmax.findings import Finding
 from cmax.price import price
 from cmax.score import load_rubric, score
 from cmax.scorecard import PriceAdvice, Scorecard
+from tests.fakes import FakeReference
 from tests.score.score_fakes import (
-    FakeReference,
     baseline,
     evidence,
     flat_steps,

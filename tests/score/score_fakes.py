@@ -27,9 +27,6 @@ from cmax.evidence import (
     empty,
 )
 from cmax.manifest import Manifest, parse_manifest
-from tests.fakes import LLAMA3, FakeReference
-
-__all__ = ["LLAMA3", "FakeReference"]
 
 # reference Llama 3 interruptions per GPU-hour: 419 / (16,384 × 54 × 24)
 LLAMA3_PER_GPU_HOUR = 419 / (16384 * 54 * 24)

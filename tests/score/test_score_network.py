@@ -9,7 +9,8 @@ import pytest
 from cmax.score import load_rubric
 from cmax.score.network import network_results
 from cmax.scorecard import NetworkResult
-from tests.score.score_fakes import FakeReference, evidence, manifest
+from tests.fakes import FakeReference
+from tests.score.score_fakes import evidence, manifest
 
 RUBRIC = load_rubric(None)
 GIB = 1024**3

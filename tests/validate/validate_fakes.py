@@ -32,10 +32,9 @@ from cmax.evidence import (
 )
 from cmax.ingest.mlperf import read_tree
 from cmax.manifest import parse_manifest
-from tests.fakes import BASELINE_COLUMNS, BASELINES, PEAKS, PER_SAMPLE, FakeGpu, FakeReference
+from tests.fakes import PER_SAMPLE
 
-__all__ = ["BASELINES", "BASELINE_COLUMNS", "PEAKS", "PER_SAMPLE", "FakeGpu", "FakeReference",
-           "HonestBundle", "RunFx"]
+__all__ = ["HonestBundle", "RunFx"]
 
 # ---------------------------------------------------------------------------------------------
 # An honest bundle
