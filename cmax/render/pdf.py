@@ -8,17 +8,27 @@ otherwise stamps them with the current time (research ecosystem.md §2.8). So ar
 fonts: without HarfBuzz-subset, WeasyPrint subsets fonts with fontTools, which writes the
 current time into each subset font's ``head.modified``; ``pinned_font_clock`` sets fontTools'
 clock (``SOURCE_DATE_EPOCH``, the reproducible-builds convention it honours) for the write.
+
+Speed (issue 15): a report is laid out with the garbage collector paused (WeasyPrint allocates
+hundreds of thousands of short-lived objects; every full collection walks the whole heap,
+matplotlib and polars included, a quarter of the layout time), with ``<wbr>`` written as the
+U+200B it stands for, and with a user-agent stylesheet that leaves out the footnote and note
+pseudo-elements cmax never uses (WeasyPrint otherwise computes six extra styles per element).
+The last two give the same break opportunities and the same bytes (tests/render).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -90,15 +100,68 @@ def _safe_fetcher() -> Any:
     return SafeFetcher(allowed_protocols={"data", "file"}, allow_redirects=False, timeout=1)
 
 
-def layout(html: str) -> Any:
-    """Lay ``html`` out into pages (a ``weasyprint.Document``) without writing anything."""
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector for a render, then restore its state. Reference
+    counting still frees almost everything; the cycles left are collected later as usual."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# WeasyPrint's UA stylesheet gives every element footnote and note pseudo-elements, whose
+# styles are computed for every element of every report; cmax uses neither, nor markers on
+# anything but list items.
+_UNUSED_UA_RULE = re.compile(r"^::(?:footnote|note)-[a-z]+ \{[^}\n]*\}\n", re.M)
+
+
+def lean_ua_css(ua: str) -> str:
+    """WeasyPrint's HTML5 user-agent stylesheet without the rules no cmax report uses."""
+    return _UNUSED_UA_RULE.sub("", ua).replace("\n::marker {", "\nli::marker {")
+
+
+@cache
+def _html_class() -> Any:
+    """``weasyprint.HTML`` with the lean UA stylesheet, or as it is if this WeasyPrint's
+    stylesheet is not where (or what) version 70 keeps it."""
     import weasyprint
 
+    try:
+        from weasyprint import html as wp_html
+
+        ua_text: str = wp_html.UA
+        counter_style = wp_html.UA_COUNTER_STYLE
+    except (ImportError, AttributeError):
+        return weasyprint.HTML
+    lean = lean_ua_css(ua_text)
+    if lean == ua_text or not hasattr(weasyprint.HTML, "_ua_stylesheets"):
+        return weasyprint.HTML
+    sheet = weasyprint.CSS(string=lean, counter_style=counter_style)
+
+    class LeanHTML(weasyprint.HTML):  # type: ignore[misc]
+        def _ua_stylesheets(self, forms: bool = False) -> list[Any]:
+            extra = super()._ua_stylesheets(forms)[1:] if forms else []
+            return [sheet, *extra]
+
+    return LeanHTML
+
+
+def layout(html: str) -> Any:
+    """Lay ``html`` out into pages (a ``weasyprint.Document``) without writing anything."""
     templates = data_dir("templates")
-    document = weasyprint.HTML(
-        string=html, base_url=templates.as_uri() + "/", url_fetcher=_safe_fetcher()
-    )
-    return document.render()
+    # <wbr> is an element WeasyPrint styles and boxes only to insert this very character
+    # (its UA rule wbr::before { content: "\200B" }); bundle text is escaped, so only
+    # cmax's own markup can contain the tag
+    html = html.replace("<wbr>", "\u200b")
+    with paused_gc():
+        document = _html_class()(
+            string=html, base_url=templates.as_uri() + "/", url_fetcher=_safe_fetcher()
+        )
+        return document.render()
 
 
 def _atomic(out: Path, write: Callable[[str], None]) -> None:
@@ -147,7 +210,7 @@ def write_document(
         options["pdf_variant"] = pdf_variant
 
     def write(tmp: str) -> None:
-        with warnings.catch_warnings(), pinned_font_clock(created):
+        with warnings.catch_warnings(), pinned_font_clock(created), paused_gc():
             # WeasyPrint 70 opens its sRGB profile for PDF/A output intents and never closes it
             warnings.filterwarnings("ignore", message=r"unclosed file .*sRGB2014\.icc",
                                     category=ResourceWarning)

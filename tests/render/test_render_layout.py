@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from cmax.render import reports, views
+from cmax.render import formatting, pdf, reports, views
 from cmax.render.pdf import layout
+from cmax.resources import data_dir
 from cmax.scorecard import Scorecard
 from tests.score.scorecard_factory import (
     make_hostile_scorecard,
@@ -100,3 +101,70 @@ def test_leaderboard_fits_landscape(count: int) -> None:
     document = layout(html)
     assert overflows(document) == []
     assert len(document.pages) == 1
+
+
+# ---------------------------------------------------------------- the fast layout path
+
+
+def test_the_lean_ua_stylesheet_gives_the_same_bytes_as_weasyprints_own(tmp_path: Any) -> None:
+    """cmax lays reports out with WeasyPrint's UA stylesheet minus the footnote and note
+    pseudo-elements (a speed-up); a report must come out byte for byte as with the full one."""
+    import weasyprint
+
+    lean = pdf._html_class()
+    assert lean is not weasyprint.HTML, "this WeasyPrint's UA stylesheet was not slimmed"
+    card = make_weak_scorecard()  # numbered lists (markers), tables, charts, chips
+    html = reports.scorecard_html(card, "x", "pdf", reports.scorecard_charts(card))
+    stock = weasyprint.HTML(string=html.replace("<wbr>", "\u200b"),
+                            base_url=data_dir("templates").as_uri() + "/",
+                            url_fetcher=pdf._safe_fetcher()).render()
+    pdf.write_document(stock, tmp_path / "stock.pdf")
+    pdf.write_document(layout(html), tmp_path / "lean.pdf")
+    assert (tmp_path / "lean.pdf").read_bytes() == (tmp_path / "stock.pdf").read_bytes()
+
+
+def test_lean_ua_css_drops_only_the_unused_pseudo_elements() -> None:
+    from weasyprint import html as wp_html
+
+    lean = pdf.lean_ua_css(wp_html.UA)
+    removed = set(wp_html.UA.splitlines()) - set(lean.splitlines())
+    assert {line.split(" {")[0] for line in removed} == {
+        "::footnote-call", "::footnote-marker", "::note-call", "::note-marker",
+        "::note-callback", "::marker"}
+    assert "li::marker {" in lean and "wbr::before" in lean
+
+
+def _line_texts(document: Any) -> list[str]:
+    lines = []
+    for box in _walk(document.pages[0]._page_box):
+        if type(box).__name__ == "LineBox":
+            lines.append("".join(getattr(b, "text", "") for b in _walk(box)))
+    return lines
+
+
+def test_breakable_text_wraps_at_its_joints_in_the_pdf() -> None:
+    path = "training/llama3.1-405b_bf16_512.log/cluster:worker=7,rank=12/" * 3
+    html = (f'<p style="width: 28mm; font-size: 9pt; overflow-wrap: anywhere">'
+            f"{formatting.breakable(path)}</p>")
+    lines = [t for t in _line_texts(layout(html)) if t]
+    assert len(lines) > 3
+    assert "".join(lines).replace("\u200b", "") == path
+    for text in lines[:-1]:
+        assert text.rstrip("\u200b")[-1] in "./_:=,", lines
+
+
+def test_paused_gc_restores_the_collector_even_on_error() -> None:
+    import gc
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), pdf.paused_gc():
+        assert not gc.isenabled()
+        raise RuntimeError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pdf.paused_gc():
+            pass
+        assert not gc.isenabled()  # a caller's own pause is left alone
+    finally:
+        gc.enable()
