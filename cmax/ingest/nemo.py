@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from cmax.facts import Fact
+from cmax.ingest.fields import read_steps
 from cmax.ingest.textlines import (
     TrainingLog,
     drop_cut_tail,
@@ -30,6 +31,7 @@ from cmax.ingest.textlines import (
     to_float,
     to_int,
     value_after,
+    value_pattern,
 )
 
 NEMO1_KEY = "train_step_timing in s="
@@ -37,22 +39,37 @@ NEMO2_KEY = "train_step_timing in s:"
 _ITER = r"iteration\s+(?P<iteration>\d+)\s*/\s*(?P<max_iteration>\d+)"
 
 
-def parse_nemo2(path: Path) -> TrainingLog:
-    head = head_facts(path)
+# NeMo 2 values: each opens a `` | ``-separated ``key: value`` field
+_NEMO2_VALUES = {
+    "step_time_s": r"train_step_timing in s",
+    "tflops_per_gpu": r"TFLOPS_per_GPU",
+    "loss": r"reduced_train_loss",
+    "grad_norm": r"grad[ _]norm",
+}
+_NEMO2_PATTERNS = {column: value_pattern(label, sep=r"\s*:", field_start=True)
+                   for column, label in _NEMO2_VALUES.items()}
+
+
+def _nemo2_lines(lines: pl.LazyFrame) -> pl.LazyFrame:
     text = pl.col("text")
-    events = query_lines(path, lambda lines: (
+    return (
         lines
         .select(
             pl.col("line"),
             text.str.extract_groups(_ITER).alias("_iter"),
-            to_float(value_after(r"train_step_timing in s", sep=r"\s*:")).alias("step_time_s"),
-            to_float(value_after(r"TFLOPS_per_GPU", sep=r"\s*:")).alias("tflops_per_gpu"),
-            to_float(value_after(r"reduced_train_loss", sep=r"\s*:")).alias("loss"),
-            to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
+            *(to_float(text.str.extract(pattern, 1)).alias(column)
+              for column, pattern in _NEMO2_PATTERNS.items()),
         )
         .unnest("_iter")
         .with_columns(pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
-    ), keys=[NEMO2_KEY])
+        .select("line", "iteration", "max_iteration", *_NEMO2_PATTERNS)
+    )
+
+
+def parse_nemo2(path: Path) -> TrainingLog:
+    head = head_facts(path)
+    events = read_steps(path, _nemo2_lines, key=NEMO2_KEY, labels=_NEMO2_PATTERNS,
+                        iteration=_ITER)
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
     log = _finish("nemo2", events, notes, path)

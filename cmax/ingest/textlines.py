@@ -94,8 +94,8 @@ SMALL_FILE = 4 << 20
 GREP_CHUNK = 1 << 20
 # what an editor shows for a NUL byte: grep prints it inside the line, Polars' CSV reader
 # would end the line there (and drop the step after it), so it is replaced before parsing
-_NUL = b"\x00"
-_NUL_AS = "\ufffd".encode()
+NUL = b"\x00"
+NUL_AS = "\ufffd".encode()
 
 
 def query_lines(
@@ -233,8 +233,8 @@ def _via_python(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
     if chunks is not None:  # small: one frame, one collect
         if not chunks:
             return _empty_result(build)
-        return build(_grep_lines(b"".join(chunks)).lazy()).collect()
-    frames = [build(_grep_lines(chunk).lazy()).collect() for chunk in _python_chunks(path, keys)]
+        return build(grep_lines(b"".join(chunks)).lazy()).collect()
+    frames = [build(grep_lines(chunk).lazy()).collect() for chunk in _python_chunks(path, keys)]
     return contiguous(frames) if frames else _empty_result(build)
 
 
@@ -281,13 +281,13 @@ class _Grep:
             while (chunk := self.chunks.get()) is not None:
                 cut = chunk.rfind(b"\n") + 1
                 if cut:
-                    out.append(build(_grep_lines(rest + chunk[:cut]).lazy()).collect())
+                    out.append(build(grep_lines(rest + chunk[:cut]).lazy()).collect())
                     rest = chunk[cut:]
                 else:
                     rest += chunk
             self.thread.join()
             if rest:
-                out.append(build(_grep_lines(rest + b"\n").lazy()).collect())
+                out.append(build(grep_lines(rest + b"\n").lazy()).collect())
         return out
 
 
@@ -324,10 +324,35 @@ def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
     return frame
 
 
-def _grep_lines(data: bytes) -> pl.DataFrame:
+def lines_at(path: Path, numbers: Sequence[int], key: str) -> pl.DataFrame:
+    """The lines of ``path`` numbered ``numbers`` (sorted) that hold ``key``, as ``line`` and
+    ``text`` exactly as the other readers give them (bad UTF-8 and NUL replaced, CR before
+    LF dropped). One pass counting newlines; Python touches only the wanted lines."""
+    wanted = iter(numbers)
+    target = next(wanted, None)
+    found: list[bytes] = []
+    bkey = key.encode()
+    for first, data in line_blocks(path):
+        if target is None:
+            break
+        after = first + data.count(b"\n")  # the first line of the next block
+        if target >= after:
+            continue
+        split = data.split(b"\n")  # only blocks holding a wanted line are split
+        while target is not None and target < after:
+            text = split[target - first]
+            if bkey in text:
+                found.append(b"%d:%s\n" % (target, text))
+            target = next(wanted, None)
+    if not found:
+        return pl.DataFrame(schema={"line": pl.Int64(), "text": pl.String()})
+    return grep_lines(b"".join(found))
+
+
+def grep_lines(data: bytes) -> pl.DataFrame:
     """``N:text`` lines printed by ``grep -n`` as ``line`` and ``text`` (CR before LF dropped)."""
-    if data.find(_NUL) != -1:
-        data = data.replace(_NUL, _NUL_AS)
+    if data.find(NUL) != -1:
+        data = data.replace(NUL, NUL_AS)
     raw = pl.read_csv(io.BytesIO(data), has_header=False, separator="\x00", quote_char=None,
                       schema={"raw": pl.String()}, encoding="utf8-lossy",
                       truncate_ragged_lines=True)
@@ -490,9 +515,24 @@ def _first_of_each(facts: Sequence[Fact]) -> list[Fact]:
     return out
 
 
-def value_after(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?") -> pl.Expr:
+def value_pattern(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?",
+                  field_start: bool = False) -> str:
+    """The regex of a number printed after ``label`` (a regex); group 1 is the number.
+
+    ``field_start``: the label must open a field after a ``|``, as NeMo 2's ``key: value``
+    fields do (the first field is the ``iteration N/M`` text); then a label inside another
+    field's text is not taken for it, and the fields reader (:mod:`cmax.ingest.fields`) reads
+    exactly the same numbers.
+    """
+    lead = r"\|" + GAP if field_start else ""
+    return lead + label + sep + GAP + number
+
+
+def value_after(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?",
+                field_start: bool = False) -> pl.Expr:
     """The number printed after ``label`` (a regex), as a string (null when absent)."""
-    return pl.col("text").str.extract(label + sep + GAP + number, 1)
+    return pl.col("text").str.extract(
+        value_pattern(label, number=number, sep=sep, field_start=field_start), 1)
 
 
 def to_float(expr: pl.Expr, *, grouped: bool = False) -> pl.Expr:

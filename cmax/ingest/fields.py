@@ -1,0 +1,237 @@
+"""Step lines read as ``|``-separated fields: the fast reader for large NeMo 2 logs.
+
+NeMo 2 prints a step as one line of fields joined by `` | ``:
+``Training epoch 0, iteration 40/49 | lr: 6.1e-06 | ... | train_step_timing in s: 10.08 | ...``.
+The regex reader (:mod:`cmax.ingest.nemo`) pulls each number out with a capture group, about
+400 ns a field: on a long quiet run (two million step lines in a GiB) that is most of the
+time. Here Polars' CSV reader splits the lines at ``|`` (native, both cores, a bounded chunk at
+a time) and each number is cut out of a known field with a few string kernels instead.
+
+What a field holds is learned once, from the first step line (:func:`learn`): the text of
+field 0 before and after the iteration number, the key part of every other field (through its
+colon and the spaces after it) and which field holds which value. A line is read here only
+when it has exactly that layout: field 0 is that text around a plain decimal iteration, every
+key part is the same, no field is missing or extra, and every value wanted is a plain finite
+number. For such a line the regex reader would pick the very same fields (its labels are
+anchored at a field start, :func:`cmax.ingest.textlines.value_after`), so the row is the same
+as the regex reader's; ``tests/ingest`` compares both readers on hostile lines.
+
+Every other line that could hold the keyword (another layout, ``nan``, ANSI colour, another
+rank's prefix, a line with a ``|`` or the keyword anywhere) comes back by line number
+(``others``): the caller reads those lines' text and runs its regexes on them. The fast path
+therefore never drops or alters a step; it only declines lines it cannot prove it reads the
+same way.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from cmax.errors import CmaxError
+from cmax.ingest import textlines
+
+# Polars' streaming CSV source reads 16 MiB chunks and keeps several in flight by default:
+# ~350 MiB resident on a 1 GiB log. 2 MiB chunks, two in flight: ~110 MiB and no slower on two
+# cores (benchmarks/bench_ingest.py). Read when the first scan starts; a user's own setting wins.
+_CSV_ENV = {"POLARS_CSV_CHUNK_SIZE": str(2 << 20), "POLARS_CSV_CHUNK_PREFETCH_LIMIT": "2"}
+# the row index Polars gives a line is 32-bit: a file this large could overflow it
+_MAX_BYTES = 1 << 32
+# iterations at or above this are left to the regex reader (digit counts via log10 stay exact)
+_MAX_ITERATION = 10**12
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The fields of one step line, learned from a real one (:func:`learn`)."""
+
+    #: field 0 up to the iteration number, and after it (``/MAX`` and what follows)
+    head: str
+    tail: str
+    max_iteration: int
+    #: every other field's text up to its value: the key, its colon, the spaces after it
+    keys: tuple[str, ...]
+    #: output column -> index of the field holding its number (1 = first field after field 0);
+    #: None: the line has no such field (the column is null, as the regex reader makes it)
+    values: Mapping[str, int | None]
+
+
+def learn(line: str, labels: Mapping[str, re.Pattern[str]], iteration: re.Pattern[str]
+          ) -> Layout | None:
+    """The layout of ``line`` (one step line), or None when it cannot be read as fields.
+
+    ``labels`` map output columns to the regexes the regex reader uses (group 1: the number,
+    anchored at a field start); ``iteration`` is its iteration regex (groups 1 and 2: iteration
+    and max iteration). A label the line does not hold gives a null column, as it would there.
+    """
+    if "\r" in line or "\x00" in line:
+        return None
+    fields = line.split("|")
+    it = iteration.search(line)
+    if it is None or it.end(2) > len(fields[0]):
+        return None
+    head, number, tail = fields[0][: it.start(1)], it.group(1), fields[0][it.end(1):]
+    max_text = it.group(2)
+    if not (number.isascii() and number.isdigit() and max_text.isascii() and max_text.isdigit()):
+        return None
+    keys: list[str] = []
+    for field in fields[1:]:
+        colon = field.find(":")
+        if colon < 0:
+            return None
+        rest = field[colon + 1:]
+        keys.append(field[: colon + 1] + rest[: len(rest) - len(rest.lstrip())])
+    starts = [len(fields[0]) + 1]
+    for field in fields[1:-1]:
+        starts.append(starts[-1] + len(field) + 1)
+    values: dict[str, int | None] = {}
+    for column, rx in labels.items():
+        found = rx.search(line)
+        if found is None:
+            values[column] = None
+            continue
+        index = max((i for i, s in enumerate(starts) if s <= found.start(1)), default=None)
+        if index is None or found.start(1) != starts[index] + len(keys[index]):
+            return None  # the number is not where the field's value starts
+        value = fields[index + 1][len(keys[index]):].rstrip()
+        if found.group(1) != value or not _finite(value):
+            return None
+        values[column] = index + 1
+    if all(index is None for index in values.values()):
+        return None  # nothing to read as fields
+    return Layout(head=head, tail=tail, max_iteration=int(max_text), keys=tuple(keys),
+                  values=values)
+
+
+def _finite(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _names(layout: Layout) -> list[str]:
+    """Column names for a line's fields: one more than the layout (a line with more)."""
+    return [f"f{i}" for i in range(len(layout.keys) + 2)]
+
+
+def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
+    """``line``, ``_fast`` (the line is in the layout), ``iteration``, ``max_iteration`` and the
+    value columns of ``frame``'s lines (``line``, fields ``f0``... as :func:`_names`)."""
+    head = pl.col("f0")
+    rest = [pl.col(name) for name in _names(layout)[1:]]
+    frame = frame.with_columns(  # computed once, read by several tests below
+        head.str.slice(len(layout.head), head.str.len_bytes() - len(layout.head)
+                       - len(layout.tail)).alias("_number"))
+    number = pl.col("_number")
+    iteration = number.cast(pl.UInt64, strict=False)
+    # plain decimal: as many characters as digits (no sign, no leading zero, no space)
+    # (log10 of n + 0.5: exact powers of ten would round down; below 1e12 the half is safe)
+    digits = ((iteration.cast(pl.Float64) + 0.5).log10().floor() + 1).clip(lower_bound=1)
+    checks = [head.str.starts_with(layout.head), head.str.ends_with(layout.tail),
+              iteration < _MAX_ITERATION, number.str.len_bytes() == digits,
+              rest[len(layout.keys)].is_null()]
+    checks += [field.str.starts_with(key)
+               for field, key in zip(rest[:-1], layout.keys, strict=True)]
+    values = {column: rest[i - 1].str.slice(len(layout.keys[i - 1])).str.strip_chars_end()
+              .cast(pl.Float64, strict=False) for column, i in layout.values.items()
+              if i is not None}
+    checks += [value.is_finite() for value in values.values()]
+    absent = [column for column, i in layout.values.items() if i is None]
+    return frame.select(
+        pl.col("line").cast(pl.Int64),
+        pl.all_horizontal(checks).fill_null(False).alias("_fast"),
+        iteration.cast(pl.Int64).alias("iteration"),
+        pl.lit(layout.max_iteration, pl.Int64).alias("max_iteration"),
+        *(value.alias(column) for column, value in values.items()),
+        *(pl.lit(None, pl.Float64).alias(column) for column in absent),
+    )
+
+
+def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]] | None:
+    """The steps of every line of ``path`` in ``layout`` (``line``, ``iteration``,
+    ``max_iteration`` and the value columns, in file order), and the numbers of the other lines
+    that may hold ``key`` (the caller reads those with its regexes). None: not for this file.
+    """
+    size = path.stat().st_size
+    if size >= _MAX_BYTES:
+        return None
+    for name, value in _CSV_ENV.items():
+        os.environ.setdefault(name, value)
+    names = _names(layout)
+    lines = pl.scan_csv(
+        path, separator="|", has_header=False, quote_char=None, truncate_ragged_lines=True,
+        schema={name: pl.String() for name in names}, missing_columns="insert",
+        row_index_name="line", row_index_offset=1, encoding="utf8-lossy")
+    # a step line has a '|' or, alone in its field, the key: every other line is dropped by
+    # these two cheap tests before the field tests run (on a noisy log they are 39 lines in 40)
+    maybe = pl.col("f1").is_not_null() | pl.col("f0").str.contains(key, literal=True)
+    frame = _read(lines.filter(maybe), layout).collect(engine="streaming")
+    others = frame.filter(~pl.col("_fast")).get_column("line").to_list()
+    steps = frame.filter(pl.col("_fast")) if others else frame
+    return steps.drop("_fast"), others
+
+
+# more other lines than this and the regex reader reads the whole file instead: fetching
+# lines by number costs more than grep then
+OTHERS_MAX = 100_000
+# step lines of the file's top tried for a layout (the first may be an odd one)
+_SAMPLES = 8
+# the fields reader splits every line of the file; grep only the step lines. The fields reader
+# is used when at least one line in this many is a step line (a long quiet run: 1 in 3;
+# multi-node chatter is 1 in 40)
+DENSE = 8
+
+
+def read_steps(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame], *, key: str,
+               labels: Mapping[str, str], iteration: str) -> pl.DataFrame:
+    """What ``textlines.query_lines(path, build, keys=[key])`` gives, faster on large files.
+
+    ``labels`` (output column -> the regex ``build`` extracts it with, group 1 the number) and
+    ``iteration`` (groups 1 and 2) are the regexes of ``build``: the layout is checked against
+    them. Small files, files without a readable layout and files with many lines in other
+    layouts go to the regex reader whole.
+    """
+    if path.stat().st_size > textlines.SMALL_FILE:
+        layout = _layout(path, key, {c: re.compile(p) for c, p in labels.items()},
+                         re.compile(iteration))
+        got = scan(path, layout, key) if layout is not None else None
+        if got is not None and len(got[1]) <= OTHERS_MAX:
+            steps, others = got
+            try:
+                extra = build(textlines.lines_at(path, others, key).lazy()).collect()
+            except pl.exceptions.PolarsError as exc:
+                raise CmaxError(f"cannot parse log: {str(exc).strip()[:200]}",
+                                file=path) from None
+            steps = steps.select(extra.columns)
+            if extra.height:
+                steps = pl.concat([steps, extra.cast(steps.schema)]).sort(
+                    "line", maintain_order=True)
+            return steps
+    return textlines.query_lines(path, build, keys=[key])
+
+
+def _layout(path: Path, key: str, labels: Mapping[str, re.Pattern[str]],
+            iteration: re.Pattern[str]) -> Layout | None:
+    """The layout of the first of the top step lines that has one; None also when step lines
+    are sparse (fewer than one line in ``DENSE``): then grep, which skips the other lines
+    without splitting them into fields, is the faster reader."""
+    with path.open("rb") as fh:
+        data = fh.read(textlines.HEAD_BYTES)
+    data = data[: data.rfind(b"\n") + 1]
+    found = textlines.keyword_lines(data, [key.encode()])
+    if len(found) * DENSE < data.count(b"\n"):
+        return None
+    for _, raw in found[:_SAMPLES]:
+        text = raw.decode("utf-8", errors="replace")
+        if text.endswith("\r"):
+            text = text[:-1]
+        if (layout := learn(text, labels, iteration)) is not None:
+            return layout
+    return None

@@ -1,0 +1,164 @@
+"""The fields reader (cmax/ingest/fields.py) gives exactly the regex reader's steps.
+
+The fields reader only accelerates: a line it reads must give the numbers the regexes give,
+and every line it declines must still reach the regexes. Hostile step lines (a label in an
+unused field, signs, leading zeros, powers of ten, ANSI colour, NaN, a rank prefix, another
+epoch, an extra or missing field, NUL, bad UTF-8, CRLF, units) sit among well-formed ones;
+both readers must return identical step tables.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from cmax.ingest import fields, nemo, textlines
+from cmax.ingest.nemo import parse_nemo2
+from tests.paths import DATA
+
+LABELS = {column: re.compile(p) for column, p in nemo._NEMO2_PATTERNS.items()}
+ITER = re.compile(nemo._ITER)
+
+
+def _line(i: int, *, time: str = "10.5", head: str = "Training epoch 0, iteration ",
+          number: str | None = None, lr: str = " lr: 6.1e-06 ", tail: str = "") -> str:
+    return (f"{head}{number if number is not None else i}/999 |{lr}| global_batch_size: 256 | "
+            f"reduced_train_loss: 11.{i % 10} | train_step_timing in s: {time} | "
+            f"TFLOPS_per_GPU: 7.3e+02 | consumed_samples: {256 * (i + 1)}{tail}")
+
+
+HOSTILE = [
+    _line(0, lr=" train_step_timing in s: 1.0 "),  # a label in an unused field comes first
+    _line(0, lr=" grad_norm: 9.5 "),  # a label the layout lacks
+    _line(0, number="+7"),  # the regexes take no sign: no iteration
+    _line(0, number="007"),  # leading zeros: iteration 7
+    _line(0, number="٣"),  # a Unicode digit
+    _line(0, time="\x1b[32m10.0\x1b[0m"),  # ANSI colour around the value
+    _line(0, time="nan"),
+    _line(0, time="inf"),
+    _line(0, time="-1e400"),
+    _line(0, time="10.5s"),  # a unit after the number: the regexes read 10.5
+    _line(0, time=""),  # no value
+    _line(0, time=" 10.5"),  # two spaces
+    _line(0, head="[rank8]: Training epoch 0, iteration "),
+    _line(0, head="Training epoch 1, iteration "),
+    _line(0, head="reduced_train_loss: 3.0 iteration "),  # a label opening field 0
+    _line(0, tail=" | extra: 1"),
+    _line(0, tail=" |"),
+    "Training epoch 0, iteration 5/999 | train_step_timing in s: 3.0",  # missing fields
+    "iteration 6/999 train_step_timing in s: 4.0",  # no '|' at all
+    _line(0, lr=" lr: 6.1e-06 \x00"),
+    _line(0, lr=" lr: \udcff ".encode("utf-8", "surrogateescape").decode("latin-1")),
+    _line(0, time="10.5\r"),  # a lone CR inside the line
+]
+
+
+def _write(path: Path, lines: list[str], *, crlf: bool = False) -> Path:
+    end = "\r\n" if crlf else "\n"
+    path.write_bytes("".join(line + end for line in lines).encode("utf-8", "surrogateescape"))
+    return path
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(regex reader, fields reader) step tables of ``path``."""
+    regex = parse_nemo2(path)
+    with monkeypatch.context() as patch:
+        patch.setattr(textlines, "SMALL_FILE", 0)
+        patch.setattr(fields, "DENSE", 1000)  # whatever the share of step lines
+        called: list[int] = []
+        scan = fields.scan
+
+        def counted(*args: object, **kwargs: object) -> object:
+            called.append(1)
+            return scan(*args, **kwargs)  # type: ignore[arg-type]
+
+        patch.setattr(fields, "scan", counted)
+        fast = parse_nemo2(path)
+        assert called, "the fields reader was not used"
+    assert (fast.max_iteration, fast.notes, fast.facts) == (
+        regex.max_iteration, regex.notes, regex.facts)
+    return regex.steps, fast.steps
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+@pytest.mark.parametrize("hostile", range(len(HOSTILE)))
+def test_hostile_line_reads_as_the_regexes_read_it(
+        hostile: int, crlf: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [_line(i) for i in range(1, 40)]
+    lines.insert(20, HOSTILE[hostile].replace("iteration 0/", "iteration 20/", 1))
+    regex, fast = _both(_write(tmp_path / "x.log", lines, crlf=crlf), monkeypatch)
+    assert fast.equals(regex, null_equal=True)
+    assert regex.height >= 38
+
+
+def test_hostile_lines_all_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [_line(i) for i in range(200)]
+    for k, bad in enumerate(HOSTILE):
+        lines[5 + 8 * k] = bad.replace("iteration 0/", f"iteration {5 + 8 * k}/", 1)
+    lines.append(_line(200)[:40])  # cut off mid-write: no newline, the step is not used
+    path = tmp_path / "x.log"
+    path.write_bytes(("\n".join(lines)).encode("utf-8", "surrogateescape"))
+    regex, fast = _both(path, monkeypatch)
+    assert fast.equals(regex, null_equal=True)
+    # the fast rows are exact: iterations 1000-style powers of ten and every plain step
+    assert regex.filter(pl.col("iteration") == 10)["step_time_s"].to_list() == [10.5]
+
+
+def test_powers_of_ten_and_large_iterations(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    numbers = [0, 1, 9, 10, 99, 100, 999, 1000, 10**6, 10**6 + 1, 10**11, 10**12 + 5]
+    lines = [_line(0, number=str(n)).replace("/999 ", "/9999999999999 ") for n in numbers]
+    regex, fast = _both(_write(tmp_path / "x.log", lines), monkeypatch)
+    assert fast.equals(regex, null_equal=True)
+    assert fast["iteration"].to_list() == numbers
+
+
+def test_real_samples_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("nemo2_llama3.1-8b_fp8.log", "nemo2_messy.log", "nemo2_identity_preamble.log"):
+        regex, fast = _both(DATA / "ingest" / name, monkeypatch)
+        assert fast.equals(regex, null_equal=True), name
+
+
+def test_learn_reads_the_layout_of_a_step_line() -> None:
+    layout = fields.learn(_line(40), LABELS, ITER)
+    assert layout is not None
+    assert (layout.head, layout.tail, layout.max_iteration) == (
+        "Training epoch 0, iteration ", "/999 ", 999)
+    assert layout.keys[0] == " lr: " and layout.keys[-1] == " consumed_samples: "
+    assert dict(layout.values) == {"step_time_s": 4, "tflops_per_gpu": 5, "loss": 3,
+                                   "grad_norm": None}
+
+
+@pytest.mark.parametrize("line", [
+    "no step here",
+    "Training epoch 0, iteration 40/49",  # nothing after field 0
+    _line(40, time="nan"),  # the sample's own value is not a plain number
+    _line(40, time="10.5s"),
+    _line(40, lr=" no colon "),
+])
+def test_learn_declines_lines_it_cannot_read_as_fields(line: str) -> None:
+    assert fields.learn(line, LABELS, ITER) is None
+
+
+def test_sparse_step_lines_go_to_grep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One step line in forty (multi-node chatter): grep skips the noise cheaper than
+    splitting every line into fields, so the fields reader declines the file."""
+    noise = "node001:1234:5678 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0"
+    lines = [noise if k % 40 else _line(k // 40) for k in range(4000)]
+    path = _write(tmp_path / "x.log", lines)
+    assert fields._layout(path, nemo.NEMO2_KEY, LABELS, ITER) is None
+    monkeypatch.setattr(fields, "DENSE", 100)
+    assert fields._layout(path, nemo.NEMO2_KEY, LABELS, ITER) is not None
+
+
+def test_lines_at_fetches_numbered_lines_holding_the_key(tmp_path: Path) -> None:
+    path = _write(tmp_path / "x.log", [f"line {n} key" if n % 3 else f"line {n}"
+                                       for n in range(1, 5001)])
+    got = textlines.lines_at(path, [1, 2, 3, 2500, 4999, 5000], "key")
+    assert got["line"].to_list() == [1, 2, 2500, 4999, 5000]  # line 3 lacks the key
+    assert got["text"].to_list() == ["line 1 key", "line 2 key", "line 2500 key",
+                                     "line 4999 key", "line 5000 key"]
+    assert textlines.lines_at(path, [], "key").height == 0
