@@ -14,6 +14,7 @@ import base64
 import datetime as dt
 import io
 import math
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -84,7 +85,44 @@ def _svg(fig: Any) -> str:
     buf = io.BytesIO()
     with matplotlib.rc_context(RC):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "cmax"})
-    return buf.getvalue().decode("utf-8")
+    return lean_svg(buf.getvalue().decode("utf-8"))
+
+
+_SVG = "http://www.w3.org/2000/svg"
+_NS0_TAG = re.compile(r"(</?)ns0:")
+_NO_ROTATION = re.compile(r"rotate\(-?0 [-0-9.e]+ [-0-9.e]+\)")
+
+
+def lean_svg(svg: str) -> str:
+    """The same drawing in about half the elements, for WeasyPrint draws every SVG node in
+    Python: matplotlib wraps each artist in a ``<g id=...>`` that carries nothing else (its
+    children are kept, in order, where it was), tags text with a null rotation and writes an
+    RDF ``<metadata>`` block no renderer reads."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(svg)
+    referenced = set(re.findall(r"#([^\s)\"']+)", svg))
+
+    def unwrap(parent: ET.Element) -> None:
+        kept: list[ET.Element] = []
+        for child in parent:
+            unwrap(child)
+            if child.tag == f"{{{_SVG}}}metadata":
+                continue
+            if child.tag == f"{{{_SVG}}}g" and set(child.attrib) <= {"id"} \
+                    and child.get("id") not in referenced:
+                kept.extend(child)
+                continue
+            if _NO_ROTATION.fullmatch(child.get("transform", "")):
+                del child.attrib["transform"]
+            kept.append(child)
+        parent[:] = kept
+
+    unwrap(root)
+    # ElementTree names the SVG namespace ns0 (the only other one, xlink, gets ns1); tags are
+    # the only places a "<" can precede it, for text and attribute values are escaped
+    text = ET.tostring(root, encoding="unicode")
+    return _NS0_TAG.sub(r"\1", text).replace(f'xmlns:ns0="{_SVG}"', f'xmlns="{_SVG}"', 1)
 
 
 def data_uri(svg: str) -> str:

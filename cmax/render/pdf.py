@@ -150,18 +150,29 @@ def _html_class() -> Any:
     return LeanHTML
 
 
+_STYLE_BLOCK = re.compile(r"<style>(.*?)</style>", re.S)
+
+
+@cache
+def _stylesheet(css: str, base_url: str) -> Any:
+    """A report stylesheet parsed once per process: every report inlines the same one."""
+    import weasyprint
+
+    return weasyprint.CSS(string=css, base_url=base_url, url_fetcher=_safe_fetcher())
+
+
 def layout(html: str) -> Any:
     """Lay ``html`` out into pages (a ``weasyprint.Document``) without writing anything."""
-    templates = data_dir("templates")
+    base_url = data_dir("templates").as_uri() + "/"
     # <wbr> is an element WeasyPrint styles and boxes only to insert this very character
     # (its UA rule wbr::before { content: "\200B" }); bundle text is escaped, so only
-    # cmax's own markup can contain the tag
+    # cmax's own markup can contain the tag, or a <style> block
     html = html.replace("<wbr>", "\u200b")
+    sheets = [_stylesheet(css, base_url) for css in _STYLE_BLOCK.findall(html)]
+    html = _STYLE_BLOCK.sub("", html)
     with paused_gc():
-        document = _html_class()(
-            string=html, base_url=templates.as_uri() + "/", url_fetcher=_safe_fetcher()
-        )
-        return document.render()
+        document = _html_class()(string=html, base_url=base_url, url_fetcher=_safe_fetcher())
+        return document.render(stylesheets=sheets)
 
 
 def _atomic(out: Path, write: Callable[[str], None]) -> None:

@@ -180,6 +180,22 @@ def test_chart_text_from_bundles_is_escaped_and_never_markup() -> None:
     assert "cost $5 & 10% <b>" in texts  # `$` is text, not mathtext
 
 
+def test_lean_svg_unwraps_bare_groups_and_keeps_everything_drawn() -> None:
+    svg = (f'<svg xmlns="{SVG_NS[1:-1]}" xmlns:xlink="http://www.w3.org/1999/xlink">'
+           '<metadata><x/></metadata>'
+           '<g id="a"><path id="p1" d="M 0 0"/><g><text transform="rotate(-0 1 2)">1 &lt; 2</text>'
+           '<text transform="rotate(-90 1 2)">y</text></g></g>'
+           '<g id="kept" transform="scale(2)"><path id="p2" d="M 1 1"/></g>'
+           '<g id="used"><path id="p3" d="M 2 2"/></g><use xlink:href="#used"/></svg>')
+    lean = charts.lean_svg(svg)
+    root = ET.fromstring(lean.encode())
+    assert [el.tag.removeprefix(SVG_NS) for el in root] == ["path", "text", "text", "g", "g", "use"]
+    assert [el.get("transform") for el in root.iter(f"{SVG_NS}text")] == [None, "rotate(-90 1 2)"]
+    assert [el.get("id") for el in root.iter(f"{SVG_NS}path")] == ["p1", "p2", "p3"]
+    assert _svg_texts(lean) == ["1 < 2", "y"]
+    assert lean.startswith(f'<svg xmlns="{SVG_NS[1:-1]}"') and "ns0" not in lean
+
+
 def test_charts_skip_missing_data() -> None:
     card = make_minimal_scorecard()
     assert charts.ratio_chart(card.workloads, 0.95) is None
