@@ -44,6 +44,7 @@ from cmax.evidence import (
     Evidence,
 )
 from cmax.facts import Fact, facts_of
+from cmax.ingest.textlines import clean_steps
 from cmax.manifest import MANIFEST_NAME, RunSpec
 from cmax.reference.view import ReferenceData, RefView, num, text
 from cmax.window import Window, steady_state_window
@@ -161,17 +162,6 @@ class BaselineRow:
         """A recipe parameter (one of :data:`CONFIG_FIELDS`)."""
         value = getattr(self, name)
         return value if isinstance(value, int) else None
-
-
-def clean_steps(steps: pl.DataFrame) -> pl.DataFrame:
-    """Steps with a finite, positive step time, first occurrence of each iteration."""
-    frame = steps.filter(
-        pl.col("step_time_s").is_not_null()
-        & pl.col("step_time_s").is_finite()
-        & (pl.col("step_time_s") > 0)
-        & pl.col("iteration").is_not_null()
-    )
-    return frame.unique(subset="iteration", keep="first", maintain_order=True).sort("iteration")
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from cmax.facts import Fact
-from cmax.manifest import Manifest
 
 if TYPE_CHECKING:
     from cmax.ingest.mlperf import MlperfSet
+    from cmax.manifest import Manifest  # the models (pydantic) are not needed to read a log
 
 RECIPE_SCHEMA: dict[str, pl.DataType] = {
     "seq_len": pl.Int64(),

@@ -6,21 +6,38 @@ Formats are plugins (:mod:`cmax.ingest.formats`: one :class:`Format` per format,
 registry, recognised through a :class:`Probe`); docs/formats.md lists them. The parsers stay
 in their own modules (nemo, megatron, jax_logs, torchtitan, dgxc_parse, llmb_sqlite, mlperf,
 nccl, clustermax_audit, incidents; textlines holds the streaming reader shared by training
-logs).
+logs, fields the fast reader of dense NeMo 2 logs).
+
+``ingest`` is loaded on first use: it needs the bundle and manifest models (pydantic), which
+``cmax inspect`` of one file never touches (about a tenth of a second of its start-up).
 
 The package is callable: ``cmax.ingest(bundle)`` runs :func:`ingest` (see cmax/_stage.py).
 """
 
 from __future__ import annotations
 
-from cmax.ingest.assemble import ingest
+import typing
+
 from cmax.ingest.detect import FORMATS, detect_format
 from cmax.ingest.formats import Format, Probe
 from cmax.ingest.summary import inspect_file
 
+if typing.TYPE_CHECKING:
+    from cmax.ingest.assemble import ingest
+
 __all__ = ["FORMATS", "Format", "Probe", "detect_format", "ingest", "inspect_file"]
 
+
+def __getattr__(name: str) -> object:
+    if name == "ingest":
+        from cmax.ingest.assemble import ingest
+
+        globals()["ingest"] = ingest
+        return ingest
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # `cmax.ingest(bundle)` calls the stage function: see cmax/_stage.py
-from cmax._stage import make_callable as _make_callable
+from cmax._stage import make_callable as _make_callable  # noqa: E402
 
 _make_callable(__name__)

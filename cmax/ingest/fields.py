@@ -122,8 +122,8 @@ def _names(layout: Layout) -> list[str]:
 
 
 def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
-    """``line``, ``_fast`` (the line is in the layout), ``iteration``, ``max_iteration`` and the
-    value columns of ``frame``'s lines (``line``, fields ``f0``... as :func:`_names`)."""
+    """``line``, ``_fast`` (the line is in the layout), ``iteration`` and the value columns the
+    layout holds, of ``frame``'s lines (``line``, fields ``f0``... as :func:`_names`)."""
     head = pl.col("f0")
     rest = [pl.col(name) for name in _names(layout)[1:]]
     frame = frame.with_columns(  # computed once, read by several tests below
@@ -143,21 +143,22 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
               .cast(pl.Float64, strict=False) for column, i in layout.values.items()
               if i is not None}
     checks += [value.is_finite() for value in values.values()]
-    absent = [column for column, i in layout.values.items() if i is None]
     return frame.select(
         pl.col("line").cast(pl.Int64),
         pl.all_horizontal(checks).fill_null(False).alias("_fast"),
         iteration.cast(pl.Int64).alias("iteration"),
-        pl.lit(layout.max_iteration, pl.Int64).alias("max_iteration"),
         *(value.alias(column) for column, value in values.items()),
-        *(pl.lit(None, pl.Float64).alias(column) for column in absent),
     )
 
 
 def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]] | None:
     """The steps of every line of ``path`` in ``layout`` (``line``, ``iteration``,
-    ``max_iteration`` and the value columns, in file order), and the numbers of the other lines
+    ``max_iteration`` and every value column, in file order), and the numbers of the other lines
     that may hold ``key`` (the caller reads those with its regexes). None: not for this file.
+
+    Constant columns (the max iteration, a value the layout lacks) are added after the
+    streaming read, as scalar columns: the millions of rows of a dense log carry only what
+    varies.
     """
     size = path.stat().st_size
     if size >= _MAX_BYTES:
@@ -175,7 +176,10 @@ def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]]
     frame = _read(lines.filter(maybe), layout).collect(engine="streaming")
     others = frame.filter(~pl.col("_fast")).get_column("line").to_list()
     steps = frame.filter(pl.col("_fast")) if others else frame
-    return steps.drop("_fast"), others
+    absent = [column for column, i in layout.values.items() if i is None]
+    return steps.drop("_fast").with_columns(
+        pl.lit(layout.max_iteration, pl.Int64).alias("max_iteration"),
+        *(pl.lit(None, pl.Float64).alias(column) for column in absent)), others
 
 
 # more other lines than this and the regex reader reads the whole file instead: fetching

@@ -650,6 +650,18 @@ def _canonical(events: pl.DataFrame) -> pl.DataFrame:
     return events.select(cols)
 
 
+def clean_steps(steps: pl.DataFrame) -> pl.DataFrame:
+    """Steps with a finite, positive step time, first occurrence of each iteration: the steps a
+    window mean reads (the case's, :mod:`cmax.case`, and ``cmax inspect``'s)."""
+    frame = steps.filter(
+        pl.col("step_time_s").is_not_null()
+        & pl.col("step_time_s").is_finite()
+        & (pl.col("step_time_s") > 0)
+        & pl.col("iteration").is_not_null()
+    )
+    return frame.unique(subset="iteration", keep="first", maintain_order=True).sort("iteration")
+
+
 def finite_mean(values: pl.Series) -> float | None:
     """Mean over finite values (NaN/inf are counted separately by the caller), or None."""
     finite = values.drop_nulls().cast(pl.Float64)
@@ -702,10 +714,8 @@ def training_summary(log: TrainingLog) -> dict[str, object]:
 
 def _every_window(steps: pl.DataFrame, max_iteration: int | None) -> list[dict[str, object]]:
     """Each recipe rule's window and its mean over the clean steps, computed exactly as the
-    case computes a run's (``cmax.case.clean_steps``, ``cmax.window``): a scorecard's window is
+    case computes a run's (:func:`clean_steps`, ``cmax.window``): a scorecard's window is
     the one of its matched baseline's recipe release, always one of these."""
-    from cmax.case import clean_steps
-
     last = max_iteration
     if last is None:
         usable = steps.filter(pl.col("step_time_s").is_finite() & (pl.col("step_time_s") > 0))
