@@ -151,14 +151,48 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
     )
 
 
+def parse_grep(data: bytes, layout: Layout,
+               build: Callable[[pl.LazyFrame], pl.LazyFrame]) -> pl.DataFrame:
+    """``build`` applied to ``grep -n`` output (whole ``N:text`` lines), as
+    :func:`textlines.query_lines` calls it: the lines in ``layout`` read as fields, the others
+    by ``build``'s regexes; in line order, ``build``'s columns."""
+    frame = pl.read_csv(
+        data, separator="|", has_header=False, quote_char=None, truncate_ragged_lines=True,
+        schema={name: pl.String() for name in _names(layout)}, missing_columns="insert",
+        encoding="utf8-lossy")
+    numbered = pl.col("f0").str.splitn(":", 2)
+    got = _read(frame.lazy().with_columns(numbered.struct.field("field_0").alias("line"),
+                                          numbered.struct.field("field_1").alias("f0")),
+                layout).collect()
+    if got.get_column("_fast").all():
+        return _merge(_complete(got, layout), textlines.empty_result(build))
+    regexed = build(textlines.grep_lines(data).lazy().filter(
+        pl.col("line").is_in(got.filter(~pl.col("_fast")).get_column("line").implode())))
+    return _merge(_complete(got.filter(pl.col("_fast")), layout), regexed.collect())
+
+
+def _complete(fast: pl.DataFrame, layout: Layout) -> pl.DataFrame:
+    """The layout's rows with the constant columns (scalar columns: the millions of rows of a
+    dense log carry only what varies)."""
+    absent = [column for column, i in layout.values.items() if i is None]
+    return fast.drop("_fast").with_columns(
+        pl.lit(layout.max_iteration, pl.Int64).alias("max_iteration"),
+        *(pl.lit(None, pl.Float64).alias(column) for column in absent))
+
+
+def _merge(fast: pl.DataFrame, regexed: pl.DataFrame) -> pl.DataFrame:
+    """The rows of both readers in line order, with the regex reader's columns."""
+    fast = fast.select(regexed.columns)
+    if not regexed.height:
+        return fast
+    return pl.concat([fast, regexed.cast(fast.schema)]).sort("line", maintain_order=True)
+
+
 def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]] | None:
     """The steps of every line of ``path`` in ``layout`` (``line``, ``iteration``,
     ``max_iteration`` and every value column, in file order), and the numbers of the other lines
     that may hold ``key`` (the caller reads those with its regexes). None: not for this file.
 
-    Constant columns (the max iteration, a value the layout lacks) are added after the
-    streaming read, as scalar columns: the millions of rows of a dense log carry only what
-    varies.
     """
     size = path.stat().st_size
     if size >= _MAX_BYTES:
@@ -175,11 +209,7 @@ def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]]
     maybe = pl.col("f1").is_not_null() | pl.col("f0").str.contains(key, literal=True)
     frame = _read(lines.filter(maybe), layout).collect(engine="streaming")
     others = frame.filter(~pl.col("_fast")).get_column("line").to_list()
-    steps = frame.filter(pl.col("_fast")) if others else frame
-    absent = [column for column, i in layout.values.items() if i is None]
-    return steps.drop("_fast").with_columns(
-        pl.lit(layout.max_iteration, pl.Int64).alias("max_iteration"),
-        *(pl.lit(None, pl.Float64).alias(column) for column in absent)), others
+    return _complete(frame.filter(pl.col("_fast")) if others else frame, layout), others
 
 
 # more other lines than this and the regex reader reads the whole file instead: fetching
@@ -187,9 +217,8 @@ def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]]
 OTHERS_MAX = 100_000
 # step lines of the file's top tried for a layout (the first may be an odd one)
 _SAMPLES = 8
-# the fields reader splits every line of the file; grep only the step lines. The fields reader
-# is used when at least one line in this many is a step line (a long quiet run: 1 in 3;
-# multi-node chatter is 1 in 40)
+# splitting every line of the file into fields (scan) beats grep when at least one line in this
+# many is a step line (a long quiet run: 1 in 3; multi-node chatter is 1 in 40)
 DENSE = 8
 
 
@@ -202,40 +231,42 @@ def read_steps(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame], *, key
     them. Small files, files without a readable layout and files with many lines in other
     layouts go to the regex reader whole.
     """
-    if path.stat().st_size > textlines.SMALL_FILE:
-        layout = _layout(path, key, {c: re.compile(p) for c, p in labels.items()},
-                         re.compile(iteration))
-        got = scan(path, layout, key) if layout is not None else None
-        if got is not None and len(got[1]) <= OTHERS_MAX:
-            steps, others = got
-            try:
-                extra = build(textlines.lines_at(path, others, key).lazy()).collect()
-            except pl.exceptions.PolarsError as exc:
-                raise CmaxError(f"cannot parse log: {str(exc).strip()[:200]}",
-                                file=path) from None
-            steps = steps.select(extra.columns)
-            if extra.height:
-                steps = pl.concat([steps, extra.cast(steps.schema)]).sort(
-                    "line", maintain_order=True)
-            return steps
-    return textlines.query_lines(path, build, keys=[key])
+    if path.stat().st_size <= textlines.SMALL_FILE:
+        return textlines.query_lines(path, build, keys=[key])
+    layout, dense = _layout(path, key, {c: re.compile(p) for c, p in labels.items()},
+                            re.compile(iteration))
+    if layout is None:
+        return textlines.query_lines(path, build, keys=[key])
+    if not dense:
+        return textlines.query_lines(path, build, keys=[key],
+                                     parse=lambda data: parse_grep(data, layout, build))
+    got = scan(path, layout, key)
+    if got is None or len(got[1]) > OTHERS_MAX:
+        return textlines.query_lines(path, build, keys=[key],
+                                     parse=lambda data: parse_grep(data, layout, build))
+    steps, others = got
+    try:
+        extra = build(textlines.lines_at(path, others, key).lazy()).collect()
+    except pl.exceptions.PolarsError as exc:
+        raise CmaxError(f"cannot parse log: {str(exc).strip()[:200]}", file=path) from None
+    return _merge(steps, extra)
 
 
 def _layout(path: Path, key: str, labels: Mapping[str, re.Pattern[str]],
-            iteration: re.Pattern[str]) -> Layout | None:
-    """The layout of the first of the top step lines that has one; None also when step lines
-    are sparse (fewer than one line in ``DENSE``): then grep, which skips the other lines
-    without splitting them into fields, is the faster reader."""
+            iteration: re.Pattern[str]) -> tuple[Layout | None, bool]:
+    """The layout of the first of the top step lines that has one, and whether step lines are
+    dense (at least one line in ``DENSE``): then the whole file is split into fields
+    (:func:`scan`); else grep skips the other lines without splitting them and its output is
+    split (:func:`parse_grep`)."""
     with path.open("rb") as fh:
         data = fh.read(textlines.HEAD_BYTES)
     data = data[: data.rfind(b"\n") + 1]
     found = textlines.keyword_lines(data, [key.encode()])
-    if len(found) * DENSE < data.count(b"\n"):
-        return None
+    dense = len(found) * DENSE >= data.count(b"\n")
     for _, raw in found[:_SAMPLES]:
         text = raw.decode("utf-8", errors="replace")
         if text.endswith("\r"):
             text = text[:-1]
         if (layout := learn(text, labels, iteration)) is not None:
-            return layout
-    return None
+            return layout, dense
+    return None, dense

@@ -92,6 +92,9 @@ SMALL_FILE = 4 << 20
 # grep output handed to Polars per parse; two in flight at most (memory does not follow
 # size). 1 MiB: larger chunks cost peak memory (4 MiB: +20 MiB) and save no CPU time
 GREP_CHUNK = 1 << 20
+# grep output handed to a ``parse`` (the fields reader) at a time: it costs ~2 ms a call
+# whatever the size, so larger batches than GREP_CHUNK (+6 MiB held at most)
+GREP_BATCH = 4 << 20
 # what an editor shows for a NUL byte: grep prints it inside the line, Polars' CSV reader
 # would end the line there (and drop the step after it), so it is replaced before parsing
 NUL = b"\x00"
@@ -103,16 +106,20 @@ def query_lines(
     build: Callable[[pl.LazyFrame], pl.LazyFrame],
     *,
     keys: Sequence[str],
+    parse: Callable[[bytes], pl.DataFrame] | None = None,
 ) -> pl.DataFrame:
     """``build`` applied to the lines holding any of ``keys`` (``line``, ``text``), in order.
 
     With several keys, ``build`` must yield at most one row per line (a line holding two keys
-    is read twice on the grep path and kept once). Reader failures become a CmaxError naming
-    the file.
+    is read twice on the grep path and kept once). ``parse``, when given, turns a batch of
+    ``grep -n`` output (whole ``N:text`` lines, about ``GREP_BATCH`` bytes) into the rows
+    ``build`` would give, faster (:func:`cmax.ingest.fields.parse_grep`). Reader failures
+    become a CmaxError naming the file.
     """
     try:
         size = path.stat().st_size
-        grepped = _via_grep(path, build, keys) if USE_GREP and size > SMALL_FILE else None
+        grepped = (_via_grep(path, build, keys, parse) if USE_GREP and size > SMALL_FILE
+                   else None)
         if grepped is not None:
             frame = grepped
         elif size <= SMALL_FILE:
@@ -232,10 +239,10 @@ def _via_python(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
     chunks = list(_python_chunks(path, keys)) if path.stat().st_size <= SMALL_FILE else None
     if chunks is not None:  # small: one frame, one collect
         if not chunks:
-            return _empty_result(build)
+            return empty_result(build)
         return build(grep_lines(b"".join(chunks)).lazy()).collect()
     frames = [build(grep_lines(chunk).lazy()).collect() for chunk in _python_chunks(path, keys)]
-    return contiguous(frames) if frames else _empty_result(build)
+    return contiguous(frames) if frames else empty_result(build)
 
 
 def _enlarge_pipe(stream: IO[bytes] | None) -> None:
@@ -274,25 +281,30 @@ class _Grep:
         finally:
             self.chunks.put(None)
 
-    def frames(self, build: Callable[[pl.LazyFrame], pl.LazyFrame]) -> list[pl.DataFrame]:
+    def frames(self, parse: Callable[[bytes], pl.DataFrame], batch: int) -> list[pl.DataFrame]:
+        """``parse`` of the output, about ``batch`` bytes of whole lines at a time."""
         out: list[pl.DataFrame] = []
-        rest = b""
+        held: list[bytes] = []
+        size = 0
         with self.proc:
             while (chunk := self.chunks.get()) is not None:
-                cut = chunk.rfind(b"\n") + 1
-                if cut:
-                    out.append(build(grep_lines(rest + chunk[:cut]).lazy()).collect())
-                    rest = chunk[cut:]
-                else:
-                    rest += chunk
+                held.append(chunk)
+                size += len(chunk)
+                if size >= batch:
+                    data = b"".join(held)
+                    cut = data.rfind(b"\n") + 1
+                    if cut:
+                        out.append(parse(data[:cut]))
+                    held, size = [data[cut:]], len(data) - cut
             self.thread.join()
-            if rest:
-                out.append(build(grep_lines(rest + b"\n").lazy()).collect())
+            if rest := b"".join(held):
+                out.append(parse(rest if rest.endswith(b"\n") else rest + b"\n"))
         return out
 
 
 def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
-              keys: Sequence[str]) -> pl.DataFrame | None:
+              keys: Sequence[str], parse: Callable[[bytes], pl.DataFrame] | None = None,
+              ) -> pl.DataFrame | None:
     """Keyword lines selected by grep, parsed by Polars chunk by chunk; None: grep unusable.
 
     One grep per key, all started at once: single-string grep is several times faster than
@@ -307,7 +319,11 @@ def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
     except OSError:
         return None
     try:
-        frames = [frame for g in greps for frame in g.frames(build)]
+        if parse is None:
+            frames = [frame for g in greps for frame in g.frames(
+                lambda data: build(grep_lines(data).lazy()).collect(), GREP_CHUNK)]
+        else:
+            frames = [frame for g in greps for frame in g.frames(parse, GREP_BATCH)]
     finally:
         for g in greps:  # after an error, stop greps whose output was never read
             if g.proc.poll() is None:
@@ -316,7 +332,7 @@ def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
     if any(g.proc.returncode not in (0, 1) for g in greps):
         return None  # grep failed (unsupported flags, unreadable file): use Polars
     if not frames:
-        return _empty_result(build)
+        return empty_result(build)
     frame = contiguous(frames)
     if len(keys) > 1:
         frame = frame.sort("line", maintain_order=True).unique(
@@ -363,7 +379,8 @@ def grep_lines(data: bytes) -> pl.DataFrame:
     )
 
 
-def _empty_result(build: Callable[[pl.LazyFrame], pl.LazyFrame]) -> pl.DataFrame:
+def empty_result(build: Callable[[pl.LazyFrame], pl.LazyFrame]) -> pl.DataFrame:
+    """What ``build`` gives for no lines: its columns, no rows."""
     empty = pl.DataFrame(schema={"line": pl.Int64(), "text": pl.String()})
     return build(empty.lazy()).collect()
 

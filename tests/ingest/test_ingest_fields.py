@@ -10,6 +10,7 @@ both readers must return identical step tables.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -63,24 +64,32 @@ def _write(path: Path, lines: list[str], *, crlf: bool = False) -> Path:
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(regex reader, fields reader) step tables of ``path``."""
+    """(regex reader, fields reader) step tables of ``path``; the fields reader both ways: over
+    the whole file (dense) and over grep's output (sparse), which must agree too."""
     regex = parse_nemo2(path)
-    with monkeypatch.context() as patch:
-        patch.setattr(textlines, "SMALL_FILE", 0)
-        patch.setattr(fields, "DENSE", 1000)  # whatever the share of step lines
-        called: list[int] = []
-        scan = fields.scan
+    got = []
+    for dense in (True, False):
+        with monkeypatch.context() as patch:
+            patch.setattr(textlines, "SMALL_FILE", 0)
+            patch.setattr(fields, "DENSE", 10**9 if dense else 0)  # whatever the share
+            called: list[int] = []
+            reader = "scan" if dense else "parse_grep"
+            original = getattr(fields, reader)
 
-        def counted(*args: object, **kwargs: object) -> object:
-            called.append(1)
-            return scan(*args, **kwargs)  # type: ignore[arg-type]
+            def counted(*args: object, called: list[int] = called,
+                        original: Callable[..., object] = original,
+                        **kwargs: object) -> object:
+                called.append(1)
+                return original(*args, **kwargs)
 
-        patch.setattr(fields, "scan", counted)
-        fast = parse_nemo2(path)
-        assert called, "the fields reader was not used"
-    assert (fast.max_iteration, fast.notes, fast.facts) == (
-        regex.max_iteration, regex.notes, regex.facts)
-    return regex.steps, fast.steps
+            patch.setattr(fields, reader, counted)
+            fast = parse_nemo2(path)
+            assert called, f"the fields reader ({reader}) was not used"
+        assert (fast.max_iteration, fast.notes, fast.facts) == (
+            regex.max_iteration, regex.notes, regex.facts)
+        got.append(fast.steps)
+    assert got[0].equals(got[1], null_equal=True)
+    return regex.steps, got[0]
 
 
 @pytest.mark.parametrize("crlf", [False, True])
@@ -145,13 +154,14 @@ def test_learn_declines_lines_it_cannot_read_as_fields(line: str) -> None:
 
 def test_sparse_step_lines_go_to_grep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One step line in forty (multi-node chatter): grep skips the noise cheaper than
-    splitting every line into fields, so the fields reader declines the file."""
+    splitting every line into fields, so only grep's output is split."""
     noise = "node001:1234:5678 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0"
     lines = [noise if k % 40 else _line(k // 40) for k in range(4000)]
     path = _write(tmp_path / "x.log", lines)
-    assert fields._layout(path, nemo.NEMO2_KEY, LABELS, ITER) is None
+    layout, dense = fields._layout(path, nemo.NEMO2_KEY, LABELS, ITER)
+    assert layout is not None and not dense
     monkeypatch.setattr(fields, "DENSE", 100)
-    assert fields._layout(path, nemo.NEMO2_KEY, LABELS, ITER) is not None
+    assert fields._layout(path, nemo.NEMO2_KEY, LABELS, ITER)[1]
 
 
 def test_lines_at_fetches_numbered_lines_holding_the_key(tmp_path: Path) -> None:
