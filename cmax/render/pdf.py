@@ -12,9 +12,11 @@ clock (``SOURCE_DATE_EPOCH``, the reproducible-builds convention it honours) for
 Speed (issue 15): a report is laid out with the garbage collector paused (WeasyPrint allocates
 hundreds of thousands of short-lived objects; every full collection walks the whole heap,
 matplotlib and polars included, a quarter of the layout time), with ``<wbr>`` written as the
-U+200B it stands for, and with a user-agent stylesheet that leaves out the footnote and note
-pseudo-elements cmax never uses (WeasyPrint otherwise computes six extra styles per element).
-The last two give the same break opportunities and the same bytes (tests/render).
+U+200B it stands for, with a user-agent stylesheet that leaves out the footnote and note
+pseudo-elements cmax never uses (WeasyPrint otherwise computes six extra styles per element),
+and with the report stylesheet every template inlines parsed once per process. The stylesheet
+changes give the same bytes as WeasyPrint's plain route (tests/render); the character breaks
+at the joints ``breakable`` marks, where the element sometimes let WeasyPrint break mid-word.
 """
 
 from __future__ import annotations
@@ -168,8 +170,12 @@ def layout(html: str) -> Any:
     # (its UA rule wbr::before { content: "\200B" }); bundle text is escaped, so only
     # cmax's own markup can contain the tag, or a <style> block
     html = html.replace("<wbr>", "\u200b")
-    sheets = [_stylesheet(css, base_url) for css in _STYLE_BLOCK.findall(html)]
-    html = _STYLE_BLOCK.sub("", html)
+    sheets: list[Any] = []
+    # the report stylesheet, inlined in the <head> by the templates, parsed once per process
+    head = _STYLE_BLOCK.search(html, 0, max(0, html.find("</head>")))
+    if head:
+        sheets.append(_stylesheet(head.group(1), base_url))
+        html = html[:head.start()] + html[head.end():]
     with paused_gc():
         document = _html_class()(string=html, base_url=base_url, url_fetcher=_safe_fetcher())
         return document.render(stylesheets=sheets)
