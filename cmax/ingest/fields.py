@@ -37,10 +37,11 @@ import polars as pl
 from cmax.errors import CmaxError
 from cmax.ingest import textlines
 
-# Polars' streaming CSV source reads 16 MiB chunks and keeps several in flight by default:
-# ~350 MiB resident on a 1 GiB log. 2 MiB chunks, two in flight: ~110 MiB and no slower on two
-# cores (benchmarks/bench_ingest.py). Read when the first scan starts; a user's own setting wins.
-_CSV_ENV = {"POLARS_CSV_CHUNK_SIZE": str(2 << 20), "POLARS_CSV_CHUNK_PREFETCH_LIMIT": "2"}
+# Polars' streaming CSV source reads 16 MiB chunks and keeps several in flight by default: on a
+# dense 1 GiB log ~130 MiB more resident than with 1 MiB chunks, one prefetched, and no faster
+# on two cores (benchmarks/bench_ingest.py). Read when the first scan starts; a user's own
+# setting wins.
+_CSV_ENV = {"POLARS_CSV_CHUNK_SIZE": str(1 << 20), "POLARS_CSV_CHUNK_PREFETCH_LIMIT": "1"}
 # the row index Polars gives a line is 32-bit: a file this large could overflow it
 _MAX_BYTES = 1 << 32
 # iterations at or above this are left to the regex reader (digit counts via log10 stay exact)
