@@ -21,11 +21,14 @@ The step count cmax reads is checked against the number of step lines written, a
 Scenarios (NeMo 2 step lines as DGXC recipes print them, noise as multi-node jobs print it):
 
 * ``chatter``: one step line in about 40 lines (NCCL INFO, PyTorch warnings, NeMo info), the
-  shape of a real multi-node log: about 220k steps per GiB. With ``--grow`` it also runs at a
-  quarter, twice and the given size, to show whether peak memory follows the file size.
-* ``dense``: one step line in three (a long quiet run): about 2.1 M steps per GiB, the worst
-  case for the per-line regexes. The step table itself grows with the file (7 columns of 8
-  bytes a step), so memory must grow here.
+  shape of a real multi-node log: about 220k steps per GiB. cmax lets grep skip the noise and
+  splits grep's output into fields (``cmax.ingest.fields.parse_grep``). With ``--grow`` it also
+  runs at a quarter, twice and the given size, to show whether peak memory follows the file
+  size.
+* ``dense``: one step line in three (a long quiet run): about 2.1 M steps per GiB. cmax splits
+  the whole file into ``|`` fields with Polars' CSV reader (``cmax.ingest.fields.scan``); the
+  step table itself grows with the file (7 columns of 8 bytes a step, ~110 MiB here), so
+  memory must grow here.
 * ``megatron``: Megatron-Bridge iteration lines plus ``Step Time ... MODEL_TFLOP/s/GPU`` lines
   paired by position, with the noise of ``chatter`` (about 63k steps per GiB).
 
