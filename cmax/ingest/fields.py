@@ -31,11 +31,15 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from cmax.errors import CmaxError
 from cmax.ingest import textlines
+
+if TYPE_CHECKING:
+    from polars._typing import CsvEncoding
 
 # Polars' streaming CSV source reads 16 MiB chunks and keeps several in flight by default: on a
 # dense 1 GiB log ~130 MiB more resident than with 1 MiB chunks, one prefetched, and no faster
@@ -189,26 +193,35 @@ def _merge(fast: pl.DataFrame, regexed: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([fast, regexed.cast(fast.schema)]).sort("line", maintain_order=True)
 
 
+def _scan(path: Path, layout: Layout, key: str, encoding: CsvEncoding) -> pl.DataFrame:
+    names = _names(layout)
+    lines = pl.scan_csv(
+        path, separator="|", has_header=False, quote_char=None, truncate_ragged_lines=True,
+        schema={name: pl.String() for name in names}, missing_columns="insert",
+        row_index_name="line", row_index_offset=1, encoding=encoding)
+    # a step line has a '|' or, alone in its field, the key: every other line is dropped by
+    # these two cheap tests before the field tests run (on a noisy log they are 39 lines in 40)
+    maybe = pl.col("f1").is_not_null() | pl.col("f0").str.contains(key, literal=True)
+    return _read(lines.filter(maybe), layout).collect(engine="streaming")
+
+
 def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]] | None:
     """The steps of every line of ``path`` in ``layout`` (``line``, ``iteration``,
     ``max_iteration`` and every value column, in file order), and the numbers of the other lines
     that may hold ``key`` (the caller reads those with its regexes). None: not for this file.
 
+    The file is read as strict UTF-8 first (~8% faster); one that is not is read again with
+    bad bytes replaced, as every other reader does.
     """
     size = path.stat().st_size
     if size >= _MAX_BYTES:
         return None
     for name, value in _CSV_ENV.items():
         os.environ.setdefault(name, value)
-    names = _names(layout)
-    lines = pl.scan_csv(
-        path, separator="|", has_header=False, quote_char=None, truncate_ragged_lines=True,
-        schema={name: pl.String() for name in names}, missing_columns="insert",
-        row_index_name="line", row_index_offset=1, encoding="utf8-lossy")
-    # a step line has a '|' or, alone in its field, the key: every other line is dropped by
-    # these two cheap tests before the field tests run (on a noisy log they are 39 lines in 40)
-    maybe = pl.col("f1").is_not_null() | pl.col("f0").str.contains(key, literal=True)
-    frame = _read(lines.filter(maybe), layout).collect(engine="streaming")
+    try:
+        frame = _scan(path, layout, key, "utf8")
+    except pl.exceptions.ComputeError:
+        frame = _scan(path, layout, key, "utf8-lossy")
     others = frame.filter(~pl.col("_fast")).get_column("line").to_list()
     return _complete(frame.filter(pl.col("_fast")) if others else frame, layout), others
 
