@@ -261,7 +261,8 @@ class _Grep:
     """One ``grep -anF KEY`` child and a thread draining its output into a bounded queue.
 
     The thread keeps grep running while Polars (which releases the GIL) parses earlier chunks;
-    the queue holds at most two chunks, so memory does not follow the file size.
+    the queue holds a batch (``GREP_BATCH``) and two chunks more, so grep is not held up while
+    a batch is parsed, and memory does not follow the file size.
     """
 
     def __init__(self, grep: str, path: Path, key: str) -> None:
@@ -269,7 +270,7 @@ class _Grep:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env={**os.environ, "LC_ALL": "C"})
         _enlarge_pipe(self.proc.stdout)
-        self.chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=2)
+        self.chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=GREP_BATCH // GREP_CHUNK + 2)
         self.thread = threading.Thread(target=self._drain, daemon=True)
         self.thread.start()
 
