@@ -130,6 +130,20 @@ def data_uri(svg: str) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
+def _text_width_in(texts: Sequence[str], size: float) -> float:
+    """The widest of ``texts`` in inches at ``size`` points, measured as matplotlib lays out
+    text (plain text: labels are never mathtext)."""
+    import matplotlib
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    with matplotlib.rc_context(RC):
+        prop = FontProperties(size=size)
+        widths = [text_to_path.get_text_width_height_descent(t, prop, ismath=False)[0]
+                  for t in texts]
+    return max(widths, default=0.0) / 72
+
+
 def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
@@ -171,7 +185,12 @@ def ratio_chart(workloads: Sequence[WorkloadResult], bar: float) -> str | None:
     highs = [_value(w.ci_high, v) for w, v in zip(rows, values, strict=True)]
     left = min([*lows, bar, 1.0]) - 0.03
     right = max([*highs, bar, 1.0]) + 0.03
-    with _figure(WIDTH_IN, 0.55 + 0.38 * len(rows)) as fig:
+    labels = [_label(w) for w in rows]
+    # the margins constrained layout would find (labels, tick pads, legend above, axis label
+    # below), computed from the labels' width instead: it took a third of this chart's time.
+    # Like it, a long label squeezes the plot, down to 0.85 in, before it is cut.
+    margin = min(_text_width_in(labels, RC["ytick.labelsize"]) + 0.14, WIDTH_IN - 0.9)
+    with _figure(WIDTH_IN, 0.55 + 0.38 * len(rows), margins=(margin, 0.042, 0.403, 0.265)) as fig:
         ax = fig.subplots()
         ax.axvline(1.0, color=INK, linewidth=0.9, label="reference (100%)")
         ax.axvline(bar, color=VERDICT_COLOURS["fail"], linewidth=0.9, linestyle="--",
@@ -183,7 +202,7 @@ def ratio_chart(workloads: Sequence[WorkloadResult], bar: float) -> str | None:
                         markersize=4.5)
             ax.annotate(f"{values[i]:.1%}", (highs[i], i), xytext=(5, 0),
                         textcoords="offset points", va="center", fontsize=7, color=INK)
-        ax.set_yticks(range(len(rows)), [_label(w) for w in rows])
+        ax.set_yticks(range(len(rows)), labels)
         ax.set_xlim(left, right)
         ax.set_ylim(-0.6, len(rows) - 0.4)
         ax.xaxis.set_major_formatter(_percent_formatter())

@@ -7,6 +7,7 @@ import datetime as dt
 import io
 import math
 import xml.etree.ElementTree as ET
+from typing import Any
 
 import pytest
 
@@ -194,6 +195,35 @@ def test_lean_svg_unwraps_bare_groups_and_keeps_everything_drawn() -> None:
     assert [el.get("id") for el in root.iter(f"{SVG_NS}path")] == ["p1", "p2", "p3"]
     assert _svg_texts(lean) == ["1 < 2", "y"]
     assert lean.startswith(f'<svg xmlns="{SVG_NS[1:-1]}"') and "ns0" not in lean
+
+
+@pytest.mark.parametrize("name", [
+    "llama3.1-405b", "a-workload-name-of-sixty-characters-from-some-odd-bundle-x"])
+def test_ratio_chart_labels_fit_in_the_figure(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ratio chart's left margin is computed from its labels (constrained layout was a
+    third of its time): every label must still start inside the figure, next to the axes."""
+    figures: list[Any] = []
+
+    def keep(fig: Any) -> str:
+        figures.append(fig)
+        return "<svg/>"
+
+    monkeypatch.setattr(charts, "_svg", keep)
+    card = make_scorecard()
+    workloads = [card.workloads[0].model_copy(update={"workload": name}), *card.workloads[1:]]
+    charts.ratio_chart(workloads, 0.95)
+    from matplotlib.backends.backend_svg import RendererSVG
+
+    fig: Any = figures[0]
+    fig.set_dpi(72)  # as the SVG is written, with the SVG backend's text metrics
+    width, height = fig.get_size_inches() * 72
+    renderer = RendererSVG(width, height, io.StringIO())
+    fig.draw(renderer)
+    ax = fig.axes[0]
+    axes_left = ax.get_window_extent(renderer).x0
+    for label in ax.get_yticklabels():
+        box = label.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= axes_left, label.get_text()
 
 
 def test_charts_skip_missing_data() -> None:
