@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 _CSV_ENV = {"POLARS_CSV_CHUNK_SIZE": str(1 << 20), "POLARS_CSV_CHUNK_PREFETCH_LIMIT": "1"}
 # the row index Polars gives a line is 32-bit: a file this large could overflow it
 _MAX_BYTES = 1 << 32
-# iterations at or above this are left to the regex reader (digit counts via log10 stay exact)
+# iterations at or above this are left to the regex reader (far beyond any run; Int64-safe)
 _MAX_ITERATION = 10**12
 
 
@@ -128,31 +128,34 @@ def _names(layout: Layout) -> list[str]:
 
 def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
     """``line``, ``_fast`` (the line is in the layout), ``iteration`` and the value columns the
-    layout holds, of ``frame``'s lines (``line``, fields ``f0``... as :func:`_names`)."""
+    layout holds, of ``frame``'s lines (``line``, fields ``f0``... as :func:`_names`).
+
+    Each number is cut out once, into a column, and the tests read the columns: an expression
+    used twice would be evaluated twice in the streaming engine."""
     head = pl.col("f0")
     rest = [pl.col(name) for name in _names(layout)[1:]]
-    frame = frame.with_columns(  # computed once, read by several tests below
+    places = {column: i for column, i in layout.values.items() if i is not None}
+    frame = frame.with_columns(
         head.str.slice(len(layout.head), head.str.len_bytes() - len(layout.head)
-                       - len(layout.tail)).alias("_number"))
-    number = pl.col("_number")
-    iteration = number.cast(pl.UInt64, strict=False)
-    # plain decimal: as many characters as digits (no sign, no leading zero, no space)
-    # (log10 of n + 0.5: exact powers of ten would round down; below 1e12 the half is safe)
-    digits = ((iteration.cast(pl.Float64) + 0.5).log10().floor() + 1).clip(lower_bound=1)
+                       - len(layout.tail)).alias("_number"),
+        *(rest[i - 1].str.slice(len(layout.keys[i - 1])).str.strip_chars_end()
+          .cast(pl.Float64, strict=False).alias(column) for column, i in places.items()),
+    ).with_columns(pl.col("_number").cast(pl.UInt64, strict=False).alias("iteration"))
+    number, iteration = pl.col("_number"), pl.col("iteration")
+    # plain decimal as the regexes read it: what parses as an unsigned integer, without the
+    # sign or leading zero they do not take
+    plain = ~(number.str.starts_with("+")
+              | (number.str.starts_with("0") & (number.str.len_bytes() > 1)))
     checks = [head.str.starts_with(layout.head), head.str.ends_with(layout.tail),
-              iteration < _MAX_ITERATION, number.str.len_bytes() == digits,
-              rest[len(layout.keys)].is_null()]
+              iteration < _MAX_ITERATION, plain, rest[len(layout.keys)].is_null()]
     checks += [field.str.starts_with(key)
                for field, key in zip(rest[:-1], layout.keys, strict=True)]
-    values = {column: rest[i - 1].str.slice(len(layout.keys[i - 1])).str.strip_chars_end()
-              .cast(pl.Float64, strict=False) for column, i in layout.values.items()
-              if i is not None}
-    checks += [value.is_finite() for value in values.values()]
+    checks += [pl.col(column).is_finite() for column in places]
     return frame.select(
         pl.col("line").cast(pl.Int64),
         pl.all_horizontal(checks).fill_null(False).alias("_fast"),
-        iteration.cast(pl.Int64).alias("iteration"),
-        *(value.alias(column) for column, value in values.items()),
+        iteration.cast(pl.Int64),
+        *places,
     )
 
 
