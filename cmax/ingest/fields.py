@@ -41,11 +41,12 @@ from cmax.ingest import textlines
 if TYPE_CHECKING:
     from polars._typing import CsvEncoding
 
-# Polars' streaming CSV source reads 16 MiB chunks and keeps several in flight by default: on a
-# dense 1 GiB log ~130 MiB more resident than with 1 MiB chunks, one prefetched, and no faster
-# on two cores (benchmarks/bench_ingest.py). Read when the first scan starts; a user's own
-# setting wins.
-_CSV_ENV = {"POLARS_CSV_CHUNK_SIZE": str(1 << 20), "POLARS_CSV_CHUNK_PREFETCH_LIMIT": "1"}
+# Polars' streaming CSV source reads 16 MiB chunks and keeps several in flight by default; the
+# transient memory follows the bytes in flight. Dense 1 GiB log, `cmax inspect` peak: ~350 MiB
+# by default, ~260 with 1 MiB chunks, ~235 with 768 KiB (one prefetched), for about the same
+# CPU time (benchmarks/bench_ingest.py). Read when the first scan starts; a user's own setting
+# wins.
+_CSV_ENV = {"POLARS_CSV_CHUNK_SIZE": str(768 << 10), "POLARS_CSV_CHUNK_PREFETCH_LIMIT": "1"}
 # the row index Polars gives a line is 32-bit: a file this large could overflow it
 _MAX_BYTES = 1 << 32
 # iterations at or above this are left to the regex reader (far beyond any run; Int64-safe)
