@@ -172,3 +172,24 @@ def test_lines_at_fetches_numbered_lines_holding_the_key(tmp_path: Path) -> None
     assert got["text"].to_list() == ["line 1 key", "line 2 key", "line 2500 key",
                                      "line 4999 key", "line 5000 key"]
     assert textlines.lines_at(path, [], "key").height == 0
+
+
+@pytest.mark.parametrize("fields_on", [True, False])
+def test_grep_batches_cut_mid_line_read_every_step(
+        fields_on: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """grep's output arrives in pipe reads that end mid-line and is handed on in batches of
+    several reads: every step must come out once, in order, whichever parser reads the batch
+    (the fields reader or the regexes)."""
+    noise = "node001:1234:5678 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0"
+    lines = [noise if k % 5 else _line(k // 5) for k in range(1500)]
+    path = _write(tmp_path / "x.log", lines)
+    expected = parse_nemo2(path).steps  # the in-process reader (a small file)
+    monkeypatch.setattr(textlines, "SMALL_FILE", 0)
+    monkeypatch.setattr(textlines, "GREP_CHUNK", 97)  # reads end mid-line
+    monkeypatch.setattr(textlines, "GREP_BATCH", 1000)  # a batch is ~10 reads
+    monkeypatch.setattr(fields, "DENSE", 0)  # sparse: grep, then fields or regexes
+    if not fields_on:
+        monkeypatch.setattr(fields, "learn", lambda *args: None)
+    got = parse_nemo2(path).steps
+    assert got.equals(expected, null_equal=True)
+    assert got["iteration"].to_list() == list(range(300))
