@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from cmax.errors import CmaxError
 from cmax.ingest import textlines
 
 if TYPE_CHECKING:
@@ -258,16 +257,15 @@ def read_steps(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame], *, key
     if not dense:
         return textlines.query_lines(path, build, keys=[key],
                                      parse=lambda data: parse_grep(data, layout, build))
-    got = scan(path, layout, key)
-    if got is None or len(got[1]) > OTHERS_MAX:
-        return textlines.query_lines(path, build, keys=[key],
-                                     parse=lambda data: parse_grep(data, layout, build))
-    steps, others = got
     try:
-        extra = build(textlines.lines_at(path, others, key).lazy()).collect()
-    except pl.exceptions.PolarsError as exc:
-        raise CmaxError(f"cannot parse log: {str(exc).strip()[:200]}", file=path) from None
-    return _merge(steps, extra)
+        got = scan(path, layout, key)
+        if got is None or len(got[1]) > OTHERS_MAX:
+            return textlines.query_lines(path, build, keys=[key],
+                                         parse=lambda data: parse_grep(data, layout, build))
+        steps, others = got
+        return _merge(steps, build(textlines.lines_at(path, others, key).lazy()).collect())
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise textlines.reader_error(exc, path) from None
 
 
 def _layout(path: Path, key: str, labels: Mapping[str, re.Pattern[str]],

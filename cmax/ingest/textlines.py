@@ -126,15 +126,20 @@ def query_lines(
             frame = _via_python(path, build, keys)
         else:
             frame = _via_polars(path, build, keys)
-    except pl.exceptions.PolarsError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CmaxError(f"cannot parse log: {first}", file=path) from None
-    except OSError as exc:
-        raise CmaxError(f"cannot read log: {exc.strerror or exc}", file=path) from None
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise reader_error(exc, path) from None
     frame = frame.with_columns(pl.col("line").cast(pl.Int64))
     if frame.get_column("line").is_sorted():
         return contiguous([frame])  # one grep or the in-process reader: in file order already
     return frame.sort("line", maintain_order=True)
+
+
+def reader_error(exc: Exception, path: Path) -> CmaxError:
+    """The one-line error for a log a reader failed on (Polars' first line, or the OS's)."""
+    if isinstance(exc, OSError):
+        return CmaxError(f"cannot read log: {exc.strerror or exc}", file=path)
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return CmaxError(f"cannot parse log: {first}", file=path)
 
 
 # Up to this many rows the step table is made one buffer per column (a copy of at most

@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from cmax.errors import CmaxError
 from cmax.ingest import fields, nemo, textlines
 from cmax.ingest.nemo import parse_nemo2
 from tests.paths import DATA
@@ -193,3 +194,24 @@ def test_grep_batches_cut_mid_line_read_every_step(
     got = parse_nemo2(path).steps
     assert got.equals(expected, null_equal=True)
     assert got["iteration"].to_list() == list(range(300))
+
+
+@pytest.mark.parametrize("failure", [pl.exceptions.ComputeError("bad chunk\ndetail"),
+                                     OSError(5, "Input/output error")])
+def test_a_failing_read_is_one_error_naming_the_file(
+        failure: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the CSV scan raises becomes the reader's one-line error, never a traceback."""
+    path = _write(tmp_path / "x.log", [_line(i) for i in range(50)])
+    monkeypatch.setattr(textlines, "SMALL_FILE", 0)
+    monkeypatch.setattr(fields, "DENSE", 10**9)
+
+    def fail(*args: object) -> pl.DataFrame:
+        raise failure
+
+    monkeypatch.setattr(fields, "_scan", fail)
+    with pytest.raises(CmaxError) as caught:
+        parse_nemo2(path)
+    assert caught.value.file == str(path)
+    assert str(caught.value).count("\n") == 0
+    assert ("cannot parse log: bad chunk" if isinstance(failure, pl.exceptions.PolarsError)
+            else "cannot read log: Input/output error") in str(caught.value)
