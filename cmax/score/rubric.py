@@ -16,16 +16,13 @@ file's value for it (:data:`DEFAULTED_SECTIONS`); categories, tiers and gates it
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from cmax.errors import CmaxError, RubricError
-from cmax.tomlfile import decode_toml, read_toml_bytes
-
-RUBRIC_NAME = "rubric.toml"
+from cmax.errors import RubricError
+from cmax.reference.rubric_file import read_rubric_file
 
 CATEGORY_NAMES: tuple[str, ...] = (
     "security", "lifecycle", "orchestration", "storage", "networking",
@@ -258,17 +255,10 @@ def _dotted(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def default_rubric_path() -> Path:
-    from cmax.resources import data_dir
-
-    return data_dir("reference") / RUBRIC_NAME
-
-
 @functools.cache
 def _shipped_sections() -> dict[str, Any]:
     """The threshold sections of the shipped rubric (the home of every default value)."""
-    file = default_rubric_path()
-    data = decode_toml(read_toml_bytes(file, what="rubric file"), file=file, what="rubric file")
+    data = read_rubric_file(None).data
     return {name: dict(data.get(name) or {}) for name in DEFAULTED_SECTIONS}
 
 
@@ -305,16 +295,7 @@ def parse_rubric(data: dict[str, Any], *, source: str | Path, digest: str = "") 
 
 
 def load_rubric(path: str | Path | None = None) -> Rubric:
-    """Read a rubric file; None means the one shipped in ``reference/rubric.toml``."""
-    file = Path(path) if path is not None else default_rubric_path()
-    try:
-        raw = read_toml_bytes(
-            file, what="rubric file",
-            missing_fix="pass an existing file to --rubric, or omit it for the default")
-        data = decode_toml(raw, file=file, what="rubric file")
-    except RubricError:
-        raise
-    except CmaxError as exc:  # the TOML reader's error, as the rubric's (fields kept)
-        raise RubricError(exc.message, file=exc.file, line=exc.line, field=exc.field,
-                          expected=exc.expected, fix=exc.fix) from None
-    return parse_rubric(data, source=file, digest=hashlib.sha256(raw).hexdigest())
+    """The rubric of a file (read by :mod:`cmax.reference.rubric_file`); None means the one
+    shipped in ``reference/rubric.toml``."""
+    read = read_rubric_file(path)
+    return parse_rubric(read.data, source=read.file, digest=read.digest)
