@@ -18,23 +18,9 @@ import pytest
 import cmax.bundle
 from cmax.bundle import open_bundle
 from cmax.errors import CmaxError
+from tests.fakes import manifest_text
 
-MANIFEST = """
-[provider]
-name = "Example Cloud"
-cluster = "example-h100-a"
-
-[system]
-gpu = "h100-sxm"
-nodes = 2
-gpus_per_node = 8
-
-[benchmark]
-date = 2026-10-01
-
-[[nccl]]
-path = "nccl/all_reduce.txt"
-"""
+MANIFEST = manifest_text('[[nccl]]\npath = "nccl/all_reduce.txt"', nodes=2, interconnect=None)
 
 
 def _tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:

@@ -23,24 +23,13 @@ from cmax.evidence import (
     STEPS_SCHEMA,
 )
 from cmax.ingest import ingest
+from tests.fakes import manifest_text
 from tests.ingest.test_ingest_formats import make_llmb_db
 from tests.paths import DATA
 
 DATA = DATA / "ingest"
 
-MANIFEST = """
-[provider]
-name = "Example Cloud"
-cluster = "example-h100-a"
-
-[system]
-gpu = "h100-sxm"
-nodes = 64
-gpus_per_node = 8
-
-[benchmark]
-date = 2026-10-01
-
+MANIFEST = manifest_text("""
 [[runs]]
 workload = "Llama3.1-8B"
 precision = "FP8"
@@ -97,7 +86,7 @@ incidents = "incidents.csv"
 period_start = 2026-07-01
 period_end = 2026-09-30
 gpus_in_service = 512
-"""
+""", interconnect=None)
 
 
 def build_bundle(root: Path) -> Path:
