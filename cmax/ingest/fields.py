@@ -274,9 +274,7 @@ def _layout(path: Path, key: str, labels: Mapping[str, re.Pattern[str]],
     dense (at least one line in ``DENSE``): then the whole file is split into fields
     (:func:`scan`); else grep skips the other lines without splitting them and its output is
     split (:func:`parse_grep`)."""
-    with path.open("rb") as fh:
-        data = fh.read(textlines.HEAD_BYTES)
-    data = data[: data.rfind(b"\n") + 1]
+    data = textlines.read_head(path)
     found = textlines.keyword_lines(data, [key.encode()])
     dense = len(found) * DENSE >= data.count(b"\n")
     for _, raw in found[:_SAMPLES]:

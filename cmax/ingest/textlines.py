@@ -482,6 +482,13 @@ _ARG_RX = re.compile(ARG_LINE)
 _NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(mxfp8|nvfp4|fp8|bf16|fp16)(?![a-z0-9])", re.I)
 
 
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The top ``size`` bytes of ``path`` as whole lines (all of a shorter file)."""
+    with path.open("rb") as fh:
+        data = fh.read(size)
+    return data[: data.rfind(b"\n") + 1] if len(data) == size else data
+
+
 def head_facts(path: Path, *, head: int = HEAD_BYTES) -> list[Fact]:
     """Identity facts printed in the top ``head`` bytes of a log, in file order.
 
@@ -489,10 +496,7 @@ def head_facts(path: Path, *, head: int = HEAD_BYTES) -> list[Fact]:
     NCCL lines (most of a multi-node log's top) are matched once per distinct host prefix.
     Each (kind, value) is kept once, at its first line.
     """
-    with path.open("rb") as fh:
-        data = fh.read(head)
-    if len(data) == head:
-        data = data[: data.rfind(b"\n") + 1]  # whole lines only
+    data = read_head(path, head)
     found: list[Fact] = []
     rules: dict[bytes, list[tuple[str, re.Pattern[str], str]]] = {}
     for key, kind, rx, fmt in _COMPILED:
