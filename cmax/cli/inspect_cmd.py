@@ -39,9 +39,15 @@ def _render(summary: dict[str, Any]) -> list[str]:
 @click.argument("file", type=click.Path(path_type=Path))
 @format_option
 def command(file: Path, fmt: str) -> None:
-    from cmax.ingest import inspect_file
+    from cmax.ingest.greplines import prestart, stop_prestarted
 
-    summary = inspect_file(file)
+    prestart(file)  # a large NeMo 2 log: grep reads it while Polars is imported
+    try:
+        from cmax.ingest import inspect_file
+
+        summary = inspect_file(file)
+    finally:
+        stop_prestarted()
     if fmt == "json":
         emit_json(summary)
     else:

@@ -8,33 +8,39 @@ in their own modules (nemo, megatron, jax_logs, torchtitan, dgxc_parse, llmb_sql
 nccl, clustermax_audit, incidents; textlines holds the streaming reader shared by training
 logs, fields the fast reader of dense NeMo 2 logs).
 
-``ingest`` is loaded on first use: it needs the bundle and manifest models (pydantic), which
-``cmax inspect`` of one file never touches (about a tenth of a second of its start-up).
+Every name is loaded on first use: ``ingest`` needs the bundle and manifest models (pydantic),
+which ``cmax inspect`` of one file never touches (about a tenth of a second of its start-up),
+and the format registry needs Polars, which a command may want to start grep before
+importing (:func:`cmax.ingest.greplines.prestart`).
 
 The package is callable: ``cmax.ingest(bundle)`` runs :func:`ingest` (see cmax/_stage.py).
 """
 
 from __future__ import annotations
 
+import importlib
 import typing
-
-from cmax.ingest.detect import FORMATS, detect_format
-from cmax.ingest.formats import Format, Probe
-from cmax.ingest.summary import inspect_file
 
 if typing.TYPE_CHECKING:
     from cmax.ingest.assemble import ingest
+    from cmax.ingest.detect import FORMATS, detect_format
+    from cmax.ingest.formats import Format, Probe
+    from cmax.ingest.summary import inspect_file
 
 __all__ = ["FORMATS", "Format", "Probe", "detect_format", "ingest", "inspect_file"]
 
+# public name -> the module that defines it
+_HOMES = {"FORMATS": "detect", "detect_format": "detect", "Format": "formats",
+          "Probe": "formats", "inspect_file": "summary", "ingest": "assemble"}
+
 
 def __getattr__(name: str) -> object:
-    if name == "ingest":
-        from cmax.ingest.assemble import ingest
-
-        globals()["ingest"] = ingest
-        return ingest
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
 
 
 # `cmax.ingest(bundle)` calls the stage function: see cmax/_stage.py

@@ -28,14 +28,14 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from cmax.ingest import textlines
+from cmax.ingest import greplines, textlines
 
 if TYPE_CHECKING:
     from polars._typing import CsvEncoding
@@ -234,53 +234,73 @@ def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]]
 OTHERS_MAX = 100_000
 # step lines of the file's top tried for a layout (the first may be an odd one)
 _SAMPLES = 8
-# splitting every line of the file into fields (scan) beats grep when at least one line in this
-# many is a step line (a long quiet run: 1 in 3; multi-node chatter is 1 in 40)
-DENSE = 8
 
 
-def read_steps(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame], *, key: str,
-               labels: Mapping[str, str], iteration: str) -> pl.DataFrame:
-    """What ``textlines.query_lines(path, build, keys=[key])`` gives, faster on large files.
+class StepQuery:
+    """The step rows of a log in two steps, like :class:`textlines.LineQuery`.
 
     ``labels`` (output column -> the regex ``build`` extracts it with, group 1 the number) and
     ``iteration`` (groups 1 and 2) are the regexes of ``build``: the layout is checked against
     them. Small files, files without a readable layout and files with many lines in other
-    layouts go to the regex reader whole.
+    layouts go to the regex reader whole. On a large log with sparse step lines grep starts
+    before the layout is learned from the top, and the caller may read the head's facts
+    before :meth:`collect`: both overlap grep's pass over the file.
     """
-    if path.stat().st_size <= textlines.SMALL_FILE:
-        return textlines.query_lines(path, build, keys=[key])
-    layout, dense = _layout(path, key, {c: re.compile(p) for c, p in labels.items()},
-                            re.compile(iteration))
-    if layout is None:
-        return textlines.query_lines(path, build, keys=[key])
-    if not dense:
-        return textlines.query_lines(path, build, keys=[key],
-                                     parse=lambda data: parse_grep(data, layout, build))
-    try:
-        got = scan(path, layout, key)
-        if got is None or len(got[1]) > OTHERS_MAX:
-            return textlines.query_lines(path, build, keys=[key],
-                                         parse=lambda data: parse_grep(data, layout, build))
-        steps, others = got
-        return _merge(steps, build(textlines.lines_at(path, others, key).lazy()).collect())
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise textlines.reader_error(exc, path) from None
+
+    def __init__(self, path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame], *,
+                 key: str, labels: Mapping[str, str], iteration: str) -> None:
+        self.path, self.build, self.key = path, build, key
+        self.layout: Layout | None = None
+        self.dense = False
+        self._lines: textlines.LineQuery | None = None
+        try:
+            large = path.stat().st_size > greplines.SMALL_FILE
+            head = greplines.read_head(path) if large else b""
+        except OSError as exc:
+            raise textlines.reader_error(exc, path) from None
+        found = greplines.keyword_lines(head, [key.encode()]) if large else []
+        self.dense = large and greplines.dense(head, found)
+        if not self.dense:  # grep first: it works while the layout is learned
+            self._lines = textlines.LineQuery(path, [key])
+        if large:
+            self.layout = _layout(found, {c: re.compile(p) for c, p in labels.items()},
+                                  re.compile(iteration))
+
+    def __enter__(self) -> StepQuery:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._lines is not None:
+            self._lines.close()
+
+    def collect(self) -> pl.DataFrame:
+        """The step rows ``build`` gives for every line holding the key, in file order."""
+        path, build, key, layout = self.path, self.build, self.key, self.layout
+        if layout is None or not self.dense:
+            lines = self._lines or textlines.LineQuery(path, [key])
+            self._lines = None
+            with lines:
+                if layout is None:
+                    return lines.collect(build)
+                return lines.collect(build, parse=lambda data: parse_grep(data, layout, build))
+        try:
+            got = scan(path, layout, key)
+            if got is None or len(got[1]) > OTHERS_MAX:
+                return textlines.query_lines(path, build, keys=[key],
+                                             parse=lambda data: parse_grep(data, layout, build))
+            steps, others = got
+            return _merge(steps, build(textlines.lines_at(path, others, key).lazy()).collect())
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise textlines.reader_error(exc, path) from None
 
 
-def _layout(path: Path, key: str, labels: Mapping[str, re.Pattern[str]],
-            iteration: re.Pattern[str]) -> tuple[Layout | None, bool]:
-    """The layout of the first of the top step lines that has one, and whether step lines are
-    dense (at least one line in ``DENSE``): then the whole file is split into fields
-    (:func:`scan`); else grep skips the other lines without splitting them and its output is
-    split (:func:`parse_grep`)."""
-    data = textlines.read_head(path)
-    found = textlines.keyword_lines(data, [key.encode()])
-    dense = len(found) * DENSE >= data.count(b"\n")
+def _layout(found: Sequence[tuple[int, bytes]], labels: Mapping[str, re.Pattern[str]],
+            iteration: re.Pattern[str]) -> Layout | None:
+    """The layout of the first of the top step lines (``found``) that has one, else None."""
     for _, raw in found[:_SAMPLES]:
         text = raw.decode("utf-8", errors="replace")
         if text.endswith("\r"):
             text = text[:-1]
         if (layout := learn(text, labels, iteration)) is not None:
-            return layout, dense
-    return None, dense
+            return layout
+    return None

@@ -17,10 +17,9 @@ from cmax.ingest.textlines import (
     NUM,
     TrainingLog,
     drop_cut_tail,
+    facts_and_lines,
     first_line,
-    head_facts,
     log_facts,
-    query_lines,
     settle_steps,
     to_float,
     to_int,
@@ -32,8 +31,7 @@ PAXML_KEY = "train_step() took"
 
 
 def parse_maxtext(path: Path) -> TrainingLog:
-    head = head_facts(path)
-    events = query_lines(path, lambda lines: (
+    head, events = facts_and_lines(path, lambda lines: (
         lines
         .select(
             pl.col("line"),
@@ -56,9 +54,8 @@ def parse_maxtext(path: Path) -> TrainingLog:
 
 
 def parse_paxml(path: Path) -> TrainingLog:
-    head = head_facts(path)
     text = pl.col("text")
-    events = query_lines(path, lambda lines: (
+    head, events = facts_and_lines(path, lambda lines: (
         lines
         .select(
             pl.col("line"),

@@ -24,11 +24,10 @@ from cmax.ingest.textlines import (
     NUM,
     TrainingLog,
     drop_cut_tail,
+    facts_and_lines,
     first_line,
     first_match,
-    head_facts,
     log_facts,
-    query_lines,
     settle_steps,
     to_float,
     value_after,
@@ -91,8 +90,7 @@ def _arguments(path: Path, before_line: int | None) -> dict[str, int]:
 
 
 def parse_megatron(path: Path) -> TrainingLog:
-    head = head_facts(path)
-    rows = query_lines(path, _samples, keys=[ITER_KEY, TFLOPS_KEY])
+    head, rows = facts_and_lines(path, _samples, keys=[ITER_KEY, TFLOPS_KEY])
     for name, dtype in (("bridge", pl.Boolean()), ("line_tflops", pl.Float64()),
                         ("iteration", pl.Int64()), ("max_iteration", pl.Int64()),
                         ("elapsed_ms", pl.Float64()), ("inline_tflops", pl.Float64()),

@@ -18,15 +18,16 @@ from pathlib import Path
 import polars as pl
 
 from cmax.facts import Fact
-from cmax.ingest.fields import read_steps
+from cmax.ingest.fields import StepQuery
+from cmax.ingest.greplines import NEMO2_KEY
 from cmax.ingest.textlines import (
     TrainingLog,
     drop_cut_tail,
+    facts_and_lines,
     first_line,
     first_match,
     head_facts,
     log_facts,
-    query_lines,
     settle_steps,
     to_float,
     to_int,
@@ -35,7 +36,6 @@ from cmax.ingest.textlines import (
 )
 
 NEMO1_KEY = "train_step_timing in s="
-NEMO2_KEY = "train_step_timing in s:"
 _ITER = r"iteration\s+(?P<iteration>\d+)\s*/\s*(?P<max_iteration>\d+)"
 
 
@@ -67,9 +67,10 @@ def _nemo2_lines(lines: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def parse_nemo2(path: Path) -> TrainingLog:
-    head = head_facts(path)
-    events = read_steps(path, _nemo2_lines, key=NEMO2_KEY, labels=_NEMO2_PATTERNS,
-                        iteration=_ITER)
+    with StepQuery(path, _nemo2_lines, key=NEMO2_KEY, labels=_NEMO2_PATTERNS,
+                   iteration=_ITER) as steps:
+        head = head_facts(path)  # while grep reads a large log
+        events = steps.collect()
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
     log = _finish("nemo2", events, notes, path)
@@ -85,9 +86,8 @@ def parse_nemo2(path: Path) -> TrainingLog:
 
 
 def parse_nemo1(path: Path) -> TrainingLog:
-    head = head_facts(path)
     text = pl.col("text")
-    events = query_lines(path, lambda lines: (
+    head, events = facts_and_lines(path, lambda lines: (
         lines
         .with_columns(text.str.split("\r"))
         .explode("text")

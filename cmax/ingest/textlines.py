@@ -29,22 +29,18 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import queue
 import re
-import shutil
-import subprocess
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 import polars as pl
 
 from cmax.errors import CmaxError
 from cmax.evidence import conform
 from cmax.facts import Fact
+from cmax.ingest import greplines
+from cmax.ingest.greplines import HEAD_BYTES, GrepChild, keyword_lines, read_head
 from cmax.window import every_window, steady_state_window
 
 # A number as training frameworks print it: 12, 10.08, 7.401e+02, 3.000000E-05, nan, inf.
@@ -87,14 +83,6 @@ def scan_lines(path: Path) -> pl.LazyFrame:
 # would cost more than the read. Without grep (or if it fails) a large file is read by
 # Polars' own streaming line scanner. All paths give identical frames (tests run each).
 USE_GREP = True
-# files up to this size are filtered in this process, in one read and one ``collect()``
-SMALL_FILE = 4 << 20
-# grep output handed to Polars per parse; two in flight at most (memory does not follow
-# size). 1 MiB: larger chunks cost peak memory (4 MiB: +20 MiB) and save no CPU time
-GREP_CHUNK = 1 << 20
-# grep output handed to a ``parse`` (the fields reader) at a time: it costs ~2 ms a call
-# whatever the size, so larger batches than GREP_CHUNK (+6 MiB held at most)
-GREP_BATCH = 4 << 20
 # what an editor shows for a NUL byte: grep prints it inside the line, Polars' CSV reader
 # would end the line there (and drop the step after it), so it is replaced before parsing
 NUL = b"\x00"
@@ -116,22 +104,72 @@ def query_lines(
     ``build`` would give, faster (:func:`cmax.ingest.fields.parse_grep`). Reader failures
     become a CmaxError naming the file.
     """
-    try:
-        size = path.stat().st_size
-        grepped = (_via_grep(path, build, keys, parse) if USE_GREP and size > SMALL_FILE
-                   else None)
-        if grepped is not None:
-            frame = grepped
-        elif size <= SMALL_FILE:
-            frame = _via_python(path, build, keys)
-        else:
-            frame = _via_polars(path, build, keys)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise reader_error(exc, path) from None
-    frame = frame.with_columns(pl.col("line").cast(pl.Int64))
-    if frame.get_column("line").is_sorted():
-        return contiguous([frame])  # one grep or the in-process reader: in file order already
-    return frame.sort("line", maintain_order=True)
+    with LineQuery(path, keys) as lines:
+        return lines.collect(build, parse)
+
+
+def facts_and_lines(
+    path: Path,
+    build: Callable[[pl.LazyFrame], pl.LazyFrame],
+    *,
+    keys: Sequence[str],
+) -> tuple[list[Fact], pl.DataFrame]:
+    """:func:`head_facts` and :func:`query_lines` of one log, the facts read while grep
+    reads the file (no wall time on two cores; done first it delays grep by as much)."""
+    with LineQuery(path, keys) as lines:
+        head = head_facts(path)
+        return head, lines.collect(build)
+
+
+class LineQuery:
+    """:func:`query_lines` in two steps, so a parser works while grep reads the file.
+
+    On a large file the grep children start when the query is made; ``collect`` reads their
+    output. In between, a parser does what needs no step line (the head's identity facts, a
+    layout learned from the top): on two cores that work costs no wall time, where done first
+    it delays grep by as much. Use it as a context manager: greps whose output was never read
+    are stopped on the way out.
+    """
+
+    def __init__(self, path: Path, keys: Sequence[str]) -> None:
+        self.path, self.keys = path, tuple(keys)
+        try:
+            self.size = path.stat().st_size
+        except OSError as exc:
+            raise reader_error(exc, path) from None
+        self._greps = (greplines.start_greps(path, self.keys)
+                       if USE_GREP and self.size > greplines.SMALL_FILE else None)
+
+    def __enter__(self) -> LineQuery:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop greps still running (their output is not wanted)."""
+        for g in self._greps or ():
+            g.stop()
+
+    def collect(self, build: Callable[[pl.LazyFrame], pl.LazyFrame],
+                parse: Callable[[bytes], pl.DataFrame] | None = None) -> pl.DataFrame:
+        """The rows :func:`query_lines` gives (see there for ``build`` and ``parse``)."""
+        path = self.path
+        try:
+            grepped = _grep_frames(self._greps, build, self.keys, parse) if self._greps else None
+            self._greps = None
+            if grepped is not None:
+                frame = grepped
+            elif self.size <= greplines.SMALL_FILE:
+                frame = _via_python(path, build, self.keys)
+            else:
+                frame = _via_polars(path, build, self.keys)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise reader_error(exc, path) from None
+        frame = frame.with_columns(pl.col("line").cast(pl.Int64))
+        if frame.get_column("line").is_sorted():
+            return contiguous([frame])  # one grep or the in-process reader: in file order
+        return frame.sort("line", maintain_order=True)
 
 
 def reader_error(exc: Exception, path: Path) -> CmaxError:
@@ -184,7 +222,7 @@ def _via_polars(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
         raise CmaxError(f"cannot read log: {first}", file=path) from None
 
 
-def line_blocks(path: Path, block: int = GREP_CHUNK) -> Iterator[tuple[int, bytes]]:
+def line_blocks(path: Path, block: int = greplines.GREP_CHUNK) -> Iterator[tuple[int, bytes]]:
     """The file as blocks of whole lines, each with the number of its first line.
 
     A last line without a newline gets one, as grep prints it.
@@ -203,32 +241,6 @@ def line_blocks(path: Path, block: int = GREP_CHUNK) -> Iterator[tuple[int, byte
             yield line, rest + b"\n"
 
 
-def keyword_lines(data: bytes, keys: Sequence[bytes], first_line: int = 1
-                  ) -> list[tuple[int, bytes]]:
-    """The lines of ``data`` (whole lines) holding any of ``keys``: (line number, bytes).
-
-    What ``grep -nF`` does, in-process: ``bytes.find`` jumps from key to key, so the cost
-    follows the matching lines, not the file. A line holding two keys comes once.
-    """
-    starts: set[int] = set()
-    for key in keys:
-        i = data.find(key)
-        while i != -1:
-            starts.add(data.rfind(b"\n", 0, i) + 1)
-            end = data.find(b"\n", i)
-            if end == -1:
-                break
-            i = data.find(key, end)
-    out: list[tuple[int, bytes]] = []
-    line, pos = first_line, 0
-    for start in sorted(starts):
-        line += data.count(b"\n", pos, start)
-        pos = start
-        end = data.find(b"\n", start)
-        out.append((line, data[start:end if end != -1 else len(data)]))
-    return out
-
-
 def _python_chunks(path: Path, keys: Sequence[str]) -> Iterator[bytes]:
     """Keyword lines as ``grep -n`` prints them (``N:text``), a block at a time."""
     bkeys = [k.encode() for k in keys]
@@ -241,7 +253,8 @@ def _python_chunks(path: Path, keys: Sequence[str]) -> Iterator[bytes]:
 def _via_python(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
                 keys: Sequence[str]) -> pl.DataFrame:
     """Keyword lines filtered in this process: one ``collect()`` for a small file."""
-    chunks = list(_python_chunks(path, keys)) if path.stat().st_size <= SMALL_FILE else None
+    small = path.stat().st_size <= greplines.SMALL_FILE
+    chunks = list(_python_chunks(path, keys)) if small else None
     if chunks is not None:  # small: one frame, one collect
         if not chunks:
             return empty_result(build)
@@ -250,91 +263,23 @@ def _via_python(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
     return contiguous(frames) if frames else empty_result(build)
 
 
-def _enlarge_pipe(stream: IO[bytes] | None) -> None:
-    """Ask for a 1 MiB pipe (Linux): fewer wake-ups of the reader thread per gigabyte."""
-    if stream is None:
-        return
-    try:
-        import fcntl
+def _grep_frames(greps: Sequence[GrepChild], build: Callable[[pl.LazyFrame], pl.LazyFrame],
+                 keys: Sequence[str], parse: Callable[[bytes], pl.DataFrame] | None = None,
+                 ) -> pl.DataFrame | None:
+    """The greps' keyword lines parsed by Polars chunk by chunk; None: grep failed.
 
-        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-    except (ImportError, OSError, ValueError):
-        return  # not Linux or not allowed: the default pipe works, only slower
-
-
-class _Grep:
-    """One ``grep -anF KEY`` child and a thread draining its output into a bounded queue.
-
-    The thread keeps grep running while Polars (which releases the GIL) parses earlier chunks;
-    the queue holds a batch (``GREP_BATCH``) and two chunks more, so grep is not held up while
-    a batch is parsed, and memory does not follow the file size.
+    A line holding two keys comes once per key; ``build`` yields at most one row per line, so
+    the first is kept.
     """
-
-    def __init__(self, grep: str, path: Path, key: str) -> None:
-        cmd = [grep, "-a", "-n", "-F", "-e", key, "--", str(path)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env={**os.environ, "LC_ALL": "C"})
-        _enlarge_pipe(self.proc.stdout)
-        self.chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=GREP_BATCH // GREP_CHUNK + 2)
-        self.thread = threading.Thread(target=self._drain, daemon=True)
-        self.thread.start()
-
-    def _drain(self) -> None:
-        stdout = self.proc.stdout
-        try:
-            while stdout is not None and (chunk := stdout.read(GREP_CHUNK)):
-                self.chunks.put(chunk)
-        finally:
-            self.chunks.put(None)
-
-    def frames(self, parse: Callable[[bytes], pl.DataFrame], batch: int) -> list[pl.DataFrame]:
-        """``parse`` of the output, about ``batch`` bytes of whole lines at a time."""
-        out: list[pl.DataFrame] = []
-        held: list[bytes] = []
-        size = 0
-        with self.proc:
-            while (chunk := self.chunks.get()) is not None:
-                held.append(chunk)
-                size += len(chunk)
-                if size >= batch:
-                    data = b"".join(held)
-                    cut = data.rfind(b"\n") + 1
-                    if cut:
-                        out.append(parse(data[:cut]))
-                    held, size = [data[cut:]], len(data) - cut
-            self.thread.join()
-            if rest := b"".join(held):
-                out.append(parse(rest if rest.endswith(b"\n") else rest + b"\n"))
-        return out
-
-
-def _via_grep(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
-              keys: Sequence[str], parse: Callable[[bytes], pl.DataFrame] | None = None,
-              ) -> pl.DataFrame | None:
-    """Keyword lines selected by grep, parsed by Polars chunk by chunk; None: grep unusable.
-
-    One grep per key, all started at once: single-string grep is several times faster than
-    one grep with several strings, and two cores run two of them side by side. A line holding
-    two keys then comes twice; ``build`` yields at most one row per line, so the first is kept.
-    """
-    grep = shutil.which("grep")
-    if grep is None:
-        return None
-    try:
-        greps = [_Grep(grep, path, key) for key in keys]
-    except OSError:
-        return None
     try:
         if parse is None:
             frames = [frame for g in greps for frame in g.frames(
-                lambda data: build(grep_lines(data).lazy()).collect(), GREP_CHUNK)]
+                lambda data: build(grep_lines(data).lazy()).collect(), greplines.GREP_CHUNK)]
         else:
-            frames = [frame for g in greps for frame in g.frames(parse, GREP_BATCH)]
+            frames = [frame for g in greps for frame in g.frames(parse, greplines.GREP_BATCH)]
     finally:
         for g in greps:  # after an error, stop greps whose output was never read
-            if g.proc.poll() is None:
-                g.proc.kill()
-                g.proc.wait()
+            g.stop()
     if any(g.proc.returncode not in (0, 1) for g in greps):
         return None  # grep failed (unsupported flags, unreadable file): use Polars
     if not frames:
@@ -431,7 +376,6 @@ ARG_LINE = r"\b(" + "|".join(ARG_KEYS) + r")\s*(?:\.{2,}|:|=)\s*(\d+)\s*$"
 # only the top of a log is read for them: the whole of a small log, the first HEAD_BYTES of a
 # large one. Each rule: a literal the line must hold (cheap to find), the fact kind, a regex
 # whose group ``v`` (and ``k``) make the value, and how the value is written.
-HEAD_BYTES = 4 << 20
 _SETTING = r"\s*(?:\.{2,}|:|=)\s*['\"]?(?P<v>[A-Za-z0-9_.+-]+)"
 _FACT_RULES: list[tuple[str, str, str, str]] = [
     # Megatron-LM arguments.py: "using world size: 64, data-parallel size: 2, ..."
@@ -480,13 +424,6 @@ _COMPILED = [(key.encode(), kind, re.compile(rx), fmt) for key, kind, rx, fmt in
 _ARG_RX = re.compile(ARG_LINE)
 # precision named inside an experiment or config name ("pretrain_llama3.1_8b_fp8_gpus8")
 _NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(mxfp8|nvfp4|fp8|bf16|fp16)(?![a-z0-9])", re.I)
-
-
-def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    """The top ``size`` bytes of ``path`` as whole lines (all of a shorter file)."""
-    with path.open("rb") as fh:
-        data = fh.read(size)
-    return data[: data.rfind(b"\n") + 1] if len(data) == size else data
 
 
 def head_facts(path: Path, *, head: int = HEAD_BYTES) -> list[Fact]:

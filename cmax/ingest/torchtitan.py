@@ -21,10 +21,9 @@ from cmax.ingest.textlines import (
     GROUPED_NUM,
     TrainingLog,
     drop_cut_tail,
+    facts_and_lines,
     first_line,
-    head_facts,
     log_facts,
-    query_lines,
     settle_steps,
     to_float,
     to_int,
@@ -38,9 +37,8 @@ _AT = r"(?:^|[^A-Za-z0-9_]|\x1b\[[0-9;]*m)"
 
 
 def parse_torchtitan(path: Path) -> TrainingLog:
-    head = head_facts(path)
     text = pl.col("text")
-    rows = query_lines(path, lambda lines: (
+    head, rows = facts_and_lines(path, lambda lines: (
         lines
         .select(
             pl.col("line"),

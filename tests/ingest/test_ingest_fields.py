@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from cmax.errors import CmaxError
-from cmax.ingest import fields, nemo, textlines
+from cmax.ingest import fields, greplines, nemo, textlines
 from cmax.ingest.nemo import parse_nemo2
 from tests.paths import DATA
 
@@ -71,8 +71,8 @@ def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[pl.DataFrame, pl
     got = []
     for dense in (True, False):
         with monkeypatch.context() as patch:
-            patch.setattr(textlines, "SMALL_FILE", 0)
-            patch.setattr(fields, "DENSE", 10**9 if dense else 0)  # whatever the share
+            patch.setattr(greplines, "SMALL_FILE", 0)
+            patch.setattr(greplines, "DENSE", 10**9 if dense else 0)  # whatever the share
             called: list[int] = []
             reader = "scan" if dense else "parse_grep"
             original = getattr(fields, reader)
@@ -159,10 +159,18 @@ def test_sparse_step_lines_go_to_grep(tmp_path: Path, monkeypatch: pytest.Monkey
     noise = "node001:1234:5678 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0"
     lines = [noise if k % 40 else _line(k // 40) for k in range(4000)]
     path = _write(tmp_path / "x.log", lines)
-    layout, dense = fields._layout(path, nemo.NEMO2_KEY, LABELS, ITER)
-    assert layout is not None and not dense
-    monkeypatch.setattr(fields, "DENSE", 100)
-    assert fields._layout(path, nemo.NEMO2_KEY, LABELS, ITER)[1]
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+
+    def query() -> fields.StepQuery:
+        return fields.StepQuery(path, nemo._nemo2_lines, key=nemo.NEMO2_KEY,
+                                labels=nemo._NEMO2_PATTERNS, iteration=nemo._ITER)
+
+    with query() as sparse:
+        assert sparse.layout is not None and not sparse.dense
+        assert sparse.collect().height == 100
+    monkeypatch.setattr(greplines, "DENSE", 100)
+    with query() as dense:
+        assert dense.dense and dense.layout == sparse.layout
 
 
 def test_lines_at_fetches_numbered_lines_holding_the_key(tmp_path: Path) -> None:
@@ -185,10 +193,10 @@ def test_grep_batches_cut_mid_line_read_every_step(
     lines = [noise if k % 5 else _line(k // 5) for k in range(1500)]
     path = _write(tmp_path / "x.log", lines)
     expected = parse_nemo2(path).steps  # the in-process reader (a small file)
-    monkeypatch.setattr(textlines, "SMALL_FILE", 0)
-    monkeypatch.setattr(textlines, "GREP_CHUNK", 97)  # reads end mid-line
-    monkeypatch.setattr(textlines, "GREP_BATCH", 1000)  # a batch is ~10 reads
-    monkeypatch.setattr(fields, "DENSE", 0)  # sparse: grep, then fields or regexes
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    monkeypatch.setattr(greplines, "GREP_CHUNK", 97)  # reads end mid-line
+    monkeypatch.setattr(greplines, "GREP_BATCH", 1000)  # a batch is ~10 reads
+    monkeypatch.setattr(greplines, "DENSE", 0)  # sparse: grep, then fields or regexes
     if not fields_on:
         monkeypatch.setattr(fields, "learn", lambda *args: None)
     got = parse_nemo2(path).steps
@@ -202,8 +210,8 @@ def test_a_failing_read_is_one_error_naming_the_file(
         failure: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever the CSV scan raises becomes the reader's one-line error, never a traceback."""
     path = _write(tmp_path / "x.log", [_line(i) for i in range(50)])
-    monkeypatch.setattr(textlines, "SMALL_FILE", 0)
-    monkeypatch.setattr(fields, "DENSE", 10**9)
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    monkeypatch.setattr(greplines, "DENSE", 10**9)
 
     def fail(*args: object) -> pl.DataFrame:
         raise failure

@@ -190,15 +190,15 @@ READERS = ["in-process", "grep", "polars", "no-grep-on-path"]
 
 def _use_reader(reader: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Force one of the line readers (small files normally use the in-process one)."""
-    from cmax.ingest import textlines
+    from cmax.ingest import greplines, textlines
 
     if reader == "in-process":
         return
-    monkeypatch.setattr(textlines, "SMALL_FILE", 0)
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
     if reader == "polars":
         monkeypatch.setattr(textlines, "USE_GREP", False)
     elif reader == "no-grep-on-path":
-        monkeypatch.setattr(textlines.shutil, "which", lambda _: None)
+        monkeypatch.setattr(greplines.shutil, "which", lambda _: None)
 
 
 @pytest.mark.parametrize("name", [
@@ -289,13 +289,13 @@ def test_identity_facts_only_from_the_top(tmp_path: Path) -> None:
 def test_small_logs_start_no_process_or_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """The audit path reads hundreds of kilobyte logs: a grep child and a reader thread per
     file cost more than the read, so small files are filtered in-process."""
-    from cmax.ingest import textlines
+    from cmax.ingest import greplines
 
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("a small log started a process or thread")
 
-    monkeypatch.setattr(textlines.subprocess, "Popen", refuse)
-    monkeypatch.setattr(textlines.threading, "Thread", refuse)
+    monkeypatch.setattr(greplines.subprocess, "Popen", refuse)
+    monkeypatch.setattr(greplines.threading, "Thread", refuse)
     for name in ("nemo2_llama3.1-8b_fp8.log", "megatron_bridge_llama3.1-70b.log",
                  "torchtitan_deepseek-v3.log"):
         assert _parse(name).steps.height > 0

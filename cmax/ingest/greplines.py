@@ -1,0 +1,231 @@
+"""Keyword lines of a large log selected by a ``grep`` child; no Polars here.
+
+A gigabyte log is mostly other ranks' chatter; GNU grep skips it faster than anything in
+this process can (it is the floor ``benchmarks/bench_ingest.py`` compares against), so each
+keyword gets a ``grep -anF`` child whose output a thread drains into a bounded queue while
+Polars parses earlier chunks (:mod:`cmax.ingest.textlines`).
+
+Nothing here imports Polars, so a command that reads one log can start grep before Polars is
+imported (:func:`prestart`, ~0.13 s): by the time the parser asks for the log's step lines
+(:func:`start_greps`), grep has been reading the file all along and the running child is
+handed over instead of a second one started. The top of the file is read here too
+(:func:`read_head`, :func:`keyword_lines`): the prestart and the parsers decide from the same
+bytes, by the same rule (:func:`dense`), whether a log is read by grep at all.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, TypeVar
+
+T = TypeVar("T")
+
+#: the keyword of a NeMo 2 step line (``... | train_step_timing in s: 10.08 | ...``); the
+#: parser is :mod:`cmax.ingest.nemo`. Here because :func:`prestart` needs it without Polars.
+NEMO2_KEY = "train_step_timing in s:"
+
+# files up to this size are filtered in this process, in one read: a grep child and a reader
+# thread per file would cost more than the read (the audit path: hundreds of small logs)
+SMALL_FILE = 4 << 20
+# grep output read from the pipe at a time. 1 MiB: larger chunks cost peak memory (4 MiB:
+# +20 MiB) and save no CPU time
+GREP_CHUNK = 1 << 20
+# grep output handed to a ``parse`` (the fields reader) at a time: it costs ~2 ms a call
+# whatever the size, so larger batches than GREP_CHUNK (+6 MiB held at most)
+GREP_BATCH = 4 << 20
+# grep output a prestarted child may hold before its output is first read: grep writes
+# ~120 MB/s of a chatty log's step lines and Polars' import plus detection take ~0.15 s
+PRESTART_HOLD = 16 << 20
+# the top of a log: identity facts, the step layout and the dense/sparse choice come from it
+HEAD_BYTES = 4 << 20
+# splitting every line of the file into fields (cmax.ingest.fields.scan) beats grep when at
+# least one line in this many of the top is a step line (a long quiet run: 1 in 3; multi-node
+# chatter is 1 in 40); sparser, grep skips the other lines without splitting them
+DENSE = 8
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The top ``size`` bytes of ``path`` as whole lines (all of a shorter file)."""
+    with path.open("rb") as fh:
+        data = fh.read(size)
+    return data[: data.rfind(b"\n") + 1] if len(data) == size else data
+
+
+def keyword_lines(data: bytes, keys: Sequence[bytes], first_line: int = 1
+                  ) -> list[tuple[int, bytes]]:
+    """The lines of ``data`` (whole lines) holding any of ``keys``: (line number, bytes).
+
+    What ``grep -nF`` does, in-process: ``bytes.find`` jumps from key to key, so the cost
+    follows the matching lines, not the file. A line holding two keys comes once.
+    """
+    starts: set[int] = set()
+    for key in keys:
+        i = data.find(key)
+        while i != -1:
+            starts.add(data.rfind(b"\n", 0, i) + 1)
+            end = data.find(b"\n", i)
+            if end == -1:
+                break
+            i = data.find(key, end)
+    out: list[tuple[int, bytes]] = []
+    line, pos = first_line, 0
+    for start in sorted(starts):
+        line += data.count(b"\n", pos, start)
+        pos = start
+        end = data.find(b"\n", start)
+        out.append((line, data[start:end if end != -1 else len(data)]))
+    return out
+
+
+def dense(head: bytes, found: Sequence[object]) -> bool:
+    """Whether the ``found`` step lines of ``head`` (the top) are at least one line in DENSE."""
+    return len(found) * DENSE >= head.count(b"\n")
+
+
+def _enlarge_pipe(stream: IO[bytes] | None) -> None:
+    """Ask for a 1 MiB pipe (Linux): fewer wake-ups of the reader thread per gigabyte."""
+    if stream is None:
+        return
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError, ValueError):
+        return  # not Linux or not allowed: the default pipe works, only slower
+
+
+class GrepChild:
+    """One ``grep -anF KEY`` child and a thread draining its output into a bounded queue.
+
+    The thread keeps grep running while Polars (which releases the GIL) parses earlier chunks;
+    the queue holds ``hold`` bytes (by default a batch, ``GREP_BATCH``, and two chunks more),
+    so grep is not held up while a batch is parsed, and memory does not follow the file size.
+    """
+
+    def __init__(self, grep: str, path: Path, key: str, hold: int = 0) -> None:
+        cmd = [grep, "-a", "-n", "-F", "-e", key, "--", str(path)]
+        self.key = key
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env={**os.environ, "LC_ALL": "C"})
+        _enlarge_pipe(self.proc.stdout)
+        slots = max(hold, GREP_BATCH + 2 * GREP_CHUNK) // GREP_CHUNK
+        self.chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=slots)
+        self._ended = False  # the queue's end (None) was taken
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Kill grep if it is still running, discard what it wrote, and reap it, its reader
+        thread and its pipe (after a normal end this only closes the pipe)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        while not self._ended:  # the thread may be waiting to put a chunk: take them all
+            self._ended = self.chunks.get() is None
+        self.thread.join()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+    def _drain(self) -> None:
+        stdout = self.proc.stdout
+        try:
+            while stdout is not None and (chunk := stdout.read(GREP_CHUNK)):
+                self.chunks.put(chunk)
+        except (OSError, ValueError):
+            pass  # the pipe was closed under us (stop): nothing more to read
+        finally:
+            self.chunks.put(None)
+
+    def frames(self, parse: Callable[[bytes], T], batch: int) -> list[T]:
+        """``parse`` of the output, about ``batch`` bytes of whole lines at a time; then grep's
+        exit status is in ``proc.returncode``. Call :meth:`stop` afterwards in any case."""
+        out: list[T] = []
+        held: list[bytes] = []
+        size = 0
+        while (chunk := self.chunks.get()) is not None:
+            held.append(chunk)
+            size += len(chunk)
+            if size >= batch:
+                data = b"".join(held)
+                cut = data.rfind(b"\n") + 1
+                if cut:
+                    out.append(parse(data[:cut]))
+                held, size = [data[cut:]], len(data) - cut
+        self._ended = True
+        self.thread.join()
+        self.proc.wait()
+        if rest := b"".join(held):
+            out.append(parse(rest if rest.endswith(b"\n") else rest + b"\n"))
+        return out
+
+
+# prestarted children not yet handed over: (file identity, key) -> child
+_PRESTARTED: dict[tuple[tuple[int, int, int, int], str], GrepChild] = {}
+
+
+def _identity(path: Path) -> tuple[int, int, int, int]:
+    st = path.stat()
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def start_greps(path: Path, keys: Sequence[str]) -> list[GrepChild] | None:
+    """One ``grep`` child per key, all started at once (a prestarted one is handed over);
+    None when grep cannot be started.
+
+    Single-string grep is several times faster than one grep with several strings, and two
+    cores run two of them side by side.
+    """
+    grep = shutil.which("grep")
+    if grep is None:
+        return None
+    greps: list[GrepChild] = []
+    try:
+        ident = _identity(path)
+        for key in keys:
+            prestarted = _PRESTARTED.pop((ident, key), None)
+            greps.append(prestarted or GrepChild(grep, path, key))
+    except OSError:
+        for g in greps:
+            g.stop()
+        return None
+    return greps
+
+
+def prestart(path: Path) -> None:
+    """Start grep on a large sparse NeMo 2 log now, before Polars is imported.
+
+    Only where the parser would start the very same grep (same file, size and key; a large
+    file whose top holds the key, sparsely): :func:`start_greps` then takes it over. A child
+    never taken over is stopped by :func:`stop_prestarted` or at exit. Any doubt (unreadable
+    file, no grep) starts nothing: the parser will say what is wrong.
+    """
+    grep = shutil.which("grep")
+    try:
+        if grep is None or not path.is_file() or path.stat().st_size <= SMALL_FILE:
+            return
+        head = read_head(path)
+        found = keyword_lines(head, [NEMO2_KEY.encode()])
+        if not found or dense(head, found):
+            return
+        ident = _identity(path)
+        if (ident, NEMO2_KEY) in _PRESTARTED:
+            return
+        _PRESTARTED[(ident, NEMO2_KEY)] = GrepChild(grep, path, NEMO2_KEY, PRESTART_HOLD)
+    except OSError:
+        return
+
+
+def stop_prestarted() -> None:
+    """Stop prestarted children nobody took over (the file was read another way)."""
+    while _PRESTARTED:
+        _PRESTARTED.popitem()[1].stop()
+
+
+atexit.register(stop_prestarted)

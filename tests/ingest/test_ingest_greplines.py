@@ -1,0 +1,114 @@
+"""grep children (cmax/ingest/greplines.py): started early, handed over once, always stopped.
+
+``cmax inspect`` starts grep on a large sparse NeMo 2 log before Polars is imported; the
+parser must then take that very child over (no second grep) and read exactly the steps it
+reads without the head start. A child nobody takes over, or a query left before its output
+was read, must not outlive the command.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cmax.cli import cli
+from cmax.ingest import greplines, textlines
+from cmax.ingest.nemo import parse_nemo2
+
+NOISE = "node001:1234:5678 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0"
+
+
+def _step(i: int) -> str:
+    return (f"Training epoch 0, iteration {i}/999 | lr: 6.1e-06 | global_batch_size: 256 | "
+            f"reduced_train_loss: 11.{i % 10} | train_step_timing in s: 10.{i % 7} | "
+            f"TFLOPS_per_GPU: 7.3e+02 | consumed_samples: {256 * (i + 1)}")
+
+
+def _log(path: Path, every: int = 40, steps: int = 200) -> Path:
+    """A NeMo 2 log with a step line in ``every`` (40: multi-node chatter, sparse)."""
+    lines = [NOISE if k % every else _step(k // every) for k in range(steps * every)]
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers() -> Iterator[None]:
+    yield
+    assert not greplines._PRESTARTED, "a prestarted grep was left running"
+
+
+def test_prestarted_grep_is_taken_over_and_reads_the_same_steps(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _log(tmp_path / "chatter.log")
+    expected = parse_nemo2(path).steps  # a small file: the in-process reader
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    greplines.prestart(path)
+    (child,) = greplines._PRESTARTED.values()
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("a second grep was started")
+
+    monkeypatch.setattr(greplines.subprocess, "Popen", refuse)
+    got = parse_nemo2(path).steps
+    assert got.equals(expected, null_equal=True) and got.height == 200
+    assert child.proc.returncode == 0  # ran to the end and was reaped by the parser
+
+
+@pytest.mark.parametrize("case", ["dense", "other format", "small", "missing"])
+def test_prestart_starts_nothing_the_parser_would_not(
+        case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a large log whose top holds sparse NeMo 2 step lines: a dense one is split into
+    fields without grep, another format has another key, a small one is read in-process."""
+    path = tmp_path / "x.log"
+    if case == "dense":
+        _log(path, every=3)
+    elif case == "other format":
+        path.write_text(NOISE + "\n" + " iteration 1/10 | elapsed time per iteration (ms): 9\n")
+    elif case == "small":
+        _log(path)
+    if case != "small":
+        monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    greplines.prestart(path)
+    assert not greplines._PRESTARTED
+
+
+def test_a_grep_nobody_takes_over_is_stopped(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _log(tmp_path / "chatter.log", steps=2000)
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    greplines.prestart(path)
+    (child,) = greplines._PRESTARTED.values()
+    path.write_text(path.read_text() + _step(2000) + "\n")  # changed: not the same file now
+    assert parse_nemo2(path).steps.height == 2001  # read by a grep of its own
+    assert greplines._PRESTARTED  # the stale child was not taken
+    greplines.stop_prestarted()
+    assert child.proc.returncode is not None
+
+
+def test_a_query_left_unread_stops_its_grep(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _log(tmp_path / "chatter.log", steps=2000)
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    with textlines.LineQuery(path, [greplines.NEMO2_KEY]) as query:
+        (child,) = query._greps or ()
+    assert child.proc.returncode is not None
+
+
+def test_inspect_reads_the_same_with_and_without_the_head_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _log(tmp_path / "chatter.log")
+    runner = CliRunner()
+    small = runner.invoke(cli, ["inspect", str(path), "--format", "json"])
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    started: list[Path] = []
+    real = greplines.prestart
+    monkeypatch.setattr(greplines, "prestart",
+                        lambda p: (started.append(p), real(p))[1])
+    large = runner.invoke(cli, ["inspect", str(path), "--format", "json"])
+    assert small.exit_code == large.exit_code == 0, large.output
+    assert started == [path]
+    assert json.loads(large.output) == json.loads(small.output)
