@@ -40,9 +40,11 @@ GREP_CHUNK = 1 << 20
 # grep output handed to a ``parse`` (the fields reader) at a time: it costs ~2 ms a call
 # whatever the size, so larger batches than GREP_CHUNK (+6 MiB held at most)
 GREP_BATCH = 4 << 20
-# grep output a prestarted child may hold before its output is first read: grep writes
-# ~120 MB/s of a chatty log's step lines and Polars' import plus detection take ~0.15 s
-PRESTART_HOLD = 16 << 20
+# grep output a prestarted child may hold before its output is first read (grep writes ~130
+# MB/s of a chatty log's step lines while Polars is imported). Each MiB held adds about one to
+# the peak (Python keeps the freed chunks' heap): 1 GiB chatter log 129 -> 132 MiB at 8, 139 at
+# 16; the 2 GiB log 140 -> 143 at 8, 150 at 16 (the cap the benchmark holds it to)
+PRESTART_HOLD = 8 << 20
 # the top of a log: identity facts, the step layout and the dense/sparse choice come from it
 HEAD_BYTES = 4 << 20
 # splitting every line of the file into fields (cmax.ingest.fields.scan) beats grep when at
