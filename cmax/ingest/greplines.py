@@ -40,11 +40,9 @@ GREP_CHUNK = 1 << 20
 # grep output handed to a ``parse`` (the fields reader) at a time: it costs ~2 ms a call
 # whatever the size, so larger batches than GREP_CHUNK (+6 MiB held at most)
 GREP_BATCH = 4 << 20
-# grep output a prestarted child may hold before its output is first read (grep writes ~130
-# MB/s of a chatty log's step lines while Polars is imported). Each MiB held adds about one to
-# the peak (Python keeps the freed chunks' heap): 1 GiB chatter log 129 -> 132 MiB at 8, 139 at
-# 16; the 2 GiB log 140 -> 143 at 8, 150 at 16 (the cap the benchmark holds it to)
-PRESTART_HOLD = 8 << 20
+# grep output a prestarted child may hold before its output is first read: grep writes ~130
+# MB/s of a chatty log's step lines while Polars is imported and the head is read (~0.2 s)
+PRESTART_HOLD = 16 << 20
 # the top of a log: identity facts, the step layout and the dense/sparse choice come from it
 HEAD_BYTES = 4 << 20
 # splitting every line of the file into fields (cmax.ingest.fields.scan) beats grep when at
@@ -222,6 +220,27 @@ def prestart(path: Path) -> None:
         _PRESTARTED[(ident, NEMO2_KEY)] = GrepChild(grep, path, NEMO2_KEY, PRESTART_HOLD)
     except OSError:
         return
+
+
+def return_freed_buffers() -> None:
+    """Have glibc give large freed buffers back to the system at once (a command's process).
+
+    glibc raises its mmap threshold after the first large free, so later megabyte chunks of
+    grep output come from the heap and their memory stays with the process after they are
+    parsed: with a prestarted grep's backlog, `cmax inspect` of a 2 GiB chatter log peaked at
+    152 MiB (16 MiB held), 131-140 MiB with the threshold fixed at 256 KiB. Polars allocates
+    with its own jemalloc and is not affected. Elsewhere (musl, macOS) nothing changes.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, 256 << 10)
+    except (OSError, AttributeError):
+        return
+
+
+# mallopt's parameter number for the mmap threshold (glibc malloc.h)
+_M_MMAP_THRESHOLD = -3
 
 
 def stop_prestarted() -> None:
