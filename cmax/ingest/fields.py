@@ -262,9 +262,13 @@ class StepQuery:
         self.dense = large and greplines.dense(head, found)
         if not self.dense:  # grep first: it works while the layout is learned
             self._lines = textlines.LineQuery(path, [key])
-        if large:
-            self.layout = _layout(found, {c: re.compile(p) for c, p in labels.items()},
-                                  re.compile(iteration))
+        try:
+            if large:
+                self.layout = _layout(found, {c: re.compile(p) for c, p in labels.items()},
+                                      re.compile(iteration))
+        except BaseException:
+            self.__exit__()  # not yet in a with block: stop grep here
+            raise
 
     def __enter__(self) -> StepQuery:
         return self
