@@ -277,16 +277,20 @@ class StepQuery:
         if self._lines is not None:
             self._lines.close()
 
-    def collect(self) -> pl.DataFrame:
-        """The step rows ``build`` gives for every line holding the key, in file order."""
+    def collect(self, meanwhile: Callable[[], None] | None = None) -> pl.DataFrame:
+        """The step rows ``build`` gives for every line holding the key, in file order;
+        ``meanwhile`` runs once, while grep reads (``textlines.LineQuery.collect``) or first."""
         path, build, key, layout = self.path, self.build, self.key, self.layout
         if layout is None or not self.dense:
             lines = self._lines or textlines.LineQuery(path, [key])
             self._lines = None
             with lines:
                 if layout is None:
-                    return lines.collect(build)
-                return lines.collect(build, parse=lambda data: parse_grep(data, layout, build))
+                    return lines.collect(build, meanwhile=meanwhile)
+                return lines.collect(build, lambda data: parse_grep(data, layout, build),
+                                     meanwhile)
+        if meanwhile is not None:  # before the scan: its buffers are gone when the table peaks
+            meanwhile()
         try:
             got = scan(path, layout, key)
             if got is None or len(got[1]) > OTHERS_MAX:

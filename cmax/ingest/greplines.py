@@ -143,13 +143,27 @@ class GrepChild:
         finally:
             self.chunks.put(None)
 
-    def frames(self, parse: Callable[[bytes], T], batch: int) -> list[T]:
+    def frames(self, parse: Callable[[bytes], T], batch: int,
+               idle: Callable[[], None] | None = None) -> list[T]:
         """``parse`` of the output, about ``batch`` bytes of whole lines at a time; then grep's
-        exit status is in ``proc.returncode``. Call :meth:`stop` afterwards in any case."""
+        exit status is in ``proc.returncode``. Call :meth:`stop` afterwards in any case.
+
+        ``idle`` runs the first time the output runs dry (grep is the slower side on a chatty
+        log: the wait would be wasted), else not at all: see :class:`Once`.
+        """
         out: list[T] = []
         held: list[bytes] = []
         size = 0
-        while (chunk := self.chunks.get()) is not None:
+        while True:
+            try:
+                chunk = self.chunks.get(block=idle is None)
+            except queue.Empty:
+                assert idle is not None
+                idle()
+                idle = None
+                continue
+            if chunk is None:
+                break
             held.append(chunk)
             size += len(chunk)
             if size >= batch:
@@ -164,6 +178,22 @@ class GrepChild:
         if rest := b"".join(held):
             out.append(parse(rest if rest.endswith(b"\n") else rest + b"\n"))
         return out
+
+
+class Once:
+    """Work that needs no step line, run once while grep reads (a parser's head facts).
+
+    Handed to :meth:`GrepChild.frames` as ``idle``; the reader calls it again when all is
+    read, which does nothing if it already ran.
+    """
+
+    def __init__(self, work: Callable[[], None] | None) -> None:
+        self._work = work
+
+    def __call__(self) -> None:
+        work, self._work = self._work, None
+        if work is not None:
+            work()
 
 
 # prestarted children not yet handed over: (file identity, key) -> child

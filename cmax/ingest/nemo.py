@@ -67,10 +67,10 @@ def _nemo2_lines(lines: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def parse_nemo2(path: Path) -> TrainingLog:
+    head: list[Fact] = []
     with StepQuery(path, _nemo2_lines, key=NEMO2_KEY, labels=_NEMO2_PATTERNS,
                    iteration=_ITER) as steps:
-        head = head_facts(path)  # while grep reads a large log
-        events = steps.collect()
+        events = steps.collect(meanwhile=lambda: head.extend(head_facts(path)))
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
     log = _finish("nemo2", events, notes, path)

@@ -115,10 +115,10 @@ def facts_and_lines(
     keys: Sequence[str],
 ) -> tuple[list[Fact], pl.DataFrame]:
     """:func:`head_facts` and :func:`query_lines` of one log, the facts read while grep
-    reads the file (no wall time on two cores; done first it delays grep by as much)."""
+    reads the file (see ``LineQuery.collect``)."""
+    head: list[Fact] = []
     with LineQuery(path, keys) as lines:
-        head = head_facts(path)
-        return head, lines.collect(build)
+        return head, lines.collect(build, meanwhile=lambda: head.extend(head_facts(path)))
 
 
 class LineQuery:
@@ -152,12 +152,21 @@ class LineQuery:
             g.stop()
 
     def collect(self, build: Callable[[pl.LazyFrame], pl.LazyFrame],
-                parse: Callable[[bytes], pl.DataFrame] | None = None) -> pl.DataFrame:
-        """The rows :func:`query_lines` gives (see there for ``build`` and ``parse``)."""
+                parse: Callable[[bytes], pl.DataFrame] | None = None,
+                meanwhile: Callable[[], None] | None = None) -> pl.DataFrame:
+        """The rows :func:`query_lines` gives (see there for ``build`` and ``parse``).
+
+        ``meanwhile`` is work that needs no line (the head's facts): run once, the first time
+        grep's output runs dry, where the wait for grep would be wasted; done before the
+        parse it would delay it by as much. Without grep it runs first.
+        """
         path = self.path
+        once = greplines.Once(meanwhile)
         try:
-            grepped = _grep_frames(self._greps, build, self.keys, parse) if self._greps else None
+            grepped = (_grep_frames(self._greps, build, self.keys, parse, once)
+                       if self._greps else None)
             self._greps = None
+            once()
             if grepped is not None:
                 frame = grepped
             elif self.size <= greplines.SMALL_FILE:
@@ -264,8 +273,8 @@ def _via_python(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
 
 
 def _grep_frames(greps: Sequence[GrepChild], build: Callable[[pl.LazyFrame], pl.LazyFrame],
-                 keys: Sequence[str], parse: Callable[[bytes], pl.DataFrame] | None = None,
-                 ) -> pl.DataFrame | None:
+                 keys: Sequence[str], parse: Callable[[bytes], pl.DataFrame] | None,
+                 idle: Callable[[], None]) -> pl.DataFrame | None:
     """The greps' keyword lines parsed by Polars chunk by chunk; None: grep failed.
 
     A line holding two keys comes once per key; ``build`` yields at most one row per line, so
@@ -274,9 +283,11 @@ def _grep_frames(greps: Sequence[GrepChild], build: Callable[[pl.LazyFrame], pl.
     try:
         if parse is None:
             frames = [frame for g in greps for frame in g.frames(
-                lambda data: build(grep_lines(data).lazy()).collect(), greplines.GREP_CHUNK)]
+                lambda data: build(grep_lines(data).lazy()).collect(), greplines.GREP_CHUNK,
+                idle)]
         else:
-            frames = [frame for g in greps for frame in g.frames(parse, greplines.GREP_BATCH)]
+            frames = [frame for g in greps
+                      for frame in g.frames(parse, greplines.GREP_BATCH, idle)]
     finally:
         for g in greps:  # after an error, stop greps whose output was never read
             g.stop()

@@ -9,6 +9,9 @@ was read, must not outlive the command.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from cmax.cli import cli
-from cmax.ingest import greplines, textlines
+from cmax.ingest import fields, greplines, nemo, textlines
 from cmax.ingest.nemo import parse_nemo2
 
 NOISE = "node001:1234:5678 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0"
@@ -112,3 +115,50 @@ def test_inspect_reads_the_same_with_and_without_the_head_start(
     assert small.exit_code == large.exit_code == 0, large.output
     assert started == [path]
     assert json.loads(large.output) == json.loads(small.output)
+
+
+def test_idle_work_runs_while_grep_waits(tmp_path: Path) -> None:
+    """The reader runs the idle work the first time grep's output is dry: here grep waits on
+    a FIFO that only the idle work fills, so the steps can only come after it ran."""
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    child = greplines.GrepChild(shutil.which("grep") or "grep", fifo, greplines.NEMO2_KEY)
+    ran: list[str] = []
+
+    def feed() -> None:
+        fifo.write_text("".join(line + "\n" for line in [NOISE, _step(0), NOISE, _step(1)]))
+
+    def idle() -> None:
+        ran.append("idle")
+        feed()
+
+    # should the reader never run the idle work, feed grep after 10 s: fail, do not hang
+    rescue = threading.Timer(10, lambda: None if ran else feed())
+    rescue.start()
+    try:
+        got = child.frames(lambda data: data.decode(), 1 << 20, idle)
+    finally:
+        rescue.cancel()
+        child.stop()
+    assert ran == ["idle"]
+    assert "".join(got).splitlines() == [f"2:{_step(0)}", f"4:{_step(1)}"]
+
+
+@pytest.mark.parametrize("reader", ["in-process", "grep", "polars", "grep, fields"])
+def test_meanwhile_runs_once_whatever_the_reader(
+        reader: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _log(tmp_path / "chatter.log")
+    if reader != "in-process":
+        monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    if reader == "polars":
+        monkeypatch.setattr(textlines, "USE_GREP", False)
+    calls: list[int] = []
+    if reader == "grep, fields":
+        with fields.StepQuery(path, nemo._nemo2_lines, key=greplines.NEMO2_KEY,
+                              labels=nemo._NEMO2_PATTERNS, iteration=nemo._ITER) as steps:
+            assert steps.layout is not None
+            got = steps.collect(meanwhile=lambda: calls.append(1))
+    else:
+        got = textlines.LineQuery(path, [greplines.NEMO2_KEY]).collect(
+            nemo._nemo2_lines, meanwhile=lambda: calls.append(1))
+    assert calls == [1] and got.height == 200
