@@ -9,6 +9,10 @@ output folder and only moved into place once all rendered, so a failure in the f
 chart that cannot be drawn, a PDF engine error, Ctrl-C) leaves no mix of new and stale reports
 for someone to send to a provider. Files are moved with ``os.replace`` (atomic per file, same
 file system, since the staging folder is inside the output folder).
+
+The scorecards' charts and HTML are drawn by a helper process (:mod:`cmax.render.worker`),
+started before anything heavy is imported, while this one rates the bundles and imports
+WeasyPrint; if the helper fails in any way they are drawn here, with the same bytes and errors.
 """
 
 from __future__ import annotations
@@ -90,12 +94,21 @@ def _check_inputs(bundles: tuple[str, ...], rubric: str | None, out_dir: Path) -
 @format_option
 def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, fmt: str) -> None:
     _check_inputs(bundles, rubric, out_dir)
-    cards = []
-    for i, bundle in enumerate(bundles, start=1):
-        progress(f"[{i}/{len(bundles)}] rating {bundle}")
-        cards.append(_assess(bundle, rubric))
-    progress(f"writing reports to {out_dir}")
-    paths = _write_all_or_nothing(cards, out_dir)
+    from cmax.render.worker import DocumentWorker
+
+    # the worker imports matplotlib while the bundles are rated here, then draws the
+    # scorecards' charts while this process imports WeasyPrint (cmax.render.worker)
+    with DocumentWorker.start() as worker:
+        cards = []
+        for i, bundle in enumerate(bundles, start=1):
+            progress(f"[{i}/{len(bundles)}] rating {bundle}")
+            cards.append(_assess(bundle, rubric))
+        worker.submit(cards)
+        progress(f"writing reports to {out_dir}")
+        from cmax.render.reports import documents_from
+
+        with documents_from(worker):
+            paths = _write_all_or_nothing(cards, out_dir)
     if fmt == "json":
         emit_json({"files": [str(p) for p in paths]})
     else:

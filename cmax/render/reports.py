@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,15 +154,53 @@ def brief_html(card: Scorecard, level: int = 0, peers: Sequence[Scorecard] = ())
     )
 
 
-def render_scorecard(card: Scorecard, slug: str, out_dir: Path) -> list[Path]:
-    """``<slug>.scorecard.{json,html,pdf}``; the PDF carries the JSON and findings CSV."""
+@dataclass(frozen=True)
+class ScorecardDocuments:
+    """A scorecard's two HTML documents: the one written as ``.html`` and the one laid out
+    into the PDF. Both carry the charts; drawing them is most of the time it takes."""
+
+    html: str
+    pdf: str
+
+
+def scorecard_documents(card: Scorecard, slug: str) -> ScorecardDocuments:
     chart_set = scorecard_charts(card)
     heatmap = _uri(views.pair_heatmap(card))
+    return ScorecardDocuments(html=scorecard_html(card, slug, "html", chart_set, heatmap),
+                              pdf=scorecard_html(card, slug, "pdf", chart_set, heatmap))
+
+
+#: where render_scorecard first looks for a scorecard's documents (``None``: draw them here)
+DocumentSource = Callable[[Scorecard, str], ScorecardDocuments | None]
+_document_source: ContextVar[DocumentSource | None] = ContextVar("document_source",
+                                                                 default=None)
+
+
+@contextmanager
+def documents_from(source: DocumentSource) -> Iterator[None]:
+    """Within the block, take scorecard documents from ``source`` (e.g. the ones
+    :mod:`cmax.render.worker` drew in another process), drawing here any it returns None for."""
+    token = _document_source.set(source)
+    try:
+        yield
+    finally:
+        _document_source.reset(token)
+
+
+def _documents(card: Scorecard, slug: str) -> ScorecardDocuments:
+    source = _document_source.get()
+    found = source(card, slug) if source is not None else None
+    return found if found is not None else scorecard_documents(card, slug)
+
+
+def render_scorecard(card: Scorecard, slug: str, out_dir: Path) -> list[Path]:
+    """``<slug>.scorecard.{json,html,pdf}``; the PDF carries the JSON and findings CSV."""
+    documents = _documents(card, slug)
     json_text = scorecard_json(card)
     paths = [out_dir / f"{slug}.scorecard.{ext}" for ext in ("json", "html", "pdf")]
     write_text_atomic(json_text, paths[0])
-    write_text_atomic(scorecard_html(card, slug, "html", chart_set, heatmap), paths[1])
-    document = layout(scorecard_html(card, slug, "pdf", chart_set, heatmap))
+    write_text_atomic(documents.html, paths[1])
+    document = layout(documents.pdf)
     write_document(document, paths[2], pdf_variant=DEFAULT_VARIANT, attachments=[
         PdfAttachment(f"{slug}.scorecard.json", json_text.encode("utf-8"),
                       "cmax scorecard (JSON, schema from `cmax schema`)"),
@@ -268,8 +308,10 @@ def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
     slugs = report_slugs(cards)
     written: list[Path] = []
     for slug, card in zip(slugs, cards, strict=True):
-        written += render_scorecard(card, slug, out_dir)
+        # the brief first: its charts-free render imports WeasyPrint while a document worker
+        # may still be drawing the scorecard's charts
         written += render_brief(card, slug, out_dir, cards)
+        written += render_scorecard(card, slug, out_dir)
     if len(cards) >= 2:
         written += render_leaderboard(list(zip(slugs, cards, strict=True)), out_dir, rank_by)
     return sorted(written)

@@ -1,0 +1,117 @@
+"""The document worker of ``cmax report``: the same bytes as drawing in-process, and every way
+it can fail (never started, crashed, failed, timed out, parent interrupted) ends in the
+in-process path, with its errors, and with the worker gone."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import main
+from cmax.errors import CmaxError
+from cmax.render import reports, worker
+from cmax.render.reports import documents_from, render_reports, scorecard_documents
+from cmax.render.slugs import report_slugs
+from cmax.render.worker import DocumentWorker
+from tests.render.test_render_determinism import light_card
+from tests.score.scorecard_factory import make_hostile_scorecard, make_minimal_scorecard
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_worker_documents_are_the_in_process_documents() -> None:
+    cards = [light_card(), make_hostile_scorecard(), make_minimal_scorecard()]
+    slugs = report_slugs(cards)
+    with DocumentWorker.start() as helper:
+        helper.submit(cards)
+        drawn = [helper(card, slug) for card, slug in zip(cards, slugs, strict=True)]
+        assert helper(cards[0], "another-slug") is None  # only what was sent, as sent
+        assert helper(light_card(), slugs[0]) is None  # an equal card, but not that one
+    for card, slug, documents in zip(cards, slugs, drawn, strict=True):
+        assert documents == scorecard_documents(card, slug)
+
+
+def test_reports_through_the_worker_are_byte_identical(tmp_path: Path) -> None:
+    cards = [light_card(), make_minimal_scorecard()]
+    render_reports(cards, tmp_path / "here")
+    with DocumentWorker.start() as helper, documents_from(helper):
+        helper.submit(cards)
+        render_reports(cards, tmp_path / "worker")
+        assert helper._answer is not None  # the documents did come from the worker
+    assert _digests(tmp_path / "here") == _digests(tmp_path / "worker")
+
+
+def _fake_worker(code: str) -> DocumentWorker:
+    process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return DocumentWorker(process)
+
+
+@pytest.mark.parametrize("code", [
+    "import sys; sys.exit(3)",  # died at once
+    "import sys; sys.stdin.buffer.read(); sys.stdout.buffer.write(b'half an ans')",
+    "import pickle, sys; sys.stdin.buffer.read(); "
+    "sys.stdout.buffer.write(pickle.dumps(('failed', None)))",  # raised or warned
+])
+def test_a_failed_worker_means_drawing_here(code: str) -> None:
+    card = make_minimal_scorecard()
+    helper = _fake_worker(code)
+    helper.submit([card])
+    assert helper(card, report_slugs([card])[0]) is None
+    helper.close()
+
+
+def test_a_slow_worker_is_killed_and_the_documents_drawn_here(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worker, "TIMEOUT_S", 0.3)
+    card = make_minimal_scorecard()
+    helper = _fake_worker("import time; time.sleep(60)")
+    process = helper._process
+    assert process is not None
+    helper.submit([card])
+    assert helper(card, report_slugs([card])[0]) is None
+    assert process.poll() is not None  # killed, not left behind
+
+
+def test_a_worker_that_cannot_start_changes_nothing(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    card = make_minimal_scorecard()
+    with DocumentWorker.start() as helper:
+        helper.submit([card])
+        assert helper(card, report_slugs([card])[0]) is None
+
+
+def test_the_worker_is_killed_when_the_parent_stops_early() -> None:
+    with pytest.raises(KeyboardInterrupt), DocumentWorker.start() as helper:
+        process = helper._process
+        raise KeyboardInterrupt
+    assert process is not None and process.poll() is not None
+
+
+def test_a_chart_error_is_still_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The worker cannot draw (here: fails as a chart error would), so the parent draws and
+    its error is the command's usual one line, no traceback from either process."""
+    from cmax.cli import report_cmd
+
+    monkeypatch.setattr(report_cmd, "_assess", lambda bundle, rubric: make_minimal_scorecard())
+    monkeypatch.setattr(DocumentWorker, "start", classmethod(lambda cls: _fake_worker(
+        "import pickle, sys; sys.stdin.buffer.read(); "
+        "sys.stdout.buffer.write(pickle.dumps(('failed', None)))")))
+
+    def broken(card: object) -> None:
+        raise CmaxError("cannot draw the chart", fix="report it")
+
+    monkeypatch.setattr(reports, "scorecard_charts", broken)
+    (tmp_path / "b").mkdir()
+    assert main(["report", str(tmp_path / "b"), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith("cmax: error: cannot draw the chart")
+    assert "Traceback" not in err
