@@ -177,7 +177,8 @@ echo "   root: $(wc -l <"$dir/packages-before.txt") packages;" \
      "python3: $(in_root python3 --version 2>/dev/null || echo none)"
 
 [ -z "$ca_bundle" ] || echo "   pip trusts $ca_bundle (PIP_CERT / SSL_CERT_FILE for the commands)"
-step "git clone $repo (HEAD $(git -C "$repo" rev-parse --short HEAD))"
+head="$(git -C "$repo" rev-parse --short HEAD)"
+step "git clone $repo (HEAD $head)"
 git clone -q "$repo" "$root$home/cmax"
 [ "$as_user" -eq 0 ] || in_root chown -R newuser:newuser "$home/cmax"
 
@@ -225,7 +226,7 @@ added="$(comm -13 <(sort "$dir/packages-before.txt") <(sort "$dir/packages-after
 
 who=root
 [ "$as_user" -eq 0 ] || who="newuser with sudo"
-step "summary: $suite minbase${extra_pkgs[*]:+ + ${extra_pkgs[*]}}, as $who; the commands added $added packages" \
+step "summary: $head on $suite minbase${extra_pkgs[*]:+ + ${extra_pkgs[*]}}, as $who; the commands added $added packages" \
     | tee "$dir/summary.txt"
 printf '   %s\n' "${results[@]}" | tee -a "$dir/summary.txt"
 cleanup
