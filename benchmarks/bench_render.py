@@ -5,6 +5,8 @@
 Floors (issue 15): a sample scorecard renders in at most 1.5 s (``--samples``), and
 ``cmax report`` of one sample, as a whole process, takes at most 3× a bare WeasyPrint process
 writing a one-line page in the same venv (``--cli``); each figure is printed beside its floor.
+``--cli`` also times ``cmax report`` without its document worker (cmax.render.worker), to show
+what drawing the charts in a second process saves on this machine.
 
 Reports come from tests/score/scorecard_factory.py (an H100 provider near reference, a weak one,
 one with every section missing, one with hostile text) and, with ``--samples``, from the
@@ -14,7 +16,7 @@ render whose time (imports, font discovery) is printed as the cold start.
 
 A loaded machine slows everything alike, so with ``--samples`` the bare WeasyPrint process is
 timed first and each sample scorecard is also shown as a multiple of it (the 1.5 s floor was
-set when that process took 0.57 s: about 2.6× bare); ``--cli`` runs the two processes in turns.
+set when that process took 0.57 s: about 2.6× bare); ``--cli`` runs its processes in turns.
 """
 
 from __future__ import annotations
@@ -106,6 +108,12 @@ BARE_WEASYPRINT = ("import sys, weasyprint; "
                    "weasyprint.HTML(string='<p>one line</p>').write_pdf(sys.argv[1])")
 
 
+# `cmax report` with every document drawn in-process (cmax.render.worker not started)
+NO_WORKER = ("from cmax.render.worker import DocumentWorker; "
+             "DocumentWorker.start = classmethod(lambda cls: cls(None)); "
+             "from cmax.cli import run; run()")
+
+
 def _process_seconds(argv: list[str]) -> float:
     """Wall time of a whole process (imports, font discovery and all)."""
     start = time.perf_counter()
@@ -133,16 +141,21 @@ def bench_cli(out: Path, repeat: int) -> None:
 
     compile_cmax()
     bundle = sample_bundles()[0]
-    report_argv = [sys.executable, "-m", "cmax", "report", str(bundle), "-o", str(out / "cli")]
-    bares, report_times = [], []
+    args = ["report", str(bundle), "-o", str(out / "cli")]
+    report_argv = [sys.executable, "-m", "cmax", *args]
+    alone_argv = [sys.executable, "-c", NO_WORKER, *args]
+    bares, report_times, alone_times = [], [], []
     for _ in range(repeat):
         bares.append(_process_seconds(_bare_argv(out)))
         report_times.append(_process_seconds(report_argv))
+        alone_times.append(_process_seconds(alone_argv))
     bare, report = statistics.median(bares), statistics.median(report_times)
+    alone = statistics.median(alone_times)
     print(f"bare WeasyPrint one-line page (process): {bare:.2f} s")
     print(f"cmax report {bundle.name} (process):      {report:.2f} s = {report / bare:.2f}× "
           f"bare (floor ≤ {CLI_FLOOR_RATIO:g}×: "
           f"{'met' if report <= CLI_FLOOR_RATIO * bare else 'NOT met'})")
+    print(f"  the same without its document worker:   {alone:.2f} s = {alone / bare:.2f}× bare")
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ whose parent died sees its input close and exits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import subprocess
@@ -53,6 +54,9 @@ class DocumentWorker:
 
     @classmethod
     def start(cls) -> DocumentWorker:
+        """Start the worker; on a single CPU there is nothing to overlap, so none is started."""
+        if _usable_cpus() < 2:
+            return cls(None)
         root = str(Path(__file__).resolve().parents[2])  # the folder holding the cmax package
         try:
             process = subprocess.Popen(
@@ -77,11 +81,10 @@ class DocumentWorker:
         stdin, process.stdin = process.stdin, None  # communicate() then only reads
 
         def feed() -> None:
-            try:
+            with contextlib.suppress(OSError):  # the worker is gone; collect() finds out
                 stdin.write(request)
+            with contextlib.suppress(OSError):
                 stdin.close()
-            except OSError:  # the worker is gone; collect() finds out
-                pass
 
         threading.Thread(target=feed, name="cmax-document-worker-feed", daemon=True).start()
 
@@ -126,6 +129,12 @@ class DocumentWorker:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def _usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _warm_up() -> None:

@@ -115,3 +115,9 @@ def test_a_chart_error_is_still_one_line(monkeypatch: pytest.MonkeyPatch, tmp_pa
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith("cmax: error: cannot draw the chart")
     assert "Traceback" not in err
+
+
+def test_no_worker_on_a_single_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worker, "_usable_cpus", lambda: 1)
+    with DocumentWorker.start() as helper:
+        assert helper._process is None
