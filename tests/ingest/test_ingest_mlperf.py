@@ -1,14 +1,21 @@
 """MLPerf result trees: the official score on real public result sets, inputs, facts, errors.
 
 The expected scores are what ``mlperf_logging.result_summarizer`` (mlperf-logging 4.1.68)
-prints for these folders (benchmarks/bench_mlperf.py re-checks them against the package);
-tests/data/mlperf/SOURCES cites each folder's repo:path@commit.
+prints for these folders on Python 3.11 (benchmarks/bench_mlperf.py re-checks them against the
+package); tests/data/mlperf/SOURCES cites each folder's repo:path@commit.
+
+The summarizer averages with the builtin ``sum()``, as cmax does. Python 3.12 made ``sum()``
+of floats compensated, so there the summarizer's own result (and cmax's, still equal to it)
+may sit one unit in the last place from the 3.11 figures: seen on 3 of these folders on
+Debian 13 and Ubuntu 24.04 (tools/fresh-debian-check.sh).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,7 +67,12 @@ def test_official_score_is_the_summarizers_bit_for_bit(folder: str, score: float
                                                        gpus: int) -> None:
     org = SETS.joinpath(*folder.split("/")[:2])
     [s] = mlperf.read_tree(SETS / folder, root=org)
-    assert s.score.score_min == score  # identical, not approximately equal
+    got = s.score.score_min
+    assert got is not None
+    if sys.version_info < (3, 12):
+        assert got == score  # identical, not approximately equal
+    else:  # compensated sum(): the summarizer's own result moves by at most one ulp
+        assert abs(got - score) <= math.ulp(score)
     assert s.scaling_factor == factor and s.num_gpus == gpus
     assert s.round == folder.split("/")[0].removeprefix("v")
 
