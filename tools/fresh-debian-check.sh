@@ -4,7 +4,7 @@
 # from), clones this repository into it, and runs the README's two quick-start commands as a
 # new user would (root, or with --user a user with sudo; a clean environment, one shell per
 # command), each timed.
-# Not part of .ci/run: it downloads a base system and every wheel, ~10-15 minutes.
+# Not part of .ci/run: it downloads a base system and every wheel (~4-5 minutes on 2 cores).
 #
 #   sudo bash tools/fresh-debian-check.sh [options] DIR
 #
@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
         --repo) repo="$2"; shift 2 ;;
         --keep) keep=1; shift ;;
         --ca-bundle) ca_bundle="$2"; shift 2 ;;
-        -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "fresh-debian-check: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) [ -z "$dir" ] || { echo "fresh-debian-check: one DIR only" >&2; exit 2; }
            dir="$1"; shift ;;
@@ -90,7 +90,7 @@ cleanup() {
     mounted=()
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+trap 'echo "fresh-debian-check: interrupted; undoing the mounts, the root is kept in $root" >&2; exit 130' INT TERM HUP
 
 keyring=()
 if [ "$distro" = ubuntu ] && [ -f /usr/share/keyrings/ubuntu-archive-keyring.gpg ]; then
