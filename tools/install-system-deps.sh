@@ -22,8 +22,8 @@ if ! command -v dpkg >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; th
     exit 0
 fi
 
-# python3 must be >= 3.11 (pyproject's requires-python); checked once the packages are in,
-# since python3-venv brings python3 on an image that has none.
+# python3 must be >= 3.11 (pyproject's requires-python); checked first when there is a
+# python3, else once the packages are in (python3-venv brings python3 on an image without).
 check_python() {
     if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
         echo "install-system-deps: cmax needs Python >= 3.11, python3 here is" \
@@ -32,6 +32,8 @@ check_python() {
         exit 1
     fi
 }
+
+if command -v python3 >/dev/null 2>&1; then check_python; fi
 
 need=()
 for pkg in "${PACKAGES[@]}"; do
@@ -55,6 +57,14 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-system-deps: installing ${need[*]}" >&2
 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
+if ! "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null; then
+    unknown=()
+    for pkg in "${need[@]}"; do
+        apt-cache show "$pkg" >/dev/null 2>&1 || unknown+=("$pkg")
+    done
+    echo "install-system-deps: apt-get could not install ${need[*]}" \
+         "${unknown[*]:+(this release has no ${unknown[*]}; cmax needs Debian 12+ or Ubuntu 24.04+)}" >&2
+    exit 1
+fi
 check_python
