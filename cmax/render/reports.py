@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cmax.errors import CmaxError
 from cmax.findings import sort_findings
@@ -170,16 +170,25 @@ def scorecard_documents(card: Scorecard, slug: str) -> ScorecardDocuments:
                               pdf=scorecard_html(card, slug, "pdf", chart_set, heatmap))
 
 
-#: where render_scorecard first looks for a scorecard's documents (``None``: draw them here)
-DocumentSource = Callable[[Scorecard, str], ScorecardDocuments | None]
+class DocumentSource(Protocol):
+    """Documents drawn elsewhere (:class:`cmax.render.worker.DocumentWorker`); None from
+    either method means "draw it here"."""
+
+    def documents(self, card: Scorecard, slug: str) -> ScorecardDocuments | None: ...
+
+    def leaderboard_charts(self, cards: Sequence[Scorecard],
+                           labels: Sequence[str]) -> dict[str, str | None] | None: ...
+
+
 _document_source: ContextVar[DocumentSource | None] = ContextVar("document_source",
                                                                  default=None)
 
 
 @contextmanager
 def documents_from(source: DocumentSource) -> Iterator[None]:
-    """Within the block, take scorecard documents from ``source`` (e.g. the ones
-    :mod:`cmax.render.worker` drew in another process), drawing here any it returns None for."""
+    """Within the block, take scorecard documents and leaderboard charts from ``source``
+    (e.g. the ones :mod:`cmax.render.worker` drew in another process), drawing here any it
+    does not have."""
     token = _document_source.set(source)
     try:
         yield
@@ -189,7 +198,7 @@ def documents_from(source: DocumentSource) -> Iterator[None]:
 
 def _documents(card: Scorecard, slug: str) -> ScorecardDocuments:
     source = _document_source.get()
-    found = source(card, slug) if source is not None else None
+    found = source.documents(card, slug) if source is not None else None
     return found if found is not None else scorecard_documents(card, slug)
 
 
@@ -269,13 +278,26 @@ def leaderboard_html(rows: Sequence[views.LeaderboardRow], medium: str,
     )
 
 
+def leaderboard_labels(rows: Sequence[views.LeaderboardRow]) -> list[str]:
+    return [f"{r.card.provider[:28]} · {r.card.cluster[:20]}" for r in rows]
+
+
+def leaderboard_charts(cards: Sequence[Scorecard],
+                       labels: Sequence[str]) -> dict[str, str | None]:
+    """The leaderboard's charts as ``data:`` URIs, for ``cards`` in rank order."""
+    return {"score": _uri(charts.score_chart(cards, labels)),
+            "price": _uri(charts.price_chart(cards, labels))}
+
+
 def render_leaderboard(pairs: Sequence[tuple[str, Scorecard]], out_dir: Path,
                        rank_by: views.RankBy = "tier") -> list[Path]:
     rows = views.leaderboard_rows(list(pairs), rank_by)
-    labels = [f"{r.card.provider[:28]} · {r.card.cluster[:20]}" for r in rows]
+    labels = leaderboard_labels(rows)
     cards = [r.card for r in rows]
-    chart_uris = {"score": _uri(charts.score_chart(cards, labels)),
-                  "price": _uri(charts.price_chart(cards, labels))}
+    source = _document_source.get()
+    chart_uris = source.leaderboard_charts(cards, labels) if source is not None else None
+    if chart_uris is None:
+        chart_uris = leaderboard_charts(cards, labels)
     paths = [out_dir / "leaderboard.html", out_dir / "leaderboard.pdf"]
     write_text_atomic(leaderboard_html(rows, "html", chart_uris, rank_by), paths[0])
     document = layout(leaderboard_html(rows, "pdf", chart_uris, rank_by))
@@ -307,10 +329,11 @@ def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
     cards = list(scorecards)
     slugs = report_slugs(cards)
     written: list[Path] = []
+    # the briefs first: they need no charts, so they import WeasyPrint and get written while
+    # a document worker may still be drawing the scorecards' charts
     for slug, card in zip(slugs, cards, strict=True):
-        # the brief first: its charts-free render imports WeasyPrint while a document worker
-        # may still be drawing the scorecard's charts
         written += render_brief(card, slug, out_dir, cards)
+    for slug, card in zip(slugs, cards, strict=True):
         written += render_scorecard(card, slug, out_dir)
     if len(cards) >= 2:
         written += render_leaderboard(list(zip(slugs, cards, strict=True)), out_dir, rank_by)

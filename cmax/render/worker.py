@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -44,13 +45,13 @@ _BOOT = ("import sys; root = sys.argv[1]; "
 
 class DocumentWorker:
     """The parent's end: ``start`` early, ``submit`` the scorecards once rated, then use the
-    worker as a :data:`cmax.render.reports.DocumentSource` and ``close`` it."""
+    worker as a :class:`cmax.render.reports.DocumentSource` and ``close`` it."""
 
     def __init__(self, process: subprocess.Popen[bytes] | None) -> None:
         self._process = process
         self._sent: list[Any] = []
-        self._answer: list[tuple[str, ScorecardDocuments]] | None = None
-        self._collected = False
+        self._answer: Answer | None = None
+        self._asked = False
 
     @classmethod
     def start(cls) -> DocumentWorker:
@@ -66,15 +67,15 @@ class DocumentWorker:
             process = None
         return cls(process)
 
-    def submit(self, cards: Sequence[Any]) -> None:
-        """Hand the scorecards over; the pipe is fed from a thread, so a large set does not
-        block the parent until the worker has finished importing."""
+    def submit(self, cards: Sequence[Any], rank_by: str = "tier") -> None:
+        """Hand the scorecards over (and how the leaderboard ranks them); the pipe is fed from
+        a thread, so a large set does not block the parent until the worker has imported."""
         process = self._process
         if process is None or process.stdin is None or self._sent:
             return
         self._sent = list(cards)
         try:
-            request = pickle.dumps(self._sent, protocol=pickle.HIGHEST_PROTOCOL)
+            request = pickle.dumps((self._sent, rank_by), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # a card that cannot be pickled: everything is drawn here
             self.close()
             return
@@ -88,8 +89,7 @@ class DocumentWorker:
 
         threading.Thread(target=feed, name="cmax-document-worker-feed", daemon=True).start()
 
-    def _collect(self) -> list[tuple[str, ScorecardDocuments]] | None:
-        self._collected = True
+    def _collect(self) -> Answer | None:
         process = self._process
         if process is None or not self._sent:
             return None
@@ -99,18 +99,39 @@ class DocumentWorker:
         except Exception:  # timed out, died, half an answer
             self.close()
             return None
-        if status != "ok" or len(answer) != len(self._sent):
+        if status != "ok" or not isinstance(answer, Answer) \
+                or len(answer.documents) != len(self._sent):
             return None
-        return list(answer)
+        return answer
 
-    def __call__(self, card: Scorecard, slug: str) -> ScorecardDocuments | None:
-        """The documents the worker drew for ``card`` under ``slug``, or None (draw here)."""
-        if not self._collected:
+    def _collected(self) -> Answer | None:
+        if not self._asked:
+            self._asked = True
             self._answer = self._collect()
-        for sent, (sent_slug, documents) in zip(self._sent, self._answer or (), strict=False):
+        return self._answer
+
+    def documents(self, card: Scorecard, slug: str) -> ScorecardDocuments | None:
+        """The documents the worker drew for ``card`` under ``slug``, or None (draw here)."""
+        answer = self._collected()
+        for sent, (sent_slug, documents) in zip(self._sent, answer.documents if answer else (),
+                                                strict=False):
             if sent is card and sent_slug == slug:
                 return documents
         return None
+
+    def leaderboard_charts(self, cards: Sequence[Scorecard],
+                           labels: Sequence[str]) -> dict[str, str | None] | None:
+        """The leaderboard charts the worker drew, if for these very cards in this order with
+        these labels; else None (draw here)."""
+        answer = self._collected()
+        if answer is None or answer.leaderboard is None:
+            return None
+        order, drawn_labels, uris = answer.leaderboard
+        ranked = [self._sent[i] for i in order]
+        if len(ranked) != len(cards) or any(a is not b for a, b in zip(ranked, cards,
+                                                                          strict=True)):
+            return None
+        return uris if list(drawn_labels) == list(labels) else None
 
     def close(self) -> None:
         process, self._process = self._process, None
@@ -149,29 +170,48 @@ def _warm_up() -> None:
     font_manager.findfont("DejaVu Sans")
 
 
-def documents(cards: Sequence[Scorecard]) -> list[tuple[str, ScorecardDocuments]]:
-    """What the worker computes: each scorecard's slug and documents, as ``render_reports``
-    names and draws them."""
-    from cmax.render.reports import scorecard_documents
+@dataclass(frozen=True)
+class Answer:
+    """What the worker sends back: per scorecard sent, its slug and documents; with two or
+    more, the leaderboard's charts with the rank order (indices into the scorecards sent) and
+    labels they were drawn for."""
+
+    documents: list[tuple[str, ScorecardDocuments]]
+    leaderboard: tuple[list[int], list[str], dict[str, str | None]] | None
+
+
+def draw(cards: Sequence[Scorecard], rank_by: str = "tier") -> Answer:
+    """What the worker computes, named and drawn as ``render_reports`` would."""
+    from cmax.render import reports, views
     from cmax.render.slugs import report_slugs
 
     slugs = report_slugs(list(cards))
-    return [(slug, scorecard_documents(card, slug)) for slug, card in zip(slugs, cards,
-                                                                           strict=True)]
+    documents = [(slug, reports.scorecard_documents(card, slug))
+                 for slug, card in zip(slugs, cards, strict=True)]
+    leaderboard = None
+    if len(cards) >= 2:
+        rows = views.leaderboard_rows(list(zip(slugs, cards, strict=True)),
+                                      "value" if rank_by == "value" else "tier")
+        ranked = [r.card for r in rows]
+        labels = reports.leaderboard_labels(rows)
+        order = [next(i for i, c in enumerate(cards) if c is card) for card in ranked]
+        leaderboard = (order, labels, reports.leaderboard_charts(ranked, labels))
+    return Answer(documents, leaderboard)
 
 
 def main() -> None:
-    """The worker process: warm up, read the pickled scorecards from stdin until it closes,
-    answer ``("ok", documents(cards))`` on stdout, or ``("failed", None)`` if anything went
-    wrong or warned (the parent then draws in-process, where it is reported as usual)."""
+    """The worker process: warm up, read the pickled scorecards and rank order from stdin
+    until it closes, answer ``("ok", draw(cards, rank_by))`` on stdout, or ``("failed", None)``
+    if anything went wrong or warned (the parent then draws in-process, where it is reported
+    as usual)."""
     import warnings
 
     payload: tuple[str, Any] = ("failed", None)
     try:
         _warm_up()
-        cards = pickle.loads(sys.stdin.buffer.read())
+        cards, rank_by = pickle.loads(sys.stdin.buffer.read())
         with warnings.catch_warnings(record=True) as caught:
-            answer = documents(cards)
+            answer = draw(cards, rank_by)
         if not caught:
             payload = ("ok", answer)
     except BaseException:  # the parent redoes the work and reports any error as usual

@@ -13,7 +13,7 @@ import pytest
 
 from cmax.cli import main
 from cmax.errors import CmaxError
-from cmax.render import reports, worker
+from cmax.render import reports, views, worker
 from cmax.render.reports import documents_from, render_reports, scorecard_documents
 from cmax.render.slugs import report_slugs
 from cmax.render.worker import DocumentWorker
@@ -30,11 +30,25 @@ def test_worker_documents_are_the_in_process_documents() -> None:
     slugs = report_slugs(cards)
     with DocumentWorker.start() as helper:
         helper.submit(cards)
-        drawn = [helper(card, slug) for card, slug in zip(cards, slugs, strict=True)]
-        assert helper(cards[0], "another-slug") is None  # only what was sent, as sent
-        assert helper(light_card(), slugs[0]) is None  # an equal card, but not that one
+        drawn = [helper.documents(card, slug) for card, slug in zip(cards, slugs, strict=True)]
+        assert helper.documents(cards[0], "another-slug") is None  # only what was sent, as sent
+        assert helper.documents(light_card(), slugs[0]) is None  # an equal card, but not that one
     for card, slug, documents in zip(cards, slugs, drawn, strict=True):
         assert documents == scorecard_documents(card, slug)
+
+
+@pytest.mark.parametrize("rank_by", ["tier", "value"])
+def test_worker_leaderboard_charts_are_the_in_process_ones(rank_by: views.RankBy) -> None:
+    cards = [make_minimal_scorecard(), light_card(), make_hostile_scorecard()]
+    rows = views.leaderboard_rows(list(zip(report_slugs(cards), cards, strict=True)), rank_by)
+    ranked, labels = [r.card for r in rows], reports.leaderboard_labels(rows)
+    with DocumentWorker.start() as helper:
+        helper.submit(cards, rank_by)
+        drawn = helper.leaderboard_charts(ranked, labels)
+        assert helper.leaderboard_charts(cards[::-1], labels[::-1]) is None  # another order
+        assert helper.leaderboard_charts(ranked, [*labels[:-1], "x"]) is None
+    assert drawn == reports.leaderboard_charts(ranked, labels)
+    assert drawn["score"] and drawn["price"]
 
 
 def test_reports_through_the_worker_are_byte_identical(tmp_path: Path) -> None:
@@ -43,7 +57,8 @@ def test_reports_through_the_worker_are_byte_identical(tmp_path: Path) -> None:
     with DocumentWorker.start() as helper, documents_from(helper):
         helper.submit(cards)
         render_reports(cards, tmp_path / "worker")
-        assert helper._answer is not None  # the documents did come from the worker
+        answer = helper._answer  # the documents and charts did come from the worker
+        assert answer is not None and answer.leaderboard is not None
     assert _digests(tmp_path / "here") == _digests(tmp_path / "worker")
 
 
@@ -63,7 +78,7 @@ def test_a_failed_worker_means_drawing_here(code: str) -> None:
     card = make_minimal_scorecard()
     helper = _fake_worker(code)
     helper.submit([card])
-    assert helper(card, report_slugs([card])[0]) is None
+    assert helper.documents(card, report_slugs([card])[0]) is None
     helper.close()
 
 
@@ -75,7 +90,7 @@ def test_a_slow_worker_is_killed_and_the_documents_drawn_here(
     process = helper._process
     assert process is not None
     helper.submit([card])
-    assert helper(card, report_slugs([card])[0]) is None
+    assert helper.documents(card, report_slugs([card])[0]) is None
     assert process.poll() is not None  # killed, not left behind
 
 
@@ -85,7 +100,7 @@ def test_a_worker_that_cannot_start_changes_nothing(monkeypatch: pytest.MonkeyPa
     card = make_minimal_scorecard()
     with DocumentWorker.start() as helper:
         helper.submit([card])
-        assert helper(card, report_slugs([card])[0]) is None
+        assert helper.documents(card, report_slugs([card])[0]) is None
 
 
 def test_the_worker_is_killed_when_the_parent_stops_early() -> None:
