@@ -18,16 +18,24 @@ from cmax.cli.common import emit_json, format_option, progress
               "reference-grade GPU-hour, cheapest first).")
 @format_option
 def command(out_dir: Path, rank_by: str, fmt: str) -> None:
-    from cmax.pipeline import assess
-    from cmax.render import render_reports
-    from cmax.samples import sample_bundles
+    from cmax.render.worker import DocumentWorker
 
-    cards = []
-    for bundle in sample_bundles():
-        progress(f"scoring {bundle.name} ...")
-        cards.append(assess(bundle))
-    progress(f"rendering reports into {out_dir} ...")
-    files = render_reports(cards, out_dir, rank_by="value" if rank_by == "value" else "tier")
+    # charts drawn in a second process while this one rates and writes (as in cmax report)
+    with DocumentWorker.start() as worker:
+        from cmax.pipeline import assess
+        from cmax.render import render_reports
+        from cmax.render.reports import documents_from
+        from cmax.samples import sample_bundles
+
+        cards = []
+        for bundle in sample_bundles():
+            progress(f"scoring {bundle.name} ...")
+            cards.append(assess(bundle))
+        worker.submit(cards, rank_by)
+        progress(f"rendering reports into {out_dir} ...")
+        with documents_from(worker):
+            files = render_reports(cards, out_dir,
+                                   rank_by="value" if rank_by == "value" else "tier")
     if fmt == "json":
         emit_json({
             "out_dir": str(out_dir.resolve()),
