@@ -206,6 +206,9 @@ def main() -> None:
     as usual)."""
     import warnings
 
+    # the answer goes to the stdout the parent reads; anything a library prints goes to stderr
+    answer_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     payload: tuple[str, Any] = ("failed", None)
     try:
         _warm_up()
@@ -216,9 +219,7 @@ def main() -> None:
             payload = ("ok", answer)
     except BaseException:  # the parent redoes the work and reports any error as usual
         pass
-    try:
-        sys.stdout.buffer.write(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-        sys.stdout.buffer.flush()
-    except OSError:  # the parent is gone
-        pass
+    with contextlib.suppress(OSError):  # the parent is gone
+        answer_out.write(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        answer_out.flush()
     os._exit(0)  # no module teardown: matplotlib's costs more than the drawing

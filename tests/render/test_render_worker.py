@@ -17,6 +17,7 @@ from cmax.render import reports, views, worker
 from cmax.render.reports import documents_from, render_reports, scorecard_documents
 from cmax.render.slugs import report_slugs
 from cmax.render.worker import DocumentWorker
+from tests.paths import REPO
 from tests.render.test_render_determinism import light_card
 from tests.score.scorecard_factory import make_hostile_scorecard, make_minimal_scorecard
 
@@ -136,3 +137,17 @@ def test_no_worker_on_a_single_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(worker, "_usable_cpus", lambda: 1)
     with DocumentWorker.start() as helper:
         assert helper._process is None
+
+
+def test_what_a_library_prints_does_not_spoil_the_answer() -> None:
+    """Anything printed in the worker goes to its stderr; its stdout carries only the answer."""
+    card = make_minimal_scorecard()
+    helper = _fake_worker(
+        f"import sys; sys.path.insert(0, {str(REPO)!r}); from cmax.render import worker; "
+        "warm = worker._warm_up; "
+        "worker._warm_up = lambda: (print('Matplotlib is building the font cache'), warm()); "
+        "worker.main()")
+    helper.submit([card])
+    slug = report_slugs([card])[0]
+    assert helper.documents(card, slug) == scorecard_documents(card, slug)
+    helper.close()
