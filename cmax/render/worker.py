@@ -1,11 +1,17 @@
-"""A helper process that draws the scorecards' charts and writes their HTML for ``cmax report``.
+"""A helper process that draws the report charts and scorecard HTML for ``cmax report`` (and
+``cmax demo``).
 
 ``cmax report`` is two long imports and a chain of work: the rating stage (Polars, pydantic)
 makes the scorecard, matplotlib draws its charts, WeasyPrint lays it out. On one core they add
 up; here the worker, a fresh interpreter started before anything heavy is imported, imports
 matplotlib and the report modules while the parent rates the bundles, then draws the charts
 and renders the scorecards' HTML (:func:`cmax.render.reports.scorecard_documents`) while the
-parent imports WeasyPrint and writes the briefs (issue 15).
+parent imports WeasyPrint and writes the briefs; with two or more scorecards it draws the
+leaderboard's charts too, so the parent never imports matplotlib (issue 15).
+
+It pays when a CPU is free: on this project's 2-core box, ~0.4 s of a ~2.6 s ``cmax report``
+of one sample and ~1.1 s of three; when other work already fills the CPUs the two processes
+contend and it can cost as much (measured with ``benchmarks/bench_render.py --cli``).
 
 A fresh interpreter (``subprocess``), never a fork: the parent has Polars' thread pool by then.
 The worker only accelerates. The parent takes its documents only for the very scorecards it
