@@ -243,15 +243,14 @@ class StepQuery:
     ``iteration`` (groups 1 and 2) are the regexes of ``build``: the layout is checked against
     them. Small files, files without a readable layout and files with many lines in other
     layouts go to the regex reader whole. On a large log with sparse step lines grep starts
-    before the layout is learned from the top, and the caller may read the head's facts
-    before :meth:`collect`: both overlap grep's pass over the file.
+    before the layout is learned from the top, and :meth:`collect`'s ``meanwhile`` (the head's
+    facts) runs while grep reads: both overlap grep's pass over the file.
     """
 
     def __init__(self, path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame], *,
                  key: str, labels: Mapping[str, str], iteration: str) -> None:
         self.path, self.build, self.key = path, build, key
         self.layout: Layout | None = None
-        self.dense = False
         self._lines: textlines.LineQuery | None = None
         try:
             large = path.stat().st_size > greplines.SMALL_FILE

@@ -125,10 +125,11 @@ class LineQuery:
     """:func:`query_lines` in two steps, so a parser works while grep reads the file.
 
     On a large file the grep children start when the query is made; ``collect`` reads their
-    output. In between, a parser does what needs no step line (the head's identity facts, a
-    layout learned from the top): on two cores that work costs no wall time, where done first
-    it delays grep by as much. Use it as a context manager: greps whose output was never read
-    are stopped on the way out.
+    output. Work that needs no step line runs while grep reads: what must come before the
+    parse (a layout learned from the top, :class:`cmax.ingest.fields.StepQuery`) between the
+    two steps, the rest (the head's identity facts) as ``collect``'s ``meanwhile``. On two
+    cores that work costs no wall time; done first it would delay grep by as much. Use it as a
+    context manager: greps whose output was never read are stopped on the way out.
     """
 
     def __init__(self, path: Path, keys: Sequence[str]) -> None:
