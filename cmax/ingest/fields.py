@@ -253,17 +253,15 @@ class StepQuery:
         self.layout: Layout | None = None
         self._lines: textlines.LineQuery | None = None
         try:
-            large = path.stat().st_size > greplines.SMALL_FILE
-            head = greplines.read_head(path) if large else b""
+            log = greplines.top(path, key)
         except OSError as exc:
             raise textlines.reader_error(exc, path) from None
-        found = greplines.keyword_lines(head, [key.encode()]) if large else []
-        self.dense = large and greplines.dense(head, found)
+        self.dense = log.dense
         if not self.dense:  # grep first: it works while the layout is learned
             self._lines = textlines.LineQuery(path, [key])
         try:
-            if large:
-                self.layout = _layout(found, {c: re.compile(p) for c, p in labels.items()},
+            if log.large:
+                self.layout = _layout(log.found, {c: re.compile(p) for c, p in labels.items()},
                                       re.compile(iteration))
         except BaseException:
             self.__exit__()  # not yet in a with block: stop grep here

@@ -9,8 +9,8 @@ Nothing here imports Polars, so a command that reads one log can start grep befo
 imported (:func:`prestart`, ~0.13 s): by the time the parser asks for the log's step lines
 (:func:`start_greps`), grep has been reading the file all along and the running child is
 handed over instead of a second one started. The top of the file is read here too
-(:func:`read_head`, :func:`keyword_lines`): the prestart and the parsers decide from the same
-bytes, by the same rule (:func:`dense`), whether a log is read by grep at all.
+(:func:`top`): the prestart and the step reader decide from the same bytes, in one place,
+whether a log is read by grep at all.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -87,6 +88,40 @@ def keyword_lines(data: bytes, keys: Sequence[bytes], first_line: int = 1
 def dense(head: bytes, found: Sequence[object]) -> bool:
     """Whether the ``found`` step lines of ``head`` (the top) are at least one line in DENSE."""
     return len(found) * DENSE >= head.count(b"\n")
+
+
+@dataclass(frozen=True)
+class Top:
+    """The top of a log and how its step lines are read: the one home of that decision.
+
+    The step reader (:class:`cmax.ingest.fields.StepQuery`) and :func:`prestart` both read it,
+    so a prestarted grep is exactly the one the reader would start.
+    """
+
+    #: the top ``HEAD_BYTES`` as whole lines (empty for a small file: it is read whole)
+    head: bytes
+    #: the top's lines holding the key: (line number, bytes)
+    found: list[tuple[int, bytes]]
+    #: larger than SMALL_FILE
+    large: bool
+    #: large, and its top holds step lines at least one line in DENSE: every line is split
+    #: into fields (no grep)
+    dense: bool
+
+    @property
+    def grep(self) -> bool:
+        """Whether the step lines are selected by a grep child: a large, sparse log."""
+        return self.large and not self.dense
+
+
+def top(path: Path, key: str) -> Top:
+    """The top of ``path`` and the read it calls for (:class:`Top`); OSError as ``open``."""
+    large = path.stat().st_size > SMALL_FILE
+    if not large:
+        return Top(b"", [], large=False, dense=False)
+    head = read_head(path)
+    found = keyword_lines(head, [key.encode()])
+    return Top(head, found, large=True, dense=dense(head, found))
 
 
 def _enlarge_pipe(stream: IO[bytes] | None) -> None:
@@ -238,11 +273,10 @@ def prestart(path: Path) -> None:
     """
     grep = shutil.which("grep")
     try:
-        if grep is None or not path.is_file() or path.stat().st_size <= SMALL_FILE:
+        if grep is None or not path.is_file():
             return
-        head = read_head(path)
-        found = keyword_lines(head, [NEMO2_KEY.encode()])
-        if not found or dense(head, found):
+        log = top(path, NEMO2_KEY)
+        if not (log.grep and log.found):  # the key in the top: a NeMo 2 log, read by grep
             return
         ident = _identity(path)
         if (ident, NEMO2_KEY) in _PRESTARTED:

@@ -79,6 +79,27 @@ def test_prestart_starts_nothing_the_parser_would_not(
     assert not greplines._PRESTARTED
 
 
+@pytest.mark.parametrize(("every", "small", "grep"), [(40, False, True), (3, False, False),
+                                                   (40, True, False)])
+def test_the_step_reader_greps_exactly_where_prestart_would(
+        every: int, small: bool, grep: bool, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One decision (greplines.top): the step reader starts grep on the logs prestart picks
+    (large and sparse), splits a dense one into fields, reads a small one in-process."""
+    path = _log(tmp_path / "x.log", every=every)
+    if not small:
+        monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    assert greplines.top(path, greplines.NEMO2_KEY).grep is grep
+    greplines.prestart(path)
+    assert bool(greplines._PRESTARTED) is grep
+    greplines.stop_prestarted()
+    with fields.StepQuery(path, nemo._nemo2_lines, key=greplines.NEMO2_KEY,
+                          labels=nemo._NEMO2_PATTERNS, iteration=nemo._ITER) as query:
+        assert query.dense is (not small and not grep)
+        started = query._lines is not None and query._lines._greps is not None
+        assert started is grep
+
+
 def test_a_grep_nobody_takes_over_is_stopped(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     path = _log(tmp_path / "chatter.log", steps=2000)
