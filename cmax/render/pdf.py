@@ -17,6 +17,15 @@ pseudo-elements cmax never uses (WeasyPrint otherwise computes six extra styles 
 and with the report stylesheet every template inlines parsed once per process. The stylesheet
 changes give the same bytes as WeasyPrint's plain route (tests/render); the character breaks
 at the joints ``breakable`` marks, where the element sometimes let WeasyPrint break mid-word.
+
+WeasyPrint is imported by :func:`weasyprint_module` only: on import it looks for each of six
+libraries under up to six names through cffi, which asks ``ctypes.util.find_library`` for every
+name it cannot open directly; on Linux that runs ``ldconfig -p`` and then ``gcc`` and ``ld`` for
+each name not in the loader's cache, ~20 processes and ~0.3-0.4 s (a missing optional
+libharfbuzz-vector alone tries six names). Here the loader's cache is read once and answers
+every name the way CPython's first step does; the compiler and linker probes are skipped (a
+library only they could find would have to be found by the loader anyway to be opened, and
+WeasyPrint also tries each library's plain soname, which the loader opens directly).
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ import datetime as dt
 import gc
 import os
 import re
+import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -86,7 +97,51 @@ def is_allowed_url(url: str, root: Path | None = None) -> bool:
     return path.is_relative_to(base)
 
 
+def _loader_cache() -> bytes:
+    """``ldconfig -p``: every library the dynamic loader's cache knows (empty if unreadable)."""
+    try:
+        return subprocess.run(["/sbin/ldconfig", "-p"], stdin=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, stdout=subprocess.PIPE, check=False,
+                              env={"LC_ALL": "C", "LANG": "C"}, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return b""
+
+
+def cached_find_library(listing: bytes) -> Callable[[str], str | None]:
+    """``ctypes.util.find_library`` answered from one ``ldconfig -p`` ``listing``, with the
+    pattern CPython's first (loader cache) step uses; None where it would go on to gcc/ld."""
+    abi = {"x86_64-64": "libc6,x86-64", "ppc64-64": "libc6,64bit", "sparc64-64": "libc6,64bit",
+           "s390x-64": "libc6,64bit", "ia64-64": "libc6,IA-64"}.get(
+        os.uname().machine + ("-64" if sys.maxsize > 2**32 else "-32"), "libc6")
+
+    def find_library(name: str) -> str | None:
+        found = re.search(os.fsencode(rf"\s+(lib{re.escape(name)}\.[^\s]+)\s+\({abi}"), listing)
+        return os.fsdecode(found.group(1)) if found else None
+
+    return find_library
+
+
+@cache
+def weasyprint_module() -> Any:
+    """``import weasyprint``, its library look-ups answered from the loader's cache on Linux
+    (module docstring)."""
+    import ctypes.util
+
+    if not sys.platform.startswith("linux"):
+        import weasyprint
+
+        return weasyprint
+    real = ctypes.util.find_library
+    ctypes.util.find_library = cached_find_library(_loader_cache())  # type: ignore[assignment]
+    try:
+        import weasyprint
+    finally:
+        ctypes.util.find_library = real
+    return weasyprint
+
+
 def _safe_fetcher() -> Any:
+    weasyprint_module()
     from weasyprint.urls import URLFetcher, URLFetchingError
 
     templates = data_dir("templates").resolve()
@@ -130,7 +185,7 @@ def lean_ua_css(ua: str) -> str:
 def _html_class() -> Any:
     """``weasyprint.HTML`` with the lean UA stylesheet, or as it is if this WeasyPrint's
     stylesheet is not where (or what) version 70 keeps it."""
-    import weasyprint
+    weasyprint = weasyprint_module()
 
     try:
         from weasyprint import html as wp_html
@@ -144,7 +199,9 @@ def _html_class() -> Any:
         return weasyprint.HTML
     sheet = weasyprint.CSS(string=lean, counter_style=counter_style)
 
-    class LeanHTML(weasyprint.HTML):  # type: ignore[misc]
+    html_class: Any = weasyprint.HTML
+
+    class LeanHTML(html_class):  # type: ignore[misc]
         def _ua_stylesheets(self, forms: bool = False) -> list[Any]:
             extra = super()._ua_stylesheets(forms)[1:] if forms else []
             return [sheet, *extra]
@@ -158,7 +215,7 @@ _STYLE_BLOCK = re.compile(r"<style>(.*?)</style>", re.S)
 @cache
 def _stylesheet(css: str, base_url: str) -> Any:
     """A report stylesheet parsed once per process: every report inlines the same one."""
-    import weasyprint
+    weasyprint = weasyprint_module()
 
     return weasyprint.CSS(string=css, base_url=base_url, url_fetcher=_safe_fetcher())
 
@@ -213,7 +270,7 @@ def write_document(
     created: dt.datetime = FIXED_DATE,
 ) -> None:
     """Write a laid-out document to ``out`` atomically, with pinned attachment dates."""
-    import weasyprint
+    weasyprint = weasyprint_module()
 
     attach = [
         weasyprint.Attachment(
