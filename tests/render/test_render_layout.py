@@ -7,6 +7,8 @@ reader would see as a clipped number or a path running into the next column.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +19,7 @@ from cmax.render import formatting, pdf, reports, views
 from cmax.render.pdf import layout
 from cmax.resources import data_dir
 from cmax.scorecard import Scorecard
+from tests.paths import REPO
 from tests.score.scorecard_factory import (
     make_hostile_scorecard,
     make_minimal_scorecard,
@@ -168,3 +171,50 @@ def test_paused_gc_restores_the_collector_even_on_error() -> None:
         assert not gc.isenabled()  # a caller's own pause is left alone
     finally:
         gc.enable()
+
+
+LISTING = (b"3 libs found in cache `/etc/ld.so.cache'\n"
+           b"\tlibpango-1.0.so.0 (libc6,x86-64) => /lib/x86_64-linux-gnu/libpango-1.0.so.0\n"
+           b"\tlibpangoft2-1.0.so.0 (libc6,x86-64) => /lib/x86_64-linux-gnu/libpangoft2-1.0.so.0\n"
+           b"\tlibfoo.so.2 (libc6) => /lib32/libfoo.so.2\n")
+
+
+def test_cached_find_library_answers_like_the_loader_cache_step(monkeypatch: Any) -> None:
+    """WeasyPrint's import asks find_library for ~20 names; cmax answers from one reading of
+    the loader's cache, with CPython's pattern (a name, its ABI) and no gcc/ld probes."""
+    import os
+
+    machine = type("U", (), {"machine": "x86_64"})()
+    monkeypatch.setattr(os, "uname", lambda: machine)
+    find = pdf.cached_find_library(LISTING)
+    assert find("pango-1.0") == "libpango-1.0.so.0"  # not libpangoft2-1.0
+    assert find("pangoft2-1.0") == "libpangoft2-1.0.so.0"
+    assert find("libpango-1.0-0") is None  # WeasyPrint's Windows-style names: on to the next
+    assert find("foo") is None  # a 32-bit library on a 64-bit interpreter
+    assert find("harfbuzz-vector") is None
+    assert pdf.cached_find_library(b"")("pango-1.0") is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ldconfig is Linux's")
+def test_cached_find_library_agrees_with_ctypes_on_this_machine() -> None:
+    import ctypes.util
+
+    find = pdf.cached_find_library(pdf._loader_cache())
+    for name in ("gobject-2.0", "pango-1.0", "harfbuzz", "harfbuzz-subset", "fontconfig",
+                 "pangoft2-1.0", "harfbuzz-vector", "libgobject-2.0-0", "c", "m"):
+        assert find(name) == ctypes.util._findSoname_ldconfig(name), name  # type: ignore[attr-defined]
+
+
+def test_weasyprint_is_imported_with_the_real_find_library_restored() -> None:
+    """The look-up is swapped only while WeasyPrint imports; the same libraries load."""
+    code = ("import ctypes.util; real = ctypes.util.find_library; "
+            "from cmax.render.pdf import weasyprint_module; wp = weasyprint_module(); "
+            "from weasyprint.text import ffi; "
+            "print(ctypes.util.find_library is real, ffi.harfbuzz_subset is not None, "
+            "wp.__name__)")
+    fast = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=REPO).stdout.split()
+    stock = subprocess.run([sys.executable, "-c", "from weasyprint.text import ffi; "
+                            "print(True, ffi.harfbuzz_subset is not None, 'weasyprint')"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert fast == stock
