@@ -122,10 +122,11 @@ def _runs(ctx: Context) -> Iterator[Finding]:
             continue
         if steps.is_empty():
             continue  # every step is invalid: reported by the sanity rules
-        seen = set(steps["iteration"].to_list())
         win = view.window
+        iterations = steps["iteration"]
+        seen = set(iterations.filter(iterations.is_between(win.first, win.last)).to_list())
         missing = [i for i in range(win.first, win.last + 1) if i not in seen]
-        last_seen = max(seen)
+        last_seen = int(iterations.max())  # type: ignore[arg-type]
         if missing:
             yield run_finding(
                 "completeness.window-missing", view,
@@ -151,9 +152,9 @@ def _runs(ctx: Context) -> Iterator[Finding]:
                                                   "cancelled", "running"} and not missing:
             yield run_finding("completeness.run-unfinished", view,
                               f"ingest reports status {status!r}")
-        elif not missing and len(seen) < RECIPE_STEPS:
+        elif not missing and (count := iterations.n_unique()) < RECIPE_STEPS:
             yield run_finding("completeness.short-run", view,
-                              f"{len(seen)} steps, the recipe runs {RECIPE_STEPS}")
+                              f"{count} steps, the recipe runs {RECIPE_STEPS}")
 
 
 def check(ctx: Context) -> Iterator[Finding]:

@@ -10,7 +10,7 @@ a file or matches a baseline again.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -86,15 +86,19 @@ def run_finding(rule_id: str, view: RunView, message: str, *, line: int | None =
                    run_id=view.run_id, fix=fix)
 
 
-def print_resolution(values: list[float]) -> float:
-    """Smallest decimal step the values were printed with (0.01 for 12.34 and 12.3)."""
-    def on_grid(v: float, q: float) -> bool:
-        x = v / q
-        # a value too large to scale (1e308 / 0.1) carries no decimals worth resolving
-        return not math.isfinite(x) or abs(x - round(x)) < 1e-6 * max(1.0, abs(x))
+def print_resolution(values: pl.Series | Sequence[float]) -> float:
+    """Smallest decimal step the values were printed with (0.01 for 12.34 and 12.3).
 
+    A value is on the grid of step q when v / q is within 1e-6 (relative, at least absolute)
+    of a whole number; a value too large to scale (1e308 / 0.1) carries no decimals worth
+    resolving. Column-wise: a long run has millions of step times. (Python's round-half-even
+    and Polars' rounding differ only at exact halves, where both are 0.5 away.)"""
+    frame = pl.DataFrame({"v": values}, schema={"v": pl.Float64})
     for digits in range(7):
         q = 10.0 ** -digits
-        if all(on_grid(v, q) for v in values):
+        x = pl.col("v") / q
+        on_grid = ~x.is_finite() | ((x - x.round()).abs()
+                                    < pl.max_horizontal(x.abs(), pl.lit(1.0)) * 1e-6)
+        if frame.select(on_grid.all()).item():
             return q
     return 1e-7

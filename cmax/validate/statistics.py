@@ -13,7 +13,7 @@ classical sigma.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import polars as pl
 
@@ -117,26 +117,47 @@ register(Rule(
 ))
 
 
-def robust_sigma(values: list[float], median: float, quantum: float) -> float:
-    """1.4826 x MAD, floored at the print resolution and 0.2 % of the median."""
-    mad = sorted(abs(v - median) for v in values)[len(values) // 2] if values else 0.0
+def _series(values: pl.Series | Sequence[float]) -> pl.Series:
+    return pl.Series(values, dtype=pl.Float64) if not isinstance(values, pl.Series) else values
+
+
+def robust_sigma(values: pl.Series | Sequence[float], median: float, quantum: float) -> float:
+    """1.4826 x MAD, floored at the print resolution and 0.2 % of the median.
+
+    The MAD taken is the upper middle absolute deviation (index n // 2 of the sorted ones)."""
+    series = _series(values)
+    mad = float((series - median).abs().sort()[series.len() // 2]) if series.len() else 0.0
     return max(MAD_TO_SIGMA * mad, quantum, SIGMA_FLOOR_FRACTION * median)
 
 
-def theil_sen_slope(xs: list[int], ys: list[float], max_points: int = 120) -> float:
+def theil_sen_slope(xs: pl.Series | Sequence[int], ys: pl.Series | Sequence[float],
+                    max_points: int = 120) -> float:
     """Median of pairwise slopes: a trend estimate that one stall cannot move.
 
-    Long runs are first reduced to ``max_points`` bins (median position and time of each), so
-    the pairwise step stays cheap (O(max_points^2)) for logs of any length.
+    Long runs are first reduced to ``max_points`` bins of consecutive steps (median position
+    and time of each), so the pairwise step stays cheap (O(max_points^2)) for logs of any
+    length; the bins' medians are taken column-wise (a long run has millions of steps).
     """
-    if len(xs) > max_points:
-        size = math.ceil(len(xs) / max_points)
-        bins = [(xs[i:i + size], ys[i:i + size]) for i in range(0, len(xs), size)]
-        xs_f = [_median([float(x) for x in bx]) for bx, _ in bins]
-        ys = [_median(by) for _, by in bins]
-    else:
-        xs_f = [float(x) for x in xs]
-    return _pairwise_slope(xs_f, ys)
+    x = pl.Series("x", xs).cast(pl.Float64)
+    y = pl.Series("y", ys).cast(pl.Float64)
+    if x.len() <= max_points:
+        return _pairwise_slope(x.to_list(), y.to_list())
+    size = math.ceil(x.len() / max_points)
+    middle = {f"{c}{k}": pl.col(c).sort().get(at) for c in ("x", "y")
+              for k, at in (("lo", (pl.len() - 1) // 2), ("hi", pl.len() // 2))}
+    bins = (pl.DataFrame([x, y]).with_row_index("_i")
+            .group_by(pl.col("_i") // size, maintain_order=True)
+            .agg(pl.len().alias("n"), **middle))
+    xs_f, ys_f = [], []
+    for n, x_lo, x_hi, y_lo, y_hi in bins.select("n", "xlo", "xhi", "ylo", "yhi").iter_rows():
+        xs_f.append(_middle(n, x_lo, x_hi))
+        ys_f.append(_middle(n, y_lo, y_hi))
+    return _pairwise_slope(xs_f, ys_f)
+
+
+def _middle(n: int, lo: float, hi: float) -> float:
+    """The median from the two middle values of n sorted ones (the same value when n is odd)."""
+    return hi if n % 2 else (lo + hi) / 2
 
 
 def _pairwise_slope(xs: list[float], ys: list[float]) -> float:
@@ -153,10 +174,11 @@ def _cv(values: list[float], mean: float) -> float:
         return math.inf
 
 
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+def _median(values: pl.Series | Sequence[float]) -> float:
+    """The middle value, or the mean of the two middle values (of at least one)."""
+    s = _series(values).sort()
+    n = s.len()
+    return _middle(n, float(s[(n - 1) // 2]), float(s[n // 2]))
 
 
 def _split(view: RunView) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
@@ -166,18 +188,20 @@ def _split(view: RunView) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     return steps, steps.slice(skip), view.window_steps
 
 
-def _times(frame: pl.DataFrame) -> list[float]:
-    return [float(v) for v in frame["step_time_s"].to_list()]
+def _times(frame: pl.DataFrame) -> pl.Series:
+    return frame["step_time_s"].cast(pl.Float64)
 
 
 def _run(view: RunView) -> Iterator[Finding]:
+    """One run's series. Column-wise over all steps (a long run has millions); the window
+    (tens of steps) as Python numbers, where the CV's sum is Python's own."""
     steps, steady, window = _split(view)
     all_times = _times(steps)
-    if len(all_times) >= MIN_WINDOW_STATS_STEPS and len(set(all_times)) == 1:
+    if all_times.len() >= MIN_WINDOW_STATS_STEPS and all_times.n_unique() == 1:
         yield run_finding("statistics.constant-step-times", view,
-                          f"all {len(all_times)} steps report {all_times[0]:g} s")
+                          f"all {all_times.len()} steps report {all_times[0]:g} s")
         return
-    w = _times(window)
+    w = _times(window).to_list()
     if len(w) >= MIN_WINDOW_STATS_STEPS:
         mean = sum(w) / len(w)
         cv = _cv(w, mean)
@@ -196,28 +220,31 @@ def _run(view: RunView) -> Iterator[Finding]:
                               f"{OUTLIER_SIGMA:g} sigma of the median {med:.3f} s (iterations "
                               f"{fmt_iters(outliers)})")
     s = _times(steady)
-    if len(s) < MIN_STEADY_STEPS:
+    n = s.len()
+    if n < MIN_STEADY_STEPS:
         return
-    its = [int(i) for i in steady["iteration"].to_list()]
+    its = steady["iteration"].cast(pl.Int64)
     med = _median(s)
     sigma = robust_sigma(s, med, print_resolution(s))
-    slow = [i for i, x in zip(its, s, strict=True) if x - med > OUTLIER_SIGMA * sigma]
-    if len(slow) > MAX_OUTLIER_RATIO * len(s):
+    slow = (s - med) > OUTLIER_SIGMA * sigma
+    if slow.sum() > MAX_OUTLIER_RATIO * n:
         yield run_finding("statistics.stragglers", view,
-                          f"{len(slow)} of {len(s)} post-warm-up steps are slower than the "
+                          f"{slow.sum()} of {n} post-warm-up steps are slower than the "
                           f"median {med:.3f} s by more than {OUTLIER_SIGMA:g} sigma (iterations "
-                          f"{fmt_iters(slow)})")
-    stalls = [i for i, x in zip(its, s, strict=True) if x >= STALL_FACTOR * med]
-    if stalls and len(stalls) <= MAX_OUTLIER_RATIO * len(s):
-        worst = max(s) / med
+                          f"{fmt_iters(its.filter(slow).to_list())})")
+    stalls = s >= STALL_FACTOR * med
+    if stalls.any() and stalls.sum() <= MAX_OUTLIER_RATIO * n:
+        worst = float(s.max()) / med  # type: ignore[arg-type]
+        stalled = its.filter(stalls).to_list()
         yield run_finding("statistics.stall", view,
-                          f"iteration(s) {fmt_iters(stalls)} took up to {worst:.1f}x the median "
-                          f"step time", line=view.line_of(stalls[0]))
-    change = theil_sen_slope(its, s) * (its[-1] - its[0]) / med
+                          f"iteration(s) {fmt_iters(stalled)} took up to {worst:.1f}x the median "
+                          f"step time", line=view.line_of(stalled[0]))
+    first, last = int(its[0]), int(its[-1])
+    change = theil_sen_slope(its, s) * (last - first) / med
     if abs(change) > TIMING_BAND:
         yield run_finding("statistics.drift", view,
                           f"step times {'rise' if change > 0 else 'fall'} {abs(change):.1%} "
-                          f"over iterations {its[0]}-{its[-1]} (robust linear trend; median "
+                          f"over iterations {first}-{last} (robust linear trend; median "
                           f"{med:.3f} s)")
     yield from _cherry_pick(view, steps, window)
 
@@ -251,20 +278,21 @@ def _duplicates(ctx: Context) -> Iterator[Finding]:
         if len(paths) > 1:
             yield finding("statistics.duplicate-log",
                           f"{', '.join(paths)} are byte-identical", file=paths[-1])
-    seen: dict[tuple[tuple[int, float], ...], RunView] = {}
+    # the first run of each distinct (iteration, step time) series; compared as tables, not
+    # as Python tuples (a long run has millions of steps)
+    seen: list[tuple[pl.DataFrame, RunView]] = []
     for view in ctx.runs:
         steps = view.clean_steps
-        series = tuple(zip((int(i) for i in steps["iteration"].to_list()), _times(steps),
-                           strict=True))
-        if len(series) < MIN_STEADY_STEPS or len({t for _, t in series}) < 3:
+        series = steps.select(pl.col("iteration").cast(pl.Int64), _times(steps))
+        if series.height < MIN_STEADY_STEPS or series["step_time_s"].n_unique() < 3:
             continue
-        if series in seen:
-            other = seen[series]
+        other = next((v for s, v in seen if s.equals(series)), None)
+        if other is not None:
             yield run_finding("statistics.duplicate-log", view,
-                              f"its {len(series)} step times are identical to run "
+                              f"its {series.height} step times are identical to run "
                               f"{other.run_id} ({other.file})")
         else:
-            seen[series] = view
+            seen.append((series, view))
 
 
 def _incidents(ctx: Context) -> Iterator[Finding]:
