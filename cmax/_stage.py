@@ -17,8 +17,10 @@ Type checkers see a module, not a function: typed code should import the functio
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 
@@ -33,3 +35,19 @@ class StageModule(types.ModuleType):
 def make_callable(module_name: str) -> None:
     """Make the (already imported, still initialising) module ``module_name`` callable."""
     sys.modules[module_name].__class__ = StageModule
+
+
+def lazy_names(module_name: str, homes: dict[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that imports each public name of ``module_name`` from its
+    submodule (``homes``: name -> submodule) on first use, so that a light submodule can be
+    imported without the package's heavy stage modules (NumPy, Polars)."""
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{module_name}.{home}"), name)
+        setattr(sys.modules[module_name], name, value)
+        return value
+
+    return __getattr__

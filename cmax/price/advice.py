@@ -18,31 +18,23 @@ from decimal import ROUND_HALF_UP, Decimal
 from cmax.errors import CmaxError
 from cmax.evidence import Evidence
 from cmax.manifest import MANIFEST_NAME
-from cmax.score.performance import rated, suite_throughput
+from cmax.price.drivers import HOURS_PER_MONTH
+from cmax.price.drivers import drivers as _drivers
+from cmax.price.drivers import usd as _usd
+from cmax.score.performance import suite_throughput
 from cmax.score.reference_api import ReferenceData, num, optional_lookup, text
 from cmax.score.stats import geometric_mean
+from cmax.score.verdicts import rated
 from cmax.scorecard import (
     PriceAdvice,
-    PriceDriver,
     Scorecard,
     WorkloadEconomics,
     WorkloadResult,
 )
 
-HOURS_PER_MONTH = 730.0
-"""8,760 hours a year ÷ 12: the average month cloud bills are quoted against."""
-
 
 def _cents(value: float) -> float:
     return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
-
-
-def _usd(value: float) -> str:
-    return f"${value:,.2f}"
 
 
 def _manifest_label(evidence: Evidence) -> str:
@@ -99,75 +91,6 @@ def _economics(w: WorkloadResult, quoted: float, watts: float | None) -> Workloa
         reference_usd_per_million_tokens=per_million(ref_tps),
         joules_per_token=round(watts / tps, 4) if watts and tps else None,
     )
-
-
-def card_drivers(card: Scorecard) -> list[PriceDriver]:
-    """The price drivers of a scorecard's advice; recomputed from its own figures when the
-    advice predates the ``drivers`` field (older scorecard JSON)."""
-    p = card.price
-    if p is None:
-        return []
-    if p.drivers:
-        return list(p.drivers)
-    period_gpu_hours = card.sla.node_hours * card.gpus_per_node if card.sla else 0.0
-    return _drivers(p.quoted_usd_per_gpu_hour, p.throughput_ratio, p.goodput_ratio, card,
-                    p.sla_credit_usd, period_gpu_hours)
-
-
-def _drivers(quoted: float, throughput: float | None, goodput: float,
-             scorecard: Scorecard, credit: float, period_gpu_hours: float) -> list[PriceDriver]:
-    """What moves a GPU-hour's worth away from the quote, each in $/GPU-hour, largest first.
-
-    The throughput and goodput effects add up exactly to quote − parity (quote × (1 − T) +
-    quote × T × (1 − G)); the SLA credit is money owed back, spread over the GPU-hours of the
-    period it was measured in, so a buyer can compare it with the other two on one scale.
-    """
-    out: list[PriceDriver] = []
-    if throughput is not None:
-        compared = [w for w in scorecard.workloads if rated(w)]
-        worst = min(compared, key=lambda w: w.ratio or 0.0) if compared else None
-        worst_text = (f"; slowest {_w_label(worst)} at {100 * (worst.ratio or 0):.1f}%"
-                      if worst is not None and len(compared) > 1 else "")
-        out.append(PriceDriver(
-            name="Training throughput",
-            usd_per_gpu_hour=round(quoted * (1.0 - throughput), 4),
-            detail=(f"{100 * throughput:.1f}% of NVIDIA's reference speed over "
-                    f"{_plural(len(compared), 'workload')}{worst_text}: each GPU-hour does "
-                    f"{100 * (1 - throughput):.1f}% less work than the quote assumes")))
-        rel = scorecard.reliability
-        if rel is not None:
-            out.append(PriceDriver(
-                name="Interruptions (goodput)",
-                usd_per_gpu_hour=round(quoted * throughput * (1.0 - goodput), 4),
-                detail=(f"{rel.per_1000_gpu_days:.2f} interruptions per 1,000 GPU-days vs "
-                        f"{rel.reference_per_1000_gpu_days:.2f} at the reference: a "
-                        f"{rel.job_gpus:,}-GPU job keeps {100 * goodput:.2f}% of the "
-                        "reference's useful time")))
-    sla = scorecard.sla
-    if sla is not None and credit > 0 and period_gpu_hours > 0:
-        out.append(PriceDriver(
-            name="SLA credit owed", kind="credit",
-            usd_per_gpu_hour=round(credit / period_gpu_hours, 4),
-            detail=((f"{sla.node_months_below} of {sla.node_months} node-months below the "
-                     if sla.node_months else f"measured {sla.measured_uptime_pct:.3f}% against ")
-                    + f"the contracted {sla.contracted_uptime_pct:g}% uptime: "
-                    f"{_usd(credit)} owed on the measured period's bill")))
-    suspects = scorecard.suspect_nodes
-    contract_gpus = scorecard.nodes * scorecard.gpus_per_node
-    if suspects and contract_gpus > 0:
-        gpus = sum(s.gpus for s in suspects)
-        out.append(PriceDriver(
-            name="Suspect nodes", kind="credit",
-            usd_per_gpu_hour=round(quoted * gpus / contract_gpus, 4),
-            detail=(f"{_plural(len(suspects), 'node')} ({gpus:,} GPUs) the network evidence "
-                    "singles out as slow: exclude them from the contract or credit them, "
-                    f"{gpus:,} GPUs × {_usd(quoted)} × {HOURS_PER_MONTH:g} h = "
-                    f"{_usd(gpus * quoted * HOURS_PER_MONTH)} a month")))
-    return sorted(out, key=lambda d: -abs(d.usd_per_gpu_hour))
-
-
-def _w_label(w: WorkloadResult) -> str:
-    return f"{w.workload} {w.precision} {w.num_gpus:,} GPUs"
 
 
 def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) -> PriceAdvice:

@@ -480,7 +480,7 @@ class Driver:
 
 def top_drivers(card: Scorecard, limit: int = 3) -> list[Driver]:
     """The largest effects on what a GPU-hour is worth, as computed by the price advice."""
-    from cmax.price.advice import card_drivers
+    from cmax.price.drivers import card_drivers
 
     ranked = sorted(card_drivers(card), key=lambda d: -abs(d.usd_per_gpu_hour))
     return [Driver(d.name, d.usd_per_gpu_hour, d.detail, d.kind == "credit")
@@ -597,7 +597,7 @@ def suspect_offer(card: Scorecard) -> SuspectOffer | None:
     p = card.price
     if not suspects or p is None:
         return None
-    from cmax.price.advice import HOURS_PER_MONTH
+    from cmax.price.drivers import HOURS_PER_MONTH
 
     names = [str(getattr(s, "node", "?")) for s in suspects]
     gpus = sum(int(getattr(s, "gpus", 0) or card.gpus_per_node) for s in suspects)

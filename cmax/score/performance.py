@@ -23,21 +23,9 @@ from cmax.findings import Finding
 from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.score.rubric import Rubric
 from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean, verdict_for
+from cmax.score.verdicts import rated
 from cmax.scorecard import Baseline, WorkloadResult
 from cmax.validate.engine import blocks_comparison
-
-COMPARABLE_VERDICTS = ("pass", "fail", "inconclusive")
-
-
-def rated(result: WorkloadResult) -> bool:
-    """Whether a run's ratio goes into the price and the tier: comparable, measured, and its
-    evidence passed validation. A run with a validation error (another precision than
-    declared, a log shared with another claim, numbers too good to be true) keeps its ratio
-    on the scorecard, but a figure that could flatter the provider must be earned by evidence.
-    """
-    return (result.verdict in COMPARABLE_VERDICTS and result.ratio is not None
-            and not result.validation_errors)
-"""Verdicts that carry a real provider ÷ reference ratio (used by the suite and by pricing)."""
 
 
 def _round(value: float | None, digits: int = 6) -> float | None:

@@ -18,9 +18,9 @@ from typing import Any
 import polars as pl
 
 from cmax.score.network import WRONG_RESULTS_NOTE
-from cmax.score.performance import COMPARABLE_VERDICTS, rated
 from cmax.score.rubric import TIER_ORDER, Component, GateRule, Rubric, TierName
 from cmax.score.stats import log_ratio_score, ratio_score
+from cmax.score.verdicts import COMPARABLE_VERDICTS, rated
 from cmax.scorecard import (
     CategoryScore,
     Gate,

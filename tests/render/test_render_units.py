@@ -296,7 +296,7 @@ def test_exemplar_line_says_it_covers_performance_only() -> None:
 
 
 def test_suspect_nodes_slot_renders_only_when_the_scorecard_has_them() -> None:
-    from cmax.price.advice import card_drivers
+    from cmax.price.drivers import card_drivers
     from cmax.scorecard import SuspectNode
 
     card = make_scorecard()

@@ -151,3 +151,19 @@ def test_what_a_library_prints_does_not_spoil_the_answer() -> None:
     slug = report_slugs([card])[0]
     assert helper.documents(card, slug) == scorecard_documents(card, slug)
     helper.close()
+
+
+def test_the_worker_draws_without_the_rating_stack(tmp_path: Path) -> None:
+    """Page 1's price drivers come from cmax.price.drivers (scorecard models only): drawing a
+    scorecard's documents must not import Polars or the case, ~0.15 s on the worker's path."""
+    import pickle
+
+    (tmp_path / "cards.pickle").write_bytes(pickle.dumps([light_card(), make_hostile_scorecard()]))
+    code = ("import pickle, sys; from cmax.render import worker; worker._warm_up(); "
+            f"cards = pickle.loads(open({str(tmp_path / 'cards.pickle')!r}, 'rb').read()); "
+            "worker.draw(cards); "
+            "print(sorted(m for m in ('polars', 'cmax.case', 'cmax.price.advice', "
+            "'cmax.score.core') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO).stdout
+    assert out.strip() == "[]"
