@@ -416,6 +416,15 @@ def _on_disk(root: Path, rel: str) -> bool:
         return False
 
 
+def _in_line_order(steps: pl.DataFrame) -> pl.DataFrame:
+    """A run's steps by line, then ingest order (``_order``, dropped). Ingest gives them in
+    file order nearly always: then the table is not copied (a long run's is ~180 MB)."""
+    line = steps.get_column("line")
+    if not line.null_count() and line.is_sorted():
+        return steps.drop("_order")  # ties keep ingest order: partition_by maintains it
+    return steps.sort(["line", "_order"], nulls_last=True).drop("_order")
+
+
 def resolve(evidence: Evidence, reference: ReferenceData, *,
             manifest_text: str | None = None) -> Case:
     """Resolve ingested evidence into a :class:`Case` (see the module docstring).
@@ -450,8 +459,7 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
             used.add(index)
         run_id = str(row["run_id"])
         file = row.get("source_file") or (spec.log if spec else None)
-        steps = steps_by_run.get(run_id, steps_all.clear())
-        steps = steps.sort(["line", "_order"], nulls_last=True).drop("_order")
+        steps = _in_line_order(steps_by_run.get(run_id, steps_all.clear()))
         clean = clean_steps(steps)
         draft = ResolvedRun(run_id=run_id, row=row, file=file, spec=spec, spec_index=index,
                             steps=steps, clean_steps=clean, window=steady_state_window(None, None),

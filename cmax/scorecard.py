@@ -71,7 +71,10 @@ class WorkloadResult(_Model):
                        "[performance] bar)")
     notes: list[str] = Field(default_factory=list)
     step_series: list[tuple[int, float]] = Field(
-        default_factory=list, description="(iteration, step_time_s) for every step")
+        default_factory=list,
+        description="(iteration, step_time_s) for every step with a finite time; a run of more "
+        "than 1,500 such steps keeps the fastest and slowest step of each of 750 equal runs of "
+        "steps (every spike kept; steps_total counts them all; cmax/score/series.py)")
 
 
 class NetworkResult(_Model):

@@ -139,3 +139,29 @@ def test_files_are_digested_once_by_ingest(tmp_path: Path) -> None:
     hits = [f for f in validate(evidence, FakeReference()) if f.rule == "statistics.duplicate-log"]
     assert hits and "byte-identical" in hits[0].message
     assert isinstance(resolve(evidence, FakeReference()), Case)
+
+
+def test_each_run_reads_its_steps_in_line_order_however_ingest_gave_them(tmp_path: Path) -> None:
+    """In file order (nearly always) the steps are used as they are; shuffled, they are
+    sorted: the same steps and clean steps either way."""
+    evidence = HonestBundle().build(tmp_path)
+    shuffled = dataclasses.replace(
+        evidence, steps=evidence.steps.sample(fraction=1.0, shuffle=True, seed=7))
+    assert not shuffled.steps["line"].is_sorted()
+    ordered = resolve(evidence, FakeReference()).resolved
+    again = resolve(shuffled, FakeReference()).resolved
+    for a, b in zip(ordered, again, strict=True):
+        assert a.steps["line"].is_sorted() and a.steps.equals(b.steps)
+        assert a.clean_steps.equals(b.clean_steps)
+
+
+def test_clean_steps_are_unique_finite_and_in_iteration_order() -> None:
+    from cmax.ingest.textlines import clean_steps
+
+    steps = pl.DataFrame({"iteration": [3, 1, 2, 1, None, 4, 5],
+                          "step_time_s": [3.0, 1.0, 2.0, 9.0, 7.0, float("nan"), 0.0],
+                          "line": [1, 2, 3, 4, 5, 6, 7]})
+    assert clean_steps(steps).rows() == [(1, 1.0, 2), (2, 2.0, 3), (3, 3.0, 1)]
+    rising = steps.slice(0, 0).vstack(pl.DataFrame(
+        {"iteration": [0, 1, 5], "step_time_s": [1.0, 2.0, 3.0], "line": [9, 8, 7]}))
+    assert clean_steps(rising).equals(rising)  # already clean: used as it is

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from cmax.score.series import spikes
 from cmax.scorecard import NetworkResult, ReliabilityResult, Scorecard, WorkloadResult
 
 RC: Any = {  # Any: matplotlib types rcParams keys as a Literal union
@@ -54,7 +55,6 @@ TIER_COLOURS = {
     "Bronze": "#a0522d", "Underperforming": "#b00020",
 }
 SERIES_COLOURS = ("#1f5f99", "#d9822b", "#2e7d32", "#8e44ad", "#c62828", "#16a085")
-MAX_POINTS = 1500  # beyond this a line is decimated (min and max per bucket kept)
 WIDTH_IN = 6.6
 
 
@@ -156,24 +156,6 @@ def _label(w: WorkloadResult) -> str:
     return f"{w.workload} {w.precision.upper()} · {w.num_gpus:,d} GPUs"
 
 
-def decimate(
-    points: Sequence[tuple[Any, float]], limit: int = MAX_POINTS
-) -> list[tuple[Any, float]]:
-    """Keep at most ``limit`` points but every spike: the min and max of each bucket."""
-    clean = [(x, y) for x, y in points if _finite(y)]
-    if len(clean) <= limit:
-        return clean
-    buckets = limit // 2
-    size = math.ceil(len(clean) / buckets)
-    out: list[tuple[Any, float]] = []
-    for start in range(0, len(clean), size):
-        chunk = clean[start:start + size]
-        lo = min(range(len(chunk)), key=lambda i: chunk[i][1])
-        hi = max(range(len(chunk)), key=lambda i: chunk[i][1])
-        out.extend(chunk[i] for i in sorted({lo, hi}))
-    return out
-
-
 def ratio_chart(workloads: Sequence[WorkloadResult], bar: float) -> str | None:
     """Throughput ratio to reference per workload, with its 95% CI, the bar and parity."""
     rows = [w for w in workloads if _finite(w.ratio)]
@@ -219,7 +201,7 @@ def step_time_chart(w: WorkloadResult) -> str | None:
     """Step time over the run: warm-up, the steady-state window and the reference step time."""
     # no real step takes 30 years: clipping keeps matplotlib's axis arithmetic finite when a
     # log claims 1e308 s (such a step is off the scale either way)
-    points = [(x, min(y, STEP_PLOT_MAX_S)) for x, y in decimate(w.step_series)]
+    points = [(x, min(y, STEP_PLOT_MAX_S)) for x, y in spikes(w.step_series)]
     if not points:
         return None
     xs = [p[0] for p in points]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from cmax.case import BaselineRow, Case, ResolvedRun, resolve
 from cmax.coerce import as_int
@@ -22,6 +23,7 @@ from cmax.evidence import Evidence
 from cmax.findings import Finding
 from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.score.rubric import Rubric
+from cmax.score.series import step_series
 from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean, verdict_for
 from cmax.score.verdicts import rated
 from cmax.scorecard import Baseline, WorkloadResult
@@ -136,16 +138,13 @@ def score_run(
     status = str(row.get("status") or "no_data").lower()
     notes: list[str] = []
 
-    steps = run.steps.sort("iteration")
-    printed = [(int(i), float(t)) for i, t in zip(steps["iteration"], steps["step_time_s"],
-                                                  strict=True) if i is not None and t is not None]
-    # NaN/inf are not JSON numbers (the scorecard JSON would not parse); validation reports them
-    series = [(i, t) for i, t in printed if math.isfinite(t)]
-
+    printed = run.steps.select(pl.col("iteration").is_not_null()
+                               & pl.col("step_time_s").is_not_null()).to_series().sum()
     common: dict[str, Any] = {
         "workload": workload, "precision": precision, "num_gpus": num_gpus, "log": log,
-        "framework": row.get("framework"), "status": status, "steps_total": len(printed),
-        "bar": rules.bar, "step_series": series,
+        "framework": row.get("framework"), "status": status, "steps_total": printed,
+        # finite times only: NaN/inf are not JSON numbers (validation reports them)
+        "bar": rules.bar, "step_series": step_series(run.steps),
     }
 
     gbs = as_int(row.get("gbs"))

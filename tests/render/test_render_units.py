@@ -13,6 +13,7 @@ import pytest
 
 from cmax.findings import Finding
 from cmax.render import charts, formatting, reports, slugs, views
+from cmax.score.series import spikes
 from tests.score.scorecard_factory import (
     make_hostile_scorecard,
     make_minimal_scorecard,
@@ -237,15 +238,16 @@ def test_charts_skip_missing_data() -> None:
     assert charts.incidents_chart(rel.model_copy(update={"incident_series": []})) is None
 
 
-def test_decimate_keeps_spikes_and_bounds_points() -> None:
-    points = [(i, 1.0) for i in range(10_000)]
-    points[5_000] = (5_000, 9.0)
-    points[7_777] = (7_777, math.nan)
-    out = charts.decimate(points, limit=500)
-    assert len(out) <= 500
-    assert (5_000, 9.0) in out
-    assert all(math.isfinite(y) for _, y in out)
-    assert charts.decimate(points[:10]) == points[:10]
+def test_a_long_step_series_is_drawn_from_its_spikes() -> None:
+    """A scorecard written before series were bounded (every step of a long run) draws the
+    same chart as its bounded series (cmax/score/series.py)."""
+    w = make_scorecard().workloads[0]
+    long = [(i, 10.0 + (i % 7) * 0.01) for i in range(10_000)]
+    long[5_000] = (5_000, 30.0)
+    full = w.model_copy(update={"step_series": long, "window": (35, 44)})
+    cut = full.model_copy(update={"step_series": spikes(long)})
+    assert len(cut.step_series) <= 1500 and (5_000, 30.0) in cut.step_series
+    assert charts.step_time_chart(full) == charts.step_time_chart(cut)
 
 
 def test_incident_chart_spans_the_period() -> None:
