@@ -70,6 +70,8 @@ def safe_conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.Data
     Rules must run on evidence that is itself wrong (that is their job): a missing column or an
     uncastable value becomes null here and the schema rules report it.
     """
+    if list(frame.schema.items()) == list(schema.items()):
+        return frame  # already canonical: no copy (a long run's steps are ~180 MB)
     cols = [
         (pl.col(name).cast(dtype, strict=False) if name in frame.columns
          else pl.lit(None, dtype=dtype)).alias(name)
@@ -416,6 +418,23 @@ def _on_disk(root: Path, rel: str) -> bool:
         return False
 
 
+def _steps_by_run(steps: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Each run's rows of the steps table, in table order. Ingest writes each run's steps in one
+    block: then each is a slice (no copy; a long run's steps are ~180 MB), else one pass of
+    ``partition_by`` instead of one filter per run."""
+    blocks = steps.get_column("run_id").rle().struct.unnest()
+    if blocks.height == steps.get_column("run_id").n_unique():
+        by_run: dict[str, pl.DataFrame] = {}
+        offset = 0
+        for length, run_id in blocks.iter_rows():
+            if run_id is not None:
+                by_run[str(run_id)] = steps.slice(offset, length)
+            offset += length
+        return by_run
+    return {str(key[0]): frame for key, frame in steps.partition_by(
+        "run_id", as_dict=True, maintain_order=True).items() if key[0] is not None}
+
+
 def _in_line_order(steps: pl.DataFrame) -> pl.DataFrame:
     """A run's steps by line, then ingest order (``_order``, dropped). Ingest gives them in
     file order nearly always: then the table is not copied (a long run's is ~180 MB)."""
@@ -440,10 +459,7 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
     ref = RefView(reference)
     tables = {name: safe_conform(_frame(evidence, name), schema)
               for name, schema in TABLES.items()}
-    steps_all = tables["steps"].with_row_index("_order")
-    # one pass over the steps table instead of one filter per run
-    steps_by_run = {str(key[0]): frame for key, frame in steps_all.partition_by(
-        "run_id", as_dict=True, maintain_order=True).items() if key[0] is not None}
+    steps_by_run = _steps_by_run(tables["steps"].with_row_index("_order"))
     manifest = evidence.manifest
     specs = list(manifest.runs)
     system_gpu = manifest.system.gpu.strip().lower()
@@ -459,7 +475,8 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
             used.add(index)
         run_id = str(row["run_id"])
         file = row.get("source_file") or (spec.log if spec else None)
-        steps = _in_line_order(steps_by_run.get(run_id, steps_all.clear()))
+        steps = _in_line_order(steps_by_run.get(run_id, tables["steps"].clear()
+                                                .with_row_index("_order")))
         clean = clean_steps(steps)
         draft = ResolvedRun(run_id=run_id, row=row, file=file, spec=spec, spec_index=index,
                             steps=steps, clean_steps=clean, window=steady_state_window(None, None),

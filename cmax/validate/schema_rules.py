@@ -126,7 +126,9 @@ def check(ctx: Context) -> Iterator[Finding]:
     for run_id, n in dups.iter_rows():
         yield finding("schema.duplicate-run", f"run id {run_id!r} appears {n} times in runs",
                       run_id=run_id)
-    steps = ctx.tables["steps"].filter(pl.col("run_id").is_not_null())
+    steps = ctx.tables["steps"]
+    if steps.get_column("run_id").null_count():  # filtering copies: only when needed
+        steps = steps.filter(pl.col("run_id").is_not_null())
     known = set(runs["run_id"].to_list())
     orphans = steps.filter(~pl.col("run_id").is_in(sorted(known)))
     for run_id in sorted(set(orphans["run_id"].to_list())):
