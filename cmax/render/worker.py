@@ -9,9 +9,12 @@ and renders the scorecards' HTML (:func:`cmax.render.reports.scorecard_documents
 parent imports WeasyPrint and writes the briefs; with two or more scorecards it draws the
 leaderboard's charts too, so the parent never imports matplotlib (issue 15).
 
-It pays when a CPU is free: on this project's 2-core box, ~0.4 s of a ~2.6 s ``cmax report``
-of one sample and ~1.1 s of three; when other work already fills the CPUs the two processes
-contend and it can cost as much (measured with ``benchmarks/bench_render.py --cli``).
+It pays when a CPU is free: on this project's 2-core box, ~0.5-0.7 s of a ~2.2 s ``cmax
+report`` of one sample (09aeb94) and ~1.1 s of three (earlier); when other work already fills
+the CPUs the two processes contend and it can cost as much (measured with
+``benchmarks/bench_render.py --cli``). What it draws must not import the rating stack (page 1's
+price drivers come from :mod:`cmax.price.drivers`): the parent waits for its answer right
+after WeasyPrint's import and the brief, so every import here is on that path.
 
 A fresh interpreter (``subprocess``), never a fork: the parent has Polars' thread pool by then.
 The worker only accelerates. The parent takes its documents only for the very scorecards it
