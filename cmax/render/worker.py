@@ -7,7 +7,9 @@ up; here the worker, a fresh interpreter started before anything heavy is import
 matplotlib and the report modules while the parent rates the bundles, then draws the charts
 and renders the scorecards' HTML (:func:`cmax.render.reports.scorecard_documents`) while the
 parent imports WeasyPrint and writes the briefs; with two or more scorecards it draws the
-leaderboard's charts too, so the parent never imports matplotlib (issue 15).
+leaderboard's charts too, so the parent never imports matplotlib (issue 15). Each scorecard's
+documents are sent as soon as they are drawn, so with several bundles the parent lays out the
+first scorecard while the worker draws the next.
 
 It pays when a CPU is free: on this project's 2-core box, ~0.5-0.7 s of a ~2.2 s ``cmax
 report`` of one sample (09aeb94) and ~1.1 s of three (earlier); when other work already fills
@@ -33,8 +35,8 @@ import pickle
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -59,8 +61,14 @@ class DocumentWorker:
     def __init__(self, process: subprocess.Popen[bytes] | None) -> None:
         self._process = process
         self._sent: list[Any] = []
-        self._answer: Answer | None = None
-        self._asked = False
+        # what has arrived so far: per scorecard its slug and documents, in the order sent,
+        # then the leaderboard (None with fewer than two); guarded by _arrived
+        self._documents: list[tuple[str, ScorecardDocuments]] = []
+        self._leaderboard: Leaderboard | None = None
+        self._ended = False  # no more will come: all arrived, or the worker failed or died
+        self._arrived = threading.Condition()
+        self._reader: threading.Thread | None = None
+        self._deadline: float | None = None
 
     @classmethod
     def start(cls) -> DocumentWorker:
@@ -97,45 +105,70 @@ class DocumentWorker:
                 stdin.close()
 
         threading.Thread(target=feed, name="cmax-document-worker-feed", daemon=True).start()
+        out = process.stdout
+        if out is not None:
+            self._reader = threading.Thread(target=self._read, args=(out,), daemon=True,
+                                            name="cmax-document-worker-read")
+            self._reader.start()
 
-    def _collect(self) -> Answer | None:
-        process = self._process
-        if process is None or not self._sent:
-            return None
+    def _read(self, out: Any) -> None:
+        """Take the worker's messages as they come (one pickle each: a scorecard's documents,
+        then the leaderboard), until the last, a failure, or the pipe's end."""
         try:
-            out, _ = process.communicate(timeout=TIMEOUT_S)
-            status, answer = pickle.loads(out)
-        except Exception:  # timed out, died, half an answer
-            self.close()
-            return None
-        if status != "ok" or not isinstance(answer, Answer) \
-                or len(answer.documents) != len(self._sent):
-            return None
-        return answer
+            while True:
+                kind, value = pickle.load(out)
+                with self._arrived:
+                    if kind == "card" and len(self._documents) < len(self._sent):
+                        self._documents.append(value)
+                    elif kind == "leaderboard":
+                        self._leaderboard = value
+                        break
+                    else:  # "failed", or more scorecards than were sent
+                        break
+                    self._arrived.notify_all()
+        except Exception:  # died, half a message, closed here
+            pass
+        with self._arrived:
+            self._ended = True
+            self._arrived.notify_all()
 
-    def _collected(self) -> Answer | None:
-        if not self._asked:
-            self._asked = True
-            self._answer = self._collect()
-        return self._answer
+    def _wait(self, ready: Callable[[], bool]) -> bool:
+        """Wait until ``ready()`` or nothing more can come; True if ready. The worker gets
+        :data:`TIMEOUT_S` from the first wait for all of it; past that it is killed."""
+        if self._reader is None:
+            return False
+        if self._deadline is None:
+            self._deadline = time.monotonic() + TIMEOUT_S
+        with self._arrived:
+            while not ready() and not self._ended:
+                left = self._deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._arrived.wait(left)
+            if ready():
+                return True
+            timed_out = not self._ended
+        if timed_out:
+            self.close()
+        return False
 
     def documents(self, card: Scorecard, slug: str) -> ScorecardDocuments | None:
-        """The documents the worker drew for ``card`` under ``slug``, or None (draw here)."""
-        answer = self._collected()
-        for sent, (sent_slug, documents) in zip(self._sent, answer.documents if answer else (),
-                                                strict=False):
-            if sent is card and sent_slug == slug:
-                return documents
-        return None
+        """The documents the worker drew for ``card`` under ``slug``, or None (draw here);
+        waits only for that scorecard's, not for the ones after it."""
+        index = next((i for i, sent in enumerate(self._sent) if sent is card), None)
+        if index is None or not self._wait(lambda: len(self._documents) > index):
+            return None
+        sent_slug, documents = self._documents[index]
+        return documents if sent_slug == slug else None
 
     def leaderboard_charts(self, cards: Sequence[Scorecard],
                            labels: Sequence[str]) -> dict[str, str | None] | None:
         """The leaderboard charts the worker drew, if for these very cards in this order with
         these labels; else None (draw here)."""
-        answer = self._collected()
-        if answer is None or answer.leaderboard is None:
+        if not self._wait(lambda: self._leaderboard is not None):
             return None
-        order, drawn_labels, uris = answer.leaderboard
+        assert self._leaderboard is not None
+        order, drawn_labels, uris = self._leaderboard
         ranked = [self._sent[i] for i in order]
         if len(ranked) != len(cards) or any(a is not b for a, b in zip(ranked, cards,
                                                                           strict=True)):
@@ -148,6 +181,8 @@ class DocumentWorker:
             return
         if process.poll() is None:
             process.kill()
+        if self._reader is not None:  # the pipe ends with the process
+            self._reader.join(timeout=5)
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()
@@ -179,25 +214,23 @@ def _warm_up() -> None:
     font_manager.findfont("DejaVu Sans")
 
 
-@dataclass(frozen=True)
-class Answer:
-    """What the worker sends back: per scorecard sent, its slug and documents; with two or
-    more, the leaderboard's charts with the rank order (indices into the scorecards sent) and
-    labels they were drawn for."""
-
-    documents: list[tuple[str, ScorecardDocuments]]
-    leaderboard: tuple[list[int], list[str], dict[str, str | None]] | None
+Leaderboard = tuple[list[int], list[str], dict[str, str | None]]
+"""The leaderboard's charts with the rank order (indices into the scorecards sent) and the
+labels they were drawn for."""
 
 
-def draw(cards: Sequence[Scorecard], rank_by: str = "tier") -> Answer:
-    """What the worker computes, named and drawn as ``render_reports`` would."""
+def draw_each(cards: Sequence[Scorecard],
+              rank_by: str = "tier") -> Iterator[tuple[str, Any]]:
+    """What the worker computes, named and drawn as ``render_reports`` would, one message at
+    a time: ``("card", (slug, documents))`` per scorecard in the order sent, then
+    ``("leaderboard", charts or None)`` (None with fewer than two scorecards)."""
     from cmax.render import reports, views
     from cmax.render.slugs import report_slugs
 
     slugs = report_slugs(list(cards))
-    documents = [(slug, reports.scorecard_documents(card, slug))
-                 for slug, card in zip(slugs, cards, strict=True)]
-    leaderboard = None
+    for slug, card in zip(slugs, cards, strict=True):
+        yield "card", (slug, reports.scorecard_documents(card, slug))
+    leaderboard: Leaderboard | None = None
     if len(cards) >= 2:
         rows = views.leaderboard_rows(list(zip(slugs, cards, strict=True)),
                                       "value" if rank_by == "value" else "tier")
@@ -205,30 +238,37 @@ def draw(cards: Sequence[Scorecard], rank_by: str = "tier") -> Answer:
         labels = reports.leaderboard_labels(rows)
         order = [next(i for i, c in enumerate(cards) if c is card) for card in ranked]
         leaderboard = (order, labels, reports.leaderboard_charts(ranked, labels))
-    return Answer(documents, leaderboard)
+    yield "leaderboard", leaderboard
 
 
 def main() -> None:
     """The worker process: warm up, read the pickled scorecards and rank order from stdin
-    until it closes, answer ``("ok", draw(cards, rank_by))`` on stdout, or ``("failed", None)``
-    if anything went wrong or warned (the parent then draws in-process, where it is reported
-    as usual)."""
+    until it closes, then send each message of :func:`draw_each` on stdout as soon as it is
+    drawn, or ``("failed", None)`` and stop if anything went wrong or warned (the parent then
+    draws the rest in-process, where it is reported as usual)."""
     import warnings
 
     # the answer goes to the stdout the parent reads; anything a library prints goes to stderr
     answer_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    payload: tuple[str, Any] = ("failed", None)
-    try:
-        _warm_up()
-        cards, rank_by = pickle.loads(sys.stdin.buffer.read())
-        with warnings.catch_warnings(record=True) as caught:
-            answer = draw(cards, rank_by)
-        if not caught:
-            payload = ("ok", answer)
-    except BaseException:  # the parent redoes the work and reports any error as usual
-        pass
-    with contextlib.suppress(OSError):  # the parent is gone
-        answer_out.write(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def send(message: tuple[str, Any]) -> None:
+        answer_out.write(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
         answer_out.flush()
+
+    with contextlib.suppress(BaseException):  # the parent is gone, or redoes the work
+        try:
+            _warm_up()
+            cards, rank_by = pickle.loads(sys.stdin.buffer.read())
+            messages = draw_each(cards, rank_by)
+            while True:
+                with warnings.catch_warnings(record=True) as caught:
+                    message = next(messages, None)
+                if caught:
+                    raise RuntimeError("a warning while drawing")
+                if message is None:
+                    break
+                send(message)
+        except BaseException:
+            send(("failed", None))
     os._exit(0)  # no module teardown: matplotlib's costs more than the drawing

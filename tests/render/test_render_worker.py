@@ -58,8 +58,8 @@ def test_reports_through_the_worker_are_byte_identical(tmp_path: Path) -> None:
     with DocumentWorker.start() as helper, documents_from(helper):
         helper.submit(cards)
         render_reports(cards, tmp_path / "worker")
-        answer = helper._answer  # the documents and charts did come from the worker
-        assert answer is not None and answer.leaderboard is not None
+        # the documents and charts did come from the worker
+        assert len(helper._documents) == 2 and helper._leaderboard is not None
     assert _digests(tmp_path / "here") == _digests(tmp_path / "worker")
 
 
@@ -161,9 +161,35 @@ def test_the_worker_draws_without_the_rating_stack(tmp_path: Path) -> None:
     (tmp_path / "cards.pickle").write_bytes(pickle.dumps([light_card(), make_hostile_scorecard()]))
     code = ("import pickle, sys; from cmax.render import worker; worker._warm_up(); "
             f"cards = pickle.loads(open({str(tmp_path / 'cards.pickle')!r}, 'rb').read()); "
-            "worker.draw(cards); "
+            "list(worker.draw_each(cards)); "
             "print(sorted(m for m in ('polars', 'cmax.case', 'cmax.price.advice', "
             "'cmax.score.core') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=REPO).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("then", ["time.sleep(60)",  # stuck on the second: killed at timeout
+                                  "out.write(pickle.dumps(('failed', None))); out.flush()"])
+def test_each_scorecard_is_taken_as_soon_as_it_is_drawn(
+        then: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With several scorecards the parent does not wait for all: the first one's documents are
+    used while the worker is still on the second; what never comes is drawn here."""
+    import pickle
+
+    monkeypatch.setattr(worker, "TIMEOUT_S", 0.5)
+    cards = [make_minimal_scorecard(), make_hostile_scorecard()]
+    slugs = report_slugs(cards)
+    first = scorecard_documents(cards[0], slugs[0])
+    (tmp_path / "first").write_bytes(pickle.dumps(("card", (slugs[0], first))))
+    helper = _fake_worker(
+        "import pickle, sys, time; sys.stdin.buffer.read(); out = sys.stdout.buffer; "
+        f"out.write(open({str(tmp_path / 'first')!r}, 'rb').read()); out.flush(); {then}")
+    process = helper._process
+    assert process is not None
+    helper.submit(cards)
+    assert helper.documents(cards[0], slugs[0]) == first
+    assert helper.documents(cards[1], slugs[1]) is None
+    assert helper.leaderboard_charts(cards, ["a", "b"]) is None
+    helper.close()
+    assert process.poll() is not None
