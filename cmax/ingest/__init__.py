@@ -18,7 +18,6 @@ The package is callable: ``cmax.ingest(bundle)`` runs :func:`ingest` (see cmax/_
 
 from __future__ import annotations
 
-import importlib
 import typing
 
 if typing.TYPE_CHECKING:
@@ -29,21 +28,15 @@ if typing.TYPE_CHECKING:
 
 __all__ = ["FORMATS", "Format", "Probe", "detect_format", "ingest", "inspect_file"]
 
+from cmax._stage import lazy_names as _lazy_names
+
 # public name -> the module that defines it
-_HOMES = {"FORMATS": "detect", "detect_format": "detect", "Format": "formats",
-          "Probe": "formats", "inspect_file": "summary", "ingest": "assemble"}
-
-
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_names(__name__, {
+    "FORMATS": "detect", "detect_format": "detect", "Format": "formats", "Probe": "formats",
+    "inspect_file": "summary", "ingest": "assemble"})
 
 
 # `cmax.ingest(bundle)` calls the stage function: see cmax/_stage.py
-from cmax._stage import make_callable as _make_callable  # noqa: E402
+from cmax._stage import make_callable as _make_callable
 
 _make_callable(__name__)
