@@ -219,3 +219,15 @@ def test_stats_helpers() -> None:
     with pytest.raises(ValueError):
         bootstrap_ci([], lambda m: m, resamples=100, confidence=0.9, seed=1)
     assert isinstance(np.float64(lo), np.float64)
+
+
+def test_a_long_run_carries_a_bounded_series_with_every_step_counted() -> None:
+    """The ratio reads every window step; the scorecard keeps at most 1,500 points of a long
+    run's series (cmax/score/series.py), its spike among them, and counts every step."""
+    times: dict[int, float] = {i: (10.0 if i >= 35 else 30.0) for i in range(20_000)}
+    times[12_345] = 95.0
+    times[777] = float("nan")  # printed, not a point
+    r = one(FakeReference({KEY: baseline(10.0)}), [run_row()], step_rows("runs[0]", times))
+    assert r.ratio == 1.0 and r.steps_total == 20_000
+    assert len(r.step_series) <= 1500 and (12_345, 95.0) in r.step_series
+    assert all(t == t for _, t in r.step_series)
