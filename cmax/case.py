@@ -459,7 +459,8 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
     ref = RefView(reference)
     tables = {name: safe_conform(_frame(evidence, name), schema)
               for name, schema in TABLES.items()}
-    steps_by_run = _steps_by_run(tables["steps"].with_row_index("_order"))
+    steps_all = tables["steps"].with_row_index("_order")
+    steps_by_run = _steps_by_run(steps_all)
     manifest = evidence.manifest
     specs = list(manifest.runs)
     system_gpu = manifest.system.gpu.strip().lower()
@@ -475,8 +476,7 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
             used.add(index)
         run_id = str(row["run_id"])
         file = row.get("source_file") or (spec.log if spec else None)
-        steps = _in_line_order(steps_by_run.get(run_id, tables["steps"].clear()
-                                                .with_row_index("_order")))
+        steps = _in_line_order(steps_by_run.get(run_id, steps_all.clear()))
         clean = clean_steps(steps)
         draft = ResolvedRun(run_id=run_id, row=row, file=file, spec=spec, spec_index=index,
                             steps=steps, clean_steps=clean, window=steady_state_window(None, None),

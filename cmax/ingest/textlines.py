@@ -602,7 +602,7 @@ def settle_steps(events: pl.DataFrame) -> tuple[pl.DataFrame, int]:
         return empty_steps(), 0
     if events.get_column("iteration").null_count():  # filtering copies: only when needed
         events = events.filter(pl.col("iteration").is_not_null())
-    if _rising(events.get_column("iteration")):
+    if rising(events.get_column("iteration")):
         # strictly increasing (the common case): nothing to settle, and no sorted copy of a
         # multi-million-row table
         return _canonical(events), 0
@@ -617,9 +617,12 @@ def settle_steps(events: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return _canonical(settled), restarts
 
 
-def _rising(values: pl.Series) -> bool:
-    """Whether ``values`` strictly increase. Chunk by chunk: a dense log's step table comes in
-    a thousand chunks, and a diff over them would first copy the whole column into one."""
+def rising(values: pl.Series) -> bool:
+    """Whether ``values`` strictly increase, with no null. Chunk by chunk: a dense log's step
+    table comes in a thousand chunks, and a diff over them would first copy the whole column
+    into one."""
+    if values.null_count():
+        return False
     last = None
     for chunk in values.get_chunks():
         if chunk.len() > 1 and not (chunk.slice(1) > chunk.slice(0, chunk.len() - 1)).all():
@@ -651,7 +654,7 @@ def clean_steps(steps: pl.DataFrame) -> pl.DataFrame:
     # a long run's steps are nearly always all clean, unique and in order: then no copy of the
     # table (two million steps: ~0.5 GB of copies in `cmax score`)
     frame = steps if keep.all() else steps.filter(keep)
-    if _rising(frame.get_column("iteration")):
+    if rising(frame.get_column("iteration")):
         return frame
     return frame.unique(subset="iteration", keep="first", maintain_order=True).sort("iteration")
 

@@ -17,6 +17,7 @@ import polars as pl
 
 from cmax.coerce import as_int
 from cmax.findings import Finding
+from cmax.ingest.textlines import rising
 from cmax.validate.context import (
     CONFIG_FIELDS,
     Context,
@@ -314,7 +315,7 @@ def _restarts(view: RunView) -> Iterator[Finding]:
 
 def _sequence(view: RunView) -> Iterator[Finding]:
     iterations = view.steps["iteration"]
-    if not iterations.null_count() and (iterations.diff().slice(1) > 0).all():
+    if rising(iterations):
         return  # strictly rising (nearly every log): nothing to walk step by step
     its = [as_int(v) for v in iterations.to_list()]
     lines = [as_int(v) for v in view.steps["line"].to_list()]
