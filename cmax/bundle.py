@@ -1,4 +1,5 @@
-"""Open a bundle: a directory, ``.tar.gz``/``.tgz``/``.tar`` or ``.zip`` holding ``cmax.toml``.
+"""Open a bundle: a directory, ``.tar.gz``/``.tgz``/``.tar``/``.tar.zst`` or ``.zip`` holding
+``cmax.toml``.
 
 Archives come from providers, i.e. from outside the trust boundary, so extraction refuses
 absolute paths, ``..`` components, links, device files, and archives that exceed the size or
@@ -9,8 +10,11 @@ A corrupt archive is refused whole, never read in part: a decompression error, a
 gzip/xz/bzip2 or zip checksum (``tarfile`` stops at the end-of-archive block and never reads
 the gzip trailer, so a .tar.gz whose CRC fails was accepted with altered content), and two
 members with the same path (the last would silently win, e.g. a second ``cmax.toml``) are
-all one BundleError. The extraction directory is removed even when cmax is stopped with
-SIGTERM or SIGINT (:func:`cleanup_on_signals`).
+all one BundleError. A ``.tar.zst`` (what ``llmb-run archive`` writes) is decompressed as a
+stream (the ``zstandard`` package: the standard library has no zstd before Python 3.14) and
+goes through the same member-by-member extraction, so it has the same bounds; a damaged or
+truncated frame is the same one BundleError. The extraction directory is removed even when
+cmax is stopped with SIGTERM or SIGINT (:func:`cleanup_on_signals`).
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ def _corrupt(archive: Path, exc: BaseException) -> BundleError:
     return BundleError(f"corrupt bundle archive: {detail}", file=archive,
                        expected="an archive that unpacks without errors",
                        fix="copy or download the bundle again (check it with `tar tzf` / "
-                         "`unzip -t`)")
+                         "`unzip -t` / `zstd -t`)")
 
 
 @contextmanager
@@ -170,9 +174,44 @@ def _drain(stream: object) -> None:
             pass
 
 
+ZSTD_SUFFIXES = (".tar.zst", ".tzst", ".tar.zstd")
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# a zstd window larger than this is refused before any memory is committed to it (zstd's
+# own default limit for streams; llmb-run writes level 5, an 8 MiB window)
+ZSTD_MAX_WINDOW = 1 << 27
+
+
+def _is_zstd(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(4) == ZSTD_MAGIC
+    except OSError:
+        return False
+
+
+@contextmanager
+def _open_tar(archive: Path) -> Iterator[tarfile.TarFile]:
+    """The archive as a tar read member by member: zstd frames are decompressed as a stream
+    (``r|``) so nothing is unpacked ahead of the member checks."""
+    if not (archive.name.lower().endswith(ZSTD_SUFFIXES) or _is_zstd(archive)):
+        with tarfile.open(archive, "r:*") as tar:
+            yield tar
+        return
+    import zstandard  # only zstd bundles pay for the import
+
+    decompressor = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW)
+    try:
+        with archive.open("rb") as raw, \
+                decompressor.stream_reader(raw, read_across_frames=True) as stream, \
+                tarfile.open(fileobj=stream, mode="r|") as tar:
+            yield tar
+    except zstandard.ZstdError as exc:  # a damaged frame, a bad checksum, a huge window
+        raise tarfile.ReadError(f"zstd: {exc}") from None
+
+
 def _extract_tar(archive: Path, dest: Path) -> None:
     try:
-        with tarfile.open(archive, "r:*") as tar:
+        with _open_tar(archive) as tar:
             total = 0
             members = _Members(archive)
             # iterate rather than getmembers(): a hostile archive's index is never held whole
@@ -286,7 +325,7 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
     name = source.name.lower()
     with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix="cmax-bundle-") as tmp:
         dest = Path(tmp)
-        if name.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")):
+        if name.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz", *ZSTD_SUFFIXES)):
             _extract_tar(source, dest)
         elif name.endswith(".zip"):
             _extract_zip(source, dest)
@@ -296,10 +335,11 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
             return
         elif zipfile.is_zipfile(source):  # renamed archive: trust the content, not the name
             _extract_zip(source, dest)
-        elif _is_tar(source):
+        elif _is_tar(source) or _is_zstd(source):
             _extract_tar(source, dest)
         else:
             raise BundleError("not a bundle", file=source,
-                              expected="a directory, .tar.gz, .tgz, .tar or .zip holding cmax.toml")
+                              expected="a directory, .tar.gz, .tgz, .tar, .tar.zst or .zip "
+                              "holding cmax.toml")
         root = _manifest_root(dest, source)
         yield Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))

@@ -27,7 +27,7 @@ from pathlib import Path
 from cmax.errors import CmaxError
 from cmax.manifest import MANIFEST_NAME
 
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tar", ".zip")
 
 TIMESTAMP_FORMATS_HELP = (
     "a UTC timestamp such as 20260824-140519-482113, 20260824-140519, 2026-08-24, "
