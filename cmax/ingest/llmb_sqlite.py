@@ -128,10 +128,28 @@ def select_job(jobs: list[Job], *, workload: str, precision: str, num_gpus: int,
             fix="add `experiment = \"<workload key>\"` to the run: "
             + ", ".join(j.label for j in pool[:8]))
     chosen = pool[-1]
+    refuse_not_for_rating(chosen, file=file, field=field)
     if len(pool) > 1:
         notes.append(f"{len(pool) - 1} earlier job(s) of the same configuration superseded by "
                      f"the latest, {chosen.label}")
     return chosen, notes
+
+
+def refuse_not_for_rating(job: Job, *, file: Path, field: str) -> None:
+    """A proxy, profiled or overridden job, or one whose node list cannot hold its scale, is
+    one error naming the flag (:mod:`cmax.intake.flags`), never a rated run."""
+    from cmax.intake.flags import FIX, blockers
+
+    row = job.row
+    node_list = row.get("node_list")
+    hosts = expand_hostlist(str(node_list)) if node_list else None
+    found = blockers(proxy=row.get("proxy"), profile_enabled=row.get("profile_enabled"),
+                     env_overrides=row.get("env_overrides_json"),
+                     model_overrides=row.get("model_overrides_json"),
+                     hosts=len(hosts) if hosts else None, scale=row.get("scale"))
+    if found:
+        raise EvidenceError(f"llmb-run job {job.label} is not for rating: " + "; ".join(found),
+                            file=file, field=field, fix=FIX)
 
 
 def summary(jobs: list[Job]) -> dict[str, object]:

@@ -14,7 +14,6 @@ import math
 import polars as pl
 
 from cmax.evidence import Evidence
-from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.reference.network import gpu_applies
 from cmax.score.reference_api import ReferenceData, num, text
 from cmax.score.rubric import Rubric
@@ -57,7 +56,7 @@ def network_results(
 
 def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per_node: int,
          reference: ReferenceData, rubric: Rubric, gpu: str = "") -> NetworkResult:
-    rows, notes = rated_rows(rows)  # one datatype of a '-d all' sweep
+    notes: list[str] = []
     file = str(rows["source_file"].drop_nulls().first() or "")
     oop = rows.filter(pl.col("in_place").not_() | pl.col("in_place").is_null())
     if oop.is_empty():

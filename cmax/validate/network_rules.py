@@ -21,7 +21,6 @@ from functools import partial
 import polars as pl
 
 from cmax.facts import facts_of
-from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.findings import Finding
 from cmax.reference.view import num, optional_lookup
 from cmax.validate.context import Context
@@ -100,7 +99,6 @@ def _below_fabric(ctx: Context) -> Iterator[Finding]:
                        & pl.col("busbw_gbps").is_finite() & pl.col("size_bytes").is_not_null())
     for (file, _block, collective), rows in oop.group_by(
             "source_file", "block", "collective", maintain_order=True):
-        rows, _ = rated_rows(rows)
         if rows.is_empty() or collective is None:
             continue
         biggest = int(rows["size_bytes"].max())  # type: ignore[arg-type]
