@@ -19,9 +19,11 @@ cmax is stopped with SIGTERM or SIGINT (:func:`cleanup_on_signals`).
 
 from __future__ import annotations
 
+import errno
 import lzma
-import shutil
+import os
 import signal
+import stat
 import tarfile
 import tempfile
 import threading
@@ -31,13 +33,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import IO, Literal
 
 from cmax.errors import BundleError
-from cmax.limits import MAX_PATH_CHARS, MAX_PATH_DEPTH
+from cmax.limits import (
+    ARCHIVE_FREE_BYTES,
+    MAX_ARCHIVE_RATIO,
+    MAX_BUNDLE_BYTES,
+    MAX_BUNDLE_FILES,
+    MAX_HEADER_BYTES,
+    MAX_PATH_CHARS,
+    MAX_PATH_DEPTH,
+)
 from cmax.manifest import MANIFEST_NAME, Manifest, load_manifest
-
-MAX_MEMBERS = 10_000
-MAX_TOTAL_BYTES = 8 * 1024**3
 
 # what a damaged archive raises beyond tarfile/zipfile's own errors: zlib.error (deflate),
 # LZMAError (xz), EOFError (cut off), OSError (gzip.BadGzipFile, bz2 "Invalid data stream")
@@ -46,9 +54,12 @@ _CORRUPT = (tarfile.TarError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, EO
 
 
 def _corrupt(archive: Path, exc: BaseException) -> BundleError:
-    if isinstance(exc, OSError) and exc.errno is not None:  # the system's fault (disk full)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return BundleError(f"cannot unpack the bundle: {exc.strerror}", file=archive,
                            fix="free space in the temporary folder (TMPDIR) and retry")
+    if isinstance(exc, OSError) and exc.errno is not None:  # a name the system cannot hold
+        return BundleError(f"cannot unpack the bundle: {exc.strerror}", file=archive,
+                           fix="repack the bundle with short, plain file names")
     detail = str(exc).strip() or type(exc).__name__
     return BundleError(f"corrupt bundle archive: {detail}", file=archive,
                        expected="an archive that unpacks without errors",
@@ -126,6 +137,10 @@ def _size(n: int) -> str:
     return f"{n / 1024**3:g} GiB" if n >= 1024**3 else f"{n:,} bytes"
 
 
+def _shown(name: str) -> str:
+    return repr(name if len(name) <= 120 else name[:120] + "...")
+
+
 class _Members:
     """The member paths seen so far: a path given twice is refused (tar and zip both allow
     it, and extraction lets the last copy win, so a second ``cmax.toml`` appended to a
@@ -166,12 +181,118 @@ def _check_member(name: str, archive: Path) -> PurePosixPath:
     return rel
 
 
+Kind = Literal["file", "dir", "link", "other"]
+
+
+class Unpacker:
+    """Every bound on what an archive may unpack, in the one place every archive type's
+    members go through (tar, zip, and any compression wrapped around a tar).
+
+    Per member, before a byte of it is written: the member count, the path (relative,
+    inside the bundle, shallow, no control characters, not given twice), the type (files
+    and folders only: no links, devices or pipes) and the declared size against what is
+    left of the budget. While it is written: the bytes actually produced, against the
+    declared size and the budget, so a member that lies about its size is stopped at the
+    lie. The budget is the smaller of :data:`~cmax.limits.MAX_BUNDLE_BYTES` and
+    :data:`~cmax.limits.ARCHIVE_FREE_BYTES` + :data:`~cmax.limits.MAX_ARCHIVE_RATIO` times
+    the archive's size, so a compression bomb is refused after writing at most that much.
+    """
+
+    def __init__(self, archive: Path, dest: Path) -> None:
+        self.archive = archive
+        self.dest = dest
+        self.members = _Members(archive)
+        self.count = 0
+        self.written = 0
+        size = archive.stat().st_size
+        self.budget = min(MAX_BUNDLE_BYTES, ARCHIVE_FREE_BYTES + MAX_ARCHIVE_RATIO * size)
+
+    def _over(self, total: int) -> BundleError:
+        if self.budget < MAX_BUNDLE_BYTES:
+            return BundleError(
+                f"archive unpacks to more than {_size(self.budget)}, over {MAX_ARCHIVE_RATIO} "
+                f"times its own size (a compression bomb?)", file=self.archive,
+                expected=f"at most {_size(ARCHIVE_FREE_BYTES)} plus {MAX_ARCHIVE_RATIO} "
+                "times the archive's size unpacked",
+                fix="check the bundle's files; evidence this repetitive is not a tool's output")
+        return BundleError("archive expands beyond the size limit", file=self.archive,
+                           expected=f"at most {_size(MAX_BUNDLE_BYTES)} unpacked",
+                           fix="split the evidence into several bundles")
+
+    def member(self, name: str, kind: Kind, size: int) -> Path | None:
+        """Check one member from its header; the path to write a file to, or None for a
+        folder (created here)."""
+        self.count += 1
+        if self.count > MAX_BUNDLE_FILES:
+            raise BundleError(f"archive has more than {MAX_BUNDLE_FILES} members",
+                              file=self.archive, expected=f"at most {MAX_BUNDLE_FILES}")
+        rel = self.members.check(name, is_dir=kind == "dir")
+        if kind == "link":
+            raise BundleError(f"archive member {_shown(name)} is a link", file=self.archive,
+                              fix="bundle real files, not links")
+        if kind == "other":
+            raise BundleError(f"archive member {_shown(name)} is not a regular file",
+                              file=self.archive, fix="bundle regular files and folders only")
+        target = self.dest.joinpath(*rel.parts)
+        if kind == "dir":
+            target.mkdir(parents=True, exist_ok=True)
+            return None
+        if self.written + size > self.budget:
+            raise self._over(self.written + size)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def write(self, name: str, source: IO[bytes], target: Path, size: int) -> None:
+        """Copy one member's bytes, stopping at its declared size or the budget."""
+        produced = 0
+        with target.open("wb") as out:
+            while chunk := source.read(1 << 20):
+                produced += len(chunk)
+                if produced > size:
+                    raise BundleError(f"member {_shown(name)} is larger than declared",
+                                      file=self.archive, fix="repack the bundle")
+                if self.written + produced > self.budget:
+                    raise self._over(self.written + produced)
+                out.write(chunk)
+        self.written += produced
+
+
 def _drain(stream: object) -> None:
     """Read a compressed stream to its end so its trailer checksum is verified."""
     read = getattr(stream, "read", None)
     if read is not None:
         while read(1 << 20):
             pass
+
+
+_EXTENDED = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE,
+             tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar header that refuses, before ``tarfile`` reads it, an extended header (GNU long
+    name, PAX records) larger than :data:`~cmax.limits.MAX_HEADER_BYTES` (``tarfile`` reads
+    one whole into memory: a 16 GiB "long name" took a 17 MB archive to a MemoryError) and a
+    GNU sparse member (its map is read block by block, unbounded, and no bundle needs one)."""
+
+    def _proc_member(self, tar: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in _EXTENDED and self.size > MAX_HEADER_BYTES:
+            raise BundleError(f"archive holds a tar extended header of {self.size:,} bytes",
+                              expected=f"at most {MAX_HEADER_BYTES:,}",
+                              fix="repack the bundle with plain `tar czf`")
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise BundleError(f"archive member {_shown(self.name)} is a sparse file",
+                              fix="repack the bundle without --sparse")
+        member: tarfile.TarInfo = super()._proc_member(tar)  # type: ignore[misc]
+        return member
+
+
+def _tar_kind(member: tarfile.TarInfo) -> Kind:
+    if member.issym() or member.islnk():
+        return "link"
+    if member.isdir():
+        return "dir"
+    return "file" if member.isfile() else "other"
 
 
 ZSTD_SUFFIXES = (".tar.zst", ".tzst", ".tar.zstd")
@@ -194,7 +315,7 @@ def _open_tar(archive: Path) -> Iterator[tarfile.TarFile]:
     """The archive as a tar read member by member: zstd frames are decompressed as a stream
     (``r|``) so nothing is unpacked ahead of the member checks."""
     if not (archive.name.lower().endswith(ZSTD_SUFFIXES) or _is_zstd(archive)):
-        with tarfile.open(archive, "r:*") as tar:
+        with tarfile.open(archive, "r:*", tarinfo=_BoundedTarInfo) as tar:
             yield tar
         return
     import zstandard  # only zstd bundles pay for the import
@@ -203,7 +324,7 @@ def _open_tar(archive: Path) -> Iterator[tarfile.TarFile]:
     try:
         with archive.open("rb") as raw, \
                 decompressor.stream_reader(raw, read_across_frames=True) as stream, \
-                tarfile.open(fileobj=stream, mode="r|") as tar:
+                tarfile.open(fileobj=stream, mode="r|", tarinfo=_BoundedTarInfo) as tar:
             yield tar
     except zstandard.ZstdError as exc:  # a damaged frame, a bad checksum, a huge window
         raise tarfile.ReadError(f"zstd: {exc}") from None
@@ -212,79 +333,50 @@ def _open_tar(archive: Path) -> Iterator[tarfile.TarFile]:
 def _extract_tar(archive: Path, dest: Path) -> None:
     try:
         with _open_tar(archive) as tar:
-            total = 0
-            members = _Members(archive)
+            unpack = Unpacker(archive, dest)
             # iterate rather than getmembers(): a hostile archive's index is never held whole
-            for count, member in enumerate(tar, start=1):
-                if count > MAX_MEMBERS:
-                    raise BundleError(f"archive has more than {MAX_MEMBERS} members",
-                                      file=archive, expected=f"at most {MAX_MEMBERS}")
-                rel = members.check(member.name, is_dir=member.isdir())
-                if member.issym() or member.islnk():
-                    raise BundleError(
-                        f"archive member {member.name!r} is a link", file=archive,
-                        fix="bundle real files, not links",
-                    )
-                if not (member.isfile() or member.isdir()):
-                    raise BundleError(f"archive member {member.name!r} is not a regular file",
-                                      file=archive)
-                total += member.size
-                if total > MAX_TOTAL_BYTES:
-                    raise BundleError("archive expands beyond the size limit", file=archive,
-                                      expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
-                target = dest.joinpath(*rel.parts)
-                if member.isdir():
-                    target.mkdir(parents=True, exist_ok=True)
+            for member in tar:
+                target = unpack.member(member.name, _tar_kind(member), member.size)
+                if target is None:
                     continue
-                target.parent.mkdir(parents=True, exist_ok=True)
                 source = tar.extractfile(member)
                 if source is None:
                     continue
-                with source, target.open("wb") as out:
-                    shutil.copyfileobj(source, out)
+                with source:
+                    unpack.write(member.name, source, target, member.size)
             _drain(tar.fileobj)
+    except BundleError as exc:  # a header refused inside tarfile does not know the archive
+        raise (exc.with_context(file=archive) if exc.file is None else exc) from None
     except _CORRUPT as exc:
         raise _corrupt(archive, exc) from None
+
+
+def _zip_kind(info: zipfile.ZipInfo) -> Kind:
+    mode = (info.external_attr >> 16) & 0o170000
+    if mode == 0o120000:
+        return "link"
+    if mode not in (0, 0o100000, 0o040000):
+        return "other"
+    return "dir" if info.is_dir() else "file"
 
 
 def _extract_zip(archive: Path, dest: Path) -> None:
     try:
         with zipfile.ZipFile(archive) as zf:
             infos = zf.infolist()
-            if len(infos) > MAX_MEMBERS:
+            if len(infos) > MAX_BUNDLE_FILES:
                 raise BundleError(f"archive has {len(infos)} members", file=archive,
-                                  expected=f"at most {MAX_MEMBERS}")
-            total = 0
-            members = _Members(archive)
+                                  expected=f"at most {MAX_BUNDLE_FILES}")
+            unpack = Unpacker(archive, dest)
             for info in infos:
-                rel = members.check(info.filename, is_dir=info.is_dir())
-                mode = (info.external_attr >> 16) & 0o170000
-                if mode == 0o120000:
-                    raise BundleError(f"archive member {info.filename!r} is a link", file=archive,
-                                      fix="bundle real files, not links")
-                if mode not in (0, 0o100000, 0o040000):
-                    raise BundleError(f"archive member {info.filename!r} is not a regular file",
-                                      file=archive)
-                if info.flag_bits & 0x1:
-                    raise BundleError(f"archive member {info.filename!r} is encrypted",
-                                      file=archive, fix="pack the bundle without a password")
-                total += info.file_size
-                if total > MAX_TOTAL_BYTES:
-                    raise BundleError("archive expands beyond the size limit", file=archive,
-                                      expected=f"at most {_size(MAX_TOTAL_BYTES)} unpacked")
-                target = dest.joinpath(*rel.parts)
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
+                target = unpack.member(info.filename, _zip_kind(info), info.file_size)
+                if target is None:
                     continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                written = 0
-                with zf.open(info) as source, target.open("wb") as out:
-                    while chunk := source.read(1 << 20):
-                        written += len(chunk)
-                        if written > info.file_size:
-                            raise BundleError(f"member {info.filename!r} is larger than declared",
-                                              file=archive)
-                        out.write(chunk)
+                if info.flag_bits & 0x1:
+                    raise BundleError(f"archive member {_shown(info.filename)} is encrypted",
+                                      file=archive, fix="pack the bundle without a password")
+                with zf.open(info) as source:
+                    unpack.write(info.filename, source, target, info.file_size)
     except _CORRUPT as exc:
         raise _corrupt(archive, exc) from None
 
@@ -301,9 +393,61 @@ def _manifest_root(extracted: Path, source: Path) -> Path:
         return extracted
     children = [p for p in extracted.iterdir() if not p.name.startswith(".")]
     if len(children) == 1 and (children[0] / MANIFEST_NAME).is_file():
+        if children[0].is_symlink():  # a folder holding only a link to a bundle elsewhere
+            raise _link_error(source, children[0].name)
         return children[0]
     raise BundleError(f"no {MANIFEST_NAME} at the top of the bundle", file=source,
                       fix=f"put {MANIFEST_NAME} at the bundle root (see README)")
+
+
+def _link_error(source: Path, name: str) -> BundleError:
+    return BundleError(f"{_shown(name)} is a link that leads outside the bundle",
+                       file=source, expected="every file and folder inside the bundle folder",
+                       fix="copy the file into the bundle instead of linking it")
+
+
+def check_closed(root: Path, source: Path) -> None:
+    """Refuse a folder bundle that reaches outside itself, before anything in it is read.
+
+    One walk of the folder (links not followed) finds every symbolic link, wherever it is:
+    the manifest itself, a declared file, a member of a declared folder, a sibling a reader
+    looks up (an llmb retry log, an MLPerf system JSON or ``scaling.json``). A link whose
+    target resolves inside the bundle is kept; one that leaves it (or loops) is refused,
+    naming the link and not its target, so nothing from outside reaches any output. The
+    same walk adds up the files' sizes and counts the entries against the bundle limits
+    (:data:`~cmax.limits.MAX_BUNDLE_BYTES`, :data:`~cmax.limits.MAX_BUNDLE_FILES`), the
+    bounds an archive gets while it is unpacked. Checking the tree up front, rather than at
+    each of the many places readers open files, is what makes the promise hold for readers
+    added later.
+    """
+    top = root.resolve()
+    count = total = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        folder = Path(dirpath)
+        for name in (*dirnames, *filenames):
+            count += 1
+            if count > MAX_BUNDLE_FILES:
+                raise BundleError(f"bundle folder holds more than {MAX_BUNDLE_FILES:,} files "
+                                  "and folders", file=source,
+                                  expected=f"at most {MAX_BUNDLE_FILES:,}",
+                                  fix="bundle only the evidence the manifest names")
+            path = folder / name
+            rel = path.relative_to(root).as_posix()
+            try:
+                info = path.lstat()
+                if stat.S_ISLNK(info.st_mode):
+                    if not path.resolve(strict=False).is_relative_to(top):
+                        raise _link_error(source, rel)
+                    info = path.stat()
+            except (OSError, RuntimeError):  # a link loop, a name the system cannot hold
+                raise _link_error(source, rel) from None
+            if stat.S_ISREG(info.st_mode):
+                total += info.st_size
+                if total > MAX_BUNDLE_BYTES:
+                    raise BundleError(f"bundle folder holds more than "
+                                      f"{_size(MAX_BUNDLE_BYTES)} (at {_shown(rel)})",
+                                      file=source, expected=f"at most {_size(MAX_BUNDLE_BYTES)}",
+                                      fix="bundle only the evidence the manifest names")
 
 
 @contextmanager
@@ -320,6 +464,7 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
                           fix="copy the bundle into a plain file or folder")
     if source.is_dir():
         root = _manifest_root(source, source)
+        check_closed(root, source)
         yield Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))
         return
     name = source.name.lower()
@@ -331,6 +476,7 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
             _extract_zip(source, dest)
         elif source.name == MANIFEST_NAME:
             root = source.parent
+            check_closed(root, root)
             yield Bundle(source=root, root=root, manifest=load_manifest(source))
             return
         elif zipfile.is_zipfile(source):  # renamed archive: trust the content, not the name

@@ -40,6 +40,27 @@ MAX_PATH_CHARS = 1024
 MAX_PATH_DEPTH = 32
 """Folder levels in a bundle member path (real bundles use fewer than 6)."""
 
+MAX_BUNDLE_FILES = 10_000
+"""Files and folders in one bundle, archive members or a folder's entries (real bundles
+hold tens to a few hundred)."""
+
+MAX_BUNDLE_BYTES = 8 * 1024**3
+"""Bytes in one bundle: an archive's unpacked total, a folder's file sizes added up."""
+
+ARCHIVE_FREE_BYTES = 64 * 1024**2
+"""Unpacked bytes any archive may write whatever its size (a small bundle of small files)."""
+
+MAX_ARCHIVE_RATIO = 100
+"""Beyond :data:`ARCHIVE_FREE_BYTES`, unpacked bytes per archive byte. Real evidence
+compresses 5-20 times (the sample bundles' logs: under 10 with gzip); zeros compress over
+1,000 times with gzip, so a bomb is refused after writing at most 64 MiB + 100 times its
+own size instead of filling the temporary folder."""
+
+MAX_HEADER_BYTES = 64 * 1024
+"""Bytes in one tar extended header (a GNU long name or a PAX record set): ``tarfile``
+reads such a header whole into memory before returning the member, and a real one holds a
+path of at most :data:`MAX_PATH_CHARS` characters and a few timestamps."""
+
 Where = str | Path | None
 T = TypeVar("T")
 

@@ -17,8 +17,10 @@ import pytest
 
 import cmax.bundle
 from cmax.bundle import open_bundle
-from cmax.errors import CmaxError
+from cmax.cli import main
+from cmax.errors import BundleError, CmaxError
 from tests.fakes import manifest_text
+from tests.paths import DATA
 
 MANIFEST = manifest_text('[[nccl]]\npath = "nccl/all_reduce.txt"', nodes=2, interconnect=None)
 
@@ -97,7 +99,7 @@ def test_tar_device_and_fifo_refused(tmp_path: Path) -> None:
 
 
 def test_member_count_and_size_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cmax.bundle, "MAX_MEMBERS", 5)
+    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_FILES", 5)
     many = [*_good_members(), *(_file(f"junk/{i}.txt") for i in range(10))]
     with pytest.raises(CmaxError, match="more than 5 members"), open_bundle(
             _tar(tmp_path / "many.tgz", many)):
@@ -108,8 +110,8 @@ def test_member_count_and_size_limits(tmp_path: Path, monkeypatch: pytest.Monkey
             zf.writestr(f"junk/{i}.txt", "x")
     with pytest.raises(CmaxError, match="10 members"), open_bundle(zpath):
         pass
-    monkeypatch.setattr(cmax.bundle, "MAX_MEMBERS", 10_000)
-    monkeypatch.setattr(cmax.bundle, "MAX_TOTAL_BYTES", 1000)
+    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_FILES", 10_000)
+    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_BYTES", 1000)
     big = [*_good_members(), _file("big.bin", b"0" * 5000)]
     with pytest.raises(CmaxError, match="size limit") as info, open_bundle(
             _tar(tmp_path / "big.tgz", big)):
@@ -169,8 +171,9 @@ def test_declared_path_escaping_bundle_refused(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "cmax.toml").write_text(MANIFEST)
     (tmp_path / "secret.txt").write_text("x")
-    (folder / "link.txt").symlink_to(tmp_path / "secret.txt")
     with open_bundle(folder) as bundle:
+        # a link made after the bundle was opened: resolve checks again
+        (folder / "link.txt").symlink_to(tmp_path / "secret.txt")
         with pytest.raises(CmaxError, match="leaves the bundle") as info:
             bundle.resolve("../secret.txt", field="nccl[0].path")
         assert info.value.field == "nccl[0].path"
@@ -292,3 +295,151 @@ def test_signal_removes_the_extraction_directory(tmp_path: Path, sig: signal.Sig
         proc.send_signal(sig)
         assert proc.wait(timeout=30) == code
     assert not root.exists()
+
+
+# --- the bundle is a closed world: no link out of a folder bundle is followed --------------
+
+OUTSIDE = "OUTSIDE-SECRET-7f3a"
+
+
+def _refused(path: Path, match: str) -> BundleError:
+    with pytest.raises(BundleError, match=match) as info, open_bundle(path):
+        pass
+    return info.value
+
+
+def _outside(tmp_path: Path) -> Path:
+    """A folder beside the bundle holding files a hostile link points at."""
+    out = tmp_path / "outside"
+    out.mkdir(exist_ok=True)
+    (out / "passwd").write_text(f"root:x:0:0:{OUTSIDE}:/root:/bin/bash\n")
+    (out / "cmax.toml").write_text(f'[provider]\nname = "{OUTSIDE}"\n')
+    nccl = (DATA / "ingest" / "nccl" / "all_reduce_1node.txt").read_text()
+    (out / "nccl.txt").write_text(nccl.replace("node", "outsidehost"))
+    (out / "folder").mkdir(exist_ok=True)
+    (out / "folder" / "a.txt").write_text(nccl)
+    return out
+
+
+# each a place a reader opens: the manifest, a declared file, members of declared folders
+# (nccl-tests, llmb retries, MLPerf results), and siblings looked up (system JSON, scaling)
+LINKS = {
+    "cmax.toml": "cmax.toml",
+    "nccl/all_reduce.txt": "nccl.txt",
+    "nccl/more/c.txt": "nccl.txt",
+    "nccl/more/sub": "folder",
+    "training/retries/log-pretrain_llama3.1_8b_77_2.out": "passwd",
+    "mlperf/results/example_h100_64x8/llama31_405b/result_3.txt": "passwd",
+    "mlperf/results/example_h100_64x8/llama31_405b/scaling.json": "passwd",
+    "mlperf/systems/example_h100_64x8.json": "passwd",
+    "audit/.hidden.json": "passwd",
+}
+
+
+@pytest.mark.parametrize("where", list(LINKS))
+def test_a_link_leaving_a_folder_bundle_is_refused_naming_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str) -> None:
+    from tests.ingest.test_ingest_bundle import build_bundle
+    root = build_bundle(tmp_path / "b")
+    link = root / where
+    link.unlink(missing_ok=True)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(_outside(tmp_path) / LINKS[where])
+    error = _refused(root, "link that leads outside the bundle")
+    assert repr(where) in error.message and OUTSIDE not in str(error)
+    assert str(tmp_path / "outside") not in str(error)  # the target is not shown
+    assert main(["validate", str(root)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert OUTSIDE not in captured.err and "Traceback" not in captured.err
+
+
+def test_a_folder_whose_only_child_links_to_a_bundle_elsewhere_is_refused(
+        tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere" / "real"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "cmax.toml").write_text(MANIFEST)
+    wrapper = tmp_path / "wrapper"
+    wrapper.mkdir()
+    (wrapper / "bundle").symlink_to(elsewhere)
+    _refused(wrapper, "'bundle' is a link that leads outside")
+
+
+def test_link_loops_and_links_inside_the_bundle(tmp_path: Path) -> None:
+    root = tmp_path / "b"
+    root.mkdir()
+    (root / "cmax.toml").write_text(MANIFEST)
+    (root / "data").mkdir()
+    (root / "data" / "x.txt").write_text("x")
+    (root / "alias.txt").symlink_to(root / "data" / "x.txt")  # stays inside: kept
+    (root / "data-again").symlink_to("data")
+    with open_bundle(root) as bundle:
+        assert bundle.resolve("alias.txt", field="f").read_text() == "x"
+    (root / "loop").symlink_to("loop")
+    _refused(root, "'loop' is a link")
+
+
+def test_folder_bundle_size_and_entry_limits(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "b"
+    root.mkdir()
+    (root / "cmax.toml").write_text(MANIFEST)
+    with (root / "sparse.bin").open("wb") as fh:  # 20 GiB that take no disk
+        fh.truncate(20 * 1024**3)
+    _refused(root, r"more than 8 GiB \(at 'sparse.bin'\)")
+    (root / "sparse.bin").unlink()
+    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_FILES", 5)
+    for i in range(5):
+        (root / f"{i}.txt").write_text("x")
+    _refused(root, "more than 5 files and folders")
+
+
+def _header_bomb(path: Path, kind: bytes, size: int) -> Path:
+    """A .tar.gz whose first header announces an extended header (GNU long name, PAX) of
+    ``size`` bytes: a few KB on disk, the header's data cut short."""
+    info = tarfile.TarInfo("././@LongLink")
+    info.type = kind
+    info.size = size
+    import gzip
+    path.write_bytes(gzip.compress(info.tobuf(tarfile.GNU_FORMAT) + b"a" * 4096))
+    return path
+
+
+@pytest.mark.parametrize("kind", [tarfile.GNUTYPE_LONGNAME, tarfile.XHDTYPE])
+def test_huge_tar_extended_header_is_refused_before_it_is_read(tmp_path: Path,
+                                                               kind: bytes) -> None:
+    archive = _header_bomb(tmp_path / "h.tgz", kind, 16 * 1024**3)
+    error = _refused(archive, "extended header of 17,179,869,184 bytes")
+    assert error.file == str(archive)
+    long = "/".join(["n" * 100] * 3)
+    small = _tar(tmp_path / "ok.tgz", [*_good_members(), _file(long)])
+    with open_bundle(small) as bundle:  # a real long name (a GNU or PAX header) is fine
+        assert (bundle.root / long).is_file()
+
+
+def test_sparse_tar_member_is_refused(tmp_path: Path) -> None:
+    info = tarfile.TarInfo("sparse.bin")
+    info.type = tarfile.GNUTYPE_SPARSE
+    archive = _tar(tmp_path / "s.tgz", [*_good_members(), (info, b"")])
+    _refused(archive, r"'sparse\.bin' is a sparse file")
+
+
+@pytest.mark.parametrize("suffix", ["tgz", "zip"])
+def test_compression_bomb_is_refused_after_a_bounded_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str) -> None:
+    monkeypatch.setattr(cmax.bundle, "ARCHIVE_FREE_BYTES", 1 << 20)
+    zeros = b"\0" * (8 << 20)  # 8 MiB of zeros: gzip/deflate write it in ~8 KB
+    archive = tmp_path / f"bomb.{suffix}"
+    if suffix == "tgz":
+        _tar(archive, [_file("zeros.bin", zeros), *_good_members()])  # no manifest first
+    else:
+        with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("zeros.bin", zeros)
+            zf.writestr("cmax.toml", MANIFEST)
+    budget = (1 << 20) + 100 * archive.stat().st_size
+    assert budget < len(zeros)
+    _refused(archive, "over 100 times its own size")
+    # the same archive with the ratio bound lifted unpacks: only the bound refused it
+    monkeypatch.setattr(cmax.bundle, "ARCHIVE_FREE_BYTES", 64 << 20)
+    with open_bundle(archive) as bundle:
+        assert (bundle.root / "zeros.bin").stat().st_size == len(zeros)

@@ -49,7 +49,7 @@ def test_tar_zst_is_held_to_the_tar_bounds(tmp_path: Path,
     with pytest.raises(CmaxError, match="outside the bundle"), open_bundle(
             _tar_zst(tmp_path / "t.tar.zst", [*_good_members(), _file("../evil")])):
         pass
-    monkeypatch.setattr(cmax.bundle, "MAX_TOTAL_BYTES", 1000)
+    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_BYTES", 1000)
     bomb = _tar_zst(tmp_path / "bomb.tar.zst", [*_good_members(), _file("z.bin", b"\0" * 50_000)])
     assert bomb.stat().st_size < 1000  # compresses to almost nothing
     with pytest.raises(CmaxError, match="size limit"), open_bundle(bomb):
