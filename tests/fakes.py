@@ -13,7 +13,7 @@ Baselines are given either as rows (each naming workload, gpu, precision, num_gp
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,8 +154,8 @@ class FakeReference:
             return dict(row)
         return None
 
-    def network_baseline(self, interconnect: str, collective: str, nodes: int
-                         ) -> dict[str, Any] | None:
+    def network_baseline(self, interconnect: str, collective: str, nodes: int, *,
+                         sizes: Collection[int] = ()) -> dict[str, Any] | None:
         row = self.network.get((interconnect, collective, nodes))
         return None if row is None else dict(row)
 

@@ -18,10 +18,16 @@ Buyers and providers publish it in many other shapes, and each has a rule here:
   ``--ntasks``/``-N`` before it) give the process and node counts.
 * **Elided or partial device lists** (``...``, ``# Truncated``, a list starting mid-way, or
   nccl-tests' own 2 KiB per-process cut): the rank count is never the number of lines seen.
-  It comes, in order, from a complete list, from the launcher command (processes x nThread x
-  nGpus), from the collective's bus/alg bandwidth factor at the largest size (all_reduce
-  ``2(n-1)/n``, all_gather/reduce_scatter/alltoall ``(n-1)/n``), else from the highest rank + 1
-  (a lower bound), and a note says which.
+  It comes from the strongest evidence present (``_resolve_counts``): a complete list, the
+  collective's bus/alg bandwidth factor at the largest size (all_reduce ``2(n-1)/n``,
+  all_gather/reduce_scatter/alltoall ``(n-1)/n``), the launcher's stated process count
+  (processes x nThread x nGpus), the highest rank + 1 (a lower bound no count may go under),
+  and last a binary run without a launcher (one process). A note says which won and which
+  were set aside. Hosts whose listed ranks form equal contiguous blocks covering every rank
+  (``Rank 0``/``7`` on one, ``8``/``15`` on the next) give the node count.
+* **Job-script echoes**: ``EXEC_CMD=/path/all_reduce_perf`` names the test, launches nothing.
+* **An older alltoall** whose header names ``redop`` while its rows leave it blank.
+* **``-d all``**: one sweep per datatype; :mod:`cmax.ingest.nccl_datatypes` picks the rated one.
 * **No average line**: the summary computes one and labels it ``computed``.
 * **Several runs in one file**: each block keeps its own collective, ranks and hosts.
 * **A row cut mid-write** (the job was killed: the row is the file's last line, or the next
@@ -35,6 +41,7 @@ Identity facts (GPU names, hosts, rank and node counts, the NCCL transport lines
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -46,6 +53,7 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.evidence import NCCL_SCHEMA
 from cmax.facts import Fact
+from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.ingest.textlines import table
 from cmax.limits import check_lines
 
@@ -83,6 +91,8 @@ _FABRIC: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\bNET/Plugin ?: (?:No plugin found|Could not find|Failed to load)[^\n]*")),
     ("NET/", re.compile(r"\bNET/(Socket|IB) : (?:Using|No device found)[^\n]*")),
 )
+# a shell variable set to the binary's path (echoed by job scripts before the launch)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _LAUNCHERS = {"mpirun", "mpiexec", "orterun", "srun", "prterun", "aprun", "jsrun"}
 INT64_MAX = 2**63 - 1
 
@@ -116,6 +126,25 @@ def _layout_from_header(tokens: list[str]) -> _Layout | None:
     return _Layout(ncols=len(names), redop=names.index("redop") if "redop" in names else None,
                    root=names.index("root") if "root" in names else None,
                    halves=tuple(halves), extra_ok="timestamp" in names)
+
+
+def _without_redop(layout: _Layout) -> _Layout | None:
+    """The layout of rows that leave the header's ``redop`` column blank.
+
+    Older nccl-tests printed the operation name as an empty string for collectives without
+    a reduction (alltoall), so its rows have one token fewer than the header names.
+    """
+    col = layout.redop
+    if col is None:
+        return None
+
+    def at(i: int | None) -> int | None:
+        return None if i is None else (i - 1 if i > col else i)
+
+    return _Layout(ncols=layout.ncols - 1, redop=None, root=at(layout.root),
+                   halves=tuple((ip, t - 1, a - 1, b - 1, at(w))
+                                for ip, t, a, b, w in layout.halves),
+                   extra_ok=layout.extra_ok)
 
 
 def _layout_from_row(tokens: list[str]) -> _Layout | None:
@@ -153,6 +182,7 @@ class NcclTest:
     elided: bool = False  # the device list is incomplete (elided, truncated or partial)
     truncated_line: int | None = None  # "# Truncated ..." written by whoever pasted it
     processes: int | None = None  # from the launcher command line
+    processes_assumed: bool = False  # one process only because no launcher was named
     launcher_nodes: int | None = None
     launcher_gpus: int | None = None  # -g on the command line
     layout: _Layout | None = None
@@ -172,6 +202,7 @@ class _Launch:
     nodes: int | None = None
     gpus: int | None = None
     threads: int | None = None
+    assumed: bool = False  # processes = 1 only because no launcher precedes the binary
 
 
 def _clean(text: str) -> str:
@@ -203,8 +234,11 @@ def _launch(body: str) -> _Launch | None:
     before = body[: m.start()].split()
     after = body[m.end():].split()
     out = _Launch(collective=m.group(1))
+    prefix = body[: m.start()]
+    if before and not prefix[-1].isspace() and _ASSIGNMENT.match(before[-1]):
+        return out  # 'EXEC_CMD=/path/all_reduce_perf' names the test; it launches nothing
     if not _LAUNCHERS.intersection(Path(a).name for a in before):
-        out.processes = 1  # the binary run directly is one process (-g GPUs, -t threads)
+        out.processes, out.assumed = 1, True  # the binary run directly is one process
     out.gpus = _opt(after, ("-g", "--ngpus"))
     out.threads = _opt(after, ("-t", "--nthreads"))
     out.processes = out.processes or _opt(before, ("-np", "-n", "--np", "--ntasks"))
@@ -279,6 +313,7 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
             current = NcclTest(collective=pending)
             if launch is not None:
                 current.processes, current.launcher_nodes = launch.processes, launch.nodes
+                current.processes_assumed = launch.assumed
                 current.launcher_gpus = launch.gpus
             tests.append(current)
         return current
@@ -351,6 +386,12 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
         if test.layout is None:
             test.layout = _layout_from_row(tokens)
         row = _data_row(tokens, test.layout)
+        if row is None and test.sizes == 0 and test.layout is not None:
+            blank = _without_redop(test.layout)
+            if blank is not None and (row := _data_row(tokens, blank)) is not None:
+                test.layout = blank
+                test.notes.append(f"line {lineno}: the rows leave the header's redop column "
+                                  "blank (older nccl-tests, no reduction); read without it")
         if row is None:
             if _cut_mid_write(bodies, idx):
                 test.cut_row = lineno  # its numbers cannot be trusted
@@ -463,12 +504,21 @@ def solve_ranks(collective: str | None, rows: list[dict[str, object]]) -> tuple[
 
 
 def _resolve_counts(test: NcclTest) -> None:
+    """Rank and node counts from the strongest evidence the block holds.
+
+    Strongest first: a complete device list (every rank's own line), the bus/alg bandwidth
+    factor (the tool's own arithmetic), a launcher's stated process count, the highest listed
+    rank + 1 (a lower bound), and last the assumption of one process when the binary was
+    run without a launcher. A weaker source never overrides a stronger one, and no count
+    below a listed rank is accepted; the notes say which source won and what was set aside.
+    """
     listed = len(test.ranks)
     highest = max(test.ranks) + 1 if test.ranks else None
     complete = bool(test.ranks) and not test.elided and test.ranks == set(range(listed))
     per_proc = (test.threads or 1) * (test.gpus_per_thread or test.launcher_gpus or 1)
     solved = solve_ranks(test.collective, test.rows)
-    stated = test.processes * per_proc if test.processes is not None else None
+    stated = (test.processes * per_proc
+              if test.processes is not None and not test.processes_assumed else None)
     if complete and max(stated or 0, solved[0] if solved else 0) > listed:
         complete = False  # ranks 0..k listed, but the run had more: the bottom was cut off
         test.elided = True
@@ -476,25 +526,60 @@ def _resolve_counts(test: NcclTest) -> None:
         test.rank_count = listed
         test.node_count = len(test.hosts)
         return
-    if test.processes is not None:
-        test.rank_count = test.processes * per_proc
-        test.notes.append(f"ranks from the launcher command: {test.processes} process(es) x "
-                          f"{per_proc} GPU(s) each = {test.rank_count}")
-    elif solved is not None and (highest is None or solved[0] >= highest):
-        test.rank_count = solved[0]
-        test.notes.append(f"ranks {solved[1]}")
-    elif highest is not None:
-        test.rank_count = highest
-        test.notes.append(f"ranks = highest listed rank + 1 = {highest} (the device list is "
-                          "incomplete; a lower bound)")
-    elif test.threads is not None or test.launcher_gpus is not None:
-        test.rank_count = per_proc
-        test.notes.append(f"ranks = nThread x nGpus = {per_proc}, assuming one process (no "
-                          "device lines, no launcher command)")
+    candidates: list[tuple[int, str]] = []
+    if solved is not None:
+        candidates.append((solved[0], f"ranks {solved[1]}"))
+    if stated is not None:
+        candidates.append((stated, f"ranks from the launcher command: {test.processes} "
+                                   f"process(es) x {per_proc} GPU(s) each = {stated}"))
+    if highest is not None:
+        candidates.append((highest, f"ranks = highest listed rank + 1 = {highest} (the device "
+                                    "list is incomplete; a lower bound)"))
+    if test.processes_assumed:
+        candidates.append((per_proc, f"ranks from the command line: the binary run without a "
+                                     f"launcher is 1 process(es) x {per_proc} GPU(s) each = "
+                                     f"{per_proc}"))
+    elif not candidates and (test.threads is not None or test.launcher_gpus is not None):
+        candidates.append((per_proc, f"ranks = nThread x nGpus = {per_proc}, assuming one "
+                                     "process (no device lines, no launcher command)"))
+    floor = highest or 0
+    usable = [c for c in candidates if c[0] >= floor]
+    if usable:
+        test.rank_count, why = usable[0]
+        test.notes.append(why)
+        for count, other in candidates[candidates.index(usable[0]) + 1:]:
+            if count == test.rank_count:
+                test.notes.append(f"agrees: {other}")
+            else:
+                reason = (f"below rank {floor - 1} listed" if count < floor
+                          else "weaker evidence")
+                test.notes.append(f"set aside ({reason}): {other}")
     if test.ranks:
         test.notes.insert(0, f"device list incomplete: {listed} rank line(s) seen")
     if test.launcher_nodes is not None:
         test.node_count = test.launcher_nodes
+    elif test.rank_count is not None and (blocks := _host_blocks(test)) is not None:
+        test.node_count = len(test.hosts)
+        test.notes.append(f"nodes = {test.node_count} from the device lines: {blocks}")
+
+
+def _host_blocks(test: NcclTest) -> str | None:
+    """Each listed host's ranks as one contiguous block that together cover every rank.
+
+    nccl-tests launches rank-contiguous per node; when the first and last lines of every
+    host's block are listed (``Rank 0``/``Rank 7`` on one host, ``8``/``15`` on the next) the
+    hosts seen are all the hosts, even though the lines between were elided.
+    """
+    spans: dict[str, list[int]] = {}
+    for rank, host in test.rank_hosts.items():
+        spans.setdefault(host, []).append(rank)
+    blocks = sorted((min(r), max(r), h) for h, r in spans.items())
+    size = blocks[0][1] - blocks[0][0] + 1 if blocks else 0
+    if (not blocks or blocks[0][0] != 0 or blocks[-1][1] + 1 != test.rank_count
+            or any(b[1] - b[0] + 1 != size for b in blocks)
+            or any(b[0] != a[1] + 1 for a, b in itertools.pairwise(blocks))):
+        return None
+    return ", ".join(f"ranks {lo}-{hi} on {host}" for lo, hi, host in blocks)
 
 
 def nccl_facts(tests: list[NcclTest]) -> tuple[Fact, ...]:
@@ -557,6 +642,13 @@ def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
     collectives = sorted({str(t.collective) for t in tests})
     # nan/inf rows are reported by validation; here they would print as NaN/Infinity (no JSON)
     busbw = [v for v in frame["busbw_gbps"].to_list() if v is not None and math.isfinite(v)]
+    rated, type_notes = rated_rows(frame)
+
+    def peak(in_place: bool) -> float | None:
+        half = rated.filter((pl.col("in_place").fill_null(False) == in_place)
+                            & pl.col("busbw_gbps").is_finite())["busbw_gbps"]
+        return float(half.max()) if half.len() else None  # type: ignore[arg-type]
+
     printed = [t.avg_busbw_gbps for t in tests if t.avg_busbw_gbps is not None]
     avg = printed[0] if len(tests) == 1 and printed else (
         sum(busbw) / len(busbw) if busbw else None)
@@ -570,10 +662,11 @@ def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
         "rows": sum(t.sizes for t in tests),
         "avg_busbw_gbps": round(avg, 3) if avg is not None else None,
         "avg_busbw_source": "printed" if len(tests) == 1 and printed else "computed",
-        "max_busbw_gbps": max(busbw) if busbw else None,
+        "max_busbw_gbps": peak(False) if peak(False) is not None else peak(True),
+        "max_busbw_in_place_gbps": peak(True),
         "wrong": int(sum(w for w in frame["wrong"].drop_nulls().to_list())),
     }
-    notes = test_notes(tests)
+    notes = test_notes(tests) + type_notes
     if notes:
         out["notes"] = notes
     if len(tests) > 1:

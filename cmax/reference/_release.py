@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import statistics
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,8 +229,9 @@ class Reference:
 
     def network_baseline(
         self, interconnect: str | None, collective: str, nodes: int,
+        *, sizes: Collection[int] = (),
     ) -> dict[str, Any] | None:
-        return find_network_baseline(self.network, interconnect, collective, nodes)
+        return find_network_baseline(self.network, interconnect, collective, nodes, sizes=sizes)
 
     def reliability_baseline(self) -> dict[str, Any]:
         return dict(self.reliability)

@@ -7,7 +7,7 @@ health-check pass marks are kept for reference but never used as the bar.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +55,16 @@ def gpu_applies(row: Mapping[str, Any], gpu: str | None) -> bool:
 
 def find_network_baseline(
     rows: list[dict[str, Any]], interconnect: str | None, collective: str, nodes: int,
+    *, sizes: Collection[int] = (),
 ) -> dict[str, Any] | None:
     """The bar for ``collective`` on ``nodes`` nodes of ``interconnect`` (None if unsourced).
 
     Rule: one node -> intra-node (NVLink) rows, interconnect ignored; more nodes -> rows whose
-    interconnect list names it. Among matches: the collective itself before the "*" rows,
-    then the largest message size (the large-message bar), then measured > stated > derived.
+    interconnect list names it. Among matches: a bar measured at a message size the sweep
+    holds (``sizes``, when given) before one it must be compared off-size with, then the
+    collective itself before the "*" rows, then the largest message size (the large-message
+    bar), then measured > stated > derived. So a two-node sweep without 128 MiB is judged
+    by the two-node 8 GiB bar, not by the 128 MiB one at its 8 GiB figure.
     """
     coll = normalize_collective(collective)
     wanted = (interconnect or "").strip().lower()
@@ -77,8 +81,14 @@ def find_network_baseline(
         candidates.append(row)
     if not candidates:
         return None
-    best = min(candidates, key=lambda r: (r["collective"] == "*", -int(r["message_bytes"]),
-                                          _KIND_RANK[r["kind"]], r["id"]))
+    measured = set(sizes)
+
+    def rank(r: dict[str, Any]) -> tuple[bool, bool, int, int, str]:
+        size = int(r["message_bytes"])
+        return (bool(measured) and size not in measured, r["collective"] == "*", -size,
+                _KIND_RANK[r["kind"]], r["id"])
+
+    best = min(candidates, key=rank)
     out = {k: v for k, v in best.items() if k != "interconnects"}
     out["collective"] = coll
     return out

@@ -12,7 +12,7 @@ outcomes are absorbed; anything else is a bug and propagates.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import polars as pl
@@ -62,7 +62,7 @@ class ReferenceData(Protocol):
     ) -> Mapping[str, Any] | None: ...
 
     def network_baseline(
-        self, interconnect: str, collective: str, nodes: int, /,
+        self, interconnect: str, collective: str, nodes: int, /, *, sizes: Collection[int] = (),
     ) -> Mapping[str, Any] | None: ...
 
     def reliability_baseline(self) -> Mapping[str, Any]: ...

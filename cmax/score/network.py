@@ -14,6 +14,7 @@ import math
 import polars as pl
 
 from cmax.evidence import Evidence
+from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.reference.network import gpu_applies
 from cmax.score.reference_api import ReferenceData, num, text
 from cmax.score.rubric import Rubric
@@ -56,7 +57,7 @@ def network_results(
 
 def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per_node: int,
          reference: ReferenceData, rubric: Rubric, gpu: str = "") -> NetworkResult:
-    notes: list[str] = []
+    rows, notes = rated_rows(rows)  # one datatype of a '-d all' sweep
     file = str(rows["source_file"].drop_nulls().first() or "")
     oop = rows.filter(pl.col("in_place").not_() | pl.col("in_place").is_null())
     if oop.is_empty():
@@ -85,7 +86,7 @@ def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per
                              verdict="inconclusive", notes=["no bus-bandwidth rows"])
     by_size = dict(series)
     max_busbw = max(b for _, b in series)
-    base = (reference.network_baseline(interconnect, collective, nodes)
+    base = (reference.network_baseline(interconnect, collective, nodes, sizes=list(by_size))
             if interconnect else None)
     if base is not None and not gpu_applies(base, gpu):
         notes.append(f"the {base.get('id', 'matching')} baseline is sourced for "

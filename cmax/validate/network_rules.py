@@ -22,6 +22,7 @@ import polars as pl
 
 from cmax.facts import facts_of
 from cmax.findings import Finding
+from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.reference.view import num, optional_lookup
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
@@ -99,6 +100,7 @@ def _below_fabric(ctx: Context) -> Iterator[Finding]:
                        & pl.col("busbw_gbps").is_finite() & pl.col("size_bytes").is_not_null())
     for (file, _block, collective), rows in oop.group_by(
             "source_file", "block", "collective", maintain_order=True):
+        rows, _ = rated_rows(rows)
         if rows.is_empty() or collective is None:
             continue
         biggest = int(rows["size_bytes"].max())  # type: ignore[arg-type]
@@ -113,7 +115,8 @@ def _below_fabric(ctx: Context) -> Iterator[Finding]:
         if nodes < 2:
             continue  # NVLink-bound: the network class does not apply
         base = optional_lookup(partial(ctx.ref.reference.network_baseline,
-                                       system.interconnect or "", str(collective), nodes))
+                                       system.interconnect or "", str(collective), nodes,
+                                       sizes=[biggest]))
         bar = num(base, "busbw_gbps")
         if bar is None or busbw >= FAR_BELOW * bar:
             continue

@@ -183,3 +183,42 @@ def test_nccl_entry_holding_another_format_is_an_evidence_format_error(tmp_path:
         ingest(bundle)
     assert info.value.field == "nccl[0].path" and "not nccl-tests output" in info.value.message
     assert info.value.file is not None and Path(info.value.file).name == "n.txt"
+
+
+def test_exec_cmd_line_names_the_test_and_the_device_lines_count_the_ranks() -> None:
+    """OCI's published 2 x 8 A100 output: 'EXEC_CMD=/opt/.../all_reduce_perf' before the run
+    is a shell variable, not a one-process launch; 4 device lines up to rank 15 and the
+    busbw/algbw factor give 16 ranks, the rank blocks per host give 2 nodes."""
+    [test] = nccl.parse_nccl_tests(NCCL / "exec_cmd_2node.txt")
+    assert (test.collective, test.rank_count, test.node_count) == ("all_reduce", 16, 2)
+    notes = " ".join(test.notes)
+    assert "n = 16" in notes and "ranks 0-7 on oke-" in notes and "ranks 8-15 on oke-" in notes
+
+
+def test_a_bare_binary_line_never_overrides_stronger_evidence(tmp_path: Path) -> None:
+    path = tmp_path / "ar.txt"
+    path.write_text((NCCL / "exec_cmd_2node.txt").read_text().replace(
+        "EXEC_CMD=/opt/nccl-tests/bin/all_reduce_perf",
+        "/opt/nccl-tests/bin/all_reduce_perf -b 1G -e 8G -f 2 -g 1 -n 100"))
+    [test] = nccl.parse_nccl_tests(path)
+    assert test.rank_count == 16 and test.node_count == 2
+    assert any(n.startswith("set aside (below rank 15 listed): ranks from the command line")
+               for n in test.notes)
+
+
+def test_old_alltoall_rows_leave_the_headers_redop_blank() -> None:
+    """NVIDIA/nccl-tests issue #78: the header names redop, the alltoall rows print nothing."""
+    [test] = nccl.parse_nccl_tests(NCCL / "alltoall_blank_redop.txt")
+    assert test.collective == "alltoall" and test.sizes == 2
+    first = test.rows[0]
+    assert (first["size_bytes"], first["time_us"], first["busbw_gbps"]) == (268435456, 520935.0,
+                                                                             0.51)
+    assert test.rows[1]["in_place"] and test.rows[1]["time_us"] == 519562.0
+    assert "redop column blank" in " ".join(test.notes)
+
+
+def test_datatype_all_is_rated_on_float_and_shows_the_others() -> None:
+    summary = _summary("datatype_all.txt")
+    assert summary["rows"] == 20 and summary["max_busbw_gbps"] == 479.7  # float, not bf16 498.2
+    [note] = [n for n in summary["notes"] if "datatypes" in n]  # type: ignore[union-attr]
+    assert "10 datatypes measured: rated on float" in note and "bfloat16 498.2" in note

@@ -38,3 +38,15 @@ def test_a_bar_sourced_for_other_gpus_does_not_apply() -> None:
     nvlink = find_network_baseline(rows, None, "all_reduce", 1)  # 8 x H100 NVLS figure
     assert nvlink is not None and not gpu_applies(nvlink, "gb200")
     assert gpu_applies(nvlink, "H200") and gpu_applies({"gpus": []}, "gb300")
+
+
+def test_the_bar_is_one_measured_at_a_size_the_sweep_holds() -> None:
+    rows = load_reference().network
+    fabric = "infiniband-ndr-8x400"
+    old = find_network_baseline(rows, fabric, "all_reduce", 2)
+    assert old is not None and old["message_bytes"] == 128 * 1024**2  # without the sweep
+    both = find_network_baseline(rows, fabric, "all_reduce", 2, sizes=[128 * 1024**2, 8 << 30])
+    assert both is not None and both["id"] == "clustermax-2node-128mib"
+    large = find_network_baseline(rows, fabric, "all_reduce", 2, sizes=[1 << 30, 8 << 30])
+    assert large is not None and large["id"] == "ib-ndr-8x400-2node"
+    assert large["message_bytes"] == 8 << 30 and large["busbw_gbps"] == 368.0

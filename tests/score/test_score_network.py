@@ -103,3 +103,18 @@ def test_runs_in_a_folder_median_per_size_and_split_by_node_count() -> None:
     assert [(r.nodes, r.busbw_gbps) for r in results] == [(8, 370.0), (2, 480.0)]
     assert "median of 3 runs" in results[0].notes[0] and results[0].verdict == "pass"
     assert results[1].verdict == "no_reference"  # no 2-node bar in this reference
+
+
+def test_datatype_all_rates_the_baselines_datatype() -> None:
+    rows = sweep({8 * GIB: 370.0})
+    fast = [{**r, "dtype": "bfloat16", "busbw_gbps": r["busbw_gbps"] * 1.2} for r in rows]
+    r = net(fast + rows)
+    assert r.busbw_gbps == 370.0 and r.ratio == 1.0  # not the best of the datatypes
+    assert any("rated on float" in n and "bfloat16 444" in n for n in r.notes)
+
+
+def test_two_nodes_without_128mib_use_the_two_node_large_message_bar() -> None:
+    from cmax.reference import load_reference
+    r = net(sweep({GIB: 340.0, 8 * GIB: 360.0}, nodes=2), ref=load_reference())  # type: ignore[arg-type]
+    assert r.reference_busbw_gbps == 368.0 and r.large_message_bytes == 8 * GIB
+    assert r.ratio == pytest.approx(360 / 368)

@@ -75,3 +75,15 @@ def test_efa_plugin_is_rdma_and_its_tcp_provider_is_a_fallback(tmp_path: Path) -
     assert _efa_findings(tmp_path / "efa", "efa") == []
     [hit] = _efa_findings(tmp_path / "tcp", "tcp;ofi_rxm")
     assert hit.rule == "network.socket-fallback" and "tcp;ofi_rxm" in hit.message
+
+
+def test_exec_cmd_output_is_two_nodes_with_consistent_rows(tmp_path: Path) -> None:
+    """OCI's published output read as 1 rank gave 8 false consistency.nccl-busbw errors."""
+    (tmp_path / "nccl").mkdir()
+    shutil.copy(DATA / "nccl" / "exec_cmd_2node.txt", tmp_path / "nccl" / "all_reduce.txt")
+    (tmp_path / "cmax.toml").write_text(MANIFEST)
+    with open_bundle(tmp_path) as bundle:
+        evidence = ingest(bundle)
+    assert set(evidence.nccl["ranks"]) == {16} and set(evidence.nccl["nodes"]) == {2}
+    rules = {f.rule for f in validate(evidence, load_reference())}
+    assert "consistency.nccl-busbw" not in rules
