@@ -35,11 +35,15 @@ Scenarios (NeMo 2 step lines as DGXC recipes print them, noise as multi-node job
   the whole file into ``|`` fields with Polars' CSV reader (``cmax.ingest.fields.scan``); the
   step table itself grows with the file (7 columns of 8 bytes a step, ~110 MiB here), so
   memory must grow here.
+* ``stamped``: ``dense`` with NeMo's logger stamp (``[NeMo I 2026-05-01 10:00:00
+  nemo_logging:393]``) in front of every step line, so the step table gains a wall-clock
+  column (``cmax.ingest.linespec``); its time beside ``dense`` is what reading the stamp costs.
 * ``megatron``: Megatron-Bridge iteration lines plus ``Step Time ... MODEL_TFLOP/s/GPU`` lines
   paired by position, with the noise of ``chatter`` (about 63k steps per GiB).
 
-Usage: ``python benchmarks/bench_ingest.py [--size-gb 1] [--scenarios chatter,dense,megatron]
-[--grow] [--repeat 2] [--llmb-run /work/.mirror/NVIDIA+dgxc-benchmarking/repo]``. Not a test:
+Usage: ``python benchmarks/bench_ingest.py [--size-gb 1]
+[--scenarios chatter,dense,stamped,megatron] [--grow] [--repeat 2]
+[--llmb-run /work/.mirror/NVIDIA+dgxc-benchmarking/repo]``. Not a test:
 it prints figures and exits 0. Figures depend on the machine and on what else runs on it; the
 ratio to ``grep -c`` on the same file is the comparable number.
 """
@@ -53,6 +57,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -117,6 +122,15 @@ def _nemo2(i: int, rng: random.Random) -> str:
             f"consumed_samples: {256 * (i + 1)}\n")
 
 
+_EPOCH = 1_777_600_000  # 2026-05-01 UTC
+
+
+def _nemo2_stamped(i: int, rng: random.Random) -> str:
+    """A NeMo 2 step line as NeMo's logger prints it: a wall-clock stamp in front."""
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(_EPOCH + 10 * i))
+    return f"[NeMo I {stamp} nemo_logging:393] " + _nemo2(i, rng)
+
+
 def _megatron(i: int, rng: random.Random) -> str:
     ms = 10_000 + rng.random() * 300
     return (f" [2026-05-01 10:00:00] iteration {i:8d}/{999_999:8d} | consumed samples: "
@@ -131,6 +145,7 @@ SCENARIOS: dict[str, tuple[Callable[[int, random.Random], str], int, str, str]] 
     # name: (step line writer, noise lines per step, grep keyword, llmb-run framework)
     "chatter": (_nemo2, 39, "train_step_timing in s:", "nemo2"),
     "dense": (_nemo2, 2, "train_step_timing in s:", "nemo2"),
+    "stamped": (_nemo2_stamped, 2, "train_step_timing in s:", "nemo2"),
     "megatron": (_megatron, 40, "elapsed time per iteration", "megatron_bridge"),
 }
 
@@ -226,7 +241,7 @@ def run_one(tmp: Path, scenario: str, size_gb: float, repeat: int,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-gb", type=float, default=1.0)
-    parser.add_argument("--scenarios", default="chatter,dense,megatron")
+    parser.add_argument("--scenarios", default="chatter,dense,stamped,megatron")
     parser.add_argument("--grow", action="store_true",
                         help="also run chatter at 1/4 and 2x the size (memory vs file size)")
     parser.add_argument("--repeat", type=int, default=2)

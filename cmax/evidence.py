@@ -61,6 +61,9 @@ STEPS_SCHEMA: dict[str, pl.DataType] = {
     "loss": pl.Float64(),
     "grad_norm": pl.Float64(),
     "tokens_per_s_per_gpu": pl.Float64(),  # as printed (TorchTitan tps, MaxText Tokens/s/device)
+    "consumed_samples": pl.Float64(),  # samples trained so far, as printed (Megatron, NeMo 2)
+    # the wall-clock stamp printed on the step line (UTC epoch seconds; cmax.ingest.linespec)
+    "wall_time_s": pl.Float64(),
     "source_file": pl.String(),
     "line": pl.Int64(),
 }

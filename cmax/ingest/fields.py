@@ -7,14 +7,17 @@ The regex reader (:mod:`cmax.ingest.nemo`) pulls each number out with a capture 
 time. Here Polars' CSV reader splits the lines at ``|`` (native, both cores, a bounded chunk at
 a time) and each number is cut out of a known field with a few string kernels instead.
 
-What a field holds is learned once, from the first step line (:func:`learn`): the text of
-field 0 before and after the iteration number, the key part of every other field (through its
-colon and the spaces after it) and which field holds which value. A line is read here only
-when it has exactly that layout: field 0 is that text around a plain decimal iteration, every
-key part is the same, no field is missing or extra, and every value wanted is a plain finite
-number. For such a line the regex reader would pick the very same fields (its labels are
-anchored at a field start, :func:`cmax.ingest.textlines.value_after`), so the row is the same
-as the regex reader's; ``tests/ingest`` compares both readers on hostile lines.
+What a field holds is learned once, from the first step line (:func:`learn`), with the
+regexes of the line's declaration (:class:`cmax.ingest.linespec.StepLine`): the text of field 0
+before and after the iteration number (with, when the line has one, a wall-clock stamp at a
+fixed place in it), the key part of every other field (through its colon and the spaces after
+it) and which field holds which value. A line is read here only when it has exactly that
+layout: field 0 is that text around a plain decimal iteration (and a stamp of the same shape
+that is a real instant), every key part is the same, no field is missing or extra, and every
+value wanted is a plain finite number. For such a line the regex reader would pick the very
+same fields (its labels are anchored at a field start,
+:func:`cmax.ingest.textlines.value_after`), so the row is the same as the regex reader's;
+``tests/ingest`` compares both readers on hostile lines.
 
 Every other line that could hold the keyword (another layout, ``nan``, ANSI colour, another
 rank's prefix, a line with a ``|`` or the keyword anywhere) comes back by line number
@@ -28,7 +31,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,15 +40,15 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from cmax.ingest import greplines, textlines
+from cmax.ingest.linespec import STAMP, WALL_TIME, StepLine, stamp_seconds
 
 if TYPE_CHECKING:
     from polars._typing import CsvEncoding
 
 # Polars' streaming CSV source reads 16 MiB chunks and keeps several in flight by default; the
-# transient memory follows the bytes in flight. Dense 1 GiB log, `cmax inspect` peak: ~350 MiB
-# by default, ~260 with 1 MiB chunks, ~235 with 768 KiB (one prefetched), for about the same
-# CPU time (benchmarks/bench_ingest.py). Read when the first scan starts; a user's own setting
-# wins.
+# transient memory follows the bytes in flight, so smaller chunks with one prefetched keep a
+# dense log's peak down for the same CPU time (figures: benchmarks/bench_ingest.py). Set only
+# for the scan (:func:`_csv_settings`); a user's own setting wins.
 _CSV_ENV = {"POLARS_CSV_CHUNK_SIZE": str(768 << 10), "POLARS_CSV_CHUNK_PREFETCH_LIMIT": "1"}
 # the row index Polars gives a line is 32-bit: a file this large could overflow it
 _MAX_BYTES = 1 << 32
@@ -56,7 +60,8 @@ _MAX_ITERATION = 10**12
 class Layout:
     """The fields of one step line, learned from a real one (:func:`learn`)."""
 
-    #: field 0 up to the iteration number, and after it (``/MAX`` and what follows)
+    #: field 0 up to the iteration number, and after it (``/MAX`` and what follows); with a
+    #: stamp, ``lead`` is the text before it and ``head`` the text after it
     head: str
     tail: str
     max_iteration: int
@@ -65,6 +70,14 @@ class Layout:
     #: output column -> index of the field holding its number (1 = first field after field 0);
     #: None: the line has no such field (the column is null, as the regex reader makes it)
     values: Mapping[str, int | None]
+    lead: str = ""
+    #: the stamp's length (date, separator, time) and its time of day's; None: no stamp
+    stamp: tuple[int, int] | None = None
+
+
+_STAMP = re.compile(STAMP)
+# what the regex reader takes for a stamp, checked on the fast reader's fixed-width slice
+_STAMP_SHAPE = r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?$"
 
 
 def learn(line: str, labels: Mapping[str, re.Pattern[str]], iteration: re.Pattern[str]
@@ -82,6 +95,13 @@ def learn(line: str, labels: Mapping[str, re.Pattern[str]], iteration: re.Patter
     if it is None or it.end(2) > len(fields[0]):
         return None
     head, number, tail = fields[0][: it.start(1)], it.group(1), fields[0][it.end(1):]
+    lead, stamp = "", None
+    if (found_stamp := _STAMP.search(fields[0])) is not None:
+        if found_stamp.end() > it.start(1):
+            return None  # a stamp after the counter: not a layout this reader knows
+        lead = head[: found_stamp.start(1)]
+        stamp = (found_stamp.end() - found_stamp.start(1), len(found_stamp.group(3)))
+        head = head[found_stamp.end():]
     max_text = it.group(2)
     if not (number.isascii() and number.isdigit() and max_text.isascii() and max_text.isdigit()):
         return None
@@ -111,7 +131,7 @@ def learn(line: str, labels: Mapping[str, re.Pattern[str]], iteration: re.Patter
     if all(index is None for index in values.values()):
         return None  # nothing to read as fields
     return Layout(head=head, tail=tail, max_iteration=int(max_text), keys=tuple(keys),
-                  values=values)
+                  values=values, lead=lead, stamp=stamp)
 
 
 def _finite(text: str) -> bool:
@@ -127,17 +147,29 @@ def _names(layout: Layout) -> list[str]:
 
 
 def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
-    """``line``, ``_fast`` (the line is in the layout), ``iteration`` and the value columns the
-    layout holds, of ``frame``'s lines (``line``, fields ``f0``... as :func:`_names`).
+    """``line``, ``_fast`` (the line is in the layout), ``iteration``, the stamp and the value
+    columns the layout holds, of ``frame``'s lines (``line``, fields ``f0``... as :func:`_names`).
 
     Each number is cut out once, into a column, and the tests read the columns: an expression
     used twice would be evaluated twice in the streaming engine."""
-    head = pl.col("f0")
+    f0 = pl.col("f0")
     rest = [pl.col(name) for name in _names(layout)[1:]]
     places = {column: i for column, i in layout.values.items() if i is not None}
+    after = len(layout.lead)  # where field 0's text after the stamp starts
+    stamped: list[pl.Expr] = []
+    if layout.stamp is not None:
+        width, time_width = layout.stamp
+        at = len(layout.lead)
+        stamped = [f0.str.slice(at, width).alias("_stamp"),
+                   stamp_seconds(f0.str.slice(at, 10),
+                                 f0.str.slice(at + width - time_width, time_width))
+                   .alias(WALL_TIME)]
+        after += width
+    head = f0.str.slice(after) if after else f0
     frame = frame.with_columns(
         head.str.slice(len(layout.head), head.str.len_bytes() - len(layout.head)
                        - len(layout.tail)).alias("_number"),
+        *stamped,
         *(rest[i - 1].str.slice(len(layout.keys[i - 1])).str.strip_chars_end()
           .cast(pl.Float64, strict=False).alias(column) for column, i in places.items()),
     ).with_columns(pl.col("_number").cast(pl.UInt64, strict=False).alias("iteration"))
@@ -146,8 +178,12 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
     # sign or leading zero they do not take
     plain = ~(number.str.starts_with("+")
               | (number.str.starts_with("0") & (number.str.len_bytes() > 1)))
-    checks = [head.str.starts_with(layout.head), head.str.ends_with(layout.tail),
-              iteration < _MAX_ITERATION, plain, rest[len(layout.keys)].is_null()]
+    checks = [f0.str.starts_with(layout.lead + ("" if stamped else layout.head)),
+              f0.str.ends_with(layout.tail), iteration < _MAX_ITERATION, plain,
+              rest[len(layout.keys)].is_null()]
+    if stamped:
+        checks += [head.str.starts_with(layout.head), pl.col(WALL_TIME).is_not_null(),
+                   pl.col("_stamp").str.contains(_STAMP_SHAPE)]
     checks += [field.str.starts_with(key)
                for field, key in zip(rest[:-1], layout.keys, strict=True)]
     checks += [pl.col(column).is_finite() for column in places]
@@ -155,6 +191,7 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
         pl.col("line").cast(pl.Int64),
         pl.all_horizontal(checks).fill_null(False).alias("_fast"),
         iteration.cast(pl.Int64),
+        *([pl.col(WALL_TIME)] if stamped else []),
         *places,
     )
 
@@ -183,6 +220,8 @@ def _complete(fast: pl.DataFrame, layout: Layout) -> pl.DataFrame:
     """The layout's rows with the constant columns (scalar columns: the millions of rows of a
     dense log carry only what varies)."""
     absent = [column for column, i in layout.values.items() if i is None]
+    if layout.stamp is None:
+        absent.append(WALL_TIME)
     return fast.drop("_fast").with_columns(
         pl.lit(layout.max_iteration, pl.Int64).alias("max_iteration"),
         *(pl.lit(None, pl.Float64).alias(column) for column in absent))
@@ -208,6 +247,20 @@ def _scan(path: Path, layout: Layout, key: str, encoding: CsvEncoding) -> pl.Dat
     return _read(lines.filter(maybe), layout).collect(engine="streaming")
 
 
+@contextmanager
+def _csv_settings() -> Iterator[None]:
+    """:data:`_CSV_ENV` in the environment for the block only (unset names are removed again),
+    so reading a log changes nothing else in the process."""
+    added = [name for name in _CSV_ENV if name not in os.environ]
+    for name in added:
+        os.environ[name] = _CSV_ENV[name]
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
 def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]] | None:
     """The steps of every line of ``path`` in ``layout`` (``line``, ``iteration``,
     ``max_iteration`` and every value column, in file order), and the numbers of the other lines
@@ -219,12 +272,11 @@ def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]]
     size = path.stat().st_size
     if size >= _MAX_BYTES:
         return None
-    for name, value in _CSV_ENV.items():
-        os.environ.setdefault(name, value)
-    try:
-        frame = _scan(path, layout, key, "utf8")
-    except pl.exceptions.ComputeError:
-        frame = _scan(path, layout, key, "utf8-lossy")
+    with _csv_settings():
+        try:
+            frame = _scan(path, layout, key, "utf8")
+        except pl.exceptions.ComputeError:
+            frame = _scan(path, layout, key, "utf8-lossy")
     others = frame.filter(~pl.col("_fast")).get_column("line").to_list()
     return _complete(frame.filter(pl.col("_fast")) if others else frame, layout), others
 
@@ -239,17 +291,17 @@ _SAMPLES = 8
 class StepQuery:
     """The step rows of a log in two steps, like :class:`textlines.LineQuery`.
 
-    ``labels`` (output column -> the regex ``build`` extracts it with, group 1 the number) and
-    ``iteration`` (groups 1 and 2) are the regexes of ``build``: the layout is checked against
-    them. Small files, files without a readable layout and files with many lines in other
-    layouts go to the regex reader whole. On a large log with sparse step lines grep starts
+    ``spec`` declares the line: its regex reader is ``spec.build`` and the layout is checked
+    against the same regexes (``spec.patterns``, ``spec.iteration``). Small files, files
+    without a readable layout and files with many lines in other layouts go to the regex
+    reader whole. On a large log with sparse step lines grep starts
     before the layout is learned from the top, and :meth:`collect`'s ``meanwhile`` (the head's
     facts) runs while grep reads: both overlap grep's pass over the file.
     """
 
-    def __init__(self, path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame], *,
-                 key: str, labels: Mapping[str, str], iteration: str) -> None:
-        self.path, self.build, self.key = path, build, key
+    def __init__(self, path: Path, spec: StepLine) -> None:
+        key = spec.key
+        self.path, self.build, self.key = path, spec.build, key
         self.layout: Layout | None = None
         self._lines: textlines.LineQuery | None = None
         try:
@@ -261,8 +313,9 @@ class StepQuery:
             self._lines = textlines.LineQuery(path, [key])
         try:
             if log.large:
-                self.layout = _layout(log.found, {c: re.compile(p) for c, p in labels.items()},
-                                      re.compile(iteration))
+                self.layout = _layout(log.found, {c: re.compile(p)
+                                                  for c, p in spec.patterns.items()},
+                                      re.compile(spec.iteration))
         except BaseException:
             self.__exit__()  # not yet in a with block: stop grep here
             raise

@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from cmax.facts import Fact
+from cmax.ingest.linespec import WALL_TIME, wall_time
 from cmax.ingest.textlines import (
     ARG_KEYS,
     ARG_LINE,
@@ -53,6 +54,8 @@ def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
         .alias("inline_tflops"),
         to_float(value_after(r"lm loss", sep=r"\s*:")).alias("loss"),
         to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
+        to_float(value_after(r"consumed samples", sep=r"\s*:")).alias("consumed_samples"),
+        wall_time(text).alias(WALL_TIME),
     ).unnest("_iter").with_columns(
         pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
     tflops = lines.filter(~is_iter & text.str.contains(_TFLOPS_LINE)).select(
@@ -94,7 +97,8 @@ def parse_megatron(path: Path) -> TrainingLog:
     for name, dtype in (("bridge", pl.Boolean()), ("line_tflops", pl.Float64()),
                         ("iteration", pl.Int64()), ("max_iteration", pl.Int64()),
                         ("elapsed_ms", pl.Float64()), ("inline_tflops", pl.Float64()),
-                        ("loss", pl.Float64()), ("grad_norm", pl.Float64())):
+                        ("loss", pl.Float64()), ("grad_norm", pl.Float64()),
+                        ("consumed_samples", pl.Float64()), (WALL_TIME, pl.Float64())):
         if name not in rows.columns:  # a log with only one of the two line kinds
             rows = rows.with_columns(pl.lit(None, dtype=dtype).alias(name))
     notes: list[str] = []

@@ -20,6 +20,7 @@ import polars as pl
 from cmax.facts import Fact
 from cmax.ingest.fields import StepQuery
 from cmax.ingest.greplines import NEMO2_KEY
+from cmax.ingest.linespec import WALL_TIME, StepLine, wall_time
 from cmax.ingest.textlines import (
     TrainingLog,
     drop_cut_tail,
@@ -32,44 +33,28 @@ from cmax.ingest.textlines import (
     to_float,
     to_int,
     value_after,
-    value_pattern,
 )
 
 NEMO1_KEY = "train_step_timing in s="
 _ITER = r"iteration\s+(?P<iteration>\d+)\s*/\s*(?P<max_iteration>\d+)"
 
 
-# NeMo 2 values: each opens a `` | ``-separated ``key: value`` field
-_NEMO2_VALUES = {
-    "step_time_s": r"train_step_timing in s",
-    "tflops_per_gpu": r"TFLOPS_per_GPU",
-    "loss": r"reduced_train_loss",
-    "grad_norm": r"grad[ _]norm",
-}
-_NEMO2_PATTERNS = {column: value_pattern(label, sep=r"\s*:", field_start=True)
-                   for column, label in _NEMO2_VALUES.items()}
-
-
-def _nemo2_lines(lines: pl.LazyFrame) -> pl.LazyFrame:
-    text = pl.col("text")
-    return (
-        lines
-        .select(
-            pl.col("line"),
-            text.str.extract_groups(_ITER).alias("_iter"),
-            *(to_float(text.str.extract(pattern, 1)).alias(column)
-              for column, pattern in _NEMO2_PATTERNS.items()),
-        )
-        .unnest("_iter")
-        .with_columns(pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
-        .select("line", "iteration", "max_iteration", *_NEMO2_PATTERNS)
-    )
+#: NeMo 2's step line: each value opens a `` | ``-separated ``key: value`` field
+NEMO2 = StepLine(
+    key=NEMO2_KEY, iteration=_ITER, field_start=True,
+    values={
+        "step_time_s": r"train_step_timing in s",
+        "tflops_per_gpu": r"TFLOPS_per_GPU",
+        "loss": r"reduced_train_loss",
+        "grad_norm": r"grad[ _]norm",
+        "consumed_samples": r"consumed_samples",
+    },
+)
 
 
 def parse_nemo2(path: Path) -> TrainingLog:
     head: list[Fact] = []
-    with StepQuery(path, _nemo2_lines, key=NEMO2_KEY, labels=_NEMO2_PATTERNS,
-                   iteration=_ITER) as steps:
+    with StepQuery(path, NEMO2) as steps:
         events = steps.collect(meanwhile=lambda: head.extend(head_facts(path)))
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
@@ -101,6 +86,7 @@ def parse_nemo1(path: Path) -> TrainingLog:
             to_float(value_after(r"TFLOPS_per_GPU", sep=r"\s*=")).alias("tflops_per_gpu"),
             to_float(value_after(r"reduced_train_loss", sep=r"\s*=")).alias("loss"),
             to_float(value_after(r"grad[ _]norm", sep=r"\s*=")).alias("grad_norm"),
+            wall_time(text).alias(WALL_TIME),
         )
     ), keys=[NEMO1_KEY])
     notes: list[str] = []

@@ -37,7 +37,7 @@ from pathlib import Path
 import polars as pl
 
 from cmax.errors import CmaxError
-from cmax.evidence import conform
+from cmax.evidence import STEPS_SCHEMA, conform
 from cmax.facts import Fact
 from cmax.ingest import greplines
 from cmax.ingest.greplines import HEAD_BYTES, GrepChild, keyword_lines, read_head
@@ -54,15 +54,9 @@ GAP = r"(?:\s|\x1b\[[0-9;]*[A-Za-z])*"
 # printing the same few iterations slightly out of order.
 RESTART_SLACK = 2
 
+#: a parser's step rows: the steps table's columns but the two ingest adds (run and file)
 STEP_COLUMNS: dict[str, pl.DataType] = {
-    "iteration": pl.Int64(),
-    "step_time_s": pl.Float64(),
-    "tflops_per_gpu": pl.Float64(),
-    "loss": pl.Float64(),
-    "grad_norm": pl.Float64(),
-    "tokens_per_s_per_gpu": pl.Float64(),
-    "line": pl.Int64(),
-}
+    name: dtype for name, dtype in STEPS_SCHEMA.items() if name not in ("run_id", "source_file")}
 
 CONFIG_KEYS = ("seq_len", "gbs", "mbs", "tp", "pp", "cp", "ep", "vp")
 

@@ -21,8 +21,8 @@ from cmax.ingest import fields, greplines, nemo, textlines
 from cmax.ingest.nemo import parse_nemo2
 from tests.paths import DATA
 
-LABELS = {column: re.compile(p) for column, p in nemo._NEMO2_PATTERNS.items()}
-ITER = re.compile(nemo._ITER)
+LABELS = {column: re.compile(p) for column, p in nemo.NEMO2.patterns.items()}
+ITER = re.compile(nemo.NEMO2.iteration)
 
 
 def _line(i: int, *, time: str = "10.5", head: str = "Training epoch 0, iteration ",
@@ -139,7 +139,7 @@ def test_learn_reads_the_layout_of_a_step_line() -> None:
         "Training epoch 0, iteration ", "/999 ", 999)
     assert layout.keys[0] == " lr: " and layout.keys[-1] == " consumed_samples: "
     assert dict(layout.values) == {"step_time_s": 4, "tflops_per_gpu": 5, "loss": 3,
-                                   "grad_norm": None}
+                                   "grad_norm": None, "consumed_samples": 6}
 
 
 @pytest.mark.parametrize("line", [
@@ -162,8 +162,7 @@ def test_sparse_step_lines_go_to_grep(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(greplines, "SMALL_FILE", 0)
 
     def query() -> fields.StepQuery:
-        return fields.StepQuery(path, nemo._nemo2_lines, key=nemo.NEMO2_KEY,
-                                labels=nemo._NEMO2_PATTERNS, iteration=nemo._ITER)
+        return fields.StepQuery(path, nemo.NEMO2)
 
     with query() as sparse:
         assert sparse.layout is not None and not sparse.dense

@@ -93,8 +93,7 @@ def test_the_step_reader_greps_exactly_where_prestart_would(
     greplines.prestart(path)
     assert bool(greplines._PRESTARTED) is grep
     greplines.stop_prestarted()
-    with fields.StepQuery(path, nemo._nemo2_lines, key=greplines.NEMO2_KEY,
-                          labels=nemo._NEMO2_PATTERNS, iteration=nemo._ITER) as query:
+    with fields.StepQuery(path, nemo.NEMO2) as query:
         assert query.dense is (not small and not grep)
         started = query._lines is not None and query._lines._greps is not None
         assert started is grep
@@ -175,11 +174,10 @@ def test_meanwhile_runs_once_whatever_the_reader(
         monkeypatch.setattr(textlines, "USE_GREP", False)
     calls: list[int] = []
     if reader == "grep, fields":
-        with fields.StepQuery(path, nemo._nemo2_lines, key=greplines.NEMO2_KEY,
-                              labels=nemo._NEMO2_PATTERNS, iteration=nemo._ITER) as steps:
+        with fields.StepQuery(path, nemo.NEMO2) as steps:
             assert steps.layout is not None
             got = steps.collect(meanwhile=lambda: calls.append(1))
     else:
         got = textlines.LineQuery(path, [greplines.NEMO2_KEY]).collect(
-            nemo._nemo2_lines, meanwhile=lambda: calls.append(1))
+            nemo.NEMO2.build, meanwhile=lambda: calls.append(1))
     assert calls == [1] and got.height == 200
