@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from cmax.ingest import greplines, textlines
-from cmax.ingest.linespec import STAMP, WALL_TIME, StepLine, stamp_seconds
+from cmax.ingest.linespec import PLAIN_STAMP_WIDTH, STAMP, WALL_TIME, StepLine, stamp_seconds
 
 if TYPE_CHECKING:
     from polars._typing import CsvEncoding
@@ -71,8 +71,8 @@ class Layout:
     #: None: the line has no such field (the column is null, as the regex reader makes it)
     values: Mapping[str, int | None]
     lead: str = ""
-    #: the stamp's length (date, separator, time) and its time of day's; None: no stamp
-    stamp: tuple[int, int] | None = None
+    #: the stamp's width and whether it is plain (``YYYY-MM-DD HH:MM:SS``); None: no stamp
+    stamp: tuple[int, bool] | None = None
 
 
 _STAMP = re.compile(STAMP)
@@ -99,8 +99,8 @@ def learn(line: str, labels: Mapping[str, re.Pattern[str]], iteration: re.Patter
     if (found_stamp := _STAMP.search(fields[0])) is not None:
         if found_stamp.end() > it.start(1):
             return None  # a stamp after the counter: not a layout this reader knows
-        lead = head[: found_stamp.start(1)]
-        stamp = (found_stamp.end() - found_stamp.start(1), len(found_stamp.group(3)))
+        lead, text = head[: found_stamp.start(1)], found_stamp.group(1)
+        stamp = (len(text), len(text) == PLAIN_STAMP_WIDTH and text[10] == " ")
         head = head[found_stamp.end():]
     max_text = it.group(2)
     if not (number.isascii() and number.isdigit() and max_text.isascii() and max_text.isdigit()):
@@ -158,12 +158,9 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
     after = len(layout.lead)  # where field 0's text after the stamp starts
     stamped: list[pl.Expr] = []
     if layout.stamp is not None:
-        width, time_width = layout.stamp
-        at = len(layout.lead)
-        stamped = [f0.str.slice(at, width).alias("_stamp"),
-                   stamp_seconds(f0.str.slice(at, 10),
-                                 f0.str.slice(at + width - time_width, time_width))
-                   .alias(WALL_TIME)]
+        width, plain = layout.stamp
+        frame = frame.with_columns(f0.str.slice(len(layout.lead), width).alias("_stamp"))
+        stamped = [stamp_seconds(pl.col("_stamp"), plain=plain).alias(WALL_TIME)]
         after += width
     head = f0.str.slice(after) if after else f0
     frame = frame.with_columns(
@@ -176,10 +173,10 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
     number, iteration = pl.col("_number"), pl.col("iteration")
     # plain decimal as the regexes read it: what parses as an unsigned integer, without the
     # sign or leading zero they do not take
-    plain = ~(number.str.starts_with("+")
+    decimal = ~(number.str.starts_with("+")
               | (number.str.starts_with("0") & (number.str.len_bytes() > 1)))
     checks = [f0.str.starts_with(layout.lead + ("" if stamped else layout.head)),
-              f0.str.ends_with(layout.tail), iteration < _MAX_ITERATION, plain,
+              f0.str.ends_with(layout.tail), iteration < _MAX_ITERATION, decimal,
               rest[len(layout.keys)].is_null()]
     if stamped:
         checks += [head.str.starts_with(layout.head), pl.col(WALL_TIME).is_not_null(),
