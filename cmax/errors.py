@@ -16,6 +16,8 @@ sent a bad bundle" from "our rubric is broken" without parsing the message::
     │   └── EvidenceFormatError     its content is no known format, or not the one its
     │                               manifest key needs (see docs/formats.md)
     ├── ReferenceDataError      the shipped or a pinned reference release: checksum, row, id
+    │   └── NotInCatalogue          a GPU, model, precision or FLOPs convention the release
+    │                               does not know (the one miss cmax.reference.view absorbs)
     ├── RubricError             a rubric file (weights, thresholds, gates)
     └── HistoryError            an audit history folder (FLEET: periodic audit runs)
 
@@ -41,6 +43,7 @@ __all__ = [
     "EvidenceFormatError",
     "HistoryError",
     "ManifestError",
+    "NotInCatalogue",
     "ReferenceDataError",
     "RubricError",
     "UsageError",
@@ -141,6 +144,15 @@ class EvidenceFormatError(EvidenceError):
 
 class ReferenceDataError(CmaxError):
     """Reference data (shipped or pinned release): checksum mismatch, bad row, unknown id."""
+
+
+class NotInCatalogue(ReferenceDataError):
+    """The reference release does not know this GPU, model, precision or FLOPs convention.
+
+    Its own class because it is an *answer* (the submission is outside the catalogue: a
+    finding, a dropped MFU), while every other exception from a look-up is a bug that must
+    propagate (:mod:`cmax.reference.view` absorbs this one only).
+    """
 
 
 class RubricError(CmaxError):

@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import NotInCatalogue
 
 PER_SAMPLE = {"llama3.1-405b": 2.17e16, "grok1-314b": 4.27e15}
 PEAKS = {"h100-sxm": {"bf16": 989.0, "fp8": 1979.0}}
@@ -104,14 +104,14 @@ class FakeReference:
 
     def gpu(self, gpu_id: str) -> FakeGpu:
         if gpu_id not in PEAKS:
-            raise CmaxError(f"unknown GPU {gpu_id!r}")
+            raise NotInCatalogue(f"unknown GPU {gpu_id!r}")
         return FakeGpu(gpu_id, PEAKS[gpu_id])
 
     def peak_tflops(self, gpu: str, precision: str) -> float:
         try:
             return PEAKS[gpu][precision]
         except KeyError:
-            raise CmaxError(f"no peak for {gpu} {precision}") from None
+            raise NotInCatalogue(f"no peak for {gpu} {precision}") from None
 
     def has_model(self, workload: str) -> bool:
         return workload in PER_SAMPLE or any(w == workload for w, _ in self.flops_per_token)
@@ -120,14 +120,14 @@ class FakeReference:
         if (workload, seq_len) in self.flops_per_token:
             return self.flops_per_token[(workload, seq_len)]
         if workload not in PER_SAMPLE:
-            raise CmaxError(f"unknown model {workload!r}")
+            raise NotInCatalogue(f"unknown model {workload!r}")
         return PER_SAMPLE[workload] / 8192
 
     def model_flops_per_sample(self, workload: str, seq_len: int) -> float:
         return self.model_flops_per_token(workload, seq_len) * seq_len
 
     def source_flops_per_token(self, workload: str, seq_len: int, convention: str) -> float:
-        raise CmaxError(f"no {convention} FLOPs convention in the fake reference")
+        raise NotInCatalogue(f"no {convention} FLOPs convention in the fake reference")
 
     def select(self, *, workload: str | None = None, gpu: str | None = None,
                precision: str | None = None) -> pl.DataFrame:

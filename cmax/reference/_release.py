@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError, ReferenceDataError
+from cmax.errors import CmaxError, NotInCatalogue, ReferenceDataError
 from cmax.reference._files import REINSTALL, read_reference_toml
 from cmax.reference.architecture import Architecture, load_architectures
 from cmax.reference.baselines import read_baselines, select_latest, validate_baselines
@@ -90,7 +90,7 @@ class Reference:
                 break
         model = self._model_aliases.get(base)
         if model is None:
-            raise ReferenceDataError(
+            raise NotInCatalogue(
                 f"unknown model or workload {workload!r}", field="workload",
                 expected="one of " + ", ".join(sorted(self.models)),
                 fix="use a model id from `cmax reference list --what models`",
@@ -150,7 +150,7 @@ class Reference:
             and r["model_tflops_per_gpu"] and r["tokens_per_s_per_gpu"]
         ]
         if not implied:
-            raise ReferenceDataError(
+            raise NotInCatalogue(
                 f"{model}: no public architecture and no source figures at seq_len {seq_len}",
                 field="seq_len", fix="use the seq_len of the published rows",
             )

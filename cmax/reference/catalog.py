@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import ReferenceDataError
+from cmax.errors import NotInCatalogue, ReferenceDataError
 from cmax.reference._files import read_reference_toml
 
 PRECISIONS = ("bf16", "fp8", "nvfp4")
@@ -33,7 +33,7 @@ def normalize_precision(value: str) -> tuple[str, str | None]:
     key = value.strip().lower().replace("_", "-")
     if key in _PRECISION_ALIASES:
         return _PRECISION_ALIASES[key]
-    raise ReferenceDataError(
+    raise NotInCatalogue(
         f"unknown precision {value!r}", field="precision",
         expected="bf16, fp8 or nvfp4 (also fp8-cs, mxfp8, fp8-blockwise)",
     )
@@ -117,7 +117,7 @@ def gpu_alias_table(gpus: dict[str, GpuSpec]) -> dict[str, str]:
 def resolve_gpu(value: str, gpus: dict[str, GpuSpec], aliases: dict[str, str]) -> GpuSpec:
     gid = aliases.get(_gpu_key(value))
     if gid is None:
-        raise ReferenceDataError(
+        raise NotInCatalogue(
             f"unknown GPU {value!r}", field="gpu",
             expected="one of " + ", ".join(sorted(gpus)),
             fix="use a GPU id from `cmax reference list --what gpus`",

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from cmax.errors import ReferenceDataError, UsageError
+from cmax.errors import NotInCatalogue, UsageError
 from cmax.reference.architecture import Architecture
 
 Task = Literal["pretrain", "sft", "lora"]
@@ -71,7 +71,7 @@ class FlopsBreakdown:
 
 def _need_published(arch: Architecture) -> None:
     if not arch.published:
-        raise ReferenceDataError(
+        raise NotInCatalogue(
             f"{arch.id}: no public architecture, so cmax cannot count its FLOPs",
             expected="a model with published layer shapes",
             fix="use the source's own TFLOP/s figures for this workload",
@@ -345,7 +345,7 @@ def source_flops_per_token(
     counter = _COUNTERS.get(convention)
     if counter is not None:
         return counter(arch, seq_len, tp)
-    raise ReferenceDataError(
+    raise NotInCatalogue(
         f"FLOPs convention {convention!r} cannot be computed from the architecture",
         field="flops_convention", expected=" / ".join(sorted(CONVENTIONS)),
     )

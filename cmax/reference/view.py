@@ -5,8 +5,9 @@ baseline, a GPU's peak, a model's FLOPs, the network / reliability / economics b
 :class:`ReferenceData` is the structural type of :class:`cmax.reference.Reference` those
 stages are typed against (so tests can pass a small fake), and :class:`RefView` wraps it for
 code that must report on *any* submission: a GPU, precision or model the reference does not
-know becomes ``None`` (a finding, a dropped MFU), never a crash. Only "not in the catalogue"
-outcomes are absorbed; anything else is a bug and propagates.
+know becomes ``None`` (a finding, a dropped MFU), never a crash. Only the typed "not in the
+catalogue" answer (:class:`cmax.errors.NotInCatalogue`) is absorbed; any other exception is a
+bug and propagates.
 """
 
 from __future__ import annotations
@@ -18,14 +19,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import polars as pl
 
 from cmax.coerce import as_float
-from cmax.errors import CmaxError
+from cmax.errors import NotInCatalogue
 
 if TYPE_CHECKING:
     from cmax.reference.mlperf import MlperfReference
 
 T = TypeVar("T")
 
-_LOOKUP_ERRORS = (CmaxError, KeyError, LookupError, ValueError, AttributeError)
 
 
 class ReferenceData(Protocol):
@@ -76,7 +76,7 @@ def optional_lookup(call: Callable[[], T]) -> T | None:
     """A reference look-up whose absence only drops a derived figure (MFU, J/token)."""
     try:
         return call()
-    except _LOOKUP_ERRORS:
+    except NotInCatalogue:
         return None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cmax.errors import CmaxError, NotInCatalogue
 from cmax.reference import load_reference
 from cmax.reference.view import RefView, market_price, num
 from tests.fakes import FakeReference
@@ -27,6 +28,28 @@ def test_a_bug_in_the_reference_is_not_swallowed() -> None:
 
     with pytest.raises(TypeError):
         RefView(Broken()).peak_tflops("h100-sxm", "bf16")
+
+
+@pytest.mark.parametrize("bug", [AttributeError("'dict' object has no attribute 'gbs'"),
+                                 KeyError("gbs"), ValueError("bad row"),
+                                 CmaxError("a user error is not a catalogue miss")])
+def test_only_a_typed_catalogue_miss_is_absorbed(bug: Exception) -> None:
+    """An AttributeError inside match_baseline once turned a Gold cluster Silver, silently:
+    every exception but NotInCatalogue propagates."""
+    class Broken(FakeReference):
+        def match_baseline(self, *args: object, **kwargs: object) -> None:
+            raise bug
+
+    with pytest.raises(type(bug)):
+        RefView(Broken()).match_baseline("llama3.1-405b", "h100-sxm", "bf16", 512)
+
+
+def test_the_real_reference_raises_the_typed_miss() -> None:
+    real = load_reference("latest")
+    for miss in (lambda: real.gpu("tpu-v9"), lambda: real.resolve_workload("no-such-model"),
+                 lambda: real.peak_tflops("h100-sxm", "int3")):
+        with pytest.raises(NotInCatalogue):
+            miss()
 
 
 def test_the_real_reference_satisfies_the_adapter() -> None:
