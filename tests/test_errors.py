@@ -12,7 +12,8 @@ from cmax.errors import CmaxError, EvidenceError, EvidenceFormatError
 TREE = {
     "UsageError": CmaxError, "BundleError": CmaxError, "ManifestError": CmaxError,
     "EvidenceError": CmaxError, "EvidenceFormatError": EvidenceError,
-    "ReferenceDataError": CmaxError, "RubricError": CmaxError, "HistoryError": CmaxError,
+    "ReferenceDataError": CmaxError, "NotInCatalogue": errors.ReferenceDataError,
+    "RubricError": CmaxError, "HistoryError": CmaxError,
 }
 
 

@@ -24,7 +24,7 @@ PUBLIC = {
     },
     "cmax.errors": {
         "BundleError", "CmaxError", "EvidenceError", "EvidenceFormatError", "HistoryError",
-        "ManifestError", "ReferenceDataError", "RubricError", "UsageError",
+        "ManifestError", "NotInCatalogue", "ReferenceDataError", "RubricError", "UsageError",
     },
     "cmax.ingest": {"FORMATS", "Format", "Probe", "detect_format", "ingest", "inspect_file"},
     "cmax.validate": {
