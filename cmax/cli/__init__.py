@@ -2,21 +2,27 @@
 
 Each command lives in its own module under ``cmax.cli`` and is imported only when invoked, so
 ``cmax --help`` stays fast and one command's heavy imports (WeasyPrint, matplotlib) never slow
-another. Exit codes: 0 ok, 1 problems found (errors, regressions), 2 unusable input or usage.
+another. Exit codes: :mod:`cmax.cli.exits`.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import datetime as dt
 import importlib
 import os
 import sys
+import tempfile
+import traceback
 from typing import Any
 
 import click
 
-from cmax import __version__
+from cmax._about import __version__  # not cmax.__version__: see cmax/cli/beside.py
+from cmax.cli import exits
+from cmax.cli.beside import shared_with_clustermax
+from cmax.cli.common import set_verbosity, verbosity
 from cmax.errors import CmaxError
 
 # command name -> (module, one-line help shown by `cmax --help`)
@@ -63,52 +69,100 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="Exit codes: " + "; ".join(
+                 f"{code} {text.split(':')[0]}" for code, text in exits.MEANING.items()))
 @click.version_option(__version__, prog_name="cmax (cmax-rating)")
-def cli() -> None:
+@click.option("-q", "--quiet", "quiet", is_flag=True,
+              help="No progress lines on stderr (errors still print).")
+@click.option("-v", "--verbose", "verbose", count=True,
+              help="More on stderr: on an internal error, the whole traceback too.")
+def cli(quiet: bool, verbose: int) -> None:
     """cmax rates GPU clouds: is this cluster as good as promised, and what is it worth?
 
     Evidence bundles (a directory, .tar.gz or .zip with a cmax.toml) are validated against
     NVIDIA reference results, scored into a ClusterMAX-style tier and priced.
     """
+    set_verbosity(-1 if quiet else verbose)
+
+
+def _internal_error(exc: Exception) -> int:
+    """A bug, not bad input: one line, the traceback in a file, its own exit code."""
+    text = "".join(traceback.format_exception(exc))
+    header = (f"cmax-rating {__version__}, Python {sys.version.split()[0]}, "
+              f"{dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}\n"
+              f"argv: {sys.argv!r}\n\n")
+    where = "not saved"
+    try:
+        fd, path = tempfile.mkstemp(prefix="cmax-traceback-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(header + text)
+        where = f"traceback saved to {path}"
+    except OSError as err:
+        where = f"traceback not saved ({err.strerror}); run with -v to print it"
+    if verbosity() > 0:
+        click.echo(text, err=True, nl=False)
+    summary = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    click.echo(f"cmax: internal error: {summary} (a bug in cmax, not in the input; {where}; "
+               "please attach it to a bug report)", err=True)
+    return exits.INTERNAL
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: user errors become one line on stderr and exit code 2, never a traceback."""
+    """Entry point: user errors become one line on stderr and exit code 2, never a traceback;
+    anything else is an internal error (:func:`_internal_error`). Exit codes:
+    :mod:`cmax.cli.exits`. Also the entry point ClusterMAX's ``cmax`` script ends up calling
+    when both tools share an environment (:mod:`cmax.cli.beside`), so that is checked first."""
+    shared = shared_with_clustermax()
+    if shared is not None:
+        click.echo(f"cmax: error: {shared}", err=True)
+        return exits.CONFLICT
     try:
         result: Any = cli.main(args=argv, prog_name="cmax", standalone_mode=False)
     except CmaxError as exc:
         click.echo(f"cmax: error: {exc.one_line()}", err=True)
-        return 2
+        return exits.BAD_INPUT
     except click.exceptions.Abort:
         click.echo("cmax: aborted", err=True)
-        return 130
+        return exits.INTERRUPTED
     except click.UsageError as exc:
         # one line, like every other user error; click's own block spans three
         where = exc.ctx.command_path if exc.ctx is not None else "cmax"
         click.echo(f"cmax: error: {exc.format_message()} (see `{where} --help`)", err=True)
-        return 2
+        return exits.BAD_INPUT
     except click.ClickException as exc:
         exc.show()
-        return 2 if exc.exit_code in (1, 2) else exc.exit_code
+        return exits.BAD_INPUT if exc.exit_code in (1, 2) else exc.exit_code
     except KeyboardInterrupt:
         click.echo("cmax: interrupted", err=True)
-        return 130
+        return exits.INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return exits.OK
+    except Exception as exc:  # not a CmaxError: a bug in cmax
+        return _internal_error(exc)
     if isinstance(result, int):
         return result
     return 0
 
 
-def run() -> None:
-    """The ``cmax`` program: :func:`main`, then a quick exit. Whatever a command writes is
-    closed when it returns, so after the exit handlers (logging, Ray, temporary folders) the
-    interpreter's module-by-module teardown of WeasyPrint, matplotlib and polars only costs
-    time: ~0.3 s, half a bare WeasyPrint run (issue 15)."""
-    code = main()
-    atexit._run_exitfuncs()
-    with contextlib.suppress(OSError):  # a closed pipe has nothing left to receive
+def _finish(code: list[int]) -> None:
+    """The last exit handler: flush, then leave without the interpreter's module teardown."""
+    with contextlib.suppress(OSError, ValueError):  # a closed pipe has nothing to receive
         sys.stdout.flush()
         sys.stderr.flush()
-    os._exit(code)
+    os._exit(code[0])
+
+
+def run() -> None:
+    """The ``cmax`` and ``cmax-rating`` programs: :func:`main`, then a quick exit.
+
+    Whatever a command writes is closed when it returns, so once the exit handlers have run
+    (logging, Ray, temporary folders) the interpreter's module-by-module teardown of
+    WeasyPrint, matplotlib and Polars only costs time. Exit handlers run last-registered
+    first, so :func:`_finish`, registered before any command imports a library, runs after all
+    of theirs and ends the process with the command's code.
+    """
+    code = [exits.INTERNAL]
+    atexit.register(_finish, code)
+    code[0] = main()
+    sys.exit(code[0])

@@ -15,6 +15,11 @@ format_option = click.option(
     help="text for people; json (on stdout) for programs.",
 )
 
+no_pdf_option = click.option(
+    "--no-pdf", "no_pdf", is_flag=True,
+    help="Write HTML (and JSON) only, no PDF: faster, and needs none of WeasyPrint's "
+    "system libraries.")
+
 bundle_argument = click.argument("bundle", type=click.Path(path_type=str))
 
 
@@ -30,5 +35,19 @@ def emit_json(data: Any) -> None:
 
 
 def progress(message: str) -> None:
-    """Progress and logs go to stderr so stdout stays clean for --format json."""
-    click.echo(message, err=True)
+    """Progress and logs go to stderr so stdout stays clean for --format json; ``cmax -q``
+    silences them."""
+    if _VERBOSITY[0] >= 0:
+        click.echo(message, err=True)
+
+
+_VERBOSITY = [0]
+
+
+def set_verbosity(level: int) -> None:
+    """-1 quiet (no progress lines), 0 normal, 1+ verbose (set by ``cmax -q`` / ``-v``)."""
+    _VERBOSITY[0] = level
+
+
+def verbosity() -> int:
+    return _VERBOSITY[0]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cmax.cli.common import emit_json, format_option, progress
+from cmax.cli.common import emit_json, format_option, no_pdf_option, progress
 from cmax.errors import CmaxError
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
@@ -39,7 +39,8 @@ def _assess(bundle: str, rubric: str | None) -> Scorecard:
     return assess(bundle, rubric_path=rubric)
 
 
-def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path) -> list[Path]:
+def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path, *,
+                          pdf: bool = True) -> list[Path]:
     """Render into ``out_dir/.cmax-report-*/`` and move the finished set into ``out_dir``;
     on any failure the staging folder goes, and so does ``out_dir`` if this call created it."""
     from cmax.bundle import cleanup_on_signals
@@ -54,7 +55,7 @@ def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path) -> list[Pat
     try:
         with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix=".cmax-report-",
                                                                dir=out_dir) as tmp:
-            staged = render_reports(cards, Path(tmp))
+            staged = render_reports(cards, Path(tmp), pdf=pdf)
             final = [out_dir / path.relative_to(tmp) for path in staged]
             for source, target in zip(staged, final, strict=True):
                 os.replace(source, target)
@@ -91,8 +92,10 @@ def _check_inputs(bundles: tuple[str, ...], rubric: str | None, out_dir: Path) -
               type=click.Path(path_type=Path), help="Folder for the reports (created if needed).")
 @click.option("--rubric", type=click.Path(path_type=str), default=None, metavar="FILE",
               help="Rating rubric TOML.  [default: the rubric shipped with the reference data]")
+@no_pdf_option
 @format_option
-def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, fmt: str) -> None:
+def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf: bool,
+            fmt: str) -> None:
     _check_inputs(bundles, rubric, out_dir)
     from cmax.render.worker import DocumentWorker
 
@@ -108,7 +111,7 @@ def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, fmt: st
         from cmax.render.reports import documents_from
 
         with documents_from(worker):
-            paths = _write_all_or_nothing(cards, out_dir)
+            paths = _write_all_or_nothing(cards, out_dir, pdf=not no_pdf)
     if fmt == "json":
         emit_json({"files": [str(p) for p in paths]})
     else:

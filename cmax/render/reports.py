@@ -202,13 +202,16 @@ def _documents(card: Scorecard, slug: str) -> ScorecardDocuments:
     return found if found is not None else scorecard_documents(card, slug)
 
 
-def render_scorecard(card: Scorecard, slug: str, out_dir: Path) -> list[Path]:
+def render_scorecard(card: Scorecard, slug: str, out_dir: Path, *,
+                     pdf: bool = True) -> list[Path]:
     """``<slug>.scorecard.{json,html,pdf}``; the PDF carries the JSON and findings CSV."""
     documents = _documents(card, slug)
     json_text = scorecard_json(card)
     paths = [out_dir / f"{slug}.scorecard.{ext}" for ext in ("json", "html", "pdf")]
     write_text_atomic(json_text, paths[0])
     write_text_atomic(documents.html, paths[1])
+    if not pdf:
+        return paths[:2]
     document = layout(documents.pdf)
     write_document(document, paths[2], pdf_variant=DEFAULT_VARIANT, attachments=[
         PdfAttachment(f"{slug}.scorecard.json", json_text.encode("utf-8"),
@@ -220,9 +223,14 @@ def render_scorecard(card: Scorecard, slug: str, out_dir: Path) -> list[Path]:
 
 
 def render_brief(card: Scorecard, slug: str, out_dir: Path,
-                 peers: Sequence[Scorecard] = ()) -> list[Path]:
+                 peers: Sequence[Scorecard] = (), *, pdf: bool = True) -> list[Path]:
     """``<slug>.brief.{html,pdf}``, made more compact until it fits in two pages; with
-    ``peers`` (every scorecard rated together) it compares their value."""
+    ``peers`` (every scorecard rated together) it compares their value. Without ``pdf`` only
+    the HTML, at full length (nothing is laid out, so nothing needs to fit two pages)."""
+    if not pdf:
+        path = out_dir / f"{slug}.brief.html"
+        write_text_atomic(brief_html(card, 0, peers), path)
+        return [path]
     for level in range(len(BRIEF_LEVELS)):
         html = brief_html(card, level, peers)
         document = layout(html)
@@ -290,7 +298,7 @@ def leaderboard_charts(cards: Sequence[Scorecard],
 
 
 def render_leaderboard(pairs: Sequence[tuple[str, Scorecard]], out_dir: Path,
-                       rank_by: views.RankBy = "tier") -> list[Path]:
+                       rank_by: views.RankBy = "tier", *, pdf: bool = True) -> list[Path]:
     rows = views.leaderboard_rows(list(pairs), rank_by)
     labels = leaderboard_labels(rows)
     cards = [r.card for r in rows]
@@ -300,6 +308,8 @@ def render_leaderboard(pairs: Sequence[tuple[str, Scorecard]], out_dir: Path,
         chart_uris = leaderboard_charts(cards, labels)
     paths = [out_dir / "leaderboard.html", out_dir / "leaderboard.pdf"]
     write_text_atomic(leaderboard_html(rows, "html", chart_uris, rank_by), paths[0])
+    if not pdf:
+        return paths[:1]
     document = layout(leaderboard_html(rows, "pdf", chart_uris, rank_by))
     write_document(document, paths[1], pdf_variant=DEFAULT_VARIANT, attachments=[
         PdfAttachment("leaderboard.csv", leaderboard_csv(rows).encode("utf-8"),
@@ -315,12 +325,13 @@ def _check_out_dir(out_dir: Path) -> None:
 
 
 def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
-                   rank_by: views.RankBy = "tier") -> list[Path]:
+                   rank_by: views.RankBy = "tier", *, pdf: bool = True) -> list[Path]:
     """Write every report for ``scorecards`` into ``out_dir``; return the paths, sorted.
 
     Per provider: ``<slug>.scorecard.{json,html,pdf}`` and ``<slug>.brief.{html,pdf}``; with
     two or more scorecards also ``leaderboard.{html,pdf}``, ranked ``rank_by`` tier (then
     score) or value ($ per reference-grade GPU-hour). Each file is written atomically.
+    ``pdf=False`` writes no PDF (``--no-pdf``: WeasyPrint is then never imported).
     """
     if not scorecards:
         raise CmaxError("no scorecards to report", fix="pass at least one bundle")
@@ -332,9 +343,10 @@ def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
     # the briefs first: they need no charts, so they import WeasyPrint and get written while
     # a document worker may still be drawing the scorecards' charts
     for slug, card in zip(slugs, cards, strict=True):
-        written += render_brief(card, slug, out_dir, cards)
+        written += render_brief(card, slug, out_dir, cards, pdf=pdf)
     for slug, card in zip(slugs, cards, strict=True):
-        written += render_scorecard(card, slug, out_dir)
+        written += render_scorecard(card, slug, out_dir, pdf=pdf)
     if len(cards) >= 2:
-        written += render_leaderboard(list(zip(slugs, cards, strict=True)), out_dir, rank_by)
+        written += render_leaderboard(list(zip(slugs, cards, strict=True)), out_dir, rank_by,
+                                      pdf=pdf)
     return sorted(written)
