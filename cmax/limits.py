@@ -17,11 +17,13 @@ which are not JSON. :func:`json_safe` replaces them with ``null`` where JSON is 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from cmax.errors import EvidenceError
 
@@ -33,6 +35,26 @@ MAX_INT_DIGITS = 40
 
 MAX_LINE_CHARS = 1 << 20
 """Characters (bytes, for a reader of raw lines) in one line of a line-oriented format."""
+
+MAX_TEXT_BYTES = 64 * 1024**2
+"""Bytes in an evidence file a reader holds whole: nccl-tests text, an MLPerf result file,
+incidents, a job-summary CSV. Refused before a byte is read: the nccl-tests reader needs
+about 80 bytes of memory per byte of data rows, so 64 MiB of them stays under 1 GiB; real
+files are under a few MiB (a 512-rank nccl-tests log with NCCL_DEBUG=INFO: ~10 MiB).
+Training logs are streamed, never held whole, and have no such limit."""
+
+MAX_JSON_BYTES = 32 * 1024**2
+"""Bytes in an evidence JSON document (parsed whole: a record-shaped document costs ten
+times its size in Python objects). Real ones: a ClusterMAX audit 73 KB, nccl-tests JSON
+under 1 MB."""
+
+MAX_TOML_BYTES = 4 * 1024**2
+"""Bytes in ``cmax.toml`` or a rubric (500 runs of 15 keys each: ~250 KB; the largest
+shipped reference TOML: 15 KB)."""
+
+MAX_NCCL_ROWS = 20_000
+"""Data rows (message sizes) in one nccl-tests file: a full 8 B-16 GiB sweep is 32 per
+collective, a per-iteration dump of every collective a few thousand."""
 
 MAX_PATH_CHARS = 1024
 """Characters in a bundle member path or a path the manifest declares."""
@@ -163,13 +185,90 @@ def _csv_error(exc: csv.Error, *, file: Where, line: int | None) -> EvidenceErro
                          fix="check that the file is the unmodified tool output")
 
 
-def check_lines(lines: Sequence[str | bytes], *, file: Where = None) -> None:
-    """Refuse the first line beyond :data:`MAX_LINE_CHARS`: real tool output lines are under
-    a few KiB, and a 30 MB "line" cost the nccl-tests reader seconds of tokenising."""
-    for number, text in enumerate(lines, start=1):
-        if len(text) > MAX_LINE_CHARS:
-            raise limit_error(f"a line of {len(text):,} characters",
-                              f"{MAX_LINE_CHARS:,} characters", file=file, line=number)
+def size_error(path: Path, size: int, limit: int, *, what: str = "file") -> EvidenceError:
+    return limit_error(f"a {what} of {size:,} bytes", f"{limit:,} bytes ({limit >> 20} MiB)",
+                       file=path)
+
+
+def _check_size(stream: IO[bytes], path: Path, limit: int, what: str) -> None:
+    size = os.fstat(stream.fileno()).st_size
+    if size > limit:
+        raise size_error(path, size, limit, what=what)
+
+
+def read_bounded(path: Path, *, limit: int = MAX_TEXT_BYTES, what: str = "file") -> bytes:
+    """The bytes of a file read whole, refused before reading when it holds more than
+    ``limit`` (a 3 GiB incidents file in a 3 MB archive was a MemoryError). The size is
+    taken from the open file and the read stops at ``limit`` + 1 bytes, so a file that
+    grows, or lies about its size, is refused too. ``OSError`` propagates."""
+    with path.open("rb") as fh:
+        _check_size(fh, path, limit, what)
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise size_error(path, len(data), limit, what=what)
+    return data
+
+
+def read_bounded_lines(path: Path, *, limit: int = MAX_TEXT_BYTES) -> list[bytes]:
+    """The lines of a file read whole (newlines kept), under both bounds: the file's size
+    before reading, each line's length while reading (:func:`bounded_lines`)."""
+    with path.open("rb") as fh:
+        _check_size(fh, path, limit, "file")
+        return list(bounded_lines(fh, file=path))
+
+
+def read_bounded_text(path: Path, *, limit: int = MAX_TEXT_BYTES, what: str = "file") -> str:
+    """:func:`read_bounded` decoded as UTF-8, a byte-order mark dropped (Notepad writes
+    one). ``UnicodeDecodeError`` propagates for callers that word it themselves."""
+    return read_bounded(path, limit=limit, what=what).decode("utf-8-sig")
+
+
+def bounded_lines(stream: IO[bytes], *, file: Where = None,
+                  max_line: int = MAX_LINE_CHARS) -> Iterator[bytes]:
+    """The lines of a binary stream (split on ``\\n``, newline kept), each refused as soon as
+    it passes ``max_line`` bytes: ``readline`` is given a bound, so a 1 GiB "line" costs
+    1 MiB of memory before the refusal, not 1 GiB."""
+    number = 0
+    while line := stream.readline(max_line + 2):
+        number += 1
+        body = len(line) - line.endswith(b"\n") - line.endswith(b"\r\n")
+        if body > max_line:
+            raise limit_error(f"a line of more than {max_line:,} characters",
+                              f"{max_line:,} characters", file=file, line=number)
+        yield line
+
+
+def digest_lines(path: Path, *, lines: bool = True, max_line: int = MAX_LINE_CHARS) -> str:
+    """SHA-256 of a file, every line's length checked on the same pass (``lines``; off for
+    binary formats such as SQLite). Ingest digests each evidence file anyway; doing it
+    before the parser runs makes the line bound hold for every reader of a large log (grep,
+    the field reader, Polars), none of which could otherwise refuse a 1 GiB "line" before
+    holding it whole. One ``find``/``rfind`` per MiB block: no per-line Python work."""
+    digest = hashlib.sha256()
+    run = 0  # bytes since the last newline
+    number = 1  # line number of the current run
+    with path.open("rb") as fh:
+        while block := fh.read(_BLOCK):
+            digest.update(block)
+            if not lines:
+                continue
+            first = block.find(b"\n")
+            if first < 0:
+                run += len(block)
+            else:
+                if run + first > max_line:
+                    break
+                number += block.count(b"\n")
+                run = len(block) - block.rfind(b"\n") - 1
+            if run > max_line:
+                break
+        else:
+            return digest.hexdigest()
+    raise limit_error(f"a line of more than {max_line:,} characters",
+                      f"{max_line:,} characters", file=path, line=number)
+
+
+_BLOCK = 1 << 20  # at most MAX_LINE_CHARS: a line inside one block is never over the limit
 
 
 def json_safe(data: Any) -> Any:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cmax.errors import CmaxError
+from cmax.limits import MAX_TOML_BYTES, read_bounded
 
 REINSTALL = "reinstall cmax-rating or restore the reference/ folder"
 
@@ -27,7 +28,7 @@ def read_toml_bytes(path: Path, *, what: str, missing_fix: str | None = None) ->
         raise CmaxError(f"{what} is not a regular file (a named pipe, socket or device)",
                         file=path, expected="a TOML file")
     try:
-        return path.read_bytes()
+        return read_bounded(path, limit=MAX_TOML_BYTES, what=what)
     except FileNotFoundError:
         raise CmaxError(f"{what} not found", file=path, fix=missing_fix) from None
     except IsADirectoryError:

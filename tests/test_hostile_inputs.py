@@ -629,8 +629,8 @@ def test_nccl_line_beyond_the_line_limit(
     """A 2 MB junk line was tokenised for seconds and silently ignored."""
     code, err = _inspect(tmp_path, capsys, INGEST / "nccl" / "all_reduce_1node.txt",
                          "#\n# Using devices", "#\n" + "1 " * (1 << 20) + "\n# Using devices")
-    assert code == 2 and "all_reduce_1node.txt:3: a line of 2,097,152 characters exceeds " \
-        "cmax's limit of 1,048,576 characters" in err
+    assert code == 2 and "all_reduce_1node.txt:3: a line of more than 1,048,576 characters " \
+        "exceeds cmax's limit of 1,048,576 characters" in err
 
 
 def test_audit_driver_version_of_5000_digits(
@@ -641,3 +641,47 @@ def test_audit_driver_version_of_5000_digits(
     edit(b / "audit" / "audit.values.json", '"580.159.03"', '"580.159.' + "9" * 5000 + '"', 7)
     code, _, _ = run_json(capsys, "validate", str(b))
     assert code in (0, 1)
+
+
+# --- bounded memory: each reader refuses oversized input before holding it (cmax.limits) ----
+
+def test_a_gigabyte_line_in_a_training_log_is_refused_before_parsing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = bundle(tmp_path)
+    log = b / FP8_LOG
+    lines = log.read_bytes().split(b"\n")
+    lines.insert(30, b"iteration " + b"9" * (2 << 20))  # a keyword line every reader matches
+    log.write_bytes(b"\n".join(lines))
+    err = one_line_error(capsys, "score", str(b))
+    assert f"{FP8_LOG}:31: runs[1].log: a line of more than 1,048,576 characters" in err
+
+
+def test_an_incident_log_beyond_the_size_limit_is_refused_unparsed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = bundle(tmp_path)
+    path = b / "incidents.csv"
+    header, *rows = path.read_bytes().splitlines(keepends=True)
+    body = b"".join(rows)
+    with path.open("wb") as fh:  # real rows, repeated past 64 MiB
+        fh.write(header)
+        for _ in range((64 << 20) // len(body) + 1):
+            fh.write(body)
+    size = path.stat().st_size
+    err = one_line_error(capsys, "score", str(b))
+    assert f"incidents.csv: reliability.incidents: a file of {size:,} bytes exceeds " \
+        "cmax's limit of 67,108,864 bytes (64 MiB)" in err
+    with path.open("r+b") as fh:  # 3 GiB of zeros (sparse): one "line", refused at 1 MiB
+        fh.truncate(3 * 1024**3)
+    assert "a line of more than" in one_line_error(capsys, "score", str(b))
+
+
+def test_an_nccl_file_of_too_many_rows_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import cmax.ingest.nccl
+    monkeypatch.setattr(cmax.ingest.nccl, "MAX_NCCL_ROWS", 10)
+    b = bundle(tmp_path)
+    err = one_line_error(capsys, "score", str(b))
+    assert "more than 10 data rows exceeds cmax's limit of 10 rows in one nccl-tests file" in err
+    monkeypatch.setattr(cmax.ingest.nccl, "MAX_NCCL_ROWS", 20_000)
+    assert main(["score", str(b)]) == 0  # the sample's sweep is well inside the real limit

@@ -16,7 +16,6 @@ format, line count and the identity facts its format recorded, so later stages n
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,6 +52,7 @@ from cmax.ingest.formats import (
 from cmax.ingest.network_files import network_files
 from cmax.ingest.textlines import CONFIG_KEYS, table
 from cmax.ingest.training import pick_log
+from cmax.limits import digest_lines
 from cmax.manifest import RunSpec
 
 
@@ -62,6 +62,8 @@ class _Reader:
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
         self.files: dict[str, EvidenceFile] = {}
+        #: digests taken before parsing, with the line bound checked on the same pass
+        self.digests: dict[str, str] = {}
 
     def rel(self, path: Path) -> str:
         return self.bundle.display(path)
@@ -71,7 +73,8 @@ class _Reader:
         """Record ``path`` (once) with its digest, format, facts and line count."""
         rel = self.rel(path)
         if rel not in self.files:
-            self.files[rel] = EvidenceFile(path=rel, kind=kind, sha256=_sha256(path),
+            digest = self.digests.get(rel) or digest_lines(path, lines=False)
+            self.files[rel] = EvidenceFile(path=rel, kind=kind, sha256=digest,
                                            size_bytes=path.stat().st_size, facts=tuple(facts),
                                            line_count=line_count)
         return rel
@@ -87,6 +90,9 @@ class _Reader:
         except EvidenceFormatError as exc:
             raise exc.with_context(expected=what) from None
         checked = _expect(probe, fmt, role, what)
+        rel = self.rel(probe.path)
+        if rel not in self.digests:  # before any reader holds a line (cmax.limits)
+            self.digests[rel] = digest_lines(probe.path, lines=not probe.is_sqlite)
         parsed = checked.parse(probe)
         rel = self.record(probe.path, checked.id, checked.facts(parsed),
                           line_count=checked.line_count(parsed, probe))
@@ -109,14 +115,6 @@ class _Reader:
             if exc.field and not exc.field.startswith(key.split(".")[0].split("[")[0]):
                 field = f"{key} ({exc.field})"
             raise exc.with_context(file=file, field=field) from None
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def ingest(bundle: Bundle) -> Evidence:

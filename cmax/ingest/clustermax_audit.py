@@ -31,6 +31,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.facts import Fact
+from cmax.limits import MAX_JSON_BYTES, read_bounded_text
 
 ALL = frozenset({"slurm", "k8s", "standalone"})
 SO = frozenset({"slurm", "k8s"})
@@ -691,7 +692,7 @@ def _category(check: Check) -> tuple[str, str]:
 
 def load_audit(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(read_bounded_text(path, limit=MAX_JSON_BYTES))
     except UnicodeDecodeError:
         raise EvidenceError("audit file is not UTF-8 text", file=path) from None
     except ValueError as exc:

@@ -22,6 +22,7 @@ import polars as pl
 from cmax.errors import EvidenceError, EvidenceFormatError
 from cmax.evidence import NODE_HEALTH_SCHEMA
 from cmax.ingest.textlines import table
+from cmax.limits import MAX_JSON_BYTES, read_bounded_text
 
 TOP_KEYS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
 _STATUS = {"pass": "pass", "fail": "fail", "warn": "warn", "warning": "warn", "skip": "skip",
@@ -44,7 +45,7 @@ def _bad(path: Path, what: str, field: str,
 def parse_dcgm(path: Path) -> pl.DataFrame:
     """One node-health row per (test, GPU) that did not pass, and one summary row per node."""
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8-sig"))
+        data: Any = json.loads(read_bounded_text(path, limit=MAX_JSON_BYTES))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise EvidenceError(f"not valid JSON ({type(exc).__name__})", file=path,
                             fix="save the unmodified output of `dcgmi diag -r 3 -j`") from None

@@ -24,7 +24,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.facts import Fact
-from cmax.limits import csv_guarded, whole
+from cmax.limits import MAX_JSON_BYTES, csv_guarded, read_bounded, read_bounded_text, whole
 
 CSV_PREFIX = "filename,status,time_mean_"
 
@@ -79,7 +79,7 @@ def looks_like_csv(first_line: str) -> bool:
 
 
 def parse_csv(path: Path) -> list[Experiment]:
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    text = read_bounded(path).decode("utf-8-sig", errors="replace")
     lines = text.splitlines()
     header = next(csv_guarded(csv.reader([lines[0]]), file=path, line=1)) if lines else []
     cols = [c.strip().lower() for c in header]
@@ -134,7 +134,7 @@ def is_dgxc_json(data: object) -> bool:
 
 def parse_json(path: Path) -> list[Experiment]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(read_bounded_text(path, limit=MAX_JSON_BYTES))
     except (ValueError, UnicodeDecodeError) as exc:
         raise EvidenceError(f"invalid JSON: {exc}", file=path) from None
     return experiments_from_json(data, path)

@@ -26,7 +26,7 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.evidence import INCIDENTS_SCHEMA, conform
 from cmax.facts import Fact
-from cmax.limits import csv_guarded, read_csv_header
+from cmax.limits import MAX_JSON_BYTES, csv_guarded, read_bounded_text, read_csv_header
 
 REQUIRED = ("start", "end", "node", "category", "planned")
 OPTIONAL = ("gpu", "description")
@@ -114,7 +114,7 @@ def _row(raw: dict[str, Any], *, file: Path, line: int) -> dict[str, object]:
 
 def parse_incidents_csv(path: Path) -> list[dict[str, object]]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_bounded_text(path)
     except UnicodeDecodeError:
         raise EvidenceError("incident log is not UTF-8 text", file=path) from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
@@ -146,7 +146,7 @@ def parse_incidents_csv(path: Path) -> list[dict[str, object]]:
 
 def parse_incidents_json(path: Path) -> list[dict[str, object]]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_bounded_text(path, limit=MAX_JSON_BYTES)
     except UnicodeDecodeError:
         raise EvidenceError("incident log is not UTF-8 text", file=path) from None
     try:

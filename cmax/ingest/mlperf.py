@@ -40,7 +40,7 @@ from typing import Any
 
 from cmax.errors import CmaxError, EvidenceError
 from cmax.facts import Fact
-from cmax.limits import is_file_named
+from cmax.limits import MAX_JSON_BYTES, is_file_named, read_bounded, read_bounded_text
 
 TOKEN = ":::MLLOG"
 _TOKEN_B = b":::MLLOG "  # the official parser's token ends with a space
@@ -165,7 +165,7 @@ def parse_result_file(path: Path, *, name: str | None = None) -> MlperfRun:
     """Read one result file; parse problems fail the run (MLPerf scores it as dropped)."""
     run = MlperfRun(file=name or path.name, path=path)
     try:
-        data = path.read_bytes()
+        data = read_bounded(path)
     except OSError as exc:
         raise EvidenceError(f"cannot read the result file: {exc.strerror}", file=path) from None
     lines = data.split(b"\n")
@@ -391,7 +391,7 @@ def system_gpus(system: dict[str, Any]) -> int | None:
 def load_system(path: Path) -> SystemDesc:
     """Read a system description; a broken one is an error naming the file (and line)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_bounded_text(path, limit=MAX_JSON_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         raise EvidenceError(f"cannot read the system description: {exc}", file=path) from None
     try:
@@ -424,7 +424,7 @@ def read_scaling(folder: Path) -> tuple[float, Path | None]:
     if not path.is_file():
         return 1.0, None
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(read_bounded_text(path, limit=MAX_JSON_BYTES))
         factor = data["scaling_factor"]
         if isinstance(factor, bool) or not isinstance(factor, int | float):
             raise ValueError("scaling_factor is not a number")

@@ -55,7 +55,7 @@ from cmax.evidence import NCCL_SCHEMA
 from cmax.facts import Fact
 from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.ingest.textlines import table
-from cmax.limits import check_lines
+from cmax.limits import MAX_NCCL_ROWS, limit_error, read_bounded_lines
 
 COLLECTIVES = (
     "reduce_scatter", "all_reduce", "all_gather", "alltoall", "broadcast", "sendrecv",
@@ -277,13 +277,10 @@ def _collective_from_name(path: Path) -> str | None:
 
 
 def read_lines(path: Path) -> list[str]:
-    """Lines split on ``\\n`` only (so numbers match editors), CR and bad UTF-8 tolerated."""
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    check_lines(lines, file=path)  # a megabyte "line" is no nccl-tests output (cmax.limits)
-    return [ln.rstrip(b"\r").decode("utf-8", errors="replace") for ln in lines]
+    """Lines split on ``\\n`` only (so numbers match editors), CR and bad UTF-8 tolerated;
+    the file's size and each line's length bounded while reading (cmax.limits)."""
+    return [ln.rstrip(b"\n").rstrip(b"\r").decode("utf-8", errors="replace")
+            for ln in read_bounded_lines(path)]
 
 
 def _is_data(tokens: list[str]) -> bool:
@@ -306,6 +303,7 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
     launch: _Launch | None = None
     current: NcclTest | None = None
     fabric: dict[str, int] = {}
+    rows = 0
 
     def block() -> NcclTest:
         nonlocal current
@@ -402,6 +400,10 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
                 "out-of-place and in-place, as the block's column header says",
                 fix="use the unmodified nccl-tests output")
         test.sizes += 1
+        rows += 1
+        if rows > MAX_NCCL_ROWS:
+            raise limit_error(f"more than {MAX_NCCL_ROWS:,} data rows", f"{MAX_NCCL_ROWS:,} rows "
+                              "in one nccl-tests file", file=path, line=lineno)
         for in_place, values in row[2]:
             test.rows.append({
                 "size_bytes": row[0], "dtype": row[1], "time_us": values[0],

@@ -32,6 +32,7 @@ from cmax.evidence import NODE_HEALTH_SCHEMA
 from cmax.facts import Fact
 from cmax.ingest.nccl import NcclTest, solve_ranks
 from cmax.ingest.textlines import table
+from cmax.limits import MAX_JSON_BYTES, read_bounded_text
 
 JSON_VERSION = 3
 # a node whose per-process time is this much above the other nodes' median is slow; the 10 % matches
@@ -83,7 +84,7 @@ def _collective(data: dict[str, Any], path: Path) -> str | None:
 
 def load(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(read_bounded_text(path, limit=MAX_JSON_BYTES))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise EvidenceError(f"not valid JSON ({type(exc).__name__})", file=path,
                             fix="submit the .json file exactly as nccl-tests wrote it "

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from cmax.errors import EvidenceError, EvidenceFormatError
 from cmax.facts import Fact
-from cmax.limits import load_json
+from cmax.limits import MAX_JSON_BYTES, load_json, read_bounded_text
 
 if TYPE_CHECKING:
     import polars as pl
@@ -82,7 +82,6 @@ P = TypeVar("P")
 
 HEAD_BYTES = 1 << 16
 CHUNK = 8 << 20
-MAX_JSON_BYTES = 256 << 20
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NO_JSON: Any = object()
@@ -151,7 +150,7 @@ class Probe:
     def text(self) -> str:
         """The whole file as UTF-8 text (BOM dropped); for JSON and CSV formats, not for logs."""
         try:
-            return self.path.read_text(encoding="utf-8-sig")
+            return read_bounded_text(self.path)
         except UnicodeDecodeError:
             raise EvidenceError("file is not UTF-8 text", file=self.path) from None
 
@@ -162,7 +161,11 @@ class Probe:
         Only files whose head starts with ``{`` or ``[`` and of at most ``MAX_JSON_BYTES``
         are parsed; :attr:`json_problem` then says why a file that looked like JSON is not.
         """
-        if self.head_text[:1] not in ("{", "[") or self.size > MAX_JSON_BYTES:
+        if self.head_text[:1] not in ("{", "["):
+            return _NO_JSON
+        if self.size > MAX_JSON_BYTES:
+            self.json_problem = (f"a JSON document of {self.size:,} bytes, over cmax's limit of "
+                                 f"{MAX_JSON_BYTES >> 20} MiB")
             return _NO_JSON
         try:
             text = self.text
