@@ -33,16 +33,8 @@ from typing import Any
 import polars as pl
 
 from cmax.coerce import as_float, as_int
-from cmax.evidence import (
-    AUDIT_SCHEMA,
-    INCIDENTS_SCHEMA,
-    MLPERF_SCHEMA,
-    NCCL_SCHEMA,
-    RECIPE_SCHEMA,
-    RUNS_SCHEMA,
-    STEPS_SCHEMA,
-    Evidence,
-)
+from cmax.evidence import RECIPE_SCHEMA, STEPS_SCHEMA, Evidence
+from cmax.evidence import TABLES as EVIDENCE_TABLES
 from cmax.facts import Fact, facts_of
 from cmax.ingest.textlines import clean_steps
 from cmax.manifest import MANIFEST_NAME, RunSpec
@@ -54,14 +46,7 @@ from cmax.window import Window, steady_state_window
 CONFIG_FIELDS: tuple[str, ...] = ("gbs", *(name for name in RECIPE_SCHEMA if name != "gbs"))
 
 #: The canonical tables, by the attribute name they have on Evidence and Case.
-TABLES: dict[str, dict[str, pl.DataType]] = {
-    "runs": RUNS_SCHEMA,
-    "steps": STEPS_SCHEMA,
-    "nccl": NCCL_SCHEMA,
-    "incidents": INCIDENTS_SCHEMA,
-    "audit_checks": AUDIT_SCHEMA,
-    "mlperf": MLPERF_SCHEMA,
-}
+TABLES: dict[str, dict[str, pl.DataType]] = {t.name: t.schema for t in EVIDENCE_TABLES}
 
 
 def safe_conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:

@@ -138,6 +138,73 @@ MLPERF_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+@dataclass(frozen=True)
+class Table:
+    """One canonical evidence table, declared once: its schema, the manifest key that names
+    the files feeding it, the format role a file needs to feed it, and what an empty file is.
+
+    Ingest, the case (``Case.tables``), the manifest's list of declared files, completeness,
+    the format registry's role check and docs/formats.md all read these declarations (see
+    docs/architecture.md, "Adding a format for a new table").
+    """
+
+    #: the attribute on :class:`Evidence` and the key of ``Case.tables``
+    name: str
+    schema: dict[str, pl.DataType]
+    #: the manifest section whose entries name the files (``runs``, ``audit``, ...) and the
+    #: entry's field holding the path; None: filled beside another table's files
+    section: str | None
+    field: str | None
+    #: the format roles whose files fill this table
+    roles: tuple[str, ...]
+    #: what a file under the key must hold, for errors and docs
+    what: str
+    #: the completeness rule a declared file that gives this table no row raises (None: the
+    #: table's own rules judge it, as the runs' do)
+    empty: str | None = None
+    #: the key may name a folder (its rows' ``source_file`` lie under it)
+    folder: bool = False
+    #: the section is an array of tables (``[[runs]]``), each entry naming a file
+    many: bool = False
+
+    def key(self, index: int | None = None) -> str:
+        """The manifest key of an entry (``runs[0].log``, ``audit.path``; ``runs[].log``
+        without an index)."""
+        where = f"{self.section}[{'' if index is None else index}]" if self.many else self.section
+        return f"{where}.{self.field}"
+
+
+TABLES: tuple[Table, ...] = (
+    Table("runs", RUNS_SCHEMA, "runs", "log", ("run",),
+          "a training log or DGXC/llmb-run summary", many=True),
+    Table("steps", STEPS_SCHEMA, None, None, ("run",), "per-step rows of a training log"),
+    Table("nccl", NCCL_SCHEMA, "nccl", "path", ("nccl",),
+          "nccl-tests output (or a folder of it, with dcgmi diag results)",
+          "completeness.empty-evidence", folder=True, many=True),
+    Table("node_health", NODE_HEALTH_SCHEMA, None, None, ("node-health", "nccl"),
+          "per-node health rows (dcgmi diag, nccl-tests JSON per-process times)"),
+    Table("mlperf", MLPERF_SCHEMA, "mlperf", "path", ("mlperf",),
+          "an MLPerf result_*.txt or results folder", "completeness.empty-evidence",
+          folder=True, many=True),
+    Table("audit_checks", AUDIT_SCHEMA, "audit", "path", ("audit",),
+          "a ClusterMAX audit.values.json", "completeness.empty-evidence"),
+    Table("incidents", INCIDENTS_SCHEMA, "reliability", "incidents", ("incidents",),
+          "an incident log", "completeness.empty-incident-log"),
+)
+"""Every canonical table, in ingest order."""
+
+
+def table_named(name: str) -> Table:
+    """The declaration of table ``name``."""
+    return next(t for t in TABLES if t.name == name)
+
+
+def table_of_key(key: str) -> Table | None:
+    """The table a manifest key (``nccl[2].path``) feeds, or None."""
+    section = key.split(".", 1)[0].split("[", 1)[0]
+    return next((t for t in TABLES if t.section == section), None)
+
+
 def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """An empty table with the canonical schema."""
     return pl.DataFrame(schema=schema)

@@ -36,6 +36,7 @@ from cmax.evidence import (
     Evidence,
     EvidenceFile,
     conform,
+    table_named,
 )
 from cmax.facts import Fact
 from cmax.ingest import mlperf
@@ -159,7 +160,7 @@ def ingest(bundle: Bundle) -> Evidence:
             path = reader.bundle.resolve(manifest.audit.path, field="audit.path")
             audit: AuditFormat[Any]
             audit, parsed, rel = reader.read(path, AuditFormat,
-                                             "a ClusterMAX audit.values.json")
+                                             table_named("audit_checks").what)
             records, evidence.audit_cluster = audit.checks(parsed, source_file=rel)
             evidence.audit_checks = table(records, AUDIT_SCHEMA)
     if manifest.reliability is not None:
@@ -167,7 +168,7 @@ def ingest(bundle: Bundle) -> Evidence:
             path = reader.bundle.resolve(manifest.reliability.incidents,
                                          field="reliability.incidents")
             log: IncidentFormat[Any]
-            log, parsed, rel = reader.read(path, IncidentFormat, "an incident log")
+            log, parsed, rel = reader.read(path, IncidentFormat, table_named("incidents").what)
             evidence.incidents = conform(log.frame(parsed, source_file=rel), INCIDENTS_SCHEMA)
     evidence.files = list(reader.files.values())
     return evidence
@@ -194,8 +195,7 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
     declared = bundle.resolve(spec.log, field=key)
     path, notes = pick_log(declared)
     fmt: RunFormat[Any]
-    fmt, parsed, rel = reader.read(path, RunFormat,
-                                   "a training log or DGXC/llmb-run summary")
+    fmt, parsed, rel = reader.read(path, RunFormat, table_named("runs").what)
     run_id = f"runs[{i}]"
     row: dict[str, Any] = {
         "run_id": run_id, "workload": spec.workload, "model": spec.workload,

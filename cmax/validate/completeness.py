@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import polars as pl
-
 from cmax.case import same_file, under
 from cmax.coerce import as_int
+from cmax.evidence import table_of_key
 from cmax.findings import Finding
 from cmax.validate.context import Context, fmt_iters, run_finding, unmatched_specs
 from cmax.validate.registry import Rule, finding, register
@@ -72,6 +71,14 @@ register(Rule(
     "Submit the raw tool output (nccl-tests stdout, MLPerf result_*.txt, audit.values.json); "
     "run `cmax inspect FILE` to see how cmax reads it.",
 ))
+register(Rule(
+    "completeness.empty-incident-log", "warning", "The incident log lists no incident",
+    "An incident log with no rows says nothing happened in the period. That may be true, but "
+    "it is the provider's word, not evidence: the interruption rate, the MTBF and the SLA "
+    "credit then rest on an empty file.",
+    "Submit the provider's incident or maintenance log for the period (every node drain, "
+    "XID/ECC fault and outage), or state in the report that none was kept.",
+))
 
 
 def _declared_files(ctx: Context) -> Iterator[Finding]:
@@ -83,22 +90,18 @@ def _declared_files(ctx: Context) -> Iterator[Finding]:
 
 
 def _empty_evidence(ctx: Context) -> Iterator[Finding]:
-    checks: list[tuple[str, str, pl.DataFrame, bool]] = []
-    # an [[nccl]] path may name a folder of runs, like an [[mlperf]] path
-    checks += [(f"nccl[{i}].path", s.path, ctx.tables["nccl"], True)
-               for i, s in enumerate(ctx.manifest.nccl)]
-    checks += [(f"mlperf[{i}].path", s.path, ctx.tables["mlperf"], True)
-               for i, s in enumerate(ctx.manifest.mlperf)]
-    if ctx.manifest.audit is not None:
-        checks.append(("audit.path", ctx.manifest.audit.path, ctx.tables["audit_checks"], False))
-    for key, rel, table, folder in checks:
-        if not ctx.case.is_present(rel):
-            continue  # declared-file-missing
-        sources = table["source_file"].drop_nulls().unique().to_list()
-        hit = any(under(s, rel) if folder else same_file(s, rel) for s in sources)
-        if not hit:
-            yield finding("completeness.empty-evidence",
-                          f"{key} = {rel!r}: no data could be read from it", file=rel)
+    """A declared file (or folder) that gave its table no row, as its table declares
+    (:data:`cmax.evidence.TABLES`: which tables judge an empty file here, with which rule)."""
+    for key, rel in ctx.manifest.declared_files():
+        table = table_of_key(key)
+        if table is None or table.empty is None or not ctx.case.is_present(rel):
+            continue  # judged by the table's own rules, or declared-file-missing
+        sources = ctx.tables[table.name]["source_file"].drop_nulls().unique().to_list()
+        if any(under(s, rel) if table.folder else same_file(s, rel) for s in sources):
+            continue
+        rows = table.name.replace("_", " ")
+        yield finding(table.empty, f"{key} = {rel!r}: no {rows} row could be read from it "
+                      f"(expected {table.what})", file=rel)
 
 
 def _runs(ctx: Context) -> Iterator[Finding]:

@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 from cmax.errors import CmaxError, EvidenceError, EvidenceFormatError
+from cmax.evidence import TABLES
 from cmax.ingest import (
     FORMATS,
     detect_format,
@@ -383,11 +384,49 @@ def test_json_is_parsed_once_for_detection_and_parsing(
     assert fmt.id == "dgxc-json" and calls == 1
 
 
+def test_a_format_whose_role_disagrees_with_its_class_is_refused() -> None:
+    class Plain(formats.Format[str]):
+        id = "plain-run"
+        title = "a run format without read_run"
+        role = "run"
+        tool, sample = "tests", "(none)"
+        markers = (formats.Marker(b"X", re.compile("X")),)
+
+        def parse(self, probe: formats.Probe) -> str:
+            return ""
+
+        def summarise(self, parsed: str, probe: formats.Probe) -> dict[str, object]:
+            return {}
+
+    class Audit(Plain, formats.AuditFormat[str]):  # type: ignore[misc]
+        id = "audit-said-run"
+
+        def checks(self, parsed: str, *, source_file: str
+                   ) -> tuple[list[dict[str, object]], str | None]:
+            return [], None
+
+    with pytest.raises(RuntimeError, match="not a RunFormat"):
+        formats.register(Plain())
+    with pytest.raises(RuntimeError, match=r"declares role 'run' but is not a RunFormat"):
+        formats.register(Audit())
+    Plain.role = "nonsense"  # type: ignore[assignment]
+    with pytest.raises(RuntimeError, match="unknown role"):
+        formats.register(Plain())
+    assert "plain-run" not in formats._REGISTRY and "audit-said-run" not in formats._REGISTRY
+
+
+def test_every_role_feeds_a_declared_table() -> None:
+    """Each format role fills a table declared in cmax.evidence.TABLES (mlperf-system: the
+    system facts of an MLPerf tree, recorded on its result set)."""
+    fed = {role for table in TABLES for role in table.roles}
+    assert {f.role for f in formats.all_formats()} - {"mlperf-system"} <= fed
+
+
 def test_a_new_format_is_one_registration(tmp_path: Path) -> None:
     class Greeting(formats.Format[str]):
         id = "greeting"
         title = "a test format"
-        role = "run"
+        role = "mlperf-system"
         tool = "tests"
         sample = "(none)"
         priority = 1000

@@ -273,6 +273,7 @@ TRIPS: dict[str, Case] = {
     "completeness.short-run": edit(_truncate(45, 45)),
     "completeness.summary-only": after(_summary),
     "completeness.empty-evidence": edit(lambda b: setattr(b, "drop_rows", ("nccl",))),
+    "completeness.empty-incident-log": edit(lambda b: setattr(b, "drop_rows", ("incidents",))),
     # comparability
     "comparability.no-baseline": edit(_attr(0, workload="llama3.1-70b")),
     "comparability.precision-mismatch": edit(_attr(0, precision="nvfp4")),

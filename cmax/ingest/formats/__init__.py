@@ -335,12 +335,31 @@ class AuditFormat(Format[P]):
 
 
 _REGISTRY: dict[str, Format[Any]] = {}
+# the base class whose method ingest calls for each role that fills a table that way; mlperf
+# result trees are read by cmax.ingest.mlperf, so their roles have none
+_ROLE_BASES: dict[str, type[Format[Any]]] = {
+    base.role: base
+    for base in (RunFormat, NcclFormat, NodeHealthFormat, IncidentFormat, AuditFormat)}
+_ROLES = frozenset(Role.__args__)  # type: ignore[attr-defined]
 
 
 def register(fmt: Format[Any]) -> Format[Any]:
-    """Add ``fmt`` to the registry (its ``id`` must be new)."""
+    """Add ``fmt`` to the registry (its ``id`` must be new).
+
+    A format whose ``role`` does not match its class is refused here: detected, it would then
+    be refused by ingest (a ``run`` format that is no ``RunFormat`` has no ``read_run``), or
+    fill a table other than the one its role names.
+    """
     if fmt.id in _REGISTRY:
         raise RuntimeError(f"evidence format {fmt.id!r} registered twice")
+    if fmt.role not in _ROLES:
+        raise RuntimeError(f"evidence format {fmt.id!r}: unknown role {fmt.role!r} "
+                           f"(roles: {', '.join(sorted(_ROLES))})")
+    for role, base in _ROLE_BASES.items():
+        if isinstance(fmt, base) != (fmt.role == role):
+            raise RuntimeError(f"evidence format {fmt.id!r} declares role {fmt.role!r} but is "
+                               f"{'a' if isinstance(fmt, base) else 'not a'} {base.__name__} "
+                               f"(role {role!r}): subclass the base class of its role")
     if not fmt.markers and fmt.json_shape is None and type(fmt).sniff is Format.sniff:
         raise RuntimeError(f"evidence format {fmt.id!r} has neither sniff() nor markers")
     _REGISTRY[fmt.id] = fmt
@@ -426,9 +445,8 @@ until one appears; within a chunk the highest priority wins, so an MLPerf result
 embeds a framework's log, is never taken for that log. A file nothing recognises is refused
 with an error that lists every format tried and points here.
 
-Each format has a **role**: what a manifest key may use it for (`runs[].log` needs `run`,
-`[[nccl]] path` needs `nccl` (or `node-health` inside a folder), `[[mlperf]] path`
-needs `mlperf`, `[audit] path` needs `audit`, `[reliability] incidents` needs `incidents`).
+Each format has a **role**: which canonical table it fills, and so which manifest key may
+name it (declared once per table in `cmax/evidence.py` `TABLES`):
 """
 
 _DOC_TAIL = """\
@@ -470,7 +488,16 @@ def formats_markdown() -> str:
         if first:
             lines += ["", first]
         sections.append("\n".join(lines))
-    return "\n".join([_DOC_HEAD, "## Formats", "", *rows, "", *[s + "\n" for s in sections],
+    from cmax.evidence import TABLES  # Polars: only when the docs are written
+
+    tables = ["| table | manifest key | roles | an empty file |", "| --- | --- | --- | --- |"]
+    for table in TABLES:
+        key = f"`{table.key()}`"
+        tables.append(f"| `{table.name}` | {key if table.section else '(beside another)'} | "
+                      f"{', '.join(f'`{r}`' for r in table.roles)} | "
+                      f"{f'`{table.empty}`' if table.empty else 'its own rules'} |")
+    return "\n".join([_DOC_HEAD, *tables, "", "## Formats", "", *rows, "",
+                      *[s + "\n" for s in sections],
                       _DOC_TAIL])
 
 
