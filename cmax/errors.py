@@ -19,7 +19,8 @@ sent a bad bundle" from "our rubric is broken" without parsing the message::
     │   └── NotInCatalogue          a GPU, model, precision or FLOPs convention the release
     │                               does not know (the one miss cmax.reference.view absorbs)
     ├── RubricError             a rubric file (weights, thresholds, gates)
-    └── HistoryError            an audit history folder (FLEET: periodic audit runs)
+    └── HistoryError            periodic audits: the runs root, a run folder, the history
+                                table, the drift policy
 
 Every class keeps the same structured fields (``file``, ``line``, ``field``, ``expected``,
 ``fix``). Code that adds context to an error it caught (ingest names the manifest key,
@@ -160,4 +161,5 @@ class RubricError(CmaxError):
 
 
 class HistoryError(CmaxError):
-    """An audit history folder: layout, dates, or a run that cannot be placed."""
+    """Periodic audits: the runs root or a run folder, the history table (layout, versions,
+    damaged files), the drift policy."""

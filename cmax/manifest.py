@@ -314,6 +314,6 @@ def check_sanity(manifest: Manifest, *, source: str | Path) -> Manifest:
 
 def load_manifest(path: Path) -> Manifest:
     """Read and validate ``cmax.toml``."""
-    data = read_toml(path, what="manifest",
+    data = read_toml(path, what="manifest", error=ManifestError,
                      missing_fix=f"a bundle needs a {MANIFEST_NAME} at its top level (see README)")
     return check_sanity(parse_manifest(data, source=path), source=path)

@@ -1,7 +1,7 @@
 """Reading TOML files (manifest, rubric, reference catalogues) into one kind of error.
 
 Every TOML file cmax reads can be missing, a directory, a named pipe (reading one blocks
-forever), not UTF-8, or invalid TOML; each case is one :class:`CmaxError` naming the file and,
+forever), not UTF-8, or invalid TOML; each case is one error naming the file and,
 for syntax errors, the line. Python 3.11's ``TOMLDecodeError`` has no ``lineno`` attribute
 (3.14 adds it), so the line is taken from its message.
 """
@@ -22,47 +22,51 @@ REINSTALL = "reinstall cmax-rating or restore the reference/ folder"
 _AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
 
-def read_toml_bytes(path: Path, *, what: str, missing_fix: str | None = None) -> bytes:
-    """The raw bytes of a TOML file (callers that digest the file need them)."""
+def read_toml_bytes(path: Path, *, what: str, missing_fix: str | None = None,
+                    error: type[CmaxError] = CmaxError) -> bytes:
+    """The raw bytes of a TOML file (callers that digest the file need them); failures are
+    ``error``, the class of the input at fault (a manifest, the reference, a rubric)."""
     if path.exists() and not (path.is_file() or path.is_dir()):
-        raise CmaxError(f"{what} is not a regular file (a named pipe, socket or device)",
+        raise error(f"{what} is not a regular file (a named pipe, socket or device)",
                         file=path, expected="a TOML file")
     try:
         return read_bounded(path, limit=MAX_TOML_BYTES, what=what)
     except FileNotFoundError:
-        raise CmaxError(f"{what} not found", file=path, fix=missing_fix) from None
+        raise error(f"{what} not found", file=path, fix=missing_fix) from None
     except IsADirectoryError:
-        raise CmaxError(f"{what} path is a directory", file=path,
+        raise error(f"{what} path is a directory", file=path,
                         expected="a TOML file") from None
     except OSError as exc:
-        raise CmaxError(f"cannot read {what}: {exc.strerror}", file=path) from None
+        raise error(f"cannot read {what}: {exc.strerror}", file=path) from None
 
 
-def decode_toml(raw: bytes, *, file: Path | str, what: str) -> dict[str, Any]:
-    """Parse TOML bytes; bad encoding or syntax is a CmaxError with the line."""
+def decode_toml(raw: bytes, *, file: Path | str, what: str,
+                error: type[CmaxError] = CmaxError) -> dict[str, Any]:
+    """Parse TOML bytes; bad encoding or syntax is an ``error`` with the line."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise CmaxError(f"{what} is not UTF-8 text", file=file) from None
+        raise error(f"{what} is not UTF-8 text", file=file) from None
     try:
         return tomllib.loads(text)
     except RecursionError:  # tomllib recurses per nested array/inline table
-        raise CmaxError(f"{what} nests arrays or tables too deeply to read", file=file,
+        raise error(f"{what} nests arrays or tables too deeply to read", file=file,
                         expected="a few levels of nesting",
                         fix="correct the TOML structure") from None
     except tomllib.TOMLDecodeError as exc:
         found = _AT_LINE.search(str(exc))
         line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         msg = str(exc).split(" (at ")[0]
-        raise CmaxError(f"invalid TOML: {msg}", file=file, line=line,
+        raise error(f"invalid TOML: {msg}", file=file, line=line,
                         fix="correct the TOML syntax") from None
     except ValueError:  # int() of a literal beyond Python's 4,300-digit limit
-        raise CmaxError(f"{what} holds an integer beyond Python's conversion limit "
+        raise error(f"{what} holds an integer beyond Python's conversion limit "
                         f"({sys.get_int_max_str_digits():,} digits)",
                         file=file, expected="numbers of a sensible size") from None
 
 
-def read_toml(path: Path, *, what: str, missing_fix: str | None = None) -> dict[str, Any]:
-    """Read and parse a TOML file; every failure is one CmaxError."""
-    return decode_toml(read_toml_bytes(path, what=what, missing_fix=missing_fix),
-                       file=path, what=what)
+def read_toml(path: Path, *, what: str, missing_fix: str | None = None,
+              error: type[CmaxError] = CmaxError) -> dict[str, Any]:
+    """Read and parse a TOML file; every failure is one ``error``."""
+    return decode_toml(read_toml_bytes(path, what=what, missing_fix=missing_fix, error=error),
+                       file=path, what=what, error=error)

@@ -3,6 +3,8 @@ keeps the class, the line and the fix."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cmax import errors
@@ -50,3 +52,29 @@ def test_every_class_is_one_line_exit_2(name: str, monkeypatch: pytest.MonkeyPat
     assert main(["inspect", "whatever"]) == 2
     err = capsys.readouterr().err
     assert err == "cmax: error: f.txt:3: bad input; fix: do this\n"
+
+
+@pytest.mark.parametrize(("what", "expected"), [
+    ("manifest", "ManifestError"), ("rubric", "RubricError"), ("log", "EvidenceError"),
+    ("history", "HistoryError"), ("reference", "ReferenceDataError")])
+def test_errors_are_raised_at_their_node(what: str, expected: str, tmp_path: Path) -> None:
+    """Each input's failure is raised as its own class, so a caller can tell a bad bundle
+    from a broken rubric or history without reading the message."""
+    from cmax.history.discover import discover_runs
+    from cmax.ingest.textlines import query_lines
+    from cmax.manifest import load_manifest
+    from cmax.reference._files import read_reference_toml
+    from cmax.reference.rubric_file import read_rubric_file
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text("x = [\n")
+    calls = {
+        "manifest": lambda: load_manifest(bad),
+        "rubric": lambda: read_rubric_file(bad),
+        "reference": lambda: read_reference_toml(bad, what="GPU catalogue"),
+        "log": lambda: query_lines(tmp_path / "missing.log", lambda lf: lf, keys=["x"]),
+        "history": lambda: discover_runs(tmp_path / "no-runs-root"),
+    }
+    with pytest.raises(CmaxError) as caught:
+        calls[what]()
+    assert type(caught.value).__name__ == expected

@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import HistoryError
 from cmax.history.discover import RunRef, Unusable, discover_runs
 from cmax.history.drift import (
     DriftItem,
@@ -222,7 +222,7 @@ def run_audit(
     store.migrate_parquet_v1()
     runs, unusable = discover_runs(root_path, exclude=store.local_path)
     if not runs and not unusable:
-        raise CmaxError("no runs found", file=root_path,
+        raise HistoryError("no runs found", file=root_path,
                         expected="run bundles laid out as <root>/<cluster>/<timestamp>/",
                         fix="point cmax audit at the folder that holds one folder per cluster")
     recorded = store.recorded()

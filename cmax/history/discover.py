@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cmax.errors import CmaxError
+from cmax.errors import HistoryError
 from cmax.manifest import MANIFEST_NAME
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tar", ".zip")
@@ -135,7 +135,7 @@ def bundle_digest(path: Path) -> str:
                 outer.update(inner.digest())
             outer.update(b"\n")
     except OSError as exc:
-        raise CmaxError(f"cannot read run: {exc.strerror or exc}", file=path,
+        raise HistoryError(f"cannot read run: {exc.strerror or exc}", file=path,
                         fix="check the file permissions under the runs root") from None
     return outer.hexdigest()
 
@@ -170,10 +170,10 @@ def discover_runs(root: Path, *, exclude: Path | None = None,
     ``exclude`` is the history folder when it lives inside the root under a visible name.
     """
     if not root.exists():
-        raise CmaxError("runs root not found", file=root,
+        raise HistoryError("runs root not found", file=root,
                         expected="a folder laid out as <root>/<cluster>/<timestamp>/")
     if not root.is_dir():
-        raise CmaxError("runs root is not a folder", file=root,
+        raise HistoryError("runs root is not a folder", file=root,
                         expected="a folder laid out as <root>/<cluster>/<timestamp>/")
     runs: list[RunRef] = []
     unusable: list[Unusable] = []
@@ -182,7 +182,7 @@ def discover_runs(root: Path, *, exclude: Path | None = None,
         clusters = sorted(p for p in root.iterdir()
                           if not p.name.startswith(".") and p.resolve() != skip)
     except OSError as exc:
-        raise CmaxError(f"cannot list runs root: {exc.strerror}", file=root) from None
+        raise HistoryError(f"cannot list runs root: {exc.strerror}", file=root) from None
     for cluster_dir in clusters:
         if not cluster_dir.is_dir():
             unusable.append(Unusable(cluster_dir, "ignored: not a cluster folder; expected "

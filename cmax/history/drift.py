@@ -61,7 +61,7 @@ from typing import Any, Literal, get_args
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
-from cmax.errors import CmaxError
+from cmax.errors import HistoryError
 from cmax.resources import data_dir
 from cmax.scorecard import Tier
 from cmax.tomlfile import REINSTALL, read_toml
@@ -110,21 +110,21 @@ class DriftPolicy:
 
 
 def _read_policy(path: Path, missing_fix: str) -> DriftPolicy:
-    data = read_toml(path, what="drift policy", missing_fix=missing_fix)
+    data = read_toml(path, what="drift policy", missing_fix=missing_fix, error=HistoryError)
     values: dict[str, Any] = {}
     for f in dataclasses.fields(DriftPolicy):
         want = int if f.type in ("int", int) else float
         value: Any = data.get(f.name)
         ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
         if not ok or (want is int and not isinstance(value, int)):
-            raise CmaxError(f"drift policy key {f.name!r} is "
+            raise HistoryError(f"drift policy key {f.name!r} is "
                             f"{'missing' if value is None else repr(value)}", file=path,
                             field=f.name, expected=f"a non-negative {want.__name__}",
                             fix=f"set {f.name} = <number> (see the shipped {POLICY_FILE})")
         values[f.name] = float(value) if want is float else value
     unknown = sorted(set(data) - set(values))
     if unknown:
-        raise CmaxError(f"drift policy has unknown key {unknown[0]!r}", file=path,
+        raise HistoryError(f"drift policy has unknown key {unknown[0]!r}", file=path,
                         field=unknown[0], expected=", ".join(sorted(values)),
                         fix="remove it or correct its spelling")
     return DriftPolicy(**values)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, UsageError
 from cmax.history.discover import RunRef, Unusable
 from cmax.scorecard import Scorecard
 
@@ -119,7 +119,7 @@ def require_ray() -> None:
     try:
         import ray  # noqa: F401
     except ImportError:
-        raise CmaxError("--executor ray needs Ray, which is not installed",
+        raise UsageError("--executor ray needs Ray, which is not installed",
                         fix="pip install 'cmax-rating[ray]' (or use --executor local)"
                         ) from None
 
@@ -183,5 +183,5 @@ def score_runs(pending: list[RunRef], assess: AssessFn, *, executor: ExecutorNam
         if workers is None:
             workers = machine_workers() if len(pending) >= MIN_RUNS_FOR_POOL else 1
         return score_local(pending, assess, workers)
-    raise CmaxError(f"unknown executor {executor!r}", field="--executor",
+    raise UsageError(f"unknown executor {executor!r}", field="--executor",
                     expected=" or ".join(EXECUTORS))

@@ -50,7 +50,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import CmaxError, HistoryError
 from cmax.history.discover import RunRef
 from cmax.scorecard import Scorecard, WorkloadResult
 
@@ -242,14 +242,14 @@ class HistoryStore:
 
     def _fail(self, what: str, exc: Exception, fix: str) -> CmaxError:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return CmaxError(f"{what}: {detail[:300]}", file=self.location, fix=fix)
+        return HistoryError(f"{what}: {detail[:300]}", file=self.location, fix=fix)
 
     # -- reading ---------------------------------------------------------------------------
 
     def _check_location(self) -> None:
         path = self.local_path
         if path is not None and path.exists() and not path.is_dir():
-            raise CmaxError("history is a file, not a folder", file=path,
+            raise HistoryError("history is a file, not a folder", file=path,
                             fix="pass --history a folder or a URI (it is created if missing)")
 
     def exists(self) -> bool:
@@ -283,7 +283,7 @@ class HistoryStore:
         from deltalake import DeltaTable
 
         if not self.exists():
-            raise CmaxError("no history to travel back in", file=self.location,
+            raise HistoryError("no history to travel back in", file=self.location,
                             fix="run cmax audit once to create it")
         stamp_ms = when.timestamp() * 1000.0
         commits = sorted((int(h["version"]), int(h["timestamp"]))
@@ -291,7 +291,7 @@ class HistoryStore:
         before = [v for v, ts in commits if ts <= stamp_ms]
         if not before:
             first = dt.datetime.fromtimestamp(commits[0][1] / 1000.0, dt.UTC)
-            raise CmaxError(f"the history did not exist yet at {when.isoformat()}",
+            raise HistoryError(f"the history did not exist yet at {when.isoformat()}",
                             file=self.location,
                             expected=f"a time from {first.isoformat(timespec='seconds')} on")
         return max(before)
@@ -300,13 +300,13 @@ class HistoryStore:
         """The whole history (at ``version`` when given), with ``cluster``, in a stable order."""
         if not self.exists():
             if version is not None:
-                raise CmaxError("no history to travel back in", file=self.location,
+                raise HistoryError("no history to travel back in", file=self.location,
                                 fix="run cmax audit once to create it")
             return pl.DataFrame(schema=DATASET_SCHEMA)
         if version is not None:
             newest = self.version()
             if newest is not None and not 0 <= version <= newest:
-                raise CmaxError(f"the history has no version {version}", file=self.location,
+                raise HistoryError(f"the history has no version {version}", file=self.location,
                                 expected=f"a version from 0 to {newest}")
         self._check_files(version)
         try:
@@ -316,7 +316,7 @@ class HistoryStore:
                              "restore the table's files (Delta keeps every version: "
                              "`cmax audit --history-version N` reads an older one)") from None
         if dict(frame.schema) != DATASET_SCHEMA:
-            raise CmaxError("history table has unexpected columns", file=self.location,
+            raise HistoryError("history table has unexpected columns", file=self.location,
                             expected="the columns of cmax.history.store.DATASET_SCHEMA",
                             fix="use the cmax version that wrote this history, or start a "
                             "new --history")
@@ -341,7 +341,7 @@ class HistoryStore:
             actual = file.stat().st_size if file.is_file() else None
             if actual != size:
                 found = "missing" if actual is None else f"{actual} bytes, the log says {size}"
-                raise CmaxError(f"history data file damaged ({found})", file=file,
+                raise HistoryError(f"history data file damaged ({found})", file=file,
                                 fix="restore it from a backup, or read an older version with "
                                 "`cmax audit --history-version N`")
 
@@ -429,12 +429,12 @@ class HistoryStore:
             meta = pl.read_parquet_metadata(path)
             frame = pl.read_parquet(path)
         except Exception as exc:  # polars raises several types for a damaged file
-            raise CmaxError(f"unreadable file of the old Parquet history "
+            raise HistoryError(f"unreadable file of the old Parquet history "
                             f"({type(exc).__name__})", file=path,
                             fix="move it out of the history folder and run cmax audit again: "
                             "the runs it held are re-scored from their bundles") from None
         if meta.get(V1_VERSION_KEY) != "1" or dict(frame.schema) != ROW_SCHEMA:
-            raise CmaxError("not a file of cmax's Parquet history", file=path,
+            raise HistoryError("not a file of cmax's Parquet history", file=path,
                             expected=f"{V1_VERSION_KEY} = '1' and the columns of ROW_SCHEMA",
                             fix="move it out of the history folder")
         return frame
@@ -461,7 +461,7 @@ class HistoryStore:
             ref = RunRef(cluster=str(cluster), run_dir=head["run_dir"],
                          timestamp=head["run_ts"], path=path, digest=head["bundle_digest"])
             if ref.run_key != key:
-                raise CmaxError(f"old history run {head['run_dir']} has a run_key that does "
+                raise HistoryError(f"old history run {head['run_dir']} has a run_key that does "
                                 "not match its cluster, folder and digest", file=path,
                                 fix="move the old history aside and re-score the runs")
             entries.append((ref, list(rows.iter_rows(named=True))))

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import polars as pl
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError
 from cmax.evidence import STEPS_SCHEMA, conform
 from cmax.facts import Fact
 from cmax.ingest import greplines
@@ -176,12 +176,12 @@ class LineQuery:
         return frame.sort("line", maintain_order=True)
 
 
-def reader_error(exc: Exception, path: Path) -> CmaxError:
+def reader_error(exc: Exception, path: Path) -> EvidenceError:
     """The one-line error for a log a reader failed on (Polars' first line, or the OS's)."""
     if isinstance(exc, OSError):
-        return CmaxError(f"cannot read log: {exc.strerror or exc}", file=path)
+        return EvidenceError(f"cannot read log: {exc.strerror or exc}", file=path)
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return CmaxError(f"cannot parse log: {first}", file=path)
+    return EvidenceError(f"cannot parse log: {first}", file=path)
 
 
 # Up to this many rows the step table is made one buffer per column (a copy of at most
@@ -223,7 +223,7 @@ def _via_polars(path: Path, build: Callable[[pl.LazyFrame], pl.LazyFrame],
         if "utf" in text.lower():
             return _via_python(path, build, keys)  # invalid UTF-8: the lossy reader
         first = text.splitlines()[0] if text else type(exc).__name__
-        raise CmaxError(f"cannot read log: {first}", file=path) from None
+        raise EvidenceError(f"cannot read log: {first}", file=path) from None
 
 
 def line_blocks(path: Path, block: int = greplines.GREP_CHUNK) -> Iterator[tuple[int, bytes]]:

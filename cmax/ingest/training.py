@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from cmax.errors import CmaxError
+from cmax.errors import EvidenceError
 from cmax.ingest.jax_logs import parse_maxtext, parse_paxml
 from cmax.ingest.megatron import parse_megatron
 from cmax.ingest.nemo import parse_nemo1, parse_nemo2
@@ -42,13 +42,13 @@ def pick_log(path: Path) -> tuple[Path, list[str]]:
                      if p.is_file() and not p.name.startswith(".")]
             if len(files) == 1:
                 return files[0], []
-            raise CmaxError(
+            raise EvidenceError(
                 f"folder holds {len(files)} files and no llmb-run log", file=path,
                 expected="log-<name>_<jobid>_<retry>.out files of one job, or a single log",
                 fix="point `log` at the log file itself")
         jobs = sorted({m.group(1) for m, _ in found})
         if len(jobs) > 1:
-            raise CmaxError(
+            raise EvidenceError(
                 f"folder holds logs of {len(jobs)} jobs ({', '.join(jobs)})", file=path,
                 fix="point `log` at one job's log file")
         match, best = max(found, key=lambda item: int(item[0].group(2)))

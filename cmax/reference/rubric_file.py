@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cmax.errors import CmaxError, RubricError
+from cmax.errors import RubricError
 from cmax.tomlfile import decode_toml, read_toml_bytes
 
 RUBRIC_NAME = "rubric.toml"
@@ -40,14 +40,8 @@ def default_rubric_path() -> Path:
 def read_rubric_file(path: str | Path | None = None) -> RubricFile:
     """Read a rubric file; None means the shipped one."""
     file = Path(path) if path is not None else default_rubric_path()
-    try:
-        raw = read_toml_bytes(
-            file, what="rubric file",
-            missing_fix="pass an existing file to --rubric, or omit it for the default")
-        data = decode_toml(raw, file=file, what="rubric file")
-    except RubricError:
-        raise
-    except CmaxError as exc:  # the TOML reader's error, as the rubric's (fields kept)
-        raise RubricError(exc.message, file=exc.file, line=exc.line, field=exc.field,
-                          expected=exc.expected, fix=exc.fix) from None
+    raw = read_toml_bytes(
+        file, what="rubric file", error=RubricError,
+        missing_fix="pass an existing file to --rubric, or omit it for the default")
+    data = decode_toml(raw, file=file, what="rubric file", error=RubricError)
     return RubricFile(data=data, file=file, digest=hashlib.sha256(raw).hexdigest())
