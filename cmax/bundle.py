@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Literal
+from typing import IO, TYPE_CHECKING, Literal
 
 from cmax.errors import BundleError
 from cmax.limits import (
@@ -46,6 +46,10 @@ from cmax.limits import (
     MAX_PATH_DEPTH,
 )
 from cmax.manifest import MANIFEST_NAME, Manifest, load_manifest
+
+if TYPE_CHECKING:
+    from cmax.intake.draft import Commercial
+    from cmax.intake.facts import PackageFacts
 
 # what a damaged archive raises beyond tarfile/zipfile's own errors: zlib.error (deflate),
 # LZMAError (xz), EOFError (cut off), OSError (gzip.BadGzipFile, bz2 "Invalid data stream")
@@ -95,6 +99,8 @@ class Bundle:
     source: Path
     root: Path
     manifest: Manifest
+    # an llmb-run package's own facts when its manifest was drafted from the evidence
+    package: PackageFacts | None = None
 
     def resolve(self, relative: str, *, field: str) -> Path:
         """Path of a file the manifest names, refusing anything that leaves the bundle."""
@@ -450,9 +456,29 @@ def check_closed(root: Path, source: Path) -> None:
                                       fix="bundle only the evidence the manifest names")
 
 
+def _bundle_at(folder: Path, source: Path, commercial: Commercial | None, *,
+               closed: bool = False) -> Bundle:
+    """The bundle in an opened folder: its ``cmax.toml``, or for an llmb-run package (an
+    Exemplar archive, an install folder, experiments) the manifest drafted from its evidence
+    (:mod:`cmax.intake.package`)."""
+    from cmax.intake.package import has_full_manifest, open_package
+
+    if closed and not has_full_manifest(folder):
+        check_closed(folder, source)  # before any llmb-run file is looked for
+    drafted = open_package(folder, source=source, commercial=commercial)
+    if drafted is not None:
+        return Bundle(source=source, root=drafted.root, manifest=drafted.manifest,
+                      package=drafted.draft.facts)
+    root = _manifest_root(folder, source)
+    if closed:
+        check_closed(root, source)
+    return Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))
+
+
 @contextmanager
-def open_bundle(path: str | Path) -> Iterator[Bundle]:
-    """Open a bundle for the duration of a ``with`` block (archives go to a temp dir)."""
+def open_bundle(path: str | Path, *, commercial: Commercial | None = None) -> Iterator[Bundle]:
+    """Open a bundle for the duration of a ``with`` block (archives go to a temp dir).
+    ``commercial``: a price, term or small manifest for a package without ``cmax.toml``."""
     source = Path(path)
     if not source.exists():
         raise BundleError("bundle not found", file=source,
@@ -463,9 +489,7 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
                           file=source, expected="a directory, .tar.gz or .zip holding cmax.toml",
                           fix="copy the bundle into a plain file or folder")
     if source.is_dir():
-        root = _manifest_root(source, source)
-        check_closed(root, source)
-        yield Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))
+        yield _bundle_at(source, source, commercial, closed=True)
         return
     name = source.name.lower()
     with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix="cmax-bundle-") as tmp:
@@ -487,5 +511,4 @@ def open_bundle(path: str | Path) -> Iterator[Bundle]:
             raise BundleError("not a bundle", file=source,
                               expected="a directory, .tar.gz, .tgz, .tar, .tar.zst or .zip "
                               "holding cmax.toml")
-        root = _manifest_root(dest, source)
-        yield Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))
+        yield _bundle_at(dest, source, commercial)

@@ -17,6 +17,7 @@ from cmax.facts import Fact
 
 if TYPE_CHECKING:
     from cmax.ingest.mlperf import MlperfSet
+    from cmax.intake.facts import PackageFacts
     from cmax.manifest import Manifest  # the models (pydantic) are not needed to read a log
 
 RECIPE_SCHEMA: dict[str, pl.DataType] = {
@@ -244,6 +245,8 @@ class Evidence:
     # system JSON, scaling factor, official score): validate and score read these, never the files
     mlperf_sets: list[MlperfSet] = field(default_factory=list)
     files: list[EvidenceFile] = field(default_factory=list)
+    # an llmb-run package's suite keys, recipe releases and notes (cmax.intake), else None
+    package: PackageFacts | None = None
 
 
 @dataclass(frozen=True)

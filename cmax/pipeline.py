@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cmax.bundle import Bundle, open_bundle
 from cmax.case import Case, resolve
@@ -25,6 +26,9 @@ from cmax.reference import Reference, load_reference
 from cmax.score import Rubric, load_rubric, score
 from cmax.scorecard import Scorecard
 from cmax.validate import validate
+
+if TYPE_CHECKING:
+    from cmax.intake.draft import Commercial
 
 
 @dataclass(frozen=True)
@@ -90,9 +94,9 @@ def check_declared_files(bundle: Bundle) -> None:
 
 
 @contextmanager
-def load(bundle_path: str | Path) -> Iterator[Loaded]:
+def load(bundle_path: str | Path, *, commercial: Commercial | None = None) -> Iterator[Loaded]:
     """Open, ingest and validate a bundle for the duration of a ``with`` block."""
-    with open_bundle(bundle_path) as bundle:
+    with open_bundle(bundle_path, commercial=commercial) as bundle:
         reference = load_reference(bundle.manifest.benchmark.reference)
         check_known_ids(bundle, reference)
         check_declared_files(bundle)
@@ -106,10 +110,11 @@ def assess(
     *,
     rubric: Rubric | None = None,
     rubric_path: str | Path | None = None,
+    commercial: Commercial | None = None,
 ) -> Scorecard:
     """Rate one bundle; the Scorecard carries its PriceAdvice in ``.price`` (None: no quote)."""
     rub = rubric or load_rubric(rubric_path)
-    with load(bundle_path) as loaded:
+    with load(bundle_path, commercial=commercial) as loaded:
         card = score(loaded.case, loaded.findings, loaded.reference, rub)
         if loaded.bundle.manifest.pricing is None:
             return card

@@ -122,7 +122,8 @@ def ingest(bundle: Bundle) -> Evidence:
     """Every declared file of ``bundle`` as canonical tables (see cmax.evidence)."""
     reader = _Reader(bundle)
     manifest = bundle.manifest
-    evidence = Evidence(manifest=manifest, root=bundle.root, source=bundle.source)
+    evidence = Evidence(manifest=manifest, root=bundle.root, source=bundle.source,
+                        package=bundle.package)
 
     run_rows: list[dict[str, Any]] = []
     step_frames: list[pl.DataFrame] = []

@@ -26,6 +26,7 @@ GUARDED_FILES = (
     "models.toml",
     "conventions.toml",
     "network.toml",
+    "exemplar.toml",
     "reliability.toml",
     "llama3_interruptions.csv",
     "economics.toml",

@@ -13,6 +13,7 @@ from cmax.validate import (
     comparability,
     completeness,
     consistency,
+    exemplar,
     identity,
     mlperf_rules,
     network_rules,
@@ -35,6 +36,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     audit_rules.check,
     network_rules.check,
     identity.check,
+    exemplar.check,
 )
 
 

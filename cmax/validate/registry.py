@@ -31,6 +31,7 @@ FAMILIES: dict[str, str] = {
     "audit": "ClusterMAX audit",
     "network": "Network fabric",
     "identity": "Claims checked against the evidence",
+    "exemplar": "NVIDIA Exemplar package",
 }
 
 

@@ -8,6 +8,7 @@ an incident log) and breaks exactly one thing.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import math
 from collections.abc import Callable
@@ -37,6 +38,29 @@ from tests.validate.validate_fakes import (
 
 Case = Callable[[HonestBundle, Path], Evidence]
 MLPERF_REFERENCE = load_mlperf_reference(REFERENCE)
+
+
+def _package(*, scale: int = 512, release: str = "26.08", launched: dt.date | None = None,
+             notes: tuple[str, ...] = ()) -> Callable[[Evidence], None]:
+    """The evidence as if opened from an llmb-run package (cmax.intake) of H100 jobs."""
+    from cmax.intake.facts import PackageFacts, PackageJob
+
+    def job(i: int, key: str, dtype: str, job_scale: int, job_release: str) -> PackageJob:
+        return PackageJob(job_id=100 + i, run_key=f"runs[{i}]", config=f"j{i}/llmb-config.yaml",
+                          suite_key=key, dtype=dtype, scale=job_scale,
+                          recipe_release=job_release, images=("nvcr.io/nvidia/nemo:26.06.01",),
+                          launched=launched or dt.date.today())
+
+    def fn(ev: Evidence) -> None:
+        keys = [("pretrain_gpt_oss_120b", "bf16"), ("pretrain_llama3.1_70b", "bf16"),
+                ("pretrain_llama3.1_70b", "fp8"), ("pretrain_nemotron-h_56b", "fp8"),
+                ("pretrain_qwen3_235b", "bf16")]
+        complete = scale != 512 or release != "26.08" or launched is not None or notes
+        jobs = [job(i, key, dtype, scale if i == 0 else 512, release if i == 1 else "26.08")
+                for i, (key, dtype) in enumerate(keys if complete else keys[:3])]
+        ev.package = PackageFacts(kind="llmb-run archive", gpu_type="h100", jobs=tuple(jobs),
+                                  notes=notes)
+    return fn
 
 
 def run_of(bundle: HonestBundle, i: int = 0) -> RunFx:
@@ -381,6 +405,11 @@ TRIPS: dict[str, Case] = {
     "identity.model": after(_facts(_log(0), Fact("experiment", "pretrain_grok1-314b_fp8_512",
                                                  line=1))),
     "identity.shared-evidence": after(_same_log),
+    "exemplar.suite-incomplete": after(_package()),
+    "exemplar.off-scale": after(_package(scale=256)),
+    "exemplar.recipe-release-mixed": after(_package(release="26.06")),
+    "exemplar.expired": after(_package(launched=dt.date(2024, 1, 2))),
+    "exemplar.left-out": after(_package(notes=("no price: the package states none",))),
 }
 
 # Rules an honest bundle does fire by design (info), each with its own clean variant.

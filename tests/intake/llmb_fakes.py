@@ -1,0 +1,135 @@
+"""llmb-run packages in llmb-run's own formats, built small for tests.
+
+- ``llmb-config_<jobid>.yaml``: the keys, order and value types of
+  NVIDIA/exemplar-performance:cli/llmb-run/example_llmb_config.yaml@e249aa3 (job_info with the
+  ``user`` login, workload_info, model_info, cluster_info, container_info.images in enroot's
+  ``registry#image`` form, job_config).
+- layout ``<workload>/experiments/<exp>/<exp>_<ts>/<exp>/`` with the config beside
+  ``log-<exp>_<jobid>_<retry>.out`` (field-2026-11.md §1.2, from llama3.1/README.md@841f546).
+- the archive: a ``tarfile`` ``w|`` stream into a level-5 ``zstandard`` compressor under one top
+  folder ``llmb-archive-<ts>/`` (cli/llmb-run/src/llmb_run/archive.py@e249aa3
+  ``create_tar_zst``), named ``llmb-archive_<version>_<ts>.tar.zst``.
+- the logs are tests/data/ingest/megatron_bridge_llama3.1-70b.log (Megatron-Bridge's
+  iteration lines, see tests/data/ingest).
+"""
+
+from __future__ import annotations
+
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import zstandard
+
+from tests.paths import DATA
+
+LOG = DATA / "ingest" / "megatron_bridge_llama3.1-70b.log"
+LOGIN = "jdoe-private-login"
+TIMESTAMP = "20261101T120000Z"
+
+
+@dataclass
+class Job:
+    job_id: int = 3913022
+    workload: str = "pretrain_llama3.1"
+    model_name: str = "llama3.1"
+    model_size: str = "70b"
+    dtype: str = "fp8"
+    scale: int = 64
+    gpu_type: str = "h100"
+    retries: tuple[int, ...] = (0,)
+    proxy: bool = False
+    profile_enabled: bool = False
+    env_overrides: dict[str, str] = field(default_factory=dict)
+    model_overrides: dict[str, int] = field(default_factory=dict)
+    launch_time: str = "2026-10-30T21:05:18.298517"
+    image: str = "nvcr.io#nvidia/nemo:26.06.01"
+
+
+def _mapping(values: dict[str, object]) -> str:
+    if not values:
+        return " {}"
+    return "".join(f"\n    {k}: {v}" for k, v in values.items())
+
+
+def config_text(job: Job) -> str:
+    return f"""# This file is automatically created in the experiment's folder upon job launch
+# It contains metadata about the job, workload, model, cluster, and container
+job_info:
+  job_id: '{job.job_id}'
+  user: {LOGIN}
+  launch_time: '{job.launch_time}'
+workload_info:
+  framework: megatron_bridge
+  gsw_version: '26.08'
+  fw_version: 26.06.01
+  workload_type: pretrain
+  synthetic_dataset: true
+model_info:
+  model_name: {job.model_name}
+  model_size: {job.model_size}
+  dtype: {job.dtype}
+  scale: {job.scale}
+  gpu_type: {job.gpu_type}
+cluster_info:
+  cluster_name: cluster-1
+  gpus_per_node: 8
+  llmb_install: /lustre/fsw/{LOGIN}/llmb
+  llmb_repo: /lustre/fsw/{LOGIN}/repo
+  slurm_account: account_name
+  slurm_gpu_partition: slurm_partition
+container_info:
+  images:
+  - {job.image}
+job_config:
+  profile_enabled: {str(job.profile_enabled).lower()}
+  proxy: {str(job.proxy).lower()}
+  env_overrides:{_mapping(dict(job.env_overrides))}
+  model_overrides:{_mapping(dict(job.model_overrides))}
+"""
+
+
+def experiment_dir(root: Path, job: Job) -> Path:
+    exp = f"{job.workload}_{job.model_size}_{job.dtype}_gpus{job.scale}"
+    return root / job.workload / "experiments" / exp / f"{exp}_1761858318" / exp
+
+
+def write_jobs(root: Path, jobs: list[Job], *, log: bytes | None = None) -> Path:
+    """The experiments of ``jobs`` under ``root`` (a workloads folder or an archive top)."""
+    data = LOG.read_bytes() if log is None else log
+    for job in jobs:
+        folder = experiment_dir(root, job)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"llmb-config_{job.job_id}.yaml").write_text(config_text(job))
+        exp = folder.name
+        for retry in job.retries:
+            (folder / f"log-{exp}_{job.job_id}_{retry}.out").write_bytes(
+                data if retry == job.retries[-1] else b"0: srun: error: node failure\n")
+        (folder / f"sbatch_{exp}.out").write_text(f"Submitted batch job {job.job_id}\n")
+    return root
+
+
+def install(root: Path, jobs: list[Job]) -> Path:
+    """An $LLMB_INSTALL: workloads/ plus the job database llmb-run keeps in .llmb/."""
+    write_jobs(root / "workloads", jobs)
+    (root / ".llmb").mkdir(parents=True)
+    (root / ".llmb" / "jobs.sqlite3").write_bytes(b"SQLite format 3\x00")
+    return root
+
+
+def archive(path: Path, jobs: list[Job], *, staging: Path) -> Path:
+    """What ``llmb-run archive`` writes for an install holding ``jobs``."""
+    write_jobs(staging, jobs)
+    top = f"llmb-archive-{TIMESTAMP}"
+    compressor = zstandard.ZstdCompressor(level=5)
+    with path.open("wb") as raw, compressor.stream_writer(raw) as stream, \
+            tarfile.open(fileobj=stream, mode="w|", dereference=False) as tar:
+        root_info = tarfile.TarInfo(name=f"{top}/")
+        root_info.type = tarfile.DIRTYPE
+        root_info.mode = 0o755
+        tar.addfile(root_info)
+        for source in sorted(staging.rglob("*")):
+            if source.is_file():
+                tar.add(source, arcname=f"{top}/{source.relative_to(staging).as_posix()}",
+                        recursive=False)
+    return path

@@ -1,0 +1,187 @@
+"""An llmb-run package (the Exemplar archive, an install folder, a folder of experiments) is
+rated as it is: its manifest is drafted from the llmb-config files and logs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cmax.errors import CmaxError, EvidenceError
+from cmax.intake.draft import Commercial
+from cmax.pipeline import assess, load
+from tests.intake.llmb_fakes import LOGIN, Job, archive, install, write_jobs
+
+TODAY = dt.date.today().isoformat() + "T10:00:00"
+H100_SUITE = [  # reference/exemplar.toml, v26.08.00 h100
+    Job(job_id=101, workload="pretrain_gpt_oss", model_name="gpt_oss", model_size="120b",
+        dtype="bf16"),
+    Job(job_id=102, dtype="bf16"),
+    Job(job_id=103, dtype="fp8"),
+    Job(job_id=104, workload="pretrain_nemotron-h", model_name="nemotron-h", model_size="56b"),
+    Job(job_id=105, workload="pretrain_qwen3", model_name="qwen3", model_size="235b",
+        dtype="bf16"),
+]
+
+
+def _suite(**changes: object) -> list[Job]:
+    jobs = []
+    for job in H100_SUITE:
+        fields = {**job.__dict__, "scale": 512, "launch_time": TODAY, **changes}
+        jobs.append(Job(**fields))  # type: ignore[arg-type]
+    return jobs
+
+
+def _rules(findings: list[object], family: str = "exemplar.") -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in findings:
+        if f.rule.startswith(family):  # type: ignore[attr-defined]
+            out.setdefault(f.rule, []).append(f.message)  # type: ignore[attr-defined]
+    return out
+
+
+@pytest.mark.parametrize("name", ["llmb-archive_26.08.00_20261101T120000Z.tar.zst",
+                                  "llmb-archive-20261101T120000Z.tar.zst"])
+def test_archive_is_rated_as_it_is(tmp_path: Path, name: str) -> None:
+    jobs = [Job(job_id=3913022, retries=(0, 1, 2)), Job(job_id=3913030, dtype="bf16"),
+            Job(job_id=3913001, dtype="bf16")]  # an earlier run of the same configuration
+    path = archive(tmp_path / name, jobs, staging=tmp_path / "stage")
+    with load(path) as loaded:
+        manifest = loaded.bundle.manifest
+        assert loaded.bundle.root.name == "llmb-archive-20261101T120000Z"
+        assert manifest.system.gpu == "h100-sxm" and manifest.system.gpus_per_node == 8
+        assert manifest.system.nodes == 8
+        runs = {(r.workload, r.precision, r.num_gpus): r for r in manifest.runs}
+        assert set(runs) == {("llama3.1-70b", "fp8", 64), ("llama3.1-70b", "bf16", 64)}
+        assert runs["llama3.1-70b", "fp8", 64].log.endswith("_3913022_2.out")  # highest retry
+        assert runs["llama3.1-70b", "bf16", 64].log.endswith("_3913030_0.out")  # later job
+        assert runs["llama3.1-70b", "fp8", 64].container == "nvcr.io/nvidia/nemo:26.06.01"
+        assert loaded.case.runs.height == 2
+        assert set(loaded.case.runs["status"].to_list()) == {"success"}
+        notes = _rules(loaded.findings)["exemplar.left-out"]
+        assert any("no price" in n for n in notes)
+        assert manifest.pricing is None and manifest.sla is None
+    with load(path) as loaded:
+        assert any("3913001 superseded by the later job 3913030" in n
+                   for n in _rules(loaded.findings)["exemplar.left-out"])
+
+
+def test_install_folder_and_folder_of_experiments(tmp_path: Path) -> None:
+    root = install(tmp_path / "llmb", [Job()])
+    with load(root) as loaded:
+        assert loaded.case.package is not None
+        assert loaded.case.package.kind == "llmb-run install folder"
+        assert loaded.bundle.manifest.runs[0].log.startswith("workloads/pretrain_llama3.1/")
+    with load(root / "workloads" / "pretrain_llama3.1") as loaded:
+        assert loaded.case.package is not None
+        assert loaded.case.package.kind == "folder of llmb-run experiments"
+
+
+def test_quote_term_and_small_manifest(tmp_path: Path) -> None:
+    root = write_jobs(tmp_path / "pkg", [Job()])
+    card = assess(root, commercial=Commercial(quote=2.4, term_months=24))
+    assert card.price is not None
+    (root / "cmax.toml").write_text(
+        '[provider]\nname = "Example GPU Cloud"\ncluster = "east-1"\n\n'
+        "[pricing]\nusd_per_gpu_hour = 2.1\n\n"
+        "[sla]\nuptime_pct = 99.5\n")
+    with load(root) as loaded:
+        manifest = loaded.bundle.manifest
+        assert manifest.provider.name == "Example GPU Cloud"
+        assert manifest.pricing is not None and manifest.pricing.usd_per_gpu_hour == 2.1
+        assert manifest.sla is not None and manifest.runs[0].workload == "llama3.1-70b"
+        notes = _rules(loaded.findings)["exemplar.left-out"]
+        assert not any("price" in n or "[sla]" in n for n in notes)
+
+
+@pytest.mark.parametrize(("change", "flag"), [
+    ({"proxy": True}, "proxy = true"),
+    ({"profile_enabled": True}, "profile_enabled = true"),
+    ({"env_overrides": {"NCCL_ALGO": "Ring"}}, "env_overrides set (NCCL_ALGO)"),
+    ({"model_overrides": {"mbs": 2}}, "model_overrides set (mbs)"),
+])
+def test_not_for_rating_job_is_refused(tmp_path: Path, change: dict[str, object],
+                                       flag: str) -> None:
+    root = write_jobs(tmp_path / "pkg", [Job(**change)])  # type: ignore[arg-type]
+    with pytest.raises(EvidenceError, match="not for rating") as info, load(root):
+        pass
+    assert flag in str(info.value)
+    config = Path(str(info.value.file))
+    assert config.name == "llmb-config_3913022.yaml"
+    assert info.value.line is not None
+    key = flag.split(" ")[0]
+    assert (root / config).read_text().splitlines()[info.value.line - 1].strip().startswith(key)
+
+
+def test_the_user_login_appears_in_no_output(tmp_path: Path) -> None:
+    from cmax.intake.package import draft_for
+
+    path = archive(tmp_path / "llmb-archive-x.tar.zst", [Job()], staging=tmp_path / "stage")
+    with load(path) as loaded:
+        seen = json.dumps([f.model_dump() for f in loaded.findings])
+        seen += repr(loaded.case.package) + repr(loaded.bundle.manifest)
+        seen += repr([f.facts for f in loaded.case.files])
+    card = assess(path, commercial=Commercial(quote=2.0))
+    seen += card.model_dump_json()
+    draft = draft_for(tmp_path / "stage", label="x")
+    assert draft is not None
+    seen += draft.text
+    assert "user" not in draft.text.split("]")[0]
+    assert LOGIN not in seen
+
+
+def test_unknown_model_and_mixed_gpus_are_clear_errors(tmp_path: Path) -> None:
+    root = write_jobs(tmp_path / "a", [Job(model_name="mystery", model_size="9b")])
+    with pytest.raises(CmaxError, match="mystery 9b is not in the reference models"), load(root):
+        pass
+    root = write_jobs(tmp_path / "b", [Job(), Job(job_id=5, dtype="bf16", gpu_type="b200")])
+    with pytest.raises(CmaxError, match="2 GPU types"), load(root):
+        pass
+    empty = tmp_path / "c" / "pretrain_x" / "experiments" / "e"
+    empty.mkdir(parents=True)
+    (empty / "llmb-config_7.yaml").write_text("job_info: [unclosed\n")
+    with pytest.raises(CmaxError, match="not valid YAML") as info, load(tmp_path / "c"):
+        pass
+    assert "llmb-config_7.yaml" in str(info.value)
+
+
+def test_exemplar_suite_complete_and_current_is_clean(tmp_path: Path) -> None:
+    root = write_jobs(tmp_path / "pkg", _suite())
+    with load(root, commercial=Commercial(quote=2.0)) as loaded:
+        found = _rules(loaded.findings)
+    assert set(found) == {"exemplar.left-out"}, found  # only the missing SLA and incidents
+
+
+def test_exemplar_rules_trip(tmp_path: Path) -> None:
+    jobs = _suite()[:3]
+    jobs[1].image = "nvcr.io#nvidia/nemo:26.04.01"
+    jobs[2].scale = 256
+    jobs[0].launch_time = "2025-01-05T08:00:00"
+    with load(write_jobs(tmp_path / "pkg", jobs)) as loaded:
+        found = _rules(loaded.findings)
+    assert "3 of the 5 H100 suite runs" in found["exemplar.suite-incomplete"][0]
+    assert "pretrain_nemotron-h_56b:fp8" in found["exemplar.suite-incomplete"][0]
+    assert "26.04.01" in found["exemplar.recipe-release-mixed"][0]
+    assert "ran at 256 GPUs" in found["exemplar.off-scale"][0]
+    assert "2025-01-05" in found["exemplar.expired"][0]
+
+
+def test_exemplar_suites_match_the_release() -> None:
+    from cmax.reference.exemplar import current_release
+
+    release = current_release()
+    assert {k: len(v) for k, v in release.suites.items()} == {
+        "gb300": 14, "gb200": 13, "b300": 13, "b200": 12, "h100": 5}
+    assert (release.scale, release.validity_months, release.version) == (512, 12, "26.08.00")
+
+
+def test_a_bundle_with_its_own_manifest_is_not_drafted(tmp_path: Path) -> None:
+    from tests.paths import SAMPLES
+
+    sample = shutil.copytree(SAMPLES / "aurora-compute", tmp_path / "s")
+    write_jobs(sample / "llmb", [Job()])
+    with load(sample) as loaded:
+        assert loaded.case.package is None and len(loaded.bundle.manifest.runs) == 3
