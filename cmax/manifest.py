@@ -187,7 +187,19 @@ class Sla(_Strict):
 
 
 class Pricing(_Strict):
-    usd_per_gpu_hour: float = Field(ge=MIN_USD_PER_GPU_HOUR, le=MAX_USD_PER_GPU_HOUR)
+    usd_per_gpu_hour: float
+
+    @field_validator("usd_per_gpu_hour")
+    @classmethod
+    def _per_gpu_hour(cls, value: float) -> float:
+        """Out of these bounds a figure is in another unit; cmax.price.units holds a quote
+        inside them to the GPU's own market band."""
+        if not MIN_USD_PER_GPU_HOUR <= value <= MAX_USD_PER_GPU_HOUR:
+            raise ValueError(
+                f"a price per GPU per hour from ${MIN_USD_PER_GPU_HOUR:g} to "
+                f"${MAX_USD_PER_GPU_HOUR:g} (a per-month price ÷ 730 h, a per-node price ÷ "
+                "the node's GPUs, cents ÷ 100)")
+        return value
     term_months: int = Field(default=12, gt=0, le=120)
     # the largest all-in figure in reference/economics.toml (GB300 NVL72) is under 3 kW
     watts_per_gpu: float | None = Field(default=None, gt=0, le=10_000)

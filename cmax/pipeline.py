@@ -22,6 +22,7 @@ from cmax.findings import Finding
 from cmax.ingest import ingest
 from cmax.manifest import MANIFEST_NAME
 from cmax.price import price
+from cmax.price.units import check_quote_unit
 from cmax.reference import Reference, load_reference
 from cmax.score import Rubric, load_rubric, score
 from cmax.scorecard import Scorecard
@@ -64,6 +65,7 @@ def check_known_ids(bundle: Bundle, reference: Reference) -> None:
             expected=exc.expected or "a GPU id from `cmax reference list`",
             fix="use a GPU id from the reference catalogue, e.g. h100-sxm",
         ) from None
+    check_quote_unit(bundle.manifest, reference.economics, reference.gpu(gpu).id, source=label)
     known = sorted({str(w) for w in reference.baselines["workload"].unique().to_list()})
     for i, run in enumerate(bundle.manifest.runs):
         if not reference.has_model(run.workload):

@@ -21,6 +21,7 @@ from cmax.manifest import MANIFEST_NAME
 from cmax.price.drivers import HOURS_PER_MONTH
 from cmax.price.drivers import drivers as _drivers
 from cmax.price.drivers import usd as _usd
+from cmax.price.units import check_quote_unit
 from cmax.score.performance import suite_throughput
 from cmax.score.reference_api import ReferenceData, num, optional_lookup, text
 from cmax.score.stats import geometric_mean
@@ -110,8 +111,11 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
             expected="[pricing] usd_per_gpu_hour = <quoted $/GPU-hour>",
             fix="add a [pricing] table with the quoted usd_per_gpu_hour (and term_months)",
         )
-    quoted = pricing.usd_per_gpu_hour
     system = evidence.manifest.system
+    canonical = optional_lookup(lambda: reference.gpu(system.gpu))
+    check_quote_unit(evidence.manifest, reference.economics,
+                     str(getattr(canonical, "id", system.gpu)), source=_manifest_label(evidence))
+    quoted = pricing.usd_per_gpu_hour
     gpus = system.nodes * system.gpus_per_node
     hours = HOURS_PER_MONTH * pricing.term_months
     steps: list[str] = [

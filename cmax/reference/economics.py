@@ -30,6 +30,7 @@ def load_economics(path: Path) -> dict[str, Any]:
         watts_source[gpu] = (f"{entry['source']}: {entry['system_w']} W / {entry['gpus']} GPUs "
                              f"x PUE {pue}")
     return {
+        "price_bands": _price_bands(data.get("price_bands", {}), path),
         "household_kwh_per_year": household,
         "household_source": str(data.get("household_source", "")),
         "pue": pue,
@@ -38,3 +39,23 @@ def load_economics(path: Path) -> dict[str, Any]:
         "default_watts_source": watts_source,
         "price_points": [dict(p) for p in data.get("price_points", [])],
     }
+
+
+def _price_bands(raw: Any, path: Path) -> dict[str, dict[str, Any]]:
+    """``{gpu: {low, high, source, source_date}}``: the sourced plausible $/GPU-hour band."""
+    if not isinstance(raw, dict):
+        raise ReferenceDataError("price_bands is not a table", file=path, field="price_bands")
+    bands: dict[str, dict[str, Any]] = {}
+    for gpu, entry in raw.items():
+        where = f"price_bands.{gpu}"
+        try:
+            low, high = float(entry["low"]), float(entry["high"])
+            source = str(entry["source"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReferenceDataError(f"bad price band: {exc}", file=path, field=where) from exc
+        if not 0 < low < high or not source:
+            raise ReferenceDataError("a band needs 0 < low < high and a source", file=path,
+                                     field=where)
+        bands[str(gpu)] = {"low": low, "high": high, "source": source,
+                           "source_date": str(entry.get("source_date", ""))}
+    return bands
