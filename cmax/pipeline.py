@@ -54,7 +54,8 @@ def manifest_label(bundle: Bundle) -> str:
 
 
 def check_known_ids(bundle: Bundle, reference: Reference) -> None:
-    """Unknown GPU or workload ids are user errors (exit 2), not findings: nothing can be rated."""
+    """Unknown GPU, interconnect or workload ids and a quote in another unit are user errors
+    (exit 2), not findings: nothing can be rated against them."""
     label = manifest_label(bundle)
     gpu = bundle.manifest.system.gpu
     try:
@@ -65,6 +66,14 @@ def check_known_ids(bundle: Bundle, reference: Reference) -> None:
             expected=exc.expected or "a GPU id from `cmax reference list`",
             fix="use a GPU id from the reference catalogue, e.g. h100-sxm",
         ) from None
+    interconnect = bundle.manifest.system.interconnect
+    if interconnect is not None:
+        try:
+            reference.interconnect(interconnect)
+        except CmaxError as exc:
+            raise ManifestError(
+                f"unknown interconnect {interconnect!r}", file=label,
+                field="system.interconnect", expected=exc.expected, fix=exc.fix) from None
     check_quote_unit(bundle.manifest, reference.economics, reference.gpu(gpu).id, source=label)
     known = sorted({str(w) for w in reference.baselines["workload"].unique().to_list()})
     for i, run in enumerate(bundle.manifest.runs):

@@ -35,7 +35,7 @@ from cmax.reference.flops import (
     source_flops_per_token,
 )
 from cmax.reference.mlperf import MlperfReference, load_mlperf_reference
-from cmax.reference.network import find_network_baseline, load_network
+from cmax.reference.network import find_network_baseline, load_network, resolve_interconnect
 from cmax.reference.reliability import load_reliability
 
 ARCHIVE_DIR = "releases"  # reference/releases/<id>/ holds superseded releases, if any
@@ -226,6 +226,10 @@ class Reference:
         return dict(best) if best is not None else None
 
     # --- other baselines -----------------------------------------------------------------
+
+    def interconnect(self, value: str) -> str:
+        """The fabric id of an interconnect id or alias (unknown: ReferenceDataError)."""
+        return resolve_interconnect(self.network, value)
 
     def network_baseline(
         self, interconnect: str | None, collective: str, nodes: int,

@@ -44,6 +44,38 @@ def load_network(path: Path) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
+def interconnect_aliases(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Every interconnect id the inter-node rows name, mapped to its row's fabric id."""
+    table: dict[str, str] = {}
+    for row in rows:
+        if row["scope"] != "inter-node":
+            continue
+        for name in (row["fabric"], *row["interconnects"]):
+            if name != "*":
+                table.setdefault(str(name).strip().lower(), str(row["fabric"]))
+    return table
+
+
+def resolve_interconnect(rows: list[dict[str, Any]], value: str) -> str:
+    """The fabric id of a manifest's ``[system] interconnect``; an id no row names is an
+    error listing the known ones (an unknown id left the network silently unrated)."""
+    table = interconnect_aliases(rows)
+    fabric = table.get(value.strip().lower())
+    if fabric is None:
+        by_fabric: dict[str, list[str]] = {}
+        for name, fab in sorted(table.items()):
+            if name != fab:
+                by_fabric.setdefault(fab, []).append(name)
+        known = "; ".join(f"{fab} (also {', '.join(names)})" if names else fab
+                          for fab, names in sorted(by_fabric.items()))
+        raise ReferenceDataError(
+            f"unknown interconnect {value!r}", field="interconnect",
+            expected=f"one of {known}",
+            fix="use a fabric id from reference/network.toml, or leave interconnect out to "
+                "have the network reported unrated")
+    return fabric
+
+
 def gpu_applies(row: Mapping[str, Any], gpu: str | None) -> bool:
     """Whether a baseline row was sourced for this GPU (rows without a ``gpus`` list apply to
     all). An 8 x H100 NVLink figure says nothing about a GB200 tray, even on the same NICs."""

@@ -121,6 +121,19 @@ def market_price(reference: ReferenceData, gpu: str) -> tuple[float | None, str 
     return None, None
 
 
+def canonical_gpu(reference: ReferenceData, gpu: str | None) -> str | None:
+    """The catalogue id of a GPU name or alias (``h100`` -> ``h100-sxm``), None if unknown.
+
+    Every stage that compares a GPU with reference rows goes through this (the catalogue's
+    one resolver, :func:`cmax.reference.catalog.resolve_gpu`, behind ``reference.gpu``): a
+    stage comparing the raw manifest string left a documented alias unrated.
+    """
+    if not gpu:
+        return None
+    spec = optional_lookup(lambda: reference.gpu(gpu))
+    return None if spec is None else str(getattr(spec, "id", gpu)).lower()
+
+
 class RefView:
     """Null-returning, memoised look-ups over a :class:`ReferenceData`."""
 
@@ -161,12 +174,7 @@ class RefView:
 
     def gpu_id(self, gpu: str | None) -> str | None:
         """Canonical catalogue id for a GPU name or alias, or None if unknown."""
-        if not gpu:
-            return None
-        spec = optional_lookup(lambda: self.reference.gpu(gpu))
-        if spec is None:
-            return None
-        return str(getattr(spec, "id", gpu)).lower()
+        return canonical_gpu(self.reference, gpu)
 
     def knows_gpu(self, gpu: str | None) -> bool:
         return self.gpu_id(gpu) is not None

@@ -27,7 +27,7 @@ from cmax.score.rating import (
     rate_categories,
     weighted_score,
 )
-from cmax.score.reference_api import ReferenceData, market_price
+from cmax.score.reference_api import ReferenceData, canonical_gpu, market_price
 from cmax.score.reliability import reliability_result, sla_result
 from cmax.score.rubric import Rubric
 from cmax.scorecard import AuditCheck, AuditSummary, EvidenceFileRef, Scorecard
@@ -94,9 +94,10 @@ def score(
     sla = sla_result(evidence)
     audit = audit_summary(evidence)
     throughput, _ = suite_throughput(workloads)
-    market, market_source = market_price(reference, system.gpu)
+    gpu = canonical_gpu(reference, system.gpu) or system.gpu
+    market, market_source = market_price(reference, gpu)
     inputs = RatingInputs(
-        gpu=system.gpu, declarations=manifest.declarations, audit=evidence.audit_checks,
+        gpu=gpu, declarations=manifest.declarations, audit=evidence.audit_checks,
         audit_file=audit.file if audit else None, workloads=workloads, network=network,
         mlperf=mlperf, reliability=reliability, sla=sla,
         quoted_usd_per_gpu_hour=manifest.pricing.usd_per_gpu_hour if manifest.pricing else None,

@@ -16,7 +16,7 @@ import polars as pl
 from cmax.evidence import Evidence
 from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.reference.network import gpu_applies
-from cmax.score.reference_api import ReferenceData, num, text
+from cmax.score.reference_api import ReferenceData, canonical_gpu, num, text
 from cmax.score.rubric import Rubric
 from cmax.score.stats import verdict_for
 from cmax.scorecard import NetworkResult
@@ -45,13 +45,14 @@ def network_results(
     if table.is_empty():
         return []
     system = evidence.manifest.system
+    gpu = canonical_gpu(reference, system.gpu) or system.gpu
     out: list[NetworkResult] = []
     keys = table.select("run_id", "collective", "nodes").unique(maintain_order=True)
     for run_id, collective, nodes in keys.iter_rows():
         rows = table.filter((pl.col("run_id") == run_id) & (pl.col("collective") == collective)
                             & pl.col("nodes").eq_missing(nodes))
         out.append(_one(rows, str(collective), system.interconnect, system.gpus_per_node,
-                        reference, rubric, system.gpu))
+                        reference, rubric, gpu))
     return out
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 from cmax.reference.view import (
     ReferenceData,
     RefView,
+    canonical_gpu,
     market_price,
     num,
     optional_lookup,
     text,
 )
 
-__all__ = ["RefView", "ReferenceData", "market_price", "num", "optional_lookup", "text"]
+__all__ = ["RefView", "ReferenceData", "canonical_gpu", "market_price", "num", "optional_lookup",
+           "text"]
