@@ -114,7 +114,8 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
     system = evidence.manifest.system
     canonical = optional_lookup(lambda: reference.gpu(system.gpu))
     check_quote_unit(evidence.manifest, reference.economics,
-                     str(getattr(canonical, "id", system.gpu)), source=_manifest_label(evidence))
+                     str(getattr(canonical, "id", system.gpu)),
+                     source=lambda: _manifest_label(evidence))
     quoted = pricing.usd_per_gpu_hour
     gpus = system.nodes * system.gpus_per_node
     hours = HOURS_PER_MONTH * pricing.term_months

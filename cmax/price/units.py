@@ -10,7 +10,7 @@ the unit mistakes that would bring the figure back into the band and how to stat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,11 +56,13 @@ def price_band(economics: Mapping[str, Any], gpu: str) -> Mapping[str, Any] | No
 
 
 def check_quote_unit(manifest: Manifest, economics: Mapping[str, Any], gpu: str, *,
-                     source: str) -> None:
+                     source: str | Callable[[], str]) -> None:
     """Raise a ManifestError when the quote lies outside the GPU's market band.
 
     ``gpu`` is the canonical catalogue id (aliases resolved). The error lists every unit
     mistake that would put the figure inside the band, with the per-GPU-hour figure to state.
+    ``source`` names the manifest (a callable is asked only when there is an error, so a
+    stage that must not touch the file system never does).
     """
     pricing = manifest.pricing
     band = price_band(economics, gpu)
@@ -85,7 +87,7 @@ def check_quote_unit(manifest: Manifest, economics: Mapping[str, Any], gpu: str,
     raise ManifestError(
         f"quoted ${quoted:g}/GPU-hour is {side} published {gpu} quote (${low:g}-${high:g} "
         f"per GPU-hour): a figure in another unit, not a per-GPU-hour price",
-        file=source, field="pricing.usd_per_gpu_hour",
+        file=source() if callable(source) else source, field="pricing.usd_per_gpu_hour",
         expected=f"a {gpu} price per GPU-hour within ${low:g}-${high:g} ({band['source']})",
         fix=fix,
     )
