@@ -102,7 +102,7 @@ def score(
         mlperf=mlperf, reliability=reliability, sla=sla,
         quoted_usd_per_gpu_hour=manifest.pricing.usd_per_gpu_hour if manifest.pricing else None,
         throughput_ratio=throughput, market_usd_per_gpu_hour=market,
-        market_source=market_source,
+        market_source=market_source, nodes=system.nodes,
     )
     categories = rate_categories(inputs, rubric)
     total = weighted_score(categories)

@@ -116,6 +116,10 @@ def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per
         return NetworkResult(**common, verdict="no_reference", notes=notes)
     ratio = busbw / ref_bw
     source = text(base, "source")
+    if nodes < 2:
+        notes.append(f"intra-node sweep ({ranks} GPUs on one node): rated against the NVLink "
+                     "bar in its own row; it does not measure the scale-out fabric and never "
+                     "decides the fabric gate")
     notes.append(f"bus bandwidth at {_size_label(size)}: {busbw:g} GB/s ÷ reference "
                  f"{ref_bw:g} GB/s; pass needs > {rubric.network.bar:.0%}")
     if wrong > 0:

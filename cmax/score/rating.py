@@ -11,6 +11,7 @@ every point on a scorecard can be traced and challenged.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,8 @@ class RatingInputs:
     throughput_ratio: float | None = None
     market_usd_per_gpu_hour: float | None = None
     market_source: str | None = None
+    nodes: int = 0
+    """the nodes the manifest claims ([system] nodes): the scale the fabric must be proven at"""
 
 
 @dataclass
@@ -355,21 +358,54 @@ def _gentler(a: TierName, b: TierName) -> TierName:
     return a if TIER_ORDER.index(a) < TIER_ORDER.index(b) else b
 
 
+def _fabric_scale(inputs: RatingInputs, rubric: Rubric) -> tuple[list[NetworkResult], str]:
+    """The sweeps that may decide the fabric gate, and the sentence saying why.
+
+    Only inter-node sweeps (2+ nodes) measure the scale-out fabric; one node is NVLink-bound
+    and is rated against the NVLink bar in its own row. Of those, only sweeps spanning at
+    least ``[network] min_node_share`` of the claimed nodes decide (docs/network.md, Scale).
+    """
+    comparable = [n for n in inputs.network
+                  if n.verdict in COMPARABLE_VERDICTS and n.ratio is not None]
+    inter = [n for n in comparable if n.nodes >= 2]
+    intra = len(comparable) - len(inter)
+    claimed = inputs.nodes
+    share = rubric.network.min_node_share
+    need = max(2, math.ceil(claimed * share))
+    if not inter:
+        return [], ("no inter-node nccl-tests sweep"
+                    + (f" ({intra} intra-node NVLink sweep(s) rated in their own row; they "
+                       "say nothing about the scale-out fabric)" if intra else ""))
+    widest = max(inter, key=lambda n: (n.nodes, n.ranks))
+    scale = (f"largest inter-node sweep {widest.nodes} nodes / {widest.ranks} ranks of "
+             f"{claimed} nodes claimed" if claimed else
+             f"largest inter-node sweep {widest.nodes} nodes / {widest.ranks} ranks")
+    deciding = [n for n in inter if n.nodes >= need]
+    if not deciding:
+        return [], (f"{scale}: the fabric gate needs a sweep across at least {need} nodes "
+                    f"({share:.0%} of the claimed system)")
+    return deciding, f"proven at {scale} (needs ≥ {need}, {share:.0%} of the claimed system)"
+
+
 def _measured_gate(rule: GateRule, inputs: RatingInputs,
-                   rubric: Rubric) -> tuple[bool, str] | None:
-    """(passed, reason) for a gate decided by scored results against the rubric's bar, or
-    None when there is no comparable result to decide it."""
+                   rubric: Rubric) -> tuple[bool | None, str] | None:
+    """(passed, reason) for a gate decided by scored results against the rubric's bar;
+    (None, why) or None when no result can decide it."""
     if rule.measured == "training":
         bar = rubric.performance.bar
         items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs", w.ratio, w.verdict)
                  for w in inputs.workloads if rated(w)]
         what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
+        scale = ""
     else:
         bar = rubric.network.bar
-        items = [(f"{n.collective} {n.nodes} node(s)", n.ratio, n.verdict)
-                 for n in inputs.network
-                 if n.verdict in COMPARABLE_VERDICTS and n.ratio is not None]
-        what = f"nccl-tests sweeps pass the [network] bar ({bar:.0%} of reference busbw)"
+        deciding, scale = _fabric_scale(inputs, rubric)
+        if not deciding:
+            return None, scale
+        items = [(f"{n.collective} {n.nodes} node(s)", n.ratio, n.verdict) for n in deciding]
+        what = (f"inter-node nccl-tests sweeps pass the [network] bar ({bar:.0%} of reference "
+                "busbw)")
+        scale = f"; {scale}"
     if not items:
         return None
     met = sum(verdict == "pass" for *_, verdict in items)
@@ -380,7 +416,7 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
         passed, need = below < len(items), "fails only when every one is conclusively below"
     detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
     return passed, (f"{met} of {len(items)} {what}, {below} conclusively below ({need}): "
-                    f"{detail}")
+                    f"{detail}{scale}")
 
 
 def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
@@ -398,10 +434,13 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
         ok = any(gpu.startswith(a.lower()) for a in rule.allowed_gpus)
         return gate(ok, f"GPU {inputs.gpu!r} is {'' if ok else 'not '}one of "
                         f"{', '.join(rule.allowed_gpus)}")
+    why_not = ""
     if rule.measured:
         decided = _measured_gate(rule, inputs, rubric)
+        if decided is not None and decided[0] is not None:
+            return gate(decided[0], decided[1])
         if decided is not None:
-            return gate(*decided)
+            why_not = decided[1]
     if rule.checks and not inputs.audit.is_empty():
         rows = inputs.audit.filter(pl.col("check_id").is_in(rule.checks)
                                    | pl.col("criterion").is_in(rule.checks))
@@ -431,7 +470,7 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
         return gate(False, "no evidence: "
                     + (f"none of {', '.join(rule.keys)} declared" if rule.keys else "not shown"))
     if rule.measured:
-        what = f"no comparable {rule.measured} result"
+        what = why_not or f"no comparable {rule.measured} result"
     elif rule.checks:
         what = "no conclusive audit check" + (" and nothing declared" if rule.keys else "")
     else:

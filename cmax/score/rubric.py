@@ -69,6 +69,7 @@ class PerformanceRules(_Strict):
 class NetworkRules(_Strict):
     bar: float = Field(gt=0, le=2)
     large_message_min_bytes: int = Field(gt=0)
+    min_node_share: float = Field(gt=0, le=1)
 
 
 class MlperfRules(_Strict):

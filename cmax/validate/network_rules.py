@@ -25,6 +25,7 @@ from cmax.findings import Finding
 from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.reference.view import num, optional_lookup
 from cmax.validate.context import Context
+from cmax.validate.hosts import other_hosts
 from cmax.validate.registry import Rule, finding, register
 
 # "far below" the fabric's class: under half its bar. Half is well clear of run-to-run noise
@@ -34,6 +35,25 @@ FAR_BELOW = 0.5
 LARGE_MESSAGE = 1 << 30  # bandwidth is judged at 1 GiB or larger; small sizes are latency-bound
 
 _SOCKET = ("Using network Socket", "via NET/Socket")
+NCCL_KINDS = frozenset({"nccl-tests", "nccl-tests-json"})
+
+register(Rule(
+    "network.hosts-outside-cluster", "error", "nccl-tests ran on hosts foreign to the cluster",
+    "The host names in the nccl-tests device lines belong to no other evidence of the "
+    "cluster: no incident, audit, DCGM or training log names them or a host of the same "
+    "naming scheme (the same name without its node number). A sweep from another cluster or "
+    "operator says nothing about this fabric.",
+    "Submit the nccl-tests output of the cluster being rated (its device lines name its "
+    "hosts), or explain the naming in the bundle and rename nothing by hand.",
+    "NVIDIA/nccl-tests src/util.cu (device lines: rank, host, device); cmax/validate/hosts.py",
+))
+register(Rule(
+    "network.hosts-beyond-claim", "error", "More nccl-tests hosts than the nodes claimed",
+    "The nccl-tests files name more distinct hosts than [system] nodes: either the manifest "
+    "understates the system or the sweeps come from more than this cluster.",
+    "Correct [system] nodes, or keep only the sweeps of the cluster being rated.",
+    "NVIDIA/nccl-tests src/util.cu (device lines name each rank's host)",
+))
 
 register(Rule(
     "network.socket-fallback", "error", "NCCL fell back to TCP sockets",
@@ -131,6 +151,46 @@ def _below_fabric(ctx: Context) -> Iterator[Finding]:
             line=int(line) if line is not None else None)
 
 
+def _nccl_hosts(ctx: Context) -> list[tuple[str, list[str]]]:
+    """(file, hosts in file order) for every nccl-tests file that names its hosts."""
+    out = []
+    for f in ctx.case.files:
+        if f.kind in NCCL_KINDS:
+            hosts = list(dict.fromkeys(x.value for x in facts_of(f.facts, "host")))
+            if hosts:
+                out.append((f.path, hosts))
+    return out
+
+
+def _hosts_outside_cluster(ctx: Context) -> Iterator[Finding]:
+    named = _nccl_hosts(ctx)
+    if not named:
+        return
+    others = other_hosts(ctx, exclude_kinds=NCCL_KINDS)
+    if not others:
+        return
+    for path, hosts in named:
+        foreign = [h for h in hosts if not others.belongs(h)]
+        if not foreign:
+            continue
+        shown = ", ".join(foreign[:8]) + (f" and {len(foreign) - 8} more" if len(foreign) > 8
+                                          else "")
+        yield finding(
+            "network.hosts-outside-cluster",
+            f"{len(foreign)} of {len(hosts)} host(s) this sweep ran on appear in no other "
+            f"evidence of the cluster ({shown}); the other evidence names hosts such as "
+            f"{', '.join(sorted(others.hosts)[:3])} (in {', '.join(others.files[:3])})",
+            file=path)
+    every = {h.strip().lower() for _, hosts in named for h in hosts}
+    claimed = ctx.manifest.system.nodes
+    if len(every) > claimed:
+        yield finding(
+            "network.hosts-beyond-claim",
+            f"the nccl-tests files name {len(every)} distinct hosts, more than the {claimed} "
+            "nodes [system] claims", file=named[0][0])
+
+
 def check(ctx: Context) -> Iterator[Finding]:
     yield from _socket_findings(ctx)
     yield from _below_fabric(ctx)
+    yield from _hosts_outside_cluster(ctx)

@@ -179,3 +179,33 @@ def test_sensitivity_table_in_docs_is_in_step_with_the_scorer() -> None:
     assert doc_table(doc) == table(), (
         "docs/scoring.md's sensitivity table is out of step: run "
         "python tools/sensitivity.py --write docs/scoring.md")
+
+
+def _sweep(nodes: int, ratio: float = 1.0, verdict: str = "pass") -> NetworkResult:
+    return net(ratio, verdict).model_copy(update={"nodes": nodes, "ranks": 8 * nodes})
+
+
+def test_a_one_node_nvlink_sweep_never_decides_the_fabric_gate() -> None:
+    gs = gates(workloads=AT_REFERENCE["workloads"], network=[_sweep(1)], nodes=64)
+    g = gs["network_bar"]
+    assert g.status == "not_evaluated" and not g.passed
+    assert "no inter-node nccl-tests sweep (1 intra-node NVLink sweep(s)" in g.reason
+
+
+def test_a_two_node_sweep_cannot_certify_a_64_node_fabric() -> None:
+    gs = gates(workloads=AT_REFERENCE["workloads"], network=[_sweep(2)], nodes=64)
+    g = gs["network_bar"]
+    assert g.status == "not_evaluated"
+    assert ("largest inter-node sweep 2 nodes / 16 ranks of 64 nodes claimed: the fabric gate "
+            "needs a sweep across at least 32 nodes (50% of the claimed system)") in g.reason
+    # a 2-node pilot is covered by its own 2-node sweep
+    assert gates(network=[_sweep(2)], nodes=2)["network_bar"].status == "passed"
+
+
+def test_a_sweep_across_the_claimed_system_decides_and_states_its_scale() -> None:
+    gs = gates(workloads=AT_REFERENCE["workloads"], network=[_sweep(1, 0.5, "fail"),
+                                                             _sweep(32)], nodes=64)
+    g = gs["network_bar"]
+    assert g.status == "passed"  # the failing NVLink row is its own row, not the fabric
+    assert "proven at largest inter-node sweep 32 nodes / 256 ranks of 64 nodes claimed" in g.reason
+    assert "1 node(s)" not in g.reason

@@ -118,3 +118,13 @@ def test_two_nodes_without_128mib_use_the_two_node_large_message_bar() -> None:
     r = net(sweep({GIB: 340.0, 8 * GIB: 360.0}, nodes=2), ref=load_reference())  # type: ignore[arg-type]
     assert r.reference_busbw_gbps == 368.0 and r.large_message_bytes == 8 * GIB
     assert r.ratio == pytest.approx(360 / 368)
+
+
+def test_an_intra_node_sweep_is_rated_against_the_nvlink_bar_in_its_own_row() -> None:
+    ref = FakeReference(network={(FABRIC, "all_reduce", 1): {
+        "busbw_gbps": 480.0, "message_bytes": 8 * GIB, "source": "NVLink bar"}})
+    r = net(sweep({8 * GIB: 470.0}, nodes=1), ref)
+    assert r.nodes == 1 and r.reference_busbw_gbps == 480.0 and r.verdict == "pass"
+    assert any("intra-node sweep" in n and "never decides the fabric gate" in n
+               for n in r.notes)
+    assert not any("intra-node" in n for n in net(sweep({8 * GIB: 370.0})).notes)

@@ -396,6 +396,10 @@ TRIPS: dict[str, Case] = {
     # network fabric
     "network.socket-fallback": after(_socket_fallback),
     "network.below-fabric": edit(_slow_fabric),
+    "network.hosts-outside-cluster": after(_facts(_kind("nccl-tests"), Fact("host", "eos0001", 7),
+                                                  Fact("host", "eos0002", 8))),
+    "network.hosts-beyond-claim": after(_facts(_kind("nccl-tests"), *(
+        Fact("host", f"node-{i:03d}", 7 + i) for i in range(65)))),
     # claims vs evidence
     "identity.gpu": after(_facts(_kind("nccl-tests"),
                                  Fact("gpu", "NVIDIA H200", line=6))),

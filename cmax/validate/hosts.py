@@ -1,0 +1,77 @@
+"""Which host names belong to the cluster: the evidence's host names, compared across files.
+
+A file's hosts *belong* when another kind of evidence of the same bundle names the same host
+or a host of the same naming scheme (``borealis-h100-b-017`` and ``borealis-h100-b-052``
+share the stem ``borealis-h100-b-``), or when they carry the audit's cluster name. A sweep
+copied from another operator (``eos0001``) shares neither with the provider's incident log.
+When no other evidence names a host there is nothing to compare with, and nothing is said.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from cmax.facts import facts_of
+from cmax.validate.context import Context
+
+_TRAILING = re.compile(r"[0-9]+$")
+
+
+def host_stem(host: str) -> str:
+    """The naming scheme of a host: its short name without the trailing node number."""
+    short = host.strip().lower().split(".", 1)[0]
+    return _TRAILING.sub("", short)
+
+
+@dataclass(frozen=True)
+class HostSet:
+    """Host names some evidence states, with their stems and the files that state them."""
+
+    hosts: frozenset[str]
+    stems: frozenset[str]
+    files: tuple[str, ...]
+    prefixes: tuple[str, ...] = ()
+
+    def belongs(self, host: str) -> bool:
+        name = host.strip().lower()
+        short = name.split(".", 1)[0]
+        return (name in self.hosts or short in self.hosts or host_stem(host) in self.stems
+                or any(short.startswith(p) for p in self.prefixes))
+
+    def __bool__(self) -> bool:
+        return bool(self.hosts)
+
+
+def other_hosts(ctx: Context, exclude_kinds: Iterable[str] = (),
+                exclude_files: Iterable[str] = ()) -> HostSet:
+    """Every host the bundle's evidence names, except in files of ``exclude_kinds`` or the
+    named files: per-file host facts, incident nodes, per-node health checks (DCGM)."""
+    kinds, skip = set(exclude_kinds), set(exclude_files)
+    hosts: set[str] = set()
+    files: list[str] = []
+    for f in ctx.case.files:
+        if f.kind in kinds or f.path in skip:
+            continue
+        named = {x.value.strip().lower() for x in facts_of(f.facts, "host") if x.value.strip()}
+        if named:
+            hosts |= named
+            files.append(f.path)
+    for table, column in (("incidents", "node"), ("node_health", "node")):
+        frame = getattr(ctx.case, table)
+        if frame.is_empty() or column not in frame.columns:
+            continue
+        rows = frame.select(column, "source_file").drop_nulls(column).unique()
+        for node, source in rows.iter_rows():
+            kind = next((f.kind for f in ctx.case.files if f.path == source), None)
+            if source in skip or kind in kinds:
+                continue
+            hosts.add(str(node).strip().lower())
+            if source not in files:
+                files.append(str(source))
+    hosts.discard("")
+    cluster = (ctx.case.audit_cluster or "").strip().lower()
+    prefixes = (cluster,) if len(cluster) >= 3 else ()
+    stems = frozenset(s for s in (host_stem(h) for h in hosts) if len(s) >= 2)
+    return HostSet(frozenset(hosts), stems, tuple(files), prefixes)

@@ -1,0 +1,47 @@
+"""Host names across the evidence (cmax/validate/hosts.py) and the network rules built on it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from cmax.facts import Fact
+from cmax.pipeline import load
+from cmax.validate import validate
+from cmax.validate.hosts import host_stem
+from tests.fakes import FakeReference
+from tests.paths import SAMPLES
+from tests.validate.validate_fakes import HonestBundle
+
+RULES = {"network.hosts-outside-cluster", "network.hosts-beyond-claim"}
+
+
+def test_host_stem_drops_the_node_number_and_the_domain() -> None:
+    assert host_stem("borealis-h100-b-017") == "borealis-h100-b-"
+    assert host_stem("EOS0001.nvidia.com") == "eos"
+    assert host_stem("node-7") == "node-"
+
+
+def _with_nccl_hosts(tmp_path: Path, hosts: list[str]) -> set[str]:
+    ev = HonestBundle().build(tmp_path)  # incidents name node-036 and node-014
+    ev.files = [dataclasses.replace(f, facts=(*f.facts, *(Fact("host", h, 7 + i)
+                                                          for i, h in enumerate(hosts))))
+                if f.kind == "nccl-tests" else f for f in ev.files]
+    return {f.rule for f in validate(ev, FakeReference())} & RULES
+
+
+def test_hosts_of_the_clusters_naming_scheme_are_clean(tmp_path: Path) -> None:
+    assert _with_nccl_hosts(tmp_path, [f"node-{i:03d}" for i in range(64)]) == set()
+
+
+def test_one_foreign_host_among_the_clusters_trips(tmp_path: Path) -> None:
+    hosts = [f"node-{i:03d}" for i in range(63)] + ["eos0042"]
+    assert _with_nccl_hosts(tmp_path, hosts) == {"network.hosts-outside-cluster"}
+
+
+@pytest.mark.parametrize("sample", ["borealis-cloud", "aurora-compute", "cinder-gpu"])
+def test_the_samples_hosts_belong_to_their_clusters(sample: str) -> None:
+    with load(SAMPLES / sample) as loaded:
+        assert not {f.rule for f in loaded.findings} & RULES
