@@ -17,7 +17,6 @@ planned interruptions separately) and SLA downtime (SLAs exclude scheduled maint
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
@@ -26,17 +25,10 @@ import polars as pl
 
 from cmax.errors import ReferenceDataError
 from cmax.evidence import Evidence
+from cmax.incident_review import IncidentReview, cite_lines, fleet_nodes, review_incidents
 from cmax.manifest import Sla
 from cmax.score.reference_api import ReferenceData, num, text
 from cmax.scorecard import ReliabilityResult, SlaResult
-
-UTC = dt.UTC
-
-
-def period_bounds(start: dt.date, end: dt.date) -> tuple[dt.datetime, dt.datetime]:
-    """[start 00:00 UTC, day after end 00:00 UTC): the manifest's dates are inclusive."""
-    return (dt.datetime.combine(start, dt.time(), UTC),
-            dt.datetime.combine(end + dt.timedelta(days=1), dt.time(), UTC))
 
 
 def expected_ettr(job_gpus: int, failures_per_gpu_hour: float, checkpoint_interval_min: float,
@@ -73,36 +65,30 @@ def reference_rate(baseline: Mapping[str, Any]) -> tuple[float, float, str]:
     return per_gpu_hour, per_gpu_hour * 24.0 * 1000.0, source
 
 
-def _in_period(frame: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
-    return frame.filter(pl.col("start").is_not_null() & (pl.col("start") >= start)
-                        & (pl.col("start") < end))
-
-
-def _unplanned(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.filter(pl.col("planned").is_null() | pl.col("planned").not_())
-
-
 def reliability_result(evidence: Evidence, reference: ReferenceData) -> ReliabilityResult | None:
+    """Interruption rate, MTBF and E[ETTR] over what the incident log covers
+    (cmax/incident_review.py: the period's months it records anything in, the fleet the
+    evidence supports; relabelled faults counted, the worst case assumed where times are
+    missing)."""
     spec = evidence.manifest.reliability
-    if spec is None:
+    review = review_incidents(evidence)
+    if spec is None or review is None:
         return None
     system = evidence.manifest.system
-    start, end = period_bounds(spec.period_start, spec.period_end)
     days = (spec.period_end - spec.period_start).days + 1
-    gpu_days = float(spec.gpus_in_service * days)
-    incidents = _in_period(evidence.incidents, start, end)
-    unplanned = _unplanned(incidents)
+    covered_days = review.covered_days
+    fleet = review.fleet_gpus
+    gpu_days = float(fleet * covered_days)
+    unplanned = review.unplanned
     unexpected = unplanned.height
-    planned = incidents.height - unexpected
+    planned = review.counted.height - unexpected
     notes = [
-        f"period {spec.period_start} to {spec.period_end} inclusive: {days} days × "
-        f"{spec.gpus_in_service} GPUs = {gpu_days:,.0f} GPU-days",
+        f"period {spec.period_start} to {spec.period_end} inclusive: {days} days; the rate "
+        f"is over {covered_days:g} days × {fleet} GPUs = {gpu_days:,.0f} GPU-days",
         f"{unexpected} unexpected interruption(s) counted; {planned} planned (announced "
         "maintenance) excluded, as Llama 3 counts its 47 planned interruptions separately",
     ]
-    outside = evidence.incidents.height - incidents.height
-    if outside:
-        notes.append(f"{outside} incident(s) outside the period ignored")
+    notes += review_notes(review)
     per_gpu_hour = unexpected / (gpu_days * 24.0)
     per_1000 = per_gpu_hour * 24.0 * 1000.0
     mtbf = gpu_days * 24.0 / unexpected if unexpected else None
@@ -129,7 +115,7 @@ def reliability_result(evidence: Evidence, reference: ReferenceData) -> Reliabil
                days_index.get(spec.period_start + dt.timedelta(days=i), 0)) for i in range(days)]
     return ReliabilityResult(
         period_start=spec.period_start, period_end=spec.period_end,
-        gpus_in_service=spec.gpus_in_service, gpu_days=gpu_days,
+        gpus_in_service=fleet, gpu_days=gpu_days,
         unexpected_interruptions=unexpected, planned_interruptions=planned,
         per_1000_gpu_days=round(per_1000, 9),
         mtbf_gpu_hours=None if mtbf is None else round(mtbf, 3),
@@ -141,6 +127,37 @@ def reliability_result(evidence: Evidence, reference: ReferenceData) -> Reliabil
     )
 
 
+def review_notes(review: IncidentReview) -> list[str]:
+    """What the reading of the log changed, in the words the scorecard shows."""
+    notes = []
+    if review.outside.height:
+        notes.append(f"{review.outside.height} incident(s) outside the period not counted "
+                     f"({cite_lines(review.outside)})")
+    if review.relabelled.height:
+        notes.append(f"{review.relabelled.height} incident(s) marked planned but describing a "
+                     f"hardware fault counted as unexpected ({cite_lines(review.relabelled)})")
+    worst = review.open_ended.height + review.backwards.height
+    if worst:
+        notes.append(f"{worst} incident(s) without a usable end time: the worst case is assumed, "
+                     f"down until the end of the period "
+                     f"({cite_lines(pl.concat([review.open_ended, review.backwards]))})")
+    if review.no_start.height:
+        notes.append(f"{review.no_start.height} incident(s) without a start time: the worst "
+                     "case is assumed, down from the start of the period "
+                     f"({cite_lines(review.no_start)})")
+    if review.partial:
+        shown = ", ".join(a.strftime("%Y-%m") for a, _ in review.covered)
+        empty = len(review.period_months) - len(review.covered)
+        notes.append(f"the incident log records nothing in {empty} of the period's "
+                     f"{len(review.period_months)} months: rate and SLA are over the months "
+                     f"it covers ({shown})")
+    if review.fleet_gpus < review.claimed_gpus:
+        notes.append(f"gpus_in_service = {review.claimed_gpus:,} is more than the evidence "
+                     f"shows ({review.evidence_gpus:,} GPUs: the claimed system, or the hosts "
+                     f"the evidence names): the rate and the SLA use {review.fleet_gpus:,}")
+    return notes
+
+
 def credit_for(uptime_pct: float, tiers: list[tuple[float, float]]) -> float:
     """Credit (% of the month's charge) for one node-month: the deepest tier it falls under."""
     credit = 0.0
@@ -148,17 +165,6 @@ def credit_for(uptime_pct: float, tiers: list[tuple[float, float]]) -> float:
         if uptime_pct < below_pct:
             credit = max(credit, credit_pct)
     return credit
-
-
-def _months(start: dt.datetime, end: dt.datetime) -> list[tuple[dt.datetime, dt.datetime]]:
-    spans = []
-    cur = start
-    while cur < end:
-        nxt = (dt.datetime(cur.year + 1, 1, 1, tzinfo=UTC) if cur.month == 12
-               else dt.datetime(cur.year, cur.month + 1, 1, tzinfo=UTC))
-        spans.append((cur, min(nxt, end)))
-        cur = nxt
-    return spans
 
 
 Span = tuple[dt.datetime, dt.datetime]
@@ -186,41 +192,28 @@ def _overlap_hours(intervals: list[tuple[dt.datetime, dt.datetime]], lo: dt.date
 
 def sla_result(evidence: Evidence) -> SlaResult | None:
     """Per node, per month uptime against the contract (docs/scoring.md: per node and
-    per calendar month).
+    per calendar month), over the months the incident log covers and the fleet the evidence
+    supports (cmax/incident_review.py).
 
     Nodes without incidents were up all month. The fleet credit is the node-hour-weighted
-    average of the per node-month credits, i.e. the share of the whole bill owed back.
+    average of the per node-month credits, i.e. the share of the whole bill owed back. An
+    incident with a missing or backwards time counts as down to the end (or from the start)
+    of the period: malformed data can never lower the credit owed.
     """
     sla: Sla | None = evidence.manifest.sla
-    spec = evidence.manifest.reliability
-    if sla is None or spec is None:
+    review = review_incidents(evidence)
+    if sla is None or review is None:
         return None
     gpn = evidence.manifest.system.gpus_per_node
-    start, end = period_bounds(spec.period_start, spec.period_end)
-    notes: list[str] = []
-    incidents = _unplanned(evidence.incidents.filter(
-        pl.col("start").is_not_null() & (pl.col("start") < end)
-        & (pl.col("end").is_null() | (pl.col("end") > start))))
+    start, end = review.start, review.end
+    notes: list[str] = review_notes(review)
     per_node: dict[str, list[tuple[dt.datetime, dt.datetime]]] = defaultdict(list)
-    open_ended = backwards = 0
-    for row in incidents.iter_rows(named=True):
-        a, b = row["start"], row["end"]
-        if b is None:
-            open_ended += 1
-            continue
-        if b < a:
-            backwards += 1
-            continue
+    for row in review.unplanned.iter_rows(named=True):
         key = row["node"] or f"(no node: {row['source_file']}:{row['line']})"
-        per_node[key].append((max(a, start), min(b, end)))
-    if open_ended:
-        notes.append(f"{open_ended} incident(s) without an end time: no downtime counted for "
-                     "them (add the end time to claim it)")
-    if backwards:
-        notes.append(f"{backwards} incident(s) ending before they start: ignored")
-    nodes = max(math.ceil(spec.gpus_in_service / gpn), len(per_node))
-    months = _months(start, end)
-    total_hours = (end - start).total_seconds() / 3600.0
+        per_node[key].append((max(row["start"], start), min(row["end"], end)))
+    nodes = max(fleet_nodes(review, gpn), len(per_node))
+    spans = review.covered
+    total_hours = review.covered_hours
     node_hours = nodes * total_hours
     downtime = 0.0
     credit_node_hours = 0.0
@@ -228,7 +221,7 @@ def sla_result(evidence: Evidence) -> SlaResult | None:
     worst = 100.0
     for intervals in per_node.values():
         merged = _merge(intervals)
-        for lo, hi in months:
+        for lo, hi in spans:
             hours = (hi - lo).total_seconds() / 3600.0
             down = _overlap_hours(merged, lo, hi)
             downtime += down
@@ -240,13 +233,13 @@ def sla_result(evidence: Evidence) -> SlaResult | None:
     measured = 100.0 * (1.0 - downtime / node_hours)
     credit_pct = credit_node_hours / node_hours
     notes.append(
-        f"{nodes} nodes × {len(months)} month(s); uptime per node-month = 1 − unplanned "
+        f"{nodes} nodes × {len(spans)} month(s); uptime per node-month = 1 − unplanned "
         f"downtime ÷ hours in the month; planned maintenance excluded; credit tiers "
         f"{sla.credits or 'none'} applied per node-month and weighted by node-hours")
     return SlaResult(
         contracted_uptime_pct=sla.uptime_pct, measured_uptime_pct=round(measured, 6),
         met=below == 0, credit_pct=round(credit_pct, 6),
         downtime_node_hours=round(downtime, 6), node_hours=round(node_hours, 6),
-        node_months=nodes * len(months), node_months_below=below,
+        node_months=nodes * len(spans), node_months_below=below,
         worst_uptime_pct=round(worst, 6), notes=notes,
     )

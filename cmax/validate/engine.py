@@ -17,6 +17,7 @@ from cmax.validate import (
     identity,
     mlperf_rules,
     network_rules,
+    reliability_rules,
     sanity,
     schema_rules,
     software,
@@ -35,6 +36,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     software.check,
     audit_rules.check,
     network_rules.check,
+    reliability_rules.check,
     identity.check,
     exemplar.check,
 )

@@ -22,10 +22,10 @@ import polars as pl
 
 from cmax.facts import facts_of
 from cmax.findings import Finding
+from cmax.hosts import other_hosts
 from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.reference.view import num, optional_lookup
 from cmax.validate.context import Context
-from cmax.validate.hosts import other_hosts
 from cmax.validate.registry import Rule, finding, register
 
 # "far below" the fabric's class: under half its bar. Half is well clear of run-to-run noise
@@ -45,7 +45,7 @@ register(Rule(
     "operator says nothing about this fabric.",
     "Submit the nccl-tests output of the cluster being rated (its device lines name its "
     "hosts), or explain the naming in the bundle and rename nothing by hand.",
-    "NVIDIA/nccl-tests src/util.cu (device lines: rank, host, device); cmax/validate/hosts.py",
+    "NVIDIA/nccl-tests src/util.cu (device lines: rank, host, device); cmax/hosts.py",
 ))
 register(Rule(
     "network.hosts-beyond-claim", "error", "More nccl-tests hosts than the nodes claimed",
@@ -166,7 +166,7 @@ def _hosts_outside_cluster(ctx: Context) -> Iterator[Finding]:
     named = _nccl_hosts(ctx)
     if not named:
         return
-    others = other_hosts(ctx, exclude_kinds=NCCL_KINDS)
+    others = other_hosts(ctx.case, exclude_kinds=NCCL_KINDS)
     if not others:
         return
     for path, hosts in named:

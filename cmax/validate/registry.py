@@ -30,6 +30,7 @@ FAMILIES: dict[str, str] = {
     "software": "Software floors",
     "audit": "ClusterMAX audit",
     "network": "Network fabric",
+    "reliability": "Incident log and fleet",
     "identity": "Claims checked against the evidence",
     "exemplar": "NVIDIA Exemplar package",
 }

@@ -116,7 +116,10 @@ def utc(text: str) -> dt.datetime:
 
 
 def incident(start: str, end: str | None, node: str | None = "n1", *, planned: bool = False,
-             category: str = "Faulty GPU", line: int = 2) -> dict[str, Any]:
+             category: str | None = None, line: int = 2) -> dict[str, Any]:
+    """A fault, or announced maintenance when ``planned`` (a planned row describing a fault is
+    counted as one: cmax/incident_review.py)."""
+    category = category or ("Host Maintenance" if planned else "Faulty GPU")
     return {"start": utc(start), "end": None if end is None else utc(end), "node": node,
             "gpu": None, "category": category, "planned": planned, "description": "test",
             "source_file": "incidents.csv", "line": line}

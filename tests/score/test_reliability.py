@@ -22,7 +22,9 @@ TIERS = [[99.9, 10], [99.0, 25], [95.0, 100]]
 
 def test_llama3_reproduces_its_own_figures() -> None:
     # 16,384 GPUs for 54 days (2024-01-01..2024-02-23 inclusive), 419 unexpected + 47 planned
-    rows = [incident("2024-01-10T00:00:00", "2024-01-10T01:00:00", f"n{i}") for i in range(419)]
+    # spread over both months: a log recording nothing in a month is not rated over it
+    rows = [incident(f"2024-0{1 + i % 2}-10T00:00:00", f"2024-0{1 + i % 2}-10T01:00:00", f"n{i}")
+            for i in range(419)]
     rows += [incident("2024-01-11T00:00:00", "2024-01-11T01:00:00", "m", planned=True)] * 47
     m = manifest(system={**SYSTEM_512, "nodes": 2048},
                  reliability={"incidents": "i.csv", "period_start": dt.date(2024, 1, 1),
@@ -126,8 +128,7 @@ def test_sla_splits_downtime_across_months() -> None:
 
 
 def test_sla_met_and_open_ended_incidents() -> None:
-    rows = [incident("2026-06-05T00:00:00", "2026-06-05T00:30:00", "n1"),  # 99.93 %: met
-            incident("2026-06-06T00:00:00", None, "n2")]
+    rows = [incident("2026-06-05T00:00:00", "2026-06-05T00:30:00", "n1")]  # 99.93 %: met
     m = manifest(system={**SYSTEM_512, "nodes": 4},
                  reliability={"incidents": "i.csv", "period_start": dt.date(2026, 6, 1),
                               "period_end": dt.date(2026, 6, 30), "gpus_in_service": 32},
@@ -135,7 +136,12 @@ def test_sla_met_and_open_ended_incidents() -> None:
     s = sla_result(evidence(m, incidents=rows))
     assert s is not None
     assert s.met and s.credit_pct == 0.0 and s.node_months == 4
-    assert any("without an end time" in n for n in s.notes)
+    # no end time: down until the end of the period (the worst case), never "no downtime"
+    s = sla_result(evidence(m, incidents=[*rows, incident("2026-06-06T00:00:00", None, "n2")]))
+    assert s is not None and not s.met
+    assert s.worst_uptime_pct == pytest.approx(100 * 5 / 30, abs=1e-6)  # up 1-5 June only
+    assert s.credit_pct == pytest.approx(25.0)  # 100 % on one of four equal node-months
+    assert any("without a usable end time: the worst case is assumed" in n for n in s.notes)
 
 
 def test_a_reliability_baseline_without_a_rate_is_a_reference_data_error() -> None:
@@ -144,3 +150,80 @@ def test_a_reliability_baseline_without_a_rate_is_a_reference_data_error() -> No
 
     with pytest.raises(ReferenceDataError, match="no usable rate"):
         reference_rate({"source": "broken"})
+
+
+def _month_of_faults(**changes: dict[str, object]) -> tuple[object, object]:
+    """512 GPUs, July 2026, three 1-hour GPU faults on n1-n3, 99.9 % contracted; ``changes``
+    edits incident i (by node name)."""
+    rows = [incident("2026-07-05T00:00:00", "2026-07-05T01:00:00", f"n{i}", line=i + 1)
+            for i in (1, 2, 3)]
+    rows = [{**r, **changes.get(str(r["node"]), {})} for r in rows]
+    m = manifest(system=SYSTEM_512,
+                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 7, 1),
+                              "period_end": dt.date(2026, 7, 31), "gpus_in_service": 512},
+                 sla={"uptime_pct": 99.9, "credits": TIERS})
+    ev = evidence(m, incidents=rows)
+    return sla_result(ev), reliability_result(ev, FakeReference())
+
+
+def test_tampered_incidents_never_lower_the_credit_owed() -> None:
+    """issue 26: moved out of the period, relabelled planned or without an end time, the three
+    faults cut the credit owed from $3,749.76 to $0 and marked the SLA met."""
+    honest, _ = _month_of_faults()
+    assert honest is not None and honest.node_months_below == 3 and not honest.met
+    shifted = {"start": dt.datetime(2026, 6, 30, 23, 0, tzinfo=dt.UTC)}  # starts 1 h early
+    relabelled = {"planned": True, "description": "Xid 79: GPU has fallen off the bus"}
+    open_ended = {"end": None}
+    for change in (relabelled, open_ended, shifted):
+        s, r = _month_of_faults(n1=change, n2=change, n3=change)
+        assert s is not None and r is not None
+        assert not s.met and s.credit_pct >= honest.credit_pct, change
+        assert r.unexpected_interruptions == 3, change
+    s, _ = _month_of_faults(n1=open_ended)
+    assert s is not None and any("worst case" in n for n in s.notes)
+    s, r = _month_of_faults(n1=relabelled)
+    assert s is not None and r is not None
+    assert any("hardware fault counted as unexpected" in n for n in r.notes)
+    moved = {"start": dt.datetime(2026, 8, 5, tzinfo=dt.UTC),
+             "end": dt.datetime(2026, 8, 5, 1, tzinfo=dt.UTC)}
+    _, r = _month_of_faults(n3=moved)  # really outside: not counted, and said
+    assert r is not None and r.unexpected_interruptions == 2
+    assert any("outside the period not counted (line 4)" in n for n in r.notes)
+
+
+def test_a_fleet_larger_than_the_evidence_is_not_believed() -> None:
+    """gpus_in_service = 100000 on a 512-GPU system whose incidents name 10 nodes made the
+    MTBF 195x better."""
+    rows = [incident(f"2026-07-{d:02d}T00:00:00", f"2026-07-{d:02d}T01:00:00", f"n{d % 10}")
+            for d in range(1, 31)]
+
+    def rel(gpus: int) -> object:
+        m = manifest(system=SYSTEM_512,
+                     reliability={"incidents": "i.csv", "period_start": dt.date(2026, 7, 1),
+                                  "period_end": dt.date(2026, 7, 31), "gpus_in_service": gpus})
+        return reliability_result(evidence(m, incidents=rows), FakeReference())
+
+    honest, inflated = rel(512), rel(100_000)
+    assert honest is not None and inflated is not None
+    assert inflated.gpus_in_service == 512 and inflated.mtbf_gpu_hours == honest.mtbf_gpu_hours
+    assert any("gpus_in_service = 100,000 is more than the evidence shows" in n
+               for n in inflated.notes)
+
+
+def test_a_log_covering_part_of_the_period_is_rated_over_what_it_covers() -> None:
+    """A six-month period with a log of August only made the interruption rate 6x lower."""
+    rows = [incident(f"2026-08-{d:02d}T00:00:00", f"2026-08-{d:02d}T01:00:00", f"n{d}")
+            for d in range(1, 13)]
+
+    def rel(start: dt.date, end: dt.date) -> object:
+        m = manifest(system=SYSTEM_512,
+                     reliability={"incidents": "i.csv", "period_start": start,
+                                  "period_end": end, "gpus_in_service": 512})
+        return reliability_result(evidence(m, incidents=rows), FakeReference())
+
+    august = rel(dt.date(2026, 8, 1), dt.date(2026, 8, 31))
+    half_year = rel(dt.date(2026, 6, 1), dt.date(2026, 11, 30))
+    assert august is not None and half_year is not None
+    assert half_year.per_1000_gpu_days == august.per_1000_gpu_days
+    assert half_year.gpu_days == 512 * 31
+    assert any("records nothing in 5 of the period's 6 months" in n for n in half_year.notes)

@@ -1,4 +1,4 @@
-"""Host names across the evidence (cmax/validate/hosts.py) and the network rules built on it."""
+"""Host names across the evidence (cmax/hosts.py) and the network rules built on it."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from cmax.facts import Fact
+from cmax.hosts import host_stem
 from cmax.pipeline import load
 from cmax.validate import validate
-from cmax.validate.hosts import host_stem
 from tests.fakes import FakeReference
 from tests.paths import SAMPLES
 from tests.validate.validate_fakes import HonestBundle

@@ -191,6 +191,15 @@ def _incident_backwards(bundle: HonestBundle) -> None:
     bundle.incidents = rows
 
 
+def _incident_row(**changes: object) -> Callable[[HonestBundle], None]:
+    """The first incident (an xid 79 GPU fault on node-036) with ``changes``."""
+    def fn(bundle: HonestBundle) -> None:
+        rows = bundle.incident_rows()
+        rows[0] = {**rows[0], **changes}
+        bundle.incidents = rows
+    return fn
+
+
 def _few_incidents(bundle: HonestBundle) -> None:
     bundle.gpus_in_service = 8192
     bundle.incidents = [r for r in bundle.incident_rows() if r["planned"]]
@@ -396,6 +405,17 @@ TRIPS: dict[str, Case] = {
     # network fabric
     "network.socket-fallback": after(_socket_fallback),
     "network.below-fabric": edit(_slow_fabric),
+    # incident log and fleet
+    "reliability.incident-outside-period": edit(_incident_row(
+        start=dt.datetime(2026, 10, 3, 1, 0, tzinfo=dt.UTC),
+        end=dt.datetime(2026, 10, 3, 2, 0, tzinfo=dt.UTC))),
+    "reliability.fault-labelled-planned": edit(_incident_row(planned=True)),
+    "reliability.incident-without-time": edit(_incident_row(end=None)),
+    "reliability.nodes-outside-cluster": after(_facts(_kind("nccl-tests"), *(
+        Fact("host", f"gpu{i:04d}", 7 + i) for i in range(4)))),
+    "reliability.fleet-beyond-evidence": edit(lambda b: setattr(b, "gpus_in_service", 100_000)),
+    "reliability.partial-period": edit(lambda b: setattr(b, "incidents", [
+        r for r in b.incident_rows() if r["start"].month == 7])),
     "network.hosts-outside-cluster": after(_facts(_kind("nccl-tests"), Fact("host", "eos0001", 7),
                                                   Fact("host", "eos0002", 8))),
     "network.hosts-beyond-claim": after(_facts(_kind("nccl-tests"), *(

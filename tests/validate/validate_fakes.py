@@ -328,6 +328,15 @@ class HonestBundle:
              "end": dt.datetime(2026, 7, 8, 6, 0, tzinfo=utc), "node": "node-014", "gpu": None,
              "category": "Host Maintenance", "planned": True, "description": "firmware",
              "source_file": "incidents.csv", "line": 3},
+            # a log kept for the whole period records something every month
+            {"start": dt.datetime(2026, 8, 12, 2, 0, tzinfo=utc),
+             "end": dt.datetime(2026, 8, 12, 6, 0, tzinfo=utc), "node": "node-051", "gpu": None,
+             "category": "Host Maintenance", "planned": True, "description": "firmware",
+             "source_file": "incidents.csv", "line": 4},
+            {"start": dt.datetime(2026, 9, 9, 2, 0, tzinfo=utc),
+             "end": dt.datetime(2026, 9, 9, 6, 0, tzinfo=utc), "node": "node-007", "gpu": None,
+             "category": "Host Maintenance", "planned": True, "description": "kernel update",
+             "source_file": "incidents.csv", "line": 5},
         ]
 
     def write_files(self, root: Path) -> list[EvidenceFile]:

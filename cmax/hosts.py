@@ -1,5 +1,8 @@
 """Which host names belong to the cluster: the evidence's host names, compared across files.
 
+Read by the network and reliability rules and by the reliability score (one home for "is this
+host one of the cluster's").
+
 A file's hosts *belong* when another kind of evidence of the same bundle names the same host
 or a host of the same naming scheme (``borealis-h100-b-017`` and ``borealis-h100-b-052``
 share the stem ``borealis-h100-b-``), or when they carry the audit's cluster name. A sweep
@@ -13,8 +16,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cmax.evidence import Evidence
 from cmax.facts import facts_of
-from cmax.validate.context import Context
 
 _TRAILING = re.compile(r"[0-9]+$")
 
@@ -44,14 +47,14 @@ class HostSet:
         return bool(self.hosts)
 
 
-def other_hosts(ctx: Context, exclude_kinds: Iterable[str] = (),
+def other_hosts(evidence: Evidence, exclude_kinds: Iterable[str] = (),
                 exclude_files: Iterable[str] = ()) -> HostSet:
     """Every host the bundle's evidence names, except in files of ``exclude_kinds`` or the
     named files: per-file host facts, incident nodes, per-node health checks (DCGM)."""
     kinds, skip = set(exclude_kinds), set(exclude_files)
     hosts: set[str] = set()
     files: list[str] = []
-    for f in ctx.case.files:
+    for f in evidence.files:
         if f.kind in kinds or f.path in skip:
             continue
         named = {x.value.strip().lower() for x in facts_of(f.facts, "host") if x.value.strip()}
@@ -59,19 +62,19 @@ def other_hosts(ctx: Context, exclude_kinds: Iterable[str] = (),
             hosts |= named
             files.append(f.path)
     for table, column in (("incidents", "node"), ("node_health", "node")):
-        frame = getattr(ctx.case, table)
+        frame = getattr(evidence, table)
         if frame.is_empty() or column not in frame.columns:
             continue
         rows = frame.select(column, "source_file").drop_nulls(column).unique()
         for node, source in rows.iter_rows():
-            kind = next((f.kind for f in ctx.case.files if f.path == source), None)
+            kind = next((f.kind for f in evidence.files if f.path == source), None)
             if source in skip or kind in kinds:
                 continue
             hosts.add(str(node).strip().lower())
             if source not in files:
                 files.append(str(source))
     hosts.discard("")
-    cluster = (ctx.case.audit_cluster or "").strip().lower()
+    cluster = (evidence.audit_cluster or "").strip().lower()
     prefixes = (cluster,) if len(cluster) >= 3 else ()
     stems = frozenset(s for s in (host_stem(h) for h in hosts) if len(s) >= 2)
     return HostSet(frozenset(hosts), stems, tuple(files), prefixes)
