@@ -30,6 +30,8 @@ FACT_KINDS: dict[str, str] = {
     "system": "a system or platform name (MLPerf system_name, submitter platform)",
     "submitter": "the MLPerf submitter",
     "parallel": "a parallel-config key=value the file states (tp=8, pp=4, gbs=512, ...)",
+    "tally": "a cluster-wide count or flag an audit states (``where`` is its key path: "
+             "gpus.pcieAcs.enabledCount, gpus.total, ...), for its internal-consistency checks",
 }
 
 

@@ -748,9 +748,31 @@ _FACT_PATHS = (
 )
 
 
+# the cluster-wide counts and flags the audit's own checks rest on, recorded as ``tally``
+# facts (``where`` = the key without its ``audit_data.`` prefix) so validation can check them
+# against each other (cmax/validate/audit_rules.py): a flag flipped by hand leaves its count
+_TALLY_KEYS = ("gpus.total", "gpus.nodeCount", "gpus.perNode", "gpus.gpuDirectRdma",
+               "gpus.pcieAcs.enabled", "gpus.pcieAcs.enabledCount", "gpus.pcieAcs.bridges",
+               "gpus.pcieAcs.totalBridges", "gpus.dmesgErrors.nodesChecked")
+
+
+def _tallies(values: dict[str, Any]) -> list[Fact]:
+    out = []
+    for key in _TALLY_KEYS:
+        for prefix in ("audit_data.", ""):
+            value = _get(values, prefix + key)
+            if value is MISSING or value is None or isinstance(value, (dict, list)):
+                continue
+            text = str(value).lower() if isinstance(value, bool) else str(value).strip()
+            out.append(Fact("tally", text, None, key))
+            break
+    return out
+
+
 def audit_facts(values: dict[str, Any]) -> tuple[Fact, ...]:
-    """The cluster name, GPU model, GPU node count and host names the audit states."""
-    facts: list[Fact] = []
+    """The cluster name, GPU model, GPU node count and host names the audit states, and the
+    cluster-wide counts and flags its checks rest on (``tally``)."""
+    facts: list[Fact] = _tallies(values)
     seen: set[tuple[str, str]] = set()
     for kind, dotted in _FACT_PATHS:
         value = _get(values, dotted)

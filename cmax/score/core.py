@@ -31,6 +31,7 @@ from cmax.score.reference_api import ReferenceData, canonical_gpu, market_price
 from cmax.score.reliability import reliability_result, sla_result
 from cmax.score.rubric import Rubric
 from cmax.scorecard import AuditCheck, AuditSummary, EvidenceFileRef, Scorecard
+from cmax.validate.audit_rules import audit_doubts
 
 AUDIT_STATUSES = ("PASS", "WARNING", "FAIL", "SKIPPED")
 
@@ -103,6 +104,7 @@ def score(
         quoted_usd_per_gpu_hour=manifest.pricing.usd_per_gpu_hour if manifest.pricing else None,
         throughput_ratio=throughput, market_usd_per_gpu_hour=market,
         market_source=market_source, nodes=system.nodes,
+        audit_doubts=audit_doubts(findings) if audit is not None else (),
     )
     categories = rate_categories(inputs, rubric)
     total = weighted_score(categories)

@@ -58,6 +58,9 @@ class RatingInputs:
     market_source: str | None = None
     nodes: int = 0
     """the nodes the manifest claims ([system] nodes): the scale the fabric must be proven at"""
+    audit_doubts: Sequence[str] = ()
+    """why the audit may decide no gate (contradictory, partial or foreign: validation's
+    cmax.validate.audit_rules.AUDIT_CANNOT_DECIDE findings)"""
 
 
 @dataclass
@@ -441,7 +444,11 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
             return gate(decided[0], decided[1])
         if decided is not None:
             why_not = decided[1]
-    if rule.checks and not inputs.audit.is_empty():
+    audit_note = ""
+    if rule.checks and not inputs.audit.is_empty() and inputs.audit_doubts:
+        audit_note = (f"; {inputs.audit_file or 'the audit'} cannot decide it: "
+                      + "; ".join(inputs.audit_doubts))
+    elif rule.checks and not inputs.audit.is_empty():
         rows = inputs.audit.filter(pl.col("check_id").is_in(rule.checks)
                                    | pl.col("criterion").is_in(rule.checks))
         conclusive = []
@@ -465,14 +472,16 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
         if found:
             ok = any(truthy(v) for _, v in found)
             return gate(ok, "declared (unverified): " + ", ".join(
-                f"{k} = {_fmt(v)}" for k, v in found))
+                f"{k} = {_fmt(v)}" for k, v in found) + audit_note)
     if rule.missing == "fail":
         return gate(False, "no evidence: "
-                    + (f"none of {', '.join(rule.keys)} declared" if rule.keys else "not shown"))
+                    + (f"none of {', '.join(rule.keys)} declared" if rule.keys else "not shown")
+                    + audit_note)
     if rule.measured:
         what = why_not or f"no comparable {rule.measured} result"
     elif rule.checks:
-        what = "no conclusive audit check" + (" and nothing declared" if rule.keys else "")
+        what = ("no conclusive audit check" + (" and nothing declared" if rule.keys else "")
+                + audit_note)
     else:
         what = "no evidence"
     cap = _gentler(rule.not_evaluated_cap or rubric.scoring.not_evaluated_cap, rule.cap)

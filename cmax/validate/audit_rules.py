@@ -9,13 +9,15 @@ defect) are summarised as info.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import polars as pl
 
+from cmax.facts import Fact, facts_of
 from cmax.findings import Finding
 from cmax.validate.context import Context, norm_path
 from cmax.validate.registry import Rule, finding, register
+from cmax.validate.thresholds import AUDIT_MIN_NODE_SHARE
 
 SECURITY_CATEGORIES = frozenset({"versions", "isolation", "security"})
 SECURITY_EXTENSIONS = frozenset({"bmc-ipmi", "ufm-profile", "pcie-passthrough",
@@ -47,14 +49,97 @@ register(Rule(
 register(Rule(
     "audit.cluster-mismatch", "warning", "The audit is of a different cluster",
     "The audit's cluster name differs from [provider] cluster in cmax.toml, so the audit may not "
-    "describe the system whose benchmarks are rated.",
+    "describe the system whose benchmarks are rated. It decides no gate.",
     "Include the audit of the benchmarked cluster, or correct [provider] cluster.",
 ))
+register(Rule(
+    "audit.inconsistent", "error", "The audit contradicts itself",
+    "The audit's cluster-wide counts and flags disagree (PCIe ACS `enabled` against "
+    "`enabledCount`, GPUs against nodes x GPUs per node, nodes checked against nodes): one of "
+    "them was edited, so none of the checks resting on them can decide a gate.",
+    "Submit the audit.values.json exactly as `cmax audit` wrote it; re-run the audit.",
+    "SemiAnalysisAI/ClusterMAX collector JSON (gpus.pcieAcs, gpus.total/nodeCount/perNode; "
+    "research clustermax_audit_format.md)",
+))
+register(Rule(
+    "audit.partial", "error", "The audit covers a small part of the claimed system",
+    "The audit checked fewer nodes than a quarter of the nodes the manifest claims (a pilot "
+    "or a test partition attached to a larger system): it decides no gate.",
+    "Run the audit on the rated cluster's production partition, or correct [system] nodes.",
+    f"cmax/validate/thresholds.py AUDIT_MIN_NODE_SHARE = {AUDIT_MIN_NODE_SHARE:g}",
+))
+
+AUDIT_CANNOT_DECIDE = frozenset({"audit.cluster-mismatch", "audit.inconsistent",
+                                 "audit.partial"})
+"""Findings after which the audit decides no gate (cmax.score.rating reads them)."""
+
+
+def audit_doubts(findings: Iterable[Finding]) -> list[str]:
+    """Why the audit may decide no gate: the messages of its contradiction, partial-coverage
+    and foreign-cluster findings."""
+    return [f"{f.rule}: {f.message}" for f in findings if f.rule in AUDIT_CANNOT_DECIDE]
 
 
 def _is_security(check_id: str, category: str) -> bool:
     return (category in SECURITY_CATEGORIES or check_id in SECURITY_EXTENSIONS
             or check_id.startswith(("securityVersions.", "security.")))
+
+
+def _tally(facts: tuple[Fact, ...], key: str) -> str | None:
+    return next((f.value for f in facts_of(facts, "tally") if f.where == key), None)
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(str(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _contradictions(facts: tuple[Fact, ...]) -> list[str]:
+    out = []
+    enabled = (_tally(facts, "gpus.pcieAcs.enabled") or "").lower()
+    count = _int(_tally(facts, "gpus.pcieAcs.enabledCount"))
+    bridges = _int(_tally(facts, "gpus.pcieAcs.totalBridges"))
+    of = f" of {bridges}" if bridges is not None else ""
+    if enabled in ("false", "no", "0") and count:
+        out.append(f"gpus.pcieAcs.enabled = {enabled} but enabledCount = {count}{of} bridges")
+    if enabled in ("true", "yes", "1") and count == 0:
+        out.append(f"gpus.pcieAcs.enabled = {enabled} but enabledCount = 0{of} bridges")
+    if count is not None and bridges is not None and count > bridges:
+        out.append(f"gpus.pcieAcs.enabledCount = {count} exceeds totalBridges = {bridges}")
+    total, nodes, per = (_int(_tally(facts, k)) for k in
+                         ("gpus.total", "gpus.nodeCount", "gpus.perNode"))
+    if total is not None and nodes is not None and per is not None and total != nodes * per:
+        out.append(f"gpus.total = {total} but nodeCount x perNode = {nodes} x {per} = "
+                   f"{nodes * per}")
+    checked = _int(_tally(facts, "gpus.dmesgErrors.nodesChecked"))
+    if checked is not None and nodes is not None and checked > nodes:
+        out.append(f"gpus.dmesgErrors.nodesChecked = {checked} exceeds nodeCount = {nodes}")
+    return out
+
+
+def _audit_nodes(facts: tuple[Fact, ...]) -> int | None:
+    counted = [_int(_tally(facts, "gpus.nodeCount"))]
+    counted += [_int(f.value) for f in facts_of(facts, "node_count")]
+    found = [n for n in counted if n is not None]
+    return max(found) if found else None
+
+
+def _integrity(ctx: Context) -> Iterator[Finding]:
+    for f in ctx.case.files:
+        if f.kind != "clustermax-audit":
+            continue
+        wrong = _contradictions(f.facts)
+        if wrong:
+            yield finding("audit.inconsistent", "; ".join(wrong), file=f.path)
+        nodes = _audit_nodes(f.facts)
+        claimed = ctx.manifest.system.nodes
+        if nodes is not None and nodes < AUDIT_MIN_NODE_SHARE * claimed:
+            yield finding("audit.partial",
+                          f"the audit checked {nodes} node(s) of the {claimed} [system] claims "
+                          f"({nodes / claimed:.0%}; at least {AUDIT_MIN_NODE_SHARE:.0%} needed "
+                          "to decide a gate)", file=f.path)
 
 
 def check(ctx: Context) -> Iterator[Finding]:
@@ -80,6 +165,7 @@ def check(ctx: Context) -> Iterator[Finding]:
             shown = ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
             yield finding("audit.warnings", f"{len(ids)} check(s) graded WARNING: {shown}",
                           file=audit_file)
+    yield from _integrity(ctx)
     cluster = ctx.evidence.audit_cluster
     declared = ctx.manifest.provider.cluster
     if cluster and declared and norm_path(cluster).lower() != norm_path(declared).lower():

@@ -209,3 +209,19 @@ def test_a_sweep_across_the_claimed_system_decides_and_states_its_scale() -> Non
     assert g.status == "passed"  # the failing NVLink row is its own row, not the fabric
     assert "proven at largest inter-node sweep 32 nodes / 256 ranks of 64 nodes claimed" in g.reason
     assert "1 node(s)" not in g.reason
+
+
+ACS_PASS = {"check_id": "gpus.pcieAcs.enabled", "category": "gpu-stack", "criterion": "pcie-acs",
+            "status": "PASS", "observed": "false", "minimum": None, "evidence": None,
+            "source_file": "audit/audit.values.json"}
+
+
+def test_a_contradictory_partial_or_foreign_audit_decides_no_gate() -> None:
+    trusted = gates(declarations={}, audit=audit(ACS_PASS), audit_file="a.json",
+                    **AT_REFERENCE)["acs_disabled"]
+    assert trusted.status == "passed" and "a.json: gpus.pcieAcs.enabled is PASS" in trusted.reason
+    doubt = "audit.partial: the audit checked 2 node(s) of the 64 [system] claims"
+    g = gates(declarations={}, audit=audit(ACS_PASS), audit_file="a.json",
+              audit_doubts=[doubt], **AT_REFERENCE)["acs_disabled"]
+    assert g.status == "not_evaluated" and not g.passed
+    assert f"a.json cannot decide it: {doubt}" in g.reason

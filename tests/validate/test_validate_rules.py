@@ -402,6 +402,13 @@ TRIPS: dict[str, Case] = {
     "audit.fail": edit(_audit("healthChecks.nhcInstalled", "FAIL")),
     "audit.warnings": edit(_audit("gpus.gdrcopy.installed", "WARNING")),
     "audit.cluster-mismatch": edit(lambda b: setattr(b, "audit_cluster", "other-h100-west")),
+    # ACS reported off while its own count says every bridge has it on
+    "audit.inconsistent": after(_facts(_kind("clustermax-audit"),
+                                       Fact("tally", "false", None, "gpus.pcieAcs.enabled"),
+                                       Fact("tally", "16", None, "gpus.pcieAcs.enabledCount"),
+                                       Fact("tally", "16", None, "gpus.pcieAcs.totalBridges"))),
+    "audit.partial": after(_facts(_kind("clustermax-audit"),
+                                  Fact("node_count", "2", None, "cluster.nodes"))),
     # network fabric
     "network.socket-fallback": after(_socket_fallback),
     "network.below-fabric": edit(_slow_fabric),
