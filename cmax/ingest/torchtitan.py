@@ -29,6 +29,7 @@ from cmax.ingest.textlines import (
     to_int,
     value_after,
 )
+from cmax.throughput import tokens_per_gpu_step
 
 STEP_KEYS = ["tflops:", "tps:"]  # every step line holds both; the first selects them
 START_KEY = "Training starts at step"
@@ -85,7 +86,7 @@ def fill_step_time(steps: pl.DataFrame, gbs: int | None, seq_len: int | None,
     """Derive step time from tokens/s/GPU when the run's shape is known."""
     if not (gbs and seq_len and num_gpus):
         return steps
-    tokens_per_gpu_step = gbs * seq_len / num_gpus
+    per_step = tokens_per_gpu_step(gbs, seq_len, num_gpus)
     return steps.with_columns(
         pl.coalesce(pl.col("step_time_s"),
-                    tokens_per_gpu_step / pl.col("tokens_per_s_per_gpu")).alias("step_time_s"))
+                    per_step / pl.col("tokens_per_s_per_gpu")).alias("step_time_s"))

@@ -32,6 +32,7 @@ from cmax.scorecard import (
     WorkloadEconomics,
     WorkloadResult,
 )
+from cmax.throughput import tokens_per_s_per_gpu
 
 
 def _cents(value: float) -> float:
@@ -75,7 +76,7 @@ def _reference_tps(w: WorkloadResult) -> float | None:
     if base.tokens_per_s_per_gpu:
         return base.tokens_per_s_per_gpu
     if base.step_time_s and base.gbs and base.seq_len and w.num_gpus:
-        return base.gbs * base.seq_len / base.step_time_s / w.num_gpus
+        return tokens_per_s_per_gpu(base.gbs, base.seq_len, base.step_time_s, w.num_gpus)
     return None
 
 

@@ -26,6 +26,10 @@ from typing import Any
 from cmax.errors import ReferenceDataError, UsageError
 from cmax.reference import Reference, canonical_precision
 from cmax.reference.flops import CONVENTIONS
+from cmax.throughput import mfu as mfu_of
+from cmax.throughput import model_tflops as tflops_of
+from cmax.throughput import step_time_s as step_time_of
+from cmax.throughput import tokens_per_s_per_gpu as tps_of
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 
@@ -174,7 +178,7 @@ def what_if(
 
     if step_time_s is not None:
         assert gbs is not None and num_gpus is not None
-        tps = gbs * seq / step_time_s / num_gpus
+        tps = tps_of(gbs, seq, step_time_s, num_gpus)
     elif mfu is not None:
         if peak is None:
             raise UsageError(f"{spec.id} has no dense {prec} peak, so MFU cannot be converted",
@@ -189,7 +193,7 @@ def what_if(
                              field="--tokens-per-s-per-gpu")
         tps = tokens_per_s_per_gpu
 
-    model_tflops = tps * flops_per_token / 1e12
+    model_tflops = tflops_of(flops_per_token, tps)
     if mfu is None and peak and model_tflops > peak * (1 + 1e-9):
         source = "--step-time-s" if step_time_s is not None else "--tokens-per-s-per-gpu"
         implied = model_tflops / peak
@@ -211,7 +215,7 @@ def what_if(
     energy_kwh = (gpu_hours * watts_per_gpu / 1000.0
                   if gpu_hours is not None and watts_per_gpu is not None else None)
     return {
-        "mfu": model_tflops / peak if peak else None,
+        "mfu": mfu_of(model_tflops, peak) if peak else None,
         "model_tflops_per_gpu": model_tflops,
         "tokens_per_s_per_gpu": tps,
         "usd_per_million_tokens": (usd_per_gpu_hour / (tps * 3600.0) * 1e6
@@ -227,13 +231,13 @@ def what_if(
         "precision": prec,
         "seq_len": seq,
         "num_gpus": num_gpus,
-        "step_time_s": (gbs * seq / (tps * num_gpus)
+        "step_time_s": (step_time_of(gbs, seq, tps, num_gpus)
                         if gbs is not None and num_gpus is not None else None),
         "peak_tflops": peak,
         "flops_per_token": flops_per_token,
         "flops_convention": "cmax",
         "mfu_convention": flops_convention or "cmax",
-        "mfu_under_convention": (tps * source_fpt / 1e12 / peak
+        "mfu_under_convention": (mfu_of(tflops_of(source_fpt, tps), peak)
                                  if source_fpt is not None and peak else None),
         "flops_per_token_convention": source_fpt,
         "usd_per_gpu_hour": usd_per_gpu_hour,

@@ -27,6 +27,9 @@ from cmax.score.series import step_series
 from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean, verdict_for
 from cmax.score.verdicts import rated
 from cmax.scorecard import Baseline, WorkloadResult
+from cmax.throughput import mfu as mfu_of
+from cmax.throughput import model_tflops as tflops_of
+from cmax.throughput import tokens_per_gpu_step, tokens_per_s_per_gpu
 from cmax.validate.engine import blocks_comparison
 
 
@@ -87,10 +90,10 @@ def _choose_basis(
         return _Basis("step_time", step_times, lambda m: ref / m,
                       f"compared on step time: reference {ref:g} s ÷ provider mean step time "
                       "(same GBS, sequence length and GPU count)")
-    tokens_per_step = gbs * seq_len / num_gpus if gbs and seq_len else None
+    tokens_per_step = tokens_per_gpu_step(gbs, seq_len, num_gpus) if gbs and seq_len else None
     ref_tps = base.tokens_per_s_per_gpu
     if ref_tps is None and base.step_time_s and base.gbs and base.seq_len and base_gpus:
-        ref_tps = base.gbs * base.seq_len / base.step_time_s / base_gpus
+        ref_tps = tokens_per_s_per_gpu(base.gbs, base.seq_len, base.step_time_s, base_gpus)
     if ref_tps and tokens_per_step and step_times:
         k = tokens_per_step
         r = ref_tps
@@ -106,7 +109,7 @@ def _choose_basis(
                           f"compared on model TFLOP/s/GPU: provider's logged mean ÷ reference "
                           f"{t:g} (the baseline gives no step time or tokens/s)")
         if flops_per_token and tokens_per_step and step_times:
-            k = flops_per_token * tokens_per_step / 1e12
+            k = tflops_of(flops_per_token, tokens_per_step)
             t = ref_tf
             return _Basis("tflops", step_times, lambda m: k / m / t,
                           f"compared on model TFLOP/s/GPU computed from the reference model "
@@ -176,18 +179,18 @@ def score_run(
                  f"{len(step_times)} step(s) in it")
 
     mean_step = float(np.mean(step_times)) if step_times else None
-    tps = (gbs * seq_len / mean_step / num_gpus
+    tps = (tokens_per_s_per_gpu(gbs, seq_len, mean_step, num_gpus)
            if mean_step and gbs and seq_len and num_gpus else None)
     flops_per_token = (optional_lookup(lambda: reference.model_flops_per_token(workload, seq_len))
                        if seq_len else None)
     if tflops and len(tflops) == len(step_times):
         model_tflops: float | None = float(np.mean(tflops))
     elif flops_per_token and tps:
-        model_tflops = flops_per_token * tps / 1e12
+        model_tflops = tflops_of(flops_per_token, tps)
     else:
         model_tflops = None
     peak = optional_lookup(lambda: reference.peak_tflops(gpu, precision))
-    mfu = model_tflops / peak * 100.0 if model_tflops and peak else None
+    mfu = mfu_of(model_tflops, peak) * 100.0 if model_tflops and peak else None
 
     measured: dict[str, Any] = {
         "window": (window.first, window.last), "steps_in_window": len(step_times),

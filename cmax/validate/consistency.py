@@ -18,6 +18,7 @@ import polars as pl
 from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.ingest.textlines import rising
+from cmax.throughput import tokens_per_s_per_gpu
 from cmax.validate.context import (
     CONFIG_FIELDS,
     Context,
@@ -218,12 +219,12 @@ def _tokens(view: RunView) -> Iterator[Finding]:
     if not gbs or not seq_len or not num_gpus or steps.is_empty():
         return
     q = print_resolution(steps["step_time_s"])
-    implied = (gbs * seq_len / num_gpus) / pl.col("step_time_s")
+    implied = tokens_per_s_per_gpu(gbs, seq_len, pl.col("step_time_s"), num_gpus)
     tolerance = TOKENS_TOLERANCE + q / pl.col("step_time_s")
     bad = steps.filter(((pl.col("tokens_per_s_per_gpu") / implied) - 1).abs() > tolerance)
     if not bad.is_empty():
         row = bad.row(0, named=True)
-        expected = gbs * seq_len / num_gpus / row["step_time_s"]
+        expected = tokens_per_s_per_gpu(gbs, seq_len, row["step_time_s"], num_gpus)
         yield run_finding(
             "consistency.tokens-vs-step-time", view,
             f"{bad.height} step(s) report tokens/s/GPU that GBS {gbs} x seq {seq_len} / step "

@@ -13,6 +13,7 @@ import polars as pl
 
 from cmax.coerce import as_int
 from cmax.findings import Finding
+from cmax.throughput import model_tflops, tokens_per_s_per_gpu
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import PEAK_FRACTION, TIMING_BAND, TOO_GOOD_BAND, pct
@@ -201,8 +202,8 @@ def derived_tflops(ctx: Context, view: RunView, steps: pl.DataFrame,
         per_sample = min(candidates.values()) if candidates else None
     if per_sample is None or not gbs or not num_gpus or steps.is_empty():
         return None
-    scale = per_sample * gbs / num_gpus / 1e12
-    return steps.with_columns((scale / pl.col("step_time_s")).alias("derived_tflops"))
+    samples_per_s = tokens_per_s_per_gpu(gbs, 1, pl.col("step_time_s"), num_gpus)
+    return steps.with_columns(model_tflops(per_sample, samples_per_s).alias("derived_tflops"))
 
 
 def _improvement(view: RunView) -> Iterator[Finding]:
@@ -221,7 +222,7 @@ def _improvement(view: RunView) -> Iterator[Finding]:
     if ref_step and base.gbs == gbs:
         ratio, what = ref_step / mean_step, f"step time {mean_step:.3f} s vs {ref_step:g} s"
     elif ref_tokens and gbs and seq_len and num_gpus:
-        tokens = gbs * seq_len / mean_step / num_gpus
+        tokens = tokens_per_s_per_gpu(gbs, seq_len, mean_step, num_gpus)
         ratio, what = tokens / ref_tokens, f"{tokens:.1f} vs {ref_tokens:g} tokens/s/GPU"
     if ratio is not None and ratio > 1 + TOO_GOOD_BAND:
         yield run_finding("sanity.too-good-to-be-true", view,
