@@ -210,6 +210,9 @@ class Gate(_Model):
     """
 
     name: str
+    id: str | None = Field(
+        default=None, description="the gate's stable id: the rubric's [[gates]] id, or "
+        "'coverage' for the evidence-coverage gate (None in scorecards written before ids)")
     passed: bool
     cap: Tier
     reason: str

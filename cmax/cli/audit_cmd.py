@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cmax.cli.common import emit_json, format_option, progress
+from cmax.cli.common import emit_checks, emit_json, progress, result_format_option
+from cmax.cli.policies import fail_on_option, policy_checks
 
 if TYPE_CHECKING:  # cmax.history loads Polars: not imported for `--help`
     from cmax.history.discover import RunRef
@@ -110,13 +111,15 @@ def _history_when(value: dt.datetime | None) -> dt.datetime | None:
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="Ray cluster to connect to.  [default: RAY_ADDRESS, else start a local Ray]")
 @click.option("--no-pdf", is_flag=True, help="Write the trend reports as HTML only.")
-@format_option
+@fail_on_option("audit")
+@result_format_option
 @click.pass_context
 def command(ctx: click.Context, runs_root: Path, history: str | None,
             history_version: int | None, history_as_of: dt.datetime | None,
             report_dir: Path | None, as_of: dt.datetime | None, policy_file: Path | None,
             expiry_warning_days: int | None, stale_after_days: int | None, executor: str,
-            workers: int | None, ray_address: str | None, no_pdf: bool, fmt: str) -> None:
+            workers: int | None, ray_address: str | None, no_pdf: bool,
+            fail_on: tuple[str, ...], fmt: str) -> None:
     from cmax.history import run_audit
 
     if history_version is not None and history_as_of is not None:
@@ -141,9 +144,19 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
         progress(f"writing trend reports into {report_dir} ...")
         # a report takes well under a second: a pool pays only when asked for
         files = render_trend_reports(result, report_dir, pdf=not no_pdf, jobs=workers or 1)
+    code = result.exit_code
+    if code == 1 and "drift" not in fail_on:  # --fail-on none: drift is reported, not fatal
+        code = 0
     if fmt == "json":
         emit_json({**result.to_json(), "reports": [str(f) for f in files]})
-        ctx.exit(result.exit_code)
+        ctx.exit(code)
+    if fmt in ("junit", "ctrf"):
+        from cmax.export import audit_checks
+
+        drift = "; ".join(f"{i.cluster}: {i.kind}" for i in result.problems) or None
+        emit_checks(fmt, [*audit_checks(result), *policy_checks(
+            {p: drift for p in fail_on})], "audit")
+        ctx.exit(code)
     summary = result.to_json()["runs"]
     if result.time_travel:
         click.echo(f"history {result.history_path} at version {result.history_version} "
@@ -185,4 +198,4 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
         click.echo("\ntrend reports:")
         for f in files:
             click.echo(f"  {f}")
-    ctx.exit(result.exit_code)
+    ctx.exit(code)

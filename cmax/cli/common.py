@@ -20,6 +20,12 @@ no_pdf_option = click.option(
     help="Write HTML (and JSON) only, no PDF: faster, and needs none of WeasyPrint's "
     "system libraries.")
 
+result_format_option = click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "junit", "ctrf"]), default="text",
+    show_default=True, help="text for people; json for programs; junit (JUnit XML) or ctrf "
+    "(CTRF JSON) for CI test reports: one case per finding, gate, workload and network row, "
+    "with stable ids (all on stdout).")
+
 bundle_argument = click.argument("bundle", type=click.Path(path_type=str))
 
 
@@ -51,3 +57,14 @@ def set_verbosity(level: int) -> None:
 
 def verbosity() -> int:
     return _VERBOSITY[0]
+
+
+def emit_checks(fmt: str, checks: Any, command: str) -> None:
+    """Write ``checks`` (:class:`cmax.export.Check`) as JUnit XML or CTRF JSON on stdout."""
+    from cmax._about import __version__
+    from cmax.export import to_ctrf, to_junit
+
+    if fmt == "junit":
+        click.echo(to_junit(checks, name=f"cmax {command}"))
+    else:
+        emit_json(to_ctrf(checks, version=__version__, command=command))

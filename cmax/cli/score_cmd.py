@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cmax.cli.common import bundle_argument, emit_json, format_option
+from cmax.cli.common import bundle_argument, emit_checks, emit_json, result_format_option
+from cmax.cli.policies import fail_on_option, policy_checks, scorecard_trips, verdict
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
     from cmax.scorecard import Scorecard
@@ -96,19 +97,30 @@ def scorecard_text(card: Scorecard) -> list[str]:
 
 @click.command("score", help="Score a bundle: tier, Exemplar-style verdict, per-workload "
                "ratios with 95% confidence intervals, ClusterMAX-style categories and gates. "
-               "Exit 0 when validation found no errors, 1 when it did, 2 on unusable input.")
+               "Exit 0 when validation found no errors, 1 when it did (or when a --fail-on "
+               "policy trips), 2 on unusable input.\n\n\b\nExamples:\n"
+               "  cmax score bundle/\n"
+               "  cmax score bundle/ --fail-on exemplar --fail-on tier-below:gold\n"
+               "  cmax score bundle/ --format junit > cmax-score.xml")
 @bundle_argument
 @rubric_option
-@format_option
+@fail_on_option("score")
+@result_format_option
 @click.pass_context
-def command(ctx: click.Context, bundle: str, rubric_path: str | None, fmt: str) -> None:
+def command(ctx: click.Context, bundle: str, rubric_path: str | None,
+            fail_on: tuple[str, ...], fmt: str) -> None:
     from cmax.pipeline import assess
     from cmax.score import load_rubric
 
     rubric = load_rubric(rubric_path)
     card = assess(bundle, rubric=rubric)
+    trips = {policy: scorecard_trips(card, policy) for policy in fail_on}
     if fmt == "json":
         emit_json(card)
+    elif fmt in ("junit", "ctrf"):
+        from cmax.export import scorecard_checks
+
+        emit_checks(fmt, [*scorecard_checks(card), *policy_checks(trips)], "score")
     else:
         click.echo("\n".join(scorecard_text(card)))
-    ctx.exit(1 if card.finding_counts.get("error", 0) else 0)
+    ctx.exit(verdict(trips))

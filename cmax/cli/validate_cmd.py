@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cmax.cli.common import emit_json, format_option
+from cmax.cli.common import emit_checks, emit_json, result_format_option
+from cmax.cli.policies import fail_on_option, finding_trips, policy_checks, verdict
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
     from cmax.findings import Finding
@@ -78,15 +79,20 @@ def rules_listing(fmt: str) -> None:
 
 @click.command("validate", help="Check a bundle's evidence against the reference and list the "
                "findings (errors, warnings, info), each with the rule, where, and how to fix "
-               "it. Exit 0 without errors, 1 with errors, 2 if the bundle cannot be read.")
+               "it. Exit 0 without errors, 1 with errors (or as --fail-on says), 2 if the "
+               "bundle cannot be read.\n\n\b\nExamples:\n  cmax validate provider-bundle.tar.gz\n"
+               "  cmax validate bundle/ --format junit --fail-on warning > validate.xml\n"
+               "  cmax validate --rules")
 @click.argument("bundle", required=False, type=click.Path(path_type=str))
 @click.option("--rules", "list_rules", is_flag=True,
               help="List the validation rules instead of validating a bundle.")
-@format_option
+@fail_on_option("validate")
+@result_format_option
 @click.pass_context
-def command(ctx: click.Context, bundle: str | None, list_rules: bool, fmt: str) -> int:
+def command(ctx: click.Context, bundle: str | None, list_rules: bool, fail_on: tuple[str, ...],
+            fmt: str) -> int:
     if list_rules:
-        rules_listing(fmt)
+        rules_listing("json" if fmt == "json" else "text")
         return 0
     if not bundle:
         raise click.UsageError("missing BUNDLE (a directory, .tar.gz or .zip with cmax.toml)",
@@ -95,8 +101,15 @@ def command(ctx: click.Context, bundle: str | None, list_rules: bool, fmt: str) 
 
     with load(bundle) as loaded:
         findings = loaded.findings
+    trips = {policy: finding_trips(findings, policy) for policy in fail_on}
     if fmt == "json":
         emit_json(findings_json(findings))
+    elif fmt in ("junit", "ctrf"):
+        from cmax.export import finding_checks
+        from cmax.validate import sorted_rules
+
+        emit_checks(fmt, [*finding_checks(findings, rules_run=len(sorted_rules())),
+                          *policy_checks(trips)], "validate")
     else:
         click.echo(findings_text(findings, label=str(bundle)))
-    return 1 if any(f.severity == "error" for f in findings) else 0
+    return verdict(trips)

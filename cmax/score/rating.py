@@ -347,7 +347,7 @@ def coverage_gate(categories: Sequence[CategoryScore], rubric: Rubric,
               f"{req.Silver:.0%}, Bronze {req.Bronze:.0%}: at most {allowed} "
               f"[coverage; {rubric.label}]")
     binds = TIER_ORDER.index(allowed) > TIER_ORDER.index(score_tier)
-    return Gate(name="Evidence coverage", passed=not binds,
+    return Gate(name="Evidence coverage", id="coverage", passed=not binds,
                 status="failed" if binds else "passed", cap=allowed, reason=reason)
 
 
@@ -429,7 +429,8 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
     where = f"[{rule.id}; {rule.source}]"
 
     def gate(passed: bool, reason: str) -> Gate:
-        return Gate(name=rule.name, passed=passed, status="passed" if passed else "failed",
+        return Gate(name=rule.name, id=rule.id, passed=passed,
+                    status="passed" if passed else "failed",
                     cap=rule.cap, reason=f"{reason} {where}")
 
     if rule.allowed_gpus:
@@ -485,7 +486,7 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
     else:
         what = "no evidence"
     cap = _gentler(rule.not_evaluated_cap or rubric.scoring.not_evaluated_cap, rule.cap)
-    return Gate(name=rule.name, passed=False, status="not_evaluated", cap=rule.cap,
+    return Gate(name=rule.name, id=rule.id, passed=False, status="not_evaluated", cap=rule.cap,
                 not_evaluated_cap=cap,
                 reason=f"not evaluated ({what}): caps the tier at {cap} until evidence shows "
                        f"it (failing it would cap at {rule.cap}) {where}")

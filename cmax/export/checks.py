@@ -1,0 +1,189 @@
+"""cmax's results as test cases (:class:`Check`), each with a stable id.
+
+Status follows the evidence, never the manifest's claims: a verdict the evidence could not
+reach (inconclusive, no reference, not comparable; a gate not evaluated) is ``skipped``, not
+``passed``. A warning or info finding is ``other``: not a failure, not a pass either.
+
+Where a check corresponds to an item of NVIDIA's "Requirements for AI Clouds" v2.3
+(``NVIDIA/ai-cloud-validation:docs/references/requirements-for-ai-clouds-v2.3.md``
+@ d895ec4), the item's id is carried (:data:`REQUIREMENTS`): BM01, "Benchmarking for Exemplar
+Cloud: achieve within 5% of an NVIDIA provided target performance number", is what the
+Exemplar-style suite, its gates and each training workload's ratio against the reference
+test. No other v2.3 item is measured by cmax's evidence (its network, telemetry and API items
+need evidence cmax does not read; NVIDIA publishes no NCCL threshold).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from cmax.findings import Finding
+    from cmax.history.audit import AuditResult
+    from cmax.scorecard import Scorecard
+
+Status = Literal["passed", "failed", "skipped", "other", "error"]
+
+# the v2.3 requirement each kind of check tests (see the module docstring for the source)
+BM01 = "BM01"
+REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "exemplar-suite": (BM01,),
+    "gate.exemplar_suite": (BM01,),
+    "gate.performance_floor": (BM01,),
+    "workload": (BM01,),
+    "audit.exemplar": (BM01,),
+}
+
+_VERDICT_STATUS: dict[str, Status] = {"pass": "passed", "fail": "failed"}
+_GATE_STATUS: dict[str, Status] = {"passed": "passed", "failed": "failed"}
+_SEVERITY_STATUS: dict[str, Status] = {"error": "failed"}
+_EXEMPLAR_STATUS: dict[str, Status] = {"valid": "passed", "never": "skipped"}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One test case: ``id`` is stable across runs of the same input; ``suite`` groups cases
+    (a JUnit ``testsuite``, a CTRF ``suite``)."""
+
+    id: str
+    suite: str
+    name: str
+    status: Status
+    message: str = ""
+    requirements: tuple[str, ...] = ()
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.:/-]+", "-", text).strip("-") or "-"
+
+
+def _unique(checks: Iterable[Check]) -> list[Check]:
+    """Suffix ``#2``, ``#3`` ... to repeated ids, in order, so every id is unique and stays
+    the same for the same input."""
+    seen: Counter[str] = Counter()
+    out = []
+    for c in checks:
+        seen[c.id] += 1
+        n = seen[c.id]
+        out.append(c if n == 1 else replace(c, id=f"{c.id}#{n}"))
+    return out
+
+
+def _finding(f: Finding) -> Check:
+    where = f.file or ""
+    if f.line is not None:
+        where += f":{f.line}"
+    if f.run_id:
+        where += f"[{f.run_id}]"
+    return Check(
+        id=f"cmax.finding.{f.rule}" + (f"@{_slug(where)}" if where else ""),
+        suite="findings", name=f"{f.rule} {where}".strip(),
+        status=_SEVERITY_STATUS.get(f.severity, "other"),
+        message=f"{f.severity}: {f.message}; fix: {f.fix}",
+        properties=(("severity", f.severity), ("rule", f.rule), ("file", f.file or ""),
+                    ("line", "" if f.line is None else str(f.line))))
+
+
+def finding_checks(findings: Sequence[Finding], *, rules_run: int | None = None) -> list[Check]:
+    """One case per finding (an error fails, a warning or info is ``other``); with no finding
+    at all, one passed case saying so."""
+    if not findings:
+        ran = f" from {rules_run} rules" if rules_run is not None else ""
+        return [Check(id="cmax.validate.no-findings", suite="findings",
+                      name="validation found nothing", status="passed",
+                      message=f"no findings{ran}")]
+    return _unique(_finding(f) for f in findings)
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def scorecard_checks(card: Scorecard) -> list[Check]:
+    """The Exemplar-style suite, every gate, training workload, network row and MLPerf
+    benchmark, then every finding."""
+    checks = []
+    comparable = [w for w in card.workloads if w.verdict in _VERDICT_STATUS]
+    checks.append(Check(
+        id="cmax.score.exemplar-suite", suite="suite",
+        name=f"Exemplar-style suite (bar {card.exemplar_bar:.0%} of reference)",
+        status=("passed" if card.exemplar_pass else "failed") if comparable else "skipped",
+        message=(f"{'met' if card.exemplar_pass else 'not met'}: "
+                 f"{sum(w.verdict == 'pass' for w in card.workloads)} of "
+                 f"{len(card.workloads)} workload(s) pass; tier {card.tier}")
+        if comparable else "no training run could be compared with a reference",
+        requirements=REQUIREMENTS["exemplar-suite"]))
+    for g in card.gates:
+        gid = g.id or _slug(g.name.lower())
+        checks.append(Check(
+            id=f"cmax.score.gate.{gid}", suite="gates", name=g.name,
+            status=_GATE_STATUS.get(g.status, "skipped"),
+            message=f"{g.status}: {g.reason}"
+            + (f" (caps the tier at {g.binding_cap})" if g.binding_cap else ""),
+            requirements=REQUIREMENTS.get(f"gate.{gid}", ())))
+    for w in card.workloads:
+        checks.append(Check(
+            id=f"cmax.score.workload.{_slug(w.workload)}.{_slug(w.precision)}.{w.num_gpus}",
+            suite="workloads", name=f"{w.workload} {w.precision} on {w.num_gpus} GPUs",
+            status=_VERDICT_STATUS.get(w.verdict, "skipped"),
+            message=f"{w.verdict}: ratio {_ratio(w.ratio)} (95% CI {_ratio(w.ci_low)}-"
+                    f"{_ratio(w.ci_high)}) against bar {w.bar:.2f}; log {w.log}",
+            requirements=REQUIREMENTS["workload"],
+            properties=(("ratio", _ratio(w.ratio)), ("log", w.log))))
+    for n in card.network:
+        checks.append(Check(
+            id=f"cmax.score.network.{_slug(n.collective)}.{n.nodes}n", suite="network",
+            name=f"{n.collective} on {n.nodes} node(s)",
+            status=_VERDICT_STATUS.get(n.verdict, "skipped"),
+            message=f"{n.verdict}: {n.busbw_gbps:.1f} GB/s bus bandwidth, ratio "
+                    f"{_ratio(n.ratio)}; file {n.file}",
+            properties=(("busbw_gbps", f"{n.busbw_gbps:.3f}"), ("file", n.file))))
+    for m in card.mlperf:
+        checks.append(Check(
+            id=f"cmax.score.mlperf.{_slug(m.benchmark)}", suite="mlperf", name=m.benchmark,
+            status=_VERDICT_STATUS.get(m.verdict, "skipped"),
+            message=f"{m.verdict}: ratio {_ratio(m.ratio)}"))
+    return _unique([*checks, *finding_checks(card.findings)])
+
+
+def audit_checks(result: AuditResult) -> list[Check]:
+    """Per cluster a drift case (failed with each problem, else passed) and its Exemplar
+    validity; per unusable run an ``error`` case."""
+    checks = []
+    clusters = sorted({i.cluster for i in result.items}
+                      | {s.cluster for s in result.exemplar}
+                      | set(result.history.filter(
+                          result.history["row_kind"] == "run")["cluster"].to_list()))
+    for cluster in clusters:
+        items = [i for i in result.items if i.cluster == cluster]
+        problems = [i for i in items if i.severity == "problem"]
+        if not problems:
+            checks.append(Check(id=f"cmax.audit.{_slug(cluster)}.drift", suite="drift",
+                                name=f"{cluster}: no drift", status="passed",
+                                message="no regression, tier drop, new audit FAIL, SLA "
+                                        "breach or expiring Exemplar validation"))
+        for i in items:
+            checks.append(Check(
+                id=f"cmax.audit.{_slug(cluster)}.{i.kind}"
+                   + (f".{_slug(i.workload)}" if i.workload else ""),
+                suite="drift", name=f"{cluster}: {i.kind} {i.workload or ''}".strip(),
+                status="failed" if i.severity == "problem" else "other", message=i.message))
+    for s in result.exemplar:
+        checks.append(Check(
+            id=f"cmax.audit.{_slug(s.cluster)}.exemplar", suite="exemplar",
+            name=f"{s.cluster}: Exemplar validation", status=_EXEMPLAR_STATUS.get(
+                s.status, "failed"),
+            message=f"{s.status}" + (f", passed {s.passed_on}" if s.passed_on else "")
+            + (f", valid until {s.expires_on}" if s.expires_on else ""),
+            requirements=REQUIREMENTS["audit.exemplar"]))
+    for u in result.unusable:
+        if u.fatal:
+            checks.append(Check(id=f"cmax.audit.unusable.{_slug(str(u.path))}",
+                                suite="unusable", name=str(u.path), status="error",
+                                message=u.error))
+    return _unique(checks)

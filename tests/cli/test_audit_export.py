@@ -1,0 +1,57 @@
+"""`cmax audit --fail-on` and `--format junit|ctrf` (the scorer replaced by the fake one)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import exits, main
+from cmax.history import audit as audit_mod
+from tests.cli.test_audit_cmd import wl
+from tests.history.test_history_support import fake_assess, write_run
+
+
+@pytest.fixture(autouse=True)
+def fake_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(audit_mod, "_default_assess", fake_assess)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "runs"
+    write_run(r, "east", "20251001-000000", workloads=wl(1.0), exemplar_pass=True)
+    write_run(r, "east", "20251101-000000", workloads=wl(0.9), exemplar_pass=False)
+    write_run(r, "west", "20251101-000000", workloads=wl(1.0))
+    return r
+
+
+def test_fail_on_none_reports_drift_and_exits_0(root: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(root), "--format", "json", "--fail-on", "none"]) == exits.OK
+    assert json.loads(capsys.readouterr().out)["items"]
+
+
+def test_junit_one_case_per_drift_item_and_cluster(root: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(root), "--format", "junit"]) == exits.FINDINGS
+    cases = {c.get("name"): c for c in ET.fromstring(capsys.readouterr().out).iter("testcase")}
+    assert cases["cmax.audit.east.regression_vs_previous.llama3.1-70b-fp8-512-GPUs"].find(
+        "failure") is not None
+    assert cases["cmax.audit.west.drift"].find("failure") is None
+    exemplar = cases["cmax.audit.east.exemplar"]
+    assert exemplar.find("failure") is not None
+    assert {p.get("value") for p in exemplar.iter("property")} >= {"BM01"}
+    assert cases["cmax.fail-on.drift"].find("failure") is not None
+
+
+def test_ctrf_unusable_run_is_a_failed_error(root: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    (root / "east" / "20251201-000000").mkdir()  # a run folder with no cmax.toml
+    assert main(["audit", str(root), "--format", "ctrf"]) == exits.BAD_INPUT
+    tests = json.loads(capsys.readouterr().out)["results"]["tests"]
+    unusable = [t for t in tests if t["suite"] == ["cmax", "unusable"]]
+    assert unusable and all(t["status"] == "failed" and t["rawStatus"] == "error"
+                            for t in unusable)
