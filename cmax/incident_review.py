@@ -1,8 +1,8 @@
 """Which incidents count, over which period and which fleet: the one reading of an incident log.
 
 An incident log is the provider's own account, so every way it can understate downtime is
-read against the provider (issue 26: incidents dated outside the period, relabelled planned or
-left without an end time cut the credit owed from $3,749.76 to $0):
+read against the provider (incidents dated outside the period, relabelled planned or left
+without an end time would otherwise cut the credit owed to nothing):
 
 * an incident outside the period is not counted, and is said;
 * a planned incident whose category or description is a hardware fault (an XID, an ECC error,

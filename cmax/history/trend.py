@@ -276,7 +276,7 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
 
 
 def _attachment(payload: Any) -> bytes:
-    # non-finite floats become null: NaN/Infinity are not JSON (cmax.limits, issue 18)
+    # non-finite floats become null: NaN/Infinity are not JSON (cmax.limits)
     return (json.dumps(json_safe(payload), indent=2, sort_keys=True, ensure_ascii=False,
                        allow_nan=False) + "\n").encode()
 

@@ -35,14 +35,14 @@ NEMO2_KEY = "train_step_timing in s:"
 # files up to this size are filtered in this process, in one read: a grep child and a reader
 # thread per file would cost more than the read (the audit path: hundreds of small logs)
 SMALL_FILE = 4 << 20
-# grep output read from the pipe at a time. 1 MiB: larger chunks cost peak memory (4 MiB:
-# +20 MiB) and save no CPU time
+# grep output read from the pipe at a time: larger chunks cost peak memory and save no CPU
+# time (benchmarks/bench_ingest.py)
 GREP_CHUNK = 1 << 20
-# grep output handed to a ``parse`` (the fields reader) at a time: it costs ~2 ms a call
-# whatever the size, so larger batches than GREP_CHUNK (+6 MiB held at most)
+# grep output handed to a ``parse`` (the fields reader) at a time: a call has a fixed cost
+# whatever the size, so batches are larger than GREP_CHUNK
 GREP_BATCH = 4 << 20
-# grep output a prestarted child may hold before its output is first read: grep writes ~130
-# MB/s of a chatty log's step lines while Polars is imported and the head is read (~0.2 s)
+# grep output a prestarted child may hold before its output is first read: grep keeps writing
+# a chatty log's step lines while Polars is imported and the head is read
 PRESTART_HOLD = 16 << 20
 # the top of a log: identity facts, the step layout and the dense/sparse choice come from it
 HEAD_BYTES = 4 << 20

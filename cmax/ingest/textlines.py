@@ -184,8 +184,8 @@ def reader_error(exc: Exception, path: Path) -> EvidenceError:
     return EvidenceError(f"cannot parse log: {first}", file=path)
 
 
-# Up to this many rows the step table is made one buffer per column (a copy of at most
-# ~15 MB); beyond it the per-chunk buffers are kept, since a copy would double the peak.
+# Up to this many rows the step table is made one buffer per column (a small copy); beyond
+# it the per-chunk buffers are kept, since a copy would double the peak.
 CONTIGUOUS_ROWS = 250_000
 
 
@@ -646,7 +646,7 @@ def clean_steps(steps: pl.DataFrame) -> pl.DataFrame:
         & pl.col("iteration").is_not_null()
     ).to_series()
     # a long run's steps are nearly always all clean, unique and in order: then no copy of the
-    # table (two million steps: ~0.5 GB of copies in `cmax score`)
+    # table (a long run's copies would dominate `cmax score`'s memory)
     frame = steps if keep.all() else steps.filter(keep)
     if rising(frame.get_column("iteration")):
         return frame
@@ -713,8 +713,8 @@ def _every_window(steps: pl.DataFrame, max_iteration: int | None) -> list[dict[s
         top = usable["iteration"].max()
         last = None if top is None else int(top)  # type: ignore[arg-type]
     windows = every_window(last)
-    # only the windows' iterations are cleaned (a dense 1 GiB log has 2 M steps: cleaning them
-    # all would add a quarter of a second to `cmax inspect` for rows no window reads)
+    # only the windows' iterations are cleaned (a dense log has millions of steps no window
+    # reads)
     wanted = pl.any_horizontal([pl.col("iteration").is_between(w.first, w.last) for w in windows])
     clean = clean_steps(steps.filter(wanted))
     out: list[dict[str, object]] = []

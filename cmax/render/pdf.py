@@ -9,7 +9,7 @@ fonts: without HarfBuzz-subset, WeasyPrint subsets fonts with fontTools, which w
 current time into each subset font's ``head.modified``; ``pinned_font_clock`` sets fontTools'
 clock (``SOURCE_DATE_EPOCH``, the reproducible-builds convention it honours) for the write.
 
-Speed (issue 15): a report is laid out with the garbage collector paused (WeasyPrint allocates
+Speed: a report is laid out with the garbage collector paused (WeasyPrint allocates
 hundreds of thousands of short-lived objects; every full collection walks the whole heap,
 matplotlib and polars included, a quarter of the layout time), with ``<wbr>`` written as the
 U+200B it stands for, with a user-agent stylesheet that leaves out the footnote and note

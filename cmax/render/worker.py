@@ -7,14 +7,13 @@ up; here the worker, a fresh interpreter started before anything heavy is import
 matplotlib and the report modules while the parent rates the bundles, then draws the charts
 and renders the scorecards' HTML (:func:`cmax.render.reports.scorecard_documents`) while the
 parent imports WeasyPrint and writes the briefs; with two or more scorecards it draws the
-leaderboard's charts too, so the parent never imports matplotlib (issue 15). Each scorecard's
+leaderboard's charts too, so the parent never imports matplotlib. Each scorecard's
 documents are sent as soon as they are drawn, so with several bundles the parent lays out the
 first scorecard while the worker draws the next.
 
-It pays when a CPU is free: on this project's 2-core box, ~0.5-0.7 s of a ~2.2 s ``cmax
-report`` of one sample (09aeb94) and ~1.1 s of three (earlier); when other work already fills
-the CPUs the two processes contend and it can cost as much (measured with
-``benchmarks/bench_render.py --cli``). What it draws must not import the rating stack (page 1's
+It pays when a CPU is free (a fraction of a ``cmax report``'s wall time, figures from
+``benchmarks/bench_render.py --cli``); when other work already fills the CPUs the two
+processes contend and it can cost as much. What it draws must not import the rating stack (page 1's
 price drivers come from :mod:`cmax.price.drivers`): the parent waits for its answer right
 after WeasyPrint's import and the brief, so every import here is on that path.
 

@@ -150,7 +150,7 @@ def _run_values(view: RunView) -> Iterator[Finding]:
         yield run_finding("sanity.nan-loss", view,
                           f"{bad.height} step(s) with a NaN/inf loss, first at {it}",
                           line=line)
-    # counted, not filtered: a copy of a long run's steps only to count them is ~180 MB
+    # counted, not filtered: a copy of a long run's steps only to count them is wasted memory
     reported = pl.col("tflops_per_gpu").is_not_null() & pl.col("tflops_per_gpu").is_finite()
     count, zeros = steps.select(
         reported.sum().alias("count"),

@@ -90,6 +90,6 @@ INCIDENT_MIN_EXPECTED = 3.0
 # An audit decides the ACS and GPUDirect gates only when it checked at least a quarter of the
 # nodes the manifest claims. Those settings are fleet-wide configuration, so a sample of one
 # node in four drawn from the production partition speaks for it; a 2-node pilot attached to a
-# 64-node system (3 %) is another system (issue 26). cmax's modelling choice: ClusterMAX
+# 64-node system (3 %) is another system. cmax's modelling choice: ClusterMAX
 # publishes no sampling rule.
 AUDIT_MIN_NODE_SHARE = 0.25
