@@ -15,14 +15,17 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from cmax.errors import CmaxError, EvidenceFormatError
-from cmax.evidence import NCCL_SCHEMA, NODE_HEALTH_SCHEMA, conform
+from cmax.evidence import NCCL_SCHEMA, NODE_HEALTH_SCHEMA, conform, table_named
 from cmax.ingest.formats import Format, NcclFormat, NodeHealthFormat, Probe, identify
 
 if TYPE_CHECKING:
     from cmax.ingest.assemble import _Reader
 
-NCCL_FORMATS = ("nccl-tests", "nccl-tests-json")
-FOLDER_FORMATS = (*NCCL_FORMATS, "dcgm-diag")
+#: the tables an ``[[nccl]]`` entry fills, and the roles of the formats that may fill them
+#: (a file named directly must be a collective measurement; a folder may also hold per-node
+#: health results), from the table declarations
+_FILE_ROLES = frozenset(table_named("nccl").roles)
+_FOLDER_ROLES = _FILE_ROLES | frozenset(table_named("node_health").roles)
 
 
 def files_of(path: Path) -> list[Path]:
@@ -51,13 +54,13 @@ def network_files(reader: _Reader, i: int, relative: str,
     health: list[pl.DataFrame] = []
     for path in files_of(target):
         found = _detect(path, folder)
-        if found is None or (folder and found[0].id not in FOLDER_FORMATS):
+        if found is None or (folder and found[0].role not in _FOLDER_ROLES):
             continue
         plugin, probe = found
         fmt = plugin.id
-        if fmt not in (FOLDER_FORMATS if folder else NCCL_FORMATS):
+        if plugin.role not in (_FOLDER_ROLES if folder else _FILE_ROLES):
             raise EvidenceFormatError(f"file holds {fmt}, not nccl-tests output", file=path,
-                                      expected=", ".join(NCCL_FORMATS),
+                                      expected=table_named("nccl").what,
                                       fix="check the manifest points at the right file")
         # the format's own role methods give the rows (cmax.ingest.formats; FORMATS edit)
         parsed = plugin.parse(probe)

@@ -1,4 +1,5 @@
-"""Which log file a training run means, and which parser reads it.
+"""Which log file a training run means (the parser that reads it is its format's, in
+cmax/ingest/formats/training_log.py).
 
 llmb-run names a job's logs ``log-<...>_<jobid>_<retry>.out`` and, when Slurm requeued the job,
 reads only the highest retry (research dgxc.md §3.2, ``job_logs.py``); earlier retries stopped
@@ -10,24 +11,9 @@ given.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 from cmax.errors import EvidenceError
-from cmax.ingest.jax_logs import parse_maxtext, parse_paxml
-from cmax.ingest.megatron import parse_megatron
-from cmax.ingest.nemo import parse_nemo1, parse_nemo2
-from cmax.ingest.textlines import TrainingLog
-from cmax.ingest.torchtitan import parse_torchtitan
-
-PARSERS: dict[str, Callable[[Path], TrainingLog]] = {
-    "nemo1": parse_nemo1,
-    "nemo2": parse_nemo2,
-    "megatron": parse_megatron,
-    "maxtext": parse_maxtext,
-    "paxml": parse_paxml,
-    "torchtitan": parse_torchtitan,
-}
 
 _LLMB_LOG = re.compile(r"^log-.*_(\d+)_(\d+)\.out$")
 
@@ -69,7 +55,3 @@ def pick_log(path: Path) -> tuple[Path, list[str]]:
         return best, [f"{path.name} superseded by {best.name}: retry {retry} of job "
                       f"{named.group(1)} (llmb-run keeps the highest retry)"]
     return path, []
-
-
-def parse_training(path: Path, fmt: str) -> TrainingLog:
-    return PARSERS[fmt](path)

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Iterator
 from cmax.evidence import EvidenceFile
 from cmax.facts import Fact, facts_of
 from cmax.findings import Finding
-from cmax.ingest.training import PARSERS
+from cmax.ingest.formats import all_formats
+from cmax.ingest.formats.training_log import TrainingLogFormat
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
 
@@ -79,7 +80,7 @@ register(Rule(
 #: Formats whose facts describe the one run they hold: the per-step training logs ingest has a
 #: parser for (summaries hold many experiments: their facts are per experiment and are not used
 #: for a run's identity here).
-_RUN_LOG_FORMATS = frozenset(PARSERS)
+_RUN_LOG_FORMATS = frozenset(f.id for f in all_formats() if isinstance(f, TrainingLogFormat))
 
 _GPU_FAMILY = re.compile(
     r"(?<![a-z0-9])(gb300|gb200|gh200|b300|b200|h200|h100|h800|h20|a100|a800|l40s|l40|v100|"

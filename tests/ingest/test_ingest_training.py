@@ -14,12 +14,19 @@ import pytest
 
 from cmax.errors import CmaxError
 from cmax.ingest import detect_format, inspect_file
-from cmax.ingest.textlines import settle_steps
+from cmax.ingest.formats import Probe, by_id
+from cmax.ingest.textlines import TrainingLog, settle_steps
 from cmax.ingest.torchtitan import fill_step_time
-from cmax.ingest.training import parse_training, pick_log
+from cmax.ingest.training import pick_log
 from tests.paths import DATA
 
 DATA = DATA / "ingest"
+
+
+def parse_training(path: Path, fmt: str) -> TrainingLog:
+    """The training log ``path`` read by the parser of format ``fmt``."""
+    parsed: TrainingLog = by_id(fmt).parse(Probe(path))
+    return parsed
 
 
 def _parse(name: str):  # type: ignore[no-untyped-def]

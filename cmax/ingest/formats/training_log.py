@@ -10,26 +10,31 @@ iteration (ms):`` for Megatron-LM, ...). The parsers live in their own modules
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from cmax.ingest.formats import Marker, Probe, RunFormat, RunPart, RunRequest, register
+from cmax.ingest.jax_logs import parse_maxtext, parse_paxml
+from cmax.ingest.megatron import parse_megatron
+from cmax.ingest.nemo import parse_nemo1, parse_nemo2
 from cmax.ingest.textlines import CONFIG_KEYS, TrainingLog, training_summary
-from cmax.ingest.torchtitan import fill_step_time
-from cmax.ingest.training import PARSERS
+from cmax.ingest.torchtitan import fill_step_time, parse_torchtitan
 
 
 class TrainingLogFormat(RunFormat[TrainingLog]):
-    """A per-step training log: the parser is :data:`cmax.ingest.training.PARSERS` [id]."""
+    """A per-step training log, read by its framework's parser (the registration below names
+    each format's parser once)."""
 
     def __init__(self, format_id: str, title: str, tool: str, sample: str, priority: int,
-                 marker: Marker) -> None:
+                 marker: Marker, parser: Callable[[Path], TrainingLog]) -> None:
         self.id, self.title, self.tool, self.sample = format_id, title, tool, sample
-        self.priority, self.markers = priority, (marker,)
+        self.priority, self.markers, self.parser = priority, (marker,), parser
 
     def parse(self, probe: Probe) -> TrainingLog:
-        return PARSERS[self.id](probe.path)
+        return self.parser(probe.path)
 
     def summarise(self, parsed: TrainingLog, probe: Probe) -> dict[str, Any]:
         return training_summary(parsed)
@@ -73,35 +78,38 @@ def _marker(literal: bytes, pattern: str) -> Marker:
     return Marker(literal, re.compile(pattern))
 
 
-# (id, title, which tool prints it, sample under tests/data/, priority, marker); the marker is
-# the part of the step line no other tool prints
+# (id, title, which tool prints it, sample under tests/data/, priority, marker, parser); the
+# marker is the part of the step line no other tool prints
 for _cls, _args in (
     (TrainingLogFormat, ("nemo2", "NeMo 2 / Megatron-Bridge training log",
                          "NeMo 2 and Megatron-Bridge recipes (Lightning progress lines, "
                          "`train_step_timing in s: ...`), e.g. DGXC Benchmarking / llmb-run "
                          "job logs", "ingest/nemo2_llama3.1-8b_fp8.log", 60,
-                         _marker(b"train_step_timing", r"train_step_timing in s\s*:"))),
+                         _marker(b"train_step_timing", r"train_step_timing in s\s*:"),
+                         parse_nemo2)),
     (TrainingLogFormat, ("nemo1", "NeMo 1 training log",
                          "NeMo 1 (Lightning progress bar, `train_step_timing in s=...`)",
                          "ingest/nemo1_gpt3-175b.log", 59,
-                         _marker(b"train_step_timing", r"train_step_timing in s\s*="))),
+                         _marker(b"train_step_timing", r"train_step_timing in s\s*="),
+                         parse_nemo1)),
     (TrainingLogFormat, ("megatron", "Megatron-LM / Megatron-Bridge iteration log",
                          "Megatron-LM `training_log` lines (`iteration N/M | ... | elapsed time "
                          "per iteration (ms): ...`), also printed by Megatron-Bridge",
                          "ingest/megatron_bridge_llama3.1-70b.log", 50,
                          _marker(b"elapsed time per iteration",
-                                 r"elapsed time per iteration \(ms\)\s*:"))),
+                                 r"elapsed time per iteration \(ms\)\s*:"), parse_megatron)),
     (TrainingLogFormat, ("maxtext", "MaxText training log",
                          "MaxText (`completed step: N, seconds: ..., TFLOP/s/device: ...`)",
                          "ingest/maxtext_llama2-70b.log", 40,
-                         _marker(b"completed step:", r"completed step:\s*\d+"))),
+                         _marker(b"completed step:", r"completed step:\s*\d+"), parse_maxtext)),
     (TrainingLogFormat, ("paxml", "PaxML training log",
                          "PaxML / Praxis (`train_step() took ... seconds`)",
                          "ingest/paxml_gpt3-5b.log", 39,
-                         _marker(b"train_step()", r"train_step\(\) took\s*[\d.]"))),
+                         _marker(b"train_step()", r"train_step\(\) took\s*[\d.]"), parse_paxml)),
     (TorchTitanLog, ("torchtitan", "TorchTitan training log",
                      "TorchTitan metrics lines (`step: N  loss: ...  tps: ...  tflops: ...`)",
                      "ingest/torchtitan_deepseek-v3.log", 30,
-                     _marker(b"step:", r"\bstep:\s*\d+\s+loss:.*\b(?:tflops|tps):"))),
+                     _marker(b"step:", r"\bstep:\s*\d+\s+loss:.*\b(?:tflops|tps):"),
+                     parse_torchtitan)),
 ):
     register(_cls(*_args))
