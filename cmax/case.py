@@ -240,10 +240,6 @@ class Case(Evidence):
         """The resolved run with this id."""
         return next((r for r in self.resolved if r.run_id == run_id), None)
 
-    def declared_file(self, key: str) -> DeclaredFile | None:
-        """The declared file under a manifest key (``runs[0].log``, ``audit.path``, ...)."""
-        return next((d for d in self.declared if d.key == key), None)
-
     def is_present(self, path: str) -> bool:
         """Whether a declared path is in the bundle (recorded at resolve time)."""
         return any(d.present for d in self.declared if same_file(d.path, path))

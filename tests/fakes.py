@@ -162,10 +162,6 @@ class FakeReference:
     def reliability_baseline(self) -> dict[str, Any]:
         return dict(LLAMA3)
 
-    def mlperf_baseline(self, benchmark: str, num_gpus: int) -> dict[str, Any] | None:
-        row = self.mlperf.get((benchmark, num_gpus))
-        return None if row is None else dict(row)
-
     def mlperf_reference(self) -> Any:
         return self.mlperf_table
 

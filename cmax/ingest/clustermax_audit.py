@@ -31,7 +31,6 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.facts import Fact
-from cmax.limits import MAX_JSON_BYTES, read_bounded_text
 
 ALL = frozenset({"slurm", "k8s", "standalone"})
 SO = frozenset({"slurm", "k8s"})
@@ -688,18 +687,6 @@ def _category(check: Check) -> tuple[str, str]:
     if check.criterion is not None:
         return CRITERION_CATEGORY.get(check.criterion, check.group), check.criterion
     return CLI_ONLY[check.key]
-
-
-def load_audit(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(read_bounded_text(path, limit=MAX_JSON_BYTES))
-    except UnicodeDecodeError:
-        raise EvidenceError("audit file is not UTF-8 text", file=path) from None
-    except ValueError as exc:
-        raise EvidenceError(f"invalid JSON: {exc}", file=path,
-                            fix="supply the audit.values.json exactly as `cmax audit` wrote it"
-                            ) from None
-    return audit_from_data(data, path)
 
 
 def audit_from_data(data: Any, path: Path) -> dict[str, Any]:

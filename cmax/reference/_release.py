@@ -240,11 +240,6 @@ class Reference:
     def reliability_baseline(self) -> dict[str, Any]:
         return dict(self.reliability)
 
-    def mlperf_baseline(self, benchmark: str, num_gpus: int) -> dict[str, Any] | None:
-        """Superseded by :meth:`mlperf_reference` (an MLPerf result is matched on accelerator,
-        round and scale, not on benchmark and GPU count alone); kept for old callers."""
-        return None
-
     def mlperf_reference(self) -> MlperfReference:
         """NVIDIA's MLPerf Training submissions and MLCommons' RCPs (cmax.reference.mlperf)."""
         return load_mlperf_reference(self.directory)

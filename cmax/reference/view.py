@@ -67,8 +67,6 @@ class ReferenceData(Protocol):
 
     def reliability_baseline(self) -> Mapping[str, Any]: ...
 
-    def mlperf_baseline(self, benchmark: str, num_gpus: int, /) -> Mapping[str, Any] | None: ...
-
     def mlperf_reference(self) -> MlperfReference | None: ...
 
 
@@ -175,9 +173,6 @@ class RefView:
     def gpu_id(self, gpu: str | None) -> str | None:
         """Canonical catalogue id for a GPU name or alias, or None if unknown."""
         return canonical_gpu(self.reference, gpu)
-
-    def knows_gpu(self, gpu: str | None) -> bool:
-        return self.gpu_id(gpu) is not None
 
     def flops_candidates(self, workload: str | None, seq_len: int | None) -> dict[str, float]:
         """Per-sample model FLOPs under every convention a publisher of this workload uses.
