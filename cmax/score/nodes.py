@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from cmax.evidence import Evidence
+from cmax.ingest.dcgm import CONFIG_CHECK
 from cmax.scorecard import PairResult, SuspectNode
 
 SLOW_RATIO = 0.9
@@ -117,7 +118,10 @@ def _from_pairs(pairs: list[PairResult], evidence: Evidence,
 
 def _from_health(health: pl.DataFrame, evidence: Evidence,
                  found: dict[str, _Suspect]) -> None:
-    bad = health.filter(pl.col("status") == "fail")
+    # a configuration finding (persistence mode off, ...) is set right, not repaired: only
+    # hardware faults name a suspect node
+    bad = health.filter((pl.col("status") == "fail")
+                        & pl.col("check").str.starts_with(CONFIG_CHECK).not_())
     for row in bad.iter_rows(named=True):
         check = str(row["check"])
         if check == "dcgmi diag":

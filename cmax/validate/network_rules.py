@@ -23,6 +23,7 @@ import polars as pl
 from cmax.facts import facts_of
 from cmax.findings import Finding
 from cmax.hosts import other_hosts
+from cmax.ingest.dcgm import CONFIG_CHECK
 from cmax.ingest.nccl_datatypes import rated_rows
 from cmax.reference.view import num, optional_lookup
 from cmax.validate.context import Context
@@ -78,6 +79,53 @@ register(Rule(
     "reference/network.toml (per-NIC rules of thumb, NVIDIA/nccl-tests #119 and #290); "
     "SemiAnalysis ClusterMAX 2.0 (129 vs >= 300 GB/s with PCIe ACS on).",
 ))
+register(Rule(
+    "network.diag-not-evaluated", "warning", "GPU diagnostic tests skipped",
+    "`dcgmi diag` skipped some of its tests on a node (a level too low for the plugin, a "
+    "missing prerequisite, an unsupported GPU). A skipped test is not a pass: that part of "
+    "the node's health was not evaluated.",
+    "Find why DCGM skipped the test (its info lines say; `dcgmi diag -r 3` needs the "
+    "prerequisites of the memory and PCIe plugins) and re-run it on that node.",
+    "NVIDIA/DCGM nvvs/src/JsonOutput.cpp (a Skip result per GPU); NVIDIA/DCGM issues #55 "
+    "and #139 (tests skipped on a healthy-looking run).",
+))
+register(Rule(
+    "network.diag-configuration", "warning", "GPU diagnostic configuration finding",
+    "`dcgmi diag` flagged the node's configuration, not its hardware: persistence mode off, "
+    "an environment variable or library, another process on the GPU. The GPUs are not "
+    "faulty and the node is not failed for it, but the setting should be right before a "
+    "rated run.",
+    "Apply the setting DCGM names (e.g. `nvidia-smi -pm 1` for persistence mode) and re-run "
+    "the diagnostic.",
+    "NVIDIA/DCGM nvvs software plugin (deployment checks; error 29 persistence mode).",
+))
+
+
+def _diag_findings(ctx: Context) -> Iterator[Finding]:
+    health = ctx.case.node_health
+    if health.is_empty():
+        return
+    rows = health.filter(pl.col("check").str.starts_with("dcgmi diag")
+                         & (pl.col("check") != "dcgmi diag"))
+    for (source, node), mine in rows.group_by("source_file", "node", maintain_order=True):
+        skipped = mine.filter(pl.col("status") == "skip")
+        if not skipped.is_empty():
+            tests = skipped.group_by("check", maintain_order=True).len()
+            named = ", ".join(f"{c.removeprefix('dcgmi diag: ')} ({n} GPU result(s))"
+                              for c, n in tests.iter_rows())
+            yield finding("network.diag-not-evaluated",
+                          f"dcgmi diag on {node} skipped {named}: not evaluated, so these "
+                          "tests say nothing about the node's health",
+                          file=str(source) if source is not None else None)
+        config = mine.filter(pl.col("check").str.starts_with(CONFIG_CHECK))
+        if not config.is_empty():
+            first = config.row(0, named=True)
+            yield finding("network.diag-configuration",
+                          f"dcgmi diag on {node}: configuration finding in "
+                          f"{first['check'].removeprefix(CONFIG_CHECK)} on "
+                          f"{config.height} GPU result(s), not a hardware fault: "
+                          f"{first['detail']}",
+                          file=str(source) if source is not None else None)
 
 
 def _socket_findings(ctx: Context) -> Iterator[Finding]:
@@ -194,3 +242,4 @@ def check(ctx: Context) -> Iterator[Finding]:
     yield from _socket_findings(ctx)
     yield from _below_fabric(ctx)
     yield from _hosts_outside_cluster(ctx)
+    yield from _diag_findings(ctx)

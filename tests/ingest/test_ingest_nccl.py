@@ -222,3 +222,28 @@ def test_datatype_all_is_rated_on_float_and_shows_the_others() -> None:
     assert summary["rows"] == 20 and summary["max_busbw_gbps"] == 479.7  # float, not bf16 498.2
     [note] = [n for n in summary["notes"] if "datatypes" in n]  # type: ignore[union-attr]
     assert "10 datatypes measured: rated on float" in note and "bfloat16 498.2" in note
+
+
+def test_dcgm3_leading_text_nulls_and_skipped_tests_are_kept() -> None:
+    """DCGM 3.x: a line before the JSON, results indexed by GPU id (GPU 0 left out: null), a
+    null test entry, and the PCIe and memory tests skipped: not evaluated, not a pass."""
+    path = NCCL / "dcgm3" / "gpu-node-03.json"
+    assert detect_format(path) == "dcgm-diag"
+    frame = dcgm.parse_dcgm(path)
+    summary = frame.row(frame.height - 1, named=True)
+    assert summary["status"] == "warn" and summary["gpus"] == 7
+    assert summary["detail"].startswith("results: 16 pass, 0 warn, 0 fail, 14 skip; "
+                                        "not evaluated (skipped): PCIe, GPU Memory")
+    assert set(frame.head(frame.height - 1)["status"]) == {"skip"}
+    assert inspect_file(path)["not_evaluated"] == ["GPU Memory", "PCIe"]
+
+
+def test_dcgm_persistence_mode_is_configuration_not_a_hardware_fault() -> None:
+    frame = dcgm.parse_dcgm(NCCL / "dcgm" / "gpu-node-05.json")
+    config = frame.filter(frame["check"].str.starts_with(dcgm.CONFIG_CHECK))
+    assert config.height == 8 and set(config["status"]) == {"fail"}  # DCGM's status, kept
+    assert "Persistence mode for GPU 0 is disabled" in config["detail"][0]
+    assert frame["status"][-1] == "warn"  # the node is not failed for a setting
+    hardware = dcgm.parse_dcgm(NCCL / "dcgm" / "node-b.json")
+    assert hardware["status"][-1] == "fail"  # row remapping failed: hardware
+    assert not hardware["check"].str.starts_with(dcgm.CONFIG_CHECK).any()

@@ -21,10 +21,11 @@ import pytest
 from cmax.evidence import Evidence
 from cmax.facts import Fact
 from cmax.findings import Finding
+from cmax.ingest import dcgm
 from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
 from tests.fakes import FakeReference
-from tests.paths import REFERENCE
+from tests.paths import DATA, REFERENCE
 from tests.validate.validate_fakes import (
     MLPERF_SYSTEM,
     HonestBundle,
@@ -220,6 +221,14 @@ def _socket_fallback(ev: Evidence) -> None:
     ev.files = [dataclasses.replace(f, facts=(Fact("node_count", "64", 3),
                                               Fact("fabric", "Using network Socket", 12)))
                 if f.kind == "nccl-tests" else f for f in ev.files]
+
+
+def _diag(name: str) -> Callable[[Evidence], None]:
+    """The node-health rows dcgmi diag JSON from tests/data gives (ingest's own parse)."""
+    def put(ev: Evidence) -> None:
+        frame = dcgm.parse_dcgm(DATA / "nccl" / name)
+        ev.node_health = frame.with_columns(pl.lit(f"dcgm/{name}").alias("source_file"))
+    return put
 
 
 def _slow_fabric(bundle: HonestBundle) -> None:
@@ -427,6 +436,8 @@ TRIPS: dict[str, Case] = {
                                                   Fact("host", "eos0002", 8))),
     "network.hosts-beyond-claim": after(_facts(_kind("nccl-tests"), *(
         Fact("host", f"node-{i:03d}", 7 + i) for i in range(65)))),
+    "network.diag-not-evaluated": after(_diag("dcgm3/gpu-node-03.json")),
+    "network.diag-configuration": after(_diag("dcgm/gpu-node-05.json")),
     # claims vs evidence
     "identity.gpu": after(_facts(_kind("nccl-tests"),
                                  Fact("gpu", "NVIDIA H200", line=6))),

@@ -22,6 +22,12 @@ class DcgmDiag(NodeHealthFormat[pl.DataFrame]):
     priority = 84
     json_shape = staticmethod(dcgm.is_dcgm_diag)
 
+    def sniff(self, probe: Probe) -> bool:
+        if super().sniff(probe):
+            return True
+        # the document after a line of text dcgmi printed first (not JSON as a whole)
+        return probe.head_text[:1] != "{" and dcgm.looks_like_dcgm_diag(probe.head_text)
+
     def parse(self, probe: Probe) -> pl.DataFrame:
         return dcgm.parse_dcgm(probe.path)
 
