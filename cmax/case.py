@@ -12,7 +12,10 @@ every decision that more than one stage needs, once, against the reference relea
   baseline's recipe release: the window the reference number was measured over);
 * the global batch size the log prints on the window's lines (a ``parallel`` fact
   ``gbs=N``), so that no rule has to open the log again;
-* which declared files are in the bundle and the ``cmax.toml`` line that names each.
+* which declared files are in the bundle and the ``cmax.toml`` line that names each;
+* the claims ledger (:mod:`cmax.claims`): each run's GPU, scale, model, precision,
+  configuration and software claims, each corroborated, declared only, assumed from the recipe
+  or contradicted, with the evidence cited.
 
 The result is a :class:`Case`: an immutable :class:`~cmax.evidence.Evidence` (same table
 attribute names, so code written against Evidence keeps working) plus the resolved parts. After
@@ -32,13 +35,15 @@ from typing import Any
 
 import polars as pl
 
+from cmax.claims import Ledger, gpu_family
 from cmax.coerce import as_float, as_int
-from cmax.evidence import RECIPE_SCHEMA, STEPS_SCHEMA, Evidence
+from cmax.evidence import RECIPE_SCHEMA, STEPS_SCHEMA, Evidence, EvidenceFile
 from cmax.evidence import TABLES as EVIDENCE_TABLES
 from cmax.facts import Fact, facts_of
 from cmax.ingest.textlines import clean_steps
 from cmax.manifest import MANIFEST_NAME, RunSpec
 from cmax.reference.view import ReferenceData, RefView, num, text
+from cmax.run_claims import RunInputs, known_workloads, run_claims
 from cmax.window import Window, steady_state_window
 
 #: Recipe parameters a run is compared on (:data:`cmax.evidence.RECIPE_SCHEMA`), in the order
@@ -223,6 +228,7 @@ class Case(Evidence):
     tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
     resolved: tuple[ResolvedRun, ...] = ()
     declared: tuple[DeclaredFile, ...] = ()
+    claims: Ledger = field(default_factory=Ledger)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_sealed", True)
@@ -499,4 +505,23 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
     ingested = {f.name: getattr(evidence, f.name) for f in dataclasses.fields(Evidence)}
     ingested["files"] = list(files.values())
     return Case(**ingested, reference_release=ref.release, tables=MappingProxyType(tables),
-                resolved=tuple(runs), declared=tuple(declared))
+                resolved=tuple(runs), declared=tuple(declared),
+                claims=_ledger(runs, list(files.values()), evidence, ref))
+
+
+def _ledger(runs: Sequence[ResolvedRun], files: Sequence[EvidenceFile], evidence: Evidence,
+            ref: RefView) -> Ledger:
+    """Every run's claims resolved against its log's facts (:mod:`cmax.run_claims`)."""
+    system = evidence.manifest.system
+    known = known_workloads(getattr(ref.reference, "baselines", None))
+    claims = []
+    for run in runs:
+        record = next((f for f in files if same_file(f.path, run.file)), None)
+        others = tuple((f.path, fact) for f in files if f is not record
+                       for fact in facts_of(f.facts, "gpu"))
+        inputs = RunInputs(
+            facts=record.facts if record else (), system_gpu=system.gpu.strip().lower(),
+            system_gpu_family=gpu_family(ref.gpu_id(system.gpu) or system.gpu),
+            gpus_per_node=system.gpus_per_node, known_workloads=known, other_gpus=others)
+        claims.extend(run_claims(run, inputs))
+    return Ledger(tuple(claims))

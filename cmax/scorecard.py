@@ -48,6 +48,8 @@ class WorkloadResult(_Model):
     precision: str
     num_gpus: int
     log: str
+    run_id: str | None = Field(default=None, description="the run's id in the case (the "
+                               "subject of its entries in the claims ledger)")
     framework: str | None = None
     status: str
     steps_total: int
@@ -318,6 +320,31 @@ class PriceAdvice(_Model):
         return self.ask_usd_per_gpu_hour
 
 
+class ClaimCitation(_Model):
+    """One statement an evidence file makes, quoted for or against a claim."""
+
+    file: str
+    line: int | None = None
+    text: str
+    where: str | None = None
+
+
+class ClaimEntry(_Model):
+    """One entry of the claims ledger (cmax/claims.py): a claim and what the evidence says."""
+
+    subject: str = Field(description="what the claim is about: a run id (runs[0]), or "
+                         "another part of the bundle")
+    kind: str = Field(description="gpu, gpu_count, model, precision, seq_len, gbs, parallel, "
+                      "software, or another stage's kind")
+    value: str | None = None
+    status: Literal["corroborated", "declared", "assumed", "contradicted", "unstated"]
+    source: str = Field(description="who claims the value: a cmax.toml key, the log, or the "
+                        "reference recipe it was assumed from")
+    support: list[ClaimCitation] = Field(default_factory=list)
+    against: list[ClaimCitation] = Field(default_factory=list)
+    note: str = ""
+
+
 class Scorecard(_Model):
     """The rating of one bundle."""
 
@@ -351,5 +378,8 @@ class Scorecard(_Model):
     findings: list[Finding] = Field(default_factory=list)
     finding_counts: dict[str, int] = Field(default_factory=dict)
     evidence_files: list[EvidenceFileRef] = Field(default_factory=list)
+    claims: list[ClaimEntry] = Field(
+        default_factory=list, description="the claims ledger: every claim the ratings rest on, "
+        "corroborated, declared only, assumed from the recipe or contradicted")
     price: PriceAdvice | None = None
     notes: list[str] = Field(default_factory=list, description="how the verdicts were reached")

@@ -15,6 +15,7 @@ from cmax.cli.common import emit_checks, emit_json, result_format_option
 from cmax.cli.policies import fail_on_option, finding_trips, policy_checks, verdict
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
+    from cmax.claims import Ledger
     from cmax.findings import Finding
 
 HEADINGS = {"error": "Errors", "warning": "Warnings", "info": "Info"}
@@ -26,8 +27,10 @@ def _count(findings: Sequence[Finding]) -> dict[str, int]:
     return count_findings(findings)
 
 
-def findings_json(findings: Sequence[Finding]) -> dict[str, Any]:
-    """The documented JSON shape: findings (rule, severity, file, line, message, fix), counts."""
+def findings_json(findings: Sequence[Finding], claims: Ledger | None = None) -> dict[str, Any]:
+    """The documented JSON shape: findings (rule, severity, file, line, message, fix), counts,
+    and the claims ledger (one entry per claim: subject, kind, value, status, source, the
+    statements that support and contradict it)."""
     return {
         "findings": [
             {"rule": f.rule, "severity": f.severity, "file": f.file, "line": f.line,
@@ -35,12 +38,18 @@ def findings_json(findings: Sequence[Finding]) -> dict[str, Any]:
             for f in findings
         ],
         "counts": _count(findings),
+        "claims": claims.as_json() if claims is not None else [],
     }
 
 
-def findings_text(findings: Sequence[Finding], *, label: str = "") -> str:
-    """Findings grouped by severity, each with where, what and how to fix; then the counts."""
+def findings_text(findings: Sequence[Finding], *, label: str = "",
+                  claims: Ledger | None = None) -> str:
+    """The claims ledger, then findings grouped by severity, each with where, what and how to
+    fix; then the counts."""
     lines: list[str] = []
+    if claims is not None and len(claims):
+        lines += ["Claims (what each rests on: corroborated, declared, assumed, contradicted)",
+                  claims.text(), ""]
     for severity, heading in HEADINGS.items():
         group = [f for f in findings if f.severity == severity]
         if not group:
@@ -101,9 +110,10 @@ def command(ctx: click.Context, bundle: str | None, list_rules: bool, fail_on: t
 
     with load(bundle) as loaded:
         findings = loaded.findings
+        claims = loaded.case.claims
     trips = {policy: finding_trips(findings, policy) for policy in fail_on}
     if fmt == "json":
-        emit_json(findings_json(findings))
+        emit_json(findings_json(findings, claims))
     elif fmt in ("junit", "ctrf"):
         from cmax.export import finding_checks
         from cmax.validate import sorted_rules
@@ -111,5 +121,5 @@ def command(ctx: click.Context, bundle: str | None, list_rules: bool, fail_on: t
         emit_checks(fmt, [*finding_checks(findings, rules_run=len(sorted_rules())),
                           *policy_checks(trips)], "validate")
     else:
-        click.echo(findings_text(findings, label=str(bundle)))
+        click.echo(findings_text(findings, label=str(bundle), claims=claims))
     return verdict(trips)

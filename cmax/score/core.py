@@ -30,7 +30,7 @@ from cmax.score.rating import (
 from cmax.score.reference_api import ReferenceData, canonical_gpu, market_price
 from cmax.score.reliability import reliability_result, sla_result
 from cmax.score.rubric import Rubric
-from cmax.scorecard import AuditCheck, AuditSummary, EvidenceFileRef, Scorecard
+from cmax.scorecard import AuditCheck, AuditSummary, ClaimEntry, EvidenceFileRef, Scorecard
 from cmax.validate.audit_rules import audit_doubts
 
 AUDIT_STATUSES = ("PASS", "WARNING", "FAIL", "SKIPPED")
@@ -146,5 +146,6 @@ def score(
         finding_counts=count_findings(ordered),
         evidence_files=[EvidenceFileRef(path=f.path, kind=f.kind, sha256=f.sha256,
                                         size_bytes=f.size_bytes) for f in evidence.files],
+        claims=[ClaimEntry.model_validate(c) for c in evidence.claims.as_json()],
         notes=notes,
     )

@@ -145,6 +145,7 @@ def score_run(
                                & pl.col("step_time_s").is_not_null()).to_series().sum()
     common: dict[str, Any] = {
         "workload": workload, "precision": precision, "num_gpus": num_gpus, "log": log,
+        "run_id": run_id,
         "framework": row.get("framework"), "status": status, "steps_total": printed,
         # finite times only: NaN/inf are not JSON numbers (validation reports them)
         "bar": rules.bar, "step_series": step_series(run.steps),

@@ -13,14 +13,15 @@ evidence file, line and text.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
+from cmax.claims import gpu_family, norm_name, precision_family, stated_precisions
 from cmax.evidence import EvidenceFile
 from cmax.facts import Fact, facts_of
 from cmax.findings import Finding
 from cmax.ingest.formats import all_formats
 from cmax.ingest.formats.training_log import TrainingLogFormat
+from cmax.run_claims import known_workloads
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
 
@@ -81,78 +82,6 @@ register(Rule(
 #: parser for (summaries hold many experiments: their facts are per experiment and are not used
 #: for a run's identity here).
 _RUN_LOG_FORMATS = frozenset(f.id for f in all_formats() if isinstance(f, TrainingLogFormat))
-
-_GPU_FAMILY = re.compile(
-    r"(?<![a-z0-9])(gb300|gb200|gh200|b300|b200|h200|h100|h800|h20|a100|a800|l40s|l40|v100|"
-    r"mi355x|mi325x|mi300x)(?![a-z0-9])")
-_NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(mxfp8|nvfp4|fp8|bf16|fp16)(?![a-z0-9])")
-_OFF = {"", "none", "null", "false", "0", "off", "no", "disabled"}
-
-
-def gpu_family(name: str) -> str | None:
-    """The GPU product a printed name or catalogue id means: 'NVIDIA H100 80GB HBM3' -> 'h100'.
-
-    Form factor matters where it changes the product (an H100 PCIe is not an H100 SXM), so a
-    name that says PCIe or NVL keeps it: 'NVIDIA H100 PCIe' -> 'h100-pcie'.
-    """
-    text = re.sub(r"[^a-z0-9]+", " ", name.lower())
-    match = _GPU_FAMILY.search(text)
-    if match is None:
-        return None
-    family = match.group(1)
-    if family == "h100":
-        if re.search(r"\bpcie\b", text):
-            return "h100-pcie"
-        if re.search(r"\bnvl\b", text):
-            return "h100-nvl"
-    return family
-
-
-def precision_family(value: str) -> str | None:
-    """fp8 / bf16 / fp16 / fp4 for a precision name ('mxfp8' and 'fp8-cs' are fp8)."""
-    text = value.strip().lower()
-    if "fp4" in text:
-        return "fp4"
-    if "fp8" in text:
-        return "fp8"
-    if "bf16" in text:
-        return "bf16"
-    if "fp16" in text or text.startswith("16"):
-        return "fp16"
-    return None
-
-
-def _stated_precisions(facts: Iterable[Fact]) -> list[tuple[str, Fact]]:
-    """(family, fact) for every conclusive precision statement in a log.
-
-    ``fp8=<format>`` and ``fp8_format=<format>`` switch fp8 on unless the value is None/False;
-    ``fp8=None`` says fp8 is off. ``bf16=True`` and ``precision=bf16-mixed`` are printed by fp8
-    runs too (fp8 runs on top of bf16 autocast), so they prove nothing either way; a precision
-    named in an experiment name is conclusive.
-    """
-    out: list[tuple[str, Fact]] = []
-    for fact in facts_of(tuple(facts), "precision"):
-        key, sep, value = fact.value.partition("=")
-        key, value = key.strip().lower(), value.strip().lower()
-        if not sep:
-            named = _NAMED_PRECISION.search(key)
-            if named:
-                family = precision_family(named.group(1))
-                if family:
-                    out.append((family, fact))
-            continue
-        if key in ("fp8", "fp8_format"):
-            out.append(("not-fp8" if value in _OFF else "fp8", fact))
-        elif key in ("precision", "mixed_precision"):
-            family = precision_family(value)
-            if family in ("fp8", "fp4", "fp16"):
-                out.append((family, fact))
-    return out
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "", text.lower())
-
 
 def _cite(file: EvidenceFile, fact: Fact) -> str:
     return f"{fact.cite(file.path)}: {fact.value!r}"
@@ -219,7 +148,7 @@ def _run_precision(ctx: Context, view: RunView, file: EvidenceFile) -> Iterator[
     want = precision_family(declared)
     if want is None:
         return
-    for family, fact in _stated_precisions(file.facts):
+    for family, fact in stated_precisions(file.facts):
         contradicts = (family != want and family != "not-fp8") or (
             family == "not-fp8" and want in ("fp8", "fp4"))
         if contradicts:
@@ -235,11 +164,11 @@ def _run_model(ctx: Context, view: RunView, file: EvidenceFile, known: list[str]
     declared = view.get_str("workload") or ""
     if not declared or not known:
         return
-    want = _norm(declared)
+    want = norm_name(declared)
     for fact in [*facts_of(file.facts, "experiment"), *facts_of(file.facts, "model")]:
-        text = _norm(fact.value)
-        named = [w for w in known if _norm(w) and _norm(w) in text]
-        if not named or any(want in _norm(w) or _norm(w) in want for w in named):
+        text = norm_name(fact.value)
+        named = [w for w in known if norm_name(w) and norm_name(w) in text]
+        if not named or any(want in norm_name(w) or norm_name(w) in want for w in named):
             continue
         yield run_finding("identity.model", view,
                           f"declared workload {declared!r}, but {_cite(file, fact)} names "
@@ -261,12 +190,7 @@ def _run_world_size(view: RunView, file: EvidenceFile) -> Iterator[Finding]:
 
 
 def _known_workloads(ctx: Context) -> list[str]:
-    baselines = getattr(ctx.ref.reference, "baselines", None)
-    try:
-        values = baselines["workload"].unique().to_list() if baselines is not None else []
-    except (KeyError, AttributeError, TypeError):
-        return []
-    return sorted({str(v) for v in values if v})
+    return list(known_workloads(getattr(ctx.ref.reference, "baselines", None)))
 
 
 def _runs(ctx: Context) -> Iterator[Finding]:
@@ -302,3 +226,4 @@ def check(ctx: Context) -> Iterator[Finding]:
     yield from _gpu(ctx)
     yield from _counts(ctx)
     yield from _runs(ctx)
+

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import polars as pl
 import pytest
 
+from cmax.claims import Citation, Claim, Ledger
 from cmax.cli import main
 from cmax.findings import Finding
 from cmax.validate import RULES, not_comparable_runs, runs_with_errors, validate
@@ -258,12 +259,16 @@ def test_real_reference_peak_and_flops(real_reference: object, tmp_path: Path) -
 # --- CLI -------------------------------------------------------------------------------------
 
 
+LEDGER = Ledger((Claim("a", "precision", "bf16", "contradicted", "cmax.toml runs[0].precision",
+                       against=(Citation("training/a.log", 7, "fp8=hybrid (fp8)"),)),))
+
+
 def _stub(monkeypatch: pytest.MonkeyPatch, findings: list[Finding]) -> None:
     import cmax.pipeline
 
     @contextmanager
     def load(path: str) -> Iterator[SimpleNamespace]:
-        yield SimpleNamespace(findings=findings)
+        yield SimpleNamespace(findings=findings, case=SimpleNamespace(claims=LEDGER))
 
     monkeypatch.setattr(cmax.pipeline, "load", load)
 
@@ -285,6 +290,9 @@ def test_cli_text_groups_by_severity_and_exits_1_on_errors(
     assert out.index("Errors (1)") < out.index("Warnings (1)") < out.index("Info (1)")
     assert "training/b.log:12" in out and "fix: Run it again." in out
     assert out.rstrip().endswith("1 error(s), 1 warning(s), 1 info — bundle-dir")
+    # the claims ledger comes first, each claim with its status and the statement quoted
+    assert out.index("Claims") < out.index("Errors (1)")
+    assert "contradicted" in out and "training/a.log:7: 'fp8=hybrid (fp8)'" in out
 
 
 def test_cli_json_shape_and_exit_0_without_errors(
@@ -297,6 +305,11 @@ def test_cli_json_shape_and_exit_0_without_errors(
                                    "file": "training/b.log", "line": 12,
                                    "message": "run b: step times rise 7.0%",
                                    "fix": "Check clocks."}
+    assert data["claims"] == [{"subject": "a", "kind": "precision", "value": "bf16",
+                               "status": "contradicted", "source": "cmax.toml runs[0].precision",
+                               "support": [], "against": [{"file": "training/a.log", "line": 7,
+                                                           "text": "fp8=hybrid (fp8)",
+                                                           "where": None}], "note": ""}]
 
 
 def test_cli_missing_bundle_is_exit_2_one_line(tmp_path: Path,

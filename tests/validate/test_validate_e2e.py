@@ -69,7 +69,7 @@ def _rules(data: dict[str, object]) -> dict[str, list[dict[str, object]]]:
 def test_sample_at_reference_has_no_errors(capsys: pytest.CaptureFixture[str]) -> None:
     code, data = _validate(SAMPLES / "aurora-compute", capsys)
     assert code == 0 and data["counts"]["error"] == 0  # type: ignore[index]
-    assert set(data) == {"findings", "counts"}
+    assert set(data) == {"findings", "counts", "claims"}
 
 
 def test_sample_with_failing_security_audit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
