@@ -84,6 +84,14 @@ def olympic_drop(benchmark: str | None) -> int:
     return 4 if (benchmark or "").lower() == "unet3d" else 1
 
 SYSTEM_KEYS = ("submitter", "system_name")
+# where a system JSON states host software (mlcommons/training_results_v5.1 systems/*.json):
+# component -> keys, first present wins
+SOFTWARE_KEYS: dict[str, tuple[str, ...]] = {
+    "driver": ("cuda_driver_version", "nvidia_kernel_driver"),
+    "cuda": ("cuda_version",),
+    "nccl": ("nccl_version",),
+    "framework": ("framework",),
+}
 # benchmarks whose RCP convergence metric is samples_count (rcp_checker.read_submission_file)
 _SAMPLES_METRIC = frozenset({"llama2_70b_lora", "flux1", "llama31_405b", "llama31_8b",
                              "gpt_oss_20b", "deepseekv3_671b", "qwen35_397b_grpo", "dlrmv4"})
@@ -350,6 +358,9 @@ class SystemDesc:
     path: Path
     data: dict[str, Any]
     lines: dict[str, int]
+    #: found where MLPerf keeps it (``systems/<system>.json``, or in the benchmark folder as
+    #: providers bundle it); False for one found beside the benchmark folder instead
+    official: bool = True
 
     @property
     def accelerators_count(self) -> int | None:
@@ -358,6 +369,23 @@ class SystemDesc:
     def get(self, key: str) -> str | None:
         value = self.data.get(key)
         return None if value is None else str(value)
+
+    def software(self) -> dict[str, tuple[str, str, int | None]]:
+        """Host software the description states: component -> (version, key, line).
+
+        MLCommons' system JSON keeps them under ``other_software_stack`` (``cuda_driver_version``
+        or ``nvidia_kernel_driver``, ``cuda_version``, ``nccl_version``) and the framework at
+        the top level (``framework``)."""
+        stack = self.data.get("other_software_stack")
+        stack = stack if isinstance(stack, dict) else {}
+        out: dict[str, tuple[str, str, int | None]] = {}
+        for comp, keys in SOFTWARE_KEYS.items():
+            for key in keys:
+                value = stack.get(key, self.data.get(key))
+                if isinstance(value, (str, int, float)) and str(value).strip():
+                    out[comp] = (str(value).strip(), key, self.lines.get(key))
+                    break
+        return out
 
     def facts(self) -> tuple[Fact, ...]:
         out = []
@@ -388,7 +416,7 @@ def system_gpus(system: dict[str, Any]) -> int | None:
     return nodes * per_node if nodes > 0 and per_node > 0 else None
 
 
-def load_system(path: Path) -> SystemDesc:
+def load_system(path: Path, *, official: bool = True) -> SystemDesc:
     """Read a system description; a broken one is an error naming the file (and line)."""
     try:
         text = read_bounded_text(path, limit=MAX_JSON_BYTES)
@@ -406,11 +434,13 @@ def load_system(path: Path) -> SystemDesc:
                             expected="a JSON object with submitter, system_name, "
                             "number_of_nodes, accelerators_per_node")
     lines: dict[str, int] = {}
+    stack = data.get("other_software_stack")
+    nested = stack if isinstance(stack, dict) else {}
     for number, line_text in enumerate(text.splitlines(), start=1):
         match = re.match(r'\s*"([^"]+)"\s*:', line_text)
-        if match and match.group(1) in data:
+        if match and (match.group(1) in data or match.group(1) in nested):
             lines.setdefault(match.group(1), number)
-    return SystemDesc(path, data, lines)
+    return SystemDesc(path, data, lines, official)
 
 
 def load_system_json(path: Path) -> dict[str, Any]:
@@ -455,6 +485,7 @@ class MlperfSet:
     score: OlympicScore
     notes: list[str] = field(default_factory=list)
     label: str = ""  # how reports name the folder (bundle-relative when in a bundle)
+    declared_accelerator: str | None = None  # the manifest's [system] gpu (set by ingest)
 
     @property
     def system_folder(self) -> str:
@@ -474,7 +505,17 @@ class MlperfSet:
 
     @property
     def accelerator(self) -> str | None:
-        return None if self.system is None else self.system.get("accelerator_model_name")
+        """The system JSON's accelerator when it is where MLPerf keeps it; else the manifest's
+        ``[system] gpu`` (``declared_accelerator``, see :attr:`accelerator_declared`)."""
+        if self.system is not None and self.system.official:
+            return self.system.get("accelerator_model_name")
+        return self.declared_accelerator
+
+    @property
+    def accelerator_declared(self) -> bool:
+        """The accelerator is the manifest's claim, not a system description in its place."""
+        return (self.system is None or not self.system.official) and bool(
+            self.declared_accelerator)
 
     @property
     def num_gpus(self) -> int | None:
@@ -591,8 +632,27 @@ def find_system(folder: Path, runs: list[MlperfRun], *, root: Path) -> SystemDes
             if is_file_named(candidate) and candidate.resolve().is_relative_to(root):
                 return load_system(candidate)
         if current.resolve() == root or current.parent == current:
-            return None
+            break
         current = current.parent
+    return _beside(folder, names, root)
+
+
+def _beside(folder: Path, names: list[str], root: Path) -> SystemDesc | None:
+    """A system JSON next to the benchmark folder (``<system>/<system>.json`` or
+    ``results/<system>.json``) rather than under ``systems/``: read, marked not official."""
+    for parent in (folder.parent, folder.parent.parent):
+        if not parent.resolve().is_relative_to(root) or parent.resolve() == folder.resolve():
+            continue
+        for name in names:
+            candidate = parent / f"{name}.json"
+            if is_file_named(candidate):
+                try:
+                    return load_system(candidate, official=False)
+                except CmaxError:
+                    continue
+        if parent.resolve() == root:
+            break
+    return None
 
 
 def read_set(folder: Path, *, root: Path | None = None, label: str | None = None) -> MlperfSet:
@@ -618,6 +678,10 @@ def read_set(folder: Path, *, root: Path | None = None, label: str | None = None
         notes.append(score.note)
     if system is None:
         notes.append("no systems/<system>.json found: GPU count and accelerator unknown")
+    elif not system.official:
+        notes.append(f"system JSON {system.path.name} is beside the results, not under "
+                     "systems/: its GPU count and software are read, the accelerator rated is "
+                     "the manifest's, as declared")
     base = root or folder
     for run in runs:
         run.file = _relative(run.path, base)

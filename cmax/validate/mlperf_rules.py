@@ -426,7 +426,11 @@ def _system(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
         return
     system = ctx.manifest.system
     rel = _rel(ctx, s.system.path)
-    accel = s.accelerator
+    if not s.system.official:
+        yield finding("mlperf.no-system", f"{s.label}: the system JSON {rel} is beside the "
+                      "results, not under systems/<system>.json; the accelerator rated is the "
+                      f"manifest's [system] gpu {system.gpu!r}, as declared", file=rel)
+    accel = s.system.get("accelerator_model_name")
     have, want = accelerator_family(accel), accelerator_family(system.gpu)
     if have and want and have != want:
         yield finding("mlperf.system-mismatch", f"accelerator_model_name {accel!r} is not the "

@@ -3,7 +3,8 @@
 The DGXC recipes state minimum host versions (driver, CUDA, NCCL). Below them the recipe is
 unsupported and the reference numbers do not apply. Separately, ClusterMAX grades the NVIDIA
 driver against a per-branch security minimum; a driver below it is a known-vulnerable host.
-Versions come from [system] in cmax.toml and, when present, from the ClusterMAX audit.
+Versions come from [system] in cmax.toml and, when present, from the ClusterMAX audit and
+from each MLPerf system JSON's ``other_software_stack`` (checked once per system JSON).
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def check(ctx: Context) -> Iterator[Finding]:
     system = ctx.manifest.system
     declared = {"driver": system.driver, "cuda": system.cuda, "nccl": system.nccl}
     audited = _audited(ctx)
-    known: dict[str, tuple[Version, str, str | None]] = {}
+    known: Known = {}
     for comp in ("driver", "cuda", "nccl"):
         text = declared[comp]
         if text:
@@ -143,7 +144,7 @@ def check(ctx: Context) -> Iterator[Finding]:
                               f"[system] {comp} = {text!r} is not a version number",
                               file=ctx.manifest_file)
                 continue
-            known[comp] = (version, text, ctx.manifest_file)
+            known[comp] = (version, text, ctx.manifest_file, None)
             seen = audited.get(comp)
             if seen:
                 audit_version = parse_version(seen[0])
@@ -155,27 +156,61 @@ def check(ctx: Context) -> Iterator[Finding]:
             text, where = audited[comp]
             version = parse_version(text)
             if version:
-                known[comp] = (version, text, where)
-    missing = [c for c in ("driver", "cuda", "nccl") if c not in known]
-    if missing and len(missing) == 3:
+                known[comp] = (version, text, where, None)
+    stated = [known, *_mlperf_stated(ctx)]
+    if not any(stated):
         yield finding("software.versions-unknown",
-                      "no " + ", ".join(_LABEL[c] for c in missing) + " version stated",
+                      "no " + ", ".join(_LABEL[c] for c in _LABEL) + " version stated",
                       file=ctx.manifest_file)
-    for comp, (version, text, where) in known.items():
+    for source in stated:
+        yield from _floors(ctx, source)
+
+
+Known = dict[str, tuple[Version, str, str | None, int | None]]
+
+
+def _mlperf_stated(ctx: Context) -> list[Known]:
+    """The versions each MLPerf system JSON states (``other_software_stack``), one source per
+    system JSON however many result files and benchmark folders share it."""
+    out: list[Known] = []
+    seen: set[str] = set()
+    root = ctx.evidence.root
+    for s in getattr(ctx.evidence, "mlperf_sets", ()):
+        if s.system is None:
+            continue
+        try:
+            rel = s.system.path.resolve().relative_to(root.resolve()).as_posix()
+        except (ValueError, OSError):
+            rel = s.system.path.name
+        if rel in seen:
+            continue
+        seen.add(rel)
+        found: Known = {}
+        for comp, (text, _key, line) in s.system.software().items():
+            version = parse_version(text) if comp in _LABEL else None
+            if version is not None:
+                found[comp] = (version, text, rel, line)
+        if found:
+            out.append(found)
+    return out
+
+
+def _floors(ctx: Context, known: Known) -> Iterator[Finding]:
+    for comp, (version, text, where, line) in known.items():
         floor, recommended = RECIPE_FLOORS[comp]
         if _below(version, floor):
             yield finding("software.below-recipe-floor",
                           f"{_LABEL[comp]} {text} is below the recipe minimum {floor}",
-                          file=where)
+                          file=where, line=line)
         elif recommended and _below(version, recommended):
             yield finding("software.below-recommended",
                           f"{_LABEL[comp]} {text} is below the recommended {recommended}",
-                          file=where)
+                          file=where, line=line)
     if "driver" in known and not _audit_failed_driver(ctx):
-        version, text, where = known["driver"]
+        version, text, where, line = known["driver"]
         minimum = DRIVER_SECURITY_MINIMUMS.get(version[0])
         if minimum and _below(version, minimum):
             yield finding("software.driver-security-floor",
                           f"NVIDIA driver {text} is below the {version[0]} branch security "
                           f"minimum {minimum} (criterion security-nvidia-driver)",
-                          file=where)
+                          file=where, line=line)

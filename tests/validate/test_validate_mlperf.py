@@ -85,3 +85,31 @@ def test_manifest_round_when_the_path_names_none(tmp_path: Path) -> None:
         [s] = loaded.case.mlperf_sets
         assert s.round == "5.0"
         assert not [f for f in loaded.findings if f.rule.startswith("mlperf.")]
+
+
+def test_system_json_software_feeds_the_driver_floor_once_per_system(tmp_path: Path) -> None:
+    """NVIDIA's published EOS-DFW system JSON states driver 570.86.10 under
+    other_software_stack: below the 570 branch's 570.211.01 security minimum."""
+    with load(bundle(tmp_path / "b")) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "software.driver-security-floor"]
+        rules = {f.rule for f in loaded.findings}
+    [hit] = hits  # one finding for the system JSON, not one per result file
+    assert hit.file == f"v5.0/NVIDIA/systems/{SYSTEM}.json" and hit.line == 35
+    assert "570.86.10" in hit.message and "software.versions-unknown" not in rules
+
+
+def test_system_json_beside_the_results_uses_the_declared_accelerator(tmp_path: Path) -> None:
+    root = tmp_path / "b"
+    org = root / "v5.0" / "NVIDIA"
+    shutil.copytree(ORG / "results" / SYSTEM, org / "results" / SYSTEM)
+    shutil.copy(ORG / "systems" / f"{SYSTEM}.json", org / "results" / f"{SYSTEM}.json")
+    (root / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm"))
+    with load(root) as loaded:
+        [s] = loaded.case.mlperf_sets
+        assert s.accelerator == "h100-sxm" and s.accelerator_declared and s.num_gpus == 512
+        assert any("beside the results" in n for n in s.notes)
+        [warn] = [f for f in loaded.findings if f.rule == "mlperf.no-system"]
+        assert warn.file == f"v5.0/NVIDIA/results/{SYSTEM}.json" and "as declared" in warn.message
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
+    [m] = card.mlperf
+    assert m.num_gpus == 512 and m.verdict == "pass"  # rated against NVIDIA's H100 reference
