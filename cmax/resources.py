@@ -1,4 +1,5 @@
-"""Locate the data that ships with cmax (reference data, templates, sample bundles).
+"""Locate the data that ships with cmax (reference data, templates, sample bundles, the docs
+pages ``cmax docs`` prints).
 
 In a wheel these live inside the package under ``cmax/_data/``; in a source checkout or an
 editable install they are the top-level ``reference/``, ``templates/`` and ``samples/``
@@ -13,7 +14,7 @@ from typing import Literal
 
 from cmax.errors import CmaxError
 
-DataKind = Literal["reference", "templates", "samples"]
+DataKind = Literal["reference", "templates", "samples", "docs"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

@@ -47,6 +47,33 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "What-if calculator: MFU, step time, tokens/s, $/M tokens, J/token."),
     "schema": ("cmax.cli.schema_cmd",
                "Print the JSON Schemas of the Scorecard and PriceAdvice."),
+    "docs": ("cmax.cli.docs_cmd",
+             "Print a documentation page (manifest, rules, formats, ...)."),
+}
+
+
+# command name -> example invocations, shown under "Examples" in its --help
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "demo": ("cmax demo -o cmax-demo", "cmax demo --rank-by value --no-pdf"),
+    "validate": ("cmax validate provider-bundle.tar.gz",
+                 "cmax validate bundle/ --format junit --fail-on warning > validate.xml",
+                 "cmax validate --rules"),
+    "score": ("cmax score bundle/",
+              "cmax score bundle/ --fail-on exemplar --fail-on tier-below:gold",
+              "cmax score bundle/ --format junit > cmax-score.xml"),
+    "price": ("cmax price bundle/", "cmax price bundle/ --format json"),
+    "report": ("cmax report a.tar.gz b.tar.gz -o reports/",
+               "cmax report bundle/ -o reports/ --no-pdf"),
+    "audit": ("cmax audit runs/ -o trend-reports/",
+              "CMAX_HISTORY=s3://bucket/cmax-history cmax audit runs/ --format junit",
+              "cmax audit runs/ --history-as-of 2026-10-01"),
+    "inspect": ("cmax inspect training/llama3.1-405b_bf16_512.log",),
+    "reference": ("cmax reference list", "cmax reference show llama3.1-405b"),
+    "calc": ("cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 --mfu 42%",
+             "cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 --mfu 42% "
+             "--usd-per-gpu-hour 2.10"),
+    "schema": ("cmax schema", "cmax schema --model scorecard"),
+    "docs": ("cmax docs", "cmax docs manifest | less"),
 }
 
 
@@ -61,6 +88,9 @@ class LazyGroup(click.Group):
             return None
         module = importlib.import_module(COMMANDS[cmd_name][0])
         command: click.Command = module.command
+        examples = EXAMPLES.get(cmd_name, ())
+        if examples and command.epilog is None:
+            command.epilog = "\b\nExamples:\n" + "\n".join(f"  {e}" for e in examples)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -84,6 +114,12 @@ def cli(quiet: bool, verbose: int) -> None:
     NVIDIA reference results, scored into a ClusterMAX-style tier and priced.
     """
     set_verbosity(-1 if quiet else verbose)
+
+
+def _prog_name() -> str:
+    """``cmax-rating`` when run under that name (its completion variable is
+    ``_CMAX_RATING_COMPLETE``), else ``cmax``."""
+    return "cmax-rating" if os.path.basename(sys.argv[0]) == "cmax-rating" else "cmax"
 
 
 def _internal_error(exc: Exception) -> int:
@@ -118,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"cmax: error: {shared}", err=True)
         return exits.CONFLICT
     try:
-        result: Any = cli.main(args=argv, prog_name="cmax", standalone_mode=False)
+        result: Any = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False)
     except CmaxError as exc:
         click.echo(f"cmax: error: {exc.one_line()}", err=True)
         return exits.BAD_INPUT
@@ -164,5 +200,8 @@ def run() -> None:
     """
     code = [exits.INTERNAL]
     atexit.register(_finish, code)
-    code[0] = main()
+    try:
+        code[0] = main()
+    except SystemExit as exc:  # shell completion ends with sys.exit()
+        code[0] = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     sys.exit(code[0])

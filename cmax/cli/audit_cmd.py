@@ -77,6 +77,7 @@ def _history_when(value: dt.datetime | None) -> dt.datetime | None:
                "unusable or filed under the wrong cluster (the other runs are still recorded).")
 @click.argument("runs_root", type=click.Path(path_type=Path))
 @click.option("--history", "history", metavar="FOLDER|URI", default=None,
+              envvar="CMAX_HISTORY", show_envvar=True,
               help="The history's Delta Lake table: a folder, or object storage such as "
               "s3://bucket/cmax-history (AWS credentials, region and endpoint from the "
               "standard AWS environment).  [default: RUNS_ROOT/.cmax-history]")
@@ -93,7 +94,8 @@ def _history_when(value: dt.datetime | None) -> dt.datetime | None:
               help="The day Exemplar expiry and stale clusters are judged on; runs after it "
               "are ignored.  [default: the day of the newest run]")
 @click.option("--drift-policy", "policy_file", type=click.Path(path_type=Path, dir_okay=False),
-              default=None, help="Drift thresholds (TOML, the keys of the shipped "
+              default=None, envvar="CMAX_DRIFT_POLICY", show_envvar=True,
+              help="Drift thresholds (TOML, the keys of the shipped "
               "reference/drift.toml).  [default: the shipped policy]")
 @click.option("--expiry-warning-days", type=click.IntRange(min=0), default=None,
               help="Flag an Exemplar validation this many days before it lapses.  "

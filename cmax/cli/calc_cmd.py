@@ -83,6 +83,7 @@ def render_text(result: dict[str, Any]) -> str:
                    "NVIDIA's per-sample constants; see docs/reference.md). Default: cmax's "
                    "architecture-true count.")
 @click.option("--reference", "release", default="latest", show_default=True,
+              envvar="CMAX_REFERENCE", show_envvar=True,
               help="Reference release id.")
 @format_option
 @click.pass_context

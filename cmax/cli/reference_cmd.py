@@ -57,6 +57,7 @@ def command() -> None:
 @click.option("--num-gpus", type=int, default=None, help="Exact GPU count.")
 @click.option("--no-proxy", is_flag=True, help="Hide reduced-layer proxy configs.")
 @click.option("--reference", "release", default="latest", show_default=True,
+              envvar="CMAX_REFERENCE", show_envvar=True,
               help="Reference release id.")
 @format_option
 def list_cmd(what: str, workload: str | None, gpu: str | None, precision: str | None,
@@ -125,6 +126,7 @@ def list_cmd(what: str, workload: str | None, gpu: str | None, precision: str | 
 @click.option("--gbs", type=int, default=None)
 @click.option("--seq-len", type=int, default=None)
 @click.option("--reference", "release", default="latest", show_default=True,
+              envvar="CMAX_REFERENCE", show_envvar=True,
               help="Reference release id.")
 @format_option
 def show_cmd(item: str | None, workload: str | None, gpu: str | None, precision: str | None,

@@ -91,6 +91,7 @@ def _check_inputs(bundles: tuple[str, ...], rubric: str | None, out_dir: Path) -
 @click.option("-o", "--out", "out_dir", required=True, metavar="DIR",
               type=click.Path(path_type=Path), help="Folder for the reports (created if needed).")
 @click.option("--rubric", type=click.Path(path_type=str), default=None, metavar="FILE",
+              envvar="CMAX_RUBRIC", show_envvar=True,
               help="Rating rubric TOML.  [default: the rubric shipped with the reference data]")
 @no_pdf_option
 @format_option

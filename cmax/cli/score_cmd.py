@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # pydantic models: not imported for `--help`
 
 rubric_option = click.option(
     "--rubric", "rubric_path", type=click.Path(path_type=str), default=None,
+    envvar="CMAX_RUBRIC", show_envvar=True,
     help="Rating rubric TOML to use instead of the shipped reference/rubric.toml.",
 )
 
@@ -98,10 +99,7 @@ def scorecard_text(card: Scorecard) -> list[str]:
 @click.command("score", help="Score a bundle: tier, Exemplar-style verdict, per-workload "
                "ratios with 95% confidence intervals, ClusterMAX-style categories and gates. "
                "Exit 0 when validation found no errors, 1 when it did (or when a --fail-on "
-               "policy trips), 2 on unusable input.\n\n\b\nExamples:\n"
-               "  cmax score bundle/\n"
-               "  cmax score bundle/ --fail-on exemplar --fail-on tier-below:gold\n"
-               "  cmax score bundle/ --format junit > cmax-score.xml")
+               "policy trips), 2 on unusable input.")
 @bundle_argument
 @rubric_option
 @fail_on_option("score")

@@ -89,9 +89,7 @@ def rules_listing(fmt: str) -> None:
 @click.command("validate", help="Check a bundle's evidence against the reference and list the "
                "findings (errors, warnings, info), each with the rule, where, and how to fix "
                "it. Exit 0 without errors, 1 with errors (or as --fail-on says), 2 if the "
-               "bundle cannot be read.\n\n\b\nExamples:\n  cmax validate provider-bundle.tar.gz\n"
-               "  cmax validate bundle/ --format junit --fail-on warning > validate.xml\n"
-               "  cmax validate --rules")
+               "bundle cannot be read.")
 @click.argument("bundle", required=False, type=click.Path(path_type=str))
 @click.option("--rules", "list_rules", is_flag=True,
               help="List the validation rules instead of validating a bundle.")
