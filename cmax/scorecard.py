@@ -9,21 +9,60 @@ public contract: extend, don't rename.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+    model_validator,
+)
 
 from cmax.findings import Finding
+from cmax.states import State, gate_state, verdict_state
 
 SCHEMA_VERSION = "1"
 
-Verdict = Literal["pass", "fail", "inconclusive", "not_comparable", "no_reference"]
+Verdict = Literal["pass", "fail", "inconclusive", "not_comparable", "no_reference",
+                  "unverified"]
 Tier = Literal["Platinum", "Gold", "Silver", "Bronze", "Underperforming"]
 AuditStatus = Literal["PASS", "WARNING", "FAIL", "SKIPPED"]
 
+TIERS: tuple[Tier, ...] = get_args(Tier)
+"""The tier order, best first: the one declaration every comparison of tiers reads."""
+
+
+def tier_rank(tier: str) -> int:
+    """0 for Platinum … 4 for Underperforming; an unknown name ranks after all of them."""
+    return TIERS.index(tier) if tier in TIERS else len(TIERS)
+
+
+def stricter(a: Tier, b: Tier) -> Tier:
+    """The lower (more restrictive) of two tiers."""
+    return a if tier_rank(a) >= tier_rank(b) else b
+
+
+def gentler(a: Tier, b: Tier) -> Tier:
+    """The higher (less restrictive) of two tiers."""
+    return a if tier_rank(a) <= tier_rank(b) else b
+
 
 class _Model(BaseModel):
+    """Frozen, strict models. Computed fields (a result's ``state``, a gate's ``binding_cap``)
+    are written to JSON for readers and dropped when a scorecard is read back, so a written
+    scorecard always validates."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_computed(cls, data: Any) -> Any:
+        computed = cls.model_computed_fields
+        if computed and isinstance(data, dict) and any(k in data for k in computed):
+            return {k: v for k, v in data.items() if k not in computed}
+        return data
 
 
 class Baseline(_Model):
@@ -78,6 +117,12 @@ class WorkloadResult(_Model):
         "than 1,500 such steps keeps the fastest and slowest step of each of 750 equal runs of "
         "steps (every spike kept; steps_total counts them all; cmax/score/series.py)")
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def state(self) -> State:
+        """The verdict in the one vocabulary of states (cmax/states.py)."""
+        return verdict_state(self.verdict)
+
 
 class NetworkResult(_Model):
     """nccl-tests bus bandwidth at large messages against the fabric's baseline."""
@@ -96,6 +141,12 @@ class NetworkResult(_Model):
     series: list[tuple[int, float]] = Field(
         default_factory=list, description="(size_bytes, out-of-place busbw GB/s)")
     notes: list[str] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def state(self) -> State:
+        """The verdict in the one vocabulary of states (cmax/states.py)."""
+        return verdict_state(self.verdict)
 
 
 class SuspectNode(_Model):
@@ -134,6 +185,12 @@ class MlperfResult(_Model):
     verdict: Verdict
     num_gpus: int | None = None
     notes: list[str] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def state(self) -> State:
+        """The verdict in the one vocabulary of states (cmax/states.py)."""
+        return verdict_state(self.verdict)
 
 
 class ReliabilityResult(_Model):
@@ -198,8 +255,21 @@ class CategoryScore(_Model):
     evidence: list[str] = Field(default_factory=list)
     rules: list[str] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def state(self) -> State:
+        """not scored (no evidence: left out of the weighted score), declared (declarations
+        only) or measured."""
+        if self.weight == 0:
+            return State.NOT_SCORED
+        return State.MEASURED if self.verified else State.DECLARED
 
-GateStatus = Literal["passed", "failed", "not_evaluated"]
+
+GateStatus = Literal["passed", "failed", "not_evaluated", "declared"]
+GateKind = Literal["training", "network", "audit", "declarations", "gpu", "coverage"]
+"""What decides a gate: measured training or network results against the rubric's bar,
+ClusterMAX audit checks (declarations when no check is conclusive), declarations only, the
+GPU model, or the share of category weight with evidence."""
 
 
 class Gate(_Model):
@@ -208,7 +278,9 @@ class Gate(_Model):
     ``status`` is the verdict; a gate without conclusive evidence is ``not_evaluated``, never
     ``passed``, and caps the tier at ``not_evaluated_cap`` (docs/scoring.md). ``passed`` is
     kept for older readers and always equals ``status == "passed"``; a scorecard written
-    before ``status`` existed reads as passed/failed from ``passed``.
+    before ``status`` existed reads as passed/failed from ``passed``. ``cap`` is the tier a
+    *failed* gate caps at; ``binding_cap`` is the cap the gate imposes now (written to the
+    JSON): every sentence about what a gate caps reads that one.
     """
 
     name: str
@@ -218,10 +290,13 @@ class Gate(_Model):
     passed: bool
     cap: Tier
     reason: str
-    status: GateStatus = Field(description="passed, failed, or not_evaluated (no conclusive "
-                               "evidence: never reads as passed)")
+    status: GateStatus = Field(description="passed, failed, not_evaluated (no conclusive "
+                               "evidence: never reads as passed) or declared")
     not_evaluated_cap: Tier | None = Field(
         default=None, description="the tier a not-evaluated gate caps at (None otherwise)")
+    kind: GateKind | None = Field(
+        default=None, description="what decides the gate (None on scorecards written before "
+        "kinds were recorded)")
 
     @model_validator(mode="before")
     @classmethod
@@ -238,15 +313,28 @@ class Gate(_Model):
             raise ValueError(f"gate passed={passed} contradicts status={status!r}")
         return data
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def binding_cap(self) -> Tier | None:
         """The cap this gate imposes: its cap when failed, the not-evaluated cap when it could
-        not be evaluated, none when passed."""
+        not be evaluated, none when passed or decided by declaration."""
         if self.status == "failed":
             return self.cap
         if self.status == "not_evaluated":
             return self.not_evaluated_cap
         return None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def state(self) -> State:
+        return gate_state(self.status)
+
+
+class TierThreshold(_Model):
+    """The minimum weighted score of one tier under the scorecard's rubric."""
+
+    tier: Tier
+    min_score: float = Field(ge=0, le=100)
 
 
 class EvidenceFileRef(_Model):
@@ -362,6 +450,11 @@ class Scorecard(_Model):
     benchmark_date: dt.date
     tier: Tier
     score: float = Field(ge=0, le=100, description="weighted category score before gates")
+    score_tier: Tier | None = Field(
+        default=None, description="the tier the weighted score alone reaches, before gates")
+    tier_thresholds: list[TierThreshold] = Field(
+        default_factory=list, description="the rubric's minimum score per tier, best first "
+        "(below the last is Underperforming)")
     exemplar_pass: bool
     exemplar_bar: float
     workloads: list[WorkloadResult] = Field(default_factory=list)
@@ -383,3 +476,23 @@ class Scorecard(_Model):
         "corroborated, declared only, assumed from the recipe or contradicted")
     price: PriceAdvice | None = None
     notes: list[str] = Field(default_factory=list, description="how the verdicts were reached")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def score_state(self) -> State:
+        """not scored when no category has any evidence (a 0 would be a claim), else
+        measured or declared by whether any category rests on measured evidence."""
+        counted = [c for c in self.categories if c.weight > 0]
+        if not counted:
+            return State.NOT_SCORED
+        return State.MEASURED if any(c.verified for c in counted) else State.DECLARED
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def exemplar_state(self) -> State:
+        """passed, failed on a compared suite, or not evaluated when no run was compared."""
+        if self.exemplar_pass:
+            return State.PASSED
+        if any(w.verdict in ("pass", "fail", "inconclusive") for w in self.workloads):
+            return State.FAILED
+        return State.NOT_EVALUATED

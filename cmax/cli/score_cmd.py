@@ -8,6 +8,7 @@ import click
 
 from cmax.cli.common import bundle_argument, emit_checks, emit_json, result_format_option
 from cmax.cli.policies import fail_on_option, policy_checks, scorecard_trips, verdict
+from cmax.states import State, verdict_label
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
     from cmax.scorecard import Scorecard
@@ -35,8 +36,10 @@ def scorecard_text(card: Scorecard) -> list[str]:
         f"{card.provider} · {card.cluster}{region}",
         f"  {card.nodes} × {card.gpus_per_node} {card.gpu}{fabric}; benchmarked "
         f"{card.benchmark_date}; reference {card.reference_release}; rubric {card.rubric}",
-        f"Tier: {card.tier}   score {card.score:.1f}/100   Exemplar-style suite: "
-        f"{'PASS' if card.exemplar_pass else 'FAIL'} (bar {card.exemplar_bar:.0%})",
+        f"Tier: {card.tier}   score "
+        + (card.score_state.label if card.score_state is State.NOT_SCORED
+           else f"{card.score:.1f}/100")
+        + f"   Exemplar-style suite: {card.exemplar_state.label} (bar {card.exemplar_bar:.0%})",
     ]
     if card.workloads:
         lines += ["", "Training throughput vs reference (steady-state window)",
@@ -44,19 +47,20 @@ def scorecard_text(card: Scorecard) -> list[str]:
                   "verdict"]
         for w in card.workloads:
             lines.append(f"  {w.workload[:22]:<22} {w.precision[:6]:<6} {w.num_gpus:>5} "
-                         f"{_num(w.ratio):>7} {_ci(w.ci_low, w.ci_high):>13}  {w.verdict}")
+                         f"{_num(w.ratio):>7} {_ci(w.ci_low, w.ci_high):>13}  "
+                         f"{verdict_label(w.verdict)}")
     if card.network:
         lines += ["", "Network (nccl-tests bus bandwidth, large messages)"]
         for n in card.network:
             ref = f"{n.reference_busbw_gbps:g}" if n.reference_busbw_gbps is not None else "-"
             lines.append(f"  {n.collective:<14} {n.nodes:>3} node(s) {n.busbw_gbps:8.1f} GB/s "
-                         f"vs {ref:>6}  ratio {_num(n.ratio)}  {n.verdict}")
+                         f"vs {ref:>6}  ratio {_num(n.ratio)}  {verdict_label(n.verdict)}")
     if card.mlperf:
         lines += ["", "MLPerf Training (olympic time to train)"]
         for m in card.mlperf:
             lines.append(f"  {m.benchmark:<22} {_num(m.score_min, '.2f'):>8} min vs "
                          f"{_num(m.reference_min, '.2f'):>8}  ratio {_num(m.ratio)}  "
-                         f"{m.verdict}")
+                         f"{verdict_label(m.verdict)}")
     rel = card.reliability
     if rel is not None:
         mtbf = f"{rel.mtbf_gpu_hours:,.0f} GPU-h" if rel.mtbf_gpu_hours else "no interruptions"
@@ -70,20 +74,18 @@ def scorecard_text(card: Scorecard) -> list[str]:
         lines.append(f"SLA: {s.measured_uptime_pct:.3f}% measured vs {s.contracted_uptime_pct:g}% "
                      f"contracted: {'met' if s.met else 'NOT met'} ({s.node_months_below} of "
                      f"{s.node_months} node-months below); credit owed {s.credit_pct:.3f}%")
-    lines += ["", "Categories (score × weight; * = declarations only, unverified)"]
+    lines += ["", "Categories (score × weight; basis)"]
     for c in card.categories:
-        if c.weight == 0 and not c.verified and c.score == 0:
-            lines.append(f"  {c.name:<14} {'-':>6}   no evidence (left out of the score)")
+        if c.state is State.NOT_SCORED:
+            lines.append(f"  {c.name:<14} {'-':>6}   {c.state.label}: no evidence (left out of "
+                         "the score)")
             continue
-        mark = "" if c.verified else " *"
-        lines.append(f"  {c.name:<14} {c.score:6.1f} × {c.weight:<4g}{mark}")
+        lines.append(f"  {c.name:<14} {c.score:6.1f} × {c.weight:<4g} {c.state.label}")
     if card.gates:
         lines += ["", "Gates"]
         for g in card.gates:
-            label = {"passed": "pass", "failed": "FAIL"}.get(g.status, "n/e")
-            cap = "" if g.binding_cap is None else (
-                f" → caps at {g.binding_cap}" + (" (not evaluated)" if label == "n/e" else ""))
-            lines.append(f"  {label:<4}  {g.name}{cap}")
+            cap = "" if g.binding_cap is None else f" → caps the tier at {g.binding_cap}"
+            lines.append(f"  {g.state.label:<13}  {g.name}{cap}")
     counts = card.finding_counts
     lines += ["", f"Findings: {counts.get('error', 0)} error(s), {counts.get('warning', 0)} "
                   f"warning(s), {counts.get('info', 0)} info (cmax validate lists them)"]

@@ -63,10 +63,10 @@ from pydantic import BaseModel, ConfigDict
 
 from cmax.errors import HistoryError
 from cmax.resources import data_dir
-from cmax.scorecard import Tier
+from cmax.scorecard import TIERS
 from cmax.tomlfile import REINSTALL, read_toml
 
-TIER_ORDER: tuple[str, ...] = get_args(Tier)  # best first
+TIER_ORDER: tuple[str, ...] = TIERS  # best first (declared once, in cmax.scorecard)
 
 DriftKind = Literal[
     "regression_vs_previous", "regression_vs_best", "tier_down", "tier_up", "new_audit_fail",

@@ -14,22 +14,14 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from cmax.states import VERDICT_STATES
+from cmax.states import verdict_label as _verdict_label
+
 MISSING = "—"
 MINUS = "−"  # a true minus sign: a hyphen is too short to read in a table of prices
 
-VERDICT_LABELS: dict[str, str] = {
-    "pass": "Pass",
-    "fail": "Fail",
-    "inconclusive": "Inconclusive",
-    "not_comparable": "Not comparable",
-    "no_reference": "No reference",
-}
-
 # CSS classes come only from these tables, never from bundle text.
-VERDICT_CLASSES: dict[str, str] = {
-    "pass": "good", "fail": "bad", "inconclusive": "warn",
-    "not_comparable": "neutral", "no_reference": "neutral",
-}
+VERDICT_CLASSES: dict[str, str] = {v: state.tone for v, state in VERDICT_STATES.items()}
 TIER_CLASSES: dict[str, str] = {
     "Platinum": "tier-platinum", "Gold": "tier-gold", "Silver": "tier-silver",
     "Bronze": "tier-bronze", "Underperforming": "tier-under",
@@ -153,11 +145,18 @@ def date(value: Any) -> str:
 
 
 def verdict_label(value: Any) -> str:
-    return VERDICT_LABELS.get(str(value), str(value))
+    """A verdict in the one vocabulary of states (cmax/states.py)."""
+    return _verdict_label(str(value))
 
 
 def css_class(value: Any, table: dict[str, str]) -> str:
     return table.get(str(value), "neutral")
+
+
+def verdict_state(value: Any) -> str:
+    """The state a verdict is (its JSON value), for the chip's class."""
+    state = VERDICT_STATES.get(str(value))
+    return state.value if state is not None else "unknown"
 
 
 def verdict_class(value: Any) -> str:
@@ -206,6 +205,7 @@ FILTERS: dict[str, Any] = {
     "date": date,
     "verdict_label": verdict_label,
     "verdict_class": verdict_class,
+    "verdict_state": verdict_state,
     "tier_class": tier_class,
     "severity_class": severity_class,
     "audit_class": audit_class,

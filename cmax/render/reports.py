@@ -100,6 +100,7 @@ def _common(card: Scorecard) -> dict[str, Any]:
         "reasons": views.reasoning(card),
         "gates_failed": views.failed_gates(card),
         "gates_unevaluated": views.unevaluated_gates(card),
+        "gates_capping": views.capping_gates(card),
     }
 
 
@@ -124,7 +125,6 @@ def scorecard_html(card: Scorecard, slug: str, medium: str, chart_set: Scorecard
         exemplar_text=views.exemplar_text(card),
         exemplar_scope=views.EXEMPLAR_SCOPE,
         glossary_page1=views.glossary(*PAGE1_TERMS),
-        gate_state=views.gate_state,
         charts=chart_set,
         audit_checks=audit_checks,
         audit_problems=[c for c in audit_checks if c.status == "FAIL"],
@@ -250,14 +250,14 @@ def render_brief(card: Scorecard, slug: str, out_dir: Path,
 def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["rank", "provider", "cluster", "tier", "score", "exemplar_pass",
+    writer.writerow(["rank", "provider", "cluster", "tier", "decision", "score", "exemplar_pass",
                      "lowest_ratio", "network_ratio", "quoted_usd_per_gpu_hour",
                      "ask_usd_per_gpu_hour", "usd_per_reference_gpu_hour", "value_rank",
                      "scorecard"])
     for r in rows:
         c = r.card
         writer.writerow([
-            r.rank, _csv_cell(c.provider), _csv_cell(c.cluster), c.tier, c.score,
+            r.rank, _csv_cell(c.provider), _csv_cell(c.cluster), c.tier, r.decision, c.score,
             c.exemplar_pass, "" if r.lowest_ratio is None else r.lowest_ratio,
             "" if r.network_ratio is None else r.network_ratio,
             c.price.quoted_usd_per_gpu_hour if c.price else "",

@@ -12,10 +12,17 @@ from typing import Literal
 
 from cmax.findings import SEVERITY_ORDER, Finding, sort_findings
 from cmax.render import formatting as fmt
-from cmax.scorecard import AuditCheck, Gate, Scorecard, WorkloadResult
+from cmax.scorecard import (
+    TIERS,
+    AuditCheck,
+    Gate,
+    Scorecard,
+    Tier,
+    WorkloadResult,
+    tier_rank,
+)
+from cmax.states import State, Tone
 
-Tone = Literal["good", "warn", "bad", "neutral"]
-TIER_RANK = {"Platinum": 0, "Gold": 1, "Silver": 2, "Bronze": 3, "Underperforming": 4}
 AUDIT_ORDER = {"FAIL": 0, "WARNING": 1, "SKIPPED": 2, "PASS": 3}
 
 
@@ -40,7 +47,7 @@ def all_findings(card: Scorecard) -> list[Finding]:
 
 def failed_gates(card: Scorecard) -> list[Gate]:
     """Gates the evidence failed (a gate that was not evaluated is not among them)."""
-    return [g for g in card.gates if gate_state(g) == "failed"]
+    return [g for g in card.gates if g.state is State.FAILED]
 
 
 def audit_checks_sorted(card: Scorecard) -> list[AuditCheck]:
@@ -54,25 +61,14 @@ def _workload_line(w: WorkloadResult) -> str:
     return fmt.workload_label(w.workload, w.precision, w.num_gpus)
 
 
-GateState = Literal["passed", "failed", "not evaluated"]
-_NOT_EVALUATED = re.compile(r"\bnot evaluated\b|\bno conclusive\b|\bno evidence\b", re.I)
-
-
-def gate_state(gate: Gate) -> GateState:
-    """What a gate's row may honestly say. A gate the scorer could not evaluate reads "not
-    evaluated", never "passed": an explicit ``evaluated``/``status`` field wins when the model
-    has one, otherwise the reason's own words ("not evaluated (no conclusive audit check)")."""
-    status = getattr(gate, "status", None)
-    if isinstance(status, str) and status.replace("_", " ") in ("passed", "failed",
-                                                                 "not evaluated"):
-        return status.replace("_", " ")  # type: ignore[return-value]
-    if getattr(gate, "evaluated", True) is False or _NOT_EVALUATED.search(gate.reason):
-        return "not evaluated"
-    return "passed" if gate.passed else "failed"
+def gate_state(gate: Gate) -> State:
+    """What a gate's row may honestly say, in the one vocabulary of states: read from the
+    gate's typed ``status``, never from the words of its reason."""
+    return gate.state
 
 
 def unevaluated_gates(card: Scorecard) -> list[Gate]:
-    return [g for g in card.gates if gate_state(g) == "not evaluated"]
+    return [g for g in card.gates if g.state is State.NOT_EVALUATED]
 
 
 EXEMPLAR_SCOPE = ("Exemplar covers training throughput only (every suite workload above the "
@@ -81,21 +77,22 @@ EXEMPLAR_SCOPE = ("Exemplar covers training throughput only (every suite workloa
 
 
 def exemplar_text(card: Scorecard) -> str:
+    """Why the Exemplar suite is in its state (the state itself is ``card.exemplar_state``)."""
     bar = fmt.pct(card.exemplar_bar, 0)
     compared = [w for w in card.workloads if w.ratio is not None]
     passed = [w for w in compared if w.verdict == "pass"]
     if card.exemplar_pass:
-        return (f"Met: all {len(passed)} suite workloads are above {bar} of reference "
-                "with 95% confidence.")
+        return (f"all {len(passed)} suite workloads are above {bar} of reference with 95% "
+                "confidence.")
     if not card.workloads:
-        return "Not met: no training runs were provided."
-    if not compared:
-        return "Not met: no run could be compared with a reference result."
+        return "no training runs were provided."
+    if card.exemplar_state is State.NOT_EVALUATED:
+        return "no run could be compared with a reference result."
     others = [w for w in card.workloads if w.verdict != "pass"]
-    detail = "; ".join(f"{_workload_line(w)} {fmt.verdict_label(w.verdict).lower()}"
+    detail = "; ".join(f"{_workload_line(w)} {fmt.verdict_label(w.verdict)}"
                        for w in others[:3])
     more = f" and {len(others) - 3} more" if len(others) > 3 else ""
-    return (f"Not met: {len(passed)} of {len(card.workloads)} workloads pass the {bar} bar "
+    return (f"{len(passed)} of {len(card.workloads)} workloads pass the {bar} bar "
             f"({detail}{more}).")
 
 
@@ -250,6 +247,7 @@ class LeaderboardRow:
     audit_fails: int | None
     value: float | None  # $ per reference-grade GPU-hour (price advice)
     value_rank: int | None  # 1 = cheapest reference-grade GPU-hour; None without a value
+    decision: Decision
 
 
 def _value(card: Scorecard) -> float | None:
@@ -262,7 +260,7 @@ def leaderboard_order(cards: list[tuple[str, Scorecard]],
     reference-grade GPU-hour first (clusters without one last, in tier order). Names break
     ties so the order never depends on input order."""
     def tier_key(p: tuple[str, Scorecard]) -> tuple[int, float, str, str, str]:
-        return (TIER_RANK.get(p[1].tier, 9), -p[1].score, p[1].provider, p[1].cluster, p[0])
+        return (tier_rank(p[1].tier), -p[1].score, p[1].provider, p[1].cluster, p[0])
 
     if by == "value":
         return sorted(cards, key=lambda p: (_value(p[1]) is None, _value(p[1]) or 0.0,
@@ -284,7 +282,7 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
             lowest_ratio=min(ratios) if ratios else None,
             network_ratio=min(nets) if nets else None,
             audit_fails=card.audit.counts.get("FAIL", 0) if card.audit else None,
-            value=_value(card), value_rank=value_rank.get(slug),
+            value=_value(card), value_rank=value_rank.get(slug), decision=decision(card),
         ))
     return rows
 
@@ -399,6 +397,7 @@ class ValueRow:
     throughput_ratio: float | None
     value: float | None
     this: bool
+    decision: Decision
 
 
 def value_comparison(card: Scorecard, peers: list[Scorecard]) -> list[ValueRow]:
@@ -409,7 +408,7 @@ def value_comparison(card: Scorecard, peers: list[Scorecard]) -> list[ValueRow]:
         rows.append(ValueRow(
             c.provider, c.cluster, c.tier, p.quoted_usd_per_gpu_hour if p else None,
             p.ask_usd_per_gpu_hour if p else None, p.throughput_ratio if p else None,
-            p.usd_per_reference_gpu_hour if p else None, c is card))
+            p.usd_per_reference_gpu_hour if p else None, c is card, decision(c)))
     return sorted(rows, key=lambda r: (r.value is None, r.value or 0.0, r.provider, r.cluster))
 
 
@@ -422,10 +421,12 @@ def value_sentence(rows: list[ValueRow]) -> str | None:
     if best.value >= mine.value:
         return (f"This is the best value of the {len(rows)} clusters rated together: "
                 f"{fmt.usd(mine.value)} per reference-grade GPU-hour against "
-                f"{fmt.usd(best.value)} at the next best, {best.provider}.")
-    return (f"{best.provider} delivers {fmt.pct(best.throughput_ratio)} of reference throughput "
-            f"at {fmt.usd(best.quoted)} quoted: {fmt.usd(best.value)} per reference-grade "
-            f"GPU-hour, against {fmt.usd(mine.value)} here.")
+                f"{fmt.usd(best.value)} at the next best, {best.provider} ({best.tier}: "
+                f"{best.decision}).")
+    return (f"{best.provider} ({best.tier}: {best.decision}) delivers "
+            f"{fmt.pct(best.throughput_ratio)} of reference throughput at {fmt.usd(best.quoted)} "
+            f"quoted: {fmt.usd(best.value)} per reference-grade GPU-hour, against "
+            f"{fmt.usd(mine.value)} here.")
 
 
 # ------------------------------------------------------------------ page 1: the decision
@@ -438,18 +439,29 @@ TIER_MEANING = {
     "Underperforming": "not recommended: do not sign until the gaps below are fixed",
 }
 
-_THRESHOLDS = re.compile(r"\((Platinum ≥ [\d.]+(?:, \w+ ≥ [\d.]+)+)\)")
+def tier_thresholds(card: Scorecard) -> dict[Tier, float]:
+    """The rubric's minimum score per tier, as the scorecard carries them (empty on a
+    scorecard written before they were recorded)."""
+    return {t.tier: t.min_score for t in card.tier_thresholds}
 
 
-def tier_thresholds(card: Scorecard) -> dict[str, float]:
-    """The rubric's tier thresholds as the scorer wrote them into the scorecard's notes
-    ("(Platinum ≥ 90, Gold ≥ 80, …)"); empty when the notes do not carry them."""
-    for note in card.notes:
-        m = _THRESHOLDS.search(note)
-        if m:
-            pairs = (part.split(" ≥ ") for part in m.group(1).split(", "))
-            return {name: float(value) for name, value in pairs}
-    return {}
+Decision = Literal["buy", "buy at the ask", "do not sign without fixes", "not rated"]
+
+
+def decision(card: Scorecard) -> Decision:
+    """The buyer's decision in three words, read from the scorecard: not rated without any
+    scored evidence; do not sign without fixes when the tier is Underperforming or a gate
+    holds the tier down; buy at the ask when the evidence supports less than the quote or the
+    tier is below Gold; buy otherwise."""
+    if card.score_state is State.NOT_SCORED:
+        return "not rated"
+    if card.tier == TIERS[-1] or capping_gates(card):
+        return "do not sign without fixes"
+    p = card.price
+    below_quote = p is not None and p.adjustment_pct is not None and p.adjustment_pct < 0
+    if below_quote or tier_rank(card.tier) > tier_rank("Gold"):
+        return "buy at the ask"
+    return "buy"
 
 
 def verdict_line(card: Scorecard) -> str:
@@ -499,43 +511,59 @@ def page1_keys(card: Scorecard, drivers: list[Driver]) -> list[KeyNumber]:
     return [k for k in key_numbers(card) if k.label not in covered]
 
 
-def tier_changes(card: Scorecard, limit: int = 4) -> list[str]:
-    """What would move the tier: failed gates first (they cap it whatever the score), then the
-    points to the next threshold and the categories that could supply them, then the margin
-    above the current threshold."""
-    out: list[str] = []
-    for g in failed_gates(card):
-        out.append(f"Pass the “{g.name}” gate: it caps the tier at {g.cap} whatever the score.")
-    for g in unevaluated_gates(card):
-        out.append(f"Provide conclusive evidence for the “{g.name}” gate: it was not "
-                   f"evaluated, which caps the tier at {g.cap}.")
-    thresholds = tier_thresholds(card)
-    order = ["Bronze", "Silver", "Gold", "Platinum"]
+def capping_gates(card: Scorecard) -> list[Gate]:
+    """The gates that hold the tier where it is: their binding cap is the tier awarded, and
+    the tier is below what the score alone reaches (a gate whose cap is above the tier, or one
+    that caps at the tier the score gives anyway, changes nothing today)."""
+    score_tier = card.score_tier or card.tier
+    if tier_rank(card.tier) <= tier_rank(score_tier):
+        return []
+    return [g for g in card.gates if g.binding_cap == card.tier]
+
+
+def _gate_fix(g: Gate) -> str:
+    if g.state is State.NOT_EVALUATED:
+        return (f"Show conclusive evidence for the “{g.name}” gate: not evaluated, it caps "
+                f"the tier at {g.binding_cap}.")
+    return f"Pass the “{g.name}” gate: {g.state.label}, it caps the tier at {g.binding_cap}."
+
+
+def _points_line(card: Scorecard, nxt: Tier, thresholds: dict[Tier, float]) -> str:
     scored = [c for c in card.categories if c.weight > 0]
     total = sum(c.weight for c in scored)
-    if thresholds and total > 0:
-        above = [t for t in order if thresholds.get(t, 101.0) > card.score]
-        if above:
-            nxt = above[0]
-            need = thresholds[nxt] - card.score
-            gains = sorted(scored, key=lambda c: -(c.weight * (100.0 - c.score)))
-            ways = [f"{c.name} {fmt.num(c.score, 0)} → 100 would add "
-                    f"{fmt.num(c.weight * (100.0 - c.score) / total, 1)}"
-                    for c in gains[:2] if c.score < 100.0]
-            out.append(f"{nxt} needs {fmt.num(thresholds[nxt], 0)} points, "
-                       f"{fmt.num(need, 1)} more than today"
-                       + (f" ({'; '.join(ways)})." if ways else "."))
-        below = [t for t in reversed(order) if thresholds.get(t, 101.0) <= card.score]
-        if below:
-            floor = below[0]
-            margin = card.score - thresholds[floor]
-            out.append(f"A drop of {fmt.num(margin, 1)} points (below "
-                       f"{fmt.num(thresholds[floor], 0)}) would lose {floor}.")
-    weak = [w for w in card.workloads if w.verdict == "fail"]
-    if weak and not card.exemplar_pass:
-        out.append(f"Exemplar needs every suite workload above {fmt.pct(card.exemplar_bar, 0)} of "
-                   f"reference; {len(weak)} fall short today.")
-    return out[:limit]
+    need = thresholds[nxt] - card.score
+    gains = sorted(scored, key=lambda c: (-(c.weight * (100.0 - c.score)), c.name))
+    ways = [f"{c.name} {fmt.num(c.score, 0)} → 100 would add "
+            f"{fmt.num(c.weight * (100.0 - c.score) / total, 1)}"
+            for c in gains[:2] if c.score < 100.0 and total > 0]
+    return (f"{nxt} needs {fmt.num(thresholds[nxt], 0)} points, {fmt.num(need, 1)} more than "
+            "today" + (f" ({'; '.join(ways)})." if ways else "."))
+
+
+def tier_changes(card: Scorecard) -> list[str]:
+    """Only what can change the tier: what lifts it one step (every gate whose binding cap
+    holds it there, and the points to the next threshold when the score holds it there), then
+    the margin the score has before the tier drops. A gate whose cap is above the tier, or a
+    passed gate, is not listed: changing it changes nothing."""
+    thresholds = tier_thresholds(card)
+    if not thresholds or card.score_state is State.NOT_SCORED:
+        return []
+    score_tier = card.score_tier or card.tier
+    tier = card.tier
+    out: list[str] = []
+    holding = [_gate_fix(g) for g in card.gates if g.binding_cap == tier]
+    score_holds = tier_rank(score_tier) >= tier_rank(tier)
+    nxt = TIERS[tier_rank(tier) - 1] if tier_rank(tier) > 0 else None
+    if nxt is not None:
+        needed = holding + ([_points_line(card, nxt, thresholds)] if score_holds else [])
+        if len(needed) > 1:
+            out.append(f"To rise above {tier}, all of these are needed:")
+        out += needed
+    if score_holds and tier in thresholds:
+        margin = card.score - thresholds[tier]
+        out.append(f"A drop of {fmt.num(margin, 1)} points (below "
+                   f"{fmt.num(thresholds[tier], 0)}) would lose {tier}.")
+    return out
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,7 @@ def score(
     categories = rate_categories(inputs, rubric)
     total = weighted_score(categories)
     by_score = rubric.tiers.tier_for(total)
-    gates = [*evaluate_gates(inputs, rubric), coverage_gate(categories, rubric, by_score)]
+    gates = [*evaluate_gates(inputs, rubric), coverage_gate(categories, rubric)]
     tier = final_tier(total, gates, rubric)
     notes = [exemplar_note,
              f"weighted category score {total:.1f} → {by_score} under rubric {rubric.label} "
@@ -138,7 +138,8 @@ def score(
         rubric=rubric.label, provider=manifest.provider.name, cluster=manifest.provider.cluster,
         region=manifest.provider.region, gpu=system.gpu, nodes=system.nodes,
         gpus_per_node=system.gpus_per_node, interconnect=system.interconnect,
-        benchmark_date=manifest.benchmark.date, tier=tier, score=total,
+        benchmark_date=manifest.benchmark.date, tier=tier, score=total, score_tier=by_score,
+        tier_thresholds=rubric.tiers.as_data(),
         exemplar_pass=exemplar_pass, exemplar_bar=rubric.performance.bar,
         workloads=workloads, network=network, network_pairs=pairs,
         suspect_nodes=suspect_nodes(evidence, pairs), mlperf=mlperf, reliability=reliability,

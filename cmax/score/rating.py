@@ -19,17 +19,21 @@ from typing import Any
 import polars as pl
 
 from cmax.score.network import WRONG_RESULTS_NOTE
-from cmax.score.rubric import TIER_ORDER, Component, GateRule, Rubric, TierName
+from cmax.score.rubric import Component, GateRule, Rubric, TierName
 from cmax.score.stats import log_ratio_score, ratio_score
 from cmax.score.verdicts import COMPARABLE_VERDICTS, rated
 from cmax.scorecard import (
+    TIERS,
     CategoryScore,
     Gate,
+    GateKind,
     MlperfResult,
     NetworkResult,
     ReliabilityResult,
     SlaResult,
     WorkloadResult,
+    gentler,
+    tier_rank,
 )
 
 UNKNOWN_OBSERVED = frozenset({"unknown", "not-found", "none", "n/a", "", "not-installed",
@@ -330,9 +334,10 @@ def evidence_coverage(categories: Sequence[CategoryScore], rubric: Rubric) -> fl
     return sum(c.weight for c in categories) / total if total else 0.0
 
 
-def coverage_gate(categories: Sequence[CategoryScore], rubric: Rubric,
-                  score_tier: TierName) -> Gate:
-    """The tier a partial picture allows, as a gate that fails only when it binds.
+def coverage_gate(categories: Sequence[CategoryScore], rubric: Rubric) -> Gate:
+    """The tier a partial picture allows, as a gate: passed only when the evidence covers
+    what the top tier needs, else failed with the highest tier the coverage allows as its cap
+    (whether that cap binds is the tier's business, not the gate's).
 
     Coverage is always evaluated: the share of category weight with evidence is a fact of the
     bundle, so this gate is passed or failed, never not evaluated.
@@ -340,25 +345,20 @@ def coverage_gate(categories: Sequence[CategoryScore], rubric: Rubric,
     cov = evidence_coverage(categories, rubric)
     allowed = rubric.coverage.highest_tier(cov)
     missing = [c.name for c in categories if c.weight == 0 and rubric.categories[c.name].weight]
-    req = rubric.coverage
+    steps = [f"{name} {share:.0%}" for name, share in rubric.coverage.steps()]
     reason = (f"evidence covers {cov:.0%} of the category weight"
               + (f" (none for {', '.join(missing)})" if missing else "")
-              + f"; Platinum needs {req.Platinum:.0%}, Gold {req.Gold:.0%}, Silver "
-              f"{req.Silver:.0%}, Bronze {req.Bronze:.0%}: at most {allowed} "
-              f"[coverage; {rubric.label}]")
-    binds = TIER_ORDER.index(allowed) > TIER_ORDER.index(score_tier)
-    return Gate(name="Evidence coverage", id="coverage", passed=not binds,
-                status="failed" if binds else "passed", cap=allowed, reason=reason)
+              + f"; {steps[0].replace(' ', ' needs ', 1)}, {', '.join(steps[1:])}: at most "
+              f"{allowed} [coverage; {rubric.label}]")
+    passed = allowed == TIERS[0]
+    return Gate(name="Evidence coverage", id="coverage", passed=passed,
+                status="passed" if passed else "failed", cap=allowed, reason=reason,
+                kind="coverage")
 
 
 def weighted_score(categories: Sequence[CategoryScore]) -> float:
     total = sum(c.weight for c in categories)
     return round(sum(c.score * c.weight for c in categories) / total, 4) if total else 0.0
-
-
-def _gentler(a: TierName, b: TierName) -> TierName:
-    """The higher (less restrictive) of two tiers."""
-    return a if TIER_ORDER.index(a) < TIER_ORDER.index(b) else b
 
 
 def _fabric_scale(inputs: RatingInputs, rubric: Rubric) -> tuple[list[NetworkResult], str]:
@@ -394,13 +394,14 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
                    rubric: Rubric) -> tuple[bool | None, str] | None:
     """(passed, reason) for a gate decided by scored results against the rubric's bar;
     (None, why) or None when no result can decide it."""
-    if rule.measured == "training":
+    kind = rule.measured
+    if kind == "training":
         bar = rubric.performance.bar
         items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs", w.ratio, w.verdict)
                  for w in inputs.workloads if rated(w)]
         what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
         scale = ""
-    else:
+    elif kind == "network":
         bar = rubric.network.bar
         deciding, scale = _fabric_scale(inputs, rubric)
         if not deciding:
@@ -409,6 +410,8 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
         what = (f"inter-node nccl-tests sweeps pass the [network] bar ({bar:.0%} of reference "
                 "busbw)")
         scale = f"; {scale}"
+    else:
+        raise ValueError(f"gate {rule.id}: no measured results of kind {kind!r}")
     if not items:
         return None
     met = sum(verdict == "pass" for *_, verdict in items)
@@ -428,10 +431,12 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
     tier at the rubric's not-evaluated cap, never harsher than failing the gate would."""
     where = f"[{rule.id}; {rule.source}]"
 
+    kind: GateKind = rule.kind
+
     def gate(passed: bool, reason: str) -> Gate:
         return Gate(name=rule.name, id=rule.id, passed=passed,
                     status="passed" if passed else "failed",
-                    cap=rule.cap, reason=f"{reason} {where}")
+                    cap=rule.cap, reason=f"{reason} {where}", kind=kind)
 
     if rule.allowed_gpus:
         gpu = inputs.gpu.lower()
@@ -485,9 +490,9 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
                 + audit_note)
     else:
         what = "no evidence"
-    cap = _gentler(rule.not_evaluated_cap or rubric.scoring.not_evaluated_cap, rule.cap)
+    cap = gentler(rule.not_evaluated_cap or rubric.scoring.not_evaluated_cap, rule.cap)
     return Gate(name=rule.name, id=rule.id, passed=False, status="not_evaluated", cap=rule.cap,
-                not_evaluated_cap=cap,
+                not_evaluated_cap=cap, kind=kind,
                 reason=f"not evaluated ({what}): caps the tier at {cap} until evidence shows "
                        f"it (failing it would cap at {rule.cap}) {where}")
 
@@ -502,6 +507,6 @@ def final_tier(score: float, gates: Sequence[Gate], rubric: Rubric) -> TierName:
     tier: TierName = rubric.tiers.tier_for(score)
     for g in gates:
         cap = g.binding_cap
-        if cap is not None and TIER_ORDER.index(cap) > TIER_ORDER.index(tier):
+        if cap is not None and tier_rank(cap) > tier_rank(tier):
             tier = cap
     return tier

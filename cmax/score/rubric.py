@@ -16,6 +16,7 @@ file's value for it (:data:`DEFAULTED_SECTIONS`); categories, tiers and gates it
 from __future__ import annotations
 
 import functools
+import itertools
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from cmax.errors import RubricError
 from cmax.reference.rubric_file import read_rubric_file
+from cmax.scorecard import TIERS, GateKind, Tier, TierThreshold
 
 CATEGORY_NAMES: tuple[str, ...] = (
     "security", "lifecycle", "orchestration", "storage", "networking",
@@ -30,9 +32,9 @@ CATEGORY_NAMES: tuple[str, ...] = (
 )
 """The ten ClusterMAX 2.0 categories (SemiAnalysis, 6 Nov 2025), in the published order."""
 
-TIER_ORDER: tuple[str, ...] = ("Platinum", "Gold", "Silver", "Bronze", "Underperforming")
+TIER_ORDER: tuple[Tier, ...] = TIERS  # the one tier order, declared in cmax.scorecard
 
-TierName = Literal["Platinum", "Gold", "Silver", "Bronze", "Underperforming"]
+TierName = Tier
 GradedStatus = Literal["PASS", "WARNING", "FAIL", "SKIPPED"]
 ComponentKind = Literal[
     "audit", "training", "nccl", "mlperf", "goodput", "mtbf", "sla", "price_value",
@@ -112,21 +114,24 @@ class _TierLadder(_Strict):
 
     @model_validator(mode="after")
     def _descending(self) -> Self:
-        steps = self._steps()
+        steps = self.steps()
         over = [f"{name} = {value:g}" for name, value in steps if value > self._top]
         if over:
             raise ValueError(f"{self._what} are at most {self._top:g} ({', '.join(over)})")
-        if not self.Platinum >= self.Gold >= self.Silver >= self.Bronze:
-            raise ValueError(f"{self._what} must satisfy Platinum >= Gold >= Silver >= Bronze")
+        minimums = [minimum for _, minimum in steps]
+        if any(a < b for a, b in itertools.pairwise(minimums)):
+            raise ValueError(f"{self._what} must satisfy "
+                             + " >= ".join(name for name, _ in steps))
         return self
 
-    def _steps(self) -> tuple[tuple[TierName, float], ...]:
-        return (("Platinum", self.Platinum), ("Gold", self.Gold), ("Silver", self.Silver),
-                ("Bronze", self.Bronze))
+    def steps(self) -> tuple[tuple[TierName, float], ...]:
+        """(tier, minimum) best first: every tier of :data:`TIERS` but the last, which is
+        what falls below them all."""
+        return tuple((name, float(getattr(self, name))) for name in TIERS[:-1])
 
     def _highest(self, value: float, slack: float = 0.0) -> TierName:
         """The highest tier whose minimum ``value`` reaches."""
-        return next((name for name, minimum in self._steps() if value >= minimum - slack),
+        return next((name for name, minimum in self.steps() if value >= minimum - slack),
                     "Underperforming")
 
 
@@ -138,6 +143,10 @@ class TierThresholds(_TierLadder):
 
     def tier_for(self, score: float) -> TierName:
         return self._highest(score)
+
+    def as_data(self) -> list[TierThreshold]:
+        """The thresholds as the scorecard carries them, best first."""
+        return [TierThreshold(tier=name, min_score=minimum) for name, minimum in self.steps()]
 
 
 class CoverageRules(_TierLadder):
@@ -208,6 +217,15 @@ class GateRule(_Strict):
         if not (self.checks or self.keys or self.allowed_gpus or self.measured):
             raise ValueError("a gate needs checks, keys, allowed_gpus or measured")
         return self
+
+    @property
+    def kind(self) -> GateKind:
+        """What decides this gate, in the order the scorer consults them."""
+        if self.allowed_gpus:
+            return "gpu"
+        if self.measured is not None:
+            return self.measured
+        return "audit" if self.checks else "declarations"
 
 
 class Rubric(_Strict):

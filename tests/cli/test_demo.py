@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cmax.cli import main
+from cmax.scorecard import TIERS
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,7 @@ def test_demo_ranks_the_providers_by_quality(demo: tuple[Path, dict[str, object]
     providers = {p["provider"]: p for p in result["providers"]}  # type: ignore[attr-defined]
     aurora, borealis, cinder = (providers["Aurora Compute"], providers["Borealis Cloud"],
                                 providers["Cinder GPU"])
-    order = ["Platinum", "Gold", "Silver", "Bronze", "Underperforming"]
+    order = list(TIERS)
     assert aurora["exemplar_pass"] is True
     assert borealis["exemplar_pass"] is False
     assert order.index(aurora["tier"]) < order.index(borealis["tier"])

@@ -152,7 +152,7 @@ def test_scorecard_has_every_section(rendered: tuple[Path, list[Path], list[str]
     text = re.sub(r"\s+", " ", _text(out / f"{REF}.scorecard.pdf"))
     for needle in (
         "Appendix A · How the tier was reached", "Training performance", "97.9–98.6%",
-        "94.2–95.3%", "Inconclusive", "Step time over each run", "Networking", "364.9 GB/s",
+        "94.2–95.3%", "inconclusive", "Step time over each run", "Networking", "364.9 GB/s",
         "Reliability and SLA", "0.425 vs reference 0.474", "Configuration and security audit",
         "nvidiaContainerToolkit", "Price and term economics", "Parity",
         "Appendix B · Price derivation", "Appendix D · Every audit check",

@@ -14,6 +14,7 @@ import pytest
 from cmax.findings import Finding
 from cmax.render import charts, formatting, reports, slugs, views
 from cmax.score.series import spikes
+from cmax.states import State
 from tests.score.scorecard_factory import (
     make_hostile_scorecard,
     make_minimal_scorecard,
@@ -116,7 +117,8 @@ def test_key_numbers_for_the_reference_card() -> None:
 def test_missing_sections_say_not_provided() -> None:
     keys = views.key_numbers(make_minimal_scorecard())
     assert [k.value for k in keys] == ["not provided"] * 6
-    assert views.exemplar_text(make_minimal_scorecard()).startswith("Not met: no training runs")
+    assert views.exemplar_text(make_minimal_scorecard()).startswith("no training runs")
+    assert make_minimal_scorecard().exemplar_state is State.NOT_EVALUATED
     texts = [p.text for p in views.brief_demands(make_minimal_scorecard())]
     assert any(t.startswith("Provide training runs") for t in texts)
     assert any(t.startswith("Agree per-node monthly uptime") for t in texts)
@@ -134,9 +136,11 @@ def test_headline_findings_rank_by_severity_then_validator_order() -> None:
 
 
 def test_exemplar_text() -> None:
-    assert views.exemplar_text(make_strong_scorecard()).startswith("Met: all 2 suite workloads")
+    assert views.exemplar_text(make_strong_scorecard()).startswith("all 2 suite workloads")
+    assert make_strong_scorecard().exemplar_state is State.PASSED
+    assert make_scorecard().exemplar_state is State.FAILED
     text = views.exemplar_text(make_scorecard())
-    assert text == ("Not met: 1 of 2 workloads pass the 95% bar "
+    assert text == ("1 of 2 workloads pass the 95% bar "
                     "(llama3.1-70b BF16 · 512 GPUs inconclusive).")
 
 
@@ -281,15 +285,16 @@ def _html(card: object) -> str:
 def test_a_gate_without_conclusive_evidence_reads_not_evaluated_never_passed() -> None:
     card = make_scorecard()
     gate = card.gates[0].model_copy(update={
-        "passed": False, "status": "not_evaluated",
+        "passed": False, "status": "not_evaluated", "not_evaluated_cap": "Silver",
         "reason": "not evaluated (no conclusive audit check)"})
     card = card.model_copy(update={"gates": [gate]})
-    assert views.gate_state(gate) == "not evaluated"
+    assert views.gate_state(gate) is State.NOT_EVALUATED
     assert views.failed_gates(card) == [] and views.unevaluated_gates(card) == [gate]
     html = _html(card)
-    assert '<span class="chip neutral">not evaluated</span>' in html
-    assert f"Provide conclusive evidence for the “{gate.name}” gate" in html
-    assert "(1 not evaluated)" in html
+    assert '<span class="chip neutral state-not_evaluated">not evaluated</span>' in html
+    assert f"Show conclusive evidence for the “{gate.name}” gate: not evaluated, it caps the " \
+        "tier at Silver." in html
+    assert "held at Silver by 1 gate (1 not evaluated)" in html
 
 
 def test_exemplar_line_says_it_covers_performance_only() -> None:

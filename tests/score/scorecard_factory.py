@@ -32,6 +32,7 @@ from cmax.scorecard import (
     ReliabilityResult,
     Scorecard,
     SlaResult,
+    TierThreshold,
     WorkloadEconomics,
     WorkloadResult,
 )
@@ -360,6 +361,11 @@ def price(workloads: list[WorkloadResult], goodput: float, credit_pct: float) ->
     )
 
 
+THRESHOLDS = [TierThreshold(tier=t, min_score=m)
+              for t, m in (("Platinum", 90.0), ("Gold", 80.0), ("Silver", 68.0), ("Bronze", 55.0))]
+"""The shipped rubric's tier thresholds (reference/rubric.toml [tiers])."""
+
+
 def make_scorecard(**overrides: Any) -> Scorecard:
     """The near-reference H100 provider (Gold before gates, capped at Silver)."""
     fp8 = workload(precision="fp8", ref_step_s=10.76, ref_tokens=1522.3, ref_mfu=37.00,
@@ -393,6 +399,8 @@ def make_scorecard(**overrides: Any) -> Scorecard:
         benchmark_date=dt.date(2026, 10, 1),
         tier="Silver",
         score=85.3,
+        score_tier="Gold",
+        tier_thresholds=THRESHOLDS,
         exemplar_pass=False,
         exemplar_bar=0.95,
         workloads=[fp8, bf16],
@@ -431,6 +439,7 @@ def make_weak_scorecard(**overrides: Any) -> Scorecard:
         interconnect="roce-8x200",
         tier="Underperforming",
         score=58.1,
+        score_tier="Bronze",
         exemplar_pass=False,
         workloads=[fp8],
         network=[net],
@@ -458,7 +467,8 @@ def make_strong_scorecard(**overrides: Any) -> Scorecard:
         provider="Northwind Compute",
         cluster="nw-h100-ib-2",
         tier="Gold",
-        score=91.7,
+        score=87.7,
+        score_tier="Gold",
         exemplar_pass=True,
         workloads=[fp8, bf16],
         reliability=rel,
@@ -484,6 +494,7 @@ def make_minimal_scorecard(**overrides: Any) -> Scorecard:
         benchmark_date=dt.date(2026, 9, 15),
         tier="Bronze",
         score=40.0,
+        tier_thresholds=THRESHOLDS,
         exemplar_pass=False,
         exemplar_bar=0.95,
     )

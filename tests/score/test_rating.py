@@ -180,10 +180,13 @@ def test_weighted_score_coverage_and_tiers(small: Rubric) -> None:
     assert [c.weight for c in cats if c.name in ("security", "networking")] == [0.0, 50.0]
     # but evidence covers 50 of 100 weight: at most Silver (Gold needs 75 %)
     assert evidence_coverage(cats, small) == pytest.approx(0.5)
-    gate = coverage_gate(cats, small, "Platinum")
+    gate = coverage_gate(cats, small)
     assert not gate.passed and gate.cap == "Silver" and "security, reliability" in gate.reason
+    assert gate.binding_cap == "Silver" and gate.kind == "coverage"
     assert final_tier(100.0, [gate], small) == "Silver"
-    assert coverage_gate(cats, small, "Bronze").passed  # does not bind below its cap
+    # failed whatever the score: a gate that caps is never "passed", even when a lower score
+    # tier leaves the cap with nothing to do
+    assert final_tier(56.0, [gate], small) == "Bronze"
     # declaring one security key makes security evidenced: its audit part is absent, and the
     # two undeclared requirements score 0 → 33.3, now counted
     cats = rate_categories(inputs(workloads=[workload(1.0)],

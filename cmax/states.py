@@ -1,0 +1,108 @@
+"""The one vocabulary of states every output uses: what a gate, a run, a category or the
+Exemplar suite may honestly be said to be.
+
+A report that calls the same fact "FAIL" on the terminal, "not evaluated" in the HTML and
+"declared" in the appendix makes the reader guess which is true. Every output (the CLI's text,
+the scorecard JSON, the HTML and PDF reports) names a state through :class:`State`: its
+``value`` in JSON, its ``label`` in text and on a page, its ``tone`` for the page's colour.
+The mappings from each model's own field (a gate's ``status``, a run's ``verdict``, a
+category's evidence) to a state live here too, so a new status is added in one place.
+
+The states, strongest claim first:
+
+- ``passed`` / ``failed``: decided by measured evidence against a stated bar;
+- ``inconclusive``: measured, but the confidence range straddles the bar;
+- ``measured``: scored from measured evidence (a category, which has no bar of its own);
+- ``declared``: the provider's own statement, not checked against evidence;
+- ``not verified``: evidence was submitted but did not pass validation, so it counts for
+  nothing;
+- ``not evaluated``: nothing conclusive was submitted to decide it;
+- ``not scored``: too little evidence to give a number at all (a score of 0 would be a claim).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+Tone = Literal["good", "warn", "bad", "neutral"]
+
+
+class State(enum.StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    INCONCLUSIVE = "inconclusive"
+    MEASURED = "measured"
+    DECLARED = "declared"
+    NOT_VERIFIED = "not_verified"
+    NOT_EVALUATED = "not_evaluated"
+    NOT_SCORED = "not_scored"
+
+    @property
+    def label(self) -> str:
+        """How text, HTML and PDF write the state: lower case, words spaced."""
+        return self.value.replace("_", " ")
+
+    @property
+    def tone(self) -> Tone:
+        return _TONES[self]
+
+    @property
+    def meaning(self) -> str:
+        return _MEANINGS[self]
+
+
+_TONES: dict[State, Tone] = {
+    State.PASSED: "good", State.FAILED: "bad", State.INCONCLUSIVE: "warn",
+    State.MEASURED: "good", State.DECLARED: "warn", State.NOT_VERIFIED: "bad",
+    State.NOT_EVALUATED: "neutral", State.NOT_SCORED: "neutral",
+}
+
+_MEANINGS: dict[State, str] = {
+    State.PASSED: "measured evidence meets the bar",
+    State.FAILED: "measured evidence falls short of the bar",
+    State.INCONCLUSIVE: "measured, but the 95% confidence range straddles the bar",
+    State.MEASURED: "scored from measured evidence",
+    State.DECLARED: "the provider's own statement, not checked against evidence",
+    State.NOT_VERIFIED: "evidence was submitted but failed validation, so it counts for nothing",
+    State.NOT_EVALUATED: "nothing conclusive was submitted to decide it",
+    State.NOT_SCORED: "too little evidence to give a score",
+}
+
+GATE_STATES: dict[str, State] = {
+    "passed": State.PASSED, "failed": State.FAILED, "not_evaluated": State.NOT_EVALUATED,
+    "declared": State.DECLARED,
+}
+"""A gate's ``status`` → its state."""
+
+VERDICT_STATES: dict[str, State] = {
+    "pass": State.PASSED, "fail": State.FAILED, "inconclusive": State.INCONCLUSIVE,
+    "not_comparable": State.NOT_EVALUATED, "no_reference": State.NOT_EVALUATED,
+    "unverified": State.NOT_VERIFIED,
+}
+"""A run's, sweep's or MLPerf result's ``verdict`` → its state (a run that could not be
+compared, or has no reference, was not evaluated against the bar)."""
+
+
+_NOT_EVALUATED_BECAUSE: dict[str, str] = {
+    "not_comparable": "not comparable", "no_reference": "no reference",
+}
+
+
+def verdict_label(verdict: str) -> str:
+    """A verdict in words: its state's label, with why when a run was not evaluated
+    ("not evaluated (no reference)"). Text, HTML and PDF all write verdicts with this."""
+    state = VERDICT_STATES.get(verdict)
+    if state is None:
+        return verdict
+    why = _NOT_EVALUATED_BECAUSE.get(verdict)
+    return f"{state.label} ({why})" if why else state.label
+
+
+def gate_state(status: str) -> State:
+    """The state of a gate status; an unknown status is a programming error, never a pass."""
+    return GATE_STATES[status]
+
+
+def verdict_state(verdict: str) -> State:
+    return VERDICT_STATES[verdict]

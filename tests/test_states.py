@@ -1,0 +1,93 @@
+"""One vocabulary of states: every state goes through every output (the CLI's text, the
+scorecard JSON, the HTML and the PDF) with the same words."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cmax.cli.score_cmd import scorecard_text
+from cmax.render import render_reports
+from cmax.scorecard import CategoryScore, Gate, Scorecard
+from cmax.states import GATE_STATES, VERDICT_STATES, State, verdict_label
+from tests.score.scorecard_factory import make_scorecard
+
+
+def every_state_card() -> Scorecard:
+    """A scorecard holding each state at least once: gates in every status, runs in every
+    verdict, categories measured, declared and not scored."""
+    card = make_scorecard()
+    base = card.workloads[0]
+    runs = [base.model_copy(update={"verdict": v, "validation_errors":
+                                    ["consistency.x"] if v == "unverified" else []})
+            for v in VERDICT_STATES]
+    gates = [Gate(name=f"gate {status}", passed=status == "passed", status=status,
+                  cap="Silver", reason=f"reason {status}",
+                  not_evaluated_cap="Gold" if status == "not_evaluated" else None)
+             for status in GATE_STATES]
+    cats = [CategoryScore(name="measured cat", score=80, weight=10, verified=True),
+            CategoryScore(name="declared cat", score=60, weight=5, verified=False),
+            CategoryScore(name="empty cat", score=0, weight=0, verified=False)]
+    return card.model_copy(update={"workloads": runs, "gates": gates, "categories": cats})
+
+
+def test_every_state_has_one_label_and_tone() -> None:
+    assert [s.label for s in State] == [s.value.replace("_", " ") for s in State]
+    assert all(s.tone in ("good", "warn", "bad", "neutral") and s.meaning for s in State)
+    assert verdict_label("no_reference") == "not evaluated (no reference)"
+    assert verdict_label("unverified") == "not verified"
+
+
+def _json_states(data: object) -> set[str]:
+    found: set[str] = set()
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k in ("state", "score_state", "exemplar_state") and isinstance(v, str):
+                found.add(v)
+            found |= _json_states(v)
+    elif isinstance(data, list):
+        for v in data:
+            found |= _json_states(v)
+    return found
+
+
+def test_every_state_through_text_json_html_and_pdf(tmp_path: Path) -> None:
+    card = every_state_card()
+    # JSON: each state's value, and a written scorecard reads back identical
+    written = card.model_dump_json()
+    assert _json_states(json.loads(written)) >= {s.value for s in State}
+    assert Scorecard.model_validate_json(written) == card
+    # text (cmax score)
+    text = "\n".join(scorecard_text(card))
+    for s in State:
+        assert re.search(rf"(^|\s){re.escape(s.label)}(\s|$|:|\()", text, re.M), s
+    # HTML: the same label in a chip whose class names the state
+    paths = render_reports([card], tmp_path)
+    html = next(p for p in paths if p.name.endswith(".scorecard.html")).read_text("utf-8")
+    for s in State:
+        assert re.search(rf'class="chip {s.tone} state-{s.value}">{re.escape(s.label)}', html), s
+    # PDF: the same words on the page
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    pdf = next(p for p in paths if p.name.endswith(".scorecard.pdf"))
+    page_text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, capture_output=True,
+                               text=True).stdout
+    flat = " ".join(page_text.split())
+    for s in State:
+        assert s.label in flat, s
+
+
+def test_thin_evidence_reads_not_scored_and_exemplar_not_evaluated() -> None:
+    card = make_scorecard(categories=[], workloads=[
+        w.model_copy(update={"verdict": "no_reference", "ratio": None})
+        for w in make_scorecard().workloads], exemplar_pass=False)
+    assert card.score_state is State.NOT_SCORED
+    assert card.exemplar_state is State.NOT_EVALUATED
+    first = scorecard_text(card)[2]
+    assert "score not scored" in first and "suite: not evaluated" in first
+    assert "FAIL" not in first and "0.0/100" not in first
