@@ -121,6 +121,7 @@ def scorecard_html(card: Scorecard, slug: str, medium: str, chart_set: Scorecard
         decision=views.verdict_line(card),
         drivers=drivers,
         tier_changes=views.tier_changes(card),
+        rating_notes=views.rating_notes(card),
         keys=views.page1_keys(card, drivers),
         exemplar_text=views.exemplar_text(card),
         exemplar_scope=views.EXEMPLAR_SCOPE,

@@ -511,6 +511,15 @@ def page1_keys(card: Scorecard, drivers: list[Driver]) -> list[KeyNumber]:
     return [k for k in key_numbers(card) if k.label not in covered]
 
 
+_GATE_NOTES = ("gate failed: ", "gate not evaluated: ", "gate declared: ")
+
+
+def rating_notes(card: Scorecard) -> list[str]:
+    """The scorer's notes for the appendix, without the one-line gate summaries: the gates
+    table below states each gate's result and cap once."""
+    return [n for n in card.notes if not n.startswith(_GATE_NOTES)]
+
+
 def capping_gates(card: Scorecard) -> list[Gate]:
     """The gates that hold the tier where it is: their binding cap is the tier awarded, and
     the tier is below what the score alone reaches (a gate whose cap is above the tier, or one

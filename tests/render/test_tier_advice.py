@@ -66,7 +66,7 @@ def test_the_scorecard_page_shows_binding_caps_and_passed_gates_cap_nothing(name
     html = reports.scorecard_html(card, "x", "html", reports.ScorecardCharts())
     for g in card.gates:
         if g.binding_cap is None:
-            assert f"no cap <span class=\"note\">(if failed: <span class=\"nobreak\">{g.cap}" \
+            assert f"none <span class=\"note\">(failing: <span class=\"nobreak\">{g.cap}" \
                 in html
     # "capped by N gates" only for gates that hold the tier where it is
     assert "capped by" not in html
