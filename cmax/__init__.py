@@ -33,6 +33,7 @@ __all__ = [
     "open_bundle",
     "price",
     "render_reports",
+    "sample_bundles",
     "score",
     "validate",
 ]
@@ -51,6 +52,7 @@ _LAZY = {
     "open_bundle": "cmax.bundle",
     "price": "cmax.price",
     "render_reports": "cmax.render",
+    "sample_bundles": "cmax.samples",
     "score": "cmax.score",
     "validate": "cmax.validate",
 }
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from cmax.pipeline import assess
     from cmax.reference import load_reference
     from cmax.render import render_reports
+    from cmax.samples import sample_bundles
     from cmax.scorecard import PriceAdvice, Scorecard
 
 

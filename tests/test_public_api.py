@@ -20,7 +20,11 @@ PUBLIC = {
     "cmax": {
         "CmaxError", "Evidence", "Finding", "PriceAdvice", "Scorecard", "__version__",
         "assess", "ingest", "load_reference", "open_bundle", "price", "render_reports",
-        "score", "validate",
+        "sample_bundles", "score", "validate",
+    },
+    "cmax.frames": {
+        "FINDING_SCHEMA", "GATE_SCHEMA", "NETWORK_SCHEMA", "SCORECARD_SCHEMA", "WORKLOAD_SCHEMA",
+        "findings", "gates", "history", "network", "scorecards", "workloads",
     },
     "cmax.errors": {
         "BundleError", "CmaxError", "EvidenceError", "EvidenceFormatError", "HistoryError",
