@@ -354,6 +354,38 @@ class WorkloadEconomics(_Model):
     joules_per_token: float | None
 
 
+class ScalePoint(_Model):
+    """One reference row's throughput at one scale, for comparing offers measured at others."""
+
+    num_gpus: int
+    tokens_per_s_per_gpu: float
+    baseline_id: str
+
+
+class TokenCost(_Model):
+    """$ per million training tokens on one workload, interruptions priced in.
+
+    quote ÷ (tokens/s/GPU × 3,600) × 10⁶ ÷ goodput ratio (docs/scoring.md, "$ per million
+    training tokens"). ``basis`` says whether the throughput was measured on this offer or
+    estimated from its ratio on other workloads × the reference on its GPU.
+    """
+
+    workload: str
+    precision: str
+    gpu: str
+    num_gpus: int
+    basis: Literal["measured", "estimate"]
+    basis_detail: str = Field(description="the run or the ratio and reference row behind it")
+    tokens_per_s_per_gpu: float
+    goodput_ratio: float
+    usd_per_million_tokens: float
+    joules_per_token: float | None = None
+    reference_scaling: list[ScalePoint] = Field(
+        default_factory=list, description="the reference's throughput for this workload on "
+        "this GPU type at each published scale: how an offer measured at another scale is "
+        "compared")
+
+
 class PriceDriver(_Model):
     """One reason the ask differs from the quote (or money owed back), in $/GPU-hour."""
 
@@ -400,6 +432,15 @@ class PriceAdvice(_Model):
         description="term cost + goodput loss; credits are not subtracted")
     drivers: list[PriceDriver] = Field(default_factory=list)
     workloads: list[WorkloadEconomics] = Field(default_factory=list)
+    token_costs: list[TokenCost] = Field(
+        default_factory=list, description="$ per million training tokens per workload, "
+        "goodput priced in: the figure to compare offers of different GPU types on")
+    usd_per_million_tokens: float | None = Field(
+        default=None, description="the token-weighted $ per million training tokens over "
+        "the buyer's basket (token_basket)")
+    token_basket: dict[str, float] = Field(
+        default_factory=dict, description="the basket behind usd_per_million_tokens: "
+        "'workload:precision' -> share of the tokens")
     reasoning: list[str] = Field(default_factory=list)
 
     @property

@@ -21,9 +21,11 @@ from cmax.manifest import MANIFEST_NAME
 from cmax.price.drivers import HOURS_PER_MONTH
 from cmax.price.drivers import drivers as _drivers
 from cmax.price.drivers import usd as _usd
+from cmax.price.tokens import Offer, best_by_key, default_basket, token_costs, weighted_cost
+from cmax.price.tokens import usd_per_million_tokens as _per_million
 from cmax.price.units import check_quote_unit
 from cmax.score.performance import suite_throughput
-from cmax.score.reference_api import ReferenceData, num, optional_lookup, text
+from cmax.score.reference_api import ReferenceData, RefView, num, optional_lookup, text
 from cmax.score.stats import geometric_mean
 from cmax.score.verdicts import rated
 from cmax.scorecard import (
@@ -85,7 +87,7 @@ def _economics(w: WorkloadResult, quoted: float, watts: float | None) -> Workloa
     ref_tps = _reference_tps(w)
 
     def per_million(rate: float | None) -> float | None:
-        return round(quoted * 1e6 / (rate * 3600.0), 4) if rate else None
+        return round(_per_million(quoted, rate), 4) if rate else None
 
     return WorkloadEconomics(
         workload=w.workload, precision=w.precision, num_gpus=w.num_gpus,
@@ -235,6 +237,14 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
             f"8. $ per million tokens = quoted × 10^6 ÷ (tokens/s/GPU × 3,600); J/token = GPU "
             f"power ÷ tokens/s/GPU with {watts_source}"
             + (f": {watts:g} W." if watts else "."))
+    gpu_id = str(getattr(canonical, "id", system.gpu))
+    scales = [w.num_gpus for w in scorecard.workloads if w.tokens_per_s_per_gpu]
+    offer = Offer(gpu=gpu_id, quote=quoted, goodput_ratio=goodput, throughput_ratio=throughput,
+                  watts_per_gpu=watts, scale=max(scales, default=gpus))
+    costs = token_costs(scorecard.workloads, offer, RefView(reference))
+    basket = default_basket(costs)
+    basket_usd = weighted_cost(
+        {k: c.usd_per_million_tokens for k, c in best_by_key(costs).items()}, basket)
     steps.append(f"Context: tier {scorecard.tier} (score {scorecard.score:.1f}/100, rubric "
                  f"{scorecard.rubric}); Exemplar (performance only): "
                  f"{'met' if scorecard.exemplar_pass else 'not met'}.")
@@ -251,5 +261,7 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
         sla_credit_term_projection_usd=None if projection is None else round(projection, 2),
         effective_term_cost_usd=round(effective, 2),
         drivers=_drivers(quoted, throughput, goodput, scorecard, credit, period_gpu_hours),
-        workloads=economics, reasoning=steps,
+        workloads=economics, token_costs=costs,
+        usd_per_million_tokens=None if basket_usd is None else round(basket_usd, 4),
+        token_basket=basket, reasoning=steps,
     )

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from cmax.errors import ReferenceDataError, UsageError
+from cmax.price.tokens import usd_per_million_tokens
 from cmax.reference import Reference, canonical_precision
 from cmax.reference.flops import CONVENTIONS
 from cmax.throughput import mfu as mfu_of
@@ -218,7 +219,7 @@ def what_if(
         "mfu": mfu_of(model_tflops, peak) if peak else None,
         "model_tflops_per_gpu": model_tflops,
         "tokens_per_s_per_gpu": tps,
-        "usd_per_million_tokens": (usd_per_gpu_hour / (tps * 3600.0) * 1e6
+        "usd_per_million_tokens": (usd_per_million_tokens(usd_per_gpu_hour, tps)
                                    if usd_per_gpu_hour is not None else None),
         "joules_per_token": watts_per_gpu / tps if watts_per_gpu is not None else None,
         "total_usd": (gpu_hours * usd_per_gpu_hour
