@@ -469,6 +469,10 @@ def _bundle_at(folder: Path, source: Path, commercial: Commercial | None, *,
     if drafted is not None:
         return Bundle(source=source, root=drafted.root, manifest=drafted.manifest,
                       package=drafted.draft.facts)
+    if commercial is not None:
+        raise BundleError("--quote, --term and --manifest are for llmb-run packages without "
+                          f"{MANIFEST_NAME}", file=source,
+                          fix=f"state [pricing] and the rest in the bundle's {MANIFEST_NAME}")
     root = _manifest_root(folder, source)
     if closed:
         check_closed(root, source)

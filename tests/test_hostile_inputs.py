@@ -408,7 +408,8 @@ def _fake_render(fail_after: int | None) -> Any:
 def no_assess(monkeypatch: pytest.MonkeyPatch) -> None:
     import cmax.cli.report_cmd
 
-    monkeypatch.setattr(cmax.cli.report_cmd, "_assess", lambda bundle, rubric: object())
+    monkeypatch.setattr(cmax.cli.report_cmd, "_assess",
+                        lambda bundle, rubric, commercial=None: object())
 
 
 @pytest.mark.parametrize("existing", [False, True])

@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 import click
 
 from cmax.cli.common import bundle_argument, emit_json, format_option
+from cmax.cli.package_options import package_options
 from cmax.cli.score_cmd import rubric_option
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
+    from cmax.intake.draft import Commercial
     from cmax.scorecard import PriceAdvice
 
 
@@ -64,13 +66,15 @@ def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
 @bundle_argument
 @rubric_option
 @format_option
-def command(bundle: str, rubric_path: str | None, fmt: str) -> None:
+@package_options
+def command(bundle: str, rubric_path: str | None, fmt: str,
+            commercial: Commercial | None = None) -> None:
     from cmax.pipeline import load
     from cmax.price import price
     from cmax.score import load_rubric, score
 
     rubric = load_rubric(rubric_path)
-    with load(bundle) as loaded:
+    with load(bundle, commercial=commercial) as loaded:
         card = score(loaded.evidence, loaded.findings, loaded.reference, rubric)
         advice = price(loaded.evidence, card, loaded.reference)
         errors = sum(1 for f in loaded.findings if f.severity == "error")

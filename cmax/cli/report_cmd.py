@@ -27,16 +27,18 @@ from typing import TYPE_CHECKING
 import click
 
 from cmax.cli.common import emit_json, format_option, no_pdf_option, progress
+from cmax.cli.package_options import package_options
 from cmax.errors import CmaxError
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
+    from cmax.intake.draft import Commercial
     from cmax.scorecard import Scorecard
 
 
-def _assess(bundle: str, rubric: str | None) -> Scorecard:
+def _assess(bundle: str, rubric: str | None, commercial: Commercial | None = None) -> Scorecard:
     from cmax.pipeline import assess
 
-    return assess(bundle, rubric_path=rubric)
+    return assess(bundle, rubric_path=rubric, commercial=commercial)
 
 
 def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path, *,
@@ -95,8 +97,9 @@ def _check_inputs(bundles: tuple[str, ...], rubric: str | None, out_dir: Path) -
               help="Rating rubric TOML.  [default: the rubric shipped with the reference data]")
 @no_pdf_option
 @format_option
+@package_options
 def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf: bool,
-            fmt: str) -> None:
+            fmt: str, commercial: Commercial | None = None) -> None:
     _check_inputs(bundles, rubric, out_dir)
     from cmax.render.worker import DocumentWorker
 
@@ -106,7 +109,7 @@ def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf:
         cards = []
         for i, bundle in enumerate(bundles, start=1):
             progress(f"[{i}/{len(bundles)}] rating {bundle}")
-            cards.append(_assess(bundle, rubric))
+            cards.append(_assess(bundle, rubric, commercial))
         worker.submit(cards)
         progress(f"writing reports to {out_dir}")
         from cmax.render.reports import documents_from

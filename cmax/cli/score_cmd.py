@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING
 import click
 
 from cmax.cli.common import bundle_argument, emit_checks, emit_json, result_format_option
+from cmax.cli.package_options import package_options
 from cmax.cli.policies import fail_on_option, policy_checks, scorecard_trips, verdict
 from cmax.states import State, verdict_label
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
+    from cmax.intake.draft import Commercial
     from cmax.scorecard import Scorecard
 
 rubric_option = click.option(
@@ -106,14 +108,16 @@ def scorecard_text(card: Scorecard) -> list[str]:
 @rubric_option
 @fail_on_option("score")
 @result_format_option
+@package_options
 @click.pass_context
 def command(ctx: click.Context, bundle: str, rubric_path: str | None,
-            fail_on: tuple[str, ...], fmt: str) -> None:
+            fail_on: tuple[str, ...], fmt: str,
+            commercial: Commercial | None = None) -> None:
     from cmax.pipeline import assess
     from cmax.score import load_rubric
 
     rubric = load_rubric(rubric_path)
-    card = assess(bundle, rubric=rubric)
+    card = assess(bundle, rubric=rubric, commercial=commercial)
     trips = {policy: scorecard_trips(card, policy) for policy in fail_on}
     if fmt == "json":
         emit_json(card)

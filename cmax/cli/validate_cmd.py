@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cmax.cli.common import emit_checks, emit_json, result_format_option
+from cmax.cli.package_options import package_options
 from cmax.cli.policies import fail_on_option, finding_trips, policy_checks, verdict
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
     from cmax.claims import Ledger
     from cmax.findings import Finding
+    from cmax.intake.draft import Commercial
 
 HEADINGS = {"error": "Errors", "warning": "Warnings", "info": "Info"}
 
@@ -95,9 +97,10 @@ def rules_listing(fmt: str) -> None:
               help="List the validation rules instead of validating a bundle.")
 @fail_on_option("validate")
 @result_format_option
+@package_options
 @click.pass_context
 def command(ctx: click.Context, bundle: str | None, list_rules: bool, fail_on: tuple[str, ...],
-            fmt: str) -> int:
+            fmt: str, commercial: Commercial | None = None) -> int:
     if list_rules:
         rules_listing("json" if fmt == "json" else "text")
         return 0
@@ -106,7 +109,7 @@ def command(ctx: click.Context, bundle: str | None, list_rules: bool, fail_on: t
                                ctx=ctx)
     from cmax.pipeline import load
 
-    with load(bundle) as loaded:
+    with load(bundle, commercial=commercial) as loaded:
         findings = loaded.findings
         claims = loaded.case.claims
     trips = {policy: finding_trips(findings, policy) for policy in fail_on}

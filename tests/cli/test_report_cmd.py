@@ -21,7 +21,7 @@ def fake_assess(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """Bundles named a/ and b/ in tmp_path rate as the factory cards (no pipeline)."""
     calls: list[str] = []
 
-    def assess(bundle: str, rubric: str | None) -> Scorecard:
+    def assess(bundle: str, rubric: str | None, commercial: object = None) -> Scorecard:
         calls.append(bundle)
         return CARDS[Path(bundle).name]
 

@@ -46,11 +46,11 @@ def _stub(monkeypatch: pytest.MonkeyPatch, *, step: float = 10.0, pricing: bool 
     found = findings or []
 
     @contextmanager
-    def load(bundle_path: str) -> Iterator[_Loaded]:
+    def load(bundle_path: str, *, commercial: object = None) -> Iterator[_Loaded]:
         yield _Loaded(types.SimpleNamespace(manifest=m), ev, ref, found)
 
     def assess(bundle_path: str, *, rubric: Rubric | None = None,
-               rubric_path: str | None = None) -> Scorecard:
+               rubric_path: str | None = None, commercial: object = None) -> Scorecard:
         assert rubric is not None
         card = score(ev, found, ref, rubric)
         if m.pricing is None:

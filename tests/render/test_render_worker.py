@@ -117,7 +117,8 @@ def test_a_chart_error_is_still_one_line(monkeypatch: pytest.MonkeyPatch, tmp_pa
     its error is the command's usual one line, no traceback from either process."""
     from cmax.cli import report_cmd
 
-    monkeypatch.setattr(report_cmd, "_assess", lambda bundle, rubric: make_minimal_scorecard())
+    monkeypatch.setattr(report_cmd, "_assess",
+                        lambda bundle, rubric, commercial=None: make_minimal_scorecard())
     monkeypatch.setattr(DocumentWorker, "start", classmethod(lambda cls: _fake_worker(
         "import pickle, sys; sys.stdin.buffer.read(); "
         "sys.stdout.buffer.write(pickle.dumps(('failed', None)))")))

@@ -267,7 +267,7 @@ def _stub(monkeypatch: pytest.MonkeyPatch, findings: list[Finding]) -> None:
     import cmax.pipeline
 
     @contextmanager
-    def load(path: str) -> Iterator[SimpleNamespace]:
+    def load(path: str, *, commercial: object = None) -> Iterator[SimpleNamespace]:
         yield SimpleNamespace(findings=findings, case=SimpleNamespace(claims=LEDGER))
 
     monkeypatch.setattr(cmax.pipeline, "load", load)
