@@ -273,6 +273,25 @@ def _shown(value: Any) -> str:
     return shown if len(shown) <= 120 else f"{shown[:100]}... ({len(shown):,} characters)"
 
 
+def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the contract allows in the table at ``loc`` (``runs[0]`` -> RunSpec's)."""
+    model: Any = Manifest
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return []
+        inner = [a for a in (field.annotation, *get_args(field.annotation))
+                 if isinstance(a, type) and issubclass(a, BaseModel)]
+        inner += [b for a in get_args(field.annotation) for b in get_args(a)
+                  if isinstance(b, type) and issubclass(b, BaseModel)]
+        if not inner:
+            return []
+        model = inner[0]
+    return list(model.model_fields)
+
+
 def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
     """Validate already-parsed TOML data; errors name the key, the value and what was expected."""
     try:
@@ -289,8 +308,11 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
                 fix=f"add `{loc[-1]}` to the [{_dotted(loc[:-1]) or 'top level'}] table",
             ) from None
         if err["type"] == "extra_forbidden":
+            from cmax.suggest import did_you_mean
+
+            hint = did_you_mean(str(loc[-1]), _keys_at(loc[:-1]))
             raise ManifestError(
-                "unknown key", file=source, field=key,
+                "unknown key" + (f"; {hint}" if hint else ""), file=source, field=key,
                 expected="a key from the cmax.toml contract in docs/manifest.md",
                 fix="check the spelling or remove it",
             ) from None

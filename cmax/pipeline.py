@@ -26,6 +26,7 @@ from cmax.price.units import check_quote_unit
 from cmax.reference import Reference, load_reference
 from cmax.score import Rubric, load_rubric, score
 from cmax.scorecard import Scorecard
+from cmax.suggest import did_you_mean
 from cmax.validate import validate
 
 if TYPE_CHECKING:
@@ -61,8 +62,11 @@ def check_known_ids(bundle: Bundle, reference: Reference) -> None:
     try:
         reference.gpu(gpu)
     except CmaxError as exc:
+        hint = did_you_mean(gpu, [name for spec in reference.gpus.values()
+                                  for name in (spec.id, *spec.aliases)])
         raise ManifestError(
-            f"unknown GPU {gpu!r}", file=label, field="system.gpu",
+            f"unknown GPU {gpu!r}" + (f"; {hint}" if hint else ""), file=label,
+            field="system.gpu",
             expected=exc.expected or "a GPU id from `cmax reference list`",
             fix="use a GPU id from the reference catalogue, e.g. h100-sxm",
         ) from None
@@ -78,8 +82,11 @@ def check_known_ids(bundle: Bundle, reference: Reference) -> None:
     known = sorted({str(w) for w in reference.baselines["workload"].unique().to_list()})
     for i, run in enumerate(bundle.manifest.runs):
         if not reference.has_model(run.workload):
+            hint = did_you_mean(run.workload, [name for arch in reference.models.values()
+                                               for name in (arch.id, *arch.aliases)])
             raise ManifestError(
-                f"unknown workload {run.workload!r}", file=label, field=f"runs[{i}].workload",
+                f"unknown workload {run.workload!r}" + (f"; {hint}" if hint else ""),
+                file=label, field=f"runs[{i}].workload",
                 expected="one of " + ", ".join(known),
                 fix="use a model id from `cmax reference list`",
             )
