@@ -75,21 +75,42 @@ def _corrupt(archive: Path, exc: BaseException) -> BundleError:
 def cleanup_on_signals() -> Iterator[None]:
     """While the block runs, SIGTERM and SIGINT raise ``SystemExit(128 + signal)`` (143, 130:
     the shell's convention) instead of killing the process outright, so enclosing ``with``
-    blocks (temporary directories, staged reports) clean up on the way out. A no-op outside
+    blocks (temporary directories, staged reports) clean up on the way out; further stop
+    signals are then ignored until the block has unwound. A no-op outside
     the main thread, where Python cannot install handlers."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
+    stopped = False
+
     def stop(signum: int, frame: object) -> None:
+        nonlocal stopped
+        stopped = True
+        ignore_stop_signals()  # a second signal must not cut the cleanup short
         raise SystemExit(128 + signum)
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        if not stopped:  # once stopping, the process is on its way out: keep ignoring
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def ignore_stop_signals() -> None:
+    """Ignore SIGTERM and SIGINT from now on: called as a stop begins, so that a second
+    signal (Ctrl-C reaches every process of the group, and then cmax stops its workers
+    itself) cannot interrupt the removal of a temporary folder half-way."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        # a Python no-op, not SIG_IGN: a signal already pending when the handler changes
+        # would otherwise raise OSError("Signal 15 ignored due to race condition")
+        signal.signal(sig, _ignore)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    return None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ history said at that version, judging the runs that version recorded.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from cmax.bundle import cleanup_on_signals
 from cmax.errors import HistoryError
 from cmax.history.discover import RunRef, Unusable, discover_runs
 from cmax.history.drift import (
@@ -239,18 +241,20 @@ def run_audit(
     batch: list[tuple[RunRef, list[dict[str, Any]]]] = []
     outcomes = score_runs(pending, score_fn, executor=executor, workers=workers,
                           ray_address=ray_address)
-    for index, (run, outcome) in enumerate(outcomes, start=1):
-        if progress is not None:
-            progress(index, len(pending), run)
-        refused = outcome if isinstance(outcome, Unusable) else misfiled(run, outcome)
-        if refused is not None:
-            unusable.append(refused)
-            continue
-        assert isinstance(outcome, Scorecard)
-        batch.append((run, rows_for_run(run, outcome)))
-        if len(batch) >= batch_runs:
-            scored += store.append(batch)
-            batch = []
+    # SIGTERM/SIGINT unwind the scoring (SystemExit): workers, Ray and temp folders go too
+    with cleanup_on_signals(), contextlib.closing(outcomes):
+        for index, (run, outcome) in enumerate(outcomes, start=1):
+            if progress is not None:
+                progress(index, len(pending), run)
+            refused = outcome if isinstance(outcome, Unusable) else misfiled(run, outcome)
+            if refused is not None:
+                unusable.append(refused)
+                continue
+            assert isinstance(outcome, Scorecard)
+            batch.append((run, rows_for_run(run, outcome)))
+            if len(batch) >= batch_runs:
+                scored += store.append(batch)
+                batch = []
     scored += store.append(batch)
     frame = store.read()
     as_of, items, statuses = _judge(frame, as_of, pol, frozenset(r.run_key for r in scored))

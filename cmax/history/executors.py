@@ -22,13 +22,18 @@ tasks per worker in flight, so memory stays flat however large the backlog.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
+import signal
+import threading
+import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from cmax.bundle import ignore_stop_signals
 from cmax.errors import CmaxError, UsageError
 from cmax.history.discover import RunRef, Unusable
 from cmax.scorecard import Scorecard
@@ -37,12 +42,16 @@ ExecutorName = Literal["local", "ray"]
 EXECUTORS: tuple[ExecutorName, ...] = ("local", "ray")
 AssessFn = Callable[[Path], Scorecard]
 Outcome = Scorecard | Unusable
+Scored = Generator[tuple[RunRef, Outcome], None, None]
 
 IN_FLIGHT_PER_WORKER = 4
 # A spawned worker costs about a second of imports before its first run (a run costs well
 # under a tenth), so without an explicit worker count a pool is only started for a backlog
 # at least this large; smaller passes score in this process.
 MIN_RUNS_FOR_POOL = 24
+# how long stopped workers get to remove their temporary folders before SIGKILL
+STOP_GRACE_S = 5.0
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def machine_workers() -> int:
@@ -64,8 +73,12 @@ def score_one(run: RunRef, assess: AssessFn) -> Outcome:
                                   f"{exc}); please report it with this bundle")
 
 
-def _warm_worker() -> None:
-    """Pool initializer: import the pipeline and load the reference once per worker."""
+def _warm_worker(parent: int) -> None:
+    """Pool initializer: tie the worker's life to cmax's, then import the pipeline and load
+    the reference once per worker."""
+    _die_with_parent(parent)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stop)
     import cmax.pipeline  # noqa: F401  (the import is the point: Polars, pydantic, parsers)
     from cmax.reference import load_reference
 
@@ -73,9 +86,66 @@ def _warm_worker() -> None:
         load_reference()
 
 
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM/SIGINT in a worker: unwind (the run's ``with`` blocks remove its temporary
+    folder), then :func:`_score_in_worker` ends the process."""
+    ignore_stop_signals()
+    raise SystemExit(128 + signum)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel send this worker SIGTERM when cmax dies, even by kill -9 (Linux
+    ``PR_SET_PDEATHSIG``); elsewhere a thread watches for the parent to go. Without it a
+    killed cmax left its workers, and through them the resource tracker, running forever,
+    holding cmax's stdout and stderr, so a caller reading them hung."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # cmax died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _score_in_worker(run: RunRef, assess: AssessFn) -> Outcome:
+    """:func:`score_one` in a pool worker; a stop signal during the run (SystemExit, from
+    :func:`_stop` or from a bundle's own handler) exits the process once the run's cleanups
+    have run, instead of returning to the pool for the next task."""
+    try:
+        return score_one(run, assess)
+    except SystemExit as exc:
+        os._exit(exc.code if isinstance(exc.code, int) else 1)
+
+
+def _stop_pool(pool: Any) -> None:
+    """Stop a pool now: cancel what has not started, SIGTERM the workers (each removes its
+    run's temporary folder), SIGKILL any still alive after ``STOP_GRACE_S``."""
+    handles = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in handles:
+        if proc.is_alive():
+            proc.terminate()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for proc in handles:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+
+
 def score_local(pending: list[RunRef], assess: AssessFn,
-                workers: int) -> Iterator[tuple[RunRef, Outcome]]:
-    """Score in this process (one worker) or in a pool of ``workers`` processes."""
+                workers: int) -> Scored:
+    """Score in this process (one worker) or in a pool of ``workers`` processes.
+
+    If the caller stops early (an exception, SIGTERM/SIGINT turned into SystemExit by
+    :func:`cmax.bundle.cleanup_on_signals`), the pool is stopped at once rather than
+    waiting for the runs in flight."""
     if workers <= 1 or len(pending) < 2:
         for run in pending:
             yield run, score_one(run, assess)
@@ -85,15 +155,23 @@ def score_local(pending: list[RunRef], assess: AssessFn,
 
     context = multiprocessing.get_context("spawn")
     size = min(workers, len(pending))
-    with ProcessPoolExecutor(max_workers=size, mp_context=context,
-                             initializer=_warm_worker) as pool:
+    pool = ProcessPoolExecutor(max_workers=size, mp_context=context,
+                               initializer=_warm_worker, initargs=(os.getpid(),))
+    finished = False
+    try:
         def submit(run: RunRef) -> Future[Outcome]:
-            return pool.submit(score_one, run, assess)
+            return pool.submit(_score_in_worker, run, assess)
 
         def result(run: RunRef, future: Future[Outcome]) -> Outcome:
             return future.result()
 
         yield from _in_order(pending, submit, result, size)
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            _stop_pool(pool)
 
 
 def _in_order(pending: list[RunRef], submit: Callable[[RunRef], Any],
@@ -125,7 +203,7 @@ def require_ray() -> None:
 
 
 def score_ray(pending: list[RunRef], assess: AssessFn, workers: int | None,
-              address: str | None) -> Iterator[tuple[RunRef, Outcome]]:
+              address: str | None) -> Scored:
     """One Ray task per run; connects to ``address`` / ``RAY_ADDRESS`` or starts a local Ray.
 
     A Ray this call started is shut down when it is done; one already initialised in this
@@ -175,7 +253,7 @@ def score_ray(pending: list[RunRef], assess: AssessFn, workers: int | None,
 
 def score_runs(pending: list[RunRef], assess: AssessFn, *, executor: ExecutorName = "local",
                workers: int | None = None,
-               ray_address: str | None = None) -> Iterator[tuple[RunRef, Outcome]]:
+               ray_address: str | None = None) -> Scored:
     """Dispatch to the chosen executor (``workers`` None: the machine's / cluster's CPUs)."""
     if executor == "ray":
         return score_ray(pending, assess, workers, ray_address)
