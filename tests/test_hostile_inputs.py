@@ -686,3 +686,85 @@ def test_an_nccl_file_of_too_many_rows_is_refused(
     assert "more than 10 data rows exceeds cmax's limit of 10 rows in one nccl-tests file" in err
     monkeypatch.setattr(cmax.ingest.nccl, "MAX_NCCL_ROWS", 20_000)
     assert main(["score", str(b)]) == 0  # the sample's sweep is well inside the real limit
+
+
+def _report_error(capsys: pytest.CaptureFixture[str], out: Path) -> str:
+    """The error line of a failed `cmax report` (after its progress lines); nothing staged
+    is left behind."""
+    assert main(["report", str(SAMPLES / "aurora-compute"), "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert not list(out.glob(".cmax-report-*"))
+    last = captured.err.splitlines()[-1]
+    assert last.startswith("cmax: error: ")
+    return last
+
+
+@pytest.mark.usefixtures("no_assess")
+def test_a_folder_where_a_report_goes_refuses_the_set_before_any_move(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a folder named like the last report, 2 of 3 files were moved in, then a
+    traceback (exit 1)."""
+    import cmax.render
+
+    out = tmp_path / "out"
+    (out / "p.brief.html").mkdir(parents=True)
+    (out / "p.scorecard.json").write_text("last month")
+    monkeypatch.setattr(cmax.render, "render_reports", _fake_render(fail_after=None))
+    err = _report_error(capsys, out)
+    assert "p.brief.html: -o: a report would replace a folder of the same name" in err
+    assert sorted(p.name for p in out.iterdir()) == ["p.brief.html", "p.scorecard.json"]
+    assert (out / "p.scorecard.json").read_text() == "last month"
+
+
+@pytest.mark.usefixtures("no_assess")
+def test_a_move_failing_part_way_puts_the_previous_reports_back(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import cmax.render
+    import cmax.render.publish
+
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("p.scorecard.json", "p.brief.html"):
+        (out / name).write_text("last month")
+    monkeypatch.setattr(cmax.render, "render_reports", _fake_render(fail_after=None))
+    real, calls = os.replace, []
+
+    def flaky(source: Any, target: Any) -> None:
+        calls.append(target)
+        if Path(source).parent.name.startswith(".cmax-report-") and \
+                Path(target).name == "p.brief.html":  # the new brief cannot be moved in
+            raise OSError(28, "No space left on device", str(target))
+        real(source, target)
+
+    monkeypatch.setattr(cmax.render.publish.os, "replace", flaky)
+    err = _report_error(capsys, out)
+    assert "cannot move the reports into place: No space left on device" in err
+    assert sorted(p.name for p in out.iterdir()) == ["p.brief.html", "p.scorecard.json"]
+    assert {p.read_text() for p in out.iterdir()} == {"last month"}
+    assert len(calls) > 3  # it did get part-way before it failed
+
+
+@pytest.mark.usefixtures("no_assess")
+def test_staging_folders_of_killed_report_runs_are_removed_by_the_next(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    import cmax.render
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    out = tmp_path / "out"
+    for name in (f".cmax-report-{dead.pid}-x1", ".cmax-report-old9z",  # killed runs
+                 f".cmax-report-{os.getppid()}-live"):  # a live process: another report
+        (out / name).mkdir(parents=True)
+        (out / name / "p.brief.html").write_text("half")
+    monkeypatch.setattr(cmax.render, "render_reports", _fake_render(fail_after=None))
+    assert main(["report", str(SAMPLES / "aurora-compute"), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [
+        f".cmax-report-{os.getppid()}-live"]

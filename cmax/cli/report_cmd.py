@@ -8,7 +8,9 @@ The set is written all or nothing: every report is rendered into a staging folde
 output folder and only moved into place once all rendered, so a failure in the fifth file (a
 chart that cannot be drawn, a PDF engine error, Ctrl-C) leaves no mix of new and stale reports
 for someone to send to a provider. Files are moved with ``os.replace`` (atomic per file, same
-file system, since the staging folder is inside the output folder).
+file system, since the staging folder is inside the output folder) by
+:func:`cmax.render.publish.publish`, which puts every previous report back if any move
+fails.
 
 The scorecards' charts and HTML are drawn by a helper process (:mod:`cmax.render.worker`),
 started before anything heavy is imported, while this one rates the bundles and imports
@@ -18,7 +20,6 @@ WeasyPrint; if the helper fails in any way they are drawn here, with the same by
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,6 +48,7 @@ def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path, *,
     on any failure the staging folder goes, and so does ``out_dir`` if this call created it."""
     from cmax.bundle import cleanup_on_signals
     from cmax.render import render_reports
+    from cmax.render.publish import clean_stale, publish, staging_prefix
 
     created = not out_dir.exists()
     try:
@@ -55,12 +57,11 @@ def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path, *,
         raise CmaxError(f"cannot create the output folder: {exc.strerror}", file=out_dir,
                         field="-o", fix="pass a folder you can write to") from None
     try:
-        with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix=".cmax-report-",
+        clean_stale(out_dir)
+        with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix=staging_prefix(),
                                                                dir=out_dir) as tmp:
             staged = render_reports(cards, Path(tmp), pdf=pdf)
-            final = [out_dir / path.relative_to(tmp) for path in staged]
-            for source, target in zip(staged, final, strict=True):
-                os.replace(source, target)
+            final = publish(staged, Path(tmp), out_dir)
     except BaseException:
         if created:
             with contextlib.suppress(OSError):  # rmdir: only if empty, never others' files
