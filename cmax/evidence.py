@@ -85,6 +85,9 @@ NCCL_SCHEMA: dict[str, pl.DataType] = {
     "line": pl.Int64(),
     "block": pl.Int64(),  # which test block of its file (several runs may be concatenated)
     "hosts": pl.String(),  # sorted ","-joined host names of a complete device list, else null
+    # NVLink domains (NVL72 racks) the run's hosts span, from NCCL's MNNVL lines or rack host
+    # names (cmax.ingest.nccl_domains); null when that is not known
+    "nvlink_domains": pl.Int64(),
 }
 
 # Per-node health evidence: a dcgmi diag result per GPU test, or a node's per-process

@@ -141,6 +141,10 @@ class NetworkResult(_Model):
     series: list[tuple[int, float]] = Field(
         default_factory=list, description="(size_bytes, out-of-place busbw GB/s)")
     notes: list[str] = Field(default_factory=list)
+    nvlink_domains: int | None = Field(
+        default=None, description="NVLink domains (NVL72 racks) the run spans, when known: 1 "
+        "is an intra-rack result (multi-node NVLink), rated against its own bar and never the "
+        "scale-out fabric's; 2+ is a job split across racks")
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -155,7 +155,8 @@ class FakeReference:
         return None
 
     def network_baseline(self, interconnect: str, collective: str, nodes: int, *,
-                         sizes: Collection[int] = ()) -> dict[str, Any] | None:
+                         sizes: Collection[int] = (), nvlink_domain: bool = False,
+                         gpu: str | None = None) -> dict[str, Any] | None:
         row = self.network.get((interconnect, collective, nodes))
         return None if row is None else dict(row)
 

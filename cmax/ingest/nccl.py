@@ -54,6 +54,7 @@ from cmax.errors import EvidenceError
 from cmax.evidence import NCCL_SCHEMA
 from cmax.facts import Fact
 from cmax.ingest.nccl_datatypes import rated_rows
+from cmax.ingest.nccl_domains import MNNVL_KEY, domains_of, mnnvl_domain
 from cmax.ingest.textlines import table
 from cmax.limits import MAX_NCCL_ROWS, limit_error, read_bounded_lines
 
@@ -191,6 +192,8 @@ class NcclTest:
     notes: list[str] = field(default_factory=list)
     fabric: dict[str, int] = field(default_factory=dict)  # NCCL transport line -> first line
     env: tuple[Fact, ...] = ()  # transport settings a JSON output's env list records
+    mnnvl: dict[str, tuple[str, int]] = field(default_factory=dict)  # host -> (domain, line)
+    nvlink_domains: int | None = None  # NVLink domains (NVL72 racks) the run spans
 
 
 @dataclass
@@ -303,6 +306,7 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
     launch: _Launch | None = None
     current: NcclTest | None = None
     fabric: dict[str, int] = {}
+    mnnvl: dict[str, tuple[str, int]] = {}  # host -> (NVLink domain, first line)
     rows = 0
 
     def block() -> NcclTest:
@@ -324,6 +328,8 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
         if not body:
             continue
         if " NCCL " in body:  # NCCL_DEBUG chatter: every rank's, often most of the file
+            if MNNVL_KEY in body and (where := mnnvl_domain(body)) is not None:
+                mnnvl.setdefault(where[0], (where[1], lineno))
             pattern = next((p for k, p in _FABRIC if k in body), None)
             if pattern is not None and (m := pattern.search(body)):
                 fabric.setdefault(m.group(0).strip(), lineno)
@@ -418,7 +424,27 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
         _resolve_counts(test)
     for test in kept:
         test.fabric = fabric  # transport lines are printed once per process, not per test
+        test.mnnvl = mnnvl
+        _resolve_domains(test)
     return kept
+
+
+def _resolve_domains(test: NcclTest) -> None:
+    """How many NVLink domains the run spans: every MNNVL line of the file (each rank prints
+    one, so they name every host even when the device list was cut), else rack host names
+    of a complete device list."""
+    if test.mnnvl:
+        hosts = set(test.mnnvl)
+    elif test.hosts and not test.elided:
+        hosts = test.hosts
+    else:
+        return
+    count, how = domains_of(hosts, {h: d for h, (d, _) in test.mnnvl.items()})
+    if count is None:
+        return
+    test.nvlink_domains = count
+    test.notes.append(f"{count} NVLink domain(s) from {how}"
+                      + (": the job is split across NVLink domains" if count > 1 else ""))
 
 
 def _cut_mid_write(bodies: list[str], idx: int) -> bool:
@@ -598,6 +624,8 @@ def nccl_facts(tests: list[NcclTest]) -> tuple[Fact, ...]:
                               where=f"{test.collective} hosts"))
     if tests:
         facts += [Fact("fabric", text, line) for text, line in tests[0].fabric.items()]
+        facts += [Fact("nvlink_domain", domain, line, where=host)
+                  for host, (domain, line) in tests[0].mnnvl.items()]
     return tuple(sorted(set(facts), key=lambda f: (f.line or 0, f.kind, f.value)))
 
 
@@ -617,7 +645,7 @@ def nccl_frame(tests: list[NcclTest], *, run_id: str, source_file: str,
             records.append({"run_id": run_id, "collective": test.collective,
                             "ranks": test.rank_count, "nodes": test.node_count,
                             "source_file": source_file, "block": index, "hosts": hosts,
-                            **row})
+                            "nvlink_domains": test.nvlink_domains, **row})
     return table(records, NCCL_SCHEMA)
 
 

@@ -233,9 +233,10 @@ class Reference:
 
     def network_baseline(
         self, interconnect: str | None, collective: str, nodes: int,
-        *, sizes: Collection[int] = (),
+        *, sizes: Collection[int] = (), nvlink_domain: bool = False, gpu: str | None = None,
     ) -> dict[str, Any] | None:
-        return find_network_baseline(self.network, interconnect, collective, nodes, sizes=sizes)
+        return find_network_baseline(self.network, interconnect, collective, nodes, sizes=sizes,
+                                     nvlink_domain=nvlink_domain, gpu=gpu)
 
     def reliability_baseline(self) -> dict[str, Any]:
         return dict(self.reliability)

@@ -87,7 +87,7 @@ def gpu_applies(row: Mapping[str, Any], gpu: str | None) -> bool:
 
 def find_network_baseline(
     rows: list[dict[str, Any]], interconnect: str | None, collective: str, nodes: int,
-    *, sizes: Collection[int] = (),
+    *, sizes: Collection[int] = (), nvlink_domain: bool = False, gpu: str | None = None,
 ) -> dict[str, Any] | None:
     """The bar for ``collective`` on ``nodes`` nodes of ``interconnect`` (None if unsourced).
 
@@ -97,6 +97,10 @@ def find_network_baseline(
     collective itself before the "*" rows, then the largest message size (the large-message
     bar), then measured > stated > derived. So a two-node sweep without 128 MiB is judged
     by the two-node 8 GiB bar, not by the 128 MiB one at its 8 GiB figure.
+
+    ``nvlink_domain``: the nodes are all in one NVLink domain (a GB200/GB300 NVL72 rack), so
+    only ``scope = "nvlink-domain"`` rows sourced for ``gpu`` apply (multi-node NVLink, not the
+    network); those rows never apply otherwise.
     """
     coll = normalize_collective(collective)
     wanted = (interconnect or "").strip().lower()
@@ -107,6 +111,10 @@ def find_network_baseline(
         if not row["min_nodes"] <= max(nodes, 1) <= row["max_nodes"]:
             continue
         if row["collective"] not in ("*", coll):
+            continue
+        if (row["scope"] == "nvlink-domain") != (nvlink_domain and nodes > 1):
+            continue
+        if row["scope"] == "nvlink-domain" and not gpu_applies(row, gpu or None):
             continue
         if row["scope"] == "inter-node" and wanted not in row["interconnects"]:
             continue

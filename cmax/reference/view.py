@@ -63,6 +63,7 @@ class ReferenceData(Protocol):
 
     def network_baseline(
         self, interconnect: str, collective: str, nodes: int, /, *, sizes: Collection[int] = (),
+        nvlink_domain: bool = False, gpu: str | None = None,
     ) -> Mapping[str, Any] | None: ...
 
     def reliability_baseline(self) -> Mapping[str, Any]: ...

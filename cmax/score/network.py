@@ -15,6 +15,7 @@ import polars as pl
 
 from cmax.evidence import Evidence
 from cmax.ingest.nccl_datatypes import rated_rows
+from cmax.ingest.nccl_domains import NVL72_GPUS
 from cmax.reference.network import gpu_applies
 from cmax.score.reference_api import ReferenceData, canonical_gpu, num, text
 from cmax.score.rubric import Rubric
@@ -29,6 +30,22 @@ def _size_label(size: int) -> str:
         if size >= factor and size % factor == 0:
             return f"{size // factor} {unit}"
     return f"{size} B"
+
+
+def nvl72_notes(gpu: str, nodes: int, domains: int | None) -> list[str]:
+    """What an NVL72 result's scope is: inside one NVLink domain, split across racks, or
+    unknown (GB200/GB300 runs over 1 node need the MNNVL lines or rack host names to tell)."""
+    if nodes < 2 or not any(g in gpu.lower() for g in NVL72_GPUS):
+        return []
+    if domains == 1:
+        return ["intra-rack: every node in one NVLink domain (multi-node NVLink/NVLS), rated "
+                "against the NVL72 rack bar; it says nothing about the network between racks"]
+    if domains is not None:
+        return [f"inter-rack: the job is split across {domains} NVLink domains, so its "
+                "collectives cross the network; rated against the network bar"]
+    return ["NVLink domain unknown: keep NCCL_DEBUG=INFO (its MNNVL lines) or rack names in "
+            "the host names to tell an intra-rack result from an inter-rack one; rated as "
+            "inter-node"]
 
 
 def network_results(
@@ -47,17 +64,20 @@ def network_results(
     system = evidence.manifest.system
     gpu = canonical_gpu(reference, system.gpu) or system.gpu
     out: list[NetworkResult] = []
-    keys = table.select("run_id", "collective", "nodes").unique(maintain_order=True)
-    for run_id, collective, nodes in keys.iter_rows():
+    keys = table.select("run_id", "collective", "nodes", "nvlink_domains").unique(
+        maintain_order=True)
+    for run_id, collective, nodes, domains in keys.iter_rows():
         rows = table.filter((pl.col("run_id") == run_id) & (pl.col("collective") == collective)
-                            & pl.col("nodes").eq_missing(nodes))
+                            & pl.col("nodes").eq_missing(nodes)
+                            & pl.col("nvlink_domains").eq_missing(domains))
         out.append(_one(rows, str(collective), system.interconnect, system.gpus_per_node,
-                        reference, rubric, gpu))
+                        reference, rubric, gpu, domains))
     return out
 
 
 def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per_node: int,
-         reference: ReferenceData, rubric: Rubric, gpu: str = "") -> NetworkResult:
+         reference: ReferenceData, rubric: Rubric, gpu: str = "",
+         domains: int | None = None) -> NetworkResult:
     rows, notes = rated_rows(rows)  # one datatype of a '-d all' sweep
     file = str(rows["source_file"].drop_nulls().first() or "")
     oop = rows.filter(pl.col("in_place").not_() | pl.col("in_place").is_null())
@@ -87,7 +107,12 @@ def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per
                              verdict="inconclusive", notes=["no bus-bandwidth rows"])
     by_size = dict(series)
     max_busbw = max(b for _, b in series)
-    base = (reference.network_baseline(interconnect, collective, nodes, sizes=list(by_size))
+    in_rack = nodes > 1 and domains == 1
+    notes += nvl72_notes(gpu, nodes, domains)
+    base = (reference.network_baseline(interconnect or "", collective, nodes,
+                                       sizes=list(by_size), nvlink_domain=True, gpu=gpu)
+            if in_rack else
+            reference.network_baseline(interconnect, collective, nodes, sizes=list(by_size))
             if interconnect else None)
     if base is not None and not gpu_applies(base, gpu):
         notes.append(f"the {base.get('id', 'matching')} baseline is sourced for "
@@ -105,12 +130,16 @@ def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per
     common = {
         "file": file, "collective": collective, "ranks": ranks, "nodes": nodes,
         "large_message_bytes": size, "busbw_gbps": round(busbw, 3),
-        "max_busbw_gbps": round(max_busbw, 3), "series": series,
+        "max_busbw_gbps": round(max_busbw, 3), "series": series, "nvlink_domains": domains,
     }
-    if interconnect is None:
+    if base is not None:
+        notes.append(f"baseline {base.get('id')}: {base.get('scope')}, nodes "
+                     f"{base.get('min_nodes')}-{base.get('max_nodes')}, "
+                     f"{_size_label(int(base['message_bytes']))}")
+    if interconnect is None and not in_rack:
         notes.append("the manifest names no [system] interconnect: no fabric baseline to use")
     if ref_bw is None:
-        if interconnect is not None:
+        if interconnect is not None or in_rack:
             notes.append(f"no network baseline for {collective} on {interconnect} at {nodes} "
                          f"node(s) in reference release {reference.release}")
         return NetworkResult(**common, verdict="no_reference", notes=notes)

@@ -370,7 +370,8 @@ def _fabric_scale(inputs: RatingInputs, rubric: Rubric) -> tuple[list[NetworkRes
     """
     comparable = [n for n in inputs.network
                   if n.verdict in COMPARABLE_VERDICTS and n.ratio is not None]
-    inter = [n for n in comparable if n.nodes >= 2]
+    # an NVL72 intra-rack sweep runs over multi-node NVLink, not the scale-out fabric
+    inter = [n for n in comparable if n.nodes >= 2 and n.nvlink_domains != 1]
     intra = len(comparable) - len(inter)
     claimed = inputs.nodes
     share = rubric.network.min_node_share

@@ -247,3 +247,23 @@ def test_dcgm_persistence_mode_is_configuration_not_a_hardware_fault() -> None:
     hardware = dcgm.parse_dcgm(NCCL / "dcgm" / "node-b.json")
     assert hardware["status"][-1] == "fail"  # row remapping failed: hardware
     assert not hardware["check"].str.starts_with(dcgm.CONFIG_CHECK).any()
+
+
+@pytest.mark.parametrize(("name", "ranks", "domains"), [
+    ("gb200_one_rack.txt", 72, 1), ("gb200_two_racks.txt", 144, 2)])
+def test_nvlink_domains_from_nccl_mnnvl_lines(name: str, ranks: int, domains: int) -> None:
+    [test] = nccl.parse_nccl_tests(NCCL / "nvl72" / name)
+    assert (test.rank_count, test.node_count, test.nvlink_domains) == (ranks, ranks // 4, domains)
+    facts = [f for f in nccl.nccl_facts([test]) if f.kind == "nvlink_domain"]
+    assert len(facts) == ranks // 4 and facts[0].value.startswith("fabric 3143b15bc2cd192b")
+    assert ("split across NVLink domains" in " ".join(test.notes)) == (domains > 1)
+
+
+def test_racks_from_host_names(tmp_path: Path) -> None:
+    text = (NCCL / "srun_label_2node.txt").read_text()
+    path = tmp_path / "all_gather.txt"
+    path.write_text(text.replace("h200-017", "gb-rack03-n17").replace("h200-018", "gb-rack04-n18"))
+    [test] = nccl.parse_nccl_tests(path)
+    assert test.nvlink_domains == 2 and "host names: rack 3, rack 4" in " ".join(test.notes)
+    [plain] = nccl.parse_nccl_tests(NCCL / "srun_label_2node.txt")
+    assert plain.nvlink_domains is None  # no MNNVL line, no rack in the names: unknown

@@ -50,3 +50,17 @@ def test_the_bar_is_one_measured_at_a_size_the_sweep_holds() -> None:
     large = find_network_baseline(rows, fabric, "all_reduce", 2, sizes=[1 << 30, 8 << 30])
     assert large is not None and large["id"] == "ib-ndr-8x400-2node"
     assert large["message_bytes"] == 8 << 30 and large["busbw_gbps"] == 368.0
+
+
+@pytest.mark.parametrize(("gpu", "busbw"), [("gb200", 834.57), ("gb300", 842.63)])
+def test_nvl72_intra_rack_bar_only_inside_one_nvlink_domain(gpu: str, busbw: float) -> None:
+    rows = load_reference().network
+    fabric = {"gb200": "infiniband-ndr-4x400", "gb300": "infiniband-xdr-4x800"}[gpu]
+    rack = find_network_baseline(rows, fabric, "all_reduce", 18, sizes=[8 << 30],
+                                 nvlink_domain=True, gpu=gpu)
+    assert rack is not None and rack["scope"] == "nvlink-domain" and rack["busbw_gbps"] == busbw
+    assert rack["message_bytes"] == 8 << 30 and (rack["min_nodes"], rack["max_nodes"]) == (2, 18)
+    between = find_network_baseline(rows, fabric, "all_reduce", 36, sizes=[8 << 30])
+    assert between is not None and between["scope"] == "inter-node"  # never the rack bar
+    assert find_network_baseline(rows, None, "all_reduce", 18, nvlink_domain=True,
+                                 gpu="h100-sxm") is None  # no NVL72 bar for an H100

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cmax.score import load_rubric
+from cmax.pipeline import load
+from cmax.reference import load_reference
+from cmax.score import load_rubric, score
 from cmax.score.network import network_results
 from cmax.scorecard import NetworkResult
-from tests.fakes import FakeReference
+from tests.fakes import FakeReference, manifest_text
+from tests.paths import DATA
 from tests.score.score_fakes import evidence, manifest
 
 RUBRIC = load_rubric(None)
@@ -114,7 +119,6 @@ def test_datatype_all_rates_the_baselines_datatype() -> None:
 
 
 def test_two_nodes_without_128mib_use_the_two_node_large_message_bar() -> None:
-    from cmax.reference import load_reference
     r = net(sweep({GIB: 340.0, 8 * GIB: 360.0}, nodes=2), ref=load_reference())  # type: ignore[arg-type]
     assert r.reference_busbw_gbps == 368.0 and r.large_message_bytes == 8 * GIB
     assert r.ratio == pytest.approx(360 / 368)
@@ -128,3 +132,24 @@ def test_an_intra_node_sweep_is_rated_against_the_nvlink_bar_in_its_own_row() ->
     assert any("intra-node sweep" in n and "never decides the fabric gate" in n
                for n in r.notes)
     assert not any("intra-node" in n for n in net(sweep({8 * GIB: 370.0})).notes)
+
+
+@pytest.mark.parametrize(("name", "nodes", "bar", "scope"), [
+    ("gb200_one_rack.txt", 18, 834.57, "intra-rack"), ("gb200_two_racks.txt", 36, 184.0,
+                                                       "inter-rack")])
+def test_nvl72_intra_and_inter_rack_results_use_their_own_bars(
+        tmp_path: Path, name: str, nodes: int, bar: float, scope: str) -> None:
+    (tmp_path / "nccl").mkdir()
+    shutil.copy(DATA / "nccl" / "nvl72" / name, tmp_path / "nccl" / "all_reduce.txt")
+    text = manifest_text('[[nccl]]\npath = "nccl/all_reduce.txt"', nodes=nodes,
+                         gpus_per_node=4, interconnect="infiniband-ndr-4x400")
+    (tmp_path / "cmax.toml").write_text(text.replace('gpu = "h100-sxm"', 'gpu = "gb200"'))
+    with load(tmp_path) as loaded:
+        card = score(loaded.case, loaded.findings, loaded.reference, RUBRIC)
+    [r] = card.network
+    assert r.reference_busbw_gbps == bar and r.verdict == "pass"
+    assert any(n.startswith(scope) for n in r.notes)
+    fabric = next(g for g in card.gates if "network bar" in g.name)
+    # the intra-rack sweep runs over NVLink: it never decides the scale-out fabric gate
+    assert (r.nvlink_domains == 1) == ("intra-node" in fabric.reason
+                                       or "no inter-node" in fabric.reason)
