@@ -161,7 +161,7 @@ class Bundle:
 
 
 def _size(n: int) -> str:
-    return f"{n / 1024**3:g} GiB" if n >= 1024**3 else f"{n:,} bytes"
+    return f"{n / 1024**3:.3g} GiB" if n >= 1024**3 else f"{n:,} bytes"
 
 
 def _shown(name: str) -> str:

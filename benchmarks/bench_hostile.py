@@ -1,0 +1,266 @@
+"""Hostile bundles: peak memory, peak disk and seconds to the refusal, beside the stated bounds.
+
+    python benchmarks/bench_hostile.py [--only NAME] [--keep DIR]
+
+Builds each hostile bundle of the hostile-input review (small archives that unpack to
+gigabytes, a gigabyte line, sparse files, an nccl-tests file of a million rows), runs
+``cmax score BUNDLE --format json`` on it in a fresh child process with its own TMPDIR, and
+prints for each: the exit code, the wall time, the child's peak resident memory (``wait4``),
+the peak bytes on disk in its TMPDIR (polled every 20 ms) and the first words of its error.
+The bounds it is held to (cmax.limits, docs/limits.md): peak memory under
+``MEMORY_CEILING`` (1 GiB), peak disk under the archive budget (64 MiB + 100 times the
+archive's size, at most 8 GiB; nothing for a folder bundle), exit code 2 with one line.
+
+The archives are built without writing their content: a gzip stream may be a series of
+members, so a chunk is compressed once and its member written as many times as needed
+(``tar_gz``), and the folder cases use sparse files. Building all cases writes about 150 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from cmax.limits import (  # noqa: E402
+    ARCHIVE_FREE_BYTES,
+    MAX_ARCHIVE_RATIO,
+    MAX_BUNDLE_BYTES,
+)
+
+SAMPLE = REPO / "samples" / "aurora-compute"
+NCCL = "nccl/all_reduce_perf_64n.txt"
+MEMORY_CEILING = 1 << 30
+MiB = 1 << 20
+GiB = 1 << 30
+
+Piece = tuple[bytes, int]  # a chunk and how many times it repeats
+
+
+def tar_gz(path: Path, members: list[tuple[str, list[Piece]]]) -> Path:
+    """A .tar.gz whose members repeat compressed chunks (a multi-member gzip stream)."""
+    with path.open("wb") as out:
+        for name, pieces in members:
+            size = sum(len(chunk) * times for chunk, times in pieces)
+            info = tarfile.TarInfo(name)
+            info.size = size
+            out.write(gzip.compress(info.tobuf(tarfile.GNU_FORMAT)))
+            for chunk, times in pieces:
+                member = gzip.compress(chunk, 6)
+                for _ in range(times):
+                    out.write(member)
+            out.write(gzip.compress(b"\0" * ((-size) % 512)))
+        out.write(gzip.compress(b"\0" * 1024))
+    return path
+
+
+def _sample_members(replace: dict[str, list[Piece]]) -> list[tuple[str, list[Piece]]]:
+    members = []
+    for path in sorted(SAMPLE.rglob("*")):
+        if path.is_file():
+            rel = path.relative_to(SAMPLE).as_posix()
+            members.append((rel, replace.pop(rel, None) or [(path.read_bytes(), 1)]))
+    return members + list(replace.items())
+
+
+def _nccl_pieces(rows: int) -> list[Piece]:
+    """The sample's nccl-tests file with its data rows replaced by ``rows`` copies of one."""
+    lines = (SAMPLE / NCCL).read_bytes().splitlines(keepends=True)
+    data = [i for i, line in enumerate(lines) if line.strip() and not line.startswith(b"#")]
+    head, row, tail = lines[: data[0]], lines[data[0]], lines[data[-1] + 1:]
+    block = 10_000
+    return [(b"".join(head), 1), (row * block, rows // block), (b"".join(tail), 1)]
+
+
+def _incident_pieces(total: int) -> list[Piece]:
+    header, *rows = (SAMPLE / "incidents.csv").read_bytes().splitlines(keepends=True)
+    body = b"".join(rows)
+    chunk = body * (MiB // len(body) + 1)
+    return [(header, 1), (chunk, total // len(chunk))]
+
+
+def nccl_rows_tgz(work: Path) -> Path:
+    return tar_gz(work / "nccl-3M-rows.tar.gz", _sample_members({NCCL: _nccl_pieces(3_000_000)}))
+
+
+def incidents_tgz(work: Path) -> Path:
+    return tar_gz(work / "incidents-3GiB.tar.gz",
+                  _sample_members({"incidents.csv": _incident_pieces(3 * GiB)}))
+
+
+def no_manifest_tgz(work: Path) -> Path:
+    return tar_gz(work / "no-manifest-7.5GiB.tar.gz", [("data.bin", [(b"\0" * 8 * MiB, 960)])])
+
+
+def many_members_tgz(work: Path) -> Path:
+    """Each member within the budget, their sum far beyond it: refused as they are written."""
+    zeros = [(b"\0" * 8 * MiB, 1)]
+    return tar_gz(work / "members-800MiB.tar.gz", [(f"junk/{i}.bin", zeros) for i in range(100)])
+
+
+def long_name_tgz(work: Path) -> Path:
+    info = tarfile.TarInfo("././@LongLink")
+    info.type = tarfile.GNUTYPE_LONGNAME
+    info.size = 16 * GiB
+    path = work / "long-name-16GiB.tar.gz"
+    with gzip.open(path, "wb") as out:
+        out.write(info.tobuf(tarfile.GNU_FORMAT))
+        chunk = b"a" * (8 * MiB)
+        for _ in range(2):  # 16 MiB of the "name": the archive is cut short, as in the review
+            out.write(chunk)
+    return path
+
+
+def zip_bomb(work: Path) -> Path:
+    path = work / "deflate-1GiB.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("cmax.toml", (SAMPLE / "cmax.toml").read_bytes())
+        with zf.open("zeros.bin", "w", force_zip64=True) as out:
+            chunk = b"\0" * (8 * MiB)
+            for _ in range(128):
+                out.write(chunk)
+    return path
+
+
+def _folder(work: Path, name: str) -> Path:
+    dest = work / name
+    shutil.copytree(SAMPLE, dest)
+    return dest
+
+
+def sparse_folder(work: Path) -> Path:
+    dest = _folder(work, "sparse-20GiB")
+    with (dest / "training" / "padding.bin").open("wb") as fh:
+        fh.truncate(20 * GiB)
+    return dest
+
+
+def nccl_rows_folder(work: Path) -> Path:
+    dest = _folder(work, "nccl-1M-rows")
+    with (dest / NCCL).open("wb") as fh:
+        for chunk, times in _nccl_pieces(1_000_000):
+            for _ in range(times):
+                fh.write(chunk)
+    return dest
+
+
+def long_line_folder(work: Path) -> Path:
+    """A training log whose last line is 1 GiB long (sparse: zeros)."""
+    dest = _folder(work, "line-1GiB")
+    log = dest / "training" / "llama3.1-405b_fp8_512.log"
+    with log.open("r+b") as fh:
+        fh.truncate(log.stat().st_size + GiB)
+    return dest
+
+
+CASES: dict[str, Callable[[Path], Path]] = {
+    "nccl-3M-rows.tar.gz": nccl_rows_tgz,
+    "incidents-3GiB.tar.gz": incidents_tgz,
+    "no-manifest-7.5GiB.tar.gz": no_manifest_tgz,
+    "members-800MiB.tar.gz": many_members_tgz,
+    "long-name-16GiB.tar.gz": long_name_tgz,
+    "deflate-1GiB.zip": zip_bomb,
+    "sparse-20GiB (folder)": sparse_folder,
+    "nccl-1M-rows (folder)": nccl_rows_folder,
+    "line-1GiB (folder)": long_line_folder,
+}
+
+
+def _disk(folder: Path) -> int:
+    total = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+    return total
+
+
+def measure(bundle: Path, tmp: Path) -> tuple[int, float, int, int, str]:
+    """Exit code, seconds, peak RSS bytes, peak TMPDIR bytes, last stderr line."""
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(REPO)}
+    peak = [0]
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _disk(tmp))
+            done.wait(0.02)
+
+    watcher = threading.Thread(target=poll, daemon=True)
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "cmax", "score", str(bundle), "--format",
+                             "json"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    watcher.start()
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode(errors="replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    done.set()
+    watcher.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    lines = err.strip().splitlines()
+    return proc.returncode, seconds, usage.ru_maxrss * 1024, peak[0], lines[-1] if lines else ""
+
+
+def _budget(bundle: Path) -> int:
+    if bundle.is_dir():
+        return 0
+    return min(MAX_BUNDLE_BYTES, ARCHIVE_FREE_BYTES + MAX_ARCHIVE_RATIO * bundle.stat().st_size)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run the cases whose name contains this")
+    parser.add_argument("--keep", type=Path, help="build the bundles here and keep them")
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-hostile-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"{'case':28} {'size':>9} {'exit':>4} {'s':>6} {'peak RSS':>9} {'RSS ok':>6} "
+          f"{'peak disk':>9} {'budget':>9} {'disk ok':>7}  error")
+    failures = 0
+    try:
+        for name, build in CASES.items():
+            if args.only and args.only not in name:
+                continue
+            bundle = build(work)
+            size = bundle.stat().st_size if bundle.is_file() else sum(
+                p.stat().st_blocks * 512 for p in bundle.rglob("*") if p.is_file())
+            tmp = work / "tmp"
+            tmp.mkdir(exist_ok=True)
+            code, seconds, rss, disk, err = measure(bundle, tmp)
+            budget = _budget(bundle)
+            ok_rss, ok_disk = rss < MEMORY_CEILING, disk <= budget
+            failures += (code != 2) + (not ok_rss) + (not ok_disk)
+            print(f"{name:28} {size / MiB:8.1f}M {code:4d} {seconds:6.1f} {rss / MiB:8.0f}M "
+                  f"{'yes' if ok_rss else 'NO':>6} {disk / MiB:8.0f}M {budget / MiB:8.0f}M "
+                  f"{'yes' if ok_disk else 'NO':>7}  {err.removeprefix('cmax: error: ')[:110]}")
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not args.keep:
+                if bundle.is_dir():
+                    shutil.rmtree(bundle)
+                else:
+                    bundle.unlink()
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"memory ceiling {MEMORY_CEILING / MiB:.0f} MiB; {failures} bound(s) missed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
