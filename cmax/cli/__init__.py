@@ -158,7 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     except CmaxError as exc:
         click.echo(f"cmax: error: {exc.one_line()}", err=True)
         return exits.BAD_INPUT
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:  # click's form of Ctrl-C
+        cause = exc.__cause__
+        if isinstance(cause, KeyboardInterrupt):
+            detail = f": {cause}" if str(cause) else ""
+            click.echo(f"cmax: interrupted{detail}", err=True)
+            return exits.INTERRUPTED
         click.echo("cmax: aborted", err=True)
         return exits.INTERRUPTED
     except click.UsageError as exc:
@@ -169,11 +174,16 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exits.BAD_INPUT if exc.exit_code in (1, 2) else exc.exit_code
-    except KeyboardInterrupt:
-        click.echo("cmax: interrupted", err=True)
+    except KeyboardInterrupt as exc:
+        detail = f": {exc}" if str(exc) else ""
+        click.echo(f"cmax: interrupted{detail}", err=True)
         return exits.INTERRUPTED
     except BrokenPipeError:
         return exits.OK
+    except SystemExit as exc:  # a stop signal (cmax.bundle.cleanup_on_signals): say what was kept
+        for note in getattr(exc, "__notes__", ()):
+            click.echo(f"cmax: interrupted: {note}", err=True)
+        raise
     except Exception as exc:  # not a CmaxError: a bug in cmax
         return _internal_error(exc)
     if isinstance(result, int):

@@ -9,37 +9,33 @@ unusable or filed under the wrong cluster (the others are still recorded and jud
 from __future__ import annotations
 
 import datetime as dt
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from cmax.cli.common import emit_checks, emit_json, progress, result_format_option
+from cmax.cli.common import Progress, emit_checks, emit_json, progress, result_format_option
 from cmax.cli.policies import fail_on_option, policy_checks
 
 if TYPE_CHECKING:  # cmax.history loads Polars: not imported for `--help`
     from cmax.history.discover import RunRef
 
 
-class _ProgressBar:
-    """A progress bar on stderr, opened when the number of runs to score is known."""
+class _ScoringProgress:
+    """The audit's progress callback: opened when the number of runs to score is known."""
 
     def __init__(self) -> None:
-        self._bar: Any = None
+        self._progress: Progress | None = None
 
     def __call__(self, done: int, total: int, run: RunRef) -> None:
-        if self._bar is None:
-            self._bar = click.progressbar(
-                length=total, label=f"scoring {total} new runs",
-                file=sys.stderr, show_pos=True, show_eta=True)
-            self._bar.__enter__()
-        self._bar.update(1)
+        if self._progress is None:
+            self._progress = Progress(f"scoring {total} new runs", total)
+        self._progress.advance()
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-            self._bar = None
+        if self._progress is not None:
+            self._progress.close()
+            self._progress = None
 
 
 def _cell(value: object) -> str:
@@ -126,7 +122,7 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
 
     if history_version is not None and history_as_of is not None:
         raise click.UsageError("give --history-version or --history-as-of, not both")
-    bar = _ProgressBar()
+    bar = _ScoringProgress()
     try:
         result = run_audit(
             runs_root, history, as_of=as_of.date() if as_of else None,
@@ -144,8 +140,20 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
         from cmax.history.trend import render_trend_reports
 
         progress(f"writing trend reports into {report_dir} ...")
+        drawn: list[Progress] = []
+
+        def report_written(done: int, total: int) -> None:
+            if not drawn:
+                drawn.append(Progress(f"writing {total} trend reports", total))
+            drawn[0].advance()
+
         # a report takes well under a second: a pool pays only when asked for
-        files = render_trend_reports(result, report_dir, pdf=not no_pdf, jobs=workers or 1)
+        try:
+            files = render_trend_reports(result, report_dir, pdf=not no_pdf, jobs=workers or 1,
+                                         progress=report_written)
+        finally:
+            for bar_ in drawn:
+                bar_.close()
     code = result.exit_code
     if code == 1 and "drift" not in fail_on:  # --fail-on none: drift is reported, not fatal
         code = 0

@@ -68,3 +68,45 @@ def emit_checks(fmt: str, checks: Any, command: str) -> None:
         click.echo(to_junit(checks, name=f"cmax {command}"))
     else:
         emit_json(to_ctrf(checks, version=__version__, command=command))
+
+
+class Progress:
+    """Progress of ``total`` items on stderr: a bar on a terminal; off one (CI, Slurm logs,
+    a file) a line with the count, percent and elapsed time on the first item, then at most
+    every ``every_s`` seconds, and on the last. ``cmax -q`` silences both."""
+
+    def __init__(self, label: str, total: int, *, every_s: float = 10.0,
+                 clock: Callable[[], float] | None = None, tty: bool | None = None) -> None:
+        import sys
+        import time
+
+        self.label, self.total, self.every_s = label, total, every_s
+        self._clock = clock or time.monotonic
+        self._start = self._last = self._clock()
+        self._done = 0
+        self._bar: Any = None
+        quiet = _VERBOSITY[0] < 0
+        is_tty = sys.stderr.isatty() if tty is None else tty
+        self._lines = not quiet and not is_tty
+        if not quiet and is_tty and total > 0:
+            self._bar = click.progressbar(length=total, label=label,
+                                          file=sys.stderr, show_pos=True, show_eta=True)
+            self._bar.__enter__()
+
+    def advance(self, n: int = 1) -> None:
+        self._done += n
+        if self._bar is not None:
+            self._bar.update(n)
+            return
+        now = self._clock()
+        if self._lines and (self._done in (1, self.total) or now - self._last >= self.every_s):
+            self._last = now
+            pct = 100 * self._done / self.total if self.total else 100.0
+            elapsed = int(now - self._start)
+            click.echo(f"{self.label}: {self._done}/{self.total} ({pct:.0f}%), "
+                       f"{elapsed // 60}m{elapsed % 60:02d}s elapsed", err=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None

@@ -59,6 +59,17 @@ def _default_assess(path: Path) -> Scorecard:
     return assess(path)
 
 
+class AuditInterrupted(KeyboardInterrupt):
+    """Ctrl-C during an audit, raised after the runs scored so far were recorded: a second
+    ``cmax audit`` scores only the rest. (A stop signal, which cmax.bundle.cleanup_on_signals
+    turns into SystemExit, keeps its SystemExit and carries this text as a note.)"""
+
+    def __init__(self, recorded: int, pending: int) -> None:
+        self.recorded, self.pending = recorded, pending
+        super().__init__(f"{recorded} of {pending} new runs were scored and recorded in the "
+                         "history; run cmax audit again to score the rest")
+
+
 @dataclass(frozen=True)
 class AuditResult:
     """Everything one pass found; ``exit_code`` is what ``cmax audit`` returns."""
@@ -243,18 +254,29 @@ def run_audit(
                           ray_address=ray_address)
     # SIGTERM/SIGINT unwind the scoring (SystemExit): workers, Ray and temp folders go too
     with cleanup_on_signals(), contextlib.closing(outcomes):
-        for index, (run, outcome) in enumerate(outcomes, start=1):
-            if progress is not None:
-                progress(index, len(pending), run)
-            refused = outcome if isinstance(outcome, Unusable) else misfiled(run, outcome)
-            if refused is not None:
-                unusable.append(refused)
-                continue
-            assert isinstance(outcome, Scorecard)
-            batch.append((run, rows_for_run(run, outcome)))
-            if len(batch) >= batch_runs:
-                scored += store.append(batch)
-                batch = []
+        try:
+            for index, (run, outcome) in enumerate(outcomes, start=1):
+                if progress is not None:
+                    progress(index, len(pending), run)
+                refused = outcome if isinstance(outcome, Unusable) else misfiled(run, outcome)
+                if refused is not None:
+                    unusable.append(refused)
+                    continue
+                assert isinstance(outcome, Scorecard)
+                batch.append((run, rows_for_run(run, outcome)))
+                if len(batch) >= batch_runs:
+                    scored += store.append(batch)
+                    batch = []
+        except (KeyboardInterrupt, SystemExit) as stop:
+            # what is scored is kept: one more commit, then the stop goes on (a signal's
+            # SystemExit as it was, carrying the count as a note; a bare Ctrl-C as
+            # AuditInterrupted)
+            scored += store.append(batch)
+            interrupted = AuditInterrupted(len(scored), len(pending))
+            if isinstance(stop, SystemExit):
+                stop.add_note(str(interrupted))
+                raise
+            raise interrupted from None
     scored += store.append(batch)
     frame = store.read()
     as_of, items, statuses = _judge(frame, as_of, pol, frozenset(r.run_key for r in scored))

@@ -13,7 +13,7 @@ import datetime as dt
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -307,11 +307,13 @@ def _emit_cluster(out: Path, cluster: str, runs: list[RunPoint], items: list[Dri
 
 
 def render_trend_reports(result: AuditResult, out_dir: str | Path, *,
-                         pdf: bool = True, jobs: int = 1) -> list[Path]:
+                         pdf: bool = True, jobs: int = 1,
+                         progress: Callable[[int, int], None] | None = None) -> list[Path]:
     """Write the fleet and per-cluster trend reports; returns the files written, in order.
 
     ``jobs`` > 1 renders the cluster reports in that many worker processes (charts and PDF
-    layout are the slow part); the files are the same either way.
+    layout are the slow part); the files are the same either way. ``progress(done, total)``
+    is called after each report (the fleet's, then one per cluster).
     """
     out = Path(out_dir)
     if result.as_of is None:
@@ -325,15 +327,23 @@ def render_trend_reports(result: AuditResult, out_dir: str | Path, *,
                     result.items, pdf)
     tasks = [(out, cluster, runs, [i for i in result.items if i.cluster == cluster],
               statuses.get(cluster), as_of, rules, pdf) for cluster, runs in lines.items()]
+
+    def done(n: int) -> None:
+        if progress is not None:
+            progress(n, len(tasks) + 1)
+
+    done(1)
     if jobs <= 1 or len(tasks) < 2:
-        for task in tasks:
+        for n, task in enumerate(tasks, start=2):
             written += _emit_cluster(*task)
+            done(n)
         return written
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        for files in pool.map(_emit_cluster, *zip(*tasks, strict=True)):
+        for n, files in enumerate(pool.map(_emit_cluster, *zip(*tasks, strict=True)), start=2):
             written += files
+            done(n)
     return written
