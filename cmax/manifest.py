@@ -141,6 +141,9 @@ class PathSpec(_Strict):
 
 
 class MlperfSpec(PathSpec):
+    cited: bool = Field(
+        default=False, description="another submitter's published result, included as "
+        "context: shown on the scorecard, never rated as this provider's evidence")
     round: str | None = Field(
         default=None, pattern=r"^v?\d+\.\d+$",
         description="the MLPerf Training round the results were submitted to (e.g. \"5.0\"), "

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from cmax.reference.mlperf import MlperfReference
 
 
+NOT_INDEPENDENT = frozenset({"mlperf.cloned-run", "mlperf.duplicate-seed"})
+"""Findings that make a package's runs copies of each other: its olympic mean means nothing."""
+
+
 def _reference(reference: ReferenceData) -> MlperfReference | None:
     """The NVIDIA table of this reference release (None for a reference without one)."""
     return reference.mlperf_reference()
@@ -66,6 +70,18 @@ def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rub
         "runs": score.runs, "num_gpus": s.num_gpus,
         "score_min": None if score.score_min is None else round(score.score_min, 4),
     }
+    files = {r.file for r in s.runs} | {s.label}
+    mine = {f.rule for f in findings if f.file in files}
+    if "mlperf.cited-context" in mine or "mlperf.foreign-submitter" in mine:
+        why = ("cited as context ([[mlperf]] cited = true)" if "mlperf.cited-context" in mine
+               else "another submitter's result (mlperf.foreign-submitter)")
+        notes.append(f"{why}: shown, not rated")
+        return MlperfResult(**common, verdict="not_comparable", notes=notes)
+    copied = sorted(mine & NOT_INDEPENDENT)
+    if copied:
+        notes.append(f"runs that are not independent ({', '.join(copied)}): no valid result, "
+                     "scored as failed")
+        return MlperfResult(**common, verdict="fail", notes=notes)
     if score.score_min is None:
         return MlperfResult(**common, verdict="fail", notes=notes)
     if table is None:
@@ -102,7 +118,6 @@ def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rub
     else:
         verdict = "inconclusive"
         notes.append("fewer than 2 converged runs: no spread, verdict withheld")
-    files = {r.file for r in s.runs} | {s.label}
     errors = sorted({f.rule for f in findings if f.severity == "error"
                      and f.rule.startswith("mlperf.") and f.file in files})
     if errors and verdict == "pass":

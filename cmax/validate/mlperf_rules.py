@@ -15,6 +15,7 @@ the reference release (``reference/mlperf_rcp.json``, copied from the mlperf-log
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ from cmax.validate.registry import Rule, finding, register
 
 if TYPE_CHECKING:
     from cmax.ingest.mlperf import MlperfRun, MlperfSet
+    from cmax.manifest import MlperfSpec
     from cmax.reference.mlperf import MlperfReference
 
 _SRC = "mlcommons/logging compliance_checker"
@@ -171,6 +173,32 @@ register(Rule(
     "be matched to NVIDIA's reference or checked against the manifest.",
     "Include the submission's systems/<system>.json (the MLCommons results layout).",
     "MLPerf submission rules: every result names a system description.",
+))
+register(Rule(
+    "mlperf.foreign-submitter", "error", "Another submitter's MLPerf result",
+    "The result's submitter (system JSON `submitter`, MLLOG `submission_org`) is not the "
+    "provider the manifest rates: NVIDIA's own Eos result, or another cloud's, says nothing "
+    "about this provider's cluster. It is not rated.",
+    "Submit the provider's own result, or mark the entry `cited = true` in [[mlperf]] to show "
+    "it as context (never rated).",
+    "MLCommons results are published per submitter (mlcommons/training_results_v*: "
+    "<submitter>/systems, <submitter>/results)",
+))
+register(Rule(
+    "mlperf.cited-context", "info", "A cited MLPerf result, shown and not rated",
+    "The [[mlperf]] entry is marked `cited = true`: another submitter's result included as "
+    "context. The scorecard shows it and rates nothing from it.",
+    "Nothing to fix; remove `cited` only for the provider's own results.",
+))
+register(Rule(
+    "mlperf.cloned-run", "error", "Two runs of a package are copies of each other",
+    "Two result files of one package log the same event stream (every key and value but the "
+    "seed), or the same event times relative to their own start: one run was copied and "
+    "edited (a slow run replaced by a shifted copy of a fast one). Independent runs never "
+    "repeat each other's evaluation accuracies or timings.",
+    "Submit each run's own log as mllog wrote it.",
+    "mlcommons/logging result_summarizer (olympic scoring of independent runs) and seed "
+    "checker (runs must differ)",
 ))
 register(Rule(
     "mlperf.system-mismatch", "error", "The system JSON contradicts the manifest",
@@ -450,6 +478,88 @@ def _rel(ctx: Context, path: Any) -> str:
         return str(path.name)
 
 
+_GENERIC = frozenset({"inc", "llc", "ltd", "corp", "corporation", "co", "gmbh", "the", "and",
+                      "cloud", "clouds", "compute", "computing", "ai", "gpu", "gpus", "labs",
+                      "technologies", "technology", "systems", "services", "company"})
+
+
+def _tokens(name: str) -> set[str]:
+    return {t for t in re.findall(r"[a-z0-9]+", name.lower()) if len(t) >= 3} - _GENERIC
+
+
+def same_org(a: str, b: str) -> bool:
+    """Whether two organisation names name the same company ("CoreWeave" and "CoreWeave,
+    Inc."): equal once punctuation goes, or sharing a distinctive word."""
+    squash = [re.sub(r"[^a-z0-9]", "", x.lower()) for x in (a, b)]
+    return bool(squash[0]) and (squash[0] == squash[1] or bool(_tokens(a) & _tokens(b)))
+
+
+def spec_of(ctx: Context, s: MlperfSet) -> MlperfSpec | None:
+    """The [[mlperf]] entry a benchmark folder was read from."""
+    root = ctx.evidence.root
+    for spec in ctx.manifest.mlperf:
+        target = root / spec.path
+        if target == s.folder or target in s.folder.parents or s.folder in target.parents:
+            return spec
+    return None
+
+
+def _submitters(s: MlperfSet) -> list[tuple[str, str, int | None]]:
+    """(submitter, file, line) as the system JSON and each run state it."""
+    out = []
+    if s.system is not None and s.system.get("submitter"):
+        out.append((str(s.system.get("submitter")), s.label, s.system.lines.get("submitter")))
+    for log in s.runs:
+        if log.submitter:
+            event = next(iter(log.all("submission_org")), None)
+            out.append((log.submitter, log.file, None if event is None else event.line))
+    return out
+
+
+def _ownership(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
+    spec = spec_of(ctx, s)
+    if spec is not None and spec.cited:
+        who = s.submitter or "another submitter"
+        yield finding("mlperf.cited-context", f"{s.label}: {who}'s {s.benchmark} result, cited "
+                      "as context ([[mlperf]] cited = true): shown, not rated", file=s.label)
+        return
+    provider = ctx.manifest.provider.name
+    for name, file, line in _submitters(s):
+        if not same_org(name, provider):
+            yield finding("mlperf.foreign-submitter",
+                          f"{s.label}: submitted by {name!r}, not by [provider] name "
+                          f"{provider!r}; not rated", file=file, line=line)
+            return
+
+
+_CLONE_MIN_EVENTS = 8
+"""Below this many events two short logs may coincide by chance (a failed run's stub)."""
+
+
+def _signatures(log: MlperfRun) -> tuple[tuple[object, ...], tuple[float, ...]]:
+    events = [e for e in log.events if e.key != "seed"]
+    values = tuple((e.key, repr(e.value), repr(e.metadata)) for e in events)
+    start = events[0].time_ms if events else 0.0
+    times = tuple(round(float(e.time_ms) - float(start), 3) for e in events)
+    return values, times
+
+
+def _clones(s: MlperfSet) -> Iterator[Finding]:
+    seen: dict[object, str] = {}
+    for log in s.runs:
+        if len(log.events) < _CLONE_MIN_EVENTS:
+            continue
+        values, times = _signatures(log)
+        for what, sig in (("event stream (keys and values, seed aside)", values),
+                          ("event times relative to the run's start", times)):
+            other = seen.get((what, sig))
+            if other is not None:
+                yield finding("mlperf.cloned-run", f"{log.file} repeats the {what} of {other}: "
+                              "a copied run", file=log.file)
+                break
+            seen[(what, sig)] = log.file
+
+
 def _reference(ctx: Context) -> MlperfReference | None:
     return ctx.ref.reference.mlperf_reference()
 
@@ -469,6 +579,8 @@ def check(ctx: Context) -> Iterator[Finding]:
             yield from _values(log, name, bench, closed)
             yield from _timing(log, closed)
         if s.runs:
+            yield from _ownership(ctx, s)
             yield from _group(s)
+            yield from _clones(s)
             yield from _system(ctx, s)
             yield from _rcp(s, table)

@@ -100,3 +100,29 @@ def test_no_valid_score_fails(tmp_path: Path) -> None:
     ev.mlperf_sets = mlperf.read_tree(dst)
     [r] = mlperf_results(ev, REF, RUBRIC)
     assert r.verdict == "fail" and r.score_min is None and r.ratio is None
+
+
+EOS = "v5.0/NVIDIA/results/eos-dfw_n64_ngc25.01_nemo/llama31_405b"
+
+
+def _finding(rule: str, file: str) -> Finding:
+    return Finding(rule=rule, severity="error", message="m", fix="f", file=file)
+
+
+def test_another_submitters_or_a_cited_result_is_shown_never_rated() -> None:
+    """issue 26: NVIDIA's own Eos result submitted as a provider's evidence rated 1.000."""
+    label = "results/eos-dfw_n64_ngc25.01_nemo/llama31_405b"  # the folder, as the set names it
+    for rule, words in (("mlperf.foreign-submitter", "another submitter's result"),
+                        ("mlperf.cited-context", "cited as context")):
+        r = rate(EOS, findings=(_finding(rule, label),))
+        assert r.verdict == "not_comparable" and r.ratio is None and r.score_min is not None
+        assert any(words in n and "not rated" in n for n in r.notes)
+
+
+def test_a_cloned_run_leaves_no_valid_result() -> None:
+    """Replacing the slowest run with an edited copy of the fastest passed at 1.033."""
+    r = rate(EOS, findings=(_finding("mlperf.cloned-run",
+                                     "results/eos-dfw_n64_ngc25.01_nemo/llama31_405b/"
+                                     "result_2.txt"),))
+    assert r.verdict == "fail" and r.ratio is None
+    assert any("not independent (mlperf.cloned-run)" in n for n in r.notes)

@@ -113,3 +113,36 @@ def test_system_json_beside_the_results_uses_the_declared_accelerator(tmp_path: 
         card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
     [m] = card.mlperf
     assert m.num_gpus == 512 and m.verdict == "pass"  # rated against NVIDIA's H100 reference
+
+def _rated(root: Path, old: str = "", new: str = "") -> tuple[set[str], object]:
+    path = bundle(root)
+    if old:
+        toml = path / "cmax.toml"
+        toml.write_text(toml.read_text().replace(old, new))
+    with load(path) as loaded:
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
+        return {f.rule for f in loaded.findings}, card.mlperf[0]
+
+
+def test_nvidias_result_as_another_providers_evidence_is_not_rated(tmp_path: Path) -> None:
+    """issue 26: NVIDIA's own Eos result submitted as a provider's evidence rated 1.000."""
+    rules, m = _rated(tmp_path / "a", 'name = "NVIDIA"', 'name = "Borealis Cloud"')
+    assert "mlperf.foreign-submitter" in rules
+    assert m.verdict == "not_comparable" and m.ratio is None  # type: ignore[attr-defined]
+    rules, m = _rated(tmp_path / "b", 'path = "v5.0/NVIDIA"',
+                      'path = "v5.0/NVIDIA"\ncited = true')
+    assert "mlperf.cited-context" in rules and "mlperf.foreign-submitter" not in rules
+    assert m.verdict == "not_comparable" and m.score_min is not None  # type: ignore[attr-defined]
+
+
+def test_a_run_replaced_by_an_edited_copy_is_a_clone(tmp_path: Path) -> None:
+    root = bundle(tmp_path / "b")
+    runs = root / "v5.0" / "NVIDIA" / "results" / SYSTEM / "llama31_405b"
+    first = (runs / "result_0.txt").read_text()
+    seed = next(line for line in first.splitlines() if '"key": "seed"' in line)
+    (runs / "result_2.txt").write_text(first.replace(seed, seed.replace('"value": ',
+                                                                          '"value": 1')))
+    with load(root) as loaded:
+        assert "mlperf.cloned-run" in {f.rule for f in loaded.findings}
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
+    assert card.mlperf[0].verdict == "fail" and card.mlperf[0].ratio is None

@@ -432,6 +432,14 @@ TRIPS: dict[str, Case] = {
     "reliability.fleet-beyond-evidence": edit(lambda b: setattr(b, "gpus_in_service", 100_000)),
     "reliability.partial-period": edit(lambda b: setattr(b, "incidents", [
         r for r in b.incident_rows() if r["start"].month == 7])),
+    # MLPerf results that are not the provider's own
+    "mlperf.foreign-submitter": after(lambda ev: setattr(ev, "manifest", ev.manifest.model_copy(
+        update={"provider": ev.manifest.provider.model_copy(update={"name": "NVIDIA"})}))),
+    "mlperf.cited-context": after(lambda ev: setattr(ev, "manifest", ev.manifest.model_copy(
+        update={"mlperf": [m.model_copy(update={"cited": True}) for m in ev.manifest.mlperf]}))),
+    # the slowest run replaced by a copy of the fastest with a new seed
+    "mlperf.cloned-run": edit(lambda b: setattr(b, "mlperf_files", {
+        **b.results(), "result_2.txt": mlperf_result(100, overrides={"seed": 102})})),
     "network.hosts-outside-cluster": after(_facts(_kind("nccl-tests"), Fact("host", "eos0001", 7),
                                                   Fact("host", "eos0002", 8))),
     "network.hosts-beyond-claim": after(_facts(_kind("nccl-tests"), *(
