@@ -35,6 +35,7 @@ from typing import Any
 
 import polars as pl
 
+from cmax.bundle_claims import bundle_claims
 from cmax.claims import Ledger, gpu_family
 from cmax.coerce import as_float, as_int
 from cmax.evidence import RECIPE_SCHEMA, STEPS_SCHEMA, Evidence, EvidenceFile
@@ -506,7 +507,10 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
     ingested["files"] = list(files.values())
     return Case(**ingested, reference_release=ref.release, tables=MappingProxyType(tables),
                 resolved=tuple(runs), declared=tuple(declared),
-                claims=_ledger(runs, list(files.values()), evidence, ref))
+                claims=_ledger(runs, list(files.values()), evidence, ref).added(
+                    *bundle_claims(evidence, ref.reference.economics,
+                                   ref.gpu_id(evidence.manifest.system.gpu)
+                                   or evidence.manifest.system.gpu)))
 
 
 def _ledger(runs: Sequence[ResolvedRun], files: Sequence[EvidenceFile], evidence: Evidence,

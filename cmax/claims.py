@@ -56,6 +56,13 @@ CLAIM_KINDS: dict[str, str] = {
     "gbs": "the global batch size",
     "parallel": "the parallel configuration (TP, PP, CP, EP, VP, MBS)",
     "software": "the framework / container release the run used",
+    # the bundle's other claims (cmax/bundle_claims.py)
+    "cluster_name": "the cluster the bundle rates ([provider] cluster vs the audit's name)",
+    "nodes": "how many nodes the cluster has ([system] nodes vs the counts and hosts stated)",
+    "hosts": "whether each evidence file's host names belong to the same cluster",
+    "period": "the reliability period vs the incident log's own dates and coverage",
+    "fleet": "the GPUs in service vs the GPUs the evidence supports",
+    "price_unit": "the quote is per GPU-hour (vs the GPU's sourced market band)",
 }
 
 #: A run's verdict can be ``pass`` only when each of these claims is corroborated: they pick

@@ -102,4 +102,7 @@ def test_release_of() -> None:
 def test_case_carries_the_ledger_after_plain_evidence(tmp_path: Path) -> None:
     ev: Evidence = HonestBundle().build(tmp_path)
     case = resolve(ev, FakeReference())
-    assert len(case.claims) == 8 * len(case.resolved)
+    runs = {r.run_id for r in case.resolved}
+    assert len([c for c in case.claims if c.subject in runs]) == 8 * len(case.resolved)
+    # and the bundle's own claims (cmax/bundle_claims.py): its manifest states no [pricing]
+    assert {c.subject for c in case.claims} - runs == {"cluster", "reliability"}
