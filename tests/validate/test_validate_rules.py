@@ -192,6 +192,16 @@ def _incident_backwards(bundle: HonestBundle) -> None:
     bundle.incidents = rows
 
 
+def _two_sweeps(ev: Evidence) -> None:
+    """A one-host text sweep on node-064 and a JSON sweep of node-000..063: 65 hosts."""
+    text = next(f for f in ev.files if f.kind == "nccl-tests")
+    ev.files = [dataclasses.replace(f, facts=(*f.facts, Fact("host", "node-064", 7)))
+                if f is text else f for f in ev.files]
+    ev.files.append(dataclasses.replace(
+        text, path="nccl/sweep.json", kind="nccl-tests-json",
+        facts=tuple(Fact("host", f"node-{i:03d}", None) for i in range(64))))
+
+
 def _incident_row(**changes: object) -> Callable[[HonestBundle], None]:
     """The first incident (an xid 79 GPU fault on node-036) with ``changes``."""
     def fn(bundle: HonestBundle) -> None:
@@ -442,8 +452,9 @@ TRIPS: dict[str, Case] = {
         **b.results(), "result_2.txt": mlperf_result(100, overrides={"seed": 102})})),
     "network.hosts-outside-cluster": after(_facts(_kind("nccl-tests"), Fact("host", "eos0001", 7),
                                                   Fact("host", "eos0002", 8))),
-    "network.hosts-beyond-claim": after(_facts(_kind("nccl-tests"), *(
-        Fact("host", f"node-{i:03d}", 7 + i) for i in range(65)))),
+    # two sweeps whose hosts together are more than the nodes claimed (one file alone is
+    # identity.node-count's)
+    "network.hosts-beyond-claim": after(_two_sweeps),
     "network.diag-not-evaluated": after(_diag("dcgm3/gpu-node-03.json")),
     "network.diag-configuration": after(_diag("dcgm/gpu-node-05.json")),
     # claims vs evidence
