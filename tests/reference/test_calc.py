@@ -205,3 +205,72 @@ def test_cli_flops_convention(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2
     err = capsys.readouterr().err
     assert "unknown FLOPs convention 'nvidia-bogus'" in err and "nvidia-llama" in err
+
+
+def test_compare_offers_break_even_by_hand(ref: Reference) -> None:
+    from cmax.reference.calc import compare_offers, parse_offer
+
+    offers = [parse_offer("name=H,gpu=h100-sxm,price=2.0,tps=200"),
+              parse_offer("name=G,gpu=gb200,price=3.2,tps=400,goodput=90%")]
+    out = compare_offers(ref, model="llama3.1-405b", precision="bf16", offers=offers)
+    g, h = out["offers"]
+    assert out["cheapest"] == "G" and (g["name"], h["name"]) == ("G", "H")
+    # G: 3.2e6 / (400 x 3600) / 0.9 = $2.4691; H: 2.0e6 / (200 x 3600) = $2.7778
+    assert g["usd_per_million_tokens"] == pytest.approx(2.469136, rel=1e-6)
+    assert h["usd_per_million_tokens"] == pytest.approx(2.777778, rel=1e-6)
+    # G must be (3.2 / 0.9) / (2.0 / 1) = 1.7778x as fast per GPU as H; it is 2x
+    assert h["cheapest_speedup_needed"] == pytest.approx(3.2 / 0.9 / 2.0)
+    assert h["cheapest_speedup"] == pytest.approx(2.0)
+    # H matches G per token at 3.2 x (200 x 1) / (400 x 0.9) = $1.7778
+    assert h["breakeven_usd_per_gpu_hour"] == pytest.approx(3.2 * 200 / 360)
+    assert g["cheapest_speedup_needed"] == pytest.approx(1.0)
+
+
+def test_compare_offers_seed_h100_at_54_percent(ref: Reference) -> None:
+    from cmax.reference.calc import compare_offers, parse_offer
+
+    out = compare_offers(ref, model="llama3.1-405b", precision="bf16",
+                         flops_convention="nvidia-llama",
+                         offers=[parse_offer("name=H100,gpu=h100-sxm,price=1.42,mfu=54%"),
+                                 parse_offer("name=same,gpu=h100-sxm,price=1.42,mfu=54%,"
+                                             "goodput=0.5")])
+    h100 = next(o for o in out["offers"] if o["name"] == "H100")
+    assert h100["usd_per_million_tokens"] == pytest.approx(1.958, abs=5e-4)
+    assert h100["mfu_under_convention"] == pytest.approx(0.54)
+    half = next(o for o in out["offers"] if o["name"] == "same")
+    assert half["usd_per_million_tokens"] == pytest.approx(2 * h100["usd_per_million_tokens"])
+
+
+@pytest.mark.parametrize("offers, message", [
+    (["gpu=h100-sxm,price=2,tps=200"], "two or more"),
+    (["gpu=h100-sxm,tps=200", "gpu=gb200,price=3,tps=400"], "has no price="),
+    (["gpu=h100-sxm,price=2,speed=200", "gpu=gb200,price=3,tps=400"], "cannot read"),
+    (["gpu=h100-sxm,price=2,tps=200,tps=3", "gpu=gb200,price=3,tps=400"], "given twice"),
+    (["gpu=h100-sxm,price=2", "gpu=gb200,price=3,tps=400"], "exactly one of mfu= and tps="),
+    (["gpu=h100-sxm,price=2,tps=200,goodput=1.5", "gpu=gb200,price=3,tps=400"], "above 1"),
+    (["gpu=h100-sxm,price=2,tps=200", "gpu=tpu9,price=3,tps=400"], "tpu9"),
+])
+def test_compare_offers_refuses_bad_offers(offers: list[str], message: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["calc", "--model", "llama3.1-405b", "--precision", "bf16"]
+    for o in offers:
+        argv += ["--offer", o]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_cli_compare_prints_the_break_even(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["calc", "--model", "llama3.1-405b", "--precision", "bf16",
+                 "--offer", "name=H,gpu=h100-sxm,price=2.0,tps=200",
+                 "--offer", "name=G,gpu=gb200,price=3.2,tps=400,goodput=0.9"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "cheapest per token: G (gb200)" in text
+    assert "G must train 1.778x as fast per GPU as H to beat it" in text
+    assert "it trains 2.000x. H breaks even at $1.7778/GPU-hour" in text
+    code = main(["calc", "--model", "llama3.1-405b", "--precision", "bf16", "--format", "json",
+                 "--offer", "gpu=h100-sxm,price=2.0,tps=200",
+                 "--offer", "gpu=gb200,price=3.2,tps=400"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["cheapest"] == "offer 2"
