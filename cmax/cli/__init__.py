@@ -46,7 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "calc": ("cmax.cli.calc_cmd",
              "What-if calculator: MFU, step time, tokens/s, $/M tokens, J/token."),
     "schema": ("cmax.cli.schema_cmd",
-               "Print the JSON Schemas of the Scorecard and PriceAdvice."),
+               "JSON Schemas: scorecard, price, manifest, validate and audit output."),
     "docs": ("cmax.cli.docs_cmd",
              "Print a documentation page (manifest, rules, formats, ...)."),
 }
@@ -72,7 +72,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "calc": ("cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 --mfu 42%",
              "cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 --mfu 42% "
              "--usd-per-gpu-hour 2.10"),
-    "schema": ("cmax schema", "cmax schema --model scorecard"),
+    "schema": ("cmax schema --model manifest", "cmax schema --model validate",
+               "cmax schema --model audit"),
     "docs": ("cmax docs", "cmax docs manifest | less"),
 }
 

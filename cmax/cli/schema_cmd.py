@@ -1,4 +1,4 @@
-"""``cmax schema``: JSON Schemas of the public result models."""
+"""``cmax schema``: JSON Schemas of what cmax reads and prints (cmax/cli/schemas.py)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,18 @@ import click
 
 from cmax.cli.common import emit_json
 
+MODELS = ("all", "scorecard", "price", "manifest", "validate", "audit")
 
-@click.command("schema", help="Print the JSON Schemas of the Scorecard and PriceAdvice models.")
-@click.option("--model", type=click.Choice(["all", "scorecard", "price"]), default="all",
-              show_default=True)
-def command(model: str) -> None:
-    from cmax.scorecard import PriceAdvice, Scorecard
 
-    schemas = {
-        "scorecard": Scorecard.model_json_schema(mode="serialization"),
-        "price": PriceAdvice.model_json_schema(mode="serialization"),
-    }
-    emit_json(schemas if model == "all" else schemas[model])
+@click.command("schema", help="Print JSON Schemas: the Scorecard (cmax score --format json) "
+               "and PriceAdvice, the cmax.toml manifest, and the --format json documents of "
+               "cmax validate and cmax audit.")
+@click.option("--model", type=click.Choice(MODELS), default="all", show_default=True,
+              help="Which schema; all prints them keyed by name.")
+@click.option("--format", "fmt", type=click.Choice(["json"]), default="json",
+              show_default=True, help="Schemas are JSON.")
+def command(model: str, fmt: str) -> None:
+    from cmax.cli.schemas import schemas
+
+    found = schemas()
+    emit_json(found if model == "all" else found[model])

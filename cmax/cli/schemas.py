@@ -1,0 +1,191 @@
+"""JSON Schemas of what cmax reads and prints, every property described.
+
+``cmax schema --model NAME``: ``scorecard`` and ``price`` come from the pydantic models;
+``manifest`` from the manifest model, its properties described by the one table that defines
+them, docs/manifest.md (shipped in the package); ``validate`` and ``audit`` describe the
+``--format json`` documents of those commands, the audit's drift items and Exemplar statuses
+from their models. :func:`undescribed` lists any property left without a description (a test
+keeps it empty for manifest, validate and audit).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+# manifest model -> its cmax.toml table; PathSpec serves [[nccl]] and [audit]
+_MANIFEST_TABLES = {"Provider": ("[provider]",), "System": ("[system]",),
+                    "Benchmark": ("[benchmark]",), "RunSpec": ("[[runs]]",),
+                    "MlperfSpec": ("[[mlperf]]",), "PathSpec": ("[[nccl]]", "[audit]"),
+                    "Reliability": ("[reliability]",), "Sla": ("[sla]",),
+                    "Pricing": ("[pricing]",)}
+_MANIFEST_TOP = {
+    "provider": "who is rated: [provider]", "system": "the cluster: [system]",
+    "benchmark": "when the evidence was collected and against which reference: [benchmark]",
+    "runs": "one entry per training log: [[runs]]", "nccl": "nccl-tests outputs: [[nccl]]",
+    "mlperf": "MLPerf Training results: [[mlperf]]",
+    "audit": "the ClusterMAX audit.values.json: [audit]",
+    "reliability": "incident log and observation period: [reliability]",
+    "sla": "the contracted uptime and credits: [sla]",
+    "pricing": "the quote being negotiated: [pricing]",
+    "declarations": "self-declared attestations and features (key = bool/str/number), scored "
+                    "at reduced credit and marked unverified: [declarations]",
+}
+
+
+def _manifest_table() -> dict[tuple[str, str], str]:
+    """(table, key) -> 'meaning (type; required)' from docs/manifest.md's key table."""
+    from cmax.resources import data_dir
+
+    text = (data_dir("docs") / "manifest.md").read_text(encoding="utf-8")
+    rows: dict[tuple[str, str], str] = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].startswith("`["):
+            continue
+        table = re.match(r"`(\[\[?[a-z_]+\]\]?)`", cells[0])
+        if table is None:
+            continue
+        for key in re.findall(r"`([a-z_]+)`", cells[0][table.end():]):
+            rows[(table[1], key)] = f"{cells[3]} ({cells[1]}; required: {cells[2]})"
+    return rows
+
+
+def manifest_schema() -> dict[str, Any]:
+    from cmax.manifest import Manifest
+
+    schema = Manifest.model_json_schema()
+    table = _manifest_table()
+    for name, prop in schema["properties"].items():
+        prop.setdefault("description", _MANIFEST_TOP.get(name, ""))
+    for model, tables in _MANIFEST_TABLES.items():
+        for key, prop in schema["$defs"].get(model, {}).get("properties", {}).items():
+            found = [f"{t} {table[(t, key)]}" if len(tables) > 1 else table[(t, key)]
+                     for t in tables if (t, key) in table]
+            if found and "description" not in prop:
+                prop["description"] = "; ".join(found)
+    return {"$schema": DIALECT, "title": "cmax.toml (the bundle manifest)", **schema}
+
+
+def _finding() -> dict[str, Any]:
+    return {"type": "object", "description": "one way the submission could mislead",
+            "required": ["rule", "severity", "file", "line", "message", "fix"],
+            "properties": {
+                "rule": {"type": "string", "description": "rule id (`cmax validate --rules`, "
+                         "`cmax docs rules`)"},
+                "severity": {"enum": ["error", "warning", "info"],
+                             "description": "an error makes the bundle fail validation"},
+                "file": {"type": ["string", "null"],
+                         "description": "the file in the bundle it concerns"},
+                "line": {"type": ["integer", "null"], "description": "the line in that file"},
+                "message": {"type": "string", "description": "what was found"},
+                "fix": {"type": "string", "description": "how to fix it"}}}
+
+
+def validate_schema() -> dict[str, Any]:
+    counts = {sev: {"type": "integer", "description": f"{sev} findings"}
+              for sev in ("error", "warning", "info")}
+    return {"$schema": DIALECT, "title": "cmax validate --format json", "type": "object",
+            "required": ["findings", "counts"],
+            "properties": {
+                "findings": {"type": "array", "items": _finding(),
+                             "description": "every finding, errors first"},
+                "counts": {"type": "object", "properties": counts, "required": list(counts),
+                           "description": "findings per severity"}}}
+
+
+_DRIFT = {
+    "cluster": "the cluster folder under the runs root",
+    "kind": "what changed: regression_vs_previous / _vs_best (beyond noise), tier_down, "
+            "tier_up (info), new_audit_fail, exemplar_expiring / _expired / _lapsed, "
+            "sla_breach, evidence_changed (a recorded run's bytes changed), audits_stopped",
+    "workload": "the workload, or `nccl <collective> <nodes>n`, it concerns (null for the run)",
+    "before": "the value before (a ratio, tier or date)", "after": "the value now",
+    "change_pct": "after vs before, %", "metric": "which number changed",
+    "run": "the run folder that shows it", "compared_with": "the run folder compared with",
+    "noise_pct": "the run-to-run noise the change exceeded, %",
+    "severity": "problem (counts towards exit 1) or info", "message": "one sentence for people",
+}
+_EXEMPLAR = {
+    "cluster": "the cluster folder", "status": "valid, expiring, expired, lapsed (a later run "
+    "failed the bar) or never", "passed_run": "the run that passed the suite",
+    "passed_on": "its date", "expires_on": "when the validation ends",
+    "days_left": "days until then (as of the audit's date)",
+    "ended_by": "the later run that failed the bar (lapsed)",
+}
+
+
+def _described(model: Any, descriptions: dict[str, str]) -> dict[str, Any]:
+    schema: dict[str, Any] = model.model_json_schema()
+    for key, prop in schema.get("properties", {}).items():
+        prop.setdefault("description", descriptions[key])
+    return schema
+
+
+def audit_schema() -> dict[str, Any]:
+    from cmax.history.drift import DriftItem, ExemplarStatus
+
+    def integer(text: str) -> dict[str, Any]:
+        return {"type": "integer", "description": text}
+
+    runs = {"found": integer("run folders under the root"),
+            "scored": integer("newly scored and recorded by this pass"),
+            "already_recorded": integer("found and already in the history"),
+            "unusable": integer("runs that could not be scored (listed under unusable)"),
+            "in_history": integer("runs the history holds"),
+            "clusters_in_history": integer("clusters the history holds")}
+    path_reason = {"type": "object", "properties": {
+        "path": {"type": "string", "description": "the file or folder"},
+        "error": {"type": "string", "description": "why, in one line"},
+        "reason": {"type": "string", "description": "why it was ignored"}}}
+    return {"$schema": DIALECT, "title": "cmax audit --format json", "type": "object",
+            "properties": {
+                "root": {"type": "string", "description": "the runs root"},
+                "history": {"type": "string", "description": "the history table's location"},
+                "history_version": {"type": ["integer", "null"],
+                                    "description": "the table version reported on"},
+                "time_travel": {"type": "boolean", "description": "an older version was "
+                                "read (--history-version / --history-as-of): nothing scored"},
+                "as_of": {"type": ["string", "null"], "format": "date",
+                          "description": "the day expiry and stale clusters are judged on"},
+                "runs": {"type": "object", "properties": runs, "description": "counts"},
+                "items": {"type": "array", "description": "drift to review, ordered",
+                          "items": _described(DriftItem, _DRIFT)},
+                "exemplar": {"type": "array", "description": "per cluster, its Exemplar "
+                             "validation", "items": _described(ExemplarStatus, _EXEMPLAR)},
+                "unusable": {"type": "array", "items": path_reason,
+                             "description": "runs that could not be scored (exit 2)"},
+                "ignored": {"type": "array", "items": path_reason,
+                            "description": "stray files beside the runs (not fatal)"},
+                "notes": {"type": "array", "items": {"type": "string"},
+                          "description": "one-off messages (e.g. a history migration)"},
+                "exit_code": {"type": "integer", "description": "0 nothing to review, 1 "
+                              "drift, 2 an unusable run, before --fail-on"},
+                "reports": {"type": "array", "items": {"type": "string"},
+                            "description": "trend report files written (-o)"}}}
+
+
+def schemas() -> dict[str, Any]:
+    from cmax.scorecard import PriceAdvice, Scorecard
+
+    return {"scorecard": Scorecard.model_json_schema(mode="serialization"),
+            "price": PriceAdvice.model_json_schema(mode="serialization"),
+            "manifest": manifest_schema(), "validate": validate_schema(),
+            "audit": audit_schema()}
+
+
+def undescribed(schema: dict[str, Any], path: str = "") -> Iterator[str]:
+    """Every property path (``a.b[]``) in ``schema`` without a description."""
+    for name, sub in schema.get("$defs", {}).items():
+        yield from undescribed({k: v for k, v in sub.items() if k != "$defs"},
+                               f"$defs.{name}")
+    for key, prop in schema.get("properties", {}).items():
+        where = f"{path}.{key}" if path else key
+        if not prop.get("description"):
+            yield where
+        yield from undescribed(prop, where)
+        if isinstance(prop.get("items"), dict):
+            yield from undescribed(prop["items"], where + "[]")

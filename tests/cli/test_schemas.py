@@ -1,0 +1,67 @@
+"""``cmax schema``: manifest, validate and audit schemas with every property described, and
+the documents the commands print conform to them."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import exits, main
+from cmax.cli.schemas import schemas, undescribed
+from tests.paths import SAMPLES
+
+
+@pytest.mark.parametrize("name", ["manifest", "validate", "audit"])
+def test_every_property_is_described(name: str) -> None:
+    assert list(undescribed(schemas()[name])) == []
+
+
+def test_manifest_descriptions_come_from_docs_manifest_md() -> None:
+    schema = schemas()["manifest"]
+    run = schema["$defs"]["RunSpec"]["properties"]
+    assert "one per training log" in run["workload"]["description"]
+    assert "[[nccl]]" in schema["$defs"]["PathSpec"]["properties"]["path"]["description"]
+
+
+def test_undescribed_finds_a_missing_description() -> None:
+    schema = {"properties": {"a": {"type": "object", "description": "x",
+                                   "properties": {"b": {"type": "string"}}}}}
+    assert list(undescribed(schema)) == ["a.b"]
+
+
+def _conforms(document: object, schema: dict[str, object]) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(document, schema)
+
+
+def test_sample_manifests_and_validate_output_conform(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    schema = schemas()
+    for sample in sorted(SAMPLES.iterdir()):
+        manifest = tomllib.loads((sample / "cmax.toml").read_text())
+        _conforms(json.loads(json.dumps(manifest, default=str)), schema["manifest"])
+    assert main(["validate", str(SAMPLES / "cinder-gpu"), "--format", "json"]) == 1
+    _conforms(json.loads(capsys.readouterr().out), schema["validate"])
+
+
+def test_audit_output_conforms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    from cmax.history import audit as audit_mod
+    from tests.cli.test_audit_cmd import wl
+    from tests.history.test_history_support import fake_assess, write_run
+
+    root = tmp_path / "runs"
+    write_run(root, "east", "20251001-000000", workloads=wl(1.0), exemplar_pass=True)
+    write_run(root, "east", "20251101-000000", workloads=wl(0.9), exemplar_pass=False)
+    monkeypatch.setattr(audit_mod, "_default_assess", fake_assess)
+    assert main(["audit", str(root), "--format", "json"]) == exits.FINDINGS
+    _conforms(json.loads(capsys.readouterr().out), schemas()["audit"])
+
+
+@pytest.mark.parametrize("name", ["manifest", "validate", "audit"])
+def test_cli_prints_each(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema", "--model", name, "--format", "json"]) == exits.OK
+    assert json.loads(capsys.readouterr().out)["title"]
