@@ -142,6 +142,35 @@ MLPERF_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+INFERENCE_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),  # inference[i] (#k for the k-th result of an --append-result file)
+    "tool": pl.String(),  # the format id that wrote it (vllm-bench-serve, trtllm-bench)
+    "model": pl.String(),  # as the result file names it
+    "precision": pl.String(),  # as the result file names it, when it does
+    "gpu_name": pl.String(),  # as the result file names it, when it does (trtllm-bench)
+    "gpus": pl.Int64(),  # GPUs the result file says served it, when it does
+    "concurrency": pl.Float64(),  # max concurrency (null: unbounded, offline)
+    "request_rate": pl.Float64(),  # requests/s the client offered (null: as fast as possible)
+    "duration_s": pl.Float64(),
+    "completed": pl.Int64(),
+    "failed": pl.Int64(),
+    "input_tokens": pl.Int64(),
+    "output_tokens": pl.Int64(),
+    "output_tok_s": pl.Float64(),  # whole-system output tokens/s, as the tool computed it
+    "total_tok_s": pl.Float64(),
+    "output_tok_s_per_gpu_reported": pl.Float64(),  # the tool's own per-GPU figure
+    "ttft_p99_ms": pl.Float64(),
+    "tpot_p99_ms": pl.Float64(),
+    "tpot_mean_ms": pl.Float64(),
+    "temperature": pl.Float64(),  # sampling temperature the client fixed (null: server default)
+    "source_file": pl.String(),
+    "line": pl.Int64(),  # line of the result object in the file (1 for a single document)
+}
+"""Serving benchmark results: one row per result (a vLLM ``--append-result`` file holds
+several). What a tool does not record (vLLM: no GPU type or count) comes from the manifest's
+``[[inference]]`` entry and is marked declared by the case."""
+
+
 @dataclass(frozen=True)
 class Table:
     """One canonical evidence table, declared once: its schema, the manifest key that names
@@ -192,6 +221,9 @@ TABLES: tuple[Table, ...] = (
           folder=True, many=True),
     Table("audit_checks", AUDIT_SCHEMA, "audit", "path", ("audit",),
           "a ClusterMAX audit.values.json", "completeness.empty-evidence"),
+    Table("inference", INFERENCE_SCHEMA, "inference", "result", ("inference",),
+          "a serving benchmark result (vllm bench serve --save-result JSON, trtllm-bench "
+          "--report_json)", "completeness.empty-evidence", many=True),
     Table("incidents", INCIDENTS_SCHEMA, "reliability", "incidents", ("incidents",),
           "an incident log", "completeness.empty-incident-log"),
 )
@@ -243,6 +275,7 @@ class Evidence:
     audit_checks: pl.DataFrame = field(default_factory=lambda: empty(AUDIT_SCHEMA))
     mlperf: pl.DataFrame = field(default_factory=lambda: empty(MLPERF_SCHEMA))
     node_health: pl.DataFrame = field(default_factory=lambda: empty(NODE_HEALTH_SCHEMA))
+    inference: pl.DataFrame = field(default_factory=lambda: empty(INFERENCE_SCHEMA))
     audit_cluster: str | None = None
     # MLPerf benchmark folders as cmax.ingest.mlperf parsed and scored them (events, runs,
     # system JSON, scaling factor, official score): validate and score read these, never the files

@@ -150,6 +150,22 @@ class MlperfSpec(PathSpec):
         "when no v<round> folder in the path says it: picks the RCPs and NVIDIA's reference")
 
 
+class InferenceSpec(_Strict):
+    """A serving benchmark result and what it was run on (what the file does not say)."""
+
+    result: RelPath
+    model: Label = Field(description="model id, e.g. llama3.3-70b, gpt-oss-120b")
+    precision: Label = Field(description="weights precision served: fp8, nvfp4, bf16")
+    gpus: int = Field(gt=0, le=1_000_000, description="GPUs serving the benchmark")
+    input_len: int = Field(gt=0, le=10_000_000, description="input (prompt) tokens per request")
+    output_len: int = Field(gt=0, le=10_000_000, description="output tokens per request")
+    framework: Label | None = None
+    version: Label | None = None
+    concurrency: int | None = Field(default=None, gt=0, le=10_000_000)
+    ttft_p99_ms: float | None = Field(default=None, gt=0, description="TTFT p99 SLO")
+    tpot_p99_ms: float | None = Field(default=None, gt=0, description="TPOT p99 SLO")
+
+
 class Reliability(_Strict):
     incidents: RelPath
     period_start: EraDate
@@ -215,6 +231,7 @@ class Manifest(_Strict):
     runs: list[RunSpec] = Field(default_factory=list)
     nccl: list[PathSpec] = Field(default_factory=list)
     mlperf: list[MlperfSpec] = Field(default_factory=list)
+    inference: list[InferenceSpec] = Field(default_factory=list)
     audit: PathSpec | None = None
     reliability: Reliability | None = None
     sla: Sla | None = None

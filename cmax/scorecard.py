@@ -478,6 +478,40 @@ class ClaimEntry(_Model):
     note: str = ""
 
 
+class InferenceResult(_Model):
+    """One ``[[inference]]`` entry: its per-GPU output throughput against the public reference
+    at the same model, GPU, precision and input/output length (cmax/score/inference.py)."""
+
+    entry: str = Field(description="manifest entry, e.g. inference[0]")
+    tool: str = Field(description="format id of the result file")
+    source_file: str
+    model: str
+    precision: str
+    gpu: str
+    gpus: int = Field(description="GPUs serving, the manifest's")
+    gpus_basis: Literal["corroborated", "declared", "contradicted"] = Field(
+        description="whether the result file itself states the GPU count")
+    input_len: int
+    output_len: int
+    results: int = Field(description="result objects in the file (a sweep has several)")
+    offline: bool = Field(description="the rated result ran with no rate or concurrency cap, "
+                          "as the reference's offline maximum-throughput runs did")
+    output_tok_s: float | None = Field(default=None, description="system output tokens/s")
+    output_tok_s_per_gpu: float | None = None
+    reference_tok_s_per_gpu: float | None = None
+    reference_source: str | None = None
+    reference_setup: str | None = Field(default=None, description="parallel layout, software "
+                                        "and scenario of the reference row")
+    ratio: float | None = Field(default=None, description="provider per GPU / reference")
+    verdict: Literal["pass", "fail", "unverified", "not_comparable", "no_reference",
+                     "invalid"] = "no_reference"
+    usd_per_million_output_tokens: float | None = Field(
+        default=None, description="quoted $/GPU-hour over the measured per-GPU output rate")
+    usd_per_million_output_tokens_at_reference: float | None = None
+    slo: list[str] = Field(default_factory=list, description="latency SLO checks, as sentences")
+    notes: list[str] = Field(default_factory=list)
+
+
 class Scorecard(_Model):
     """The rating of one bundle."""
 
@@ -508,6 +542,7 @@ class Scorecard(_Model):
         default_factory=list, description="pairwise/split runs behind suspect_nodes")
     suspect_nodes: list[SuspectNode] = Field(default_factory=list)
     mlperf: list[MlperfResult] = Field(default_factory=list)
+    inference: list[InferenceResult] = Field(default_factory=list)
     reliability: ReliabilityResult | None = None
     sla: SlaResult | None = None
     audit: AuditSummary | None = None

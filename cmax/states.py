@@ -78,7 +78,7 @@ GATE_STATES: dict[str, State] = {
 VERDICT_STATES: dict[str, State] = {
     "pass": State.PASSED, "fail": State.FAILED, "inconclusive": State.INCONCLUSIVE,
     "not_comparable": State.NOT_EVALUATED, "no_reference": State.NOT_EVALUATED,
-    "unverified": State.NOT_VERIFIED,
+    "unverified": State.NOT_VERIFIED, "invalid": State.NOT_VERIFIED,
 }
 """A run's, sweep's or MLPerf result's ``verdict`` → its state (a run that could not be
 compared, or has no reference, was not evaluated against the bar)."""

@@ -20,6 +20,8 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import NotInCatalogue
+from cmax.reference.inference import INFERENCE_COLUMNS
+from tests.paths import REFERENCE
 
 PER_SAMPLE = {"llama3.1-405b": 2.17e16, "grok1-314b": 4.27e15}
 PEAKS = {"h100-sxm": {"bf16": 989.0, "fp8": 1979.0}}
@@ -162,6 +164,15 @@ class FakeReference:
 
     def reliability_baseline(self) -> dict[str, Any]:
         return dict(LLAMA3)
+
+    @property
+    def inference(self) -> pl.DataFrame:
+        """The shipped serving references (their model names; matching is the real one's)."""
+        return pl.read_csv(REFERENCE / "inference.csv", schema=INFERENCE_COLUMNS)
+
+    def match_inference(self, model: str, gpu: str, precision: str, input_len: int,
+                        output_len: int) -> dict[str, Any] | None:
+        return None
 
     def mlperf_reference(self) -> Any:
         return self.mlperf_table

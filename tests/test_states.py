@@ -8,13 +8,14 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from cmax.cli.score_cmd import scorecard_text
 from cmax.render import render_reports
-from cmax.scorecard import CategoryScore, Gate, Scorecard
-from cmax.states import GATE_STATES, VERDICT_STATES, State, verdict_label
+from cmax.scorecard import CategoryScore, Gate, Scorecard, Verdict
+from cmax.states import GATE_STATES, State, verdict_label
 from tests.score.scorecard_factory import make_scorecard
 
 
@@ -25,7 +26,7 @@ def every_state_card() -> Scorecard:
     base = card.workloads[0]
     runs = [base.model_copy(update={"verdict": v, "validation_errors":
                                     ["consistency.x"] if v == "unverified" else []})
-            for v in VERDICT_STATES]
+            for v in get_args(Verdict)]
     gates = [Gate(name=f"gate {status}", passed=status == "passed", status=status,
                   cap="Silver", reason=f"reason {status}",
                   not_evaluated_cap="Gold" if status == "not_evaluated" else None)

@@ -61,35 +61,6 @@ def render_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_compare(result: dict[str, Any]) -> str:
-    """The offers cheapest first, then what each other offer needs to match the cheapest."""
-    r = result
-    lines = [f"{r['workload']} ({r['precision']}): $ per million training tokens, "
-             f"interruptions priced in (quote ÷ (tokens/s/GPU × 3,600) × 10^6 ÷ goodput)",
-             f"  {'offer':<16} {'GPU':<10} {'$/GPU-h':>8} {'MFU':>7} {'tok/s/GPU':>10} "
-             f"{'goodput':>8} {'$/M tok':>9} {'J/token':>8}"]
-    for o in r["offers"]:
-        shown = o["mfu_under_convention"] if o["mfu_under_convention"] is not None else o["mfu"]
-        mfu = _fmt(shown and shown * 100, "{:.1f}", "%")
-        lines.append(
-            f"  {o['name'][:16]:<16} {o['gpu'][:10]:<10} {o['usd_per_gpu_hour']:>8.4g} "
-            f"{mfu:>7} {o['tokens_per_s_per_gpu']:>10,.1f} {o['goodput']:>8.4f} "
-            f"{o['usd_per_million_tokens']:>9.4f} {_fmt(o['joules_per_token'], '{:.3f}'):>8}")
-    best = r["offers"][0]
-    lines.append(f"cheapest per token: {best['name']} ({best['gpu']})")
-    for o in r["offers"][1:]:
-        lines.append(
-            f"  {best['name']} must train {o['cheapest_speedup_needed']:.3f}x as fast per GPU "
-            f"as {o['name']} to beat it at their quotes (${best['usd_per_gpu_hour']:g} ÷ "
-            f"{best['goodput']:.4g} vs ${o['usd_per_gpu_hour']:g} ÷ {o['goodput']:.4g}); it "
-            f"trains {o['cheapest_speedup']:.3f}x. {o['name']} breaks even at "
-            f"${o['breakeven_usd_per_gpu_hour']:.4f}/GPU-hour (quoted "
-            f"${o['usd_per_gpu_hour']:g})")
-    lines.append(f"MFU under the {r['flops_convention']} FLOPs count; reference release "
-                 f"{r['reference_release']}")
-    return "\n".join(lines)
-
-
 @click.command("calc")
 @click.option("--model", default=None, help="Model or workload id (e.g. llama3.1-70b).")
 @click.option("--gpu", default=None, help="GPU id (e.g. h100-sxm).")
@@ -111,10 +82,6 @@ def render_compare(result: dict[str, Any]) -> str:
               help="The FLOPs count the --mfu figure was measured in (e.g. nvidia-llama for "
                    "NVIDIA's per-sample constants; see docs/reference.md). Default: cmax's "
                    "architecture-true count.")
-@click.option("--offer", "offers", multiple=True, metavar="SPEC",
-              help="Compare offers on --model: gpu=ID,price=USD,mfu=PCT or tps=N[,goodput=F]"
-                   "[,precision=P][,name=N][,watts=W]; repeat for each offer (two or more). "
-                   "Prints $ per million tokens and the break-even speed-up and price.")
 @click.option("--reference", "release", default="latest", show_default=True,
               envvar="CMAX_REFERENCE", show_envvar=True,
               help="Reference release id.")
@@ -125,27 +92,10 @@ def command(ctx: click.Context, model: str | None, gpu: str | None, precision: s
             tokens_per_s_per_gpu: float | None, step_time_s: float | None, gbs: int | None,
             seq_len: int | None, num_gpus: int | None, usd_per_gpu_hour: float | None,
             watts_per_gpu: float | None, tokens_text: str | None,
-            flops_convention: str | None, offers: tuple[str, ...], release: str,
-            fmt: str) -> None:
-    """What-if: MFU <-> step time <-> tokens/s, $ per million tokens, J/token, budget cost;
-    with --offer, which of several offers trains the model cheapest."""
+            flops_convention: str | None, release: str, fmt: str) -> None:
+    """What-if: MFU <-> step time <-> tokens/s, $ per million tokens, J/token, budget cost."""
     from cmax.reference import load_reference
-    from cmax.reference.calc import compare_offers, parse_mfu, parse_offer, parse_quantity, what_if
-
-    if offers:
-        if model is None or precision is None:
-            raise UsageError("cmax calc --offer needs --model and --precision",
-                             fix="e.g. cmax calc --model llama3.1-405b --precision bf16 "
-                                 "--offer gpu=h100-sxm,price=1.42,mfu=54% "
-                                 "--offer gpu=gb200,price=2.27,tps=450")
-        specs = [parse_offer(o) for o in offers]
-        compared = compare_offers(load_reference(release), model=model, precision=precision,
-                                  offers=specs, flops_convention=flops_convention)
-        if fmt == "json":
-            emit_json(compared)
-        else:
-            click.echo(render_compare(compared))
-        ctx.exit(0)
+    from cmax.reference.calc import parse_mfu, parse_quantity, what_if
 
     missing = [n for n, v in (("--model", model), ("--gpu", gpu), ("--precision", precision))
                if v is None]

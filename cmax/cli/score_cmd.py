@@ -63,6 +63,19 @@ def scorecard_text(card: Scorecard) -> list[str]:
             lines.append(f"  {m.benchmark:<22} {_num(m.score_min, '.2f'):>8} min vs "
                          f"{_num(m.reference_min, '.2f'):>8}  ratio {_num(m.ratio)}  "
                          f"{verdict_label(m.verdict)}")
+    if card.inference:
+        lines += ["", "Serving throughput vs reference (output tok/s per GPU, same model, GPU, "
+                      "precision, lengths)"]
+        for inf in card.inference:
+            ref = (f"{inf.reference_tok_s_per_gpu:,.0f}"
+                   if inf.reference_tok_s_per_gpu is not None else "-")
+            per_gpu = (f"{inf.output_tok_s_per_gpu:,.0f}"
+                       if inf.output_tok_s_per_gpu is not None else "-")
+            cost = (f"  ${inf.usd_per_million_output_tokens:.3f}/M out"
+                    if inf.usd_per_million_output_tokens is not None else "")
+            lines.append(f"  {inf.model[:22]:<22} {inf.precision[:6]:<6} {inf.input_len}/"
+                         f"{inf.output_len} x{inf.gpus} ({inf.gpus_basis}) {per_gpu:>7} vs "
+                         f"{ref:>7}  ratio {_num(inf.ratio)}  {verdict_label(inf.verdict)}{cost}")
     rel = card.reliability
     if rel is not None:
         mtbf = f"{rel.mtbf_gpu_hours:,.0f} GPU-h" if rel.mtbf_gpu_hours else "no interruptions"

@@ -28,6 +28,7 @@ from cmax.errors import CmaxError, EvidenceFormatError
 from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
+    INFERENCE_SCHEMA,
     MLPERF_SCHEMA,
     NCCL_SCHEMA,
     NODE_HEALTH_SCHEMA,
@@ -44,6 +45,7 @@ from cmax.ingest.formats import (
     AuditFormat,
     Format,
     IncidentFormat,
+    InferenceFormat,
     Probe,
     RunFormat,
     RunRequest,
@@ -157,6 +159,18 @@ def ingest(bundle: Bundle) -> Evidence:
     for mlperf_set in evidence.mlperf_sets:
         mlperf_set.declared_accelerator = manifest.system.gpu
     evidence.mlperf = _concat(mlperf_frames, MLPERF_SCHEMA)
+
+    inference_frames = []
+    for i, served_spec in enumerate(manifest.inference):
+        key = table_named("inference").key(i)
+        with reader.key(key):
+            path = reader.bundle.resolve(served_spec.result, field=key)
+            served: InferenceFormat[Any]
+            served, parsed, rel = reader.read(path, InferenceFormat,
+                                              table_named("inference").what)
+            inference_frames.append(served.frame(parsed, run_id=f"inference[{i}]",
+                                                 source_file=rel))
+    evidence.inference = _concat(inference_frames, INFERENCE_SCHEMA)
 
     if manifest.audit is not None:
         with reader.key("audit.path"):

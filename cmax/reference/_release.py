@@ -34,6 +34,7 @@ from cmax.reference.flops import (
     cmax_flops_per_token,
     source_flops_per_token,
 )
+from cmax.reference.inference import load_inference, model_names
 from cmax.reference.mlperf import MlperfReference, load_mlperf_reference
 from cmax.reference.network import find_network_baseline, load_network, resolve_interconnect
 from cmax.reference.reliability import load_reliability
@@ -56,6 +57,8 @@ class Reference:
     network: list[dict[str, Any]]
     reliability: dict[str, Any]
     economics: dict[str, Any]
+    #: public per-GPU serving references (cmax.reference.inference)
+    inference: pl.DataFrame = field(default_factory=pl.DataFrame)
     _gpu_aliases: dict[str, str] = field(default_factory=dict, repr=False)
     _model_aliases: dict[str, str] = field(default_factory=dict, repr=False)
     _rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -227,6 +230,19 @@ class Reference:
 
     # --- other baselines -----------------------------------------------------------------
 
+    def match_inference(self, model: str, gpu: str, precision: str, input_len: int,
+                        output_len: int) -> dict[str, Any] | None:
+        """The serving reference row at this model (id or alias), GPU, precision and exact
+        input/output length, or None; an unknown GPU or precision is NotInCatalogue."""
+        gpu_id, prec = self.gpu(gpu).id, canonical_precision(precision)
+        wanted = model.strip().lower()
+        for row in self.inference.iter_rows(named=True):
+            if (row["gpu"] == gpu_id and row["precision"] == prec
+                    and row["input_len"] == input_len and row["output_len"] == output_len
+                    and wanted in model_names(row)):
+                return dict(row)
+        return None
+
     def interconnect(self, value: str) -> str:
         """The fabric id of an interconnect id or alias (unknown: ReferenceDataError)."""
         return resolve_interconnect(self.network, value)
@@ -322,6 +338,7 @@ def _load_cached(directory_text: str) -> Reference:
         reliability=load_reliability(directory / "reliability.toml",
                                      directory / "llama3_interruptions.csv"),
         economics=load_economics(directory / "economics.toml"),
+        inference=load_inference(directory / "inference.csv", set(gpus)),
     )
 
 

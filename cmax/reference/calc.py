@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from cmax.errors import ReferenceDataError, UsageError
-from cmax.price.tokens import breakeven_price, breakeven_speedup, usd_per_million_tokens
+from cmax.price.tokens import usd_per_million_tokens
 from cmax.reference import Reference, canonical_precision
 from cmax.reference.flops import CONVENTIONS
 from cmax.throughput import mfu as mfu_of
@@ -250,100 +250,3 @@ def what_if(
         "household_kwh_per_year": household_kwh,
         "reference_release": ref.release,
     }
-
-
-_OFFER_KEYS = {"name", "gpu", "price", "mfu", "tps", "goodput", "precision", "watts"}
-
-
-def parse_offer(text: str) -> dict[str, str]:
-    """One ``--offer``: comma-separated ``key=value`` (gpu, price, mfu or tps, goodput, and
-    optionally name, precision, watts)."""
-    out: dict[str, str] = {}
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        key, sep, value = part.partition("=")
-        key = key.strip().lower()
-        if not sep or key not in _OFFER_KEYS or not value.strip():
-            raise UsageError(
-                f"cannot read {part!r} in offer {text!r}", field="--offer",
-                expected=f"key=value with a key among {', '.join(sorted(_OFFER_KEYS))}",
-                fix="e.g. --offer gpu=h100-sxm,price=1.42,mfu=54%,goodput=0.99")
-        if key in out:
-            raise UsageError(f"{key} given twice in offer {text!r}", field="--offer")
-        out[key] = value.strip()
-    for need in ("gpu", "price"):
-        if need not in out:
-            raise UsageError(f"offer {text!r} has no {need}=", field="--offer",
-                             fix="e.g. --offer gpu=h100-sxm,price=1.42,mfu=54%")
-    return out
-
-
-def _goodput(text: str | None) -> float:
-    if text is None:
-        return 1.0
-    raw = text.strip()
-    value = parse_quantity(raw.rstrip("%"), name="--offer goodput")
-    value = value / 100.0 if raw.endswith("%") else value
-    if value > 1.0:
-        raise UsageError(f"goodput {raw} is above 1 (100%)", field="--offer",
-                         expected="the share of paid time that trains, e.g. 0.97 or 97%")
-    return value
-
-
-def compare_offers(ref: Reference, *, model: str, precision: str, offers: list[dict[str, str]],
-                   flops_convention: str | None = None) -> dict[str, Any]:
-    """Each offer's tokens/s/GPU, MFU and $ per million tokens (goodput priced in), cheapest
-    first, and against every other offer the speed-up per GPU the cheapest needs to beat it at
-    their
-    quotes, the speed-up it has, and the price at which it would break even.
-
-    ``mfu`` is under cmax's FLOPs count, ``mfu_under_convention`` under ``flops_convention``'s
-    (the one an input MFU was read in)."""
-    if len(offers) < 2:
-        raise UsageError("comparing needs two or more --offer", field="--offer",
-                         fix="repeat --offer, one per offer")
-    rows: list[dict[str, Any]] = []
-    for i, spec in enumerate(offers, start=1):
-        if ("mfu" in spec) == ("tps" in spec):
-            raise UsageError(f"offer {i} ({spec.get('name', spec['gpu'])}) needs exactly one "
-                             "of mfu= and tps=", field="--offer",
-                             fix="give the MFU (e.g. mfu=54%) or tokens/s per GPU (tps=201.5)")
-        price = parse_quantity(spec["price"], name="--offer price")
-        goodput = _goodput(spec.get("goodput"))
-        tps_text = spec.get("tps")
-        result = what_if(
-            ref, model=model, gpu=spec["gpu"], precision=spec.get("precision", precision),
-            mfu=parse_mfu(spec["mfu"]) if "mfu" in spec else None,
-            tokens_per_s_per_gpu=(parse_quantity(tps_text, name="--offer tps")
-                                  if tps_text is not None else None),
-            usd_per_gpu_hour=price,
-            watts_per_gpu=(parse_quantity(spec["watts"], name="--offer watts")
-                           if "watts" in spec else None),
-            flops_convention=flops_convention)
-        tps = float(result["tokens_per_s_per_gpu"])
-        watts = result["watts_per_gpu"]
-        rows.append({
-            "name": spec.get("name", f"offer {i}"), "gpu": result["gpu"],
-            "precision": result["precision"], "usd_per_gpu_hour": price, "goodput": goodput,
-            "mfu": result["mfu"], "mfu_under_convention": result["mfu_under_convention"],
-            "tokens_per_s_per_gpu": tps,
-            "usd_per_million_tokens": usd_per_million_tokens(price, tps, goodput),
-            "joules_per_token": watts / tps if watts else None,
-            "watts_source": result["watts_source"],
-        })
-    rows.sort(key=lambda r: r["usd_per_million_tokens"])
-    best = rows[0]
-    for r in rows:
-        # in the seed's terms: how much faster per GPU the cheapest must be than this offer
-        # to beat it at their quotes, and how much faster it is
-        r["cheapest_speedup_needed"] = breakeven_speedup(
-            best["usd_per_gpu_hour"], r["usd_per_gpu_hour"], best["goodput"], r["goodput"])
-        r["cheapest_speedup"] = best["tokens_per_s_per_gpu"] / r["tokens_per_s_per_gpu"]
-        r["breakeven_usd_per_gpu_hour"] = breakeven_price(
-            best["usd_per_gpu_hour"], r["tokens_per_s_per_gpu"], best["tokens_per_s_per_gpu"],
-            r["goodput"], best["goodput"])
-    workload, _, _ = ref.resolve_workload(model)
-    return {"workload": workload, "precision": canonical_precision(precision),
-            "flops_convention": flops_convention or "cmax", "cheapest": best["name"],
-            "offers": rows, "reference_release": ref.release}

@@ -70,6 +70,9 @@ class ReferenceData(Protocol):
 
     def mlperf_reference(self) -> MlperfReference | None: ...
 
+    def match_inference(self, model: str, gpu: str, precision: str, input_len: int,
+                        output_len: int, /) -> Mapping[str, Any] | None: ...
+
 
 def optional_lookup(call: Callable[[], T]) -> T | None:
     """A reference look-up whose absence only drops a derived figure (MFU, J/token)."""
@@ -209,6 +212,18 @@ class RefView:
         found = optional_lookup(lambda: self.reference.match_baseline(
             workload, gpu, precision, num_gpus, gbs=gbs, seq_len=seq_len))
         return dict(found) if isinstance(found, Mapping) else None
+
+    def match_inference(self, model: str, gpu: str, precision: str, input_len: int,
+                        output_len: int) -> dict[str, Any] | None:
+        """The serving reference row at exactly this setup, or None (unknown ids included)."""
+        found = optional_lookup(lambda: self.reference.match_inference(
+            model, gpu, precision, input_len, output_len))
+        return dict(found) if isinstance(found, Mapping) else None
+
+    def reference_inference(self) -> list[dict[str, Any]]:
+        """The serving reference rows (empty when the release has none)."""
+        table = getattr(self.reference, "inference", None)
+        return table.to_dicts() if isinstance(table, pl.DataFrame) else []
 
     def baselines_for(self, workload: str, gpu: str | None = None,
                       precision: str | None = None) -> pl.DataFrame:

@@ -15,6 +15,8 @@ import cmax
 from cmax.case import resolve
 from cmax.evidence import Evidence
 from cmax.findings import Finding, count_findings, sort_findings
+from cmax.reference.view import RefView
+from cmax.score.inference import inference_results
 from cmax.score.mlperf import mlperf_results
 from cmax.score.network import network_results
 from cmax.score.nodes import network_pairs, suspect_nodes
@@ -91,6 +93,9 @@ def score(
     network = network_results(evidence, reference, rubric)
     pairs = network_pairs(evidence)
     mlperf = mlperf_results(evidence, reference, rubric, findings)
+    inference = inference_results(
+        evidence, findings, RefView(reference), rubric.performance.bar,
+        manifest.pricing.usd_per_gpu_hour if manifest.pricing else None)
     reliability = reliability_result(evidence, reference)
     sla = sla_result(evidence)
     audit = audit_summary(evidence)
@@ -142,7 +147,8 @@ def score(
         tier_thresholds=rubric.tiers.as_data(),
         exemplar_pass=exemplar_pass, exemplar_bar=rubric.performance.bar,
         workloads=workloads, network=network, network_pairs=pairs,
-        suspect_nodes=suspect_nodes(evidence, pairs), mlperf=mlperf, reliability=reliability,
+        suspect_nodes=suspect_nodes(evidence, pairs), mlperf=mlperf, inference=inference,
+        reliability=reliability,
         sla=sla, audit=audit, categories=categories, gates=gates, findings=ordered,
         finding_counts=count_findings(ordered),
         evidence_files=[EvidenceFileRef(path=f.path, kind=f.kind, sha256=f.sha256,

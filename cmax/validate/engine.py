@@ -15,6 +15,7 @@ from cmax.validate import (
     consistency,
     exemplar,
     identity,
+    inference_rules,
     mlperf_rules,
     network_rules,
     reliability_rules,
@@ -39,6 +40,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     reliability_rules.check,
     identity.check,
     exemplar.check,
+    inference_rules.check,
 )
 
 

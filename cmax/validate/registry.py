@@ -33,6 +33,7 @@ FAMILIES: dict[str, str] = {
     "reliability": "Incident log and fleet",
     "identity": "Claims checked against the evidence",
     "exemplar": "NVIDIA Exemplar package",
+    "inference": "Serving benchmarks",
 }
 
 

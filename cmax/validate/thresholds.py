@@ -93,3 +93,20 @@ INCIDENT_MIN_EXPECTED = 3.0
 # 64-node system (3 %) is another system. cmax's modelling choice: ClusterMAX
 # publishes no sampling rule.
 AUDIT_MIN_NODE_SHARE = 0.25
+
+# --- serving benchmarks (cmax/validate/inference_rules.py) ------------------------------------
+# vLLM computes output_throughput as total_output_tokens / duration and writes both at full
+# precision, trtllm-bench likewise from its totals: 1% leaves room for rounding in a result
+# someone re-typed, not for a throughput the file's own totals do not give.
+INFERENCE_ARITHMETIC_TOLERANCE = 0.01
+# Share of requests that may fail before a result stops counting. AIPerf's AgentX scenario
+# invalidates a run above 1% context overflows and InferenceX gates uploads on an error rate
+# (research field-2026-11.md §3.1-3.2); cmax applies 1% to every failed request.
+INFERENCE_FAILED_SHARE = 0.01
+# Mean tokens per request against the manifest's input/output lengths: synthetic datasets
+# (vLLM random, trtllm prepare_dataset with stdev 0) hit them exactly, so 5% means another
+# workload was run.
+INFERENCE_LENGTH_TOLERANCE = 0.05
+# Each of C concurrent users receives at most 1000 / TPOT tokens/s, so a system cannot emit more
+# than C x 1000 / mean TPOT output tokens/s; 10% covers the first tokens TPOT leaves out.
+INFERENCE_PER_USER_SLACK = 0.10

@@ -303,6 +303,25 @@ def _same_log(ev: Evidence) -> None:
                 for f in ev.files]
 
 
+def _serving(spec: dict[str, Any] | None = None, **row: Any) -> Callable[[Evidence], None]:
+    """An [[inference]] entry and its result row (a trtllm-bench report of Llama 3.3 70B FP8
+    on 2 GPUs, 3,000 requests of 1000/1000 tokens at 4,290 output tok/s) with edits."""
+    from cmax.evidence import INFERENCE_SCHEMA, conform
+    from cmax.manifest import InferenceSpec
+
+    def fn(ev: Evidence) -> None:
+        entry = {"result": "serve.json", "model": "llama3.3-70b", "precision": "fp8",
+                 "gpus": 2, "input_len": 1000, "output_len": 1000, **(spec or {})}
+        ev.manifest = ev.manifest.model_copy(update={"inference": [InferenceSpec(**entry)]})
+        base = {"run_id": "inference[0]", "tool": "trtllm-bench",
+                "model": "nvidia/Llama-3.3-70B-Instruct-FP8", "gpu_name": "NVIDIA H100 80GB HBM3",
+                "gpus": 2, "duration_s": 3_000_000 / 4290, "completed": 3000, "failed": 0,
+                "input_tokens": 3_000_000, "output_tokens": 3_000_000, "output_tok_s": 4290.0,
+                "temperature": 0.0, "source_file": "serve.json", "line": 1, **row}
+        ev.inference = conform(pl.DataFrame([base]), INFERENCE_SCHEMA)
+    return fn
+
+
 TRIPS: dict[str, Case] = {
     # schema
     "schema.table-columns": after(lambda ev: setattr(ev, "steps", ev.steps.drop("loss"))),
@@ -466,6 +485,17 @@ TRIPS: dict[str, Case] = {
     "identity.model": after(_facts(_log(0), Fact("experiment", "pretrain_grok1-314b_fp8_512",
                                                  line=1))),
     "identity.shared-evidence": after(_same_log),
+    # serving benchmarks
+    "inference.throughput-arithmetic": after(_serving(output_tok_s=5200.0)),
+    "inference.failed-requests": after(_serving(failed=120)),
+    "inference.per-user-beyond-total": after(_serving(concurrency=64.0, tpot_mean_ms=40.0)),
+    "inference.lengths-mismatch": after(_serving(output_tokens=1_500_000,
+                                                 duration_s=1_500_000 / 4290)),
+    "inference.gpu-count-contradicted": after(_serving(gpus=4)),
+    "inference.gpu-contradicted": after(_serving(gpu_name="NVIDIA H200")),
+    "inference.model-contradicted": after(_serving(model="openai/gpt-oss-120b")),
+    "inference.temperature-not-fixed": after(_serving(tool="vllm-bench-serve", gpus=None,
+                                                      gpu_name=None, temperature=None)),
     "exemplar.suite-incomplete": after(_package()),
     "exemplar.off-scale": after(_package(scale=256)),
     "exemplar.recipe-release-mixed": after(_package(release="26.06")),

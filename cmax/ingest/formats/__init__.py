@@ -60,6 +60,7 @@ __all__ = [
     "AuditFormat",
     "Format",
     "IncidentFormat",
+    "InferenceFormat",
     "Marker",
     "NcclFormat",
     "NodeHealthFormat",
@@ -77,7 +78,8 @@ __all__ = [
     "unknown",
 ]
 
-Role = Literal["run", "nccl", "node-health", "mlperf", "mlperf-system", "audit", "incidents"]
+Role = Literal["run", "nccl", "node-health", "mlperf", "mlperf-system", "audit", "incidents",
+               "inference"]
 P = TypeVar("P")
 
 HEAD_BYTES = 1 << 16
@@ -334,12 +336,23 @@ class AuditFormat(Format[P]):
         """Rows in :data:`cmax.evidence.AUDIT_SCHEMA` and the audited cluster's name."""
 
 
+class InferenceFormat(Format[P]):
+    """A serving benchmark's result file: rows of the ``inference`` table."""
+
+    role: Role = "inference"
+
+    @abstractmethod
+    def frame(self, parsed: P, *, run_id: str, source_file: str) -> pl.DataFrame:
+        """Rows in :data:`cmax.evidence.INFERENCE_SCHEMA` (missing columns may be left out)."""
+
+
 _REGISTRY: dict[str, Format[Any]] = {}
 # the base class whose method ingest calls for each role that fills a table that way; mlperf
 # result trees are read by cmax.ingest.mlperf, so their roles have none
 _ROLE_BASES: dict[str, type[Format[Any]]] = {
     base.role: base
-    for base in (RunFormat, NcclFormat, NodeHealthFormat, IncidentFormat, AuditFormat)}
+    for base in (RunFormat, NcclFormat, NodeHealthFormat, IncidentFormat, AuditFormat,
+                 InferenceFormat)}
 _ROLES = frozenset(Role.__args__)  # type: ignore[attr-defined]
 
 

@@ -1,0 +1,60 @@
+"""Public per-GPU serving references: output tokens/s per GPU by model, GPU, precision and
+input/output length (``reference/inference.csv``).
+
+Each row is one published measurement with its source (repository, path and commit), the
+parallel layout and software it was measured with and its scenario. The first rows come from
+TensorRT-LLM's perf overview: offline maximum-throughput runs of ``trtllm-bench`` (no latency
+constraint), so a provider's result is comparable with a row only at the same model,
+precision, GPU and input/output length, and only as a throughput-at-saturation figure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from cmax.errors import ReferenceDataError
+from cmax.reference.catalog import canonical_precision
+
+INFERENCE_COLUMNS: dict[str, pl.DataType] = {
+    "model": pl.String(), "aliases": pl.String(), "gpu": pl.String(), "precision": pl.String(),
+    "parallel": pl.String(), "input_len": pl.Int64(), "output_len": pl.Int64(),
+    "output_tok_s_per_gpu": pl.Float64(), "scenario": pl.String(), "software": pl.String(),
+    "source": pl.String(),
+}
+
+
+def load_inference(path: Path, gpus: set[str]) -> pl.DataFrame:
+    """The serving reference rows, checked: known GPU and precision, positive figures, a
+    source on every row."""
+    try:
+        frame = pl.read_csv(path, schema=INFERENCE_COLUMNS)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ReferenceDataError(f"cannot read the serving references: {first}",
+                                 file=path) from None
+    for i, row in enumerate(frame.iter_rows(named=True)):
+        line = i + 2
+        if row["gpu"] not in gpus:
+            raise ReferenceDataError(f"unknown GPU {row['gpu']!r}", file=path, line=line,
+                                     field="gpu", expected="an id from gpus.toml")
+        if canonical_precision(str(row["precision"])) != row["precision"]:
+            raise ReferenceDataError(f"precision {row['precision']!r} is not canonical",
+                                     file=path, line=line, field="precision")
+        for column in ("input_len", "output_len", "output_tok_s_per_gpu"):
+            if not row[column] or row[column] <= 0:
+                raise ReferenceDataError(f"{column} must be positive", file=path, line=line,
+                                         field=column)
+        if not row["source"] or "@" not in row["source"]:
+            raise ReferenceDataError("every row needs its source (repository path@commit)",
+                                     file=path, line=line, field="source")
+    return frame
+
+
+def model_names(row: dict[str, Any]) -> set[str]:
+    """The names a reference row's model goes by (lower case)."""
+    names = {str(row["model"]).lower()}
+    names |= {a.strip().lower() for a in str(row.get("aliases") or "").split("|") if a.strip()}
+    return names
