@@ -48,6 +48,9 @@ NEMO2 = StepLine(
         "loss": r"reduced_train_loss",
         "grad_norm": r"grad[ _]norm",
         "consumed_samples": r"consumed_samples",
+        # NeMo's ProgressPrinter numbers steps within the epoch ("Training epoch 1, iteration
+        # 3/60"); global_step numbers them across epochs
+        "global_step": r"global_step",
     },
 )
 
@@ -58,6 +61,7 @@ def parse_nemo2(path: Path) -> TrainingLog:
         events = steps.collect(meanwhile=lambda: head.extend(head_facts(path)))
     notes: list[str] = []
     events = drop_cut_tail(events, path, [NEMO2_KEY], notes)
+    events = _across_epochs(events, notes)
     log = _finish("nemo2", events, notes, path)
     found = None
     if events.height:  # no step line: nothing to look for (and no full read for it)
@@ -68,6 +72,29 @@ def parse_nemo2(path: Path) -> TrainingLog:
         extra.append(Fact("parallel", f"gbs={found[0]}", found[1]))
     log.facts = log_facts(head, "nemo2", first_line(events), extra)
     return log
+
+
+def _across_epochs(events: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
+    """Steps numbered by ``global_step`` when the per-epoch counter starts again.
+
+    A run spanning epochs prints ``iteration 0/60`` again at each new epoch (NeMo's
+    ``ProgressPrinter``: the epoch's own step count over ``max_steps``); read by the counter,
+    60 steps over 2 epochs would look like 30 steps and a restart. ``global_step`` keeps
+    counting, so it numbers the steps; a real restart still shows as ``global_step`` going back.
+    """
+    if "global_step" not in events.columns:
+        return events
+    step = pl.col("global_step").cast(pl.Int64, strict=False)
+    resets, differs, known = events.select(
+        (pl.col("iteration").diff() < 0).sum().alias("resets"),
+        (pl.col("iteration") != step).any().alias("differs"),
+        step.is_not_null().all().alias("known"),
+    ).row(0)
+    if events.height and resets and differs and known:
+        notes.append(f"the per-epoch iteration counter starts again {resets} time(s) (epochs); "
+                     "steps are numbered by global_step")
+        events = events.with_columns(step.alias("iteration"))
+    return events.drop("global_step")
 
 
 def parse_nemo1(path: Path) -> TrainingLog:

@@ -139,7 +139,8 @@ def test_learn_reads_the_layout_of_a_step_line() -> None:
         "Training epoch 0, iteration ", "/999 ", 999)
     assert layout.keys[0] == " lr: " and layout.keys[-1] == " consumed_samples: "
     assert dict(layout.values) == {"step_time_s": 4, "tflops_per_gpu": 5, "loss": 3,
-                                   "grad_norm": None, "consumed_samples": 6}
+                                   "grad_norm": None, "consumed_samples": 6,
+                                   "global_step": None}
 
 
 @pytest.mark.parametrize("line", [

@@ -306,3 +306,13 @@ def test_small_logs_start_no_process_or_thread(monkeypatch: pytest.MonkeyPatch) 
     for name in ("nemo2_llama3.1-8b_fp8.log", "megatron_bridge_llama3.1-70b.log",
                  "torchtitan_deepseek-v3.log"):
         assert _parse(name).steps.height > 0
+
+
+def test_nemo2_log_spanning_epochs_is_numbered_by_global_step() -> None:
+    """NeMo's ProgressPrinter restarts 'iteration n/max_steps' at each epoch; 60 steps over 2
+    epochs read as 30 steps and a restart until global_step numbered them."""
+    from cmax.ingest.nemo import parse_nemo2
+    log = parse_nemo2(DATA / "nemo2_two_epochs.log")
+    assert log.steps.height == 60 and log.restarts == 0
+    assert log.steps["iteration"].to_list() == list(range(60))
+    assert any("steps are numbered by global_step" in n for n in log.notes)
