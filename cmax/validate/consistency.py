@@ -8,10 +8,8 @@ edits that no single-value check can see.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterator
-from types import MappingProxyType
 
 import polars as pl
 
@@ -25,6 +23,7 @@ from cmax.validate.context import (
     RunView,
     print_resolution,
     run_finding,
+    under_recipe,
 )
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.sanity import derived_tflops
@@ -131,37 +130,6 @@ register(Rule(
     "Submit the unedited nccl-tests stdout.",
     "NVIDIA/nccl-tests doc/PERFORMANCE.md (algbw = S / t).",
 ))
-
-
-RECIPE_FIELDS = ("gbs", "seq_len", "mbs", "tp", "pp", "cp", "ep", "vp")
-"""The configuration values the consistency rules need; unstated ones come from the recipe."""
-
-
-def under_recipe(view: RunView) -> tuple[RunView, list[str]]:
-    """The run with every configuration value neither the log nor cmax.toml states filled in,
-    and what was assumed.
-
-    The GBS the log prints on its iteration lines counts as stated. Everything else comes from
-    the matched reference row (the recipe NVIDIA measured), and only when that row is for the
-    run's own GPU count: a recipe's GBS and layout scale with it.
-    """
-    base = view.baseline
-    fill: dict[str, int] = {}
-    assumed: list[str] = []
-    same_scale = base is not None and base.num_gpus in (None, view.get_int("num_gpus"))
-    for name in RECIPE_FIELDS:
-        if view.get(name) is not None:
-            continue
-        if name == "gbs" and view.logged_gbs:
-            fill[name] = view.logged_gbs[0][1]
-            continue
-        value = as_int(getattr(base, name, None)) if same_scale else None
-        if value is not None:
-            fill[name] = value
-            assumed.append(f"{name} {value}")
-    if not fill:
-        return view, []
-    return dataclasses.replace(view, row=MappingProxyType({**view.row, **fill})), assumed
 
 
 def _assumed_note(view: RunView, assumed: list[str]) -> Iterator[Finding]:

@@ -9,9 +9,11 @@ a file or matches a baseline again.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import polars as pl
 
@@ -20,6 +22,7 @@ from cmax.case import TABLES as TABLES
 from cmax.case import Case, ResolvedRun
 from cmax.case import norm_path as norm_path
 from cmax.case import safe_conform as safe_conform
+from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.manifest import MANIFEST_NAME, Manifest, RunSpec
 from cmax.reference.view import RefView
@@ -102,3 +105,34 @@ def print_resolution(values: pl.Series | Sequence[float]) -> float:
         if frame.select(on_grid.all()).item():
             return q
     return 1e-7
+
+
+RECIPE_FIELDS = ("gbs", "seq_len", "mbs", "tp", "pp", "cp", "ep", "vp")
+"""The configuration values the consistency rules need; unstated ones come from the recipe."""
+
+
+def under_recipe(view: RunView) -> tuple[RunView, list[str]]:
+    """The run with every configuration value neither the log nor cmax.toml states filled in,
+    and what was assumed.
+
+    The GBS the log prints on its iteration lines counts as stated. Everything else comes from
+    the matched reference row (the recipe NVIDIA measured), and only when that row is for the
+    run's own GPU count: a recipe's GBS and layout scale with it.
+    """
+    base = view.baseline
+    fill: dict[str, int] = {}
+    assumed: list[str] = []
+    same_scale = base is not None and base.num_gpus in (None, view.get_int("num_gpus"))
+    for name in RECIPE_FIELDS:
+        if view.get(name) is not None:
+            continue
+        if name == "gbs" and view.logged_gbs:
+            fill[name] = view.logged_gbs[0][1]
+            continue
+        value = as_int(getattr(base, name, None)) if same_scale else None
+        if value is not None:
+            fill[name] = value
+            assumed.append(f"{name} {value}")
+    if not fill:
+        return view, []
+    return dataclasses.replace(view, row=MappingProxyType({**view.row, **fill})), assumed

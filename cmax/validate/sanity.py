@@ -14,7 +14,7 @@ import polars as pl
 from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.throughput import model_tflops, tokens_per_s_per_gpu
-from cmax.validate.context import Context, RunView, run_finding
+from cmax.validate.context import Context, RunView, run_finding, under_recipe
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import PEAK_FRACTION, TIMING_BAND, TOO_GOOD_BAND, pct
 
@@ -212,7 +212,8 @@ def _improvement(view: RunView) -> Iterator[Finding]:
     if base is None or window.is_empty():
         return
     gbs, seq_len, num_gpus = view.get_int("gbs"), view.get_int("seq_len"), view.get_int("num_gpus")
-    if base.gbs not in (None, gbs) or base.seq_len not in (None, seq_len):
+    if (base.gbs is not None and gbs is not None and base.gbs != gbs) or (
+            base.seq_len is not None and seq_len is not None and base.seq_len != seq_len):
         return  # not comparable: reported by comparability.config-mismatch
     mean_step = float(window["step_time_s"].mean())  # type: ignore[arg-type]
     ratio: float | None = None
@@ -272,8 +273,11 @@ def _incidents(ctx: Context) -> Iterator[Finding]:
 
 def check(ctx: Context) -> Iterator[Finding]:
     for view in ctx.runs:
+        # the limits apply to the run as resolved: what cmax.toml or the log states, else the
+        # matched recipe's configuration; none is skipped because a field was not declared
+        resolved, _ = under_recipe(view)
         yield from _run_values(view)
-        yield from _peaks(ctx, view)
-        yield from _improvement(view)
+        yield from _peaks(ctx, resolved)
+        yield from _improvement(resolved)
     yield from _nccl(ctx)
     yield from _incidents(ctx)
