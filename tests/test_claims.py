@@ -29,8 +29,15 @@ def _status(case: Case, kind: str, run: int = 0) -> str:
     return claim.status
 
 
+def _unstated() -> HonestBundle:
+    bundle = HonestBundle()
+    for run in bundle.runs:
+        run.stated = False
+    return bundle
+
+
 def test_declarations_alone_are_declared_only(tmp_path: Path) -> None:
-    case = _case(tmp_path)
+    case = _case(tmp_path, bundle=_unstated())
     run = case.resolved[0].run_id
     kinds = [c.kind for c in case.claims.of(run)]
     assert kinds == ["gpu", "gpu_count", "model", "precision", "seq_len", "gbs", "parallel",
@@ -50,7 +57,7 @@ def test_log_statements_corroborate(tmp_path: Path) -> None:
                  Fact("parallel", "seq_len=8192", 4), Fact("parallel", "tp=8", 5),
                  Fact("parallel", "pp=8", 5), Fact("parallel", "cp=2", 5),
                  Fact("parallel", "vp=8", 5), Fact("parallel", "mbs=1", 5),
-                 Fact("container", "nvcr.io#nvidia/nemo:25.04.01", 1))
+                 Fact("container", "nvcr.io#nvidia/nemo:25.04.01", 1), bundle=_unstated())
     for kind in ("gpu_count", "model", "precision", "seq_len", "parallel", "software"):
         assert _status(case, kind) == "corroborated", kind
     run = case.resolved[0].run_id
@@ -106,3 +113,13 @@ def test_case_carries_the_ledger_after_plain_evidence(tmp_path: Path) -> None:
     assert len([c for c in case.claims if c.subject in runs]) == 8 * len(case.resolved)
     # and the bundle's own claims (cmax/bundle_claims.py): its manifest states no [pricing]
     assert {c.subject for c in case.claims} - runs == {"cluster", "reliability"}
+
+
+def test_the_fixture_header_gives_the_facts_real_ingest_records(tmp_path: Path) -> None:
+    from cmax.ingest.textlines import head_facts
+    from tests.validate.validate_fakes import RunFx
+
+    run = RunFx("llama3.1-405b", "fp8", 13.05, 256, 8, 8, 2, 8)
+    log = tmp_path / "run.log"
+    log.write_text(run.log_text(), encoding="utf-8")
+    assert set(run.facts()) <= set(head_facts(log))

@@ -107,11 +107,12 @@ PROVIDERS = [
 
 def nemo2_log(p: Provider, w: Workload, rng: random.Random) -> str:
     """A NeMo 2 log as the DGXC v25.05 recipes print it: 50 steps, iteration n/49."""
+    # the job's own statements about itself, as NeMo's exp_manager and Lightning's distributed
+    # set-up print them: the experiment folder (model, precision, scale) and the world size
     lines = [
-        f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiment "
-        f"pretrain_{w.workload}_{w.precision}_{NUM_GPUS} on {p.cluster}",
-        f"[NeMo I 2026-09-14 08:00:01 nemo_logging:393] Global batch size {w.gbs}, sequence length"
-        f" {w.seq_len}, TP {w.tp} PP {w.pp} CP {w.cp} VP {w.vp}",
+        f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiments will be logged at "
+        f"/results/pretrain_{w.workload}_{w.precision}_{NUM_GPUS}",
+        f"Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/{NUM_GPUS}",
     ]
     base = w.ref_step_s / p.speed
     loss = 12.2

@@ -25,7 +25,7 @@ from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.score.rubric import Rubric
 from cmax.score.series import step_series
 from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean, verdict_for
-from cmax.score.verdicts import rated
+from cmax.score.verdicts import rated, unverified_note
 from cmax.scorecard import Baseline, WorkloadResult
 from cmax.throughput import mfu as mfu_of
 from cmax.throughput import model_tflops as tflops_of
@@ -258,6 +258,10 @@ def score_run(
         verdict = "inconclusive"
         notes.append("validation error(s) on this run (" + ", ".join(errors) + "): "
                      "a run whose evidence fails validation cannot pass")
+    unearned = case.claims.unearned(run_id)
+    if unearned and not errors and verdict in ("pass", "inconclusive"):
+        verdict = "unverified"
+        notes.append(unverified_note(unearned))
     return result(verdict)
 
 

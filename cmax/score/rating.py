@@ -160,6 +160,11 @@ def _training_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubr
                f"{', '.join(w.validation_errors)}) [{w.log}]", 0.0)
               for w in inputs.workloads
               if w.validation_errors and w.verdict in COMPARABLE_VERDICTS]
+    # nor does a run whose model, scale or precision only cmax.toml vouches for: stripping a
+    # log's configuration header must not be a way to choose which runs count
+    items += [(f"{w.workload} {w.precision} {w.num_gpus} GPUs (unverified: ratio "
+               f"{w.ratio:.4f} not earned by the evidence) [{w.log}]", 0.0)
+              for w in inputs.workloads if w.verdict == "unverified" and w.ratio is not None]
     return _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
                        "training throughput ÷ reference over the steady-state window")
 
@@ -398,8 +403,10 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
     kind = rule.measured
     if kind == "training":
         bar = rubric.performance.bar
+        # an unverified run counts as one that does not pass (its claims are not earned)
         items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs", w.ratio, w.verdict)
-                 for w in inputs.workloads if rated(w)]
+                 for w in inputs.workloads
+                 if rated(w) or (w.verdict == "unverified" and w.ratio is not None)]
         what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
         scale = ""
     elif kind == "network":

@@ -3,10 +3,17 @@ report code that reads finished scorecards needs none of the scoring stack)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from cmax.claims import EARNS_PASS, HOW_TO_EARN, Claim
 from cmax.scorecard import WorkloadResult
 
 COMPARABLE_VERDICTS = ("pass", "fail", "inconclusive")
-"""Verdicts that carry a real provider ÷ reference ratio (used by the suite and by pricing)."""
+"""Verdicts that carry a real provider ÷ reference ratio (used by the suite and by pricing).
+
+``unverified`` is not one: its ratio is shown, but it compares the log with the reference of a
+model, scale or precision only cmax.toml vouches for, so it counts as not passing for the
+Exemplar suite and the tier, and for nothing in the price (docs/scoring.md)."""
 
 
 def rated(result: WorkloadResult) -> bool:
@@ -17,3 +24,14 @@ def rated(result: WorkloadResult) -> bool:
     """
     return (result.verdict in COMPARABLE_VERDICTS and result.ratio is not None
             and not result.validation_errors)
+
+
+def unverified_note(unearned: Sequence[Claim]) -> str:
+    """Why a run is held at ``unverified`` and which evidence would earn the pass."""
+    what = ", ".join(f"{c.kind.replace('_', ' ')} {c.value or '?'} ({c.status})"
+                     for c in unearned)
+    how = "; ".join(f"{kind.replace('_', ' ')}: {HOW_TO_EARN[kind]}" for kind in EARNS_PASS
+                    if any(c.kind == kind for c in unearned))
+    return (f"unverified: the run's {what} rest on cmax.toml alone, so its ratio cannot earn a "
+            "pass. Submit the whole log, including its configuration header, stating "
+            f"{how}")

@@ -23,9 +23,11 @@ from cmax.evidence import (
     RUNS_SCHEMA,
     STEPS_SCHEMA,
     Evidence,
+    EvidenceFile,
     conform,
     empty,
 )
+from cmax.facts import Fact
 from cmax.manifest import Manifest, parse_manifest
 
 # reference Llama 3 interruptions per GPU-hour: 419 / (16,384 × 54 × 24)
@@ -95,7 +97,10 @@ def evidence(m: Manifest | None = None, *, runs: Sequence[Mapping[str, Any]] = (
              steps: Sequence[Mapping[str, Any]] = (), nccl: Sequence[Mapping[str, Any]] = (),
              incidents: Sequence[Mapping[str, Any]] = (),
              audit: Sequence[Mapping[str, Any]] = (),
-             mlperf: Sequence[Mapping[str, Any]] = ()) -> Evidence:
+             mlperf: Sequence[Mapping[str, Any]] = (), stated: bool = True) -> Evidence:
+    """Evidence of these rows. ``stated``: each run's log states its experiment name (model,
+    precision) and world size, as a NeMo 2 log's first lines do, so the run's claims are
+    corroborated (cmax/run_claims.py); False for a log that states nothing about itself."""
     def frame(rows: Sequence[Mapping[str, Any]], schema: dict[str, pl.DataType]
               ) -> pl.DataFrame:
         if not rows:
@@ -108,7 +113,18 @@ def evidence(m: Manifest | None = None, *, runs: Sequence[Mapping[str, Any]] = (
         runs=frame(runs, RUNS_SCHEMA), steps=frame(steps, STEPS_SCHEMA),
         nccl=frame(nccl, NCCL_SCHEMA), incidents=frame(incidents, INCIDENTS_SCHEMA),
         audit_checks=frame(audit, AUDIT_SCHEMA), mlperf=frame(mlperf, MLPERF_SCHEMA),
+        files=[stated_log(r) for r in runs if r.get("source_file")] if stated else [],
     )
+
+
+def stated_log(row: Mapping[str, Any]) -> EvidenceFile:
+    """The record ingest keeps of a run's log whose header names the run as its row does."""
+    name = f"pretrain_{row.get('workload')}_{row.get('precision')}_{row.get('num_gpus')}"
+    facts = (Fact("experiment", name, 1), Fact("precision", str(row.get("precision")), 1,
+                                                 "experiment name"),
+             Fact("gpu_count", str(row.get("num_gpus")), 2))
+    return EvidenceFile(path=str(row["source_file"]), kind="nemo2", sha256="0" * 64,
+                        size_bytes=0, facts=facts)
 
 
 def utc(text: str) -> dt.datetime:

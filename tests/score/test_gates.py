@@ -225,3 +225,12 @@ def test_a_contradictory_partial_or_foreign_audit_decides_no_gate() -> None:
               audit_doubts=[doubt], **AT_REFERENCE)["acs_disabled"]
     assert g.status == "not_evaluated" and not g.passed
     assert f"a.json cannot decide it: {doubt}" in g.reason
+
+
+def test_an_unverified_workload_does_not_pass_the_exemplar_suite_gate() -> None:
+    """Issue 25: a ratio resting on declarations alone is not a pass for the tier."""
+    gs = gates(workloads=[wl(1.0, "pass"), wl(1.0, "unverified")], network=[net(1.0, "pass")])
+    suite = gs["exemplar_suite"]
+    assert suite.status == "failed" and "1 of 2 training workloads pass" in suite.reason
+    assert "1.000 unverified" in suite.reason
+    assert gs["performance_floor"].status == "passed"  # unverified is not conclusively below

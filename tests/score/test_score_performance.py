@@ -231,3 +231,25 @@ def test_a_long_run_carries_a_bounded_series_with_every_step_counted() -> None:
     assert r.ratio == 1.0 and r.steps_total == 20_000
     assert len(r.step_series) <= 1500 and (12_345, 95.0) in r.step_series
     assert all(t == t for _, t in r.step_series)
+
+
+def test_a_pass_resting_on_declarations_alone_is_unverified() -> None:
+    """Issue 25: a log that states nothing about itself cannot earn a pass; the ratio stays."""
+    results = workload_results(evidence(runs=[run_row()], steps=flat_steps("runs[0]", 10.0),
+                                        stated=False),
+                               [], FakeReference({KEY: baseline(10.0)}), RUBRIC)
+    r = results[0]
+    assert r.verdict == "unverified" and r.ratio == 1.0
+    note = next(n for n in r.notes if n.startswith("unverified"))
+    assert "model llama3.1-70b (declared)" in note and "precision bf16 (declared)" in note
+    assert "Submit the whole log, including its configuration header" in note
+    # not passing for the Exemplar suite, and nothing for the price
+    assert exemplar_verdict(results, RUBRIC.performance.bar)[0] is False
+    assert suite_throughput(results) == (None, [])
+
+
+def test_a_fail_resting_on_declarations_alone_stays_a_fail() -> None:
+    results = workload_results(evidence(runs=[run_row()], steps=flat_steps("runs[0]", 10.0),
+                                        stated=False),
+                               [], FakeReference({KEY: baseline(9.0)}), RUBRIC)
+    assert results[0].verdict == "fail" and results[0].ratio == pytest.approx(0.9)

@@ -372,7 +372,10 @@ def test_parse_version() -> None:
 def test_run_fixture_log_is_nemo2_format() -> None:
     """The fixture writes the DGXC NeMo 2 line format, ready for real ingest."""
     text = RunFx("llama3.1-405b", "fp8", 13.05, 256, 8, 8, 2, 8).log_text()
-    line = text.splitlines()[41]
+    # its two header lines are the ones NeMo's exp_manager and Lightning print
+    assert "Experiments will be logged at /results/pretrain_" in text.splitlines()[0]
+    assert text.splitlines()[1] == "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/512"
+    line = text.splitlines()[42]
     assert line.startswith("Training epoch 0, iteration 40/49 | lr: ")
     assert "| train_step_timing in s: " in line and "| TFLOPS_per_GPU: " in line
 

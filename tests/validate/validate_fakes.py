@@ -30,6 +30,7 @@ from cmax.evidence import (
     EvidenceFile,
     conform,
 )
+from cmax.facts import Fact
 from cmax.ingest.mlperf import read_tree
 from cmax.manifest import parse_manifest
 from tests.fakes import PER_SAMPLE
@@ -84,6 +85,8 @@ class RunFx:
     row: dict[str, Any] = field(default_factory=dict)   # what the log says, if it differs
     spec: dict[str, Any] = field(default_factory=dict)  # extra/overridden manifest keys
     extra_steps: dict[str, list[Any]] = field(default_factory=dict)
+    #: whether the log states its experiment name and world size (corroborating the claims)
+    stated: bool = True
 
     def __post_init__(self) -> None:
         if not self.times:
@@ -108,8 +111,25 @@ class RunFx:
         return [float(f"{scale / t:.4g}") if t > 0 and math.isfinite(t) else None
                 for t in self.times]
 
+    def header(self) -> list[str]:
+        """The lines a NeMo 2 job prints about itself before its first step: the experiment
+        folder (NeMo's exp_manager) and the world size (Lightning's distributed set-up)."""
+        if not self.stated:
+            return ["[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Training starts"]
+        return [f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiments will be logged at "
+                f"/results/pretrain_{self.run_id}",
+                f"Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/{self.num_gpus}"]
+
+    def facts(self) -> tuple[Fact, ...]:
+        """What ingest records from :meth:`header` (cmax/ingest/textlines.py head_facts)."""
+        if not self.stated:
+            return ()
+        return (Fact("experiment", f"pretrain_{self.run_id}", 1),
+                Fact("precision", self.precision, 1, "experiment name"),
+                Fact("gpu_count", str(self.num_gpus), 2))
+
     def log_text(self) -> str:
-        lines = [f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiment pretrain_{self.run_id}"]
+        lines = self.header()
         top = self.max_iteration if self.max_iteration is not None else max(self.its())
         losses = self.loss or [12.0 - 0.1 * i for i in range(len(self.times))]
         for i, (it, t, tf) in enumerate(zip(self.its(), self.times, self.tflops_values(),
@@ -150,7 +170,7 @@ class RunFx:
             "tflops_per_gpu": self.tflops_values(),
             "loss": self.loss or [12.0 - 0.1 * i for i in range(n)],
             "grad_norm": self.grad_norm or [0.4] * n, "source_file": [self.log] * n,
-            "line": list(range(2, n + 2))}
+            "line": list(range(len(self.header()) + 1, len(self.header()) + n + 1))}
         cols.update(self.extra_steps)
         return cols
 
@@ -371,9 +391,11 @@ class HonestBundle:
             kinds.setdefault(MLPERF_SYSTEM, "mlperf-system-json")
             kind = kinds.get(rel) or ("mlperf" if self.mlperf_path and rel.startswith(
                 self.mlperf_path + "/") else "unknown")
+            facts = next((r.facts() for r in self.runs if r.log == rel), ())
             records.append(EvidenceFile(path=rel, kind=kind,
                                         sha256=hashlib.sha256(data).hexdigest(),
-                                        size_bytes=len(data), line_count=text.count("\n")))
+                                        size_bytes=len(data), line_count=text.count("\n"),
+                                        facts=facts))
         return records
 
     def build(self, root: Path) -> Evidence:

@@ -1,0 +1,68 @@
+"""Which public-format logs in tests/data earn corroboration of the claims a pass needs
+(model, scale, precision), each declared honestly in a one-run bundle (docs/scoring.md)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cmax.claims import EARNS_PASS
+from cmax.pipeline import load
+from tests.paths import DATA
+
+# log, declared workload, precision, GPUs, the claims its own lines corroborate
+LOGS: list[tuple[str, str, str, int, set[str]]] = [
+    ("nemo2_identity_preamble.log", "llama3.1-70b", "fp8", 16,
+     {"model", "gpu_count", "precision"}),
+    ("megatron_lm_nan_grad.log", "llama3.1-70b", "bf16", 64, {"gpu_count"}),
+    ("nemo2_llama3.1-8b_fp8.log", "llama3.1-8b", "fp8", 8, {"model"}),
+    ("nemo1_gpt3-175b.log", "gpt3-175b", "bf16", 128, {"model"}),
+    ("torchtitan_deepseek-v3.log", "deepseek-v3", "bf16", 256, {"model"}),
+    ("megatron_bridge_llama3.1-70b.log", "llama3.1-70b", "bf16", 64, set()),
+    ("nemo2_messy.log", "llama3.1-8b", "fp8", 8, set()),
+    ("maxtext_llama2-70b.log", "llama2-70b", "bf16", 64, set()),
+    ("paxml_gpt3-5b.log", "gpt3-5b", "bf16", 16, set()),
+]
+
+
+def _bundle(root: Path, log: str, workload: str, precision: str, gpus: int) -> Path:
+    (root / "training").mkdir(parents=True)
+    shutil.copy(DATA / "ingest" / log, root / "training" / log)
+    (root / "cmax.toml").write_text(f"""
+[provider]
+name = "Public Logs"
+cluster = "test"
+
+[system]
+gpu = "h100-sxm"
+nodes = {max(gpus // 8, 1)}
+gpus_per_node = 8
+
+[benchmark]
+date = 2026-05-01
+
+[[runs]]
+workload = "{workload}"
+precision = "{precision}"
+num_gpus = {gpus}
+log = "training/{log}"
+""", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(("log", "workload", "precision", "gpus", "earned"), LOGS,
+                         ids=[row[0] for row in LOGS])
+def test_public_log_corroboration(tmp_path: Path, log: str, workload: str, precision: str,
+                                  gpus: int, earned: set[str]) -> None:
+    with load(_bundle(tmp_path, log, workload, precision, gpus)) as loaded:
+        claims = {c.kind: c for c in loaded.case.claims}
+        errors = [f for f in loaded.findings if f.severity == "error"
+                  and f.rule.startswith(("identity.", "consistency.", "sanity."))]
+    corroborated = {k for k in EARNS_PASS if claims[k].status == "corroborated"}
+    assert corroborated == earned
+    # declared honestly, none of the three is contradicted
+    assert not any(claims[k].status == "contradicted" for k in EARNS_PASS)
+    assert all(claims[k].support[0].line is not None for k in corroborated)
+    assert not [f for f in errors if f.rule.startswith("identity.")], errors
