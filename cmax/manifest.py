@@ -333,7 +333,7 @@ def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
             hint = did_you_mean(str(loc[-1]), _keys_at(loc[:-1]))
             raise ManifestError(
                 "unknown key" + (f"; {hint}" if hint else ""), file=source, field=key,
-                expected="a key from the cmax.toml contract in docs/manifest.md",
+                expected="a key from the cmax.toml contract in `cmax docs manifest`",
                 fix="check the spelling or remove it",
             ) from None
         expected = err["msg"].removeprefix("Value error, ")

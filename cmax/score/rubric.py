@@ -303,10 +303,10 @@ def parse_rubric(data: dict[str, Any], *, source: str | Path, digest: str = "") 
         key = _dotted(loc) or "top level"
         if err["type"] == "missing":
             raise RubricError("required rubric key is missing", file=source, field=key,
-                            fix="see docs/scoring.md for the rubric format") from None
+                            fix="see the rubric format in `cmax docs scoring` (docs/scoring.md)") from None
         if err["type"] == "extra_forbidden":
             raise RubricError("unknown rubric key", file=source, field=key,
-                            expected="a key of the rubric format in docs/scoring.md",
+                            expected="a key of the rubric format in `cmax docs scoring`",
                             fix="check the spelling or remove it") from None
         raise RubricError(f"invalid rubric value: {err['msg'].removeprefix('Value error, ')}",
                           file=source, field=key) from None
