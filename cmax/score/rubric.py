@@ -303,7 +303,7 @@ def parse_rubric(data: dict[str, Any], *, source: str | Path, digest: str = "") 
         key = _dotted(loc) or "top level"
         if err["type"] == "missing":
             raise RubricError("required rubric key is missing", file=source, field=key,
-                            fix="see the rubric format in `cmax docs scoring` (docs/scoring.md)") from None
+                            fix="see the rubric format in `cmax docs scoring`") from None
         if err["type"] == "extra_forbidden":
             raise RubricError("unknown rubric key", file=source, field=key,
                             expected="a key of the rubric format in `cmax docs scoring`",
