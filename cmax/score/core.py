@@ -105,7 +105,7 @@ def score(
     inputs = RatingInputs(
         gpu=gpu, declarations=manifest.declarations, audit=evidence.audit_checks,
         audit_file=audit.file if audit else None, workloads=workloads, network=network,
-        mlperf=mlperf, reliability=reliability, sla=sla,
+        mlperf=mlperf, inference=inference, reliability=reliability, sla=sla,
         quoted_usd_per_gpu_hour=manifest.pricing.usd_per_gpu_hour if manifest.pricing else None,
         throughput_ratio=throughput, market_usd_per_gpu_hour=market,
         market_source=market_source, nodes=system.nodes,

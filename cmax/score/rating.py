@@ -27,6 +27,7 @@ from cmax.scorecard import (
     CategoryScore,
     Gate,
     GateKind,
+    InferenceResult,
     MlperfResult,
     NetworkResult,
     ReliabilityResult,
@@ -54,6 +55,7 @@ class RatingInputs:
     workloads: Sequence[WorkloadResult] = ()
     network: Sequence[NetworkResult] = ()
     mlperf: Sequence[MlperfResult] = ()
+    inference: Sequence[InferenceResult] = ()
     reliability: ReliabilityResult | None = None
     sla: SlaResult | None = None
     quoted_usd_per_gpu_hour: float | None = None
@@ -194,6 +196,19 @@ def _mlperf_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric
                        "MLPerf reference time to train ÷ provider olympic time to train")
 
 
+def _inference_part(cid: str, comp: Component, inputs: RatingInputs,
+                    rubric: Rubric) -> _Part | None:
+    """Serving throughput: only results compared like with like on a GPU count the result file
+    states (verdict pass or fail) count; a declared-only, capped or unreferenced result is no
+    evidence here, so the component then drops out of its category."""
+    items = [(f"serving {r.model} {r.precision} {r.input_len}/{r.output_len} ({r.verdict})",
+              r.ratio) for r in inputs.inference
+             if r.verdict in ("pass", "fail") and r.ratio is not None]
+    return _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
+                       "provider output tok/s per GPU ÷ the public reference's at the same "
+                       "model, GPU, precision and input/output length")
+
+
 def _goodput_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
     rel = inputs.reliability
     if rel is None:
@@ -284,6 +299,7 @@ def _declaration_part(cid: str, comp: Component, inputs: RatingInputs,
 
 _BUILDERS = {
     "training": _training_part, "nccl": _nccl_part, "mlperf": _mlperf_part,
+    "inference": _inference_part,
     "goodput": _goodput_part, "mtbf": _mtbf_part, "sla": _sla_part,
     "price_value": _price_part, "declarations": _declaration_part,
 }

@@ -37,11 +37,12 @@ TIER_ORDER: tuple[Tier, ...] = TIERS  # the one tier order, declared in cmax.sco
 TierName = Tier
 GradedStatus = Literal["PASS", "WARNING", "FAIL", "SKIPPED"]
 ComponentKind = Literal[
-    "audit", "training", "nccl", "mlperf", "goodput", "mtbf", "sla", "price_value",
-    "declarations",
+    "audit", "training", "nccl", "mlperf", "inference", "goodput", "mtbf", "sla",
+    "price_value", "declarations",
 ]
 MEASURED_KINDS: frozenset[str] = frozenset(
-    {"audit", "training", "nccl", "mlperf", "goodput", "mtbf", "sla", "price_value"})
+    {"audit", "training", "nccl", "mlperf", "inference", "goodput", "mtbf", "sla",
+     "price_value"})
 
 
 MAX_WEIGHT = 1_000_000.0
