@@ -108,3 +108,17 @@ def test_below_the_bar_fails(tmp_path: Path) -> None:
     report.write_text(json.dumps(data))
     [slow] = _results(bundle)
     assert slow["ratio"] == pytest.approx(1900 / 2209) and slow["verdict"] == "fail"
+
+
+def test_only_earned_serving_results_enter_the_rating(tmp_path: Path) -> None:
+    """The rubric's inference component scores a corroborated result (ratio 0.971 → points
+    100 × (0.971 − 0.75) ÷ 0.25) and ignores a declared-only one."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    earned = assess(_bundle(tmp_path / "a", {"result": "trtllm_bench_report_llama3.3-70b.json"}))
+    [cat] = [c for c in earned.categories if c.name == "networking"]
+    assert any("networking.inference" in r and "0.9710" in " ".join(cat.evidence)
+               for r in cat.rules)
+    declared = assess(_bundle(tmp_path / "b", {"result": "vllm_bench_serve_sweep.jsonl"}))
+    [cat] = [c for c in declared.categories if c.name == "networking"]
+    assert "networking.inference: no evidence, not counted" in cat.rules
