@@ -20,6 +20,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _MANIFEST_TABLES = {"Provider": ("[provider]",), "System": ("[system]",),
                     "Benchmark": ("[benchmark]",), "RunSpec": ("[[runs]]",),
                     "MlperfSpec": ("[[mlperf]]",), "PathSpec": ("[[nccl]]", "[audit]"),
+                    "InferenceSpec": ("[[inference]]",),
                     "Reliability": ("[reliability]",), "Sla": ("[sla]",),
                     "Pricing": ("[pricing]",)}
 _MANIFEST_TOP = {
@@ -27,6 +28,7 @@ _MANIFEST_TOP = {
     "benchmark": "when the evidence was collected and against which reference: [benchmark]",
     "runs": "one entry per training log: [[runs]]", "nccl": "nccl-tests outputs: [[nccl]]",
     "mlperf": "MLPerf Training results: [[mlperf]]",
+    "inference": "serving benchmark results and their setup: [[inference]]",
     "audit": "the ClusterMAX audit.values.json: [audit]",
     "reliability": "incident log and observation period: [reliability]",
     "sla": "the contracted uptime and credits: [sla]",
