@@ -52,6 +52,10 @@ MAX_TOML_BYTES = 4 * 1024**2
 """Bytes in ``cmax.toml`` or a rubric (500 runs of 15 keys each: ~250 KB; the largest
 shipped reference TOML: 15 KB)."""
 
+MAX_RUNS = 500
+"""``[[runs]]`` entries in one manifest: a provider's full DGXC recipe sweep is about a
+hundred; each run costs tens of milliseconds to rate, and 5,000 took 85 s."""
+
 MAX_NCCL_ROWS = 20_000
 """Data rows (message sizes) in one nccl-tests file: a full 8 B-16 GiB sweep is 32 per
 collective, a per-iteration dump of every collective a few thousand."""

@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from cmax.errors import ManifestError
-from cmax.limits import MAX_PATH_CHARS
+from cmax.limits import MAX_PATH_CHARS, MAX_RUNS
 from cmax.tomlfile import read_toml
 
 MANIFEST_NAME = "cmax.toml"
@@ -314,6 +314,11 @@ def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
 
 def parse_manifest(data: dict[str, Any], *, source: str | Path) -> Manifest:
     """Validate already-parsed TOML data; errors name the key, the value and what was expected."""
+    runs = data.get("runs")
+    if isinstance(runs, list) and len(runs) > MAX_RUNS:
+        raise ManifestError(f"{len(runs):,} [[runs]] entries", file=source, field="runs",
+                            expected=f"at most {MAX_RUNS} runs in one bundle",
+                            fix="split the runs over several bundles (cmax report takes many)")
     try:
         return Manifest.model_validate(data)
     except ValidationError as exc:

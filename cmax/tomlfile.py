@@ -44,7 +44,7 @@ def decode_toml(raw: bytes, *, file: Path | str, what: str,
                 error: type[CmaxError] = CmaxError) -> dict[str, Any]:
     """Parse TOML bytes; bad encoding or syntax is an ``error`` with the line."""
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark (Notepad writes one) is no TOML
     except UnicodeDecodeError:
         raise error(f"{what} is not UTF-8 text", file=file) from None
     try:

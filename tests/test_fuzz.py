@@ -82,3 +82,144 @@ def test_cli_sample_exit_codes_and_strict_json(
                 f"input #{index}: {err[-500:]}")
         else:
             json.loads(out, parse_constant=refuse)
+
+
+# --- hostile bundles: links, bombs, tar headers, control characters ------------------------
+# Each input is a whole bundle built from a seeded choice, fed to `cmax validate`: the outcome
+# must be exit 0 or one error line (exit 2), never a traceback, never a line from outside the
+# bundle, never a raw control character printed. CMAX_FUZZ_HOSTILE=N runs N inputs a family
+# (the long variant; the suite runs a few each).
+
+import io  # noqa: E402
+import os  # noqa: E402
+import random  # noqa: E402
+import shutil  # noqa: E402
+import tarfile  # noqa: E402
+
+from tests.paths import SAMPLES  # noqa: E402
+
+HOSTILE_COUNT = int(os.environ.get("CMAX_FUZZ_HOSTILE", "6"))
+SECRET = "OUTSIDE-7f3a-SECRET"
+CONTROLS = [chr(c) for c in (*range(0, 9), *range(11, 32), 0x7F, 0x85, 0x9B)] + [
+    "\u202e", "\u2066", "\u200f", "\x1b]0;t\x07", "\x1b[2J", "\r"]
+
+
+def _copy(tmp: Path, index: int) -> Path:
+    dest = tmp / f"b{index}"
+    shutil.copytree(SAMPLES / "aurora-compute", dest)
+    return dest
+
+
+def _links(rng: random.Random, tmp: Path, index: int) -> Path:
+    root = _copy(tmp, index)
+    outside = tmp / "outside"
+    outside.mkdir(exist_ok=True)
+    (outside / "secret.txt").write_text(f"{SECRET}\n")
+    (outside / "dir").mkdir(exist_ok=True)
+    (outside / "dir" / "x.txt").write_text(SECRET)
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    place = rng.choice([*files, root / "nccl" / "extra.txt", root / "training" / "sub"])
+    target = outside / rng.choice(["secret.txt", "dir", "nowhere"])
+    if rng.random() < 0.3:  # relative, climbing out
+        target = Path(os.path.relpath(target, place.parent))
+    place.unlink(missing_ok=True)
+    place.symlink_to(target)
+    return root
+
+
+def _tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes]]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for info, data in members:
+            tar.addfile(info, io.BytesIO(data) if data else None)
+    return path
+
+
+def _sample_members() -> list[tuple[tarfile.TarInfo, bytes]]:
+    out = []
+    for path in sorted((SAMPLES / "aurora-compute").rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            info = tarfile.TarInfo(path.relative_to(SAMPLES / "aurora-compute").as_posix())
+            info.size = len(data)
+            out.append((info, data))
+    return out
+
+
+def _bombs(rng: random.Random, tmp: Path, index: int) -> Path:
+    members = _sample_members()
+    for n in range(rng.randint(1, 4)):
+        data = bytes([rng.choice((0, 32, 49))]) * rng.choice((1 << 20, 4 << 20, 16 << 20))
+        info = tarfile.TarInfo(rng.choice(["", "nccl/", "training/"]) + f"z{n}.bin")
+        info.size = len(data)
+        members.insert(rng.randrange(len(members) + 1), (info, data))
+    return _tar(tmp / f"bomb{index}.tar.gz", members)
+
+
+def _headers(rng: random.Random, tmp: Path, index: int) -> Path:
+    members = _sample_members()
+    info = tarfile.TarInfo(rng.choice(["x" * rng.randint(1, 3000), "a/" * 40 + "f",
+                                       "././@LongLink", "nccl/n.txt"]))
+    info.type = rng.choice([tarfile.REGTYPE, tarfile.GNUTYPE_LONGNAME, tarfile.XHDTYPE,
+                            tarfile.GNUTYPE_SPARSE, tarfile.CHRTYPE, tarfile.FIFOTYPE,
+                            tarfile.SYMTYPE, tarfile.LNKTYPE])
+    info.linkname = "/etc/passwd"
+    head = info.tobuf(tarfile.GNU_FORMAT)
+    claimed = rng.choice((0, 100, 1 << 20, 1 << 34))
+    head = bytearray(head)
+    head[124:136] = f"{min(claimed, 8**11 - 1):011o}\0".encode()  # size field, checksum stale
+    chk = sum(head[:148]) + 8 * 32 + sum(head[156:512])
+    head[148:156] = f"{chk:06o}\0 ".encode()
+    path = _tar(tmp / f"head{index}.tar", members)
+    raw = path.read_bytes()
+    cut = rng.choice([0, len(raw) // 2])
+    cut -= cut % 512
+    path.write_bytes(raw[:cut] + bytes(head) + b"y" * rng.choice((0, 512, 4096)) + raw[cut:])
+    return path
+
+
+def _controls(rng: random.Random, tmp: Path, index: int) -> Path:
+    root = _copy(tmp, index)
+    manifest = root / "cmax.toml"
+    text = manifest.read_text()
+    for key in rng.sample(["name", "cluster", "region", "container"], 2):
+        start = text.index(f'{key} = "') + len(key) + 4
+        junk = "".join(rng.choice(CONTROLS) for _ in range(rng.randint(1, 4)))
+        text = text[:start] + json.dumps(junk)[1:-1] + text[start:]
+    manifest.write_text(text)
+    return root
+
+
+HOSTILE_FAMILIES = {"links": _links, "bombs": _bombs, "headers": _headers,
+                    "controls": _controls}
+
+
+def _raw(text: str) -> list[str]:
+    return [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) < 0xA0
+            or c in "\u202e\u2066\u200f"]
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_FAMILIES))
+def test_hostile_bundles_are_a_result_or_one_clean_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import cmax.bundle
+
+    # a small free allowance: the ratio bound is reached in megabytes, not gigabytes
+    monkeypatch.setattr(cmax.bundle, "ARCHIVE_FREE_BYTES", 4 << 20)
+    rng = random.Random(f"{name}-{SEED}")
+    outcomes = {0: 0, 2: 0}
+    for index in range(HOSTILE_COUNT):
+        bundle = HOSTILE_FAMILIES[name](rng, tmp_path, index)
+        code = main(["validate", str(bundle)])
+        out, err = capsys.readouterr()
+        where = f"{name} input #{index} (seed {SEED})"
+        assert code in outcomes, f"{where}: exit {code}: {err[-800:]}"
+        outcomes[code] += 1
+        assert "Traceback" not in err and SECRET not in out + err, where
+        assert _raw(out + err) == [], f"{where}: raw control characters printed"
+        if code == 2:
+            assert err.count("\n") == 1 and err.startswith("cmax: error: "), f"{where}: {err}"
+        if name == "links":
+            assert code == 2 and "link that leads outside the bundle" in err, f"{where}: {err}"
+        shutil.rmtree(bundle, ignore_errors=True) if bundle.is_dir() else bundle.unlink()
+    print(f"{name}: {HOSTILE_COUNT} inputs, {outcomes[0]} results, {outcomes[2]} refusals")

@@ -768,3 +768,27 @@ def test_staging_folders_of_killed_report_runs_are_removed_by_the_next(
     capsys.readouterr()
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [
         f".cmax-report-{os.getppid()}-live"]
+
+
+def test_a_manifest_with_a_byte_order_mark_is_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Notepad saves UTF-8 with a byte-order mark: it was 'invalid TOML'."""
+    b = bundle(tmp_path)
+    manifest = b / "cmax.toml"
+    manifest.write_bytes(b"\xef\xbb\xbf" + manifest.read_bytes())
+    code, card, _ = run_json(capsys, "score", str(b))
+    assert code == 0 and card["provider"] == "Aurora Compute"
+
+
+def test_runs_beyond_the_stated_limit_are_one_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cmax.limits import MAX_RUNS
+
+    b = bundle(tmp_path)
+    manifest = b / "cmax.toml"
+    text = manifest.read_text()
+    first = text.index("[[runs]]")
+    entry = text[first:text.index("[[runs]]", first + 1)]
+    manifest.write_text(text[:first] + entry * (MAX_RUNS + 1) + text[first:])
+    err = one_line_error(capsys, "validate", str(b))
+    assert "runs" in err and f"at most {MAX_RUNS}" in err

@@ -24,6 +24,7 @@ from cmax.cli import exits
 from cmax.cli.beside import shared_with_clustermax
 from cmax.cli.common import set_verbosity, verbosity
 from cmax.errors import CmaxError
+from cmax.safetext import SafeStream
 
 # command name -> (module, one-line help shown by `cmax --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -150,6 +151,16 @@ def main(argv: list[str] | None = None) -> int:
     anything else is an internal error (:func:`_internal_error`). Exit codes:
     :mod:`cmax.cli.exits`. Also the entry point ClusterMAX's ``cmax`` script ends up calling
     when both tools share an environment (:mod:`cmax.cli.beside`), so that is checked first."""
+    # everything printed, results and errors, with control characters made visible
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
     shared = shared_with_clustermax()
     if shared is not None:
         click.echo(f"cmax: error: {shared}", err=True)

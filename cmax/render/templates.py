@@ -2,8 +2,10 @@
 
 Autoescaping is on for every template whatever its extension, because all report text may come
 from a bundle; StrictUndefined turns a template typo into an error in tests instead of an empty
-cell in a customer's PDF. The number filters of :mod:`cmax.render.formatting` are registered
-here so every report (scorecards, briefs, leaderboards, audit trends) formats alike.
+cell in a customer's PDF. Every expression's value has its control and bidirectional-control
+characters made visible (``finalize``). The number filters of :mod:`cmax.render.formatting`
+are registered here so every report (scorecards, briefs, leaderboards, audit trends) formats
+alike.
 """
 
 from __future__ import annotations
@@ -12,9 +14,20 @@ from functools import cache
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from cmax.render.formatting import FILTERS, GLOBALS
 from cmax.resources import data_dir
+from cmax.safetext import escape
+
+
+def _display_safe(value: Any) -> Any:
+    """Every expression's value with control and bidirectional-control characters made
+    visible (:mod:`cmax.safetext`): a right-to-left override in a provider name would
+    otherwise reorder the text after it in the HTML and the PDF."""
+    if isinstance(value, markupsafe.Markup):
+        return markupsafe.Markup(escape(str(value)))
+    return escape(value) if isinstance(value, str) else value
 
 
 @cache
@@ -26,6 +39,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_display_safe,
     )
     env.filters.update(FILTERS)
     env.globals.update(GLOBALS)

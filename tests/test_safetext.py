@@ -1,0 +1,79 @@
+"""cmax.safetext: control and bidirectional-control characters from a bundle are shown, never
+obeyed, in every text output, message and report."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import main
+from cmax.safetext import SafeStream, escape
+from tests.paths import SAMPLES
+
+HOSTILE = "Evil\x1b]0;pwned\x07\x1b[2J\rTier: Platinum \x9b31m evil\u202egnp.exe\u2066"
+
+
+def test_escape_makes_every_control_visible_and_keeps_plain_text() -> None:
+    assert escape("plain text: 1.5 ± 0.2 µs\n\tnext") == "plain text: 1.5 ± 0.2 µs\n\tnext"
+    shown = escape(HOSTILE)
+    assert shown == ("Evil\\u001b]0;pwned\\u0007\\u001b[2J\\u000dTier: Platinum \\u009b31m "
+                     "evil\\u202egnp.exe\\u2066")
+    assert json.loads(f'"{shown}"') == HOSTILE  # inside JSON the escape means the same
+    stream = io.StringIO()
+    SafeStream(stream).write(HOSTILE)
+    assert stream.getvalue() == shown
+
+
+def _hostile_bundle(tmp_path: Path) -> Path:
+    dest = tmp_path / "b"
+    shutil.copytree(SAMPLES / "aurora-compute", dest)
+    manifest = dest / "cmax.toml"
+    toml_name = json.dumps(HOSTILE)  # a TOML basic string is JSON's syntax for these
+    text = re.sub(r'^name = "Aurora Compute"', lambda _: f"name = {toml_name}",
+                  manifest.read_text(), count=1, flags=re.M)
+    manifest.write_text(text.replace('region = "us-east-1"', 'region = "us\\u001b[31m-east"'))
+    return dest
+
+
+def _raw_controls(text: str) -> list[str]:
+    return [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) < 0xA0
+            or c in "\u202e\u2066"]
+
+
+def test_text_output_and_errors_show_controls_escaped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _hostile_bundle(tmp_path)
+    assert main(["score", str(bundle)]) == 0
+    out = capsys.readouterr().out
+    assert _raw_controls(out) == []
+    assert "Evil\\u001b]0;pwned\\u0007" in out and "evil\\u202egnp.exe" in out
+    assert "(us-east)" in out  # the manifest drops ANSI colour codes from names itself
+    assert main(["score", str(bundle), "--format", "json"]) == 0
+    card = json.loads(capsys.readouterr().out)  # still JSON, and the same name
+    assert card["provider"] == HOSTILE
+    (bundle / "incidents.csv").unlink()  # an error that quotes the manifest
+    text = (bundle / "cmax.toml").read_text().replace('incidents = "incidents.csv"',
+                                                      'incidents = "inc\\r\\u0007.csv"')
+    (bundle / "cmax.toml").write_text(text)
+    assert main(["score", str(bundle)]) == 2
+    err = capsys.readouterr().err
+    assert _raw_controls(err) == [] and err.count("\n") == 1
+
+
+def test_reports_neutralise_bidirectional_overrides(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _hostile_bundle(tmp_path)
+    out = tmp_path / "out"
+    assert main(["report", str(bundle), "-o", str(out), "--no-pdf"]) == 0
+    capsys.readouterr()
+    pages = list(out.glob("*.html"))
+    assert pages
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        assert _raw_controls(html) == [], page.name
+    assert any("evil\\u202egnp.exe" in page.read_text(encoding="utf-8") for page in pages)
