@@ -393,7 +393,8 @@ def test_nccl_size_beyond_int64_is_a_malformed_row_not_a_polars_traceback(
 def _fake_render(fail_after: int | None) -> Any:
     """A render_reports stand-in that writes real files, then fails part-way if told to
     (the real renderer is REPORTS' and changes under us; what matters here is the staging)."""
-    def render(cards: list[object], out_dir: Path, *, pdf: bool = True) -> list[Path]:
+    def render(cards: list[object], out_dir: Path, *, pdf: bool = True,
+               progress: object = None) -> list[Path]:
         written = []
         for i, name in enumerate(["p.scorecard.json", "p.scorecard.html", "p.brief.html"]):
             if fail_after is not None and i == fail_after:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -326,13 +326,15 @@ def _check_out_dir(out_dir: Path) -> None:
 
 
 def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
-                   rank_by: views.RankBy = "tier", *, pdf: bool = True) -> list[Path]:
+                   rank_by: views.RankBy = "tier", *, pdf: bool = True,
+                   progress: Callable[[int, int], None] | None = None) -> list[Path]:
     """Write every report for ``scorecards`` into ``out_dir``; return the paths, sorted.
 
     Per provider: ``<slug>.scorecard.{json,html,pdf}`` and ``<slug>.brief.{html,pdf}``; with
     two or more scorecards also ``leaderboard.{html,pdf}``, ranked ``rank_by`` tier (then
     score) or value ($ per reference-grade GPU-hour). Each file is written atomically.
     ``pdf=False`` writes no PDF (``--no-pdf``: WeasyPrint is then never imported).
+    ``progress(done, total)`` is called after each brief, scorecard and the leaderboard.
     """
     if not scorecards:
         raise CmaxError("no scorecards to report", fix="pass at least one bundle")
@@ -341,13 +343,24 @@ def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
     cards = list(scorecards)
     slugs = report_slugs(cards)
     written: list[Path] = []
+    total, documents = 2 * len(cards) + (len(cards) >= 2), 0
+
+    def done() -> None:
+        nonlocal documents
+        documents += 1
+        if progress is not None:
+            progress(documents, total)
+
     # the briefs first: they need no charts, so they import WeasyPrint and get written while
     # a document worker may still be drawing the scorecards' charts
     for slug, card in zip(slugs, cards, strict=True):
         written += render_brief(card, slug, out_dir, cards, pdf=pdf)
+        done()
     for slug, card in zip(slugs, cards, strict=True):
         written += render_scorecard(card, slug, out_dir, pdf=pdf)
+        done()
     if len(cards) >= 2:
         written += render_leaderboard(list(zip(slugs, cards, strict=True)), out_dir, rank_by,
                                       pdf=pdf)
+        done()
     return sorted(written)

@@ -106,3 +106,14 @@ def test_a_stop_signal_keeps_its_exit_and_what_was_scored(
     import cmax.frames as cf
 
     assert cf.history(root / ".cmax-history").filter(row_kind="run").height == 2
+
+
+def test_multi_bundle_report_reports_each_document(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.paths import SAMPLES
+
+    assert main(["report", str(SAMPLES / "aurora-compute"), str(SAMPLES / "cinder-gpu"),
+                 "-o", str(tmp_path / "r"), "--no-pdf"]) == exits.OK
+    err = capsys.readouterr().err
+    assert "writing 5 reports: 1/5 (20%)" in err  # 2 briefs, 2 scorecards, the leaderboard
+    assert "writing 5 reports: 5/5 (100%)" in err
