@@ -516,24 +516,48 @@ def open_bundle(path: str | Path, *, commercial: Commercial | None = None) -> It
     if source.is_dir():
         yield _bundle_at(source, source, commercial, closed=True)
         return
-    name = source.name.lower()
+    if source.name == MANIFEST_NAME:
+        root = source.parent
+        check_closed(root, root)
+        yield Bundle(source=root, root=root, manifest=load_manifest(source))
+        return
     with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix="cmax-bundle-") as tmp:
         dest = Path(tmp)
-        if name.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz", *ZSTD_SUFFIXES)):
-            _extract_tar(source, dest)
-        elif name.endswith(".zip"):
-            _extract_zip(source, dest)
-        elif source.name == MANIFEST_NAME:
-            root = source.parent
-            check_closed(root, root)
-            yield Bundle(source=root, root=root, manifest=load_manifest(source))
-            return
-        elif zipfile.is_zipfile(source):  # renamed archive: trust the content, not the name
-            _extract_zip(source, dest)
-        elif _is_tar(source) or _is_zstd(source):
-            _extract_tar(source, dest)
-        else:
+        if not _unpack(source, dest):
             raise BundleError("not a bundle", file=source,
                               expected="a directory, .tar.gz, .tgz, .tar, .tar.zst or .zip "
                               "holding cmax.toml")
         yield _bundle_at(dest, source, commercial)
+
+
+def _unpack(source: Path, dest: Path) -> bool:
+    """Unpack an archive into ``dest`` under the bounds above; False if it is no archive."""
+    name = source.name.lower()
+    if name.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz", *ZSTD_SUFFIXES)) or (
+            not name.endswith(".zip") and not zipfile.is_zipfile(source)
+            and (_is_tar(source) or _is_zstd(source))):
+        _extract_tar(source, dest)
+    elif name.endswith(".zip") or zipfile.is_zipfile(source):
+        _extract_zip(source, dest)
+    else:
+        return False
+    return True
+
+
+@contextmanager
+def evidence_folder(path: str | Path) -> Iterator[Path]:
+    """A folder or archive of evidence (no manifest needed) as a folder for a ``with`` block:
+    an archive is unpacked, with every bound a bundle has, into a temporary folder."""
+    source = Path(path)
+    if source.is_dir():
+        check_closed(source, source)
+        yield source
+        return
+    if not source.is_file():
+        raise BundleError("not found or not a regular file", file=source,
+                          expected="a folder or an archive of evidence files")
+    with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix="cmax-evidence-") as tmp:
+        if not _unpack(source, Path(tmp)):
+            raise BundleError("not a folder or an archive", file=source,
+                              expected="a folder, .tar.gz, .tgz, .tar, .tar.zst or .zip")
+        yield Path(tmp)

@@ -40,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "Write HTML and PDF scorecards, briefs and a leaderboard."),
     "audit": ("cmax.cli.audit_cmd",
               "Periodic audit runs: history, drift, expiry, trend reports."),
+    "init": ("cmax.cli.init_cmd",
+             "Draft a commented cmax.toml from a folder or archive of evidence."),
     "inspect": ("cmax.cli.inspect_cmd",
                 "Detect the format of one evidence file and summarise it."),
     "reference": ("cmax.cli.reference_cmd",
@@ -69,6 +71,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
               "CMAX_HISTORY=s3://bucket/cmax-history cmax audit runs/ --format junit",
               "cmax audit runs/ --history-as-of 2026-10-01"),
     "inspect": ("cmax inspect training/llama3.1-405b_bf16_512.log",),
+    "init": ("cmax init my-evidence/ -o my-evidence/cmax.toml",
+             "cmax init llmb-archive_26.08.00_20261101T120000Z.tar.zst"),
     "reference": ("cmax reference list", "cmax reference show llama3.1-405b"),
     "calc": ("cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 --mfu 42%",
              "cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 --mfu 42% "

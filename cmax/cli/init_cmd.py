@@ -1,0 +1,38 @@
+"""``cmax init PATH [-o cmax.toml]``: draft a commented manifest from a folder or archive of
+evidence: an llmb-run package (the Exemplar archive, an install folder, experiments) through
+:mod:`cmax.intake.package`, any other folder through :mod:`cmax.intake.folder_draft`. Every
+value is shown with the file and line it came from; what only a person knows is a TODO."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("init", help="Draft a commented cmax.toml from a folder or archive of evidence "
+               "(an llmb-run Exemplar archive or install folder, or any evidence files): each "
+               "value with the file and line it came from, TODOs for price, term and SLA.")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out", type=click.Path(path_type=Path), default=None,
+              metavar="FILE", help="Write the draft here (default: print it).")
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+def command(path: Path, out: Path | None, force: bool) -> None:
+    from cmax.bundle import evidence_folder
+    from cmax.errors import CmaxError
+    from cmax.intake.folder_draft import draft_folder
+    from cmax.intake.package import draft_for
+    from cmax.reference import load_reference
+
+    if out is not None and out.exists() and not force:
+        raise CmaxError("will not overwrite an existing file", file=out,
+                        fix="pass --force, or choose another -o FILE")
+    with evidence_folder(path) as folder:
+        draft = draft_for(folder, label=str(path))
+        text = draft.text if draft is not None else draft_folder(
+            folder, load_reference("latest"), source=str(path))
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    out.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {out}", err=True)
