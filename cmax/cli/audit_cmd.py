@@ -10,32 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from cmax.cli.common import Progress, emit_checks, emit_json, progress, result_format_option
+from cmax.cli.common import ProgressCallback, emit_checks, emit_json, progress, result_format_option
 from cmax.cli.policies import fail_on_option, policy_checks
-
-if TYPE_CHECKING:  # cmax.history loads Polars: not imported for `--help`
-    from cmax.history.discover import RunRef
-
-
-class _ScoringProgress:
-    """The audit's progress callback: opened when the number of runs to score is known."""
-
-    def __init__(self) -> None:
-        self._progress: Progress | None = None
-
-    def __call__(self, done: int, total: int, run: RunRef) -> None:
-        if self._progress is None:
-            self._progress = Progress(f"scoring {total} new runs", total)
-        self._progress.advance()
-
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.close()
-            self._progress = None
 
 
 def _cell(value: object) -> str:
@@ -122,8 +102,7 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
 
     if history_version is not None and history_as_of is not None:
         raise click.UsageError("give --history-version or --history-as-of, not both")
-    bar = _ScoringProgress()
-    try:
+    with ProgressCallback("scoring {total} new runs") as bar:
         result = run_audit(
             runs_root, history, as_of=as_of.date() if as_of else None,
             policy=_policy(policy_file, expiry_warning_days, stale_after_days), progress=bar,
@@ -131,8 +110,6 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
             ray_address=ray_address, history_version=history_version,
             history_as_of=_history_when(history_as_of),
         )
-    finally:
-        bar.close()
     for note in result.notes:
         progress(note)
     files: list[Path] = []
@@ -140,20 +117,10 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
         from cmax.history.trend import render_trend_reports
 
         progress(f"writing trend reports into {report_dir} ...")
-        drawn: list[Progress] = []
-
-        def report_written(done: int, total: int) -> None:
-            if not drawn:
-                drawn.append(Progress(f"writing {total} trend reports", total))
-            drawn[0].advance()
-
         # a report takes well under a second: a pool pays only when asked for
-        try:
+        with ProgressCallback("writing {total} trend reports") as report_written:
             files = render_trend_reports(result, report_dir, pdf=not no_pdf, jobs=workers or 1,
                                          progress=report_written)
-        finally:
-            for bar_ in drawn:
-                bar_.close()
     code = result.exit_code
     if code == 1 and "drift" not in fail_on:  # --fail-on none: drift is reported, not fatal
         code = 0

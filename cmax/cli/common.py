@@ -110,3 +110,26 @@ class Progress:
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
             self._bar = None
+
+
+class ProgressCallback:
+    """A ``(done, total, ...)`` callback for library code that learns ``total`` as it goes:
+    opens a :class:`Progress` labelled ``label.format(total=total)`` on the first call.
+    A context manager: leaving it closes the bar."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self._progress: Progress | None = None
+
+    def __call__(self, done: int, total: int, *_: object) -> None:
+        if self._progress is None:
+            self._progress = Progress(self.label.format(total=total), total)
+        self._progress.advance()
+
+    def __enter__(self) -> ProgressCallback:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.close()
+            self._progress = None

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cmax.cli.common import Progress, emit_json, format_option, no_pdf_option, progress
+from cmax.cli.common import ProgressCallback, emit_json, format_option, no_pdf_option, progress
 from cmax.cli.package_options import package_options
 from cmax.errors import CmaxError
 
@@ -60,18 +60,8 @@ def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path, *,
         clean_stale(out_dir)
         with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix=staging_prefix(),
                                                                dir=out_dir) as tmp:
-            bar: list[Progress] = []
-
-            def written(done: int, total: int) -> None:
-                if not bar:
-                    bar.append(Progress(f"writing {total} reports", total))
-                bar[0].advance()
-
-            try:
+            with ProgressCallback("writing {total} reports") as written:
                 staged = render_reports(cards, Path(tmp), pdf=pdf, progress=written)
-            finally:
-                for b in bar:
-                    b.close()
             final = publish(staged, Path(tmp), out_dir)
     except BaseException:
         if created:

@@ -16,13 +16,6 @@ from typing import Any
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-# manifest model -> its cmax.toml table; PathSpec serves [[nccl]] and [audit]
-_MANIFEST_TABLES = {"Provider": ("[provider]",), "System": ("[system]",),
-                    "Benchmark": ("[benchmark]",), "RunSpec": ("[[runs]]",),
-                    "MlperfSpec": ("[[mlperf]]",), "PathSpec": ("[[nccl]]", "[audit]"),
-                    "InferenceSpec": ("[[inference]]",),
-                    "Reliability": ("[reliability]",), "Sla": ("[sla]",),
-                    "Pricing": ("[pricing]",)}
 _MANIFEST_TOP = {
     "provider": "who is rated: [provider]", "system": "the cluster: [system]",
     "benchmark": "when the evidence was collected and against which reference: [benchmark]",
@@ -61,12 +54,19 @@ def manifest_schema() -> dict[str, Any]:
 
     schema = Manifest.model_json_schema()
     table = _manifest_table()
+    # each model's cmax.toml table(s), read off the manifest's own properties: a model under
+    # an array is [[name]], else [name] (PathSpec serves both [[nccl]] and [audit])
+    tables: dict[str, list[str]] = {}
     for name, prop in schema["properties"].items():
-        prop.setdefault("description", _MANIFEST_TOP.get(name, ""))
-    for model, tables in _MANIFEST_TABLES.items():
+        prop.setdefault("description", _MANIFEST_TOP.get(name, f"the [{name}] table"))
+        refs = re.findall(r"#/\$defs/(\w+)", str(prop))
+        if refs:
+            tables.setdefault(refs[0], []).append(
+                f"[[{name}]]" if prop.get("type") == "array" else f"[{name}]")
+    for model, model_tables in tables.items():
         for key, prop in schema["$defs"].get(model, {}).get("properties", {}).items():
-            found = [f"{t} {table[(t, key)]}" if len(tables) > 1 else table[(t, key)]
-                     for t in tables if (t, key) in table]
+            found = [f"{t} {table[(t, key)]}" if len(model_tables) > 1 else table[(t, key)]
+                     for t in model_tables if (t, key) in table]
             if found and "description" not in prop:
                 prop["description"] = "; ".join(found)
     return {"$schema": DIALECT, "title": "cmax.toml (the bundle manifest)", **schema}
