@@ -39,6 +39,8 @@ TFLOPS_KEY = "TFLOP/s/GPU"
 BRIDGE_KEY = "MODEL_TFLOP/s/GPU"
 _ITER = r"iteration\s+(?P<iteration>\d+)\s*/\s*(?P<max_iteration>\d+)"
 _TFLOPS_LINE = NUM + r"\s*(?:MODEL_)?TFLOP/s/GPU"
+# Megatron-Bridge's rank-0 line: ``Step Time : 2.26s GPU utilization: 1156.2MODEL_TFLOP/s/GPU``
+_STEP_TIME = r"Step Time\s*:\s*" + NUM + r"\s*s\b"
 
 def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
     """Iteration lines and separate TFLOP/s lines, each with only the columns it carries."""
@@ -63,8 +65,28 @@ def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
         pl.lit("tflops").alias("kind"),
         to_float(text.str.extract(_TFLOPS_LINE, 1)).alias("line_tflops"),
         text.str.contains(BRIDGE_KEY, literal=True).alias("bridge"),
+        to_float(text.str.extract(_STEP_TIME, 1)).alias("line_step_s"),
+        wall_time(text).alias(WALL_TIME),
     )
     return pl.concat([iters, tflops], how="diagonal_relaxed")
+
+
+def _step_time_lines(samples: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
+    """Megatron-Bridge's ``Step Time : ...s`` lines as the iterations of a log without any
+    ``iteration N/M`` line: one step per line, numbered from 1 in file order (the counter
+    Megatron's own lines would print), the step time in seconds as printed."""
+    timed = samples.filter((pl.col("kind") == "tflops") & pl.col("line_step_s").is_not_null())
+    if timed.is_empty():
+        return samples.filter(pl.col("kind") == "iter")
+    notes.append(f"no 'iteration N/M' lines: the {timed.height} Megatron-Bridge 'Step Time' "
+                 "lines are the steps, numbered 1.. in file order")
+    return timed.with_columns(
+        pl.lit("iter").alias("kind"),
+        pl.int_range(1, timed.height + 1, dtype=pl.Int64).alias("iteration"),
+        pl.lit(None, dtype=pl.Int64).alias("max_iteration"),
+        (pl.col("line_step_s") * 1000.0).alias("elapsed_ms"),
+        pl.col("line_tflops").alias("inline_tflops"),
+    )
 
 
 def _arguments(path: Path, before_line: int | None) -> dict[str, int]:
@@ -98,12 +120,15 @@ def parse_megatron(path: Path) -> TrainingLog:
                         ("iteration", pl.Int64()), ("max_iteration", pl.Int64()),
                         ("elapsed_ms", pl.Float64()), ("inline_tflops", pl.Float64()),
                         ("loss", pl.Float64()), ("grad_norm", pl.Float64()),
-                        ("consumed_samples", pl.Float64()), (WALL_TIME, pl.Float64())):
+                        ("consumed_samples", pl.Float64()), (WALL_TIME, pl.Float64()),
+                        ("line_step_s", pl.Float64())):
         if name not in rows.columns:  # a log with only one of the two line kinds
             rows = rows.with_columns(pl.lit(None, dtype=dtype).alias(name))
     notes: list[str] = []
     samples = drop_cut_tail(rows, path, [ITER_KEY, TFLOPS_KEY], notes)
     iters = samples.filter(pl.col("kind") == "iter")
+    if iters.is_empty():
+        iters = _step_time_lines(samples, notes)
     tflops = samples.filter(pl.col("kind") == "tflops")["line_tflops"]
     paired = pl.Series("paired", [None] * iters.height, dtype=pl.Float64)
     if tflops.len():

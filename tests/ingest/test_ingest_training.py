@@ -316,3 +316,14 @@ def test_nemo2_log_spanning_epochs_is_numbered_by_global_step() -> None:
     assert log.steps.height == 60 and log.restarts == 0
     assert log.steps["iteration"].to_list() == list(range(60))
     assert any("steps are numbered by global_step" in n for n in log.notes)
+
+
+def test_megatron_bridge_log_with_only_step_time_lines() -> None:
+    """Megatron-Bridge's 'Step Time : ...s ... MODEL_TFLOP/s/GPU' lines alone were refused."""
+    path = DATA / "megatron_bridge_step_time_only.log"
+    assert detect_format(path) == "megatron"
+    summary = inspect_file(path)
+    assert (summary["framework"], summary["steps"], summary["first_iteration"]) == (
+        "megatron-bridge", 50, 1)
+    assert summary["window_mean_step_time_s"] == pytest.approx(2.271)
+    assert any("'Step Time' lines are the steps" in n for n in summary["notes"])  # type: ignore[union-attr]

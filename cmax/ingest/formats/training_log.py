@@ -29,9 +29,11 @@ class TrainingLogFormat(RunFormat[TrainingLog]):
     each format's parser once)."""
 
     def __init__(self, format_id: str, title: str, tool: str, sample: str, priority: int,
-                 marker: Marker, parser: Callable[[Path], TrainingLog]) -> None:
+                 marker: Marker | tuple[Marker, ...],
+                 parser: Callable[[Path], TrainingLog]) -> None:
         self.id, self.title, self.tool, self.sample = format_id, title, tool, sample
-        self.priority, self.markers, self.parser = priority, (marker,), parser
+        markers = marker if isinstance(marker, tuple) else (marker,)
+        self.priority, self.markers, self.parser = priority, markers, parser
 
     def parse(self, probe: Probe) -> TrainingLog:
         return self.parser(probe.path)
@@ -94,10 +96,14 @@ for _cls, _args in (
                          parse_nemo1)),
     (TrainingLogFormat, ("megatron", "Megatron-LM / Megatron-Bridge iteration log",
                          "Megatron-LM `training_log` lines (`iteration N/M | ... | elapsed time "
-                         "per iteration (ms): ...`), also printed by Megatron-Bridge",
+                         "per iteration (ms): ...`), also printed by Megatron-Bridge, or "
+                         "Megatron-Bridge's own `Step Time : 2.26s GPU utilization: "
+                         "1156.2MODEL_TFLOP/s/GPU` lines alone",
                          "ingest/megatron_bridge_llama3.1-70b.log", 50,
-                         _marker(b"elapsed time per iteration",
-                                 r"elapsed time per iteration \(ms\)\s*:"), parse_megatron)),
+                         (_marker(b"elapsed time per iteration",
+                                  r"elapsed time per iteration \(ms\)\s*:"),
+                          _marker(b"MODEL_TFLOP/s/GPU", r"Step Time\s*:\s*[\d.]+\s*s\b")),
+                         parse_megatron)),
     (TrainingLogFormat, ("maxtext", "MaxText training log",
                          "MaxText (`completed step: N, seconds: ..., TFLOP/s/device: ...`)",
                          "ingest/maxtext_llama2-70b.log", 40,
