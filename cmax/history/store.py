@@ -39,11 +39,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import re
 import shutil
+import sys
+import tempfile
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,6 +218,48 @@ def is_remote(location: str) -> bool:
     return len(scheme) > 1 and scheme != "file"
 
 
+def _refuse_credentials(uri: str) -> None:
+    """A ``scheme://user:secret@bucket/...`` URI is refused, its secret never shown: the
+    object store reads credentials only from the standard configuration, so these were
+    silently ignored, and the URI was echoed into the JSON ``history`` field."""
+    parts = urllib.parse.urlsplit(uri)
+    if parts.username is None and parts.password is None:
+        return
+    shown = urllib.parse.urlunsplit(parts._replace(netloc=parts.hostname or ""))
+    raise HistoryError("the history URI holds credentials (user:secret@), which are not used",
+                       file=shown, field="--history",
+                       fix="remove them from the URI and give them the standard way: "
+                       "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE or "
+                       "~/.aws/credentials, or an instance role (see docs/fleet.md)")
+
+
+@contextlib.contextmanager
+def _native_stderr_held() -> Iterator[None]:
+    """Hold what native code writes to file descriptor 2 while the block runs: the Delta
+    writer's Rust panics print a dozen lines there before the exception that
+    :class:`HistoryStore` turns into one line. Replayed if the block succeeds, dropped if it
+    fails (the one-line error says what happened)."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        try:
+            sys.stderr.flush()
+            os.dup2(held.fileno(), 2)
+            yield
+        except BaseException:
+            os.dup2(saved, 2)
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        held.seek(0)
+        if data := held.read():
+            os.write(2, data)
+
+
 @dataclass(frozen=True)
 class Recorded:
     """What the history already holds for one (cluster, run folder)."""
@@ -233,6 +278,8 @@ class HistoryStore:
     def __init__(self, location: str | Path) -> None:
         text = str(location)
         self.remote = is_remote(text)
+        if self.remote:
+            _refuse_credentials(text)
         self.location = text if self.remote else str(Path(text).absolute())
         self.notes: list[str] = []  # one-off messages for the user (the migration)
 
@@ -376,39 +423,62 @@ class HistoryStore:
         return self._merge(runs)
 
     def _merge(self, runs: Sequence[tuple[RunRef, list[dict[str, Any]]]]) -> list[RunRef]:
-        from deltalake import DeltaTable, WriterProperties
         from deltalake.exceptions import CommitFailedError
 
         last: Exception | None = None
         for attempt in range(COMMIT_RETRIES):
             try:
-                if not self.exists():
-                    self._create()
-                table = DeltaTable(self.location)
-                have = set(pl.read_delta(table, columns=["run_key"])["run_key"].to_list())
-                new = [(run, rows) for run, rows in runs if run.run_key not in have]
-                if not new:
-                    return []
-                source = pl.concat([frame_from_rows(rows, run.cluster) for run, rows in new])
-                clusters = ", ".join(_sql_str(c) for c in sorted({r.cluster for r, _ in new}))
-                (table.merge(source, source_alias="s", target_alias="t",
-                             predicate=f"t.cluster IN ({clusters}) AND t.cluster = s.cluster "
-                                       "AND t.run_key = s.run_key",
-                             writer_properties=WriterProperties(compression="ZSTD"))
-                 .when_not_matched_insert_all().execute())
-                return [run for run, _ in new]
+                with _native_stderr_held():
+                    return self._merge_once(runs)
             except CommitFailedError as exc:  # a concurrent writer committed first: re-read
                 last = exc
                 time.sleep(min(0.05 * (attempt + 1), 0.5))
             except CmaxError:
                 raise
             except Exception as exc:
-                raise self._fail("cannot write the history", exc,
-                                 "check free space, permissions or credentials; the history "
-                                 "is unchanged by this batch") from None
+                raise self._fail("cannot write the history", exc, self._write_fix()) from None
         raise self._fail(f"cannot write the history after {COMMIT_RETRIES} attempts "
                          "(other writers kept committing first)", last or RuntimeError(),
                          "run cmax audit again; nothing it recorded is lost") from None
+
+    def _write_fix(self) -> str:
+        """What to do about a failed write; for a local folder, the cause when it is plain
+        (the Delta writer reports a read-only or full disk as 'Failed to parse parquet')."""
+        fix = "the history is unchanged by this batch"
+        path = self.local_path
+        if path is not None:
+            while not path.is_dir() and path.parent != path:  # the folder it would go in
+                path = path.parent
+            try:
+                fs = os.statvfs(path)
+            except OSError:
+                return "check free space and permissions; " + fix
+            if fs.f_flag & os.ST_RDONLY or not os.access(path, os.W_OK):
+                return "the history folder is read-only: pass --history a writable folder; " + fix
+            if fs.f_bavail * fs.f_frsize < (16 << 20):
+                return "the disk holding the history is full: free space and retry; " + fix
+            return "check free space and permissions; " + fix
+        return "check credentials, permissions and the bucket; " + fix
+
+    def _merge_once(self, runs: Sequence[tuple[RunRef, list[dict[str, Any]]]]) -> list[RunRef]:
+        """One attempt: create the table if missing, insert the runs it lacks."""
+        from deltalake import DeltaTable, WriterProperties
+
+        if not self.exists():
+            self._create()
+        table = DeltaTable(self.location)
+        have = set(pl.read_delta(table, columns=["run_key"])["run_key"].to_list())
+        new = [(run, rows) for run, rows in runs if run.run_key not in have]
+        if not new:
+            return []
+        source = pl.concat([frame_from_rows(rows, run.cluster) for run, rows in new])
+        clusters = ", ".join(_sql_str(c) for c in sorted({r.cluster for r, _ in new}))
+        (table.merge(source, source_alias="s", target_alias="t",
+                     predicate=f"t.cluster IN ({clusters}) AND t.cluster = s.cluster "
+                               "AND t.run_key = s.run_key",
+                     writer_properties=WriterProperties(compression="ZSTD"))
+         .when_not_matched_insert_all().execute())
+        return [run for run, _ in new]
 
     # -- cmax 0.1's Parquet history --------------------------------------------------------
 

@@ -332,3 +332,51 @@ def test_writers_killed_mid_pass_lose_and_duplicate_nothing(tmp_path: Path) -> N
     runs = frame.filter(pl.col("row_kind") == "run")
     assert runs.height == 8 and runs.select("cluster", "run_dir").is_duplicated().sum() == 0
     assert frame.filter(pl.col("row_kind") == "workload").height == 16
+
+
+def test_credentials_in_a_history_uri_are_refused_never_shown(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cmax.cli import main
+
+    with pytest.raises(CmaxError, match=r"holds credentials") as info:
+        HistoryStore("s3://AKIAEXAMPLE:wJalrXUtnFEMI@bucket/cmax-history")
+    assert "wJalrXUtnFEMI" not in str(info.value) and "AKIAEXAMPLE" not in str(info.value)
+    assert info.value.file == "s3://bucket/cmax-history" and "AWS_PROFILE" in str(info.value)
+    HistoryStore("s3://bucket/cmax-history")  # the standard form is untouched
+    write_run(tmp_path / "runs", "east", "2026-01-01")
+    code = main(["audit", str(tmp_path / "runs"), "--history", "s3://u:p4ss@b/h"])
+    err = capsys.readouterr().err
+    assert code == 2 and "p4ss" not in err and err.count("\n") == 1
+
+
+def test_a_failed_history_write_is_one_line_without_native_noise(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only or full history folder printed three Rust panics (14 lines) before the
+    error, which said 'Failed to parse parquet'."""
+    store = HistoryStore(tmp_path / "h")
+    run = discover_runs(_one_run(tmp_path))[0][0]
+
+    def panics(self: HistoryStore, runs: Any) -> list[RunRef]:
+        os.write(2, b"thread '<unnamed>' panicked at parquet/src/arrow/arrow_writer.rs\n")
+        raise OSError("Generic LocalFileSystem error: Failed to parse parquet")
+
+    monkeypatch.setattr(HistoryStore, "_merge_once", panics)
+    with pytest.raises(CmaxError, match="cannot write the history: Generic") as info:
+        store.append([(run, [])])
+    assert "panicked" not in capfd.readouterr().err
+    assert "check free space and permissions" in str(info.value)
+
+    def notes(self: HistoryStore, runs: Any) -> list[RunRef]:
+        os.write(2, b"a native warning\n")
+        return []
+
+    monkeypatch.setattr(HistoryStore, "_merge_once", notes)
+    assert store.append([(run, [])]) == []
+    assert capfd.readouterr().err == "a native warning\n"  # kept when the write succeeds
+
+
+def _one_run(tmp_path: Path) -> Path:
+    root = tmp_path / "runs"
+    write_run(root, "east", "2026-01-01")
+    return root
