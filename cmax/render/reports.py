@@ -151,6 +151,7 @@ def brief_html(card: Scorecard, level: int = 0, peers: Sequence[Scorecard] = ())
         why=views.brief_reasons(card)[:max_reasons],
         demands=views.brief_demands(card)[:max_demands],
         comparison=comparison, value_line=views.value_sentence(comparison),
+        tokens_line=views.tokens_sentence(card, list(peers)) if len(peers) > 1 else None,
         glossary=views.glossary(*BRIEF_TERMS),
     )
 
@@ -281,6 +282,7 @@ def leaderboard_html(rows: Sequence[views.LeaderboardRow], medium: str,
         medium=medium,
         charts=chart_uris,
         rank_by=rank_by,
+        gpu_types=len({c.gpu for c in cards}),
         releases=sorted({c.reference_release for c in cards}),
         first_date=dates[0],
         last_date=dates[-1],

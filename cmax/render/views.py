@@ -246,8 +246,10 @@ class LeaderboardRow:
     network_ratio: float | None
     audit_fails: int | None
     value: float | None  # $ per reference-grade GPU-hour (price advice)
-    value_rank: int | None  # 1 = cheapest reference-grade GPU-hour; None without a value
+    value_rank: int | None  # 1 = cheapest reference-grade GPU-hour of its GPU type
     decision: Decision
+    tokens_usd: float | None = None  # $ per million training tokens on the board's basket
+    tokens_rank: int | None = None  # 1 = cheapest per token, across GPU types
 
 
 def _value(card: Scorecard) -> float | None:
@@ -262,16 +264,35 @@ def leaderboard_order(cards: list[tuple[str, Scorecard]],
     def tier_key(p: tuple[str, Scorecard]) -> tuple[int, float, str, str, str]:
         return (tier_rank(p[1].tier), -p[1].score, p[1].provider, p[1].cluster, p[0])
 
+    if by == "value" and len({c.gpu for _, c in cards}) > 1:
+        # per-GPU-hour value is measured against each GPU type's own reference: across types
+        # the board ranks by $ per million training tokens (docs/scoring.md section 7)
+        tokens = _tokens(cards)
+        return sorted(cards, key=lambda p: (tokens.get(p[0]) is None,
+                                            tokens.get(p[0], (0.0, 0))[0], *tier_key(p)))
     if by == "value":
         return sorted(cards, key=lambda p: (_value(p[1]) is None, _value(p[1]) or 0.0,
                                             *tier_key(p)))
     return sorted(cards, key=tier_key)
 
 
+def _tokens(cards: list[tuple[str, Scorecard]]) -> dict[str, tuple[float, int]]:
+    """slug -> ($ per million training tokens on the common basket, rank), ranked offers only."""
+    from cmax.price.tokens import compare
+
+    result = compare([c for _, c in cards])
+    return {cards[r.index][0]: (r.usd_per_million_tokens, rank)
+            for rank, r in enumerate(result.ranked, start=1)}
+
+
 def leaderboard_rows(cards: list[tuple[str, Scorecard]],
                      by: RankBy = "tier") -> list[LeaderboardRow]:
-    valued = [slug for slug, c in leaderboard_order(cards, "value") if _value(c) is not None]
-    value_rank = {slug: i for i, slug in enumerate(valued, start=1)}
+    value_rank: dict[str, int] = {}
+    for gpu in sorted({c.gpu for _, c in cards}):
+        same = [(slug, c) for slug, c in cards if c.gpu == gpu]
+        valued = [slug for slug, c in leaderboard_order(same, "value") if _value(c) is not None]
+        value_rank.update({slug: i for i, slug in enumerate(valued, start=1)})
+    tokens = _tokens(cards)
     rows = []
     for rank, (slug, card) in enumerate(leaderboard_order(cards, by), start=1):
         ratios = [w.ratio for w in card.workloads if w.ratio is not None]
@@ -283,6 +304,8 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
             network_ratio=min(nets) if nets else None,
             audit_fails=card.audit.counts.get("FAIL", 0) if card.audit else None,
             value=_value(card), value_rank=value_rank.get(slug), decision=decision(card),
+            tokens_usd=tokens[slug][0] if slug in tokens else None,
+            tokens_rank=tokens[slug][1] if slug in tokens else None,
         ))
     return rows
 
@@ -401,9 +424,12 @@ class ValueRow:
 
 
 def value_comparison(card: Scorecard, peers: list[Scorecard]) -> list[ValueRow]:
-    """Every bundle rated together, cheapest reference-grade GPU-hour first (no value last)."""
+    """Every bundle of the card's GPU type rated together, cheapest reference-grade GPU-hour
+    first (no value last): a reference-grade GPU-hour of another type is other work."""
     rows = []
     for c in peers:
+        if c.gpu != card.gpu:
+            continue
         p = c.price
         rows.append(ValueRow(
             c.provider, c.cluster, c.tier, p.quoted_usd_per_gpu_hour if p else None,
@@ -427,6 +453,37 @@ def value_sentence(rows: list[ValueRow]) -> str | None:
             f"{fmt.pct(best.throughput_ratio)} of reference throughput at {fmt.usd(best.quoted)} "
             f"quoted: {fmt.usd(best.value)} per reference-grade GPU-hour, against "
             f"{fmt.usd(mine.value)} here.")
+
+
+def tokens_sentence(card: Scorecard, peers: list[Scorecard]) -> str | None:
+    """Against the cheapest offer per token of another GPU type rated together, in the seed's
+    terms: how much faster per GPU one must train to beat the other at their quotes, and
+    whether it does. None when no other GPU type is on the table or either is unranked."""
+    from cmax.price.tokens import breakeven_speedup, compare
+
+    if all(c.gpu == card.gpu for c in peers) or card not in peers:
+        return None
+    result = compare(peers)
+    here = next((r for r in result.ranked if peers[r.index] is card), None)
+    other = next((r for r in result.ranked if peers[r.index].gpu != card.gpu), None)
+    if here is None or other is None or card.price is None:
+        return None
+    o = peers[other.index]
+    assert o.price is not None
+    basket = ", ".join(f"{k.replace(':', ' ')} at {result.scales[k]:,} GPUs"
+                       for k in result.basket)
+    # how much faster per GPU the other offer must train than this one, and how much it does
+    need = breakeven_speedup(o.price.quoted_usd_per_gpu_hour, card.price.quoted_usd_per_gpu_hour,
+                             o.price.goodput_ratio, card.price.goodput_ratio)
+    has = need * here.usd_per_million_tokens / other.usd_per_million_tokens
+    verdict = "it does" if has > need else "it does not"
+    return (f"Per million training tokens ({basket}, interruptions priced in) this offer costs "
+            f"{fmt.usd(here.usd_per_million_tokens)} against "
+            f"{fmt.usd(other.usd_per_million_tokens)} at {o.provider} ({o.gpu}). At their "
+            f"quotes ({fmt.usd(o.price.quoted_usd_per_gpu_hour)} against "
+            f"{fmt.usd(card.price.quoted_usd_per_gpu_hour)} per GPU-hour) {o.provider} must "
+            f"train {need:.2f}x as fast per GPU as this offer to be cheaper per token; it trains "
+            f"{has:.2f}x: {verdict}.")
 
 
 # ------------------------------------------------------------------ page 1: the decision

@@ -1,0 +1,70 @@
+"""Across GPU types the leaderboard and the brief compare $ per million training tokens,
+never per-GPU-hour value (docs/scoring.md section 7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cmax.price.tokens import usd_per_million_tokens
+from cmax.render import views
+from cmax.scorecard import Scorecard, TokenCost
+from tests.score.scorecard_factory import make_scorecard, make_weak_scorecard
+
+
+def _with_tokens(card: Scorecard, gpu: str, tps: float, **update: object) -> Scorecard:
+    assert card.price is not None
+    price = card.price.model_copy(update=update)
+    cost = TokenCost(
+        workload="llama3.1-405b", precision="bf16", gpu=gpu, num_gpus=512, basis="measured",
+        basis_detail="log", tokens_per_s_per_gpu=tps, goodput_ratio=price.goodput_ratio,
+        usd_per_million_tokens=usd_per_million_tokens(price.quoted_usd_per_gpu_hour, tps,
+                                                      price.goodput_ratio))
+    return card.model_copy(update={"gpu": gpu, "price": price.model_copy(
+        update={"token_costs": [cost]})})
+
+
+@pytest.fixture()
+def board() -> list[tuple[str, Scorecard]]:
+    h100 = _with_tokens(make_scorecard(provider="H"), "h100-sxm", 200.0,
+                        quoted_usd_per_gpu_hour=2.0, goodput_ratio=1.0)
+    weak = _with_tokens(make_weak_scorecard(provider="W"), "h100-sxm", 150.0,
+                        quoted_usd_per_gpu_hour=1.8, goodput_ratio=1.0)
+    gb200 = _with_tokens(make_scorecard(provider="G"), "gb200", 400.0,
+                         quoted_usd_per_gpu_hour=3.2, goodput_ratio=0.9)
+    return [("h", h100), ("w", weak), ("g", gb200)]
+
+
+def test_leaderboard_ranks_tokens_across_types_and_value_within_a_type(
+        board: list[tuple[str, Scorecard]]) -> None:
+    rows = {r.slug: r for r in views.leaderboard_rows(board)}
+    # G $2.4691, H $2.7778, W 1.8e6 / (150 x 3600) = $3.3333
+    assert [rows[s].tokens_rank for s in "gwh"] == [1, 3, 2]
+    assert rows["g"].tokens_usd == pytest.approx(3.2e6 / (400 * 3600) / 0.9)
+    # the GB200 offer's per-GPU-hour value is ranked only among GB200 offers
+    assert rows["g"].value_rank == 1
+    assert sorted(r.value_rank or 0 for s, r in rows.items() if s != "g") == [1, 2]
+    order = [slug for slug, _ in views.leaderboard_order(board, "value")]
+    assert order == ["g", "h", "w"]
+
+
+def test_brief_says_how_much_faster_per_gpu_and_whether(
+        board: list[tuple[str, Scorecard]]) -> None:
+    cards = [c for _, c in board]
+    h100 = cards[0]
+    line = views.tokens_sentence(h100, cards)
+    assert line is not None
+    # G must train (3.2 / 0.9) / (2.0 / 1.0) = 1.78x as fast per GPU; it trains 400 / 200 = 2x
+    assert "costs $2.78 against $2.47 at G (gb200)" in line
+    assert "G must train 1.78x as fast per GPU as this offer" in line
+    assert "it trains 2.00x: it does." in line
+    slow = _with_tokens(cards[2], "gb200", 340.0)
+    line = views.tokens_sentence(h100, [h100, cards[1], slow])
+    assert line is not None and "it trains 1.70x: it does not." in line
+
+
+def test_no_cross_type_sentence_and_no_cross_type_value_on_one_gpu_type(
+        board: list[tuple[str, Scorecard]]) -> None:
+    cards = [c for _, c in board]
+    assert views.tokens_sentence(cards[0], cards[:2]) is None
+    rows = views.value_comparison(cards[0], cards)
+    assert {r.provider for r in rows} == {"H", "W"}
