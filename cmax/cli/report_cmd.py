@@ -103,6 +103,7 @@ def _check_inputs(bundles: tuple[str, ...], rubric: str | None, out_dir: Path) -
 def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf: bool,
             fmt: str, commercial: Commercial | None = None) -> None:
     _check_inputs(bundles, rubric, out_dir)
+    from cmax.render.views import evidence_warning
     from cmax.render.worker import DocumentWorker
 
     # the worker imports matplotlib while the bundles are rated here, then draws the
@@ -112,6 +113,9 @@ def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf:
         for i, bundle in enumerate(bundles, start=1):
             progress(f"[{i}/{len(bundles)}] rating {bundle}")
             cards.append(_assess(bundle, rubric, commercial))
+            warning = evidence_warning(cards[-1])
+            if warning:
+                click.echo(f"cmax: warning: {warning}", err=True)
         worker.submit(cards)
         progress(f"writing reports to {out_dir}")
         from cmax.render.reports import documents_from

@@ -101,6 +101,7 @@ def _common(card: Scorecard) -> dict[str, Any]:
         "gates_failed": views.failed_gates(card),
         "gates_unevaluated": views.unevaluated_gates(card),
         "gates_capping": views.capping_gates(card),
+        "gap": views.evidence_gap(card),
     }
 
 

@@ -21,7 +21,7 @@ from cmax.scorecard import (
     WorkloadResult,
     tier_rank,
 )
-from cmax.states import State, Tone
+from cmax.states import State, Tone, verdict_label
 
 AUDIT_ORDER = {"FAIL": 0, "WARNING": 1, "SKIPPED": 2, "PASS": 3}
 
@@ -55,6 +55,56 @@ def audit_checks_sorted(card: Scorecard) -> list[AuditCheck]:
         return []
     return sorted(card.audit.checks,
                   key=lambda c: (AUDIT_ORDER[c.status], c.category, c.check_id))
+
+
+def compared_runs(card: Scorecard) -> list[WorkloadResult]:
+    """Runs measured against a reference (passed, failed or inconclusive)."""
+    return [w for w in card.workloads
+            if w.ratio is not None and w.verdict in ("pass", "fail", "inconclusive")]
+
+
+@dataclass(frozen=True)
+class EvidenceGap:
+    """Page 1's warning when the evidence is too thin to rate: why, the validation errors,
+    and what to submit to earn a rating."""
+
+    headline: str
+    errors: int
+    submit: list[str]
+
+
+def evidence_gap(card: Scorecard) -> EvidenceGap | None:
+    """None when the evidence supports a rating; otherwise what is missing. Thin means no
+    category could be scored, or runs were submitted and none could be compared."""
+    errors = card.finding_counts.get("error", 0)
+    if card.score_state is State.NOT_SCORED:
+        headline = ("Not rated: no category could be scored from the evidence submitted. "
+                    f"{card.tier} is where the rules leave a bundle without evidence, not a "
+                    "measurement.")
+    elif card.workloads and not compared_runs(card):
+        headline = (f"Thin evidence: none of the {len(card.workloads)} training runs could "
+                    "be compared with a reference, so nothing about throughput or its price "
+                    "is measured.")
+    else:
+        return None
+    return EvidenceGap(headline, errors, missing_evidence(card))
+
+
+def evidence_warning(card: Scorecard) -> str | None:
+    """The one-line stderr warning `cmax report` gives, as `cmax price` does."""
+    errors = card.finding_counts.get("error", 0)
+    gap = evidence_gap(card)
+    if not errors and gap is None:
+        return None
+    parts = [f"{card.provider} / {card.cluster}:"]
+    if errors:
+        parts.append(f"{errors} validation error(s) in this bundle;")
+    if gap is not None:
+        parts.append("not rated (no category scored);" if card.score_state is State.NOT_SCORED
+                     else "no training run could be compared with a reference;")
+    parts.append("the reports rest on evidence that failed validation or is missing "
+                 "(run `cmax validate`)")
+    return " ".join(parts)
 
 
 def _workload_line(w: WorkloadResult) -> str:
@@ -112,9 +162,14 @@ def key_numbers(card: Scorecard) -> list[KeyNumber]:
             f"(CI {fmt.pct_range(worst.ci_low, worst.ci_high)}), {_workload_line(worst)}",
             tone,
         ))
+    elif card.workloads:
+        why = ", ".join(sorted({verdict_label(w.verdict) for w in card.workloads}))
+        out.append(KeyNumber("Training throughput", "none compared",
+                             f"{len(card.workloads)} run(s) submitted, none could be compared "
+                             f"with a reference ({why})", "warn"))
     else:
         out.append(KeyNumber("Training throughput", "not provided",
-                             "no training run could be compared with a reference", "neutral"))
+                             "no training runs in the bundle", "neutral"))
 
     nets = [n for n in card.network if n.ratio is not None]
     if nets:
@@ -387,7 +442,8 @@ def brief_demands(card: Scorecard) -> list[Point]:
     if offer is not None:
         out.append(Point(offer.text))
     for g in failed_gates(card):
-        out.append(Point(f"Fix “{g.name}”: until it passes the rating is capped at {g.cap}."))
+        out.append(Point(f"Fix “{g.name}”: until it passes the rating is capped at "
+                         f"{g.binding_cap}."))
     for g in unevaluated_gates(card):
         out.append(Point(f"Show conclusive evidence for “{g.name}”: it could not be "
                          "evaluated from what was submitted."))
@@ -397,17 +453,29 @@ def brief_demands(card: Scorecard) -> list[Point]:
     if any(w.verdict == "fail" for w in card.workloads):
         out.append(Point("Either accept the ask, or tune the cluster and re-run the reference "
                          "suite: the price follows the measured throughput."))
+    out += [Point(text) for text in missing_evidence(card)]
+    return out
+
+
+def missing_evidence(card: Scorecard) -> list[str]:
+    """What to submit: each kind of evidence the bundle lacks, or submitted but could not
+    compare, in the words of a request to the provider."""
+    sla = card.sla
+    none_compared = bool(card.workloads) and not compared_runs(card)
     missing = [
         (not card.workloads, "Provide training runs matched to NVIDIA's reference recipes "
                              "before a price is agreed."),
+        (none_compared, f"Provide training runs that match a reference result: none of the "
+                        f"{len(card.workloads)} submitted could be compared ("
+                        + ", ".join(sorted({verdict_label(w.verdict) for w in card.workloads}))
+                        + "); the findings say why."),
         (not card.network, "Provide an nccl-tests all_reduce sweep up to 16 GiB across the "
                            "contracted nodes."),
         (card.reliability is None, "Provide the interruption log for the last quarter."),
         (sla is None, "Agree per-node monthly uptime and a credit table in the contract."),
         (card.audit is None, "Provide a ClusterMAX audit (`cmax audit` output) of the cluster."),
     ]
-    out += [Point(text) for absent, text in missing if absent]
-    return out
+    return [text for absent, text in missing if absent]
 
 
 @dataclass(frozen=True)
@@ -525,6 +593,10 @@ def verdict_line(card: Scorecard) -> str:
     """One sentence: what to do, from the tier and the ask."""
     meaning = TIER_MEANING.get(card.tier, "")
     p = card.price
+    if card.score_state is State.NOT_SCORED:
+        return ("Not rated: the bundle holds too little evidence to rate. Do not negotiate on "
+                "it: ask for the evidence listed below first."
+                + (" No quote in the bundle, so no price to ask for." if p is None else ""))
     if p is None:
         return f"{card.tier}: {meaning}. No quote in the bundle, so no price to ask for."
     if p.ask_usd_per_gpu_hour is None:
