@@ -409,8 +409,10 @@ def _fake_render(fail_after: int | None) -> Any:
 def no_assess(monkeypatch: pytest.MonkeyPatch) -> None:
     import cmax.cli.report_cmd
 
+    from tests.score.scorecard_factory import make_minimal_scorecard
+
     monkeypatch.setattr(cmax.cli.report_cmd, "_assess",
-                        lambda bundle, rubric, commercial=None: object())
+                        lambda bundle, rubric, commercial=None: make_minimal_scorecard())
 
 
 @pytest.mark.parametrize("existing", [False, True])
