@@ -56,6 +56,8 @@ BASELINES = [
               8),
     _baseline("dgxc-405b-fp8-512", "llama3.1-405b", "fp8", 512, 256, 13.02, 8, 8, 2, None, 8),
     _baseline("dgxc-grok-fp8-512", "grok1-314b", "fp8", 512, 1024, 13.433, 4, 8, 2, 8, 8),
+    {**_baseline("dgxc-405b-bf16-128-v25.04", "llama3.1-405b", "bf16", 128, 64, 19.50, 8, 8, 2,
+                 None, 8), "recipe_release": "v25.04.01"},  # measures the last step only
     _baseline("dgxc-grok-bf16-256-proxy", "grok1-314b", "bf16", 256, 1024, 20.7, 4, 4, 2, 8, 8,
               proxy=True, erratum="tokens/s printed as half of seq x GBS / step"),
 ]

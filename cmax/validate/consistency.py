@@ -17,6 +17,7 @@ from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.ingest.textlines import rising
 from cmax.throughput import tokens_per_s_per_gpu
+from cmax.validate import selfcheck
 from cmax.validate.context import (
     CONFIG_FIELDS,
     Context,
@@ -400,3 +401,4 @@ def check(ctx: Context) -> Iterator[Finding]:
         yield from _restarts(view)
     yield from _system(ctx)
     yield from _nccl(ctx)
+    yield from selfcheck.check(ctx)

@@ -110,3 +110,18 @@ INFERENCE_LENGTH_TOLERANCE = 0.05
 # Each of C concurrent users receives at most 1000 / TPOT tokens/s, so a system cannot emit more
 # than C x 1000 / mean TPOT output tokens/s; 10% covers the first tokens TPOT leaves out.
 INFERENCE_PER_USER_SLACK = 0.10
+
+# The log agrees with itself (cmax/validate/selfcheck.py).
+WALL_CLOCK_TOLERANCE = 0.05
+"""Wall-clock time between the window's stamped step lines may exceed the printed step times
+by this fraction: logging, timers that exclude the optimizer's host work, and a checkpoint's
+few seconds stay well inside it; a printed time edited 15 % faster does not."""
+WALL_CLOCK_SLACK_S = 2.0
+"""Plus two seconds: Megatron and NeMo stamp lines to the whole second, so two stamps carry up
+to 1 s of rounding each."""
+SINGLE_STEP_BAND = 0.03
+"""A single-step window (DGXC <= v25.04 measured only the last step) may be this much faster
+than the median of the steps before it, or 3 robust sigmas of them if more: a 4 % edit of that
+one step is caught, an honest run's last step (within ~1 % jitter) is not."""
+SINGLE_STEP_NEIGHBOURS = 10
+"""How many steps before the measured one it is checked against."""

@@ -278,6 +278,16 @@ def _iteration_repeat(ev: Evidence) -> None:
         pl.when(pl.col("line") == 30).then(10).otherwise(pl.col("iteration")).alias("iteration"))
 
 
+def _stamps(run: int, stretch: float) -> list[float]:
+    """Wall-clock stamps of run ``run``'s step lines, each step taking ``stretch`` x its
+    printed time (1.0: honest)."""
+    out, clock = [], 1_777_600_000.0
+    for t in HonestBundle().runs[run].times:
+        clock += t * stretch
+        out.append(round(clock))
+    return out
+
+
 def _facts(pick: Callable[[Evidence], str], *facts: Fact) -> Callable[[Evidence], None]:
     """What a parser would have recorded had the file stated ``facts`` about itself."""
     def fn(ev: Evidence) -> None:
@@ -380,6 +390,11 @@ TRIPS: dict[str, Case] = {
     "consistency.gpu-type": edit(_row(0, gpu="b200")),
     "consistency.iteration-sequence": after(_iteration_repeat),
     "consistency.restarted-run": edit(_row(0, restarts=1)),
+    "consistency.wall-clock": edit(_attr(0, extra_steps={"wall_time_s": _stamps(0, 1.2)})),
+    "consistency.consumed-samples": edit(_attr(0, extra_steps={
+        "consumed_samples": [128.0 * (i + 1) for i in range(50)]})),
+    "consistency.single-step-window": edit(_attr(0, num_gpus=128, gbs=64, times=[
+        *honest_times(19.5, 11)[:49], 18.6])),
     "consistency.nccl-busbw": edit(_nccl(_scale("busbw_gbps", 1.2))),
     "consistency.nccl-algbw": edit(_nccl(_algbw_only)),
     # MLPerf

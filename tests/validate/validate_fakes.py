@@ -402,9 +402,13 @@ class HonestBundle:
         files = self.write_files(root)
         manifest = parse_manifest(self.manifest_dict(), source=root / "cmax.toml")
         step_cols: dict[str, list[Any]] = {}
+        done = 0
         for run in self.runs:
-            for key, values in run.steps_rows().items():
-                step_cols.setdefault(key, []).extend(values)
+            rows = run.steps_rows()
+            n = len(rows["run_id"])
+            for key in {*step_cols, *rows}:  # a column one run lacks is null on its rows
+                step_cols.setdefault(key, [None] * done).extend(rows.get(key, [None] * n))
+            done += n
         steps = pl.DataFrame(step_cols, strict=False) if step_cols else pl.DataFrame()
         schema = dict(STEPS_SCHEMA)
         for extra in steps.columns:
