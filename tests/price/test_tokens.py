@@ -93,7 +93,7 @@ def test_measured_and_estimated_costs_with_their_basis() -> None:
     # 2.0e6 / (186 x 3600) / 0.98 = 3.0479; J/token 1989 / 186 = 10.6935
     assert bf16.usd_per_million_tokens == pytest.approx(3.0479, abs=1e-4)
     assert bf16.joules_per_token == pytest.approx(10.6935, abs=1e-4)
-    assert [p.num_gpus for p in bf16.reference_scaling] == [512, 1024]
+    assert [p.num_gpus for p in bf16.reference_scaling] == [128, 512, 1024]
     # estimate: 0.9 x the reference 314.6 tokens/s/GPU (256 x 8192 / 13.02 s / 512)
     assert fp8.tokens_per_s_per_gpu == pytest.approx(0.9 * 314.6)
     assert fp8.usd_per_million_tokens == pytest.approx(
