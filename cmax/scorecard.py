@@ -531,6 +531,10 @@ class Scorecard(_Model):
     score: float = Field(ge=0, le=100, description="weighted category score before gates")
     score_tier: Tier | None = Field(
         default=None, description="the tier the weighted score alone reaches, before gates")
+    tier_without_declarations: Tier | None = Field(
+        default=None, description="the tier with every self-declaration left out (declared "
+        "gates not evaluated, declaration components not scored); None when nothing is "
+        "declared")
     tier_thresholds: list[TierThreshold] = Field(
         default_factory=list, description="the rubric's minimum score per tier, best first "
         "(below the last is Underperforming)")

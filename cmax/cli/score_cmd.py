@@ -43,6 +43,8 @@ def scorecard_text(card: Scorecard) -> list[str]:
            else f"{card.score:.1f}/100")
         + f"   Exemplar-style suite: {card.exemplar_state.label} (bar {card.exemplar_bar:.0%})",
     ]
+    if card.tier_without_declarations is not None:
+        lines.append(f"  without self-declarations: {card.tier_without_declarations}")
     if card.workloads:
         lines += ["", "Training throughput vs reference (steady-state window)",
                   f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'ratio':>7} {'95% CI':>13}  "

@@ -7,6 +7,7 @@ auditor re-running a score months later must get the same tier.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import polars as pl
@@ -32,7 +33,16 @@ from cmax.score.rating import (
 from cmax.score.reference_api import ReferenceData, canonical_gpu, market_price
 from cmax.score.reliability import reliability_result, sla_result
 from cmax.score.rubric import Rubric
-from cmax.scorecard import AuditCheck, AuditSummary, ClaimEntry, EvidenceFileRef, Scorecard
+from cmax.scorecard import (
+    AuditCheck,
+    AuditSummary,
+    CategoryScore,
+    ClaimEntry,
+    EvidenceFileRef,
+    Gate,
+    Scorecard,
+    Tier,
+)
 from cmax.validate.audit_rules import audit_doubts
 
 AUDIT_STATUSES = ("PASS", "WARNING", "FAIL", "SKIPPED")
@@ -77,6 +87,16 @@ def _unmapped_audit(evidence: Evidence, rubric: Rubric) -> list[str]:
             f"any rubric category and carry no points (rubric {rubric.label})"]
 
 
+def _rate(inputs: RatingInputs, rubric: Rubric
+          ) -> tuple[list[CategoryScore], float, Tier, list[Gate], Tier]:
+    """Categories, weighted score, its tier, the gates and the final tier for ``inputs``."""
+    categories = rate_categories(inputs, rubric)
+    total = weighted_score(categories)
+    by_score = rubric.tiers.tier_for(total)
+    gates = [*evaluate_gates(inputs, rubric), coverage_gate(categories, rubric)]
+    return categories, total, by_score, gates, final_tier(total, gates, rubric)
+
+
 def score(
     evidence: Evidence,
     findings: Sequence[Finding],
@@ -111,11 +131,9 @@ def score(
         market_source=market_source, nodes=system.nodes,
         audit_doubts=audit_doubts(findings) if audit is not None else (),
     )
-    categories = rate_categories(inputs, rubric)
-    total = weighted_score(categories)
-    by_score = rubric.tiers.tier_for(total)
-    gates = [*evaluate_gates(inputs, rubric), coverage_gate(categories, rubric)]
-    tier = final_tier(total, gates, rubric)
+    categories, total, by_score, gates, tier = _rate(inputs, rubric)
+    undeclared = (_rate(dataclasses.replace(inputs, declarations={}), rubric)
+                  if manifest.declarations else None)
     notes = [exemplar_note,
              f"weighted category score {total:.1f} → {by_score} under rubric {rubric.label} "
              f"(Platinum ≥ {rubric.tiers.Platinum:g}, Gold ≥ {rubric.tiers.Gold:g}, Silver ≥ "
@@ -128,6 +146,9 @@ def score(
                          f"{g.not_evaluated_cap} until evidence shows it")
     if tier != by_score:
         notes.append(f"final tier {tier} (gates applied)")
+    if undeclared is not None and undeclared[4] != tier:
+        notes.append(f"without self-declarations the tier would be {undeclared[4]} (weighted "
+                     f"score {undeclared[1]:.1f}; declared gates not evaluated)")
     unverified = [c.name for c in categories if not c.verified and c.weight > 0]
     if unverified:
         notes.append("categories resting on declarations only (unverified): "
@@ -144,6 +165,7 @@ def score(
         region=manifest.provider.region, gpu=system.gpu, nodes=system.nodes,
         gpus_per_node=system.gpus_per_node, interconnect=system.interconnect,
         benchmark_date=manifest.benchmark.date, tier=tier, score=total, score_tier=by_score,
+        tier_without_declarations=None if undeclared is None else undeclared[4],
         tier_thresholds=rubric.tiers.as_data(),
         exemplar_pass=exemplar_pass, exemplar_bar=rubric.performance.bar,
         workloads=workloads, network=network, network_pairs=pairs,

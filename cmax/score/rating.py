@@ -500,9 +500,13 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
     if rule.keys:
         found = [(k, inputs.declarations[k]) for k in rule.keys if k in inputs.declarations]
         if found:
-            ok = any(truthy(v) for _, v in found)
-            return gate(ok, "declared (unverified): " + ", ".join(
-                f"{k} = {_fmt(v)}" for k, v in found) + audit_note)
+            said = ", ".join(f"{k} = {_fmt(v)}" for k, v in found)
+            if not any(truthy(v) for _, v in found):
+                return gate(False, f"declared (unverified): {said}{audit_note}")
+            return Gate(name=rule.name, id=rule.id, passed=False, status="declared",
+                        cap=rule.cap, kind=kind,
+                        reason=f"declared, not shown: {said} (self-declaration only; no "
+                        f"evidence decided it){audit_note} {where}")
     if rule.missing == "fail":
         return gate(False, "no evidence: "
                     + (f"none of {', '.join(rule.keys)} declared" if rule.keys else "not shown")

@@ -221,9 +221,10 @@ def test_findings_are_copied_and_counted() -> None:
 def test_declarations_lift_the_gate_and_price_value_scores() -> None:
     decl = {"soc2_type2": True, "acs_disabled": True, "gpudirect_rdma": True}
     _, card, _ = card_for(10.0, 10.0, declarations=decl)
-    # the declared disqualifier gates pass (coverage and the unevaluated network gate may cap)
-    declared = [g for g in card.gates if "declared (unverified)" in g.reason]
-    assert len(declared) == 3 and all(g.status == "passed" for g in declared)
+    # the declared disqualifier gates are "declared": they do not cap, nor read as passed
+    declared = [g for g in card.gates if g.reason.startswith("declared, not shown")]
+    assert len(declared) == 3 and all(g.status == "declared" for g in declared)
+    assert card.tier_without_declarations == "Underperforming"  # no SOC 2 shown
     pricing = next(c for c in card.categories if c.name == "pricing")
     # value = market 2.10 × throughput 1.0 × goodput 1.0 ÷ quoted 2.10 = 1.0 → 100 points
     # (weight 2); no pricing declarations in an evidenced category → 0 (weight 1): 200 / 3

@@ -48,14 +48,34 @@ def gates(**kw: Any) -> dict[str, Gate]:
     return {rules[g.name]: g for g in evaluate_gates(RatingInputs(**base), RUBRIC)}
 
 
+ACS_PASS = {"check_id": "gpus.pcieAcs.enabled", "category": "gpu-stack", "criterion": "pcie-acs",
+            "status": "PASS", "observed": "false", "minimum": None, "evidence": None,
+            "source_file": "audit/audit.values.json"}
 AT_REFERENCE: dict[str, Any] = {"workloads": [wl(1.0, "pass"), wl(0.99, "pass")],
                                 "network": [net(1.0, "pass")]}
 
 
 def test_at_reference_every_gate_passes_and_platinum_is_open() -> None:
-    gs = gates(**AT_REFERENCE)
-    assert all(g.status == "passed" and g.passed and g.binding_cap is None for g in gs.values())
+    shown = audit(ACS_PASS, {**ACS_PASS, "check_id": "gpus.gpuDirectRdmaPath",
+                             "criterion": "gpudirect-rdma", "observed": "{}"})
+    gs = gates(audit=shown, **AT_REFERENCE)
+    declared = {k for k, g in gs.items() if g.status == "declared"}
+    assert declared == {"attestation"}  # SOC 2 is only ever declared: never "passed"
+    assert all(g.status == "passed" and g.passed and g.binding_cap is None
+               for k, g in gs.items() if k not in declared)
     assert final_tier(95.0, list(gs.values()), RUBRIC) == "Platinum"
+
+
+def test_a_gate_only_declared_is_declared_never_passed() -> None:
+    """issue 26: with no audit, acs_disabled = true and gpudirect_rdma = true made both
+    Underperforming-cap gates read "passed"."""
+    gs = gates(**AT_REFERENCE)  # no audit: ACS, GPUDirect and SOC 2 rest on declarations
+    for gid in ("acs_disabled", "gpudirect_rdma", "attestation"):
+        g = gs[gid]
+        assert g.status == "declared" and not g.passed and g.binding_cap is None
+        assert g.reason.startswith("declared, not shown:")
+    gs = gates(declarations={"soc2_type2": True, "acs_disabled": False}, **AT_REFERENCE)
+    assert gs["acs_disabled"].status == "failed"  # declaring a failure is conclusive
 
 
 def test_one_workload_below_the_bar_fails_the_exemplar_suite_gate() -> None:
@@ -210,10 +230,6 @@ def test_a_sweep_across_the_claimed_system_decides_and_states_its_scale() -> Non
     assert "proven at largest inter-node sweep 32 nodes / 256 ranks of 64 nodes claimed" in g.reason
     assert "1 node(s)" not in g.reason
 
-
-ACS_PASS = {"check_id": "gpus.pcieAcs.enabled", "category": "gpu-stack", "criterion": "pcie-acs",
-            "status": "PASS", "observed": "false", "minimum": None, "evidence": None,
-            "source_file": "audit/audit.values.json"}
 
 
 def test_a_contradictory_partial_or_foreign_audit_decides_no_gate() -> None:

@@ -208,8 +208,10 @@ def test_gates_cap_the_tier(small: Rubric) -> None:
     unchecked = evaluate_gates(inputs(declarations={"iso27001": True}), small)
     assert final_tier(95.0, unchecked, small) == "Gold"  # an unchecked disqualifier: no Platinum
     ok = evaluate_gates(inputs(declarations={"iso27001": True, "acs_disabled": True}), small)
-    assert all(g.passed for g in ok) and final_tier(95.0, ok, small) == "Platinum"
-    assert "declared (unverified): iso27001 = true" in ok[0].reason
+    # declared gates do not cap, but never read as passed (scorecard: tier without them)
+    assert final_tier(95.0, ok, small) == "Platinum"
+    assert [g.status for g in ok if not g.passed] == ["declared", "declared"]
+    assert "declared, not shown: iso27001 = true" in ok[0].reason
 
     acs_on = audit(audit_row("gpus.pcieAcs.enabled", "hardware", "WARNING", observed="true"))
     gs = evaluate_gates(inputs(declarations={"iso27001": True, "acs_disabled": True},
