@@ -408,7 +408,6 @@ def _fake_render(fail_after: int | None) -> Any:
 @pytest.fixture
 def no_assess(monkeypatch: pytest.MonkeyPatch) -> None:
     import cmax.cli.report_cmd
-
     from tests.score.scorecard_factory import make_minimal_scorecard
 
     monkeypatch.setattr(cmax.cli.report_cmd, "_assess",
