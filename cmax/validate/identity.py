@@ -70,6 +70,14 @@ register(Rule(
     SOURCE,
 ))
 register(Rule(
+    "identity.software", "error", "The log ran another framework release than declared",
+    "pyxis and NGC image lines name the container the job ran (`nvcr.io#nvidia/nemo:24.09`). "
+    "The reference recipe was measured with one release and a newer one is often faster: a "
+    "log of another release than cmax.toml's `container` is not the declared run.",
+    "Declare the container the job ran (`runs[i].container`), or submit the declared run's log.",
+    "pyxis (Slurm container plugin) `importing docker image`; NGC image references.",
+))
+register(Rule(
     "identity.shared-evidence", "error", "One log is declared for runs with different claims",
     "The same file (same SHA-256) cannot be the evidence of two runs that claim a different "
     "workload, precision or GPU count: at most one of the claims is true, and the other row "
@@ -176,17 +184,26 @@ def _run_model(ctx: Context, view: RunView, file: EvidenceFile, known: list[str]
         return
 
 
-def _run_world_size(view: RunView, file: EvidenceFile) -> Iterator[Finding]:
-    declared = view.get_int("num_gpus")
-    if declared is None:
+def _run_world_size(ctx: Context, view: RunView) -> Iterator[Finding]:
+    """The ledger's GPU-count claim, contradicted by the log's world size or by its node count
+    (``num_nodes: 8``, ``SLURM_JOB_NUM_NODES``) times the GPUs per node."""
+    claim = ctx.case.claims.get(view.run_id, "gpu_count")
+    if claim is None or claim.status != "contradicted" or not claim.against:
         return
-    for fact in facts_of(file.facts, "gpu_count"):
-        count = _int(fact.value)
-        if count is not None and count != declared:
-            yield run_finding("identity.gpu-count", view,
-                              f"declared num_gpus {declared}, but {_cite(file, fact)} "
-                              "(the job's world size)", line=fact.line)
-            return
+    said = claim.against[0]
+    yield run_finding("identity.gpu-count", view,
+                      f"declared num_gpus {claim.value} ({claim.source}), but "
+                      f"{said.cite()} (the job's own statement of its scale)", line=said.line)
+
+
+def _run_software(ctx: Context, view: RunView) -> Iterator[Finding]:
+    claim = ctx.case.claims.get(view.run_id, "software")
+    if claim is None or claim.status != "contradicted" or not claim.against:
+        return
+    said = claim.against[0]
+    yield run_finding("identity.software", view,
+                      f"declared {claim.value!r} ({claim.source}), but {said.cite()}",
+                      line=said.line)
 
 
 def _known_workloads(ctx: Context) -> list[str]:
@@ -214,7 +231,8 @@ def _runs(ctx: Context) -> Iterator[Finding]:
             continue
         yield from _run_precision(ctx, view, file)
         yield from _run_model(ctx, view, file, known)
-        yield from _run_world_size(view, file)
+        yield from _run_world_size(ctx, view)
+        yield from _run_software(ctx, view)
 
 
 def _claim_text(claim: tuple[object, ...]) -> str:

@@ -66,3 +66,16 @@ def test_fp8_declared_on_a_bf16_log_trips(tmp_path: Path) -> None:
     hits = [f for f in findings if f.rule == "identity.precision"]
     assert hits and hits[0].line == 7 and "fp8 off" in hits[0].message
     assert "'fp8'" in hits[0].message
+
+
+def test_a_64_gpu_log_declared_as_512_by_its_node_count(tmp_path: Path) -> None:
+    """Issue 25: `num_nodes: 8` (8 x 8 GPUs = 64) contradicts a 512-GPU claim."""
+    findings = run_case(after(_facts(_log(0), Fact("node_count", "8", line=4))), tmp_path)
+    hits = [f for f in findings if f.rule == "identity.gpu-count"]
+    assert hits and "8 node(s) x 8 GPUs = 64" in hits[0].message and hits[0].line == 4
+
+
+def test_the_declared_container_in_the_log_is_clean(tmp_path: Path) -> None:
+    findings = run_case(after(_facts(_log(0), Fact("container", "nvcr.io#nvidia/nemo:25.04.01",
+                                                   line=1))), tmp_path)
+    assert "identity.software" not in fired(findings)

@@ -500,6 +500,8 @@ TRIPS: dict[str, Case] = {
     "identity.model": after(_facts(_log(0), Fact("experiment", "pretrain_grok1-314b_fp8_512",
                                                  line=1))),
     "identity.shared-evidence": after(_same_log),
+    "identity.software": after(_facts(_log(0), Fact("container", "nvcr.io#nvidia/nemo:24.09",
+                                                    line=1))),
     # serving benchmarks
     "inference.throughput-arithmetic": after(_serving(output_tok_s=5200.0)),
     "inference.failed-requests": after(_serving(failed=120)),
