@@ -222,6 +222,22 @@ class Pricing(_Strict):
     term_months: int = Field(default=12, gt=0, le=120)
     # the largest all-in figure in reference/economics.toml (GB300 NVL72) is under 3 kW
     watts_per_gpu: float | None = Field(default=None, gt=0, le=10_000)
+    workloads: str | None = Field(default=None, max_length=2_000)
+
+    @field_validator("workloads")
+    @classmethod
+    def _basket(cls, value: str | None) -> str | None:
+        """The buyer's basket, read by cmax.price.tokens.parse_basket: refused here, with the
+        manifest line, rather than when the price is worked out."""
+        if value is not None:
+            from cmax.errors import UsageError
+            from cmax.price.tokens import parse_basket
+
+            try:
+                parse_basket(value, field="pricing.workloads")
+            except UsageError as exc:
+                raise ValueError(exc.expected or exc.message) from None
+        return value
 
 
 class Manifest(_Strict):

@@ -21,7 +21,14 @@ from cmax.manifest import MANIFEST_NAME
 from cmax.price.drivers import HOURS_PER_MONTH
 from cmax.price.drivers import drivers as _drivers
 from cmax.price.drivers import usd as _usd
-from cmax.price.tokens import Offer, best_by_key, default_basket, token_costs, weighted_cost
+from cmax.price.tokens import (
+    Offer,
+    best_by_key,
+    default_basket,
+    parse_basket,
+    token_costs,
+    weighted_cost,
+)
 from cmax.price.tokens import usd_per_million_tokens as _per_million
 from cmax.price.units import check_quote_unit
 from cmax.score.performance import suite_throughput
@@ -241,8 +248,9 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
     scales = [w.num_gpus for w in scorecard.workloads if w.tokens_per_s_per_gpu]
     offer = Offer(gpu=gpu_id, quote=quoted, goodput_ratio=goodput, throughput_ratio=throughput,
                   watts_per_gpu=watts, scale=max(scales, default=gpus))
-    costs = token_costs(scorecard.workloads, offer, RefView(reference))
-    basket = default_basket(costs)
+    wanted = parse_basket(pricing.workloads) if pricing.workloads else {}
+    costs = token_costs(scorecard.workloads, offer, RefView(reference), basket=wanted)
+    basket = wanted or default_basket(costs)
     basket_usd = weighted_cost(
         {k: c.usd_per_million_tokens for k, c in best_by_key(costs).items()}, basket)
     steps.append(f"Context: tier {scorecard.tier} (score {scorecard.score:.1f}/100, rubric "

@@ -293,3 +293,32 @@ def test_the_term_at_the_ask_is_priced_in_the_advice() -> None:
         advice.ask_usd_per_gpu_hour * advice.contract_gpus * advice.term_months * HOURS_PER_MONTH,
         abs=0.01)
     assert advice.ask_term_cost_usd < advice.term_cost_usd  # Borealis' ask is below its quote
+
+
+def test_manifest_basket_prices_a_workload_the_bundle_did_not_run() -> None:
+    # measured: 70B BF16 at 12.5 s vs the reference 10 s (ratio 0.8), 128 x 8192 / 12.5 / 64
+    # = 1,310.72 tokens/s/GPU: 2.10e6 / (1,310.72 x 3,600) = $0.4450 per M tokens.
+    # estimated: 70B FP8, not run: 0.8 x the reference 128 x 8192 / 8 s / 64 = 2,048 tokens/s
+    # = 1,638.4: $0.3560. Basket 3:1 = 0.75 x 0.4450 + 0.25 x 0.3560 = $0.4228.
+    ref = FakeReference({KEY: baseline(10.0), ("llama3.1-70b", "fp8", 64): baseline(8.0)})
+    pricing = {"usd_per_gpu_hour": 2.10, "term_months": 12,
+               "workloads": "llama3.1-70b:bf16=3, llama3.1-70b:fp8=1"}
+    ev = evidence(manifest(pricing=pricing), runs=[run_row()],
+                  steps=flat_steps("runs[0]", 12.5))
+    advice = price(ev, score(ev, [], ref, RUBRIC), ref)
+    bf16, fp8 = advice.token_costs
+    assert (bf16.basis, fp8.basis) == ("measured", "estimate")
+    assert bf16.usd_per_million_tokens == pytest.approx(2.10e6 / (1310.72 * 3600), abs=1e-4)
+    assert fp8.tokens_per_s_per_gpu == pytest.approx(0.8 * 2048)
+    assert fp8.usd_per_million_tokens == pytest.approx(2.10e6 / (1638.4 * 3600), abs=1e-4)
+    assert advice.token_basket == {"llama3.1-70b:bf16": 0.75, "llama3.1-70b:fp8": 0.25}
+    assert advice.usd_per_million_tokens == pytest.approx(
+        0.75 * bf16.usd_per_million_tokens + 0.25 * fp8.usd_per_million_tokens, abs=1e-4)
+
+
+@pytest.mark.parametrize("basket", ["llama3.1-70b", "llama3.1-70b:bf16=0", ""])
+def test_manifest_basket_refused_with_its_field(basket: str) -> None:
+    with pytest.raises(CmaxError) as caught:
+        manifest(pricing={"usd_per_gpu_hour": 2.10, "workloads": basket})
+    assert caught.value.field == "pricing.workloads"
+    assert "workload:precision" in str(caught.value) or "share" in str(caught.value)
