@@ -394,7 +394,8 @@ class PriceDriver(_Model):
     """One reason the ask differs from the quote (or money owed back), in $/GPU-hour."""
 
     name: str
-    usd_per_gpu_hour: float = Field(description="effect on what a GPU-hour is worth")
+    usd_per_gpu_hour: float = Field(description="how much less a GPU-hour is worth than the "
+                                    "quote; negative: worth more (in the provider's favour)")
     detail: str = Field(description="the evidence, in plain words")
     kind: Literal["price", "credit"] = Field(
         default="price", description="price: moves the ask; credit: owed back on the bill")

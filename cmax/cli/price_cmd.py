@@ -40,7 +40,8 @@ def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
            f"; projection over the term, not owed: {_money(a.sla_credit_term_projection_usd)}"),
     ]
     if a.drivers:
-        lines += ["", "  What moves the price ($/GPU-hour)"]
+        lines += ["", "  What moves the price ($/GPU-hour less than the quote is worth; "
+                      "minus: worth more, in the provider's favour)"]
         lines += [f"  {d.usd_per_gpu_hour:>8.4f}  {d.name}: {d.detail}" for d in a.drivers]
     if a.workloads:
         lines += ["", f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'tok/s/GPU':>10} "

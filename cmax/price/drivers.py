@@ -48,7 +48,7 @@ def drivers(quoted: float, throughput: float | None, goodput: float,
             usd_per_gpu_hour=round(quoted * (1.0 - throughput), 4),
             detail=(f"{100 * throughput:.1f}% of NVIDIA's reference speed over "
                     f"{plural(len(compared), 'workload')}{worst_text}: each GPU-hour does "
-                    f"{100 * (1 - throughput):.1f}% less work than the quote assumes")))
+                    + _more_or_less(1 - throughput, "work than the quote assumes"))))
         rel = scorecard.reliability
         if rel is not None:
             out.append(PriceDriver(
@@ -63,7 +63,7 @@ def drivers(quoted: float, throughput: float | None, goodput: float,
         out.append(PriceDriver(
             name="SLA credit owed", kind="credit",
             usd_per_gpu_hour=round(credit / period_gpu_hours, 4),
-            detail=((f"{sla.node_months_below} of {sla.node_months} node-months below the "
+            detail=((f"{sla.node_months_below} of {sla.node_months} node-months below "
                      if sla.node_months else f"measured {sla.measured_uptime_pct:.3f}% against ")
                     + f"the contracted {sla.contracted_uptime_pct:g}% uptime: "
                     f"{usd(credit)} owed on the measured period's bill")))
@@ -79,6 +79,13 @@ def drivers(quoted: float, throughput: float | None, goodput: float,
                     f"{gpus:,} GPUs × {usd(quoted)} × {HOURS_PER_MONTH:g} h = "
                     f"{usd(gpus * quoted * HOURS_PER_MONTH)} a month")))
     return sorted(out, key=lambda d: -abs(d.usd_per_gpu_hour))
+
+
+def _more_or_less(shortfall: float, what: str) -> str:
+    """'1.6% less work …' for a shortfall, '0.1% more work …' for a surplus: never a signed
+    percentage in a sentence (no 'does -0.1% less')."""
+    word = "less" if shortfall >= 0 else "more"
+    return f"{100 * abs(shortfall):.1f}% {word} {what}"
 
 
 def _w_label(w: WorkloadResult) -> str:

@@ -123,6 +123,7 @@ def scorecard_html(card: Scorecard, slug: str, medium: str, chart_set: Scorecard
         drivers=drivers,
         tier_changes=views.tier_changes(card),
         rating_notes=views.rating_notes(card),
+        driver_legend=views.DRIVER_LEGEND,
         keys=views.page1_keys(card, drivers),
         exemplar_text=views.exemplar_text(card),
         exemplar_scope=views.EXEMPLAR_SCOPE,

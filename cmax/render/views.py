@@ -380,7 +380,8 @@ def brief_reasons(card: Scorecard) -> list[Point]:
             continue
         worth = (f"Worth {fmt.usd(d.usd_per_gpu_hour, 3)} less per GPU-hour."
                  if d.usd_per_gpu_hour > 0
-                 else f"In the provider's favour: {fmt.usd(-d.usd_per_gpu_hour, 3)} per GPU-hour.")
+                 else f"In the provider's favour: worth {fmt.usd(-d.usd_per_gpu_hour, 3)} more "
+                      "per GPU-hour.")
         points.append(Point(f"{d.name}: {d.detail}. {worth}"))
     short = [w for w in card.workloads if w.verdict in ("fail", "inconclusive")]
     if short:
@@ -617,6 +618,11 @@ class Driver:
     usd_per_gpu_hour: float
     detail: str
     credit: bool
+
+
+DRIVER_LEGEND = ("$ per GPU-hour: how much less a GPU-hour is worth than the quote because "
+                 "of this; a minus sign means worth more (in the provider's favour); credits "
+                 "are owed back on the bill.")
 
 
 def top_drivers(card: Scorecard, limit: int = 3) -> list[Driver]:
