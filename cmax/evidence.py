@@ -63,6 +63,10 @@ STEPS_SCHEMA: dict[str, pl.DataType] = {
     "grad_norm": pl.Float64(),
     "tokens_per_s_per_gpu": pl.Float64(),  # as printed (TorchTitan tps, MaxText Tokens/s/device)
     "consumed_samples": pl.Float64(),  # samples trained so far, as printed (Megatron, NeMo 2)
+    # measured GPU energy per step and GPU, and the power it implies (Megatron --log-energy:
+    # NVML energy counter over the log interval / iterations / world size; cmax.ingest.energy)
+    "energy_j_per_gpu": pl.Float64(),
+    "power_w_per_gpu": pl.Float64(),
     # the wall-clock stamp printed on the step line (UTC epoch seconds; cmax.ingest.linespec)
     "wall_time_s": pl.Float64(),
     "source_file": pl.String(),

@@ -57,6 +57,9 @@ def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
         to_float(value_after(r"lm loss", sep=r"\s*:")).alias("loss"),
         to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
         to_float(value_after(r"consumed samples", sep=r"\s*:")).alias("consumed_samples"),
+        to_float(value_after(r"energy per GPU \(J/iter/GPU\)", sep=r"\s*:"))
+        .alias("energy_j_per_gpu"),
+        to_float(value_after(r"power per GPU \(W/GPU\)", sep=r"\s*:")).alias("power_w_per_gpu"),
         wall_time(text).alias(WALL_TIME),
     ).unnest("_iter").with_columns(
         pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
@@ -121,7 +124,8 @@ def parse_megatron(path: Path) -> TrainingLog:
                         ("elapsed_ms", pl.Float64()), ("inline_tflops", pl.Float64()),
                         ("loss", pl.Float64()), ("grad_norm", pl.Float64()),
                         ("consumed_samples", pl.Float64()), (WALL_TIME, pl.Float64()),
-                        ("line_step_s", pl.Float64())):
+                        ("line_step_s", pl.Float64()), ("energy_j_per_gpu", pl.Float64()),
+                        ("power_w_per_gpu", pl.Float64())):
         if name not in rows.columns:  # a log with only one of the two line kinds
             rows = rows.with_columns(pl.lit(None, dtype=dtype).alias(name))
     notes: list[str] = []

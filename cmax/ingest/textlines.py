@@ -375,6 +375,7 @@ ARG_KEYS: dict[str, str] = {
     "context_parallel_size": "cp",
     "expert_model_parallel_size": "ep",
     "virtual_pipeline_model_parallel_size": "vp",
+    "world_size": "world_size",
 }
 ARG_LINE = r"\b(" + "|".join(ARG_KEYS) + r")\s*(?:\.{2,}|:|=)\s*(\d+)\s*$"
 
@@ -695,6 +696,11 @@ def training_summary(log: TrainingLog) -> dict[str, object]:
         nan_steps = steps.filter(~pl.col("step_time_s").is_finite()).height
         if nan_steps:
             out["non_finite_step_times"] = nan_steps
+        from cmax.ingest.energy import measured_energy, tokens_per_gpu_step
+
+        energy = measured_energy(in_window, tokens_per_gpu_step=tokens_per_gpu_step(log.config))
+        if energy is not None:
+            out["window_measured_energy"] = energy
     out.update(max_iteration=log.max_iteration, status=log.status(), restarts=log.restarts)
     if log.config:
         out["config"] = dict(sorted(log.config.items()))

@@ -327,3 +327,28 @@ def test_megatron_bridge_log_with_only_step_time_lines() -> None:
         "megatron-bridge", 50, 1)
     assert summary["window_mean_step_time_s"] == pytest.approx(2.271)
     assert any("'Step Time' lines are the steps" in n for n in summary["notes"])  # type: ignore[union-attr]
+
+
+def test_megatron_log_energy_gives_measured_joules_per_token() -> None:
+    """--log-energy fields were parsed and dropped; now the window's mean J/iter/GPU and W/GPU
+    give J/token (GBS 512 x 8192 tokens / 64 GPUs per step), with the telemetry gap named."""
+    summary = inspect_file(DATA / "megatron_lm_log_energy.log")
+    energy = summary["window_measured_energy"]
+    assert isinstance(energy, dict)
+    assert energy["power_w_per_gpu"] == 700.0 and energy["steps_with_energy"] == 9
+    assert energy["joules_per_token"] == pytest.approx(6362.3 / (512 * 8192 / 64), rel=1e-6)
+    assert energy["telemetry_checks"] == ["1 of 10 steps carry no energy reading (gaps in the "
+                                          "telemetry)"]
+    assert "window_measured_energy" not in inspect_file(DATA / "megatron_lm_nan_grad.log")
+
+
+def test_measured_energy_flags_power_that_is_not_the_printed_energy() -> None:
+    from cmax.ingest.energy import measured_energy
+    steps = pl.DataFrame({"step_time_s": [10.0, 10.0], "energy_j_per_gpu": [7000.0, 7000.0],
+                          "power_w_per_gpu": [700.0, 500.0]})
+    found = measured_energy(steps)
+    assert found is not None and "joules_per_token" not in found  # no tokens per step known
+    assert found["telemetry_checks"] == ["1 step(s) where power x step time is not the printed "
+                                         "energy (beyond 2%)"]
+    clean = measured_energy(steps.head(1))
+    assert clean is not None and clean["telemetry_checks"][0].startswith("every step")  # type: ignore[index]
