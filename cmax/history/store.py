@@ -260,6 +260,22 @@ def _native_stderr_held() -> Iterator[None]:
             os.write(2, data)
 
 
+@contextlib.contextmanager
+def _creation_lock(folder: Path) -> Iterator[None]:
+    """One creator at a time for a local history: two first-time writers that both found no
+    table each committed a table (delta-rs retries a lost version 0 as version 1, with a new
+    metadata action), so the history held two table ids. The second writer now waits, then
+    finds the table. (An object store has no such lock: its first writers can still race.)"""
+    import fcntl
+
+    with (folder / ".cmax-create.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @dataclass(frozen=True)
 class Recorded:
     """What the history already holds for one (cluster, run folder)."""
@@ -408,9 +424,13 @@ class HistoryStore:
         from deltalake import write_deltalake
         from deltalake.exceptions import CommitFailedError
 
+        lock: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
         if self.local_path is not None:
             self.local_path.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(CommitFailedError):  # another writer created it first
+            lock = _creation_lock(self.local_path)
+        with lock, contextlib.suppress(CommitFailedError):  # another writer created it first
+            if self.local_path is not None and self.exists():
+                return  # created while this writer waited for the lock
             write_deltalake(self.location, pl.DataFrame(schema=DATASET_SCHEMA),
                             partition_by=[PARTITION], mode="append",
                             name="cmax-history", description=TABLE_DESCRIPTION)

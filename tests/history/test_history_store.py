@@ -380,3 +380,31 @@ def _one_run(tmp_path: Path) -> Path:
     root = tmp_path / "runs"
     write_run(root, "east", "2026-01-01")
     return root
+
+
+def _create_at_once(location: str, barrier: Any) -> None:
+    store = HistoryStore(location)
+    barrier.wait()
+    if not store.exists():
+        store._create()
+
+
+def test_concurrent_first_writers_create_one_table(tmp_path: Path) -> None:
+    """Two writers that both found no table each committed one: two table ids."""
+    import json
+
+    context = multiprocessing.get_context("spawn")
+    for attempt in range(3):
+        location = tmp_path / f"h{attempt}"
+        barrier = context.Barrier(2)
+        procs = [context.Process(target=_create_at_once, args=(str(location), barrier))
+                 for _ in range(2)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join()
+        assert [proc.exitcode for proc in procs] == [0, 0]
+        ids = {json.loads(line)["metaData"]["id"]
+               for log in sorted((location / "_delta_log").glob("*.json"))
+               for line in log.read_text().splitlines() if "metaData" in json.loads(line)}
+        assert len(ids) == 1, f"attempt {attempt}: table ids {ids}"
