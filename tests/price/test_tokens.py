@@ -150,3 +150,20 @@ def test_compare_leaves_an_offer_at_an_unscalable_scale_unranked() -> None:
     assert [r.index for r in result.ranked] == [1, 0]   # H100 scaled 512 -> 1024
     assert set(result.unranked) == {2}
     assert "scale" in result.unranked[2]
+
+
+def test_gb200_estimate_from_the_real_reference_rows() -> None:
+    # GB200 NVL72 offer at 95% of reference: Llama 3.1 405B BF16 at 512 GPUs is estimated
+    # from DGXC v25.05's 430.8 tokens/s/GPU (dgxc-v25.05-llama3.1-405b-gb200-bf16-512)
+    from cmax.reference import load_reference
+
+    ref = RefView(load_reference("latest"))
+    gb200 = Offer(gpu="gb200", quote=2.27, goodput_ratio=1.0, throughput_ratio=0.95,
+                  watts_per_gpu=None, scale=512)
+    cost = estimate_cost(gb200, "llama3.1-405b", "bf16", ref)
+    assert cost is not None and cost.basis == "estimate" and cost.num_gpus == 512
+    assert "dgxc-v25.05-llama3.1-405b-gb200-bf16-512" in cost.basis_detail
+    assert cost.tokens_per_s_per_gpu == pytest.approx(0.95 * 430.8)
+    # 2.27e6 / (409.26 x 3600) = $1.5407 per million tokens
+    assert cost.usd_per_million_tokens == pytest.approx(2.27e6 / (0.95 * 430.8 * 3600), abs=1e-4)
+    assert {p.num_gpus for p in cost.reference_scaling} >= {128, 256, 512}
