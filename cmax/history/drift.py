@@ -542,9 +542,17 @@ def detect_drift(history: pl.DataFrame, as_of: dt.date, policy: DriftPolicy | No
     for cluster, runs in timelines(history, as_of).items():
         status = exemplar_status(cluster, runs, as_of, pol)
         statuses.append(status)
+        breaches: dict[tuple[object, object], DriftItem] = {}
         for index, run in enumerate(runs):
             if index == len(runs) - 1 or (judge is not None and run.row["run_key"] in judge):
-                items += judge_run(cluster, runs[:index + 1], pol)
+                for item in judge_run(cluster, runs[:index + 1], pol):
+                    if item.kind == "sla_breach":
+                        # one breach per measured period, however many runs carry it: the
+                        # newest run's reading of that period stands
+                        breaches[(run.row["period_start"], run.row["period_end"])] = item
+                    else:
+                        items.append(item)
+        items += breaches.values()
         items += _exemplar_drift(status)
         items += _stale_drift(cluster, runs, as_of, pol)
     return items, statuses

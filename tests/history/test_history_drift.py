@@ -215,6 +215,25 @@ def test_sla_breach_of_the_newest_period() -> None:
     assert drift({"c1": runs}, "2026-04-01") == []
 
 
+def test_one_sla_breach_per_period_however_many_runs_carry_it() -> None:
+    """Fifteen runs judged together, all over the same quarter, were 15 breach rows."""
+    runs = [(f"2026-10-{day:02d}", {"sla": (99.9, 99.0, False, 25.0),
+                                    "period": ("2026-07-01", "2026-09-30")})
+            for day in range(1, 16)]
+    h = history({"c1": runs})
+    items, _ = detect_drift(h, dt.date(2026, 10, 15), DriftPolicy.load(),
+                            judge=set(h["run_key"].to_list()))
+    breaches = [i for i in items if i.kind == "sla_breach"]
+    assert len(breaches) == 1 and breaches[0].run == "2026-10-15"
+    # a second period is a second breach
+    runs.append(("2026-11-01", {"sla": (99.9, 99.5, False, 10.0),
+                                "period": ("2026-10-01", "2026-10-31")}))
+    h = history({"c1": runs})
+    items, _ = detect_drift(h, dt.date(2026, 11, 1), DriftPolicy.load(),
+                            judge=set(h["run_key"].to_list()))
+    assert len([i for i in items if i.kind == "sla_breach"]) == 2
+
+
 def test_sla_assessed_per_node_month() -> None:
     # the average is above 99.9% but 6 of 192 node-months were not; the worst was 99.503%
     runs = [("2026-10-01", {"sla": (99.9, 99.98898, False, 0.3125, 99.503435, 6, 192),
