@@ -32,7 +32,8 @@ Rules (every item names the runs and the numbers it compares):
   changing.
 * **Tier change**: a run vs the run before it. Down is a problem, up is information.
 * **New audit FAIL**: ClusterMAX checks that FAIL in a run and did not in the previous run
-  that carried an audit (all FAILs count as new on a cluster's first audited run).
+  that carried an audit. On a cluster's first audited run its FAILs are ``audit_fail``: present
+  from the start, never labelled new.
 * **Exemplar validity**: an NVIDIA Exemplar validation is valid for 12 months
   (``Exemplar_validation.md``, dgxc-benchmarking v26.02+). Counted from the newest passing run;
   ``expiring`` within ``expiry_warning_days`` of ``as_of``, ``expired`` after. A later run that
@@ -70,6 +71,7 @@ TIER_ORDER: tuple[str, ...] = TIERS  # best first (declared once, in cmax.scorec
 
 DriftKind = Literal[
     "regression_vs_previous", "regression_vs_best", "tier_down", "tier_up", "new_audit_fail",
+    "audit_fail",
     "exemplar_expiring", "exemplar_expired", "exemplar_lapsed", "sla_breach",
     "evidence_changed", "audits_stopped",
 ]
@@ -400,10 +402,14 @@ def _audit_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
         return []
     prev = next((r for r in reversed(runs[:-1]) if r.row["audit_fail"] is not None), None)
     before = set(prev.row["audit_fail"]) if prev is not None else set()
-    since = f"since {prev.run_dir}" if prev is not None else "on the first audited run"
+    # "new" only against an earlier audit: on the first audited run a FAIL is present from
+    # the start, not new
+    since = (f"new since {prev.run_dir}" if prev is not None
+             else "present since the first audited run")
+    kind: DriftKind = "new_audit_fail" if prev is not None else "audit_fail"
     return [
         DriftItem(
-            cluster=cluster, kind="new_audit_fail", workload=check, before=None, after="FAIL",
+            cluster=cluster, kind=kind, workload=check, before=None, after="FAIL",
             metric="audit_check", run=latest.run_dir,
             compared_with=prev.run_dir if prev is not None else None,
             message=f"ClusterMAX check {check} FAILs ({since})",

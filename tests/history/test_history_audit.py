@@ -39,7 +39,7 @@ def test_first_audit_scores_everything_and_finds_the_drift(root: Path) -> None:
     assert result.as_of == dt.date(2026, 2, 1)
     assert [(i.cluster, i.kind) for i in result.items] == [
         ("alpha", "regression_vs_previous"), ("alpha", "tier_down"),
-        ("alpha", "new_audit_fail")]
+        ("alpha", "audit_fail")]  # the first audited run: present from the start, not new
     assert result.exit_code == 1
     data = result.to_json()
     assert data["runs"] == {"found": 3, "scored": 3, "already_recorded": 0, "unusable": 0,

@@ -162,9 +162,11 @@ def test_new_audit_fails_only() -> None:
     assert items[0].compared_with == "2026-01-01" and items[0].after == "FAIL"
 
 
-def test_first_audited_run_reports_every_fail_as_new() -> None:
+def test_first_audited_run_reports_every_fail_but_not_as_new() -> None:
     items = drift({"c1": [("2026-01-01", {"audit_fail": ["acs"]})]}, "2026-01-01")
-    assert kinds(items) == [("new_audit_fail", "acs")]
+    assert kinds(items) == [("audit_fail", "acs")]
+    assert "present since the first audited run" in items[0].message
+    assert "new" not in items[0].message
 
 
 def test_add_months_clamps_to_month_end() -> None:
