@@ -103,7 +103,8 @@ _DRIFT = {
     "cluster": "the cluster folder under the runs root",
     "kind": "what changed: regression_vs_previous / _vs_best (beyond noise), tier_down, "
             "tier_up (info), new_audit_fail (a FAIL the previous audit did not have), "
-            "audit_fail (a FAIL on a cluster's first audited run), exemplar_expiring / _expired / _lapsed, "
+            "audit_fail (a FAIL on a cluster's first audited run), "
+            "exemplar_expiring / _expired / _lapsed, "
             "sla_breach, evidence_changed (a recorded run's bytes changed), audits_stopped",
     "workload": "the workload, or `nccl <collective> <nodes>n`, it concerns (null for the run)",
     "before": "the value before (a ratio, tier or date)", "after": "the value now",
