@@ -63,6 +63,12 @@ def num_trim(value: Any, digits: int = 2) -> str:
     return _signed(text)
 
 
+def seconds(value: Any, digits: int = 2) -> str:
+    """12.345 -> '12.35 s'; a missing value is the dash alone, never '— s'."""
+    text = num(value, digits)
+    return text if text == MISSING else f"{text} s"
+
+
 def integer(value: Any) -> str:
     number = _finite(value)
     return MISSING if number is None else _signed(f"{round(number):,d}")
@@ -206,6 +212,7 @@ FILTERS: dict[str, Any] = {
     "verdict_label": verdict_label,
     "verdict_class": verdict_class,
     "verdict_state": verdict_state,
+    "seconds": seconds,
     "tier_class": tier_class,
     "severity_class": severity_class,
     "audit_class": audit_class,

@@ -80,3 +80,14 @@ def test_cmax_report_warns_on_stderr(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     err = capsys.readouterr().err
     assert "cmax: warning: Example Cloud / example-h100-a: 5 validation error(s)" in err
     assert "not rated (no category scored)" in err
+
+
+def test_a_missing_step_time_is_a_dash_without_a_unit() -> None:
+    from cmax.render import formatting
+
+    assert formatting.seconds(None) == "—" and formatting.seconds(12.345) == "12.35 s"
+    card = thin_card()
+    runs = [w.model_copy(update={"mean_step_time_s": None}) for w in card.workloads]
+    html = reports.scorecard_html(card.model_copy(update={"workloads": runs}), "x", "html",
+                                  reports.ScorecardCharts())
+    assert "— s" not in html and "—s" not in html
