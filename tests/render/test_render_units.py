@@ -335,3 +335,18 @@ def test_leaderboard_ranks_by_value_when_asked() -> None:
     assert [r.value_rank for r in rows if r.value is not None] == list(range(1, len(priced) + 1))
     by_tier = views.leaderboard_rows(cards)
     assert {r.slug: r.value_rank for r in by_tier} == {r.slug: r.value_rank for r in rows}
+
+
+def test_screen_css_scales_the_print_sizes_up_for_reading() -> None:
+    """On screen the 8.6 pt print body and its chart labels are too small: the screen media
+    rule scales the page so the body reads at 11 pt or more (print is unchanged)."""
+    import re as _re
+
+    from tests.paths import REPO
+
+    css = (REPO / "templates" / "report.css").read_text("utf-8")
+    body_pt = float(_re.search(r"html \{[^}]*font-size: ([\d.]+)pt", css).group(1))  # type: ignore[union-attr]
+    screen = css[css.index("@media screen {"):css.index("@media print {")]
+    zoom = float(_re.search(r"zoom: ([\d.]+);", screen).group(1))  # type: ignore[union-attr]
+    assert body_pt * zoom >= 11.0
+    assert "zoom" not in css[:css.index("@media screen {")]  # the PDF keeps its sizes
