@@ -57,6 +57,13 @@ def audit_checks_sorted(card: Scorecard) -> list[AuditCheck]:
                   key=lambda c: (AUDIT_ORDER[c.status], c.category, c.check_id))
 
 
+def why_not_compared(card: Scorecard) -> str:
+    """'no reference', 'not comparable, no reference': why the runs were not compared."""
+    return ", ".join(sorted({
+        verdict_label(w.verdict).removeprefix("not evaluated (").removesuffix(")")
+        for w in card.workloads}))
+
+
 def compared_runs(card: Scorecard) -> list[WorkloadResult]:
     """Runs measured against a reference (passed, failed or inconclusive)."""
     return [w for w in card.workloads
@@ -163,10 +170,9 @@ def key_numbers(card: Scorecard) -> list[KeyNumber]:
             tone,
         ))
     elif card.workloads:
-        why = ", ".join(sorted({verdict_label(w.verdict) for w in card.workloads}))
         out.append(KeyNumber("Training throughput", "none compared",
                              f"{len(card.workloads)} run(s) submitted, none could be compared "
-                             f"with a reference ({why})", "warn"))
+                             f"with a reference ({why_not_compared(card)})", "warn"))
     else:
         out.append(KeyNumber("Training throughput", "not provided",
                              "no training runs in the bundle", "neutral"))
@@ -468,8 +474,7 @@ def missing_evidence(card: Scorecard) -> list[str]:
                              "before a price is agreed."),
         (none_compared, f"Provide training runs that match a reference result: none of the "
                         f"{len(card.workloads)} submitted could be compared ("
-                        + ", ".join(sorted({verdict_label(w.verdict) for w in card.workloads}))
-                        + "); the findings say why."),
+                        + why_not_compared(card) + "); the findings say why."),
         (not card.network, "Provide an nccl-tests all_reduce sweep up to 16 GiB across the "
                            "contracted nodes."),
         (card.reliability is None, "Provide the interruption log for the last quarter."),

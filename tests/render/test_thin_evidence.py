@@ -55,6 +55,8 @@ def test_scorecard_page_one_says_not_rated_and_what_to_submit() -> None:
     assert "nothing was measured against the reference" in page1
     # the tile says the logs were submitted and not compared, not "not provided"
     assert "none compared" in page1 and "2 run(s) submitted" in page1
+    assert "(no reference)" in page1 and "(not evaluated (no reference))" not in page1
+    assert "— of reference" not in html
     # goodput is not claimed at 100% without an incident log
     assert "goodput 100.0%" not in page1 and "goodput not measured" in page1
 
