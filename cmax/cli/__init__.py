@@ -175,7 +175,8 @@ def _main(argv: list[str] | None) -> int:
         click.echo(f"cmax: error: {exc.one_line()}", err=True)
         return exits.BAD_INPUT
     except click.exceptions.Abort as exc:  # click's form of Ctrl-C
-        cause = exc.__cause__
+        # click 8.2+ chains the KeyboardInterrupt as the cause, click 8.1 only as the context
+        cause = exc.__cause__ or exc.__context__
         if isinstance(cause, KeyboardInterrupt):
             detail = f": {cause}" if str(cause) else ""
             click.echo(f"cmax: interrupted{detail}", err=True)
