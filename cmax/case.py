@@ -318,9 +318,11 @@ def match_baseline(ref: RefView, workload: str | None, gpu: str | None,
         return None, False, None
     base = _row(found, workload, gpu, precision, num_gpus)
     note = None
-    if gbs is not None or seq_len is not None:
-        note = (f"no baseline at GBS {gbs} / sequence length {seq_len}: matched the recipe's "
-                f"GBS {found.get('gbs')} / {found.get('seq_len')}")
+    asked = [f"{name} {value}" for name, value in (("GBS", gbs), ("sequence length", seq_len))
+             if value is not None]
+    if asked:  # only what the run states: "sequence length None" is no configuration
+        note = (f"no baseline at {' / '.join(asked)}: matched the recipe's "
+                f"GBS {found.get('gbs')} / sequence length {found.get('seq_len')}")
     return base, False, note
 
 

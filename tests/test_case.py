@@ -165,3 +165,16 @@ def test_clean_steps_are_unique_finite_and_in_iteration_order() -> None:
     rising = steps.slice(0, 0).vstack(pl.DataFrame(
         {"iteration": [0, 1, 5], "step_time_s": [1.0, 2.0, 3.0], "line": [9, 8, 7]}))
     assert clean_steps(rising).equals(rising)  # already clean: used as it is
+
+
+def test_a_fallback_note_names_only_what_the_run_states() -> None:
+    """A run that states its GBS but not its sequence length read "sequence length None"."""
+    from cmax.case import match_baseline
+    from cmax.reference.view import RefView
+
+    ref = RefView(FakeReference())
+    row, exact, note = match_baseline(ref, "llama3.1-405b", "h100-sxm", "bf16", 512, 999, None)
+    assert row is not None and not exact and note is not None
+    assert note.startswith("no baseline at GBS 999: matched the recipe's GBS 256 / sequence "
+                           "length 8192")
+    assert "None" not in note

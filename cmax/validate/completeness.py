@@ -39,7 +39,8 @@ register(Rule(
     f"{V25_05_WINDOW[0]}-{V25_05_WINDOW[1]} in v25.05-v25.07). If any of them is missing the "
     "run cannot be measured the way the reference was, and a partial window can be chosen to "
     "flatter the result.",
-    f"Run the recipe to completion ({RECIPE_STEPS} steps) and submit the whole log.",
+    "Run the recipe to its final iteration and submit the whole log: every iteration of the "
+    "averaging window must be printed.",
     "DGXC common/parse_train_timing*.sh (MIN_ITERATION/MAX_ITERATION), llmb-run "
     "pretrain_log_parser.py (INCOMPLETE status).",
 ))

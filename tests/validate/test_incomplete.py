@@ -32,3 +32,12 @@ def test_covering_the_window_is_only_short(tmp_path: Path) -> None:
     rules = _rules(45, 45, tmp_path)
     assert "completeness.window-missing" not in rules
     assert rules.get("completeness.short-run") == "warning"
+
+
+def test_window_fix_names_no_step_count() -> None:
+    """The fix printed under a window message about a 1,000-step run said "complete 50 steps":
+    it now asks for the run's own final iteration, whatever its length."""
+    from cmax.validate import RULES
+
+    fix = RULES["completeness.window-missing"].fix
+    assert "final iteration" in fix and "50" not in fix
