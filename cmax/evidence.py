@@ -245,6 +245,14 @@ def table_of_key(key: str) -> Table | None:
     return next((t for t in TABLES if t.section == section), None)
 
 
+def entry_rows(inference: pl.DataFrame, index: int) -> pl.DataFrame:
+    """The inference table's rows of ``[[inference]]`` entry ``index``: ``inference[i]``, or
+    ``inference[i]#k`` for the k-th result of an ``--append-result`` file."""
+    entry = f"inference[{index}]"
+    return inference.filter((pl.col("run_id") == entry)
+                            | pl.col("run_id").str.starts_with(entry + "#"))
+
+
 def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """An empty table with the canonical schema."""
     return pl.DataFrame(schema=schema)

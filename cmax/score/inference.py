@@ -21,26 +21,12 @@ from typing import Any
 import polars as pl
 
 from cmax.case import Case
+from cmax.evidence import entry_rows
 from cmax.findings import Finding
 from cmax.manifest import InferenceSpec
+from cmax.price.tokens import usd_per_million_tokens
 from cmax.reference.view import RefView
 from cmax.scorecard import InferenceResult
-
-#: the tokens per million a $ figure is quoted for
-_MILLION = 1e6
-
-
-def usd_per_million_tokens(usd_per_gpu_hour: float, tokens_per_s_per_gpu: float) -> float:
-    """What a million tokens cost at a price per GPU-hour and a per-GPU rate."""
-    return usd_per_gpu_hour / (tokens_per_s_per_gpu * 3600.0) * _MILLION
-
-
-def rows_of(case: Case, index: int) -> pl.DataFrame:
-    """The inference table's rows of manifest entry ``index`` (one per result object)."""
-    entry = f"inference[{index}]"
-    table = case.tables["inference"]
-    return table.filter((pl.col("run_id") == entry)
-                        | pl.col("run_id").str.starts_with(entry + "#"))
 
 
 def gpus_basis(rows: pl.DataFrame, spec: InferenceSpec) -> str:
@@ -59,7 +45,7 @@ def inference_results(case: Case, findings: Sequence[Finding], ref: RefView, bar
         "inference.")}
     out: list[InferenceResult] = []
     for i, spec in enumerate(manifest.inference):
-        rows = rows_of(case, i)
+        rows = entry_rows(case.tables["inference"], i)
         out.append(_result(f"inference[{i}]", spec, rows, manifest.system.gpu, ref, bar,
                            usd_per_gpu_hour, errors))
     return out

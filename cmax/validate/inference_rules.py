@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import polars as pl
-
 from cmax.claims import gpu_family
+from cmax.evidence import entry_rows
 from cmax.findings import Finding
 from cmax.manifest import InferenceSpec
 from cmax.reference.inference import model_names
@@ -160,11 +159,7 @@ def _identity(ctx: Context, row: dict[str, Any], spec: InferenceSpec) -> Iterato
 
 
 def check(ctx: Context) -> Iterator[Finding]:
-    table = ctx.tables["inference"]
     for i, spec in enumerate(ctx.manifest.inference):
-        entry = f"inference[{i}]"
-        rows = table.filter((pl.col("run_id") == entry)
-                            | pl.col("run_id").str.starts_with(entry + "#"))
-        for row in rows.iter_rows(named=True):
+        for row in entry_rows(ctx.tables["inference"], i).iter_rows(named=True):
             yield from _row_checks(row, spec)
             yield from _identity(ctx, row, spec)

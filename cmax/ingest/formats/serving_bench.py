@@ -101,7 +101,17 @@ def _vllm_row(data: dict[str, Any], line: int, path: Any) -> dict[str, Any]:
     return row
 
 
-class VllmBenchServe(InferenceFormat[Results]):
+class _ServingResult(InferenceFormat[Results]):
+    """What both tools' results share: rows of the inference table, one per result."""
+
+    def frame(self, parsed: Results, *, run_id: str, source_file: str) -> pl.DataFrame:
+        many = len(parsed.rows) > 1
+        rows = [{**row, "run_id": f"{run_id}#{k}" if many else run_id,
+                 "source_file": source_file} for k, row in enumerate(parsed.rows)]
+        return conform(pl.DataFrame(rows, infer_schema_length=None), INFERENCE_SCHEMA)
+
+
+class VllmBenchServe(_ServingResult):
     id = "vllm-bench-serve"
     title = "vLLM `bench serve` result JSON"
     tool = ("`vllm bench serve --save-result` (vllm-project/vllm "
@@ -144,9 +154,6 @@ class VllmBenchServe(InferenceFormat[Results]):
         return {"format": self.id, "results": len(parsed.rows),
                 "output_tok_s": [r.get("output_tok_s") for r in parsed.rows],
                 "concurrency": [r.get("concurrency") for r in parsed.rows]}
-
-    def frame(self, parsed: Results, *, run_id: str, source_file: str) -> pl.DataFrame:
-        return _frame(parsed, run_id, source_file)
 
 
 def _looks_like_trtllm(data: Any) -> bool:
@@ -194,7 +201,7 @@ def _trtllm_row(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class TrtllmBenchReport(InferenceFormat[Results]):
+class TrtllmBenchReport(_ServingResult):
     id = "trtllm-bench"
     title = "TensorRT-LLM `trtllm-bench` report JSON"
     tool = ("`trtllm-bench ... throughput --report_json` (NVIDIA/TensorRT-LLM "
@@ -224,16 +231,6 @@ class TrtllmBenchReport(InferenceFormat[Results]):
         return {"format": self.id, "model": row["model"], "gpu": row["gpu_name"],
                 "gpus": row["gpus"], "output_tok_s": row["output_tok_s"],
                 "output_tok_s_per_gpu": row["output_tok_s_per_gpu_reported"]}
-
-    def frame(self, parsed: Results, *, run_id: str, source_file: str) -> pl.DataFrame:
-        return _frame(parsed, run_id, source_file)
-
-
-def _frame(parsed: Results, run_id: str, source_file: str) -> pl.DataFrame:
-    many = len(parsed.rows) > 1
-    rows = [{**row, "run_id": f"{run_id}#{k}" if many else run_id, "source_file": source_file}
-            for k, row in enumerate(parsed.rows)]
-    return conform(pl.DataFrame(rows, infer_schema_length=None), INFERENCE_SCHEMA)
 
 
 register(VllmBenchServe())
