@@ -53,7 +53,7 @@ def test_a_day_price_and_the_manifest_bound_for_month_prices() -> None:
 def test_quotes_inside_the_band_and_gpus_without_one_pass() -> None:
     for quoted in (0.52, 1.95, 2.25, 2.45, 14.90):
         _check(quoted)
-    _check(40.0, gpu="gb200")  # no sourced band for this GPU: only the manifest bounds apply
+    _check(40.0, gpu="gb200")  # no band for this GPU in ECON: only the manifest bounds apply
 
 
 def test_the_shipped_band_rejects_a_node_hour_quote_in_a_bundle(tmp_path: Path) -> None:
@@ -70,6 +70,19 @@ def test_the_shipped_band_rejects_a_node_hour_quote_in_a_bundle(tmp_path: Path) 
 def test_the_shipped_bands_hold_every_sample_quote() -> None:
     ref = load_reference("latest")
     bands = ref.economics["price_bands"]
-    assert {"h100-sxm", "h200", "b200"} <= set(bands)
+    assert {"h100-sxm", "h200", "b200", "gb200", "b300", "gb300"} <= set(bands)
     for band in bands.values():
         assert 0 < band["low"] < band["high"] and band["source"]
+
+
+@pytest.mark.parametrize(("gpu", "per_gpu"), [("gb200", 4.54), ("b300", 5.00), ("gb300", 6.25)])
+def test_the_shipped_blackwell_bands_catch_a_tray_hour_quote(gpu: str, per_gpu: float) -> None:
+    """A 4-GPU NVL72 tray's hourly price typed as $/GPU-hour is named, with the figure to state."""
+    econ = load_reference("latest").economics
+    system = {"gpu": gpu, "nodes": 18, "gpus_per_node": 4, "interconnect": "infiniband-ndr-4x400"}
+    m = manifest(system=system, pricing={"usd_per_gpu_hour": per_gpu * 4 * 2, "term_months": 12})
+    with pytest.raises(ManifestError, match=r"per-node-hour price \(4 GPUs per node\)") as err:
+        check_quote_unit(m, econ, gpu, source="test/cmax.toml")
+    assert f"= ${per_gpu * 2:.4g}/GPU-hour" in str(err.value)
+    ok = manifest(system=system, pricing={"usd_per_gpu_hour": per_gpu, "term_months": 12})
+    check_quote_unit(ok, econ, gpu, source="test/cmax.toml")
