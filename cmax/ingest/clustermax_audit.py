@@ -728,10 +728,14 @@ _FACT_PATHS = (
     ("host", "audit_data.audit.hostname"),
     ("host", "audit_data.driveConfig.headNode.hostname"),
     ("host", "audit_data.driveConfig.workerNode.hostname"),
+    # the compute fabric's NIC class, e.g. "NDR 400G IB" (networking.nicFabric, written by
+    # the collector's audit-common.sh; its count and rate are tallies below)
+    ("fabric", "audit_data.networking.nicFabric.computeFabricClass"),
     # the bare collector JSON (no merge step): the same records at the top level
     ("cluster", "audit.clusterName"),
     ("gpu", "gpus.model"),
     ("host", "audit.hostname"),
+    ("fabric", "networking.nicFabric.computeFabricClass"),
 )
 
 
@@ -740,7 +744,8 @@ _FACT_PATHS = (
 # against each other (cmax/validate/audit_rules.py): a flag flipped by hand leaves its count
 _TALLY_KEYS = ("gpus.total", "gpus.nodeCount", "gpus.perNode", "gpus.gpuDirectRdma",
                "gpus.pcieAcs.enabled", "gpus.pcieAcs.enabledCount", "gpus.pcieAcs.bridges",
-               "gpus.pcieAcs.totalBridges", "gpus.dmesgErrors.nodesChecked")
+               "gpus.pcieAcs.totalBridges", "gpus.dmesgErrors.nodesChecked",
+               "networking.nicFabric.computeFabricCount", "networking.nicFabric.computeFabricGbps")
 
 
 def _tallies(values: dict[str, Any]) -> list[Fact]:

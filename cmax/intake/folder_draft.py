@@ -1,6 +1,12 @@
 """A ``cmax.toml`` drafted from any folder of evidence files, from what ``cmax inspect`` reads in
-each file: its format, and the identity facts it states (GPU name, GPU and node counts, model,
-precision, experiment name), each value with the file and line it came from.
+each file: its format, and the identity facts it states (GPU name, GPU and node counts, hosts,
+model, precision, experiment name, global batch size, the audit's compute fabric and date), each
+value with the file and line it came from.
+
+The interconnect is drafted only from a statement of the fabric's class, NIC count and rate
+(a ClusterMAX audit's ``networking.nicFabric``) that names a reference fabric id; nccl-tests
+show the transport and NIC count (``NET/IB : Using [0]mlx5_0:1/IB ...``) but not the link rate,
+so from them alone the line stays a TODO naming what they show and the ids that fit.
 
 Where a file states no model, precision or GPU count (a plain NeMo 2 log prints none of them),
 the file's name is read for them (``llama3.1-405b_bf16_512.log``) and the comment says so: a
@@ -106,6 +112,99 @@ def _gpus(item: Seen) -> tuple[int, str] | None:
     return None
 
 
+def _tally(item: Seen, key: str) -> int | None:
+    fact = next((f for f in item.facts if f["kind"] == "tally" and f.get("where") == key), None)
+    return int(fact["value"]) if fact is not None and str(fact["value"]).isdigit() else None
+
+
+def _interconnect(seen: list[Seen], reference: Reference) -> tuple[str | None, str]:
+    """The ``[system] interconnect`` id and where it was read, or None and a TODO saying what
+    the evidence shows (see the module docstring)."""
+    from cmax.reference.network import interconnect_aliases
+
+    known = interconnect_aliases(reference.network)
+    for item in (i for i in seen if i.role == "audit"):
+        fabric = item.fact("fabric")
+        if fabric is None:
+            continue
+        count = _tally(item, "networking.nicFabric.computeFabricCount")
+        rate = _tally(item, "networking.nicFabric.computeFabricGbps")
+        words = _tokens(str(fabric["value"]).replace("-", " "))
+        generation = next((w for w in words if w in ("hdr", "ndr", "xdr")), None)
+        where = f"{item.rel} networking.nicFabric: {count} x {fabric['value']}"
+        if "ib" in words and generation and count and rate:
+            candidate = f"infiniband-{generation}-{count}x{rate}"
+            if candidate in known:
+                return known[candidate], where
+            return None, f"TODO: {where} ({candidate} is not a reference fabric)"
+        return None, f"TODO: {where}; pick an id of docs/manifest.md"
+    for item in (i for i in seen if i.role == "nccl"):
+        using = next((f for f in item.facts if f["kind"] == "fabric"
+                      and str(f["value"]).startswith("NET/IB : Using")), None)
+        if using is not None:
+            nics = len(re.findall(r"\[\d+\]\S+/IB\b", str(using["value"]).split(";")[0]))
+            fits = sorted({fab for fab in known.values() if fab.startswith("infiniband-")
+                           and f"-{nics}x" in fab})
+            return None, (f"TODO: {item.where(using)} shows {nics} InfiniBand NIC(s), not "
+                          f"their rate: {' or '.join(fits) or 'see docs/manifest.md'}")
+    return None, "TODO: no file states the fabric; see docs/manifest.md"
+
+
+def _nodes(seen: list[Seen], largest: int | None, per_node: int) -> tuple[int, str]:
+    """The most nodes any file states (the system holds every run): a node count, the distinct
+    hosts one file names, or the largest run over the GPUs per node."""
+    stated: list[tuple[int, str]] = []
+    for item in seen:
+        for fact in (f for f in item.facts if f["kind"] == "node_count"):
+            if str(fact["value"]).isdigit():
+                stated.append((int(fact["value"]), item.where(fact)
+                               + (f" ({fact['where']})" if fact.get("where") else "")))
+        hosts = {f["value"] for f in item.facts if f["kind"] == "host"}
+        if len(hosts) > 1 and item.role in ("run", "nccl"):
+            stated.append((len(hosts), f"{item.rel}: {len(hosts)} distinct hosts"))
+    if largest:
+        stated.append((-(-largest // per_node), f"the largest run, {largest} GPUs / {per_node}"))
+    if not stated:
+        return 1, "TODO: no file states the node count"
+    return max(stated, key=lambda s: s[0])
+
+
+def _per_node(seen: list[Seen], gpu: str | None) -> tuple[int, str]:
+    from cmax.intake.flags import GPUS_PER_NODE
+
+    for item in seen:
+        per = _tally(item, "gpus.perNode")
+        if per:
+            return per, f"{item.rel} gpus.perNode"
+    for item in (i for i in seen if i.role == "nccl"):
+        ranks, nodes = item.fact("gpu_count"), item.fact("node_count")
+        if ranks and nodes and str(ranks["value"]).isdigit() and str(nodes["value"]).isdigit() \
+                and int(nodes["value"]) > 0 and int(ranks["value"]) % int(nodes["value"]) == 0:
+            return (int(ranks["value"]) // int(nodes["value"]),
+                    f"{item.where(ranks)}: {ranks['value']} ranks on {nodes['value']} nodes")
+    if gpu in GPUS_PER_NODE:
+        return GPUS_PER_NODE[gpu], f"{gpu}: llmb-run's GPUs per node for this GPU"
+    return 8, "TODO: check (8 on HGX, 4 on GB200/GB300)"
+
+
+def _date(seen: list[Seen]) -> tuple[dt.date, str]:
+    for item in (i for i in seen if i.role == "audit"):
+        stamp = str(item.summary.get("audited_at") or "")
+        try:
+            return (dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).date(),
+                    f"{item.rel} audited_at: check it is when the benchmarks ran")
+        except ValueError:
+            continue
+    return dt.date.today(), "TODO: the date the benchmarks ran"
+
+
+def _gbs(item: Seen) -> tuple[int, str] | None:
+    fact = next((f for f in item.facts if f["kind"] == "parallel"
+                 and str(f["value"]).startswith("gbs=")), None)
+    value = str(fact["value"]).removeprefix("gbs=") if fact else ""
+    return (int(value), item.where(fact)) if fact and value.isdigit() and int(value) > 0 else None
+
+
 def draft_folder(root: Path, reference: Reference, *, source: str) -> str:
     """The draft manifest text for ``root`` (see the module docstring)."""
     from cmax.claims import gpu_family
@@ -128,25 +227,23 @@ def draft_folder(root: Path, reference: Reference, *, source: str) -> str:
     runs = [item for item in seen if item.role == "run"]
     nccl = [item for item in seen if item.role == "nccl"]
     audit = next((item for item in seen if item.role == "audit"), None)
-    nodes_fact = next(((i, i.fact("node_count")) for i in nccl if i.fact("node_count")), None)
     run_rows = [(item, _workload(item, reference), _precision(item), _gpus(item))
                 for item in runs]
     largest = max((g[0] for _, _, _, g in run_rows if g), default=None)
     out += ["[provider]", toml_text.line("name", "undeclared provider",
                                           "TODO: the provider's name"),
             toml_text.line("cluster", root.name or "cluster", "TODO: the cluster's name"), ""]
+    per_node, per_node_where = _per_node(seen, gpu)
+    nodes, nodes_where = _nodes(seen, largest, per_node)
+    fabric, fabric_where = _interconnect(seen, reference)
     out += ["[system]", toml_text.line("gpu", gpu or "h100-sxm",
-                                       gpu_where.get(gpu or "", "TODO: no file names its GPU"))]
-    if nodes_fact is not None and nodes_fact[1] is not None:
-        holder, counted = nodes_fact[0], nodes_fact[1]
-        out.append(toml_text.line("nodes", int(counted["value"]), holder.where(counted)))
-    else:
-        nodes = max(1, -(-(largest or 8) // 8))
-        out.append(toml_text.line("nodes", nodes, "TODO: from the largest run / 8 GPUs per node"))
-    out += [toml_text.line("gpus_per_node", 8, "TODO: check (8 on HGX, 4 on GB200/GB300)"),
-            "# interconnect = \"...\"                       # TODO: `cmax reference list`", ""]
-    out += ["[benchmark]", toml_text.line("date", dt.date.today(),
-                                          "TODO: the date the benchmarks ran"),
+                                       gpu_where.get(gpu or "", "TODO: no file names its GPU")),
+            toml_text.line("nodes", nodes, nodes_where),
+            toml_text.line("gpus_per_node", per_node, per_node_where),
+            toml_text.line("interconnect", fabric, fabric_where) if fabric else
+            f"# interconnect = \"...\"                       # {fabric_where}", ""]
+    date, date_where = _date(seen)
+    out += ["[benchmark]", toml_text.line("date", date, date_where),
             toml_text.line("reference", "latest")]
     for item, workload, precision, gpus in run_rows:
         out.append("")
@@ -156,6 +253,9 @@ def draft_folder(root: Path, reference: Reference, *, source: str) -> str:
                  "precision = \"TODO\"",
                  toml_text.line("num_gpus", gpus[0], gpus[1]) if gpus else "num_gpus = 0",
                  toml_text.line("log", item.rel, f"format {item.fmt}")]
+        gbs = _gbs(item)
+        if gbs is not None:
+            lines.append(toml_text.line("gbs", gbs[0], gbs[1]))
         several = [e for key in ("experiments", "jobs")
                    for e in (item.summary.get(key) or [])]
         chosen = item.fact("experiment")

@@ -51,3 +51,33 @@ def test_llmb_archive_draft(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert 'gpu = "h100-sxm"' in text and "llmb-config_3913022.yaml:18 gpu_type h100" in text
     assert 'workload = "llama3.1-70b"' in text and "(the highest retry wins)" in text
     assert LOGIN not in text
+
+
+def test_audit_fabric_drafts_the_interconnect(capsys: pytest.CaptureFixture[str]) -> None:
+    """The ClusterMAX audit states its compute fabric's class, NIC count and rate (8 x NDR
+    400G IB): that names a reference fabric id; its GPUs per node and date come with it."""
+    assert main(["init", str(DATA / "ingest")]) == 0
+    text = capsys.readouterr().out
+    assert ('interconnect = "infiniband-ndr-8x400"        # example_audit.values.json '
+            'networking.nicFabric: 8 x NDR 400G IB') in text
+    assert "gpus_per_node = 8                            # example_audit.values.json " \
+           "gpus.perNode" in text
+    assert "date = 2026-08-24" in text and "audited_at" in text
+    assert 'gbs = 128                                    # dgxc_parse_nemo2.csv:2' in text
+
+
+def test_nccl_alone_leaves_the_interconnect_a_todo(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """nccl-tests print the transport and the NICs (NET/IB : Using [0]mlx5_0:1/IB ...) but not
+    the link rate: the line stays a TODO naming what was seen and the ids that fit; the
+    ranks per host and the hosts give GPUs per node and nodes."""
+    folder = tmp_path / "f"
+    folder.mkdir()
+    shutil.copy(DATA / "nccl" / "tag_output_2node.txt", folder)
+    assert main(["init", str(folder)]) == 0
+    text = capsys.readouterr().out
+    assert ('# interconnect = "..."                       # TODO: tag_output_2node.txt:23 '
+            'shows 8 InfiniBand NIC(s), not their rate: infiniband-hdr-8x200 or '
+            'infiniband-ndr-8x400') in text
+    assert "gpus_per_node = 8                            # tag_output_2node.txt:" in text
+    assert "nodes = 2 " in text
