@@ -113,13 +113,3 @@ def test_case_carries_the_ledger_after_plain_evidence(tmp_path: Path) -> None:
     assert len([c for c in case.claims if c.subject in runs]) == 8 * len(case.resolved)
     # and the bundle's own claims (cmax/bundle_claims.py): its manifest states no [pricing]
     assert {c.subject for c in case.claims} - runs == {"cluster", "reliability"}
-
-
-def test_the_fixture_header_gives_the_facts_real_ingest_records(tmp_path: Path) -> None:
-    from cmax.ingest.textlines import head_facts
-    from tests.validate.validate_fakes import RunFx
-
-    run = RunFx("llama3.1-405b", "fp8", 13.05, 256, 8, 8, 2, 8)
-    log = tmp_path / "run.log"
-    log.write_text(run.log_text(), encoding="utf-8")
-    assert set(run.facts()) <= set(head_facts(log))

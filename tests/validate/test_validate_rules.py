@@ -195,7 +195,8 @@ def _incident_backwards(bundle: HonestBundle) -> None:
 def _two_sweeps(ev: Evidence) -> None:
     """A one-host text sweep on node-064 and a JSON sweep of node-000..063: 65 hosts."""
     text = next(f for f in ev.files if f.kind == "nccl-tests")
-    ev.files = [dataclasses.replace(f, facts=(*f.facts, Fact("host", "node-064", 7)))
+    own = tuple(k for k in text.facts if k.kind != "host")
+    ev.files = [dataclasses.replace(f, facts=(*own, Fact("host", "node-064", 7)))
                 if f is text else f for f in ev.files]
     ev.files.append(dataclasses.replace(
         text, path="nccl/sweep.json", kind="nccl-tests-json",
@@ -289,10 +290,14 @@ def _stamps(run: int, stretch: float) -> list[float]:
 
 
 def _facts(pick: Callable[[Evidence], str], *facts: Fact) -> Callable[[Evidence], None]:
-    """What a parser would have recorded had the file stated ``facts`` about itself."""
+    """What a parser would have recorded had the file stated ``facts`` about itself instead
+    of what it states of those kinds."""
+    kinds = {f.kind for f in facts}
+
     def fn(ev: Evidence) -> None:
         path = pick(ev)
-        ev.files = [dataclasses.replace(f, facts=(*f.facts, *facts)) if f.path == path else f
+        ev.files = [dataclasses.replace(f, facts=(*(k for k in f.facts if k.kind not in kinds),
+                                                  *facts)) if f.path == path else f
                     for f in ev.files]
     return fn
 

@@ -8,8 +8,11 @@ EvidenceFile the way ingest does, so each test can break exactly one thing.
 
 from __future__ import annotations
 
+import csv
+import dataclasses
 import datetime as dt
 import hashlib
+import io
 import json
 import math
 import random
@@ -19,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from cmax.errors import EvidenceError
 from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
@@ -30,8 +34,8 @@ from cmax.evidence import (
     EvidenceFile,
     conform,
 )
-from cmax.facts import Fact
-from cmax.ingest.mlperf import read_tree
+from cmax.ingest.formats import identify, recorded_facts
+from cmax.ingest.mlperf import mlperf_rows, read_tree
 from cmax.manifest import parse_manifest
 from tests.fakes import PER_SAMPLE
 
@@ -87,6 +91,8 @@ class RunFx:
     extra_steps: dict[str, list[Any]] = field(default_factory=dict)
     #: whether the log states its experiment name and world size (corroborating the claims)
     stated: bool = True
+    #: its place in the manifest's [[runs]] (HonestBundle sets it): ingest names a run by it
+    index: int = 0
 
     def __post_init__(self) -> None:
         if not self.times:
@@ -98,8 +104,12 @@ class RunFx:
                                     ".log")
 
     @property
-    def run_id(self) -> str:
+    def stem(self) -> str:
         return self.log.rsplit("/", 1)[-1].removesuffix(".log")
+
+    @property
+    def run_id(self) -> str:
+        return f"runs[{self.index}]"
 
     def its(self) -> list[int]:
         return self.iterations if self.iterations is not None else list(range(len(self.times)))
@@ -117,21 +127,16 @@ class RunFx:
         if not self.stated:
             return ["[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Training starts"]
         return [f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiments will be logged at "
-                f"/results/pretrain_{self.run_id}",
+                f"/results/pretrain_{self.stem}",
                 f"Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/{self.num_gpus}"]
 
-    def facts(self) -> tuple[Fact, ...]:
-        """What ingest records from :meth:`header` (cmax/ingest/textlines.py head_facts)."""
-        if not self.stated:
-            return ()
-        return (Fact("experiment", f"pretrain_{self.run_id}", 1),
-                Fact("precision", self.precision, 1, "experiment name"),
-                Fact("gpu_count", str(self.num_gpus), 2))
+    def losses(self) -> list[float]:
+        return self.loss or [round(12.0 - 0.1 * i, 3) for i in range(len(self.times))]
 
     def log_text(self) -> str:
         lines = self.header()
         top = self.max_iteration if self.max_iteration is not None else max(self.its())
-        losses = self.loss or [12.0 - 0.1 * i for i in range(len(self.times))]
+        losses = self.losses()
         for i, (it, t, tf) in enumerate(zip(self.its(), self.times, self.tflops_values(),
                                             strict=True)):
             tf_text = f"{tf:.3e}" if tf is not None else "0"
@@ -159,7 +164,7 @@ class RunFx:
                "seq_len": self.seq_len, "gbs": self.gbs, "mbs": self.mbs, "tp": self.tp,
                "pp": self.pp, "cp": self.cp, "ep": self.ep, "vp": self.vp,
                "framework": "nemo2", "container": self.container, "source_file": self.log,
-               "status": self.status, "max_iteration": self.max_iteration}
+               "status": self.status, "max_iteration": self.max_iteration, "restarts": 0}
         row.update(self.row)
         return row
 
@@ -168,8 +173,9 @@ class RunFx:
         cols: dict[str, list[Any]] = {
             "run_id": [self.run_id] * n, "iteration": self.its(), "step_time_s": self.times,
             "tflops_per_gpu": self.tflops_values(),
-            "loss": self.loss or [12.0 - 0.1 * i for i in range(n)],
-            "grad_norm": self.grad_norm or [0.4] * n, "source_file": [self.log] * n,
+            "loss": self.losses(), "grad_norm": self.grad_norm or [None] * n,
+            "consumed_samples": [float((it + 1) * self.gbs) for it in self.its()],
+            "source_file": [self.log] * n,
             "line": list(range(len(self.header()) + 1, len(self.header()) + n + 1))}
         cols.update(self.extra_steps)
         return cols
@@ -183,24 +189,66 @@ def default_runs() -> list[RunFx]:
     ]
 
 
+def nccl_hosts(nodes: int) -> list[str]:
+    return [f"node-{n:03d}" for n in range(nodes)]
+
+
 def nccl_rows(path: str, *, ranks: int = 512, nodes: int = 64, peak: float = 372.0
               ) -> dict[str, list[Any]]:
-    """An all_reduce sweep whose algbw and busbw follow from size, time and ranks."""
+    """An all_reduce sweep whose algbw and busbw follow from size, time and ranks: the rows
+    ingest reads from :func:`nccl_text` of the same sweep."""
     rows: dict[str, list[Any]] = {}
     factor = 2 * (ranks - 1) / ranks
-    for k, line in zip(range(20, 35), range(600, 615), strict=True):
+    first = _NCCL_PREAMBLE + ranks + _NCCL_HEADER + 1
+    hosts = ",".join(nccl_hosts(nodes))
+    for k, line in zip(range(20, 35), range(first, first + 15), strict=True):
         size = 2 ** k
         bus = peak * size / (size + 2 ** 26)
         time_us = round(size * factor / bus / 1e3, 1)
         alg = round(size / time_us / 1e3, 2)
         for in_place in (False, True):
-            values = {"run_id": "nccl-0", "collective": "all_reduce", "ranks": ranks,
+            values = {"run_id": "nccl[0]", "collective": "all_reduce", "ranks": ranks,
                       "nodes": nodes, "size_bytes": size, "dtype": "float", "time_us": time_us,
                       "algbw_gbps": alg, "busbw_gbps": round(alg * factor, 2), "wrong": 0,
-                      "in_place": in_place, "source_file": path, "line": line}
+                      "in_place": in_place, "source_file": path, "line": line, "block": 0,
+                      "hosts": hosts}
             for key, value in values.items():
                 rows.setdefault(key, []).append(value)
     return rows
+
+
+_NCCL_PREAMBLE = 5  # version, start, parameters, "#", "Using devices"
+_NCCL_HEADER = 4  # "#", the two column-title lines, the units line
+
+
+def nccl_text(rows: dict[str, list[Any]]) -> str:
+    """``rows`` (two per size: out-of-place, in-place) as nccl-tests 2.17 prints them
+    (NVIDIA/nccl-tests src/common.cu: one device line per rank, then the size table)."""
+    ranks, nodes = int(rows["ranks"][0]), int(rows["nodes"][0])
+    hosts = nccl_hosts(nodes)
+    per_host = ranks // nodes
+    lines = ["# nccl-tests version 2.17.6 nccl-headers=22707 nccl-library=22707",
+             "# Collective test starting: all_reduce_perf",
+             "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 17179869184 step: 2(factor) "
+             "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0",
+             "#", "# Using devices"]
+    lines += [f"#  Rank {r:4d} Group  0 Pid {4000 + r:6d} on {hosts[r // per_host]:>10} device "
+              f"{r % per_host:2d} [0000:{0x19 + 0x10 * (r % per_host):02x}:00] "
+              "NVIDIA H100 80GB HBM3" for r in range(ranks)]
+    lines += ["#", "#" + " " * 62 + "out-of-place" + " " * 23 + "in-place",
+              "#       size         count      type   redop    root     time   algbw   busbw "
+              "#wrong     time   algbw   busbw #wrong",
+              "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"
+              "            (us)  (GB/s)  (GB/s)"]
+    for i in range(0, len(rows["size_bytes"]), 2):
+        size = int(rows["size_bytes"][i])
+        half = [f"{rows['time_us'][j]:8.1f} {rows['algbw_gbps'][j]:7.2f} "
+                f"{rows['busbw_gbps'][j]:7.2f} {rows['wrong'][j]:6d}" for j in (i, i + 1)]
+        lines.append(f"{size:12d} {size // 4:13d}     float     sum      -1 {half[0]} {half[1]}")
+    avg = sum(rows["busbw_gbps"]) / len(rows["busbw_gbps"])
+    lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {avg:.4g} ", "#",
+              "# Collective test concluded: all_reduce_perf", ""]
+    return "\n".join(lines)
 
 
 def mllog(key: str, value: Any, t: float, **meta: Any) -> str:
@@ -259,6 +307,25 @@ def mlperf_result(seed: int, *, status: str = "success", accuracy: float = 5.5,
     return "[1,0]<stdout>: " + "\n[1,0]<stdout>: ".join(lines) + "\n"
 
 
+def incidents_csv(rows: list[dict[str, Any]]) -> str:
+    """``rows`` as the incident CSV cmax reads (tests/data/ingest/incidents.csv's columns)."""
+    out = io.StringIO()
+    columns = ("start", "end", "node", "gpu", "category", "planned", "description")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        cells = []
+        for key in columns:
+            value = row.get(key)
+            if isinstance(value, dt.datetime):
+                value = value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            elif isinstance(value, bool):
+                value = "true" if value else "false"
+            cells.append("" if value is None else str(value))
+        writer.writerow(cells)
+    return out.getvalue()
+
+
 MLPERF_SYSTEM = "mlperf/systems/64xH100.json"
 
 
@@ -269,19 +336,72 @@ def mlperf_system(**overrides: Any) -> dict[str, Any]:
             "accelerator_model_name": "NVIDIA H100-SXM5-80GB", **overrides}
 
 
+def audit_json(cluster: str | None, *, nodes: int, gpus_per_node: int,
+               system: dict[str, Any]) -> dict[str, Any]:
+    """The ``audit.values.json`` ClusterMAX's ``cmax audit`` writes for the honest cluster: the
+    normalised ``cluster`` summary and the raw collector records its five graded checks read
+    (layout: tests/data/ingest/example_audit.values.json, research clustermax_audit_format.md)."""
+    audit: dict[str, Any] = {"version": "2.1", "type": "slurm",
+                             "timestamp": "2026-09-10T09:00:00Z", "hostname": "login-01"}
+    if cluster is not None:
+        audit["clusterName"] = cluster
+    return {
+        "schema_version": 1, "runner": "audit",
+        "cluster": {"gpu_model": "H100", "nodes": nodes, "gpus_per_node": gpus_per_node,
+                    "driver_version": system.get("driver"), "cuda_version": system.get("cuda"),
+                    "nccl_version": system.get("nccl"), "orchestrator": "slurm",
+                    "environment": "slurm", "audited_at": "2026-09-10T09:00:00Z"},
+        "audit_data": {
+            "audit": audit,
+            "securityVersions": {
+                "nvidiaDriver": {"minimum": "580.159.03", "status": "pass",
+                                 "version": "580.159.03"},
+                "runc": {"minimum": "1.3.6", "status": "pass", "version": "1.3.6"}},
+            "gpus": {"gdrcopy": {"installed": True}},
+            "healthChecks": {"nhcInstalled": True},
+            "software": {"nccl": {"installed": True, "version": system.get("nccl")}}},
+    }
+
+
+def _audit_row(check_id: str, category: str, criterion: str, observed: str | None,
+               minimum: str | None = None, *, group: str, basis: str = "",
+               status: str = "PASS") -> dict[str, Any]:
+    return {"check_id": check_id, "category": category, "criterion": criterion,
+            "status": status, "observed": observed, "minimum": minimum,
+            "evidence": f"{group}: audit_data.{check_id}" + (f" ({basis})" if basis else "")}
+
+
+#: what ingest grades from :func:`audit_json` (cmax/ingest/clustermax_audit.py), in its order
 AUDIT_ROWS: list[dict[str, Any]] = [
-    {"check_id": "securityVersions.nvidiaDriver.status", "category": "versions",
-     "criterion": "security-nvidia-driver", "status": "PASS", "observed": "580.159.03",
-     "minimum": "580.159.03"},
-    {"check_id": "securityVersions.runc.status", "category": "versions",
-     "criterion": "security-runc", "status": "PASS", "observed": "1.3.6", "minimum": "1.3.6"},
-    {"check_id": "gpus.gdrcopy.installed", "category": "hardware", "criterion": "gdrcopy",
-     "status": "PASS", "observed": "true", "minimum": None},
-    {"check_id": "healthChecks.nhcInstalled", "category": "health",
-     "criterion": "healthcheck-program", "status": "PASS", "observed": "true", "minimum": None},
-    {"check_id": "software.nccl.installed", "category": "software",
-     "criterion": "nccl-installed", "status": "PASS", "observed": "true", "minimum": None},
+    _audit_row("securityVersions.nvidiaDriver.status", "security", "security-nvidia-driver",
+               "pass (version 580.159.03)", "580.159.03", group="versions"),
+    _audit_row("securityVersions.runc.status", "security", "security-runc",
+               "pass (version 1.3.6)", "1.3.6", group="versions"),
+    _audit_row("gpus.gdrcopy.installed", "gpu-stack", "gdrcopy", "true", group="hardware"),
+    _audit_row("kubelet_cpu_manager_policy.status", "security",
+               "cli:kubelet-cpu-manager-policy", None, group="orchestration",
+               basis="n/a for slurm machines", status="SKIPPED"),
+    _audit_row("storage.rwxStatus", "storage", "csi-rwx", None, group="storage",
+               basis="n/a for slurm machines", status="SKIPPED"),
+    _audit_row("healthChecks.nhcInstalled", "health", "healthcheck-program", "true",
+               group="health"),
+    _audit_row("software.nccl.installed", "software", "nccl-installed", "true",
+               group="software"),
 ]
+
+
+def _recorded(path: Path, rel: str, data: bytes) -> EvidenceFile:
+    """The EvidenceFile ingest records for ``path``: the format the registry recognises and
+    the facts and line count its plugin reports (a file no format reads stays ``unknown``)."""
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        fmt, probe = identify(path)
+        parsed = fmt.parse(probe)
+    except EvidenceError:
+        return EvidenceFile(path=rel, kind="unknown", sha256=digest, size_bytes=len(data),
+                            line_count=data.count(b"\n"))
+    return EvidenceFile(path=rel, kind=fmt.id, sha256=digest, size_bytes=len(data),
+                        facts=tuple(fmt.facts(parsed)), line_count=fmt.line_count(parsed, probe))
 
 
 @dataclass
@@ -365,21 +485,17 @@ class HonestBundle:
         for run in self.runs:
             files[run.log] = run.log_text()
         if self.nccl_path:
-            files[self.nccl_path] = "# nccl-tests all_reduce_perf (fixture)\n"
+            files[self.nccl_path] = nccl_text(nccl_rows(self.nccl_path))
         if self.mlperf_path:
             for name, text in self.results().items():
                 files[f"{self.mlperf_path}/{name}"] = text
             files[MLPERF_SYSTEM] = json.dumps(mlperf_system(), indent=4)
         if self.audit_path:
-            files[self.audit_path] = json.dumps({"cluster": {"name": self.audit_cluster}})
-        files["incidents.csv"] = "start,end,node,gpu,category,planned,description\n"
+            files[self.audit_path] = json.dumps(audit_json(
+                self.audit_cluster, nodes=self.nodes, gpus_per_node=self.gpus_per_node,
+                system=self.system), indent=2)
+        files["incidents.csv"] = incidents_csv(self.incident_rows())
         files.update(self.extra_files)
-        kinds = {run.log: "nemo2" for run in self.runs}
-        if self.nccl_path:
-            kinds[self.nccl_path] = "nccl-tests"
-        if self.audit_path:
-            kinds[self.audit_path] = "clustermax-audit"
-        kinds["incidents.csv"] = "incidents-csv"
         records = []
         for rel, text in files.items():
             if rel in self.skip_files:
@@ -387,18 +503,12 @@ class HonestBundle:
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            data = text.encode("utf-8")
-            kinds.setdefault(MLPERF_SYSTEM, "mlperf-system-json")
-            kind = kinds.get(rel) or ("mlperf" if self.mlperf_path and rel.startswith(
-                self.mlperf_path + "/") else "unknown")
-            facts = next((r.facts() for r in self.runs if r.log == rel), ())
-            records.append(EvidenceFile(path=rel, kind=kind,
-                                        sha256=hashlib.sha256(data).hexdigest(),
-                                        size_bytes=len(data), line_count=text.count("\n"),
-                                        facts=facts))
+            records.append(_recorded(path, rel, text.encode("utf-8")))
         return records
 
     def build(self, root: Path) -> Evidence:
+        for i, run in enumerate(self.runs):
+            run.index = i
         files = self.write_files(root)
         manifest = parse_manifest(self.manifest_dict(), source=root / "cmax.toml")
         step_cols: dict[str, list[Any]] = {}
@@ -419,12 +529,15 @@ class HonestBundle:
         if self.nccl_path:
             nccl = pl.DataFrame(self.nccl if self.nccl is not None
                                 else nccl_rows(self.nccl_path), strict=False)
-        mlperf_rows = [{"run_id": f"mlperf-{name}", "benchmark": "llama31_405b",
-                        "submitter": "Example Cloud", "system": "64xH100", "division": "closed",
-                        "status": "success", "num_gpus": 512,
-                        "source_file": f"{self.mlperf_path}/{name}"}
-                       for name in sorted(self.results())] if self.mlperf_path else []
-        audit = [{**r, "evidence": None, "source_file": self.audit_path}
+        sets = (read_tree(root / self.mlperf_path, root=root)
+                if self.mlperf_path and (root / self.mlperf_path).is_dir() else [])
+        mlperf_frame = mlperf_rows(sets, {run.path: run.path.relative_to(root).as_posix()
+                                          for s in sets for run in s.runs})
+        systems = {s.system.path.relative_to(root).as_posix(): s.system
+                   for s in sets if s.system is not None}
+        files = [dataclasses.replace(f, facts=recorded_facts(systems[f.path]), line_count=None)
+                 if f.path in systems else f for f in files]  # read with its result set
+        audit = [{**r, "source_file": self.audit_path}
                  for r in self.audit_rows] if self.audit_path else []
         tables = {
             "runs": runs,
@@ -434,11 +547,9 @@ class HonestBundle:
             "incidents": conform(pl.DataFrame(self.incident_rows(), strict=False),
                                  INCIDENTS_SCHEMA),
             "audit_checks": conform(pl.DataFrame(audit, strict=False), AUDIT_SCHEMA),
-            "mlperf": conform(pl.DataFrame(mlperf_rows, strict=False), MLPERF_SCHEMA),
+            "mlperf": conform(pl.DataFrame(mlperf_frame, strict=False), MLPERF_SCHEMA),
         }
         for name in self.drop_rows:
             tables[name] = tables[name].clear()
-        sets = (read_tree(root / self.mlperf_path, root=root)
-                if self.mlperf_path and (root / self.mlperf_path).is_dir() else [])
         return Evidence(manifest=manifest, root=root, source=root, audit_cluster=self.audit_cluster,
                         files=files, mlperf_sets=sets, **tables)
