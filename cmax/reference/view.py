@@ -144,6 +144,7 @@ class RefView:
         self.release = str(reference.release)
         self._peaks: dict[tuple[str, str], float | None] = {}
         self._flops: dict[tuple[str, int], float | None] = {}
+        self._all: pl.DataFrame | None = None
 
     def peak_tflops(self, gpu: str | None, precision: str | None) -> float | None:
         """Dense peak TFLOP/s of ``gpu`` at ``precision``, or None if the catalogue lacks it."""
@@ -224,6 +225,21 @@ class RefView:
         """The serving reference rows (empty when the release has none)."""
         table = getattr(self.reference, "inference", None)
         return table.to_dicts() if isinstance(table, pl.DataFrame) else []
+
+    def training_rows(self, gbs: int, seq_len: int) -> pl.DataFrame:
+        """Every measured (not proxy) baseline row at this GBS and sequence length: the
+        configurations a training log with these numbers may be a run of."""
+        if self._all is None:
+            found = optional_lookup(lambda: self.reference.baselines)
+            self._all = found if isinstance(found, pl.DataFrame) else pl.DataFrame()
+        rows = self._all
+        if not {"gbs", "seq_len", "workload", "num_gpus"} <= set(rows.columns):
+            return rows.clear()
+        keep = (pl.col("gbs") == gbs) & (pl.col("seq_len") == seq_len)
+        if "proxy" in rows.columns:
+            proxy = pl.col("proxy").cast(pl.String).str.to_lowercase().is_in(["true", "1"])
+            keep &= ~proxy.fill_null(False)
+        return rows.filter(keep)
 
     def baselines_for(self, workload: str, gpu: str | None = None,
                       precision: str | None = None) -> pl.DataFrame:

@@ -23,6 +23,7 @@ from cmax.validate import (
     schema_rules,
     software,
     statistics,
+    witness,
 )
 from cmax.validate.context import Context, build_context
 
@@ -39,6 +40,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     network_rules.check,
     reliability_rules.check,
     identity.check,
+    witness.check,
     exemplar.check,
     inference_rules.check,
 )

@@ -125,3 +125,17 @@ than the median of the steps before it, or 3 robust sigmas of them if more: a 4 
 one step is caught, an honest run's last step (within ~1 % jitter) is not."""
 SINGLE_STEP_NEIGHBOURS = 10
 """How many steps before the measured one it is checked against."""
+
+# The arithmetic witness (validate/witness.py). A framework prints TFLOP/s with one of the
+# FLOPs conventions the reference knows, from the same elapsed time as the step time, so an
+# honest log matches its own model and GPU count under one of them to rounding (< 1 %). The
+# witness calls a claim contradicted by the printed TFLOP/s only when the claim is off by more
+# than WITNESS_CLAIM_GAP under every convention while another configuration of the reference
+# at the same GBS and sequence length matches within WITNESS_MATCH_GAP (and 3x better).
+WITNESS_MATCH_GAP = 0.01
+WITNESS_CLAIM_GAP = 0.03
+WITNESS_MARGIN = 3.0
+# A configuration explains the step time when the run is at most TIMING_BAND faster than its
+# reference and not slower than this fraction of it (a real cluster can be 40 % slow; the step
+# time alone is never the witness against a claim the run is not too fast for).
+WITNESS_SLOWEST = 0.6

@@ -1,0 +1,75 @@
+"""The arithmetic witness (cmax/validate/witness.py): the log's numbers against every
+configuration of the reference at the run's GBS and sequence length."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cmax.validate import validate
+from tests.fakes import BASELINES, PER_SAMPLE, FakeReference
+from tests.validate.validate_fakes import HonestBundle, RunFx, honest_times
+
+BF16 = next(r for r in BASELINES if r["baseline_id"] == "dgxc-405b-bf16-512")
+# a smaller model's recipe at the same GBS and sequence length, on 64 GPUs; its per-sample
+# FLOPs put the 405B claim on 512 GPUs 4 % from the TFLOP/s this model prints on 64
+SMALL = 2.17e16 / 2 * 1.04 / 4
+SMALL_ROW: dict[str, Any] = {**BF16, "baseline_id": "dgxc-small-bf16-64", "workload": "small",
+                             "num_gpus": 64, "step_time_s": 19.0}
+B200_ROW: dict[str, Any] = {**BF16, "baseline_id": "mbridge-405b-b200-bf16-512", "gpu": "b200",
+                            "step_time_s": 15.7}
+
+
+def _arithmetic(bundle: HonestBundle, tmp: Path, reference: FakeReference) -> list[str]:
+    findings = validate(bundle.build(tmp), reference)
+    return [f.message for f in findings if f.rule == "identity.arithmetic"]
+
+
+def _reference(*rows: dict[str, Any]) -> FakeReference:
+    return FakeReference([*BASELINES, *rows],
+                         flops_per_token={("small", 8192): SMALL / 8192,
+                                          **{(w, 8192): v / 8192 for w, v in PER_SAMPLE.items()}})
+
+
+def test_fp8_log_declared_bf16_is_explained_by_the_fp8_baseline(tmp_path: Path) -> None:
+    bundle = HonestBundle()
+    bundle.runs[0].times = honest_times(13.05, 11)
+    found = _arithmetic(bundle, tmp_path, _reference())
+    assert len(found) == 1
+    assert "llama3.1-405b fp8 on 512 h100-sxm" in found[0]
+    assert "declared llama3.1-405b bf16" in found[0]
+
+
+def test_faster_gpu_log_declared_h100_is_explained_by_that_gpu(tmp_path: Path) -> None:
+    bundle = HonestBundle()
+    bundle.runs[0].times = honest_times(15.8, 11)  # 1.25x the H100 bf16 baseline
+    found = _arithmetic(bundle, tmp_path, _reference(B200_ROW))
+    assert len(found) == 1 and "bf16 on 512 b200" in found[0]
+
+
+def test_smaller_model_on_fewer_gpus_is_caught_by_its_printed_tflops(tmp_path: Path) -> None:
+    # an 8B-like run on 64 GPUs declared as the 405B run on 512: its step times are within
+    # 1 % of the 405B reference and its printed TFLOP/s within 4 % of what 405B implies
+    bundle = HonestBundle()
+    run = bundle.runs[0]
+    run.times = honest_times(19.6, 11)
+    run.tflops = [float(f"{SMALL * run.gbs / 64 / 1e12 / t:.4g}") for t in run.times]
+    run.stated = False
+    found = _arithmetic(bundle, tmp_path, _reference(SMALL_ROW))
+    assert len(found) == 1
+    assert "small bf16 on 64 h100-sxm" in found[0] and "4.0% from" in found[0]
+
+
+def test_honest_runs_fast_or_slow_are_not_contradicted(tmp_path: Path) -> None:
+    reference = _reference(SMALL_ROW, B200_ROW)
+    for i, base in enumerate((19.86 / 1.08, 19.86 * 1.3, 19.86)):
+        bundle = HonestBundle()
+        bundle.runs[0].times = honest_times(base, 11)
+        assert _arithmetic(bundle, tmp_path / str(i), reference) == []
+
+
+def test_a_claim_the_numbers_fit_is_kept_whatever_else_fits(tmp_path: Path) -> None:
+    # the printed TFLOP/s fit the claim within 0.3 %: a coincidence with another
+    # configuration is no witness against it
+    bundle = HonestBundle(runs=[RunFx("llama3.1-405b", "bf16", 19.86, 256, 8, 8, 2, 8, seed=11)])
+    assert _arithmetic(bundle, tmp_path, _reference(SMALL_ROW)) == []
