@@ -684,18 +684,18 @@ def read_set(folder: Path, *, root: Path | None = None, label: str | None = None
                      "the manifest's, as declared")
     base = root or folder
     for run in runs:
-        run.file = _relative(run.path, base)
+        run.file = relative_path(run.path, base)
     return MlperfSet(folder=folder, benchmark=benchmark, runs=runs, system=system,
                      scaling_factor=factor, scaling_file=scaling_file,
                      round=detect_round(folder, benchmark), score=score, notes=notes,
-                     label=label or _relative(folder, base) or folder.name)
+                     label=label or relative_path(folder, base) or folder.name)
 
 
-def _relative(path: Path, root: Path) -> str:
+def relative_path(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` (how findings and reports name it), else its name."""
     try:
         rel = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
+    except (ValueError, OSError):
         return path.name
     return "" if rel == "." else rel
 

@@ -15,10 +15,12 @@ above the Exemplar bar, as for the training workloads.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cmax.evidence import Evidence
 from cmax.findings import Finding
+from cmax.ingest.mlperf import relative_path
 from cmax.score.reference_api import ReferenceData
 from cmax.score.rubric import Rubric
 from cmax.score.stats import FloatArray, bootstrap_ci, verdict_for
@@ -29,8 +31,14 @@ if TYPE_CHECKING:
     from cmax.reference.mlperf import MlperfReference
 
 
-NOT_INDEPENDENT = frozenset({"mlperf.cloned-run", "mlperf.duplicate-seed"})
-"""Findings that make a package's runs copies of each other: its olympic mean means nothing."""
+NOT_INDEPENDENT = frozenset({"mlperf.cloned-run", "mlperf.duplicate-seed",
+                             "mlperf.event-order"})
+"""Findings that make a package's runs copies of each other, or edited (a run timed outside
+its own events): its olympic mean means nothing."""
+
+NOT_THIS_CLUSTER = frozenset({"mlperf.system-mismatch", "mlperf.platform-mismatch"})
+"""Findings that put the result on another system than the manifest's cluster: shown, not
+rated."""
 
 
 def _reference(reference: ReferenceData) -> MlperfReference | None:
@@ -47,7 +55,7 @@ def mlperf_results(
     if not sets:
         return []
     table = _reference(reference)
-    return [_rate(s, table, reference.release, rubric, findings) for s in sets]
+    return [_rate(s, table, reference.release, rubric, findings, evidence.root) for s in sets]
 
 
 def _how(s: MlperfSet) -> str:
@@ -62,7 +70,7 @@ def _how(s: MlperfSet) -> str:
 
 
 def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rubric,
-          findings: Sequence[Finding]) -> MlperfResult:
+          findings: Sequence[Finding], root: Path) -> MlperfResult:
     score = s.score
     notes = [_how(s), *(n for n in s.notes if n != score.note)]
     common = {
@@ -71,11 +79,18 @@ def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rub
         "score_min": None if score.score_min is None else round(score.score_min, 4),
     }
     files = {r.file for r in s.runs} | {s.label}
+    if s.system is not None:
+        files.add(relative_path(s.system.path, root))
     mine = {f.rule for f in findings if f.file in files}
     if "mlperf.cited-context" in mine or "mlperf.foreign-submitter" in mine:
         why = ("cited as context ([[mlperf]] cited = true)" if "mlperf.cited-context" in mine
                else "another submitter's result (mlperf.foreign-submitter)")
         notes.append(f"{why}: shown, not rated")
+        return MlperfResult(**common, verdict="not_comparable", notes=notes)
+    elsewhere = sorted(mine & NOT_THIS_CLUSTER)
+    if elsewhere:
+        notes.append(f"the result's system is not this cluster ({', '.join(elsewhere)}): "
+                     "shown, not rated")
         return MlperfResult(**common, verdict="not_comparable", notes=notes)
     copied = sorted(mine & NOT_INDEPENDENT)
     if copied:

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cmax.findings import Finding
-from cmax.ingest.mlperf import REQUIRED_RUNS, ROUND_BENCHMARKS, convergence_point, olympic_drop
+from cmax.ingest.mlperf import (
+    REQUIRED_RUNS,
+    ROUND_BENCHMARKS,
+    convergence_point,
+    olympic_drop,
+    relative_path,
+)
 from cmax.reference.mlperf import accelerator_family, rcp_check
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
@@ -87,10 +93,13 @@ register(Rule(
 ))
 register(Rule(
     "mlperf.event-order", "error", "Run events are out of order",
-    "run_start must follow init_stop and run_stop must follow run_start; otherwise the "
-    "time-to-train (run_stop - run_start) is meaningless.",
+    "run_start must follow init_stop and run_stop must follow run_start, and every event "
+    "logged between them must be timed between them (an event after run_stop timed before "
+    "it, or a block or evaluation outside the run, is a run_stop or run_start edited to "
+    "shorten the run); otherwise the time-to-train (run_stop - run_start) is meaningless.",
     "Submit the unedited log.",
-    f"{_SRC}/training_6.0.0/common.yaml.",
+    f"{_SRC}/training_6.0.0/common.yaml; in 123 public result files (tests/data, samples) no "
+    "event is timed outside its run by more than the 1 s tolerance.",
 ))
 register(Rule(
     "mlperf.run-not-converged", "warning", "A run did not reach the quality target",
@@ -202,10 +211,23 @@ register(Rule(
 ))
 register(Rule(
     "mlperf.system-mismatch", "error", "The system JSON contradicts the manifest",
-    "The MLPerf system description names another accelerator, or another number of "
-    "accelerators per node, than the manifest's [system]: the result is not of this cluster.",
+    "The MLPerf system description names another accelerator, another number of accelerators "
+    "per node, or more nodes than the manifest's [system] has: the result is not of this "
+    "cluster. It is shown and not rated.",
     "Rate the cluster the MLPerf result ran on, or correct [system].",
-    "mlperf system_desc_checker fields accelerator_model_name, accelerators_per_node.",
+    "mlperf system_desc_checker fields accelerator_model_name, accelerators_per_node, "
+    "number_of_nodes.",
+))
+register(Rule(
+    "mlperf.platform-mismatch", "error", "A run's submission_platform contradicts the system JSON",
+    "MLPerf runs log their platform as '<nodes>x<system>' (submission_platform "
+    "'64xND_H200_v5', '128xNVIDIA GB200'); a run whose node count is not the system JSON's "
+    "number_of_nodes comes from another system, or one of the two files was edited. The "
+    "result is shown and not rated.",
+    "Ship the system JSON the runs were submitted with, unedited.",
+    "mlcommons/logging submission_platform; in every public package under tests/data the "
+    "prefix equals number_of_nodes (NVIDIA Eos, Tyche, Carina, Theia, Nyx; Azure; Oracle; "
+    "Lambda).",
 ))
 
 
@@ -346,6 +368,34 @@ def _values(log: MlperfRun, bench_name: str, bench: BenchSpec | None,
                           file=log.file, line=event.line if event else None)
 
 
+_CLOCK_SKEW_MS = 1000.0
+"""Ranks' clocks may differ slightly; an event timed outside its run by more is an edit."""
+
+
+def _outside_run(log: MlperfRun) -> Iterator[Finding]:
+    """Events logged inside the run (between run_start and run_stop) but timed outside it, or
+    logged after run_stop but timed before it: the start or the stop time was edited."""
+    run_start, run_stop = log.first("run_start"), log.first("run_stop")
+    if run_start is None or run_stop is None or run_stop.line < run_start.line:
+        return
+    lo, hi = run_start.time_ms - _CLOCK_SKEW_MS, run_stop.time_ms + _CLOCK_SKEW_MS
+    for event in log.events:
+        inside = run_start.line < event.line < run_stop.line
+        if inside and not lo <= event.time_ms <= hi:
+            yield finding("mlperf.event-order", f"{event.key} is logged between run_start "
+                          f"(line {run_start.line}) and run_stop (line {run_stop.line}) but "
+                          f"timed {event.time_ms:.0f} ms, outside {run_start.time_ms:.0f}-"
+                          f"{run_stop.time_ms:.0f}: the run's start or stop time was edited",
+                          file=log.file, line=event.line)
+            return
+        if event.line > run_stop.line and event.time_ms < run_stop.time_ms - _CLOCK_SKEW_MS:
+            yield finding("mlperf.event-order", f"{event.key} is logged after run_stop (line "
+                          f"{run_stop.line}) but timed {event.time_ms:.0f} ms, before its "
+                          f"{run_stop.time_ms:.0f}: the run's stop time was edited",
+                          file=log.file, line=event.line)
+            return
+
+
 def _timing(log: MlperfRun, closed: bool) -> Iterator[Finding]:
     starts = log.all("init_start")
     stop = log.first("init_stop")
@@ -363,6 +413,8 @@ def _timing(log: MlperfRun, closed: bool) -> Iterator[Finding]:
     if run_start is not None and run_stop is not None and run_stop.time_ms < run_start.time_ms:
         yield finding("mlperf.event-order", "run_stop is logged before run_start",
                       file=log.file, line=run_stop.line)
+        return
+    yield from _outside_run(log)
 
 
 def _group(s: MlperfSet) -> Iterator[Finding]:
@@ -453,7 +505,7 @@ def _system(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
                       f"system folder {s.system_folder!r}", file=s.label)
         return
     system = ctx.manifest.system
-    rel = _rel(ctx, s.system.path)
+    rel = relative_path(s.system.path, ctx.evidence.root)
     if not s.system.official:
         yield finding("mlperf.no-system", f"{s.label}: the system JSON {rel} is beside the "
                       "results, not under systems/<system>.json; the accelerator rated is the "
@@ -469,13 +521,36 @@ def _system(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
         yield finding("mlperf.system-mismatch", f"accelerators_per_node {per_node} but the "
                       f"manifest's [system] has gpus_per_node = {system.gpus_per_node}",
                       file=rel, line=s.system.lines.get("accelerators_per_node"))
+    nodes = _count(s.system.get("number_of_nodes"))
+    if nodes is not None and nodes > system.nodes:
+        yield finding("mlperf.system-mismatch", f"number_of_nodes {nodes} but the manifest's "
+                      f"[system] has {system.nodes} nodes: the result ran on a larger system "
+                      "than this cluster", file=rel, line=s.system.lines.get("number_of_nodes"))
+    if nodes is not None:
+        yield from _platforms(s, nodes, rel)
 
 
-def _rel(ctx: Context, path: Any) -> str:
-    try:
-        return str(path.resolve().relative_to(ctx.evidence.root.resolve()).as_posix())
-    except (ValueError, OSError):
-        return str(path.name)
+_PLATFORM_NODES = re.compile(r"^\s*([0-9]+)\s*x", re.IGNORECASE)
+
+
+def _count(value: str | None) -> int | None:
+    text = (value or "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
+def _platforms(s: MlperfSet, nodes: int, rel: str) -> Iterator[Finding]:
+    """Each run's ``submission_platform`` node prefix against the system JSON's nodes."""
+    for log in s.runs:
+        match = _PLATFORM_NODES.match(log.platform or "")
+        if match is None or int(match.group(1)) == nodes:
+            continue
+        event = log.first("submission_platform")
+        yield finding("mlperf.platform-mismatch", f"submission_platform {log.platform!r} "
+                      f"states {int(match.group(1))} nodes, the system JSON {rel} "
+                      f"number_of_nodes {nodes}: the run is not of that system, or one of "
+                      "the two was edited", file=log.file,
+                      line=None if event is None else event.line)
+        return
 
 
 _GENERIC = frozenset({"inc", "llc", "ltd", "corp", "corporation", "co", "gmbh", "the", "and",

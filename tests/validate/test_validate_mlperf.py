@@ -3,6 +3,7 @@ rules read the parsed sets, the score rates NVIDIA's own result against itself."
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -145,4 +146,50 @@ def test_a_run_replaced_by_an_edited_copy_is_a_clone(tmp_path: Path) -> None:
     with load(root) as loaded:
         assert "mlperf.cloned-run" in {f.rule for f in loaded.findings}
         card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
+    assert card.mlperf[0].verdict == "fail" and card.mlperf[0].ratio is None
+
+
+def test_a_result_on_more_nodes_than_the_cluster_is_not_rated(tmp_path: Path) -> None:
+    """The 64-node Eos-dfw result attached to a cluster that claims 8 nodes is another system's
+    result: an error on the system JSON's number_of_nodes line, and shown, not rated."""
+    rules, m = _rated(tmp_path / "b", "nodes = 64", "nodes = 8")
+    assert "mlperf.system-mismatch" in rules
+    assert m.verdict == "not_comparable" and m.ratio is None  # type: ignore[attr-defined]
+    assert any("not this cluster" in n for n in m.notes)  # type: ignore[attr-defined]
+    rules, m = _rated(tmp_path / "c", "gpu = \"h100-sxm\"", "gpu = \"b200\"")
+    assert "mlperf.system-mismatch" in rules  # another accelerator: not rated either
+    assert m.verdict == "not_comparable"  # type: ignore[attr-defined]
+
+
+def test_a_system_json_edited_to_another_node_count_contradicts_the_runs(tmp_path: Path) -> None:
+    """Real runs log submission_platform '64xNVIDIA HGX H100'; a system JSON edited to say 32
+    nodes is a platform mismatch, on the run's submission_platform line."""
+    root = bundle(tmp_path / "b")
+    system = root / "v5.0" / "NVIDIA" / "systems" / f"{SYSTEM}.json"
+    system.write_text(system.read_text().replace('"number_of_nodes": "64"',
+                                                 '"number_of_nodes": "32"'))
+    with load(root) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "mlperf.platform-mismatch"]
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
+    assert len(hits) == 1 and hits[0].severity == "error" and hits[0].line is not None
+    assert "'64xNVIDIA HGX H100' states 64 nodes" in hits[0].message
+    assert card.mlperf[0].verdict == "not_comparable"
+
+
+def test_a_run_whose_stop_time_was_edited_is_not_a_result(tmp_path: Path) -> None:
+    """run_stop moved an hour earlier: the run's last blocks and evaluations are now timed
+    after its stop. The package has no valid result (scored as failed)."""
+    root = bundle(tmp_path / "b")
+    runs = root / "v5.0" / "NVIDIA" / "results" / SYSTEM / "llama31_405b"
+    text = (runs / "result_1.txt").read_text()
+    stop = next(line for line in text.splitlines() if '"key": "run_stop"' in line)
+    event = json.loads(stop.split(":::MLLOG", 1)[1])
+    edited = stop.replace(f'"time_ms": {event["time_ms"]}',
+                          f'"time_ms": {event["time_ms"] - 3_600_000}')
+    assert edited != stop
+    (runs / "result_1.txt").write_text(text.replace(stop, edited))
+    with load(root) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "mlperf.event-order"]
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
+    assert len(hits) == 1 and "stop time was edited" in hits[0].message
     assert card.mlperf[0].verdict == "fail" and card.mlperf[0].ratio is None

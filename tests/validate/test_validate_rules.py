@@ -435,6 +435,8 @@ TRIPS: dict[str, Case] = {
     "mlperf.no-system": edit(lambda b: setattr(b, "skip_files", (MLPERF_SYSTEM,))),
     "mlperf.system-mismatch": edit(lambda b: b.extra_files.update({MLPERF_SYSTEM: json.dumps(
         mlperf_system(accelerator_model_name="NVIDIA B200-SXM-180GB"))})),
+    "mlperf.platform-mismatch": edit(_results(**{"result_0.txt": mlperf_result(
+        100, overrides={"submission_platform": "32xH100"})})),
     # statistical red flags
     "statistics.constant-step-times": edit(_attr(1, times=[13.0] * 50)),
     "statistics.low-variance": edit(_window_times),
