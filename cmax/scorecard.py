@@ -479,6 +479,32 @@ class ClaimEntry(_Model):
     note: str = ""
 
 
+class ServingPoint(_Model):
+    """One result of a serving sweep (one concurrency or request rate), and the reference
+    interpolated at its interactivity when the reference is a curve."""
+
+    concurrency: float | None = Field(default=None, description="max concurrency (None: no "
+                                      "cap)")
+    request_rate: float | None = Field(default=None, description="requests/s offered (None: as "
+                                       "fast as possible)")
+    interactivity: float | None = Field(default=None, description="output tokens/s per user, "
+                                        "1000 / mean TPOT in ms")
+    output_tok_s_per_gpu: float
+    reference_tok_s_per_gpu: float | None = Field(
+        default=None, description="the reference curve at this interactivity (None: outside "
+        "its measured range, or no curve)")
+    ratio: float | None = None
+    slo_met: bool | None = Field(default=None, description="every latency SLO the manifest "
+                                 "states is met (None: none stated or not measured)")
+
+
+class ReferenceCurvePoint(_Model):
+    """A point of the public throughput-vs-interactivity reference curve."""
+
+    interactivity: float = Field(description="output tokens/s per user")
+    output_tok_s_per_gpu: float
+
+
 class InferenceResult(_Model):
     """One ``[[inference]]`` entry: its per-GPU output throughput against the public reference
     at the same model, GPU, precision and input/output length (cmax/score/inference.py)."""
@@ -503,12 +529,32 @@ class InferenceResult(_Model):
     reference_source: str | None = None
     reference_setup: str | None = Field(default=None, description="parallel layout, software "
                                         "and scenario of the reference row")
-    ratio: float | None = Field(default=None, description="provider per GPU / reference")
-    verdict: Literal["pass", "fail", "unverified", "not_comparable", "no_reference",
-                     "invalid"] = "no_reference"
+    ratio: float | None = Field(default=None, description="provider per GPU / reference "
+                                "(on a curve: geometric mean over the compared points)")
+    ci_low: float | None = Field(default=None, description="lower bound of the ratio's "
+                                 "confidence interval over the compared points")
+    ci_high: float | None = None
+    comparison: Literal["offline", "curve", "none"] = Field(
+        default="none", description="offline: best uncapped result against the offline maximum "
+        "throughput; curve: each sweep point against the reference curve at its interactivity")
+    interactivity: float | None = Field(default=None, description="output tokens/s per user of "
+                                        "the rated result (1000 / mean TPOT)")
+    points: list[ServingPoint] = Field(default_factory=list, description="every result read")
+    reference_curve: list[ReferenceCurvePoint] = Field(default_factory=list)
+    verdict: Literal["pass", "fail", "inconclusive", "unverified", "not_comparable",
+                     "no_reference", "invalid"] = "no_reference"
     usd_per_million_output_tokens: float | None = Field(
         default=None, description="quoted $/GPU-hour over the measured per-GPU output rate")
     usd_per_million_output_tokens_at_reference: float | None = None
+    usd_per_million_input_tokens: float | None = Field(
+        default=None, description="quoted $/GPU-hour over the measured per-GPU input (prompt) "
+        "rate; the whole GPU-hour is charged to each token kind, so the two are not additive")
+    usd_per_million_input_tokens_at_reference: float | None = Field(
+        default=None, description="at the reference's output rate × input_len / output_len (a "
+        "fixed-length run processes that many prompt tokens per output token)")
+    joules_per_output_token: float | None = Field(
+        default=None, description="measured GPU power × GPUs ÷ output tokens/s (None: no power "
+        "telemetry)")
     slo: list[str] = Field(default_factory=list, description="latency SLO checks, as sentences")
     notes: list[str] = Field(default_factory=list)
 

@@ -75,6 +75,12 @@ def scorecard_text(card: Scorecard) -> list[str]:
                        if inf.output_tok_s_per_gpu is not None else "-")
             cost = (f"  ${inf.usd_per_million_output_tokens:.3f}/M out"
                     if inf.usd_per_million_output_tokens is not None else "")
+            if inf.usd_per_million_input_tokens is not None:
+                cost += f", ${inf.usd_per_million_input_tokens:.3f}/M in"
+            if inf.ci_low is not None and inf.ci_high is not None:
+                cost += f"  CI {inf.ci_low:.3f}-{inf.ci_high:.3f}"
+            if inf.comparison == "curve":
+                cost += f"  (on the curve, {len([p for p in inf.points if p.ratio])} points)"
             lines.append(f"  {inf.model[:22]:<22} {inf.precision[:6]:<6} {inf.input_len}/"
                          f"{inf.output_len} x{inf.gpus} ({inf.gpus_basis}) {per_gpu:>7} vs "
                          f"{ref:>7}  ratio {_num(inf.ratio)}  {verdict_label(inf.verdict)}{cost}")

@@ -20,6 +20,8 @@ import polars as pl
 
 from cmax.coerce import as_float
 from cmax.errors import NotInCatalogue
+from cmax.reference.catalog import canonical_precision
+from cmax.reference.inference import model_names
 
 if TYPE_CHECKING:
     from cmax.reference.mlperf import MlperfReference
@@ -240,6 +242,18 @@ class RefView:
             proxy = pl.col("proxy").cast(pl.String).str.to_lowercase().is_in(["true", "1"])
             keep &= ~proxy.fill_null(False)
         return rows.filter(keep)
+
+    def inference_curve(self, model: str, gpu: str, precision: str, input_len: int,
+                        output_len: int) -> list[dict[str, Any]]:
+        """The reference's throughput-vs-interactivity points (rows stating
+        ``interactivity_tok_s_user``) at this model (id or alias), GPU, precision and exact
+        input/output length; empty when the release publishes no such curve."""
+        prec = optional_lookup(lambda: canonical_precision(precision))
+        wanted = model.strip().lower()
+        return [r for r in self.reference_inference()
+                if r.get("interactivity_tok_s_user") is not None and r["gpu"] == gpu
+                and r["precision"] == prec and r["input_len"] == input_len
+                and r["output_len"] == output_len and wanted in model_names(r)]
 
     def baselines_for(self, workload: str, gpu: str | None = None,
                       precision: str | None = None) -> pl.DataFrame:

@@ -114,7 +114,7 @@ def score(
     pairs = network_pairs(evidence)
     mlperf = mlperf_results(evidence, reference, rubric, findings)
     inference = inference_results(
-        evidence, findings, RefView(reference), rubric.performance.bar,
+        evidence, findings, RefView(reference), rubric.performance,
         manifest.pricing.usd_per_gpu_hour if manifest.pricing else None)
     reliability = reliability_result(evidence, reference)
     sla = sla_result(evidence)

@@ -15,9 +15,11 @@ with an error finding (its numbers contradict themselves, requests failed) is ``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from cmax.case import Case
@@ -26,7 +28,10 @@ from cmax.findings import Finding
 from cmax.manifest import InferenceSpec
 from cmax.price.tokens import usd_per_million_tokens
 from cmax.reference.view import RefView
-from cmax.scorecard import InferenceResult
+from cmax.score.rubric import PerformanceRules
+from cmax.score.serving_curve import CurvePoint, interactivity, interpolate
+from cmax.score.stats import bootstrap_ci, geometric_mean, verdict_for
+from cmax.scorecard import InferenceResult, ReferenceCurvePoint, ServingPoint
 
 
 def gpus_basis(rows: pl.DataFrame, spec: InferenceSpec) -> str:
@@ -37,7 +42,8 @@ def gpus_basis(rows: pl.DataFrame, spec: InferenceSpec) -> str:
     return "corroborated" if stated == {spec.gpus} else "contradicted"
 
 
-def inference_results(case: Case, findings: Sequence[Finding], ref: RefView, bar: float,
+def inference_results(case: Case, findings: Sequence[Finding], ref: RefView,
+                      rules: PerformanceRules,
                       usd_per_gpu_hour: float | None) -> list[InferenceResult]:
     """One result per ``[[inference]]`` entry, in manifest order."""
     manifest = case.manifest
@@ -46,73 +52,214 @@ def inference_results(case: Case, findings: Sequence[Finding], ref: RefView, bar
     out: list[InferenceResult] = []
     for i, spec in enumerate(manifest.inference):
         rows = entry_rows(case.tables["inference"], i)
-        out.append(_result(f"inference[{i}]", spec, rows, manifest.system.gpu, ref, bar,
+        out.append(_result(f"inference[{i}]", spec, rows, manifest.system.gpu, ref, rules,
                            usd_per_gpu_hour, errors))
     return out
 
 
+def _capped(row: dict[str, Any]) -> bool:
+    return row.get("request_rate") is not None or row.get("concurrency") is not None
+
+
+def _points(rows: pl.DataFrame, spec: InferenceSpec,
+            curve: Sequence[CurvePoint]) -> list[ServingPoint]:
+    """Every result with an output rate, in file order; a capped one is placed on the reference
+    curve at its own interactivity."""
+    out: list[ServingPoint] = []
+    for row in rows.iter_rows(named=True):
+        if row["output_tok_s"] is None:
+            continue
+        per_gpu = float(row["output_tok_s"]) / spec.gpus
+        x = interactivity(row["tpot_mean_ms"])
+        at = interpolate(curve, x) if x is not None and _capped(row) else None
+        out.append(ServingPoint(
+            concurrency=row["concurrency"], request_rate=row["request_rate"],
+            interactivity=_round(x), output_tok_s_per_gpu=round(per_gpu, 4),
+            reference_tok_s_per_gpu=_round(at),
+            ratio=_round(per_gpu / at) if at else None, slo_met=_slo_met(spec, row)))
+    return out
+
+
+def _round(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
+
+
 def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: RefView,
-            bar: float, usd_per_gpu_hour: float | None,
+            rules: PerformanceRules, usd_per_gpu_hour: float | None,
             errors: set[str | None]) -> InferenceResult:
     gpu_id = ref.gpu_id(gpu) or gpu
     basis = gpus_basis(rows, spec) if rows.height else "declared"
     offline = rows.filter(pl.col("request_rate").is_null() & pl.col("concurrency").is_null())
-    rated = offline if offline.height else rows
-    best: dict[str, Any] | None = None
-    if rated.height:
-        best = rated.sort("output_tok_s", descending=True, nulls_last=True).row(0, named=True)
+    curve_rows = ref.inference_curve(spec.model, gpu_id, spec.precision, spec.input_len,
+                                     spec.output_len)
+    curve = [CurvePoint(float(r["interactivity_tok_s_user"]), float(r["output_tok_s_per_gpu"]))
+             for r in curve_rows]
+    points = _points(rows, spec, curve)
     source = str(rows["source_file"][0]) if rows.height else spec.result
     fields: dict[str, Any] = dict(
         entry=entry, tool=str(rows["tool"][0]) if rows.height else "unknown",
         source_file=source, model=spec.model, precision=spec.precision, gpu=gpu_id,
         gpus=spec.gpus, gpus_basis=basis, input_len=spec.input_len,
-        output_len=spec.output_len, results=rows.height, offline=bool(offline.height))
+        output_len=spec.output_len, results=rows.height, offline=bool(offline.height),
+        comparison="none", points=points, reference_curve=[
+            ReferenceCurvePoint(interactivity=p.interactivity, output_tok_s_per_gpu=p.tok_s_per_gpu)
+            for p in sorted(curve, key=lambda p: p.interactivity)])
     notes: list[str] = []
+    on_curve = [p for p in points if p.ratio is not None]
+    row = ref.match_inference(spec.model, gpu_id, spec.precision, spec.input_len,
+                              spec.output_len)
+    rated = offline if offline.height else rows
+    best: dict[str, Any] | None = None
+    if rated.height:
+        best = rated.sort("output_tok_s", descending=True, nulls_last=True).row(0, named=True)
     if best is None or best.get("output_tok_s") is None:
         notes.append("no result with an output throughput was read")
         return InferenceResult(**fields, notes=notes)
+    ci: tuple[float, float] | None = None
+    reference: float | None = None
+    if on_curve and not (offline.height and row is not None):
+        # a latency sweep against the curve: each point at its own interactivity
+        ratio: float | None = geometric_mean([p.ratio for p in on_curve if p.ratio])
+        best = _best_capped(rows, on_curve, spec)
+        fields.update(comparison="curve", reference_source=str(curve_rows[0]["source"]),
+                      reference_setup=_setup(curve_rows[0]))
+        ci = _ci([p.ratio for p in on_curve if p.ratio], rules)
+        outside = len([p for p in points if _capped_point(p)]) - len(on_curve)
+        notes.append(
+            f"{len(on_curve)} sweep point(s) compared with the reference curve interpolated at "
+            f"each point's own interactivity (1000 / mean TPOT); ratio = geometric mean"
+            + (f"; {outside} point(s) outside the curve's measured interactivity range shown, "
+               "not compared" if outside else ""))
+        reference = float(best["output_tok_s"]) / spec.gpus / _ratio_at(best, on_curve, spec)
+    elif row is not None:
+        reference = float(row["output_tok_s_per_gpu"])
+        ratio = float(best["output_tok_s"]) / spec.gpus / reference
+        fields.update(comparison="offline" if offline.height else "none",
+                      reference_source=str(row["source"]), reference_setup=_setup(row))
+    else:
+        ratio = None
     per_gpu = float(best["output_tok_s"]) / spec.gpus
     fields.update(output_tok_s=float(best["output_tok_s"]), output_tok_s_per_gpu=per_gpu,
-                  slo=_slo(spec, best))
-    if usd_per_gpu_hour:
-        fields["usd_per_million_output_tokens"] = usd_per_million_tokens(usd_per_gpu_hour,
-                                                                         per_gpu)
-    row = ref.match_inference(spec.model, gpu_id, spec.precision, spec.input_len,
-                              spec.output_len)
-    ratio = None
-    if row is not None:
-        reference = float(row["output_tok_s_per_gpu"])
-        ratio = per_gpu / reference
-        fields.update(reference_tok_s_per_gpu=reference, reference_source=str(row["source"]),
-                      reference_setup=f"{row['parallel']}, {row['software']}, {row['scenario']}",
-                      ratio=ratio)
-        if usd_per_gpu_hour:
-            fields["usd_per_million_output_tokens_at_reference"] = usd_per_million_tokens(
-                usd_per_gpu_hour, reference)
-    if not offline.height:
+                  interactivity=_round(interactivity(best.get("tpot_mean_ms"))),
+                  slo=_slo(spec, best), reference_tok_s_per_gpu=reference,
+                  ratio=ratio, ci_low=_round(ci[0]) if ci else None,
+                  ci_high=_round(ci[1]) if ci else None,
+                  joules_per_output_token=_joules(best, spec))
+    fields.update(_money(best, spec, reference, usd_per_gpu_hour))
+    if fields["comparison"] == "none" and not offline.height:
         notes.append(
             "every result ran under a request-rate or concurrency cap: a point of a latency "
-            "curve is not comparable with the reference's offline maximum throughput")
+            "curve is not comparable with the reference's offline maximum throughput"
+            + ("" if curve else ", and the reference publishes no throughput-vs-interactivity "
+               "curve for this setup"))
     if basis == "declared":
         notes.append(
             f"{fields['tool']} records no GPU count: the per-GPU figure divides by the "
             f"manifest's {spec.gpus} GPUs, a declaration; submit trtllm-bench's report (it "
             "states world_size) or the serving engine's log to earn a pass")
-    verdict = _verdict(ratio, bool(offline.height), basis, bar, source in errors)
+    verdict = _verdict(ratio, ci, fields["comparison"], basis, rules.bar, source in errors)
+    if ci is not None:
+        notes.append(f"{rules.confidence:.0%} percentile bootstrap CI {ci[0]:.4f}-{ci[1]:.4f} "
+                     f"over {len(on_curve)} sweep points; pass needs the whole interval above "
+                     f"{rules.bar:.0%} of reference")
+    elif fields["comparison"] == "curve":
+        notes.append(f"fewer than {MIN_CURVE_POINTS} points on the curve: verdict from the point "
+                     "estimate, no confidence interval")
     return InferenceResult(**fields, verdict=verdict, notes=notes)
 
 
-def _verdict(ratio: float | None, offline: bool, basis: str, bar: float,
-             invalid: bool) -> str:
+#: sweep points on the reference curve below which no interval is drawn: a bootstrap over
+#: fewer resamples only the same two values
+MIN_CURVE_POINTS = 3
+
+
+def _capped_point(p: ServingPoint) -> bool:
+    return p.concurrency is not None or p.request_rate is not None
+
+
+def _ci(ratios: Sequence[float], rules: PerformanceRules) -> tuple[float, float] | None:
+    """Percentile bootstrap of the geometric-mean ratio over the compared points."""
+    if len(ratios) < MIN_CURVE_POINTS:
+        return None
+    logs = [math.log(r) for r in ratios]
+    return bootstrap_ci(logs, np.exp, resamples=rules.bootstrap_resamples,
+                        confidence=rules.confidence, seed=rules.bootstrap_seed)
+
+
+def _best_capped(rows: pl.DataFrame, on_curve: Sequence[ServingPoint],
+                 spec: InferenceSpec) -> dict[str, Any]:
+    """The compared sweep point serving the most output per GPU that meets the stated SLOs (the
+    one a contract would run at), else the fastest compared point."""
+    by_rate = {p.output_tok_s_per_gpu: p for p in on_curve}
+    candidates = [r for r in rows.iter_rows(named=True) if r["output_tok_s"] is not None
+                  and round(float(r["output_tok_s"]) / spec.gpus, 4) in by_rate]
+    meeting = [r for r in candidates if _slo_met(spec, r) is not False]
+    return max(meeting or candidates, key=lambda r: float(r["output_tok_s"]))
+
+
+def _ratio_at(best: dict[str, Any], on_curve: Sequence[ServingPoint],
+              spec: InferenceSpec) -> float:
+    rate = round(float(best["output_tok_s"]) / spec.gpus, 4)
+    return next(p.ratio for p in on_curve if p.output_tok_s_per_gpu == rate and p.ratio)
+
+
+def _setup(row: Mapping[str, Any]) -> str:
+    return ", ".join(str(row[k]) for k in ("parallel", "software", "scenario") if row.get(k))
+
+
+def _money(best: dict[str, Any], spec: InferenceSpec, reference: float | None,
+           usd_per_gpu_hour: float | None) -> dict[str, float]:
+    """$ per million output and input tokens at the quote, measured and at reference speed."""
+    if not usd_per_gpu_hour:
+        return {}
+    out = {"usd_per_million_output_tokens": usd_per_million_tokens(
+        usd_per_gpu_hour, float(best["output_tok_s"]) / spec.gpus)}
+    tokens, duration = best.get("input_tokens"), best.get("duration_s")
+    if tokens and duration and duration > 0:
+        out["usd_per_million_input_tokens"] = usd_per_million_tokens(
+            usd_per_gpu_hour, tokens / duration / spec.gpus)
+    if reference:
+        out["usd_per_million_output_tokens_at_reference"] = usd_per_million_tokens(
+            usd_per_gpu_hour, reference)
+        out["usd_per_million_input_tokens_at_reference"] = usd_per_million_tokens(
+            usd_per_gpu_hour, reference * spec.input_len / spec.output_len)
+    return out
+
+
+def _joules(best: dict[str, Any], spec: InferenceSpec) -> float | None:
+    """J per output token = mean GPU power (W per GPU) × GPUs ÷ output tokens/s, when the
+    result carries measured power."""
+    watts, rate = best.get("power_w_per_gpu"), best.get("output_tok_s")
+    if not watts or not rate or watts <= 0 or rate <= 0:
+        return None
+    return round(float(watts) * spec.gpus / float(rate), 6)
+
+
+def _verdict(ratio: float | None, ci: tuple[float, float] | None, comparison: str, basis: str,
+             bar: float, invalid: bool) -> str:
     if invalid or basis == "contradicted":
         return "invalid"
     if ratio is None:
         return "no_reference"
-    if not offline:
+    if comparison == "none":
         return "not_comparable"
-    if ratio < bar:
+    verdict = verdict_for(*(ci or (ratio, ratio)), bar)
+    if ci is None and verdict == "inconclusive":  # a point estimate at exactly the bar
+        verdict = "pass"
+    if verdict == "fail":
         return "fail"
-    return "pass" if basis == "corroborated" else "unverified"
+    return verdict if basis == "corroborated" else "unverified"
+
+
+def _slo_met(spec: InferenceSpec, row: dict[str, Any]) -> bool | None:
+    """Every stated SLO met on this result (None: none stated, or one not measured)."""
+    checks = [(limit, row.get(column)) for limit, column in
+              ((spec.ttft_p99_ms, "ttft_p99_ms"), (spec.tpot_p99_ms, "tpot_p99_ms"))
+              if limit is not None]
+    values = [(limit, value) for limit, value in checks if value is not None]
+    if not checks or len(values) < len(checks):
+        return None
+    return all(value <= limit for limit, value in values)
 
 
 def _slo(spec: InferenceSpec, best: dict[str, Any]) -> list[str]:

@@ -122,3 +122,118 @@ def test_only_earned_serving_results_enter_the_rating(tmp_path: Path) -> None:
     declared = assess(_bundle(tmp_path / "b", {"result": "vllm_bench_serve_sweep.jsonl"}))
     [cat] = [c for c in declared.categories if c.name == "networking"]
     assert "networking.inference: no evidence, not counted" in cat.rules
+
+
+class _CurveRef:
+    """The shipped reference plus an InferenceX-shaped curve for H100 Llama 3.3 70B fp8 1k/1k:
+    (10, 2000), (20, 1600), (40, 1000) output tok/s per GPU at tok/s per user."""
+
+    def __init__(self, points: list[tuple[float, float]]) -> None:
+        self.points = points
+
+    def __call__(self, model: str, gpu: str, precision: str, input_len: int,
+                 output_len: int) -> list[dict[str, object]]:
+        return [{"interactivity_tok_s_user": x, "output_tok_s_per_gpu": y,
+                 "source": "test curve@0", "software": "vllm", "parallel": "TP2",
+                 "scenario": "curve"} for x, y in self.points]
+
+
+def _sweep_results(tmp_path: Path, lines: list[str], curve: list[tuple[float, float]],
+                   monkeypatch: pytest.MonkeyPatch,
+                   **entry: object) -> list[dict[str, object]]:
+    from cmax.reference.view import RefView
+
+    bundle = _bundle(tmp_path, {"result": "capped.jsonl"})
+    (bundle / "capped.jsonl").write_text("\n".join(lines))
+    manifest = bundle / "cmax.toml"
+    extra = "".join(f"{k} = {v!r}\n" for k, v in entry.items())
+    manifest.write_text(manifest.read_text().replace("output_len = 1000\n",
+                                                     "output_len = 1000\n" + extra))
+    monkeypatch.setattr(RefView, "inference_curve",
+                        lambda self, *a: _CurveRef(curve)(*a))
+    return _results(bundle)
+
+
+CURVE = [(10.0, 2000.0), (20.0, 1600.0), (40.0, 1000.0)]
+
+
+def _sweep_line(concurrency: int, out_tok_s: float, tpot_ms: float) -> str:
+    lines = (DATA / "inference" / "vllm_bench_serve_sweep.jsonl").read_text().splitlines()
+    data = json.loads(lines[0])
+    data.update(max_concurrency=concurrency, output_throughput=out_tok_s,
+                mean_tpot_ms=tpot_ms, duration=data["total_output_tokens"] / out_tok_s)
+    return json.dumps(data)
+
+
+def test_a_sweep_is_compared_at_its_own_interactivity(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = (DATA / "inference" / "vllm_bench_serve_sweep.jsonl").read_text().splitlines()
+    [res] = _sweep_results(tmp_path, lines[:2], CURVE, monkeypatch)
+    assert res["comparison"] == "curve"
+    # concurrency 256: 3,600 tok/s / 2 GPUs = 1,800 at 1000/69.0 = 14.49 tok/s/user, where the
+    # curve gives 2000 - 400 x 0.449 = 1,820.3; concurrency 64: 950 at 30.58 -> 1,282.6
+    ref_256 = 2000 - 400 * (1000 / 69.0 - 10) / 10
+    ref_64 = 1600 - 600 * (1000 / 32.7 - 20) / 20
+    points = {p["concurrency"]: p for p in res["points"]}  # type: ignore[attr-defined]
+    assert points[256.0]["reference_tok_s_per_gpu"] == pytest.approx(ref_256, abs=1e-4)
+    assert points[64.0]["ratio"] == pytest.approx(950 / ref_64, abs=1e-5)
+    assert res["ratio"] == pytest.approx(((1800 / ref_256) * (950 / ref_64)) ** 0.5)
+    # never peak against peak: the curve's 2,000 peak is not what 1,800 is held to
+    assert res["reference_tok_s_per_gpu"] == pytest.approx(ref_256, abs=1e-3)
+    assert res["ci_low"] is None and "no confidence interval" in str(res["notes"])
+    assert res["verdict"] == "fail"  # 0.86 geometric mean, below the 0.95 bar
+
+
+def test_sweep_points_give_a_confidence_interval(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # three points each at 99-101 % of the curve: the interval sits above the bar
+    lines = [_sweep_line(512, 2 * 1782.0, 1000 / 12.0),  # curve 1,920 at 12 -> 0.928
+             _sweep_line(256, 2 * 1616.0, 1000 / 20.0),  # 1,600 at 20 -> 1.01
+             _sweep_line(128, 2 * 1190.0, 1000 / 30.0)]  # 1,300 at 30 -> 0.915
+    [res] = _sweep_results(tmp_path, lines, CURVE, monkeypatch)
+    low, high = res["ci_low"], res["ci_high"]
+    assert isinstance(low, float) and isinstance(high, float)
+    assert low <= res["ratio"] <= high  # type: ignore[operator]
+    assert low < 0.95 < high and res["verdict"] == "unverified"  # straddles; vLLM: declared
+    good = [_sweep_line(512, 2 * 1920.0, 1000 / 12.0), _sweep_line(256, 2 * 1600.0, 50.0),
+            _sweep_line(128, 2 * 1310.0, 1000 / 30.0)]
+    (tmp_path / "g").mkdir()
+    [ok] = _sweep_results(tmp_path / "g", good, CURVE, monkeypatch)
+    assert ok["ci_low"] > 0.95 and ok["verdict"] == "unverified"  # type: ignore[operator]
+    bad = [_sweep_line(512, 2 * 1500.0, 1000 / 12.0), _sweep_line(256, 2 * 1300.0, 50.0),
+           _sweep_line(128, 2 * 1000.0, 1000 / 30.0)]
+    (tmp_path / "b").mkdir()
+    [slow] = _sweep_results(tmp_path / "b", bad, CURVE, monkeypatch)
+    assert slow["ci_high"] < 0.95 and slow["verdict"] == "fail"  # type: ignore[operator]
+
+
+def test_points_outside_the_curve_are_shown_not_compared(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [_sweep_line(1024, 2 * 2100.0, 1000 / 8.0), _sweep_line(256, 2 * 1600.0, 50.0)]
+    [res] = _sweep_results(tmp_path, lines, CURVE, monkeypatch)
+    far = [p for p in res["points"] if p["concurrency"] == 1024.0]  # type: ignore[attr-defined]
+    assert far[0]["ratio"] is None and far[0]["reference_tok_s_per_gpu"] is None
+    assert res["ratio"] == pytest.approx(1.0) and "outside the curve" in str(res["notes"])
+
+
+def test_slos_are_checked_per_point_and_pick_the_priced_point(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = (DATA / "inference" / "vllm_bench_serve_sweep.jsonl").read_text().splitlines()
+    [res] = _sweep_results(tmp_path, lines[:2], CURVE, monkeypatch, ttft_p99_ms=1000.0)
+    # the sweep's p99 TTFT is 301,877 ms at every point: no point meets a 1 s SLO
+    assert all(p["slo_met"] is False for p in res["points"])  # type: ignore[attr-defined]
+    assert "misses the 1000 ms SLO" in str(res["slo"])
+
+
+def test_dollars_per_million_input_tokens_by_hand(tmp_path: Path) -> None:
+    [trt] = _results(_bundle(tmp_path, {"result": "trtllm_bench_report_llama3.3-70b.json"}))
+    data = json.loads((DATA / "inference" / "trtllm_bench_report_llama3.3-70b.json").read_text())
+    req, perf = data["request_info"], data["performance"]
+    input_rate = (req["num_requests"] * req["avg_input_length"]
+                  / (perf["total_latency_ms"] / 1000) / 2)
+    assert trt["usd_per_million_input_tokens"] == pytest.approx(
+        2.10 / (input_rate * 3600) * 1e6, rel=1e-3)
+    # at the reference: 2,209 output tok/s/GPU at 1000/1000 is 2,209 prompt tok/s/GPU
+    assert trt["usd_per_million_input_tokens_at_reference"] == pytest.approx(
+        2.10 / (2209 * 3600) * 1e6)
+    assert trt["comparison"] == "offline" and trt["joules_per_output_token"] is None
