@@ -28,6 +28,7 @@ FACT_KINDS: dict[str, str] = {
     "cluster": "a cluster name the file states about itself",
     "fabric": "an interconnect / transport the file shows (NET/IB, NET/Socket, EFA, ...)",
     "nvlink_domain": "the NVLink domain (NVL72 rack) a host is in: NCCL MNNVL fabric UUID + clique",
+    "software": "a software version the file states (``where`` names the component: nccl)",
     "system": "a system or platform name (MLPerf system_name, submitter platform)",
     "submitter": "the MLPerf submitter",
     "parallel": "a parallel-config key=value the file states (tp=8, pp=4, gbs=512, ...)",

@@ -358,8 +358,8 @@ class SystemDesc:
     path: Path
     data: dict[str, Any]
     lines: dict[str, int]
-    #: found where MLPerf keeps it (``systems/<system>.json``, or in the benchmark folder as
-    #: providers bundle it); False for one found beside the benchmark folder instead
+    #: found where MLPerf keeps it (``systems/<system>.json``); False for one found inside or
+    #: beside the benchmark folder instead, as providers bundle it
     official: bool = True
 
     @property
@@ -612,17 +612,11 @@ def detect_round(folder: Path, benchmark: str) -> str | None:
 def find_system(folder: Path, runs: list[MlperfRun], *, root: Path) -> SystemDesc | None:
     """The system description of a benchmark folder.
 
-    MLPerf keeps ``<org>/results/<system>/<benchmark>/`` and ``<org>/systems/<system>.json``;
-    a system JSON beside the results (a provider's own bundle) is accepted too. The search
-    never leaves ``root``.
+    MLPerf keeps ``<org>/results/<system>/<benchmark>/`` and ``<org>/systems/<system>.json``,
+    the only place read as official. A system JSON inside the benchmark folder or beside it (a
+    provider's own bundle) is read too, marked not official, so its accelerator is not taken
+    as the one rated. The search never leaves ``root``.
     """
-    for child in sorted(folder.glob("*.json")):
-        if child.name == "scaling.json":
-            continue
-        try:
-            return load_system(child)
-        except CmaxError:
-            continue
     names = [folder.parent.name, *sorted({r.platform for r in runs if r.platform})]
     root = root.resolve()
     current = folder
@@ -634,6 +628,13 @@ def find_system(folder: Path, runs: list[MlperfRun], *, root: Path) -> SystemDes
         if current.resolve() == root or current.parent == current:
             break
         current = current.parent
+    for child in sorted(folder.glob("*.json")):
+        if child.name == "scaling.json":
+            continue
+        try:
+            return load_system(child, official=False)
+        except CmaxError:
+            continue
     return _beside(folder, names, root)
 
 
@@ -679,7 +680,9 @@ def read_set(folder: Path, *, root: Path | None = None, label: str | None = None
     if system is None:
         notes.append("no systems/<system>.json found: GPU count and accelerator unknown")
     elif not system.official:
-        notes.append(f"system JSON {system.path.name} is beside the results, not under "
+        where = "inside the benchmark folder" if system.path.parent == folder else (
+            "beside the results")
+        notes.append(f"system JSON {system.path.name} is {where}, not under "
                      "systems/: its GPU count and software are read, the accelerator rated is "
                      "the manifest's, as declared")
     base = root or folder

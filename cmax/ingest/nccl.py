@@ -69,6 +69,10 @@ _RANK = re.compile(
     r"^Rank\s+(\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+"
     r"(?:\s+\[[^\]]*\]\s*(.*))?")
 _AVG = re.compile(r"^Avg bus bandwidth\s*:\s*(\S+)")
+# NCCL's own banner ("NCCL version 2.29.3+cuda13.1", bare or after "NCCL INFO") and nccl-tests'
+# "nccl-tests version 2.17.9 nccl-headers=22903 nccl-library=22903" (ncclGetVersion's code)
+_NCCL_BANNER = re.compile(r"\bNCCL version (\d{1,3}\.\d{1,3}\.\d{1,3})\b")
+_NCCL_LIBRARY = re.compile(r"^nccl-tests version \S+.*\bnccl-library=(\d{4,6})\b")
 _COLUMNS = re.compile(r"^size\s+count\s+type\b")
 _TRUNCATED = re.compile(r"^[\[(]?\s*(?:\.{3}|…|truncated\b)", re.I)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -194,6 +198,7 @@ class NcclTest:
     env: tuple[Fact, ...] = ()  # transport settings a JSON output's env list records
     mnnvl: dict[str, tuple[str, int]] = field(default_factory=dict)  # host -> (domain, line)
     nvlink_domains: int | None = None  # NVLink domains (NVL72 racks) the run spans
+    nccl_versions: dict[str, int] = field(default_factory=dict)  # NCCL library -> first line
 
 
 @dataclass
@@ -306,6 +311,7 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
     launch: _Launch | None = None
     current: NcclTest | None = None
     fabric: dict[str, int] = {}
+    versions: dict[str, int] = {}  # the NCCL library the run loaded -> first line
     mnnvl: dict[str, tuple[str, int]] = {}  # host -> (NVLink domain, first line)
     rows = 0
 
@@ -327,6 +333,8 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
         lineno = idx + 1
         if not body:
             continue
+        if "version" in body and (version := nccl_version(body)) is not None:
+            versions.setdefault(version, lineno)
         if " NCCL " in body:  # NCCL_DEBUG chatter: every rank's, often most of the file
             if MNNVL_KEY in body and (where := mnnvl_domain(body)) is not None:
                 mnnvl.setdefault(where[0], (where[1], lineno))
@@ -424,9 +432,23 @@ def parse_nccl_tests(path: Path) -> list[NcclTest]:
         _resolve_counts(test)
     for test in kept:
         test.fabric = fabric  # transport lines are printed once per process, not per test
+        test.nccl_versions = versions
         test.mnnvl = mnnvl
         _resolve_domains(test)
     return kept
+
+
+def nccl_version(body: str) -> str | None:
+    """The NCCL library version a line states: NCCL's banner, else the ``nccl-library`` code
+    nccl-tests prints (``NCCL_VERSION(X,Y,Z)`` in nccl.h: X*10000+Y*100+Z from 2.9, X*1000+Y*100+Z
+    before), so both spell the same release the same way."""
+    if m := _NCCL_BANNER.search(body):
+        return m.group(1)
+    if m := _NCCL_LIBRARY.match(body):
+        code = int(m.group(1))
+        major, rest = divmod(code, 10000) if code >= 20900 else divmod(code, 1000)
+        return f"{major}.{rest // 100}.{rest % 100}"
+    return None
 
 
 def _resolve_domains(test: NcclTest) -> None:
@@ -626,6 +648,8 @@ def nccl_facts(tests: list[NcclTest]) -> tuple[Fact, ...]:
         facts += [Fact("fabric", text, line) for text, line in tests[0].fabric.items()]
         facts += [Fact("nvlink_domain", domain, line, where=host)
                   for host, (domain, line) in tests[0].mnnvl.items()]
+        facts += [Fact("software", version, line, where="nccl")
+                  for version, line in tests[0].nccl_versions.items()]
     return tuple(sorted(set(facts), key=lambda f: (f.line or 0, f.kind, f.value)))
 
 
@@ -696,6 +720,8 @@ def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
         "max_busbw_in_place_gbps": peak(True),
         "wrong": int(sum(w for w in frame["wrong"].drop_nulls().to_list())),
     }
+    if tests and tests[0].nccl_versions:
+        out["nccl_version"] = ", ".join(tests[0].nccl_versions)
     notes = test_notes(tests) + type_notes
     if notes:
         out["notes"] = notes

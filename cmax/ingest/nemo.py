@@ -49,7 +49,7 @@ NEMO2 = StepLine(
         "grad_norm": r"grad[ _]norm",
         "consumed_samples": r"consumed_samples",
         # NeMo's ProgressPrinter numbers steps within the epoch ("Training epoch 1, iteration
-        # 3/60"); global_step numbers them across epochs
+        # 3/59" for max_steps 60); global_step numbers them across epochs
         "global_step": r"global_step",
     },
 )
@@ -77,8 +77,9 @@ def parse_nemo2(path: Path) -> TrainingLog:
 def _across_epochs(events: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     """Steps numbered by ``global_step`` when the per-epoch counter starts again.
 
-    A run spanning epochs prints ``iteration 0/60`` again at each new epoch (NeMo's
-    ``ProgressPrinter``: the epoch's own step count over ``max_steps``); read by the counter,
+    A run spanning epochs prints ``iteration 0/59`` again at each new epoch (NeMo's
+    ``ProgressPrinter``: the epoch's own zero-based step over ``max_steps - 1``, so the
+    denominator is the run's last iteration, 59 for 60 steps); read by the counter,
     60 steps over 2 epochs would look like 30 steps and a restart. ``global_step`` keeps
     counting, so it numbers the steps; a real restart still shows as ``global_step`` going back.
     """

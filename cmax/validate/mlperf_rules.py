@@ -507,8 +507,10 @@ def _system(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
     system = ctx.manifest.system
     rel = relative_path(s.system.path, ctx.evidence.root)
     if not s.system.official:
-        yield finding("mlperf.no-system", f"{s.label}: the system JSON {rel} is beside the "
-                      "results, not under systems/<system>.json; the accelerator rated is the "
+        where = "inside the benchmark folder" if s.system.path.parent == s.folder else (
+            "beside the results")
+        yield finding("mlperf.no-system", f"{s.label}: the system JSON {rel} is {where}, not "
+                      "under systems/<system>.json; the accelerator rated is the "
                       f"manifest's [system] gpu {system.gpu!r}, as declared", file=rel)
     accel = s.system.get("accelerator_model_name")
     have, want = accelerator_family(accel), accelerator_family(system.gpu)

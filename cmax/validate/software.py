@@ -3,8 +3,10 @@
 The DGXC recipes state minimum host versions (driver, CUDA, NCCL). Below them the recipe is
 unsupported and the reference numbers do not apply. Separately, ClusterMAX grades the NVIDIA
 driver against a per-branch security minimum; a driver below it is a known-vulnerable host.
-Versions come from [system] in cmax.toml and, when present, from the ClusterMAX audit and
-from each MLPerf system JSON's ``other_software_stack`` (checked once per system JSON).
+Versions come from [system] in cmax.toml and, when present, from the ClusterMAX audit, from
+each MLPerf system JSON's ``other_software_stack`` (checked once per system JSON) and from the
+NCCL library an nccl-tests output loaded (its ``NCCL version`` banner or ``nccl-library``
+code; checked once per version, citing the first file that printed it).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 
 import polars as pl
 
+from cmax.facts import facts_of
 from cmax.findings import Finding
 from cmax.limits import MAX_INT_DIGITS
 from cmax.validate.context import Context
@@ -158,10 +161,14 @@ def check(ctx: Context) -> Iterator[Finding]:
             if version:
                 known[comp] = (version, text, where, None)
     stated = [known, *_mlperf_stated(ctx)]
+    measured = _nccl_tests_stated(ctx)
     if not any(stated):
+        missing = [_LABEL[c] for c in _LABEL if not any(c in m for m in measured)]
+        read = "; ".join(f"NCCL {m['nccl'][1]} read from {m['nccl'][2]}" for m in measured)
         yield finding("software.versions-unknown",
-                      "no " + ", ".join(_LABEL[c] for c in _LABEL) + " version stated",
-                      file=ctx.manifest_file)
+                      "no " + ", ".join(missing) + " version stated"
+                      + (f" ({read})" if read else ""), file=ctx.manifest_file)
+    stated += measured
     for source in stated:
         yield from _floors(ctx, source)
 
@@ -193,6 +200,18 @@ def _mlperf_stated(ctx: Context) -> list[Known]:
         if found:
             out.append(found)
     return out
+
+
+def _nccl_tests_stated(ctx: Context) -> list[Known]:
+    """The NCCL library each distinct version of which an nccl-tests output loaded, one source
+    per version (the first file and line that printed it) however many files repeat it."""
+    out: dict[str, Known] = {}
+    for file in ctx.evidence.files:
+        for fact in facts_of(file.facts, "software"):
+            version = parse_version(fact.value) if fact.where == "nccl" else None
+            if version is not None and _fmt(version) not in out:
+                out[_fmt(version)] = {"nccl": (version, fact.value, file.path, fact.line)}
+    return list(out.values())
 
 
 def _floors(ctx: Context, known: Known) -> Iterator[Finding]:

@@ -195,6 +195,21 @@ def test_exec_cmd_line_names_the_test_and_the_device_lines_count_the_ranks() -> 
     assert "n = 16" in notes and "ranks 0-7 on oke-" in notes and "ranks 8-15 on oke-" in notes
 
 
+def test_the_nccl_library_version_is_a_software_fact() -> None:
+    """OCI's output prints nccl-tests' 'nccl-library=22903' (line 6) and NCCL's own banner
+    'NCCL version 2.29.3+cuda13.1' (line 15): one release, kept as the software it is."""
+    tests = nccl.parse_nccl_tests(NCCL / "exec_cmd_2node.txt")
+    facts = [f for f in nccl.nccl_facts(tests) if f.kind == "software"]
+    assert [(f.value, f.line, f.where) for f in facts] == [("2.29.3", 6, "nccl")]
+    assert nccl.nccl_summary(tests, NCCL / "exec_cmd_2node.txt")["nccl_version"] == "2.29.3"
+    # nccl.h NCCL_VERSION: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9
+    assert nccl.nccl_version("nccl-tests version 2.13.11 nccl-headers=2708 nccl-library=2708"
+                             ) == "2.7.8"
+    assert nccl.nccl_version("node1:20:20 [0] NCCL INFO NCCL version 2.18.5+cuda12.2"
+                             ) == "2.18.5"
+    assert nccl.nccl_version("# nThread 1 nGpus 1 minBytes 8 maxBytes 8 version: 1") is None
+
+
 def test_a_bare_binary_line_never_overrides_stronger_evidence(tmp_path: Path) -> None:
     path = tmp_path / "ar.txt"
     path.write_text((NCCL / "exec_cmd_2node.txt").read_text().replace(

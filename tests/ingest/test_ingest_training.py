@@ -309,12 +309,15 @@ def test_small_logs_start_no_process_or_thread(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_nemo2_log_spanning_epochs_is_numbered_by_global_step() -> None:
-    """NeMo's ProgressPrinter restarts 'iteration n/max_steps' at each epoch; 60 steps over 2
-    epochs read as 30 steps and a restart until global_step numbered them."""
+    """NeMo's ProgressPrinter restarts 'iteration n-1/max_steps-1' at each epoch; 60 steps over
+    2 epochs read as 30 steps and a restart until global_step numbered them. The printed
+    denominator is the zero-based last iteration (59 for max_steps 60), so the finished run's
+    last step equals it and completeness reads it as finished, not '59 of 60'."""
     from cmax.ingest.nemo import parse_nemo2
     log = parse_nemo2(DATA / "nemo2_two_epochs.log")
     assert log.steps.height == 60 and log.restarts == 0
     assert log.steps["iteration"].to_list() == list(range(60))
+    assert log.max_iteration == 59 == log.steps["iteration"].max()
     assert any("steps are numbered by global_step" in n for n in log.notes)
 
 

@@ -217,3 +217,21 @@ def test_nccl_folder_is_evidence_not_empty(tmp_path: Path,
     (bundle / "nccl" / "README.txt").write_text("notes\n", encoding="utf-8")
     code = main(["validate", str(bundle)])
     assert code == 2  # a folder with no nccl-tests output at all is refused at ingest
+
+
+def test_nccl_tests_library_version_feeds_the_software_floors(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The NCCL version an nccl-tests output prints was unused. The samples' 'nccl-library=22707'
+    is NCCL 2.27.7 (above the recipe floor 2.19.4: no floor finding); an NCCL 2.18.5 library
+    is below the floor, cited at the line that prints it."""
+    code, data = _validate(SAMPLES / "aurora-compute", capsys)
+    assert not {"software.below-recipe-floor", "software.below-recommended"} & set(_rules(data))
+    bundle = _copy(tmp_path)
+    nccl = bundle / "nccl" / "all_reduce_perf_64n.txt"
+    lines = nccl.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = "# nccl-tests version 2.17.6 nccl-headers=21805 nccl-library=21805\n"
+    nccl.write_text("".join(lines), encoding="utf-8")
+    code, data = _validate(bundle, capsys)
+    [hit] = _rules(data)["software.below-recipe-floor"]
+    assert code == 1 and "NCCL 2.18.5 is below the recipe minimum 2.19.4" in str(hit["message"])
+    assert (hit["file"], hit["line"]) == ("nccl/all_reduce_perf_64n.txt", 1)

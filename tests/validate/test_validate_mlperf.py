@@ -115,6 +115,32 @@ def test_system_json_beside_the_results_uses_the_declared_accelerator(tmp_path: 
     [m] = card.mlperf
     assert m.num_gpus == 512 and m.verdict == "pass"  # rated against NVIDIA's H100 reference
 
+def test_system_json_inside_the_benchmark_folder_is_not_the_official_place(
+        tmp_path: Path) -> None:
+    """A system JSON inside the benchmark folder was read as systems/<system>.json, so its
+    accelerator was rated as the submitter's statement; it is a provider's copy, like one
+    beside the results: GPU count and software read, accelerator the manifest's, declared."""
+    root = tmp_path / "b"
+    org = root / "v5.0" / "NVIDIA"
+    folder = org / "results" / SYSTEM / "llama31_405b"
+    shutil.copytree(ORG / "results" / SYSTEM, org / "results" / SYSTEM)
+    shutil.copy(ORG / "systems" / f"{SYSTEM}.json", folder / f"{SYSTEM}.json")
+    (root / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm"))
+    with load(root) as loaded:
+        [s] = loaded.case.mlperf_sets
+        assert s.system is not None and not s.system.official
+        assert s.accelerator == "h100-sxm" and s.accelerator_declared and s.num_gpus == 512
+        assert any("inside the benchmark folder" in n for n in s.notes)
+        [warn] = [f for f in loaded.findings if f.rule == "mlperf.no-system"]
+        assert "inside the benchmark folder" in warn.message and "as declared" in warn.message
+    (org / "systems").mkdir()
+    shutil.copy(ORG / "systems" / f"{SYSTEM}.json", org / "systems" / f"{SYSTEM}.json")
+    with load(root) as loaded:  # the official place, when present, is the one read
+        [s] = loaded.case.mlperf_sets
+        assert s.system is not None and s.system.official and not s.accelerator_declared
+        assert not [f for f in loaded.findings if f.rule == "mlperf.no-system"]
+
+
 def _rated(root: Path, old: str = "", new: str = "") -> tuple[set[str], object]:
     path = bundle(root)
     if old:
