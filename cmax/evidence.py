@@ -148,7 +148,7 @@ MLPERF_SCHEMA: dict[str, pl.DataType] = {
 
 INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String(),  # inference[i] (#k for the k-th result of an --append-result file)
-    "tool": pl.String(),  # the format id that wrote it (vllm-bench-serve, trtllm-bench)
+    "tool": pl.String(),  # the format id that read it (vllm-bench-serve, trtllm-bench, ...)
     "model": pl.String(),  # as the result file names it
     "precision": pl.String(),  # as the result file names it, when it does
     "gpu_name": pl.String(),  # as the result file names it, when it does (trtllm-bench)
@@ -167,6 +167,16 @@ INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "tpot_p99_ms": pl.Float64(),
     "tpot_mean_ms": pl.Float64(),
     "temperature": pl.Float64(),  # sampling temperature the client fixed (null: server default)
+    "interactivity_tok_s_user": pl.Float64(),  # mean output tok/s per request, as the tool states
+    "input_len": pl.Int64(),  # input tokens per request the file says it asked for
+    "output_len": pl.Int64(),  # output tokens per request the file says it asked for
+    "prefill_gpus": pl.Int64(),  # disaggregated serving: the prefill GPUs the file states
+    "decode_gpus": pl.Int64(),  # disaggregated serving: the decode GPUs the file states
+    "scenario": pl.String(),  # the tool's scenario (MLPerf Offline/Server/Interactive, ...)
+    "tool_valid": pl.Boolean(),  # the tool's own verdict (AIPerf submission_valid, MLPerf VALID)
+    "tool_invalid_reason": pl.String(),  # why the tool called it invalid, as it says
+    "warmup_requests": pl.Int64(),  # requests the tool sent before measuring (null: not stated)
+    "j_per_output_token": pl.Float64(),  # measured energy the tool states, where it states it
     "source_file": pl.String(),
     "line": pl.Int64(),  # line of the result object in the file (1 for a single document)
 }
@@ -226,8 +236,9 @@ TABLES: tuple[Table, ...] = (
     Table("audit_checks", AUDIT_SCHEMA, "audit", "path", ("audit",),
           "a ClusterMAX audit.values.json", "completeness.empty-evidence"),
     Table("inference", INFERENCE_SCHEMA, "inference", "result", ("inference",),
-          "a serving benchmark result (vllm bench serve --save-result JSON, trtllm-bench "
-          "--report_json)", "completeness.empty-evidence", many=True),
+          "a serving benchmark result (vllm bench serve --save-result JSON, SGLang "
+          "bench_serving JSONL, trtllm-bench --report_json)", "completeness.empty-evidence",
+          many=True),
     Table("incidents", INCIDENTS_SCHEMA, "reliability", "incidents", ("incidents",),
           "an incident log", "completeness.empty-incident-log"),
 )

@@ -54,18 +54,31 @@ def test_inspect_names_the_format() -> None:
     assert summary["format"] == "trtllm-bench" and summary["gpus"] == 2
 
 
-@pytest.mark.parametrize(("text", "line", "what"), [
-    ('{"duration": 1, "completed": 1, "total_output_tokens": 5, "output_throughput": 5,'
-     ' "backend": "vllm"}\n{"duration": 2, ', 2, "not a JSON result object"),
-    ('{"duration": 1, "completed": 1, "total_output_tokens": 5, "output_throughput": "x",'
-     ' "backend": "vllm"}', 1, "no number for 'output_throughput'"),
-])
-def test_malformed_vllm_result_is_one_error(text: str, line: int, what: str,
-                                            tmp_path: Path) -> None:
+_SGL = '"total_output": 5, "output_throughput": 5, "total_output_retokenized": 5'
+MALFORMED = [
+    ("vllm-bench-serve", '{"duration": 1, "completed": 1, "total_output_tokens": 5, '
+     '"output_throughput": 5, "backend": "vllm"}\n{"duration": 2, ', 2,
+     "not a JSON result object"),
+    ("vllm-bench-serve", '{"duration": 1, "completed": 1, "total_output_tokens": 5, '
+     '"output_throughput": "x", "backend": "vllm"}', 1, "no number for 'output_throughput'"),
+    ("sglang-bench-serving", '{"duration": 1, "completed": 1, ' + _SGL + '}\n{"duration": 2, ',
+     2, "not a JSON result object"),
+    ("sglang-bench-serving", '{"duration": 1, "completed": 1.5, ' + _SGL + '}', 1,
+     "'completed' is not a whole number"),
+    ("sglang-bench-serving", '{"duration": null, "completed": 1, ' + _SGL + '}', 1,
+     "no number for 'duration'"),
+    ("sglang-bench-serving", '{"duration": 1, "completed": 1, ' + _SGL + '}\n[1, 2]', 2,
+     "not an SGLang"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "text", "line", "what"), MALFORMED)
+def test_malformed_result_is_one_error(fmt: str, text: str, line: int, what: str,
+                                       tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(text)
     with pytest.raises(EvidenceError) as caught:
-        by_id("vllm-bench-serve").parse(Probe(path))
+        by_id(fmt).parse(Probe(path))
     assert caught.value.line == line and what in str(caught.value)
     assert "\n" not in str(caught.value)
 
@@ -77,3 +90,30 @@ def test_trtllm_report_without_a_throughput_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     with pytest.raises(EvidenceError, match="no output tok s"):
         by_id("trtllm-bench").parse(Probe(path))
+
+
+def test_sglang_jsonl_fields() -> None:
+    rows = _rows(INFERENCE / "sglang_bench_serving_llama3.3-70b.jsonl")
+    assert [r["tool"] for r in rows] == ["sglang-bench-serving"] * 3
+    assert [r["concurrency"] for r in rows] == [64.0, 256.0, None]
+    assert [r["request_rate"] for r in rows] == [None, None, None]  # Infinity: all at once
+    offline = rows[2]
+    assert offline["output_tokens"] == 3000 * 1024 and offline["completed"] == 3000
+    assert offline["output_tok_s"] == pytest.approx(5000.0)
+    assert offline["duration_s"] == pytest.approx(3000 * 1024 / 5000)
+    assert (offline["input_len"], offline["output_len"]) == (1024, 1024)  # range ratio 1.0
+    # SGLang records neither the model, the GPUs nor the failed requests
+    assert offline["model"] is None and offline["gpus"] is None and offline["failed"] is None
+    assert rows[0]["tpot_mean_ms"] == 25.0 and rows[0]["ttft_p99_ms"] == 504.0
+
+
+def test_sglang_older_key_names_and_trace_rate(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({
+        "backend": "sglang", "dataset_name": "mooncake", "request_rate": "trace",
+        "duration": 10.0, "completed": 4, "total_input_tokens": 400,
+        "total_output_tokens": 200, "total_output_tokens_retokenized": 199,
+        "output_throughput": 20.0}) + "\n")
+    [row] = _rows(path)
+    assert row["tool"] == "sglang-bench-serving" and row["output_tokens"] == 200
+    assert row["scenario"] == "trace replay" and row["input_len"] is None

@@ -59,7 +59,7 @@ class Results:
     facts: list[Fact] = field(default_factory=list)
 
 
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
     """A finite number, ``inf`` for vLLM's unbounded rate, else None."""
     if isinstance(value, bool) or value is None:
         return None
@@ -73,6 +73,25 @@ def _number(value: Any) -> float | None:
     return None
 
 
+def json_objects(probe: Probe, expected: str) -> list[tuple[int, Any]]:
+    """The result objects of a file and the line each starts on: one JSON document (line 1),
+    or one object per line as the tools append them (``--append-result``, SGLang's JSONL)."""
+    if probe.has_json:
+        return [(1, probe.json)]
+    objects: list[tuple[int, Any]] = []
+    text = read_bounded_text(probe.path, limit=MAX_JSON_BYTES)
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            objects.append((line_no, load_json(line, file=probe.path)))
+        except ValueError as exc:
+            raise EvidenceError(f"line is not a JSON result object ({exc})", file=probe.path,
+                                line=line_no, expected=expected,
+                                fix="submit the file exactly as the benchmark wrote it") from None
+    return objects
+
+
 def _looks_like_vllm(data: Any) -> bool:
     return isinstance(data, dict) and all(k in data for k in _VLLM_NEEDS) and (
         "backend" in data or "endpoint_type" in data or "model_id" in data)
@@ -82,7 +101,7 @@ def _vllm_row(data: dict[str, Any], line: int, path: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"tool": "vllm-bench-serve", "line": line,
                            "model": data.get("model_id") or data.get("model")}
     for key, column in VLLM_FIELDS.items():
-        value = _number(data.get(key))
+        value = number(data.get(key))
         if key in _VLLM_NEEDS and value is None:
             raise EvidenceError(f"result has no number for {key!r}", file=path, line=line,
                                 field=key, expected="the JSON `vllm bench serve --save-result` "
@@ -95,13 +114,13 @@ def _vllm_row(data: dict[str, Any], line: int, path: Any) -> dict[str, Any]:
             row["precision"] = data[key]
             break
     for key in ("gpus", "num_gpus", "tensor_parallel_size"):  # --metadata gpus=8
-        if (count := _number(data.get(key))) is not None and count.is_integer():
+        if (count := number(data.get(key))) is not None and count.is_integer():
             row["gpus"] = int(count)
             break
     return row
 
 
-class _ServingResult(InferenceFormat[Results]):
+class ServingResult(InferenceFormat[Results]):
     """What both tools' results share: rows of the inference table, one per result."""
 
     def frame(self, parsed: Results, *, run_id: str, source_file: str) -> pl.DataFrame:
@@ -110,8 +129,14 @@ class _ServingResult(InferenceFormat[Results]):
                  "source_file": source_file} for k, row in enumerate(parsed.rows)]
         return conform(pl.DataFrame(rows, infer_schema_length=None), INFERENCE_SCHEMA)
 
+    def summarise(self, parsed: Results, probe: Probe) -> dict[str, Any]:
+        """Each result's output rate and concurrency cap (None: uncapped), in file order."""
+        return {"format": self.id, "results": len(parsed.rows),
+                "output_tok_s": [r.get("output_tok_s") for r in parsed.rows],
+                "concurrency": [r.get("concurrency") for r in parsed.rows]}
 
-class VllmBenchServe(_ServingResult):
+
+class VllmBenchServe(ServingResult):
     id = "vllm-bench-serve"
     title = "vLLM `bench serve` result JSON"
     tool = ("`vllm bench serve --save-result` (vllm-project/vllm "
@@ -125,35 +150,15 @@ class VllmBenchServe(_ServingResult):
                 and '"total_output_tokens"' in head)
 
     def parse(self, probe: Probe) -> Results:
-        objects: list[tuple[int, Any]] = []
-        if probe.has_json:
-            objects.append((1, probe.json))
-        else:  # --append-result: one object per line
-            text = read_bounded_text(probe.path, limit=MAX_JSON_BYTES)
-            for number, line in enumerate(text.splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    objects.append((number, load_json(line, file=probe.path)))
-                except ValueError as exc:
-                    raise EvidenceError(f"line is not a JSON result object ({exc})",
-                                        file=probe.path, line=number,
-                                        expected="one `vllm bench serve` result per line",
-                                        fix="submit the file exactly as vLLM wrote it") from None
         rows: list[dict[str, Any]] = []
-        for number, data in objects:
+        for line, data in json_objects(probe, "one `vllm bench serve` result per line"):
             if not _looks_like_vllm(data):
                 raise EvidenceError("not a `vllm bench serve` result object", file=probe.path,
-                                    line=number, expected=", ".join(_VLLM_NEEDS))
-            rows.append(_vllm_row(data, number, probe.path))
+                                    line=line, expected=", ".join(_VLLM_NEEDS))
+            rows.append(_vllm_row(data, line, probe.path))
         models = {str(r["model"]): r["line"] for r in reversed(rows) if r.get("model")}
         facts = [Fact("model", name, line) for name, line in models.items()]
         return Results(rows, facts)
-
-    def summarise(self, parsed: Results, probe: Probe) -> dict[str, Any]:
-        return {"format": self.id, "results": len(parsed.rows),
-                "output_tok_s": [r.get("output_tok_s") for r in parsed.rows],
-                "concurrency": [r.get("concurrency") for r in parsed.rows]}
 
 
 def _looks_like_trtllm(data: Any) -> bool:
@@ -173,11 +178,11 @@ def _trtllm_row(data: dict[str, Any]) -> dict[str, Any]:
     world, machine, requests, streaming = (
         _section(data, name) for name in ("world_info", "machine", "request_info",
                                           "streaming_metrics"))
-    duration_ms = _number(perf.get("total_latency_ms"))
-    num = _number(requests.get("num_requests"))
-    avg_out = _number(requests.get("avg_output_length"))
-    avg_in = _number(requests.get("avg_input_length"))
-    world_size = _number(world.get("world_size"))
+    duration_ms = number(perf.get("total_latency_ms"))
+    num = number(requests.get("num_requests"))
+    avg_out = number(requests.get("avg_output_length"))
+    avg_in = number(requests.get("avg_input_length"))
+    world_size = number(world.get("world_size"))
     tpot, ttft = _section(streaming, "tpot_percentiles"), _section(streaming, "ttft_percentiles")
     return {
         "tool": "trtllm-bench", "line": 1,
@@ -192,16 +197,16 @@ def _trtllm_row(data: dict[str, Any]) -> dict[str, Any]:
         "input_tokens": round(num * avg_in) if num is not None and avg_in is not None else None,
         "output_tokens": (round(num * avg_out) if num is not None and avg_out is not None
                           else None),
-        "output_tok_s": _number(perf.get("system_output_throughput_tok_s")),
-        "total_tok_s": _number(perf.get("system_total_throughput_tok_s")),
-        "output_tok_s_per_gpu_reported": _number(perf.get("output_throughput_per_gpu_tok_s")),
-        "ttft_p99_ms": _number(ttft.get("p99")),
-        "tpot_p99_ms": _number(tpot.get("p99")),
-        "tpot_mean_ms": _number(streaming.get("avg_tpot_ms")),
+        "output_tok_s": number(perf.get("system_output_throughput_tok_s")),
+        "total_tok_s": number(perf.get("system_total_throughput_tok_s")),
+        "output_tok_s_per_gpu_reported": number(perf.get("output_throughput_per_gpu_tok_s")),
+        "ttft_p99_ms": number(ttft.get("p99")),
+        "tpot_p99_ms": number(tpot.get("p99")),
+        "tpot_mean_ms": number(streaming.get("avg_tpot_ms")),
     }
 
 
-class TrtllmBenchReport(_ServingResult):
+class TrtllmBenchReport(ServingResult):
     id = "trtllm-bench"
     title = "TensorRT-LLM `trtllm-bench` report JSON"
     tool = ("`trtllm-bench ... throughput --report_json` (NVIDIA/TensorRT-LLM "
