@@ -14,16 +14,17 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from cmax.evidence import TABLES
+
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
+# the sections that name evidence files are described by their table's declaration
 _MANIFEST_TOP = {
+    **{t.section: f"{'one entry per file, each ' if t.many else ''}{t.what}: "
+                  f"{'[[' if t.many else '['}{t.section}{']]' if t.many else ']'}"
+       for t in TABLES if t.section is not None},
     "provider": "who is rated: [provider]", "system": "the cluster: [system]",
     "benchmark": "when the evidence was collected and against which reference: [benchmark]",
-    "runs": "one entry per training log: [[runs]]", "nccl": "nccl-tests outputs: [[nccl]]",
-    "mlperf": "MLPerf Training results: [[mlperf]]",
-    "inference": "serving benchmark results and their setup: [[inference]]",
-    "audit": "the ClusterMAX audit.values.json: [audit]",
-    "reliability": "incident log and observation period: [reliability]",
     "sla": "the contracted uptime and credits: [sla]",
     "pricing": "the quote being negotiated: [pricing]",
     "declarations": "self-declared attestations and features (key = bool/str/number), scored "
