@@ -2,8 +2,12 @@
 ``cmax.toml``.
 
 Archives come from providers, i.e. from outside the trust boundary, so extraction refuses
-absolute paths, ``..`` components, links, device files, and archives that exceed the size or
-member-count limits (a zip bomb must not fill the auditor's disk). A bundle whose single
+absolute paths, ``..`` components, links that lead out of the archive, device files, and
+archives that exceed the size or member-count limits (a zip bomb must not fill the auditor's
+disk). A link that stays inside is kept: ``llmb-run archive`` stores each symlinked folder of
+an experiments tree as a link member (``tarfile`` with ``dereference=False``,
+NVIDIA/exemplar-performance:cli/llmb-run/src/llmb_run/archive.py@e249aa3), so a real Exemplar
+package may hold some (:meth:`Unpacker.finish`). A bundle whose single
 top-level folder holds the manifest (the way ``tar czf x.tgz dir/`` packs) is accepted too.
 
 A corrupt archive is refused whole, never read in part: a decompression error, a failed
@@ -22,6 +26,8 @@ from __future__ import annotations
 import errno
 import lzma
 import os
+import posixpath
+import shutil
 import signal
 import stat
 import tarfile
@@ -38,6 +44,7 @@ from typing import IO, TYPE_CHECKING, Literal
 from cmax.errors import BundleError
 from cmax.limits import (
     ARCHIVE_FREE_BYTES,
+    MAX_ARCHIVE_LINKS,
     MAX_ARCHIVE_RATIO,
     MAX_BUNDLE_BYTES,
     MAX_BUNDLE_FILES,
@@ -211,14 +218,25 @@ def _check_member(name: str, archive: Path) -> PurePosixPath:
 Kind = Literal["file", "dir", "link", "other"]
 
 
+@dataclass(frozen=True)
+class _Link:
+    """A link member, made only once every file is written."""
+
+    name: str  # the member's name as archived
+    rel: PurePosixPath  # where the link goes
+    text: str  # the link's own text (a symlink's target as stored)
+    target: PurePosixPath  # what it leads to, relative to the archive's top
+    hard: bool  # a tar hard link: a second name for an earlier member
+
+
 class Unpacker:
     """Every bound on what an archive may unpack, in the one place every archive type's
     members go through (tar, zip, and any compression wrapped around a tar).
 
     Per member, before a byte of it is written: the member count, the path (relative,
-    inside the bundle, shallow, no control characters, not given twice), the type (files
-    and folders only: no links, devices or pipes) and the declared size against what is
-    left of the budget. While it is written: the bytes actually produced, against the
+    inside the bundle, shallow, no control characters, not given twice), the type (files,
+    folders and links that stay inside; no devices or pipes) and the declared size against
+    what is left of the budget. While it is written: the bytes actually produced, against the
     declared size and the budget, so a member that lies about its size is stopped at the
     lie. The budget is the smaller of :data:`~cmax.limits.MAX_BUNDLE_BYTES` and
     :data:`~cmax.limits.ARCHIVE_FREE_BYTES` + :data:`~cmax.limits.MAX_ARCHIVE_RATIO` times
@@ -231,6 +249,7 @@ class Unpacker:
         self.members = _Members(archive)
         self.count = 0
         self.written = 0
+        self.links: list[_Link] = []
         size = archive.stat().st_size
         self.budget = min(MAX_BUNDLE_BYTES, ARCHIVE_FREE_BYTES + MAX_ARCHIVE_RATIO * size)
 
@@ -246,17 +265,18 @@ class Unpacker:
                            expected=f"at most {_size(MAX_BUNDLE_BYTES)} unpacked",
                            fix="split the evidence into several bundles")
 
-    def member(self, name: str, kind: Kind, size: int) -> Path | None:
+    def member(self, name: str, kind: Kind, size: int, *, link: str = "",
+               hard: bool = False) -> Path | None:
         """Check one member from its header; the path to write a file to, or None for a
-        folder (created here)."""
+        folder (created here) or a link (``link`` its text, made by :meth:`finish`)."""
         self.count += 1
         if self.count > MAX_BUNDLE_FILES:
             raise BundleError(f"archive has more than {MAX_BUNDLE_FILES} members",
                               file=self.archive, expected=f"at most {MAX_BUNDLE_FILES}")
         rel = self.members.check(name, is_dir=kind == "dir")
         if kind == "link":
-            raise BundleError(f"archive member {_shown(name)} is a link", file=self.archive,
-                              fix="bundle real files, not links")
+            self.links.append(self._link(name, rel, link, hard=hard))
+            return None
         if kind == "other":
             raise BundleError(f"archive member {_shown(name)} is not a regular file",
                               file=self.archive, fix="bundle regular files and folders only")
@@ -268,6 +288,89 @@ class Unpacker:
             raise self._over(self.written + size)
         target.parent.mkdir(parents=True, exist_ok=True)
         return target
+
+    def _leaves(self, name: str, why: str) -> BundleError:
+        # the target is not shown: a link out names the provider's own paths (and logins)
+        return BundleError(f"archive member {_shown(name)} is a link that leads outside the "
+                           f"archive ({why})", file=self.archive,
+                           expected="links relative to a file or folder inside the archive",
+                           fix="archive the files themselves, not links to them")
+
+    def _link(self, name: str, rel: PurePosixPath, text: str, *, hard: bool) -> _Link:
+        """A link member checked from its text alone: relative, and leading, as written,
+        to something inside the archive that does not hold the link itself."""
+        if len(self.links) >= MAX_ARCHIVE_LINKS:
+            raise BundleError(f"archive has more than {MAX_ARCHIVE_LINKS:,} links",
+                              file=self.archive, expected=f"at most {MAX_ARCHIVE_LINKS:,}",
+                              fix="archive the files themselves, not links to them")
+        if not text or len(text) > MAX_PATH_CHARS or any(ord(c) < 32 for c in text):
+            raise self._leaves(name, "its target is empty, too long or not a plain path")
+        written = PurePosixPath(text.replace("\\", "/"))
+        if written.is_absolute() or (written.parts and ":" in written.parts[0]):
+            raise self._leaves(name, "an absolute path")
+        joined = written if hard else rel.parent / written
+        target = PurePosixPath(posixpath.normpath(joined.as_posix()))
+        if target.parts[:1] == ("..",):
+            raise self._leaves(name, "'..' climbs above the archive's top")
+        if target == rel or target in rel.parents:
+            raise BundleError(f"archive member {_shown(name)} is a link to a folder that holds "
+                              "it (a loop)", file=self.archive,
+                              fix="archive the files themselves, not links to them")
+        return _Link(name, rel, text.replace("\\", "/"), target, hard)
+
+    def finish(self) -> None:
+        """Make the links once every file is written (so nothing is ever written through a
+        link), then check where each really leads: a symlink must resolve, through any chain
+        of links, to a file or folder of the archive; a hard link must name a file member.
+        A link inside a linked folder, a link where the archive also has a folder, a link to
+        something the archive does not hold, a loop, a chain that leaves: one BundleError."""
+        top = self.dest.resolve()
+        linked = {link.rel for link in self.links}
+        for link in self.links:
+            path = self.dest.joinpath(*link.rel.parts)
+            if any(parent in linked for parent in link.rel.parents):
+                raise BundleError(f"archive member {_shown(link.name)} is a link inside a "
+                                  "linked folder", file=self.archive,
+                                  fix="archive the files themselves, not links to them")
+            if path.exists() or path.is_symlink():
+                raise BundleError(f"archive member {_shown(link.name)} is a link where the "
+                                  "archive also holds a folder or file", file=self.archive,
+                                  fix="repack the bundle from a clean folder")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not link.hard:
+                path.symlink_to(link.text)
+        for link in self.links:
+            path = self.dest.joinpath(*link.rel.parts)
+            if link.hard:
+                self._copy_hard_link(link, path)
+                continue
+            try:
+                if not path.resolve().is_relative_to(top):
+                    raise self._leaves(link.name, "through other links")
+                path.resolve(strict=True)
+            except FileNotFoundError:
+                raise BundleError(f"archive member {_shown(link.name)} is a link to "
+                                  f"{_shown(link.target.as_posix())}, which the archive does "
+                                  "not hold", file=self.archive,
+                                  fix="archive what the link points to, or leave the link "
+                                  "out") from None
+            except (OSError, RuntimeError):  # a loop through other links
+                raise BundleError(f"archive member {_shown(link.name)} is a link in a loop "
+                                  "of links", file=self.archive,
+                                  fix="archive the files themselves, not links to them") from None
+
+    def _copy_hard_link(self, link: _Link, path: Path) -> None:
+        source = self.dest.joinpath(*link.target.parts)
+        if source.is_symlink() or not source.is_file():
+            raise BundleError(f"archive member {_shown(link.name)} is a hard link to "
+                              f"{_shown(link.target.as_posix())}, which is not a file of the "
+                              "archive", file=self.archive,
+                              fix="archive the files themselves, not links to them")
+        size = source.stat().st_size
+        if self.written + size > self.budget:
+            raise self._over(self.written + size)
+        shutil.copyfile(source, path)
+        self.written += size
 
     def write(self, name: str, source: IO[bytes], target: Path, size: int) -> None:
         """Copy one member's bytes, stopping at its declared size or the budget."""
@@ -363,7 +466,8 @@ def _extract_tar(archive: Path, dest: Path) -> None:
             unpack = Unpacker(archive, dest)
             # iterate rather than getmembers(): a hostile archive's index is never held whole
             for member in tar:
-                target = unpack.member(member.name, _tar_kind(member), member.size)
+                target = unpack.member(member.name, _tar_kind(member), member.size,
+                                       link=member.linkname, hard=member.islnk())
                 if target is None:
                     continue
                 source = tar.extractfile(member)
@@ -372,6 +476,7 @@ def _extract_tar(archive: Path, dest: Path) -> None:
                 with source:
                     unpack.write(member.name, source, target, member.size)
             _drain(tar.fileobj)
+            unpack.finish()
     except BundleError as exc:  # a header refused inside tarfile does not know the archive
         raise (exc.with_context(file=archive) if exc.file is None else exc) from None
     except _CORRUPT as exc:
@@ -396,7 +501,12 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                                   expected=f"at most {MAX_BUNDLE_FILES}")
             unpack = Unpacker(archive, dest)
             for info in infos:
-                target = unpack.member(info.filename, _zip_kind(info), info.file_size)
+                kind = _zip_kind(info)
+                link = ""  # a zip symlink's target is its content
+                if kind == "link" and 0 < info.file_size <= MAX_PATH_CHARS \
+                        and not info.flag_bits & 0x1:
+                    link = zf.read(info).decode("utf-8", errors="replace")
+                target = unpack.member(info.filename, kind, info.file_size, link=link)
                 if target is None:
                     continue
                 if info.flag_bits & 0x1:
@@ -404,6 +514,7 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                                       file=archive, fix="pack the bundle without a password")
                 with zf.open(info) as source:
                     unpack.write(info.filename, source, target, info.file_size)
+            unpack.finish()
     except _CORRUPT as exc:
         raise _corrupt(archive, exc) from None
 

@@ -66,6 +66,10 @@ MAX_PATH_CHARS = 1024
 MAX_PATH_DEPTH = 32
 """Folder levels in a bundle member path (real bundles use fewer than 6)."""
 
+MAX_ARCHIVE_LINKS = 1_000
+"""Link members in one archive (``llmb-run archive`` stores each symlinked folder of an
+experiments tree as one link; a real package holds a handful)."""
+
 MAX_BUNDLE_FILES = 10_000
 """Files and folders in one bundle, archive members or a folder's entries (real bundles
 hold tens to a few hundred)."""

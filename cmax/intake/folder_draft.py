@@ -55,7 +55,8 @@ def _scan(root: Path) -> list[Seen]:
 
     seen: list[Seen] = []
     for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.name in _SKIP or path.name.startswith("."):
+        if not path.is_file() or path.is_symlink() or path.name in _SKIP \
+                or path.name.startswith("."):  # a linked file is read under its own name
             continue
         if len(seen) >= MAX_FILES:
             break

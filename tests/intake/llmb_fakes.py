@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import os
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,9 +118,21 @@ def install(root: Path, jobs: list[Job]) -> Path:
     return root
 
 
-def archive(path: Path, jobs: list[Job], *, staging: Path) -> Path:
-    """What ``llmb-run archive`` writes for an install holding ``jobs``."""
+def archive(path: Path, jobs: list[Job], *, staging: Path,
+            links: dict[str, str] | None = None) -> Path:
+    """What ``llmb-run archive`` writes for an install holding ``jobs``; ``links``: symbolic
+    links made in the experiments tree first (path under the workloads folder -> link text).
+    The members are chosen as archive.py@e249aa3 ``build_archive_file_list`` chooses them:
+    ``os.walk`` without following links, every file plus every linked folder, each added on
+    its own (``recursive=False``) with ``dereference=False``, so a link is stored as a link."""
     write_jobs(staging, jobs)
+    for where, text in (links or {}).items():
+        (staging / where).parent.mkdir(parents=True, exist_ok=True)
+        (staging / where).symlink_to(text)
+    entries: list[Path] = []
+    for folder, dirs, files in os.walk(staging, followlinks=False):
+        linked = [d for d in dirs if (Path(folder) / d).is_symlink()]
+        entries += [Path(folder) / name for name in (*files, *linked)]
     top = f"llmb-archive-{TIMESTAMP}"
     compressor = zstandard.ZstdCompressor(level=5)
     with path.open("wb") as raw, compressor.stream_writer(raw) as stream, \
@@ -128,8 +141,7 @@ def archive(path: Path, jobs: list[Job], *, staging: Path) -> Path:
         root_info.type = tarfile.DIRTYPE
         root_info.mode = 0o755
         tar.addfile(root_info)
-        for source in sorted(staging.rglob("*")):
-            if source.is_file():
-                tar.add(source, arcname=f"{top}/{source.relative_to(staging).as_posix()}",
-                        recursive=False)
+        for source in sorted(entries, key=lambda p: p.relative_to(staging).as_posix()):
+            tar.add(source, arcname=f"{top}/{source.relative_to(staging).as_posix()}",
+                    recursive=False)
     return path
