@@ -34,7 +34,7 @@ from cmax.price.units import check_quote_unit
 from cmax.score.performance import suite_throughput
 from cmax.score.reference_api import ReferenceData, RefView, num, optional_lookup, text
 from cmax.score.stats import geometric_mean
-from cmax.score.verdicts import rated
+from cmax.score.verdicts import rated, serving_rated
 from cmax.scorecard import (
     PriceAdvice,
     Scorecard,
@@ -104,6 +104,43 @@ def _economics(w: WorkloadResult, quoted: float, watts: float | None) -> Workloa
     )
 
 
+def serving_lines(scorecard: Scorecard) -> list[str]:
+    """One line per serving result whose ratio may set an inference contract's price."""
+    out = []
+    for r in scorecard.inference:
+        if not serving_rated(r) or r.ratio is None:
+            continue
+        ci = (f", 95% CI {r.ci_low:.4f}-{r.ci_high:.4f}"
+              if r.ci_low is not None and r.ci_high is not None else "")
+        out.append(f"{r.model} {r.precision} {r.input_len}/{r.output_len} on {r.gpus} GPUs "
+                   f"({r.comparison}): {r.ratio:.4f}{ci} ({r.verdict})")
+    return out
+
+
+def _serving_money(scorecard: Scorecard, quoted: float, ask: float | None,
+                   step: int) -> list[str]:
+    """$ per million output and input tokens of each serving result, at the quote, at the ask
+    and at reference speed: what a serving buyer compares offers on."""
+    out = []
+    for r in scorecard.inference:
+        if r.usd_per_million_output_tokens is None or not r.output_tok_s_per_gpu:
+            continue
+        at_ask = (f", at the ask ${_per_million(ask, r.output_tok_s_per_gpu):.3f}"
+                  if ask is not None and ask < quoted else "")
+        ref = (f", at reference speed ${r.usd_per_million_output_tokens_at_reference:.3f}"
+               if r.usd_per_million_output_tokens_at_reference is not None else "")
+        inp = (f"; input tokens ${r.usd_per_million_input_tokens:.3f} per million"
+               if r.usd_per_million_input_tokens is not None else "")
+        out.append(f"   Serving {r.model} {r.precision} {r.input_len}/{r.output_len}: "
+                   f"${r.usd_per_million_output_tokens:.3f} per million output tokens at the "
+                   f"quote ({r.output_tok_s_per_gpu:,.0f} tok/s per GPU){at_ask}{ref}{inp} "
+                   "(each figure charges the whole GPU-hour to that token kind).")
+    if out:
+        out.insert(0, f"{step}. $ per million serving tokens = quoted × 10^6 ÷ (tokens/s per GPU × "
+                      "3,600):")
+    return out
+
+
 def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) -> PriceAdvice:
     """Parity price and ask per GPU-hour, term cost, credit owed, and the arithmetic.
 
@@ -136,7 +173,16 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
     ]
 
     throughput, lines = suite_throughput(scorecard.workloads)
-    if throughput is None:
+    serving = throughput is None and bool(lines := serving_lines(scorecard))
+    if serving:
+        throughput = geometric_mean([r.ratio for r in scorecard.inference
+                                     if serving_rated(r) and r.ratio is not None])
+        how = ("the only comparable serving result" if len(lines) == 1
+               else f"geometric mean of {len(lines)} comparable serving results")
+        steps.append(f"2. Throughput ratio (an inference contract: provider output tok/s per GPU "
+                     f"÷ the public reference at the same model, GPU, precision and lengths): "
+                     f"{throughput:.4f}, {how} ({'; '.join(lines)}).")
+    elif throughput is None:
         steps.append("2. Throughput ratio: no run could be compared with a reference result, "
                      "so there is no defensible parity price. Run the reference suite "
                      "(cmax validate lists what is missing).")
@@ -171,8 +217,8 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
         steps.append(
             f"4. Parity price = quoted × throughput ratio × goodput ratio = {_usd(quoted)} × "
             f"{throughput:.4f} × {goodput:.4f} = ${parity:.4f}/GPU-hour: at this price each "
-            "dollar buys the same useful training work as a reference-grade cluster at the "
-            "quoted price.")
+            f"dollar buys the same useful {'serving' if serving else 'training'} work as a "
+            "reference-grade cluster at the quoted price.")
         ask = _cents(min(quoted, parity))
         adjustment = round((ask / quoted - 1.0) * 100.0, 2)
         if parity >= quoted:
@@ -189,8 +235,11 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
                 f"   Value: quoted ÷ (throughput ratio × goodput ratio) = "
                 f"${per_reference:.4f} per reference-grade GPU-hour of work, the figure to "
                 "compare providers on.")
-        low_high = [(w.ci_low, w.ci_high) for w in scorecard.workloads
-                    if rated(w) and w.ci_low is not None and w.ci_high is not None]
+        low_high = ([(r.ci_low, r.ci_high) for r in scorecard.inference
+                     if serving_rated(r) and r.ci_low is not None and r.ci_high is not None]
+                    if serving else
+                    [(w.ci_low, w.ci_high) for w in scorecard.workloads
+                     if rated(w) and w.ci_low is not None and w.ci_high is not None])
         if parity < quoted and low_high and len(low_high) == len(lines):
             lo = geometric_mean([a for a, _ in low_high])
             hi = geometric_mean([b for _, b in low_high])
@@ -244,6 +293,7 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
             f"8. $ per million tokens = quoted × 10^6 ÷ (tokens/s/GPU × 3,600); J/token = GPU "
             f"power ÷ tokens/s/GPU with {watts_source}"
             + (f": {watts:g} W." if watts else "."))
+    steps.extend(_serving_money(scorecard, quoted, ask, 9 if economics else 8))
     gpu_id = str(getattr(canonical, "id", system.gpu))
     scales = [w.num_gpus for w in scorecard.workloads if w.tokens_per_s_per_gpu]
     offer = Offer(gpu=gpu_id, quote=quoted, goodput_ratio=goodput, throughput_ratio=throughput,

@@ -8,7 +8,7 @@ so the report's document worker (cmax.render.worker) does not import the rating 
 
 from __future__ import annotations
 
-from cmax.score.verdicts import rated
+from cmax.score.verdicts import rated, serving_rated
 from cmax.scorecard import PriceDriver, Scorecard, WorkloadResult
 
 HOURS_PER_MONTH = 730.0
@@ -38,8 +38,17 @@ def drivers(quoted: float, throughput: float | None, goodput: float,
     period it was measured in, so a buyer can compare it with the other two on one scale.
     """
     out: list[PriceDriver] = []
-    if throughput is not None:
-        compared = [w for w in scorecard.workloads if rated(w)]
+    compared = [w for w in scorecard.workloads if rated(w)]
+    serving = [r for r in scorecard.inference if serving_rated(r)]
+    if throughput is not None and not compared and serving:
+        # an inference contract: the serving results set the throughput ratio
+        out.append(PriceDriver(
+            name="Serving throughput",
+            usd_per_gpu_hour=round(quoted * (1.0 - throughput), 4),
+            detail=(f"{100 * throughput:.1f}% of the public per-GPU serving reference over "
+                    f"{plural(len(serving), 'result')}: each GPU-hour serves "
+                    + _more_or_less(1 - throughput, "output than the quote assumes"))))
+    elif throughput is not None:
         worst = min(compared, key=lambda w: w.ratio or 0.0) if compared else None
         worst_text = (f"; slowest {_w_label(worst)} at {100 * (worst.ratio or 0):.1f}%"
                       if worst is not None and len(compared) > 1 else "")
@@ -49,15 +58,15 @@ def drivers(quoted: float, throughput: float | None, goodput: float,
             detail=(f"{100 * throughput:.1f}% of NVIDIA's reference speed over "
                     f"{plural(len(compared), 'workload')}{worst_text}: each GPU-hour does "
                     + _more_or_less(1 - throughput, "work than the quote assumes"))))
-        rel = scorecard.reliability
-        if rel is not None:
-            out.append(PriceDriver(
-                name="Interruptions (goodput)",
-                usd_per_gpu_hour=round(quoted * throughput * (1.0 - goodput), 4),
-                detail=(f"{rel.per_1000_gpu_days:.2f} interruptions per 1,000 GPU-days vs "
-                        f"{rel.reference_per_1000_gpu_days:.2f} at the reference: a "
-                        f"{rel.job_gpus:,}-GPU job keeps {100 * goodput:.2f}% of the "
-                        "reference's useful time")))
+    rel = scorecard.reliability
+    if throughput is not None and rel is not None:
+        out.append(PriceDriver(
+            name="Interruptions (goodput)",
+            usd_per_gpu_hour=round(quoted * throughput * (1.0 - goodput), 4),
+            detail=(f"{rel.per_1000_gpu_days:.2f} interruptions per 1,000 GPU-days vs "
+                    f"{rel.reference_per_1000_gpu_days:.2f} at the reference: a "
+                    f"{rel.job_gpus:,}-GPU job keeps {100 * goodput:.2f}% of the "
+                    "reference's useful time")))
     sla = scorecard.sla
     if sla is not None and credit > 0 and period_gpu_hours > 0:
         out.append(PriceDriver(

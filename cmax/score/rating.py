@@ -21,7 +21,7 @@ import polars as pl
 from cmax.score.network import WRONG_RESULTS_NOTE
 from cmax.score.rubric import Component, GateRule, Rubric, TierName
 from cmax.score.stats import log_ratio_score, ratio_score
-from cmax.score.verdicts import COMPARABLE_VERDICTS, rated
+from cmax.score.verdicts import COMPARABLE_VERDICTS, rated, serving_rated
 from cmax.scorecard import (
     TIERS,
     CategoryScore,
@@ -203,7 +203,7 @@ def _inference_part(cid: str, comp: Component, inputs: RatingInputs,
     evidence here, so the component then drops out of its category."""
     items = [(f"serving {r.model} {r.precision} {r.input_len}/{r.output_len} ({r.verdict})",
               r.ratio) for r in inputs.inference
-             if r.verdict in ("pass", "fail") and r.ratio is not None]
+             if serving_rated(r) and r.ratio is not None]
     return _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
                        "provider output tok/s per GPU ÷ the public reference's at the same "
                        "model, GPU, precision and input/output length")

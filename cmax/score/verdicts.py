@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cmax.claims import EARNS_PASS, HOW_TO_EARN, Claim
-from cmax.scorecard import WorkloadResult
+from cmax.scorecard import InferenceResult, WorkloadResult
 
 COMPARABLE_VERDICTS = ("pass", "fail", "inconclusive")
 """Verdicts that carry a real provider ÷ reference ratio (used by the suite and by pricing).
@@ -24,6 +24,14 @@ def rated(result: WorkloadResult) -> bool:
     """
     return (result.verdict in COMPARABLE_VERDICTS and result.ratio is not None
             and not result.validation_errors)
+
+
+def serving_rated(result: InferenceResult) -> bool:
+    """Whether a serving result's ratio goes into the price and the rubric: compared like with
+    like (offline against offline, or on the reference curve) on a GPU count its own file
+    states. ``unverified`` (a declared GPU count), ``invalid``, capped-without-curve and
+    unreferenced results carry no ratio a price may rest on."""
+    return result.verdict in COMPARABLE_VERDICTS and result.ratio is not None
 
 
 def unverified_note(unearned: Sequence[Claim]) -> str:
