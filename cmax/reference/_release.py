@@ -232,13 +232,15 @@ class Reference:
 
     def match_inference(self, model: str, gpu: str, precision: str, input_len: int,
                         output_len: int) -> dict[str, Any] | None:
-        """The serving reference row at this model (id or alias), GPU, precision and exact
-        input/output length, or None; an unknown GPU or precision is NotInCatalogue."""
+        """The offline serving reference row at this model (id or alias), GPU, precision and
+        exact input/output length, or None; an unknown GPU or precision is NotInCatalogue.
+        Curve points (rows stating an interactivity) are no offline maximum and are skipped."""
         gpu_id, prec = self.gpu(gpu).id, canonical_precision(precision)
         wanted = model.strip().lower()
         for row in self.inference.iter_rows(named=True):
-            if (row["gpu"] == gpu_id and row["precision"] == prec
-                    and row["input_len"] == input_len and row["output_len"] == output_len
+            if (row["interactivity_tok_s_user"] is None and row["gpu"] == gpu_id
+                    and row["precision"] == prec and row["input_len"] == input_len
+                    and row["output_len"] == output_len
                     and wanted in model_names(row)):
                 return dict(row)
         return None

@@ -2,10 +2,17 @@
 input/output length (``reference/inference.csv``).
 
 Each row is one published measurement with its source (repository, path and commit), the
-parallel layout and software it was measured with and its scenario. The first rows come from
-TensorRT-LLM's perf overview: offline maximum-throughput runs of ``trtllm-bench`` (no latency
-constraint), so a provider's result is comparable with a row only at the same model,
-precision, GPU and input/output length, and only as a throughput-at-saturation figure.
+parallel layout and software it was measured with and its scenario. Two kinds of row:
+
+* *offline* rows (no ``interactivity_tok_s_user``): TensorRT-LLM's perf overview, offline
+  maximum-throughput runs of ``trtllm-bench`` (no latency constraint), so a provider's result is
+  comparable with one only at the same model, precision, GPU and input/output length, and only
+  as a throughput-at-saturation figure;
+* *curve* rows (``interactivity_tok_s_user`` stated): points of a throughput-vs-interactivity
+  sweep, a dated snapshot of InferenceX's official rows, each with its concurrency, the
+  measured joules per output token where the row states a valid power measurement, the date it
+  was measured and its run. A curve point is never an offline maximum: the offline look-up
+  skips these rows, the curve look-up reads only them.
 """
 
 from __future__ import annotations
@@ -21,8 +28,9 @@ from cmax.reference.catalog import canonical_precision
 INFERENCE_COLUMNS: dict[str, pl.DataType] = {
     "model": pl.String(), "aliases": pl.String(), "gpu": pl.String(), "precision": pl.String(),
     "parallel": pl.String(), "input_len": pl.Int64(), "output_len": pl.Int64(),
-    "output_tok_s_per_gpu": pl.Float64(), "scenario": pl.String(), "software": pl.String(),
-    "source": pl.String(),
+    "output_tok_s_per_gpu": pl.Float64(), "concurrency": pl.Int64(),
+    "interactivity_tok_s_user": pl.Float64(), "j_per_output_token": pl.Float64(),
+    "date": pl.Date(), "scenario": pl.String(), "software": pl.String(), "source": pl.String(),
 }
 
 
@@ -47,6 +55,16 @@ def load_inference(path: Path, gpus: set[str]) -> pl.DataFrame:
             if not row[column] or row[column] <= 0:
                 raise ReferenceDataError(f"{column} must be positive", file=path, line=line,
                                          field=column)
+        for column in ("concurrency", "interactivity_tok_s_user", "j_per_output_token"):
+            if row[column] is not None and row[column] <= 0:
+                raise ReferenceDataError(f"{column} must be positive when given", file=path,
+                                         line=line, field=column)
+        if row["interactivity_tok_s_user"] is not None and (row["concurrency"] is None
+                                                            or row["date"] is None):
+            raise ReferenceDataError("a curve point needs its concurrency and date", file=path,
+                                     line=line, field="concurrency",
+                                     expected="the sweep point's concurrency and the date it "
+                                     "was measured")
         if not row["source"] or "@" not in row["source"]:
             raise ReferenceDataError("every row needs its source (repository path@commit)",
                                      file=path, line=line, field="source")
