@@ -14,7 +14,14 @@ from typing import Any
 
 import click
 
-from cmax.cli.common import ProgressCallback, emit_checks, emit_json, progress, result_format_option
+from cmax.cli.common import (
+    ProgressCallback,
+    emit_checks,
+    emit_json,
+    paper_option,
+    progress,
+    result_format_option,
+)
 from cmax.cli.policies import fail_on_option, policy_checks
 
 
@@ -89,6 +96,7 @@ def _history_when(value: dt.datetime | None) -> dt.datetime | None:
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="Ray cluster to connect to.  [default: RAY_ADDRESS, else start a local Ray]")
 @click.option("--no-pdf", is_flag=True, help="Write the trend reports as HTML only.")
+@paper_option
 @fail_on_option("audit")
 @result_format_option
 @click.pass_context
@@ -96,7 +104,7 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
             history_version: int | None, history_as_of: dt.datetime | None,
             report_dir: Path | None, as_of: dt.datetime | None, policy_file: Path | None,
             expiry_warning_days: int | None, stale_after_days: int | None, executor: str,
-            workers: int | None, ray_address: str | None, no_pdf: bool,
+            workers: int | None, ray_address: str | None, no_pdf: bool, paper: str,
             fail_on: tuple[str, ...], fmt: str) -> None:
     from cmax.history import run_audit
 
@@ -120,7 +128,7 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
         # a report takes well under a second: a pool pays only when asked for
         with ProgressCallback("writing {total} trend reports") as report_written:
             files = render_trend_reports(result, report_dir, pdf=not no_pdf, jobs=workers or 1,
-                                         progress=report_written)
+                                         paper=paper, progress=report_written)
     code = result.exit_code
     if code == 1 and "drift" not in fail_on:  # --fail-on none: drift is reported, not fatal
         code = 0

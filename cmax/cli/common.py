@@ -20,6 +20,10 @@ no_pdf_option = click.option(
     help="Write HTML (and JSON) only, no PDF: faster, and needs none of WeasyPrint's "
     "system libraries.")
 
+paper_option = click.option(
+    "--paper", type=click.Choice(["a4", "letter"]), default="a4", show_default=True,
+    help="Page size of the PDFs (and of the HTML when printed): a4, or letter for US buyers.")
+
 result_format_option = click.option(
     "--format", "fmt", type=click.Choice(["text", "json", "junit", "ctrf"]), default="text",
     show_default=True, help="text for people; json for programs; junit (JUnit XML) or ctrf "

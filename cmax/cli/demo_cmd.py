@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cmax.cli.common import emit_json, format_option, no_pdf_option, progress
+from cmax.cli.common import emit_json, format_option, no_pdf_option, paper_option, progress
 
 
 @click.command("demo", help="Rate the sample providers that ship with cmax and write their "
@@ -17,8 +17,9 @@ from cmax.cli.common import emit_json, format_option, no_pdf_option, progress
               show_default=True, help="Leaderboard order: tier (then score), or value ($ per "
               "reference-grade GPU-hour, cheapest first).")
 @no_pdf_option
+@paper_option
 @format_option
-def command(out_dir: Path, rank_by: str, no_pdf: bool, fmt: str) -> None:
+def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> None:
     from cmax.render.worker import DocumentWorker
 
     # charts drawn in a second process while this one rates and writes (as in cmax report)
@@ -37,7 +38,7 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, fmt: str) -> None:
         with documents_from(worker):
             files = render_reports(cards, out_dir,
                                    rank_by="value" if rank_by == "value" else "tier",
-                                   pdf=not no_pdf)
+                                   pdf=not no_pdf, paper=paper)
     if fmt == "json":
         emit_json({
             "out_dir": str(out_dir.resolve()),

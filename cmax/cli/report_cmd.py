@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cmax.cli.common import ProgressCallback, emit_json, format_option, no_pdf_option, progress
+from cmax.cli.common import (
+    ProgressCallback,
+    emit_json,
+    format_option,
+    no_pdf_option,
+    paper_option,
+    progress,
+)
 from cmax.cli.package_options import package_options
 from cmax.errors import CmaxError
 
@@ -43,7 +50,7 @@ def _assess(bundle: str, rubric: str | None, commercial: Commercial | None = Non
 
 
 def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path, *,
-                          pdf: bool = True) -> list[Path]:
+                          pdf: bool = True, paper: str = "a4") -> list[Path]:
     """Render into ``out_dir/.cmax-report-*/`` and move the finished set into ``out_dir``;
     on any failure the staging folder goes, and so does ``out_dir`` if this call created it."""
     from cmax.bundle import cleanup_on_signals
@@ -61,7 +68,8 @@ def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path, *,
         with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix=staging_prefix(),
                                                                dir=out_dir) as tmp:
             with ProgressCallback("writing {total} reports") as written:
-                staged = render_reports(cards, Path(tmp), pdf=pdf, progress=written)
+                staged = render_reports(cards, Path(tmp), pdf=pdf, paper=paper,
+                                        progress=written)
             final = publish(staged, Path(tmp), out_dir)
     except BaseException:
         if created:
@@ -98,10 +106,11 @@ def _check_inputs(bundles: tuple[str, ...], rubric: str | None, out_dir: Path) -
               envvar="CMAX_RUBRIC", show_envvar=True,
               help="Rating rubric TOML.  [default: the rubric shipped with the reference data]")
 @no_pdf_option
+@paper_option
 @format_option
 @package_options
 def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf: bool,
-            fmt: str, commercial: Commercial | None = None) -> None:
+            paper: str, fmt: str, commercial: Commercial | None = None) -> None:
     _check_inputs(bundles, rubric, out_dir)
     from cmax.render.views import evidence_warning
     from cmax.render.worker import DocumentWorker
@@ -121,7 +130,7 @@ def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf:
         from cmax.render.reports import documents_from
 
         with documents_from(worker):
-            paths = _write_all_or_nothing(cards, out_dir, pdf=not no_pdf)
+            paths = _write_all_or_nothing(cards, out_dir, pdf=not no_pdf, paper=paper)
     if fmt == "json":
         emit_json({"files": [str(p) for p in paths]})
     else:

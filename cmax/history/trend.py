@@ -282,11 +282,11 @@ def _attachment(payload: Any) -> bytes:
 
 
 def _emit(out: Path, stem: str, template: str, context: dict[str, Any],
-          items: list[DriftItem], pdf: bool) -> list[Path]:
-    from cmax.render.pdf import PdfAttachment, write_pdf, write_text_atomic
+          items: list[DriftItem], pdf: bool, paper: str) -> list[Path]:
+    from cmax.render.pdf import PdfAttachment, on_paper, write_pdf, write_text_atomic
     from cmax.render.templates import render_template
 
-    html = render_template(template, **context)
+    html = on_paper(render_template(template, **context), paper)
     html_path = out / f"{stem}.html"
     write_text_atomic(html, html_path)
     if not pdf:
@@ -300,20 +300,21 @@ def _emit(out: Path, stem: str, template: str, context: dict[str, Any],
 
 def _emit_cluster(out: Path, cluster: str, runs: list[RunPoint], items: list[DriftItem],
                   status: ExemplarStatus | None, as_of: dt.date, rules: dict[str, Any],
-                  pdf: bool) -> list[Path]:
+                  pdf: bool, paper: str) -> list[Path]:
     context = _cluster_context(cluster, runs, items, status, as_of)
     return _emit(out, report_stem(cluster), "trend_cluster.html.j2", {**context, "rules": rules},
-                 items, pdf)
+                 items, pdf, paper)
 
 
 def render_trend_reports(result: AuditResult, out_dir: str | Path, *,
-                         pdf: bool = True, jobs: int = 1,
+                         pdf: bool = True, jobs: int = 1, paper: str = "a4",
                          progress: Callable[[int, int], None] | None = None) -> list[Path]:
     """Write the fleet and per-cluster trend reports; returns the files written, in order.
 
     ``jobs`` > 1 renders the cluster reports in that many worker processes (charts and PDF
     layout are the slow part); the files are the same either way. ``progress(done, total)``
-    is called after each report (the fleet's, then one per cluster).
+    is called after each report (the fleet's, then one per cluster). ``paper``: the page
+    size (``cmax.render.pdf.PAPERS``).
     """
     out = Path(out_dir)
     if result.as_of is None:
@@ -324,9 +325,9 @@ def render_trend_reports(result: AuditResult, out_dir: str | Path, *,
     rules = dataclasses.asdict(result.policy)
     written = _emit(out, "fleet.trend", "trend_fleet.html.j2",
                     {**_fleet_context(result, lines, statuses, as_of), "rules": rules},
-                    result.items, pdf)
+                    result.items, pdf, paper)
     tasks = [(out, cluster, runs, [i for i in result.items if i.cluster == cluster],
-              statuses.get(cluster), as_of, rules, pdf) for cluster, runs in lines.items()]
+              statuses.get(cluster), as_of, rules, pdf, paper) for cluster, runs in lines.items()]
 
     def done(n: int) -> None:
         if progress is not None:

@@ -46,12 +46,45 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
+from xml.etree import ElementTree
 
 from cmax.errors import CmaxError
 from cmax.resources import data_dir
 
 FIXED_DATE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
-DEFAULT_VARIANT = "pdf/a-3u"  # PDF/A-3 allows the JSON/CSV attachments; best effort, see docs
+# PDF/A-3 allows the JSON/CSV attachments; level A is the tagged one (a structure tree with
+# headings, lists, tables and each chart's alt text, for screen readers and reflow), and the
+# XMP also names PDF/UA-1 (``UA_XMP``). Checked here by poppler and tests, not by veraPDF.
+DEFAULT_VARIANT = "pdf/a-3a"
+
+# PDF/UA-1's identification (ISO 14289-1 5.4), with the extension schema PDF/A asks for any
+# XMP property outside its predefined schemas (ISO 19005-3 6.6.2.3).
+_UA_SCHEMA = "http://www.aiim.org/pdfua/ns/id/"
+UA_XMP = f"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+<rdf:Description rdf:about="" xmlns:pdfaExtension="http://www.aiim.org/pdfa/ns/extension/"
+ xmlns:pdfaSchema="http://www.aiim.org/pdfa/ns/schema#"
+ xmlns:pdfaProperty="http://www.aiim.org/pdfa/ns/property#">
+<pdfaExtension:schemas><rdf:Bag><rdf:li rdf:parseType="Resource">
+<pdfaSchema:schema>PDF/UA identification schema</pdfaSchema:schema>
+<pdfaSchema:namespaceURI>{_UA_SCHEMA}</pdfaSchema:namespaceURI>
+<pdfaSchema:prefix>pdfuaid</pdfaSchema:prefix>
+<pdfaSchema:property><rdf:Seq><rdf:li rdf:parseType="Resource">
+<pdfaProperty:name>part</pdfaProperty:name>
+<pdfaProperty:valueType>Integer</pdfaProperty:valueType>
+<pdfaProperty:category>internal</pdfaProperty:category>
+<pdfaProperty:description>the part of ISO 14289 the file conforms to</pdfaProperty:description>
+</rdf:li></rdf:Seq></pdfaSchema:property>
+</rdf:li></rdf:Bag></pdfaExtension:schemas>
+</rdf:Description>
+<rdf:Description rdf:about="" xmlns:pdfuaid="{_UA_SCHEMA}"><pdfuaid:part>1</pdfuaid:part>
+</rdf:Description>
+</rdf:RDF>"""
+
+# Paper: the stylesheets state A4 (report.css, trend.css); another paper restates each of
+# their @page sizes with its CSS keyword, orientation kept (``on_paper``).
+PAPERS: dict[str, str] = {"a4": "A4", "letter": "letter"}
+DEFAULT_PAPER = "a4"
+_PAGE_SIZE = re.compile(r"@page(\s+[\w-]+)?\s*\{\s*size:\s*A4(\s+landscape)?\s*;")
 
 
 @contextmanager
@@ -176,6 +209,24 @@ def paused_gc() -> Iterator[None]:
 _UNUSED_UA_RULE = re.compile(r"^::(?:footnote|note)-[a-z]+ \{[^}\n]*\}\n", re.M)
 
 
+def on_paper(html: str, paper: str = DEFAULT_PAPER) -> str:
+    """``html`` printed on ``paper`` (a key of ``PAPERS``): the A4 page sizes of its first
+    ``<style>`` block restated for that paper at the end of the block, so the laid-out PDF
+    and a browser's print of the HTML both use it. A4 returns ``html`` unchanged."""
+    if paper not in PAPERS:
+        raise CmaxError(f"unknown paper size {paper!r}", field="--paper",
+                        expected=" or ".join(PAPERS), fix="pass --paper a4 or --paper letter")
+    if paper == DEFAULT_PAPER:
+        return html
+    end = html.find("</style>")
+    start = html.rfind("<style>", 0, end)
+    if start < 0 or end < 0:
+        return html
+    rules = "".join(f"@page{m.group(1) or ''} {{ size: {PAPERS[paper]}{m.group(2) or ''}; }}\n"
+                    for m in _PAGE_SIZE.finditer(html, start, end))
+    return html[:end] + rules + html[end:]
+
+
 def lean_ua_css(ua: str) -> str:
     """WeasyPrint's HTML5 user-agent stylesheet without the rules no cmax report uses."""
     return _UNUSED_UA_RULE.sub("", ua).replace("\n::marker {", "\nli::marker {")
@@ -197,7 +248,10 @@ def _html_class() -> Any:
     lean = lean_ua_css(ua_text)
     if lean == ua_text or not hasattr(weasyprint.HTML, "_ua_stylesheets"):
         return weasyprint.HTML
-    sheet = weasyprint.CSS(string=lean, counter_style=counter_style)
+    # the documents count with UA_COUNTER_STYLE, which WeasyPrint's own parse of the same
+    # @counter-style rules filled; parsed into it again, 'disc' and 'decimal' (which it may not
+    # redefine) would each log "Invalid counter style name"
+    sheet = weasyprint.CSS(string=lean, counter_style=type(counter_style)())
 
     html_class: Any = weasyprint.HTML
 
@@ -261,6 +315,34 @@ def _atomic(out: Path, write: Callable[[str], None]) -> None:
             os.unlink(tmp)
 
 
+for _prefix in ("pdfaExtension", "pdfaSchema", "pdfaProperty"):
+    ElementTree.register_namespace(_prefix, f"http://www.aiim.org/pdfa/ns/{_prefix[4:].lower()}"
+                                   + ("/" if _prefix == "pdfaExtension" else "#"))
+
+
+@contextmanager
+def ua_identified(metadata: Any, identify: bool = True) -> Iterator[None]:
+    """While a PDF is written, its XMP also names PDF/UA-1: ``UA_XMP``'s descriptions join the
+    one ``rdf:RDF`` WeasyPrint writes (XMP has one per packet; pypdf, for one, reads only the
+    first). Without WeasyPrint 70's ``generate_rdf_metadata`` nothing is claimed."""
+    plain = getattr(metadata, "generate_rdf_metadata", None)
+    if not identify or plain is None:
+        yield
+        return
+
+    def generate(*args: Any, **kwargs: Any) -> bytes:
+        rdf = ElementTree.fromstring(plain(*args, **kwargs))
+        rdf.extend(ElementTree.fromstring(UA_XMP))
+        data: bytes = ElementTree.tostring(rdf, encoding="utf-8")
+        return data
+
+    metadata.generate_rdf_metadata = generate
+    try:
+        yield
+    finally:
+        del metadata.generate_rdf_metadata
+
+
 def write_document(
     document: Any,
     out: Path,
@@ -284,7 +366,8 @@ def write_document(
         options["pdf_variant"] = pdf_variant
 
     def write(tmp: str) -> None:
-        with warnings.catch_warnings(), pinned_font_clock(created), paused_gc():
+        with (warnings.catch_warnings(), pinned_font_clock(created), paused_gc(),
+              ua_identified(document.metadata, pdf_variant == DEFAULT_VARIANT)):
             # WeasyPrint 70 opens its sRGB profile for PDF/A output intents and never closes it
             warnings.filterwarnings("ignore", message=r"unclosed file .*sRGB2014\.icc",
                                     category=ResourceWarning)
@@ -298,7 +381,7 @@ def write_pdf(
     out: Path,
     *,
     attachments: Sequence[PdfAttachment] = (),
-    pdf_variant: str | None = None,
+    pdf_variant: str | None = DEFAULT_VARIANT,
 ) -> None:
     """Render ``html`` to ``out`` atomically (a half-written PDF never appears)."""
     write_document(layout(html), out, attachments=attachments, pdf_variant=pdf_variant)

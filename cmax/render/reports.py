@@ -21,9 +21,11 @@ from cmax.errors import CmaxError
 from cmax.findings import sort_findings
 from cmax.render import charts, views
 from cmax.render.pdf import (
+    DEFAULT_PAPER,
     DEFAULT_VARIANT,
     PdfAttachment,
     layout,
+    on_paper,
     write_document,
     write_text_atomic,
 )
@@ -207,16 +209,17 @@ def _documents(card: Scorecard, slug: str) -> ScorecardDocuments:
 
 
 def render_scorecard(card: Scorecard, slug: str, out_dir: Path, *,
-                     pdf: bool = True) -> list[Path]:
-    """``<slug>.scorecard.{json,html,pdf}``; the PDF carries the JSON and findings CSV."""
+                     pdf: bool = True, paper: str = DEFAULT_PAPER) -> list[Path]:
+    """``<slug>.scorecard.{json,html,pdf}`` on ``paper``; the PDF carries the JSON and
+    findings CSV."""
     documents = _documents(card, slug)
     json_text = scorecard_json(card)
     paths = [out_dir / f"{slug}.scorecard.{ext}" for ext in ("json", "html", "pdf")]
     write_text_atomic(json_text, paths[0])
-    write_text_atomic(documents.html, paths[1])
+    write_text_atomic(on_paper(documents.html, paper), paths[1])
     if not pdf:
         return paths[:2]
-    document = layout(documents.pdf)
+    document = layout(on_paper(documents.pdf, paper))
     write_document(document, paths[2], pdf_variant=DEFAULT_VARIANT, attachments=[
         PdfAttachment(f"{slug}.scorecard.json", json_text.encode("utf-8"),
                       "cmax scorecard (JSON, schema from `cmax schema`)"),
@@ -227,16 +230,17 @@ def render_scorecard(card: Scorecard, slug: str, out_dir: Path, *,
 
 
 def render_brief(card: Scorecard, slug: str, out_dir: Path,
-                 peers: Sequence[Scorecard] = (), *, pdf: bool = True) -> list[Path]:
+                 peers: Sequence[Scorecard] = (), *, pdf: bool = True,
+                 paper: str = DEFAULT_PAPER) -> list[Path]:
     """``<slug>.brief.{html,pdf}``, made more compact until it fits in two pages; with
     ``peers`` (every scorecard rated together) it compares their value. Without ``pdf`` only
     the HTML, at full length (nothing is laid out, so nothing needs to fit two pages)."""
     if not pdf:
         path = out_dir / f"{slug}.brief.html"
-        write_text_atomic(brief_html(card, 0, peers), path)
+        write_text_atomic(on_paper(brief_html(card, 0, peers), paper), path)
         return [path]
     for level in range(len(BRIEF_LEVELS)):
-        html = brief_html(card, level, peers)
+        html = on_paper(brief_html(card, level, peers), paper)
         document = layout(html)
         if len(document.pages) <= BRIEF_MAX_PAGES:
             break
@@ -303,7 +307,8 @@ def leaderboard_charts(cards: Sequence[Scorecard],
 
 
 def render_leaderboard(pairs: Sequence[tuple[str, Scorecard]], out_dir: Path,
-                       rank_by: views.RankBy = "tier", *, pdf: bool = True) -> list[Path]:
+                       rank_by: views.RankBy = "tier", *, pdf: bool = True,
+                       paper: str = DEFAULT_PAPER) -> list[Path]:
     rows = views.leaderboard_rows(list(pairs), rank_by)
     labels = leaderboard_labels(rows)
     cards = [r.card for r in rows]
@@ -312,10 +317,11 @@ def render_leaderboard(pairs: Sequence[tuple[str, Scorecard]], out_dir: Path,
     if chart_uris is None:
         chart_uris = leaderboard_charts(cards, labels)
     paths = [out_dir / "leaderboard.html", out_dir / "leaderboard.pdf"]
-    write_text_atomic(leaderboard_html(rows, "html", chart_uris, rank_by), paths[0])
+    write_text_atomic(on_paper(leaderboard_html(rows, "html", chart_uris, rank_by), paper),
+                      paths[0])
     if not pdf:
         return paths[:1]
-    document = layout(leaderboard_html(rows, "pdf", chart_uris, rank_by))
+    document = layout(on_paper(leaderboard_html(rows, "pdf", chart_uris, rank_by), paper))
     write_document(document, paths[1], pdf_variant=DEFAULT_VARIANT, attachments=[
         PdfAttachment("leaderboard.csv", leaderboard_csv(rows).encode("utf-8"),
                       "leaderboard rows (CSV)"),
@@ -331,6 +337,7 @@ def _check_out_dir(out_dir: Path) -> None:
 
 def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
                    rank_by: views.RankBy = "tier", *, pdf: bool = True,
+                   paper: str = DEFAULT_PAPER,
                    progress: Callable[[int, int], None] | None = None) -> list[Path]:
     """Write every report for ``scorecards`` into ``out_dir``; return the paths, sorted.
 
@@ -338,6 +345,7 @@ def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
     two or more scorecards also ``leaderboard.{html,pdf}``, ranked ``rank_by`` tier (then
     score) or value ($ per reference-grade GPU-hour). Each file is written atomically.
     ``pdf=False`` writes no PDF (``--no-pdf``: WeasyPrint is then never imported).
+    ``paper`` is the page size of the PDFs and of the HTML's print style (``PAPERS``).
     ``progress(done, total)`` is called after each brief, scorecard and the leaderboard.
     """
     if not scorecards:
@@ -358,13 +366,13 @@ def render_reports(scorecards: Sequence[Scorecard], out_dir: Path,
     # the briefs first: they need no charts, so they import WeasyPrint and get written while
     # a document worker may still be drawing the scorecards' charts
     for slug, card in zip(slugs, cards, strict=True):
-        written += render_brief(card, slug, out_dir, cards, pdf=pdf)
+        written += render_brief(card, slug, out_dir, cards, pdf=pdf, paper=paper)
         done()
     for slug, card in zip(slugs, cards, strict=True):
-        written += render_scorecard(card, slug, out_dir, pdf=pdf)
+        written += render_scorecard(card, slug, out_dir, pdf=pdf, paper=paper)
         done()
     if len(cards) >= 2:
         written += render_leaderboard(list(zip(slugs, cards, strict=True)), out_dir, rank_by,
-                                      pdf=pdf)
+                                      pdf=pdf, paper=paper)
         done()
     return sorted(written)

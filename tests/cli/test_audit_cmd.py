@@ -204,3 +204,14 @@ def test_a_missing_drift_policy_is_one_line(root: Path, tmp_path: Path,
     err = capsys.readouterr().err
     assert "drift policy not found; fix: check the --drift-policy path" in err
     assert err.count("\n") == 1
+
+
+def test_trend_reports_on_letter_paper(root: Path, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from pypdf import PdfReader
+
+    out = tmp_path / "reports"
+    assert main(["audit", str(root), "-o", str(out), "--paper", "letter"]) == 1
+    box = PdfReader(out / "fleet.trend.pdf").pages[0].mediabox
+    assert (round(float(box.width)), round(float(box.height))) == (792, 612)  # Letter, landscape
+    assert "@page { size: letter landscape; }" in (out / "cluster-east.trend.html").read_text()

@@ -45,3 +45,15 @@ def test_demo_no_pdf(tmp_path: Path) -> None:
     assert names and not [n for n in names if n.endswith(".pdf")]
     assert len([n for n in names if n.endswith(".scorecard.html")]) == 3
     assert "weasyprint imported: False" in proc.stdout
+
+
+def test_report_paper_letter_reaches_the_html_print_style(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    proc = _run(["report", str(SAMPLES / "aurora-compute"), "-o", str(out), "--no-pdf",
+                 "--paper", "letter"])
+    assert proc.returncode == 0, proc.stderr
+    for name in ("aurora-compute-aurora-h100-east.brief.html",
+                 "aurora-compute-aurora-h100-east.scorecard.html"):
+        assert "@page { size: letter; }" in (out / name).read_text(), name
+    assert _run(["report", str(SAMPLES / "aurora-compute"), "-o", str(out), "--no-pdf",
+                 "--paper", "legal"]).returncode == 2
