@@ -119,13 +119,13 @@ def install(root: Path, jobs: list[Job]) -> Path:
 
 
 def archive(path: Path, jobs: list[Job], *, staging: Path,
-            links: dict[str, str] | None = None) -> Path:
+            links: dict[str, str] | None = None, log: bytes | None = None) -> Path:
     """What ``llmb-run archive`` writes for an install holding ``jobs``; ``links``: symbolic
     links made in the experiments tree first (path under the workloads folder -> link text).
     The members are chosen as archive.py@e249aa3 ``build_archive_file_list`` chooses them:
     ``os.walk`` without following links, every file plus every linked folder, each added on
     its own (``recursive=False``) with ``dereference=False``, so a link is stored as a link."""
-    write_jobs(staging, jobs)
+    write_jobs(staging, jobs, log=log)
     for where, text in (links or {}).items():
         (staging / where).parent.mkdir(parents=True, exist_ok=True)
         (staging / where).symlink_to(text)

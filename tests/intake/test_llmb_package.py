@@ -116,6 +116,29 @@ def test_not_for_rating_job_is_refused(tmp_path: Path, change: dict[str, object]
     assert (root / config).read_text().splitlines()[info.value.line - 1].strip().startswith(key)
 
 
+@pytest.mark.parametrize(("nodes", "refused"), [(8, True), (64, False)])
+def test_a_log_whose_node_count_cannot_hold_the_scale_is_refused(
+        tmp_path: Path, nodes: int, refused: bool) -> None:
+    """An archive has no node list (llmb-config states scale and GPUs per node): the node
+    count the job's log prints (Slurm's environment) is checked against the scale instead."""
+    from tests.intake.llmb_fakes import LOG
+
+    log = f"SLURM_JOB_NUM_NODES={nodes}\n".encode() + LOG.read_bytes()
+    path = archive(tmp_path / "llmb-archive-x.tar.zst", [Job(scale=512)],
+                   staging=tmp_path / "stage", log=log)
+    if not refused:
+        with load(path) as loaded:
+            assert [r.num_gpus for r in loaded.bundle.manifest.runs] == [512]
+        return
+    with pytest.raises(EvidenceError, match="not for rating") as info, load(path):
+        pass
+    message = str(info.value)
+    assert "the log (line 1) has 8 node(s), which cannot hold scale 512 at 8 GPUs per node " \
+           "(needs 64)" in message
+    assert info.value.line == 1 and str(info.value.file).endswith("_3913022_0.out")
+    assert info.value.field == "runs[0].log"
+
+
 def test_the_user_login_appears_in_no_output(tmp_path: Path) -> None:
     from cmax.intake.package import draft_for
 
