@@ -51,6 +51,11 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "reported_step_time_s": pl.Float64(),
     "reported_tflops_per_gpu": pl.Float64(),
     "restarts": pl.Int64(),  # restarts seen inside the log (later attempt wins per iteration)
+    "resumed_at": pl.String(),  # the iteration each restart resumed from, comma-separated
+    # Megatron's "number of skipped iterations" (optimizer steps skipped): total, and the
+    # iterations whose line reports some (comma-separated, the first 20)
+    "skipped_iterations": pl.Int64(),
+    "skipped_at": pl.String(),
     "notes": pl.String(),  # "; "-joined parser notes a reviewer should see
 }
 

@@ -45,10 +45,8 @@ def parse_maxtext(path: Path) -> TrainingLog:
     ), keys=[MAXTEXT_KEY])
     notes: list[str] = []
     events = drop_cut_tail(events, path, [MAXTEXT_KEY], notes)
-    steps, restarts = settle_steps(events)
-    if restarts:
-        notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
-    return TrainingLog(format="maxtext", framework="maxtext", steps=steps, restarts=restarts,
+    steps, resumes = settle_steps(events, notes)
+    return TrainingLog(format="maxtext", framework="maxtext", steps=steps, resumed_at=resumes,
                        notes=notes, source=path,
                        facts=log_facts(head, "maxtext", first_line(events)))
 

@@ -57,6 +57,8 @@ def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
         to_float(value_after(r"lm loss", sep=r"\s*:")).alias("loss"),
         to_float(value_after(r"grad[ _]norm", sep=r"\s*:")).alias("grad_norm"),
         to_float(value_after(r"consumed samples", sep=r"\s*:")).alias("consumed_samples"),
+        # training.py training_log: "number of skipped iterations: N" over the log interval
+        to_float(value_after(r"number of skipped iterations", sep=r"\s*:")).alias("skipped"),
         to_float(value_after(r"energy per GPU \(J/iter/GPU\)", sep=r"\s*:"))
         .alias("energy_j_per_gpu"),
         to_float(value_after(r"power per GPU \(W/GPU\)", sep=r"\s*:")).alias("power_w_per_gpu"),
@@ -125,7 +127,7 @@ def parse_megatron(path: Path) -> TrainingLog:
                         ("loss", pl.Float64()), ("grad_norm", pl.Float64()),
                         ("consumed_samples", pl.Float64()), (WALL_TIME, pl.Float64()),
                         ("line_step_s", pl.Float64()), ("energy_j_per_gpu", pl.Float64()),
-                        ("power_w_per_gpu", pl.Float64())):
+                        ("power_w_per_gpu", pl.Float64()), ("skipped", pl.Float64())):
         if name not in rows.columns:  # a log with only one of the two line kinds
             rows = rows.with_columns(pl.lit(None, dtype=dtype).alias(name))
     notes: list[str] = []
@@ -147,9 +149,8 @@ def parse_megatron(path: Path) -> TrainingLog:
         pl.coalesce(pl.col("inline_tflops"), pl.lit(paired)).alias("tflops_per_gpu"),
     )
     invalid = bool(events.height and events["grad_norm"].is_nan().any())
-    steps, restarts = settle_steps(events)
-    if restarts:
-        notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
+    skipped = events.filter(pl.col("skipped").fill_null(0) > 0)
+    steps, resumes = settle_steps(events, notes)
 
     first_iter = iters["line"].min() if iters.height else None
     config = _arguments(path, int(first_iter) if first_iter is not None else None)  # type: ignore[arg-type]
@@ -165,6 +166,8 @@ def parse_megatron(path: Path) -> TrainingLog:
     return TrainingLog(
         format="megatron", framework=framework, steps=steps,
         max_iteration=int(max_iter) if max_iter is not None else None,  # type: ignore[arg-type]
-        config=config, restarts=restarts, invalid_grad_norm=invalid, notes=notes, source=path,
+        config=config, resumed_at=resumes, invalid_grad_norm=invalid,
+        skipped_at=tuple(int(v) for v in skipped["iteration"].to_list()),
+        skipped=int(skipped["skipped"].sum() or 0) if skipped.height else 0, notes=notes, source=path,
         facts=log_facts(head, framework, first_line(samples), extra),
     )

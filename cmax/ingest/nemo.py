@@ -135,13 +135,11 @@ def _finish(fmt: str, events: pl.DataFrame, notes: list[str], path: Path) -> Tra
     # in expressions: a constant column (fields.py) is not expanded to millions of rows
     invalid, max_iter = events.select(pl.col("grad_norm").is_nan().any(),
                                       pl.col("max_iteration").max()).row(0)
-    steps, restarts = settle_steps(events.drop("max_iteration"))
+    steps, resumes = settle_steps(events.drop("max_iteration"), notes)
     config: dict[str, int] = {}
-    if restarts:
-        notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
     return TrainingLog(
         format=fmt, framework=fmt, steps=steps,
         max_iteration=int(max_iter) if max_iter is not None else None,
-        config=config, restarts=restarts, invalid_grad_norm=bool(invalid), notes=notes,
+        config=config, resumed_at=resumes, invalid_grad_norm=bool(invalid), notes=notes,
         source=path,
     )

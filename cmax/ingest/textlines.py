@@ -53,6 +53,8 @@ GAP = r"(?:\s|\x1b\[[0-9;]*[A-Za-z])*"
 # An iteration counter falling back by more than this is a restart, not interleaved ranks
 # printing the same few iterations slightly out of order.
 RESTART_SLACK = 2
+#: iterations listed in a runs-table column (skipped_at): enough to place them, bounded
+MAX_LISTED = 20
 
 #: a parser's step rows: the steps table's columns but the two ingest adds (run and file)
 STEP_COLUMNS: dict[str, pl.DataType] = {
@@ -539,13 +541,29 @@ class TrainingLog:
     steps: pl.DataFrame
     max_iteration: int | None = None
     config: dict[str, int] = field(default_factory=dict)
-    restarts: int = 0
+    #: the iteration each later attempt resumed from (a restart inside the log), file order
+    resumed_at: tuple[int, ...] = ()
+    #: iterations whose line reports skipped iterations (Megatron: the optimizer step was
+    #: skipped, e.g. on an inf/nan gradient), and how many were skipped in all
+    skipped_at: tuple[int, ...] = ()
+    skipped: int = 0
     invalid_grad_norm: bool = False
     notes: list[str] = field(default_factory=list)
     source: Path | None = None
     #: identity facts the log states (world size, hosts, precision, experiment, parallel
     #: sizes, ...), see :func:`head_facts`; validation compares them with the manifest
     facts: list[Fact] = field(default_factory=list)
+
+    @property
+    def restarts(self) -> int:
+        return len(self.resumed_at)
+
+    def run_columns(self) -> dict[str, object]:
+        """What the log says about its own continuity, as runs-table columns."""
+        return {"restarts": self.restarts,
+                "resumed_at": ",".join(map(str, self.resumed_at)) or None,
+                "skipped_iterations": self.skipped,
+                "skipped_at": ",".join(map(str, self.skipped_at[:MAX_LISTED])) or None}
 
     def status(self) -> str:
         """llmb-run's verdict vocabulary: success, incomplete, invalid_grad_norm, no_data."""
@@ -587,29 +605,34 @@ def drop_cut_tail(
     return events.head(events.height - 1)
 
 
-def settle_steps(events: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+def settle_steps(events: pl.DataFrame, notes: list[str] | None = None
+                 ) -> tuple[pl.DataFrame, tuple[int, ...]]:
     """One row per iteration: first occurrence wins within an attempt, the last attempt wins.
 
     ``events`` are in file order with at least ``iteration`` and ``line``. Returns the steps in
-    iteration order (canonical columns) and the number of restarts seen.
+    iteration order (canonical columns) and the iteration each later attempt resumed from (one
+    per restart), noted in ``notes``.
     """
     if events.height == 0:
-        return empty_steps(), 0
+        return empty_steps(), ()
     if events.get_column("iteration").null_count():  # filtering copies: only when needed
         events = events.filter(pl.col("iteration").is_not_null())
     if rising(events.get_column("iteration")):
         # strictly increasing (the common case): nothing to settle, and no sorted copy of a
         # multi-million-row table
-        return _canonical(events), 0
+        return _canonical(events), ()
     back = (pl.col("iteration").diff() < -RESTART_SLACK).fill_null(False)
     events = events.with_columns(back.cast(pl.Int64).cum_sum().alias("_attempt"),
                                  pl.int_range(pl.len()).alias("_order"))
-    restarts = int(events.select(pl.col("_attempt").max()).item() or 0)
+    resumes = tuple(int(v) for v in events.filter(back)["iteration"].to_list())
+    if resumes and notes is not None:
+        notes.append(f"{len(resumes)} restart(s) inside the log (resumed at iteration "
+                     f"{', '.join(map(str, resumes))}); the later attempt's steps are used")
     settled = (
         events.sort(["iteration", "_attempt", "_order"], descending=[False, True, False])
         .unique(subset=["iteration"], keep="first", maintain_order=True)
     )
-    return _canonical(settled), restarts
+    return _canonical(settled), resumes
 
 
 def rising(values: pl.Series) -> bool:
@@ -702,6 +725,8 @@ def training_summary(log: TrainingLog) -> dict[str, object]:
         if energy is not None:
             out["window_measured_energy"] = energy
     out.update(max_iteration=log.max_iteration, status=log.status(), restarts=log.restarts)
+    if log.skipped:
+        out["skipped_iterations"] = log.skipped
     if log.config:
         out["config"] = dict(sorted(log.config.items()))
     if log.notes:

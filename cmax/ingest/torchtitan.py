@@ -59,9 +59,7 @@ def parse_torchtitan(path: Path) -> TrainingLog:
     events = rows.filter(~pl.col("start") & pl.col("iteration").is_not_null())
     events = drop_cut_tail(events, path, STEP_KEYS, notes)
     invalid = bool(events.height and events["grad_norm"].is_nan().any())
-    steps, restarts = settle_steps(events)
-    if restarts:
-        notes.append(f"{restarts} restart(s) inside the log; the later attempt's steps are used")
+    steps, resumes = settle_steps(events, notes)
     config: dict[str, int] = {}
     max_iteration: int | None = None
     extra: list[Fact] = []
@@ -76,7 +74,7 @@ def parse_torchtitan(path: Path) -> TrainingLog:
             max_iteration = int(first["total_steps"])
     return TrainingLog(
         format="torchtitan", framework="torchtitan", steps=steps, max_iteration=max_iteration,
-        config=config, restarts=restarts, invalid_grad_norm=invalid, notes=notes, source=path,
+        config=config, resumed_at=resumes, invalid_grad_norm=invalid, notes=notes, source=path,
         facts=log_facts(head, "torchtitan", first_line(events), extra),
     )
 

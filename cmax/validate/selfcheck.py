@@ -60,6 +60,104 @@ register(Rule(
 ))
 
 
+register(Rule(
+    "consistency.spliced-window", "error", "The window joins two attempts or two logs",
+    "Inside the steady-state window one job's log counts on: the iteration counter does not "
+    "restart (a resume from a checkpoint), the wall-clock stamps do not go back, and consumed "
+    "samples grow by the batch size at every step. A window that spans a resume point, a stamp "
+    "going backwards or a jump in consumed samples averages steps of two attempts (or of two "
+    "logs stitched together): its mean is no one run's speed.",
+    "Submit the log of one uninterrupted attempt whose window holds no restart; a restart "
+    "before the window is reported as consistency.restarted-run.",
+    "Megatron-LM training.py (consumed_train_samples, the stamped iteration line); llmb-run "
+    "job_logs.py keeps one attempt.",
+))
+register(Rule(
+    "consistency.skipped-iterations", "error", "The window holds skipped iterations",
+    "Megatron prints `number of skipped iterations` on every iteration line: an iteration whose "
+    "gradients held inf/NaN is counted but its optimizer step is not taken. A window with such "
+    "iterations did less work than its step count says, and a run that skips steps is not "
+    "training correctly.",
+    "Fix the numerics (loss scaling, learning rate, FP8 recipe) and re-run.",
+    "NVIDIA/Megatron-LM megatron/training/training.py training_log: 'number of skipped "
+    "iterations' (skipped_iters_key).",
+))
+register(Rule(
+    "consistency.skipped-iterations-outside", "warning",
+    "The run skipped iterations outside the window",
+    "Megatron reports skipped iterations (optimizer steps not taken on inf/NaN gradients) "
+    "outside the steady-state window: the measured steps are not affected, but the run's "
+    "numerics are not healthy.",
+    "Check the loss scaling and learning rate; prefer a run without skipped iterations.",
+    "NVIDIA/Megatron-LM megatron/training/training.py training_log.",
+))
+
+
+def _listed(view: RunView, column: str) -> list[int]:
+    """Iterations a runs-table column lists ("20,35")."""
+    text = str(view.row.get(column) or "")
+    return [int(v) for v in text.split(",") if v.strip().isdigit()]
+
+
+def _spliced(view: RunView) -> Iterator[Finding]:
+    first, last = view.window.first, view.window.last
+    inside = [r for r in _listed(view, "resumed_at") if first < r <= last]
+    if inside:
+        yield run_finding(
+            "consistency.spliced-window", view,
+            f"the log restarts at iteration {inside[0]} inside the window {first}-{last}: its "
+            f"iterations {first}-{inside[0] - 1} come from one attempt and {inside[0]}-{last} "
+            "from the next", line=view.line_of(inside[0]))
+        return
+    steps = view.window_steps
+    if steps.height < 2 or not {"wall_time_s", "consumed_samples"} <= set(steps.columns):
+        return
+    pairs = steps.sort("line").select(
+        "iteration", "line",
+        (pl.col("wall_time_s") - pl.col("wall_time_s").shift(1)).alias("clock"),
+        (pl.col("consumed_samples") - pl.col("consumed_samples").shift(1)).alias("samples"),
+        (pl.col("iteration") - pl.col("iteration").shift(1)).alias("steps")).slice(1)
+    back = pairs.filter(pl.col("clock") < 0)
+    if not back.is_empty():
+        row = back.row(0, named=True)
+        yield run_finding(
+            "consistency.spliced-window", view,
+            f"the wall-clock stamp goes back {-row['clock']:.0f} s at iteration "
+            f"{row['iteration']}, inside the window {first}-{last}", line=as_int(row["line"]))
+        return
+    gbs = view.get_int("gbs")
+    if not gbs:
+        return
+    off = pairs.filter(pl.col("samples").is_not_null()
+                       & ((pl.col("samples") - pl.col("steps") * gbs).abs() > 0.5))
+    counted = pairs.filter(pl.col("samples").is_not_null()).height
+    if off.height and off.height * 2 <= counted:  # most of the window: consumed-samples
+        row = off.row(0, named=True)
+        yield run_finding(
+            "consistency.spliced-window", view,
+            f"consumed samples grow by {row['samples']:g} into iteration {row['iteration']} "
+            f"({row['steps']} step(s) at GBS {gbs} is {row['steps'] * gbs}), inside the window "
+            f"{first}-{last}", line=as_int(row["line"]))
+
+
+def _skipped(view: RunView) -> Iterator[Finding]:
+    skipped = _listed(view, "skipped_at")
+    if not skipped:
+        return
+    first, last = view.window.first, view.window.last
+    inside = [i for i in skipped if first <= i <= last]
+    total = as_int(view.row.get("skipped_iterations")) or len(skipped)
+    rule = "consistency.skipped-iterations" if inside else \
+        "consistency.skipped-iterations-outside"
+    at = inside or skipped
+    yield run_finding(
+        rule, view,
+        f"{total} skipped iteration(s) reported, at iteration(s) "
+        f"{', '.join(map(str, at[:5]))}{', ...' if len(at) > 5 else ''} "
+        f"({'inside' if inside else 'outside'} the window {first}-{last})",
+        line=view.line_of(at[0]))
+
+
 def _wall_clock(view: RunView) -> Iterator[Finding]:
     steps = view.window_steps
     if steps.height < 2 or "wall_time_s" not in steps.columns:
@@ -138,3 +236,5 @@ def check(ctx: Context) -> Iterator[Finding]:
         yield from _wall_clock(view)
         yield from _consumed(resolved)
         yield from _single_step(view)
+        yield from _spliced(resolved)
+        yield from _skipped(view)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
+import numpy as np
 import polars as pl
 
 from cmax.findings import Finding
@@ -36,6 +37,9 @@ from cmax.validate.thresholds import (
     MIN_WINDOW_STATS_STEPS,
     OUTLIER_SIGMA,
     SIGMA_FLOOR_FRACTION,
+    SPEED_BLOCKS,
+    SPEED_CHANGE_SIGMAS,
+    SPEED_SEGMENT,
     STALL_FACTOR,
     TIMING_BAND,
     WARMUP_FRACTION,
@@ -99,6 +103,20 @@ register(Rule(
     "best segment.",
     "Submit the unedited log of one complete run.",
     f"Megatron-Bridge perf CI timing_threshold {TIMING_BAND:g}.",
+))
+register(Rule(
+    "statistics.speed-change", "error", "The run changes speed, and the window is the fast part",
+    "After warm-up a real run keeps one speed up to its noise. When the steady steps split into "
+    f"two stretches whose medians differ by more than {pct(TIMING_BAND)} and by more than "
+    f"{SPEED_CHANGE_SIGMAS:g} robust sigmas of the steps around them (each stretch at least "
+    f"{SPEED_SEGMENT} steps), and the measurement window lies in the faster one, the log is a "
+    "slow run with a fast tail spliced on, or its window's lines were edited. A gradual drift "
+    "is not a change (its stretches are as noisy as the step); the window in the slower "
+    "stretch does not flatter the run.",
+    "Submit the unedited log of one run at one speed; if the cluster really changed speed "
+    "mid-run, re-run and submit that log.",
+    f"Megatron-Bridge perf CI timing_threshold {TIMING_BAND:g}; {SPEED_CHANGE_SIGMAS:g} "
+    "x 1.4826 x MAD of the steps about their stretch's median.",
 ))
 register(Rule(
     "statistics.duplicate-log", "error", "The same evidence submitted twice",
@@ -247,6 +265,16 @@ def _run(view: RunView) -> Iterator[Finding]:
                           f"over iterations {first}-{last} (robust linear trend; median "
                           f"{med:.3f} s)")
     yield from _cherry_pick(view, steps, window)
+    yield from _speed_change(view, steps, window)
+
+
+def _settle(view: RunView, steps: pl.DataFrame) -> int:
+    """The first iteration counted as steady: half-way from the first step to the window, and
+    past the run's first WARMUP_FRACTION of steps."""
+    first_it = int(steps["iteration"].min())  # type: ignore[arg-type]
+    settle = first_it + (view.window.first - first_it) // 2
+    warm = math.ceil(WARMUP_FRACTION * steps.height)
+    return max(settle, int(steps["iteration"][min(warm, steps.height - 1)]))
 
 
 def _cherry_pick(view: RunView, steps: pl.DataFrame, window: pl.DataFrame) -> Iterator[Finding]:
@@ -254,10 +282,7 @@ def _cherry_pick(view: RunView, steps: pl.DataFrame, window: pl.DataFrame) -> It
     if window.is_empty():
         return
     first, last = view.window.first, view.window.last
-    first_it = int(steps["iteration"].min())  # type: ignore[arg-type]
-    settle = first_it + (first - first_it) // 2
-    warm = math.ceil(WARMUP_FRACTION * steps.height)
-    settle = max(settle, int(steps["iteration"][min(warm, steps.height - 1)]))
+    settle = _settle(view, steps)
     other = steps.filter(~pl.col("iteration").is_between(first, last)
                          & (pl.col("iteration") >= settle))
     if other.height < MIN_WINDOW_STATS_STEPS:
@@ -268,6 +293,51 @@ def _cherry_pick(view: RunView, steps: pl.DataFrame, window: pl.DataFrame) -> It
         yield run_finding("statistics.cherry-picked-window", view,
                           f"window {first}-{last} median {w_med:.3f} s is {faster:.1%} faster "
                           f"than the {other.height} other steady steps (median {o_med:.3f} s)")
+
+
+def _speed_change(view: RunView, steps: pl.DataFrame, window: pl.DataFrame
+                  ) -> Iterator[Finding]:
+    """The steady steps' best split into a slower and a faster stretch (a long run judged on
+    at most SPEED_BLOCKS block medians), an error when it is beyond the noise and the window
+    is in the faster stretch."""
+    if window.is_empty() or steps.height < 2 * SPEED_SEGMENT:
+        return
+    steady = steps.filter(pl.col("iteration") >= _settle(view, steps))
+    size = max(1, math.ceil(steady.height / SPEED_BLOCKS))
+    blocks = steady.with_row_index("_i").group_by(pl.col("_i") // size, maintain_order=True).agg(
+        pl.col("step_time_s").median(), pl.col("iteration").first().alias("first"),
+        pl.col("iteration").last().alias("last"))
+    x = blocks["step_time_s"].cast(pl.Float64).to_numpy()
+    seg = max(2, SPEED_SEGMENT // size) if size > 1 else SPEED_SEGMENT
+    if len(x) < 2 * seg:
+        return
+    floor = SIGMA_FLOOR_FRACTION * float(np.median(x)) + print_resolution(x.tolist())
+    best: tuple[float, int, float, float, float] | None = None
+    for k in range(seg, len(x) - seg + 1):
+        a, b = float(np.median(x[:k])), float(np.median(x[k:]))
+        resid = np.concatenate([x[:k] - a, x[k:] - b])
+        sigma = max(MAD_TO_SIGMA * float(np.median(np.abs(resid))), floor)
+        score = abs(a - b) / sigma
+        if best is None or score > best[0]:
+            best = (score, k, a, b, sigma)
+    if best is None:
+        return
+    score, k, a, b, sigma = best
+    fast, slow = min(a, b), max(a, b)
+    if slow / fast - 1 <= TIMING_BAND or score <= SPEED_CHANGE_SIGMAS:
+        return
+    cut = int(blocks["first"][k])
+    in_fast = window.filter((pl.col("iteration") >= cut) == (b < a)).height
+    if in_fast * 2 < window.height:
+        return
+    before = f"{int(blocks['first'][0])}-{int(blocks['last'][k - 1])}"
+    after = f"{cut}-{int(blocks['last'][-1])}"
+    yield run_finding(
+        "statistics.speed-change", view,
+        f"steady step times change at iteration {cut}: median {a:.3f} s over iterations "
+        f"{before}, {b:.3f} s over {after} ({slow / fast - 1:.1%} apart, {score:.0f} sigma of "
+        f"{sigma:.3f} s); the window {view.window.first}-{view.window.last} is in the faster "
+        "stretch", line=view.line_of(cut))
 
 
 def _duplicates(ctx: Context) -> Iterator[Finding]:

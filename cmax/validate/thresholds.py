@@ -139,3 +139,12 @@ WITNESS_MARGIN = 3.0
 # reference and not slower than this fraction of it (a real cluster can be 40 % slow; the step
 # time alone is never the witness against a claim the run is not too fast for).
 WITNESS_SLOWEST = 0.6
+
+# A speed change inside a run (statistics.speed-change): the two stretches' medians must differ
+# by more than TIMING_BAND and by more than this many robust sigmas of the steps about their
+# own stretch's median; each stretch at least SPEED_SEGMENT steps (a stall or a few stragglers
+# never make one). A long run is judged on at most SPEED_BLOCKS block medians, so the search
+# costs the same on 50 steps and on two million.
+SPEED_CHANGE_SIGMAS = 6.0
+SPEED_SEGMENT = 5
+SPEED_BLOCKS = 200

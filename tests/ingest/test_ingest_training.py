@@ -145,9 +145,12 @@ def test_restart_detection_rules() -> None:
         "step_time_s": [9.0, 9.0, 9.0, 9.0, 8.0, 9.0, 9.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
         "line": list(range(1, 15)),
     })
-    steps, restarts = settle_steps(events)
-    # 3 -> 2 is a lagging rank (within the slack); 5 -> 0 is a restart
-    assert restarts == 1
+    notes: list[str] = []
+    steps, resumes = settle_steps(events, notes)
+    # 3 -> 2 is a lagging rank (within the slack); 5 -> 0 is a restart, resumed at 0
+    assert resumes == (0,)
+    assert notes == ["1 restart(s) inside the log (resumed at iteration 0); the later "
+                     "attempt's steps are used"]
     assert steps["iteration"].to_list() == list(range(7))
     assert steps["step_time_s"].to_list() == [1.0] * 7
     assert steps["line"].to_list() == list(range(8, 15))
@@ -355,3 +358,21 @@ def test_measured_energy_flags_power_that_is_not_the_printed_energy() -> None:
                                          "energy (beyond 2%)"]
     clean = measured_energy(steps.head(1))
     assert clean is not None and clean["telemetry_checks"][0].startswith("every step")  # type: ignore[index]
+
+
+def test_megatron_skipped_iterations_and_resume_point(tmp_path: Path) -> None:
+    # Megatron-LM training.py training_log's iteration line; the job resumes from a checkpoint
+    # at iteration 3 after printing 6, and iteration 7 reports one skipped iteration
+    def line(it: int, skipped: int) -> str:
+        return (f" [2026-05-01 10:00:{it:02d}] iteration {it:8d}/      10 | consumed samples: "
+                f"{128 * it:12d} | elapsed time per iteration (ms): 1000.0 | global batch size:"
+                f"   128 | lm loss: 9.000000E+00 | loss scale: 1.0 | grad norm: 0.412 | number "
+                f"of skipped iterations: {skipped:3d} | number of nan iterations:   0 |")
+    path = tmp_path / "megatron.log"
+    path.write_text("\n".join([*(line(i, 0) for i in range(1, 7)),
+                               *(line(i, int(i == 7)) for i in range(3, 11))]) + "\n")
+    log = parse_training(path, detect_format(path))
+    assert log.resumed_at == (3,) and log.restarts == 1
+    assert (log.skipped, log.skipped_at) == (1, (7,))
+    assert log.run_columns() == {"restarts": 1, "resumed_at": "3", "skipped_iterations": 1,
+                                 "skipped_at": "7"}

@@ -11,7 +11,9 @@ from tests.validate.test_validate_rules import _stamps
 from tests.validate.validate_fakes import HonestBundle, honest_times
 
 NEW = {"consistency.wall-clock", "consistency.consumed-samples",
-       "consistency.single-step-window"}
+       "consistency.single-step-window", "consistency.spliced-window",
+       "consistency.skipped-iterations", "consistency.skipped-iterations-outside",
+       "statistics.speed-change"}
 
 
 def _fired(bundle: HonestBundle, tmp_path: Path) -> set[str]:
@@ -39,3 +41,36 @@ def test_an_honest_single_step_window_is_clean(tmp_path: Path) -> None:
     run = bundle.runs[0]
     run.num_gpus, run.gbs, run.times = 128, 64, honest_times(19.5, 11)
     assert _fired(bundle, tmp_path) == set()
+
+
+def test_a_restart_before_the_window_is_no_splice(tmp_path: Path) -> None:
+    bundle = HonestBundle()
+    bundle.runs[0].row.update(restarts=1, resumed_at="20")
+    assert _fired(bundle, tmp_path) == set()
+
+
+def test_stamps_going_back_inside_the_window_are_a_splice(tmp_path: Path) -> None:
+    bundle = HonestBundle()
+    stamps = _stamps(0, 1.0)
+    stamps[40:] = [s - 3600 for s in stamps[40:]]  # the tail of a job run an hour earlier
+    bundle.runs[0].extra_steps = {"wall_time_s": stamps}
+    assert _fired(bundle, tmp_path) == {"consistency.spliced-window"}
+
+
+def test_one_jump_in_consumed_samples_inside_the_window_is_a_splice(tmp_path: Path) -> None:
+    bundle = HonestBundle()
+    samples = [256.0 * (i + 1) for i in range(50)]
+    samples[38:] = [s + 256.0 * 900 for s in samples[38:]]  # iterations of another job
+    bundle.runs[0].extra_steps = {"consumed_samples": samples}
+    assert _fired(bundle, tmp_path) == {"consistency.spliced-window"}
+
+
+def test_a_gradual_drift_and_a_slower_tail_are_no_speed_change(tmp_path: Path) -> None:
+    drift = HonestBundle()
+    drift.runs[0].times = [round(t * (1 + 0.004 * i), 2)
+                           for i, t in enumerate(honest_times(19.86, 11))]
+    assert _fired(drift, tmp_path / "drift") == set()
+    tail = HonestBundle()  # the window (35-44) in the slower stretch: nothing flattered
+    tail.runs[0].times = [round(t * 1.12, 2) if i >= 30 else t
+                          for i, t in enumerate(honest_times(19.86, 11))]
+    assert _fired(tail, tmp_path / "tail") == set()

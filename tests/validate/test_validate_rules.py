@@ -395,6 +395,15 @@ TRIPS: dict[str, Case] = {
     "consistency.gpu-type": edit(_row(0, gpu="b200")),
     "consistency.iteration-sequence": after(_iteration_repeat),
     "consistency.restarted-run": edit(_row(0, restarts=1)),
+    # a resume from a checkpoint at iteration 40, inside the window 35-44
+    "consistency.spliced-window": edit(_row(0, restarts=1, resumed_at="12,40")),
+    "consistency.skipped-iterations": edit(_row(0, skipped_iterations=1, skipped_at="41")),
+    "consistency.skipped-iterations-outside": edit(_row(0, skipped_iterations=2,
+                                                        skipped_at="3,7")),
+    # a slow run (12 % slower) whose steps from iteration 25 on are a faster run's
+    "statistics.speed-change": edit(_attr(0, times=[
+        round(t * 1.12, 2) if 2 <= i < 25 else t
+        for i, t in enumerate(honest_times(19.86, 11))])),
     "consistency.wall-clock": edit(_attr(0, extra_steps={"wall_time_s": _stamps(0, 1.2)})),
     "consistency.consumed-samples": edit(_attr(0, extra_steps={
         "consumed_samples": [128.0 * (i + 1) for i in range(50)]})),

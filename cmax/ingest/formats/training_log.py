@@ -57,7 +57,7 @@ class TrainingLogFormat(RunFormat[TrainingLog]):
                                    pl.lit(request.source_file).alias("source_file"))
         row = dict(config)
         row.update(framework=request.spec.framework or parsed.framework, status=parsed.status(),
-                   max_iteration=parsed.max_iteration, restarts=parsed.restarts)
+                   max_iteration=parsed.max_iteration, **parsed.run_columns())
         return RunPart(row=row, steps=steps, notes=[*notes, *parsed.notes])
 
 
