@@ -168,6 +168,7 @@ def parse_megatron(path: Path) -> TrainingLog:
         max_iteration=int(max_iter) if max_iter is not None else None,  # type: ignore[arg-type]
         config=config, resumed_at=resumes, invalid_grad_norm=invalid,
         skipped_at=tuple(int(v) for v in skipped["iteration"].to_list()),
-        skipped=int(skipped["skipped"].sum() or 0) if skipped.height else 0, notes=notes, source=path,
+        skipped=int(skipped["skipped"].sum() or 0) if skipped.height else 0, notes=notes,
+        source=path,
         facts=log_facts(head, framework, first_line(samples), extra),
     )

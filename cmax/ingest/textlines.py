@@ -562,7 +562,7 @@ class TrainingLog:
         """What the log says about its own continuity, as runs-table columns."""
         return {"restarts": self.restarts,
                 "resumed_at": ",".join(map(str, self.resumed_at)) or None,
-                "skipped_iterations": self.skipped,
+                "skipped_iterations": self.skipped or None,
                 "skipped_at": ",".join(map(str, self.skipped_at[:MAX_LISTED])) or None}
 
     def status(self) -> str:
