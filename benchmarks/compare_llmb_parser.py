@@ -8,8 +8,10 @@ window). Prints one line per log and exits 1 on any difference beyond 1e-9 relat
 llmb-run reports no figures (any status but success) only the status is compared.
 
 At e249aa3, on tests/data/ingest/{megatron_bridge_llama3.1-70b,nemo2_llama3.1-8b_fp8,
-megatron_lm_nan_grad,nemo2_messy}.log and the aurora-compute sample's three NeMo 2 logs, every
-status (success, invalid_grad_norm, incomplete) and every mean is the same.
+megatron_lm_nan_grad,nemo2_messy,megatron_bridge_tflops_by_position}.log and the
+aurora-compute sample's three NeMo 2 logs, every status (success, invalid_grad_norm,
+incomplete) and every mean is the same (the last log is built so that pairing TFLOP/s lines
+by position, 738.5, differs from per-step, 739.5, and most-recent pairing, 736.8).
 
     python benchmarks/compare_llmb_parser.py --repo /path/to/exemplar-performance \\
         --commit e249aa3 LOG[:FRAMEWORK] ...

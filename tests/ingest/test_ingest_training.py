@@ -103,6 +103,24 @@ def test_megatron_bridge_positional_tflops_and_args() -> None:
     assert steps["loss"][0] == pytest.approx(9.0)  # "lm loss: 9.000000E+00"
 
 
+def test_megatron_bridge_tflops_paired_by_position_where_pairings_differ() -> None:
+    """A log built so the pairings disagree (tests/data/ingest/SOURCES.md): rank 0's TFLOP/s
+    lines arrive in bursts after the iteration lines, and step 2's is printed twice, so the
+    k-th TFLOP/s line belongs to step k-1 from then on. llmb-run pairs the k-th timing sample
+    with the k-th TFLOP/s line (pretrain_log_parser.py@e249aa3 ``_parse_megatron_bridge_log``):
+    738.5 over iterations 35-44, which benchmarks/compare_llmb_parser.py reproduced by running
+    that parser on this file. Each step's own value would give 739.5, and the old AWK's "most
+    recent TFLOP/s line" 736.8; cmax must give llmb-run's figure and say why."""
+    log = _parse("megatron_bridge_tflops_by_position.log")
+    window = log.steps.filter(pl.col("iteration").is_between(35, 44))
+    assert window["tflops_per_gpu"].mean() == pytest.approx(738.5)
+    assert window["tflops_per_gpu"].to_list() == [700.0 + k for k in range(34, 44)]
+    assert window["step_time_s"].mean() == pytest.approx(10.395)
+    assert log.status() == "success"
+    assert "51 TFLOP/s lines for 50 iteration lines; paired by position as llmb-run does" \
+        in log.notes
+
+
 def test_megatron_lm_inline_throughput_and_nan_grad_norm() -> None:
     log = _parse("megatron_lm_nan_grad.log")
     assert log.framework == "megatron-lm"
@@ -213,7 +231,8 @@ def _use_reader(reader: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("name", [
     "nemo1_gpt3-175b.log", "nemo2_llama3.1-8b_fp8.log", "nemo2_messy.log",
-    "megatron_bridge_llama3.1-70b.log", "megatron_lm_nan_grad.log", "maxtext_llama2-70b.log",
+    "megatron_bridge_llama3.1-70b.log", "megatron_bridge_tflops_by_position.log",
+    "megatron_lm_nan_grad.log", "maxtext_llama2-70b.log",
     "paxml_gpt3-5b.log", "torchtitan_deepseek-v3.log",
 ])
 def test_line_readers_agree(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
