@@ -69,11 +69,22 @@ MALFORMED = [
      "no number for 'duration'"),
     ("sglang-bench-serving", '{"duration": 1, "completed": 1, ' + _SGL + '}\n[1, 2]', 2,
      "not an SGLang"),
+    ("inferencex-agg", '[{"hw": "h200", "conc": 4, "isl": 1, "osl": 1, "output_tput_per_gpu": 1,'
+     ' "model": "m", "precision": "fp8", "tput_per_gpu": 2, "tp": 8}, {"hw": "h200"}]', None,
+     "row 1 is not an InferenceX result row"),
+    ("inferencex-agg", '{"hw": "h200", "conc": 4, "isl": 1, "osl": 1, "output_tput_per_gpu": 1,'
+     ' "model": "m", "precision": "fp8", "tput_per_gpu": 2, "tp": 2.5}', None,
+     "the row: 'tp' is not a whole number"),
+    ("inferencex-agg", '{"hw": "h200", "conc": 4, "isl": 1, "osl": 1, "output_tput_per_gpu": 1,'
+     ' "model": "m", "tput_per_gpu": 2, "tp": 8}', None, "the row has no 'precision'"),
+    ("inferencex-agg", '{"hw": "h200", "conc": "x", "isl": 1, "osl": 1, "output_tput_per_gpu":'
+     ' 1, "model": "m", "precision": "fp8", "tput_per_gpu": 2}', None,
+     "the row: concurrency is not a number"),
 ]
 
 
 @pytest.mark.parametrize(("fmt", "text", "line", "what"), MALFORMED)
-def test_malformed_result_is_one_error(fmt: str, text: str, line: int, what: str,
+def test_malformed_result_is_one_error(fmt: str, text: str, line: int | None, what: str,
                                        tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(text)
@@ -117,3 +128,35 @@ def test_sglang_older_key_names_and_trace_rate(tmp_path: Path) -> None:
     [row] = _rows(path)
     assert row["tool"] == "sglang-bench-serving" and row["output_tokens"] == 200
     assert row["scenario"] == "trace replay" and row["input_len"] is None
+
+
+def test_inferencex_rows_state_gpus_and_interactivity() -> None:
+    rows = _rows(INFERENCE / "inferencex_agg_bmk_h200.json")
+    assert [r["run_id"] for r in rows] == ["inference[0]#0", "inference[0]#1", "inference[0]#2"]
+    low = rows[0]
+    assert (low["tool"], low["gpu_name"], low["gpus"], low["concurrency"]) == (
+        "inferencex", "h200", 8, 4.0)
+    assert low["output_tok_s_per_gpu_reported"] == 57.1
+    assert low["output_tok_s"] == pytest.approx(57.1 * 8)  # tp x pp x pcp GPUs
+    assert low["interactivity_tok_s_user"] == pytest.approx(1000 / 8.3)
+    assert low["tpot_mean_ms"] == pytest.approx(8.3)  # seconds in the row, ms here
+    assert (low["input_len"], low["output_len"]) == (1024, 1024)
+    assert low["j_per_output_token"] == pytest.approx(402.5 * 8 / (57.1 * 8), rel=1e-5)
+    assert low["duration_s"] is None and low["output_tokens"] is None  # rows keep no totals
+
+
+def test_inferencex_disaggregated_row_divides_output_by_decode_gpus() -> None:
+    [row] = _rows(INFERENCE / "inferencex_agg_gb200_disagg.json")
+    assert (row["gpus"], row["prefill_gpus"], row["decode_gpus"]) == (24, 8, 16)
+    assert row["output_tok_s"] == pytest.approx(1250.0 * 16)
+    assert row["total_tok_s"] == pytest.approx(7500.0 * 24)
+    assert row["scenario"] == "disaggregated, speculative decoding mtp"
+    assert row["j_per_output_token"] is None  # no valid power measurement in the row
+
+
+def test_inferencex_facts() -> None:
+    path = INFERENCE / "inferencex_agg_bmk_h200.json"
+    facts = {(f.kind, f.value) for f in by_id("inferencex-agg").facts(
+        by_id("inferencex-agg").parse(Probe(path)))}
+    assert {("gpu", "h200"), ("gpu_count", "8"), ("precision", "fp8"),
+            ("model", "deepseek-ai/DeepSeek-R1-0528")} <= facts
