@@ -160,3 +160,54 @@ def test_inferencex_facts() -> None:
         by_id("inferencex-agg").parse(Probe(path)))}
     assert {("gpu", "h200"), ("gpu_count", "8"), ("precision", "fp8"),
             ("model", "deepseek-ai/DeepSeek-R1-0528")} <= facts
+
+
+def test_sa_bench_skips_each_warmup_block() -> None:
+    rows = _rows(INFERENCE / "sa_bench_benchmark.out")
+    assert [r["tool"] for r in rows] == ["sa-bench", "sa-bench"]
+    assert [r["concurrency"] for r in rows] == [64.0, 128.0]
+    assert [r["completed"] for r in rows] == [1024, 1024]  # the 128-request warm-ups skipped
+    assert [r["warmup_requests"] for r in rows] == [128, 128]
+    first = rows[0]  # the measured block of the recipe README, as printed
+    assert first["line"] == 29 and first["request_rate"] is None  # "inf"
+    assert first["output_tokens"] == 943250 and first["duration_s"] == 282.64
+    assert first["output_tok_s"] == 3337.24 and first["total_tok_s"] == 30089.07
+    assert (first["tpot_mean_ms"], first["tpot_p99_ms"], first["ttft_p99_ms"]) == (
+        17.53, 20.62, 5839.15)
+    assert first["gpus"] is None and first["model"] is None  # the manifest's declarations
+    facts = by_id("sa-bench").parse(Probe(INFERENCE / "sa_bench_benchmark.out")).facts
+    assert [(f.kind, f.value, f.line) for f in facts] == [("model", "nvidia/GLM-5-NVFP4", 1)]
+
+
+def test_sa_bench_block_without_a_warmup_states_none(tmp_path: Path) -> None:
+    text = (INFERENCE / "sa_bench_benchmark.out").read_text().splitlines()
+    path = tmp_path / "benchmark.out"
+    path.write_text("\n".join(text[25:]) + "\n")  # from the conc-64 measured block on
+    rows = _rows(path)
+    assert [(r["concurrency"], r["warmup_requests"]) for r in rows] == [(64.0, 0), (128.0, 128)]
+
+
+def test_sa_bench_is_recognised_by_its_block_header() -> None:
+    assert detect_format(INFERENCE / "sa_bench_benchmark.out") == "sa-bench"
+
+
+_BLOCK = ("============ Serving Benchmark Result ============\n"
+          "Successful requests:                     10\n"
+          "Benchmark duration (s):                  2.00\n")
+
+
+@pytest.mark.parametrize(("text", "line", "what"), [
+    (_BLOCK, 1, "cut off"),
+    (_BLOCK + _BLOCK, 1, "cut off"),
+    (_BLOCK + "=" * 50 + "\n", 1, "no 'total generated tokens' line"),
+    (_BLOCK.replace(" 10\n", " 10.5\n") + "Total generated tokens: 20\n"
+     "Output token throughput (tok/s): 10.00\n" + "=" * 50 + "\n", 1,
+     "completed is not a whole number"),
+])
+def test_malformed_sa_bench_is_one_error(text: str, line: int, what: str,
+                                         tmp_path: Path) -> None:
+    path = tmp_path / "benchmark.out"
+    path.write_text("Maximum request concurrency: 4\n" + text)
+    with pytest.raises(EvidenceError) as caught:
+        by_id("sa-bench").parse(Probe(path))
+    assert caught.value.line == line + 1 and what in str(caught.value)
