@@ -528,6 +528,7 @@ def _ledger(runs: Sequence[ResolvedRun], files: Sequence[EvidenceFile], evidence
         inputs = RunInputs(
             facts=record.facts if record else (), system_gpu=system.gpu.strip().lower(),
             system_gpu_family=gpu_family(ref.gpu_id(system.gpu) or system.gpu),
-            gpus_per_node=system.gpus_per_node, known_workloads=known, other_gpus=others)
+            gpus_per_node=system.gpus_per_node, known_workloads=known, other_gpus=others,
+            shape=ref.shape(run.get_str("workload")))
         claims.extend(run_claims(run, inputs))
     return Ledger(tuple(claims))

@@ -31,7 +31,9 @@ FACT_KINDS: dict[str, str] = {
     "software": "a software version the file states (``where`` names the component: nccl)",
     "system": "a system or platform name (MLPerf system_name, submitter platform)",
     "submitter": "the MLPerf submitter",
-    "parallel": "a parallel-config key=value the file states (tp=8, pp=4, gbs=512, ...)",
+    "parallel": "a parallel-config key=value the file states (tp=8, pp=4, gbs=512, devices=8 "
+                "GPUs per node, ...)",
+    "architecture": "a model-shape key=value the file states (layers=80, hidden=8192, heads=64)",
     "tally": "a cluster-wide count or flag an audit states (``where`` is its key path: "
              "gpus.pcieAcs.enabledCount, gpus.total, ...), for its internal-consistency checks",
 }

@@ -49,6 +49,8 @@ class RunInputs:
     known_workloads: tuple[str, ...]
     #: (file, fact) GPU statements of the bundle's other files
     other_gpus: tuple[tuple[str, Fact], ...] = ()
+    #: (layers, hidden size) of the declared model in the reference catalogue
+    shape: tuple[int, int] | None = None
 
 
 def _first(cites: Iterable[Citation]) -> tuple[Citation, ...]:
@@ -138,9 +140,35 @@ def _model(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:
             support.append(Citation.of(file, fact))
         else:
             against.append(Citation.of(file, fact, f"{fact.value} ({', '.join(named)})"))
+    shape_support, shape_against = shape_citations(inp.facts, inp.shape, file)
+    support.extend(shape_support)
+    against.extend(shape_against)
     return Claim(run.run_id, "model", None if declared is None else str(declared),
                  status_of(support, against, declared is not None), source,
                  _distinct(support), _distinct(against))
+
+
+def shape_citations(facts: Sequence[Fact], shape: tuple[int, int] | None, file: str
+                    ) -> tuple[list[Citation], list[Citation]]:
+    """The log's statements of its network's shape (``layers=80``, ``hidden=8192``) for and
+    against the declared model's (layers, hidden). The hidden size decides; a layer count
+    alone is no contradiction (NVIDIA's proxy recipes cut the layers of the same network)."""
+    if shape is None:
+        return [], []
+    layers, hidden = shape
+    support: list[Citation] = []
+    against: list[Citation] = []
+    stated = {f.value.partition("=")[0]: f for f in facts_of(tuple(facts), "architecture")}
+    said = stated.get("hidden")
+    if said is not None and (value := fact_int(said)):
+        if value == hidden:
+            support.append(Citation.of(file, said, f"hidden size {value}"))
+        else:
+            against.append(Citation.of(file, said, f"hidden size {value}, not {hidden}"))
+    said = stated.get("layers")
+    if said is not None and support and fact_int(said) == layers:
+        support.append(Citation.of(file, said, f"{layers} layers"))
+    return support, against
 
 
 def _precision(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:

@@ -25,6 +25,8 @@ from tests.paths import REFERENCE
 
 PER_SAMPLE = {"llama3.1-405b": 2.17e16, "grok1-314b": 4.27e15}
 PEAKS = {"h100-sxm": {"bf16": 989.0, "fp8": 1979.0}}
+# published shapes (reference/models.toml): Llama 3.1 405B 126 x 16384, Grok-1 64 x 6144
+SHAPES = {"llama3.1-405b": (126, 16384), "grok1-314b": (64, 6144)}
 
 LLAMA3 = {"interruptions": 419, "gpus": 16384, "days": 54,
           "source": "Llama 3 405B, arXiv:2407.21783 §3.3.4"}
@@ -68,6 +70,13 @@ class FakeGpu:
     id: str
     peak_tflops: dict[str, float]
     tdp_w: float = 700.0
+
+
+@dataclass(frozen=True)
+class FakeArchitecture:
+    id: str
+    layers: int
+    hidden: int
 
 
 class FakeReference:
@@ -116,6 +125,15 @@ class FakeReference:
             return PEAKS[gpu][precision]
         except KeyError:
             raise NotInCatalogue(f"no peak for {gpu} {precision}") from None
+
+    @property
+    def models(self) -> dict[str, FakeArchitecture]:
+        return {w: FakeArchitecture(w, *shape) for w, shape in SHAPES.items()}
+
+    def architecture(self, workload: str) -> FakeArchitecture:
+        if workload not in SHAPES:
+            raise NotInCatalogue(f"unknown model {workload!r}")
+        return self.models[workload]
 
     def has_model(self, workload: str) -> bool:
         return workload in PER_SAMPLE or any(w == workload for w, _ in self.flops_per_token)

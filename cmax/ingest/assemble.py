@@ -16,6 +16,7 @@ format, line count and the identity facts its format recorded, so later stages n
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,7 +41,7 @@ from cmax.evidence import (
     table_named,
 )
 from cmax.facts import Fact
-from cmax.ingest import mlperf
+from cmax.ingest import llmb_config, mlperf
 from cmax.ingest.formats import (
     AuditFormat,
     Format,
@@ -219,6 +220,11 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
     path, notes = pick_log(declared)
     fmt: RunFormat[Any]
     fmt, parsed, rel = reader.read(path, RunFormat, table_named("runs").what)
+    config = llmb_config.beside(path)
+    if config is not None:  # llmb-run's record of the job, beside its log
+        stated = llmb_config.config_facts(config, reader.rel(config))
+        record = reader.files[rel]
+        reader.files[rel] = dataclasses.replace(record, facts=(*record.facts, *stated))
     run_id = f"runs[{i}]"
     row: dict[str, Any] = {
         "run_id": run_id, "workload": spec.workload, "model": spec.workload,

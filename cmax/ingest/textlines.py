@@ -380,6 +380,16 @@ ARG_KEYS: dict[str, str] = {
     "world_size": "world_size",
 }
 ARG_LINE = r"\b(" + "|".join(ARG_KEYS) + r")\s*(?:\.{2,}|:|=)\s*(\d+)\s*$"
+# Statements of the same shape that are identity facts, not the run's configuration columns:
+# the model's shape (Megatron ``  num_layers ........ 80``, ``  hidden_size ..... 8192``; NeMo
+# configs ``num_layers: 80``) and the GPUs per node (Lightning trainer ``devices: 8``)
+SHAPE_KEYS: dict[str, tuple[str, str]] = {
+    "num_layers": ("architecture", "layers"),
+    "hidden_size": ("architecture", "hidden"),
+    "num_attention_heads": ("architecture", "heads"),
+    "devices": ("parallel", "devices"),
+}
+_SHAPE_RX = re.compile(r"\b(" + "|".join(SHAPE_KEYS) + r")\s*(?:\.{2,}|:|=)\s*(\d+)\s*$")
 
 # Identity facts are printed while a job starts (argument dump, launcher, NCCL set-up), so
 # only the top of a log is read for them: the whole of a small log, the first HEAD_BYTES of a
@@ -474,6 +484,13 @@ def head_facts(path: Path, *, head: int = HEAD_BYTES) -> list[Fact]:
             tail = raw[raw.rfind(key) + len(key):].strip(b" \t\r.:=")
             if tail.isdigit() and (m := _ARG_RX.search(raw.decode("utf-8", "replace"))):
                 found.append(Fact("parallel", f"{ARG_KEYS[m.group(1)]}={m.group(2)}", line))
+    for name, (kind, short) in SHAPE_KEYS.items():
+        key = name.encode()
+        for line, raw in keyword_lines(data, [key]):
+            tail = raw[raw.rfind(key) + len(key):].strip(b" \t\r.:=")
+            if tail.isdigit() and (m := _SHAPE_RX.search(raw.decode("utf-8", "replace"))) \
+                    and m.group(1) == name:
+                found.append(Fact(kind, f"{short}={m.group(2)}", line))
     return _first_of_each(found)
 
 

@@ -228,6 +228,25 @@ class RefView:
         table = getattr(self.reference, "inference", None)
         return table.to_dicts() if isinstance(table, pl.DataFrame) else []
 
+    def shape(self, workload: str | None) -> tuple[int, int] | None:
+        """(layers, hidden size) of a workload's network, or None when the catalogue has no
+        architecture for it."""
+        find = getattr(self.reference, "architecture", None)
+        if not workload or find is None:
+            return None
+        arch = optional_lookup(lambda: find(workload))
+        layers, hidden = getattr(arch, "layers", 0), getattr(arch, "hidden", 0)
+        return (int(layers), int(hidden)) if layers and hidden else None
+
+    def shaped(self, hidden: int, layers: int | None = None) -> list[str]:
+        """The catalogue's models of this hidden size (and layer count, when given)."""
+        models = getattr(self.reference, "models", None)
+        if not isinstance(models, Mapping):
+            return []
+        return sorted(str(k) for k, a in models.items()
+                      if getattr(a, "hidden", None) == hidden
+                      and layers in (None, getattr(a, "layers", None)))
+
     def training_rows(self, gbs: int, seq_len: int) -> pl.DataFrame:
         """Every measured (not proxy) baseline row at this GBS and sequence length: the
         configurations a training log with these numbers may be a run of."""

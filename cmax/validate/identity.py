@@ -15,13 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cmax.claims import gpu_family, norm_name, precision_family, stated_precisions
+from cmax.claims import (
+    fact_int,
+    gpu_family,
+    norm_name,
+    precision_family,
+    stated_precisions,
+)
 from cmax.evidence import EvidenceFile
 from cmax.facts import Fact, facts_of
 from cmax.findings import Finding
 from cmax.ingest.formats import all_formats
 from cmax.ingest.formats.training_log import TrainingLogFormat
-from cmax.run_claims import known_workloads
+from cmax.run_claims import known_workloads, shape_citations
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
 
@@ -68,6 +74,17 @@ register(Rule(
     "wrong throughput with the reference.",
     "Declare the workload the log trained (`runs[i].workload`), or submit the right log.",
     SOURCE,
+))
+register(Rule(
+    "identity.architecture", "error", "The log's network is not the declared model's",
+    "Megatron's argument dump and NeMo's configuration print the network's shape "
+    "(`num_layers`, `hidden_size`). A hidden size other than the declared model's (from the "
+    "reference catalogue, reference/models.toml) is another network: an 8B run's log declared "
+    "as the 70B run. The layer count alone is not compared: NVIDIA's proxy recipes cut the "
+    "layers of the same network.",
+    "Declare the workload the log trained (`runs[i].workload`), or submit the right log.",
+    "NVIDIA/Megatron-LM megatron/training/arguments.py (the argument dump: num_layers, "
+    "hidden_size); reference/models.toml (published shapes).",
 ))
 register(Rule(
     "identity.software", "error", "The log ran another framework release than declared",
@@ -184,6 +201,23 @@ def _run_model(ctx: Context, view: RunView, file: EvidenceFile, known: list[str]
         return
 
 
+def _run_shape(ctx: Context, view: RunView, file: EvidenceFile) -> Iterator[Finding]:
+    declared = view.get_str("workload")
+    shape = ctx.ref.shape(declared)
+    _, against = shape_citations(file.facts, shape, file.path)
+    if not against or shape is None:
+        return
+    said = against[0]
+    hidden = next((fact_int(f) for f in facts_of(file.facts, "architecture")
+                   if f.value.startswith("hidden=")), None)
+    named = ctx.ref.shaped(hidden) if hidden else []
+    yield run_finding(
+        "identity.architecture", view,
+        f"declared workload {declared!r} (hidden size {shape[1]}, {shape[0]} layers), but "
+        f"{said.cite()}" + (f": the shape of {', '.join(named)}" if named else ""),
+        line=said.line)
+
+
 def _run_world_size(ctx: Context, view: RunView) -> Iterator[Finding]:
     """The ledger's GPU-count claim, contradicted by the log's world size or by its node count
     (``num_nodes: 8``, ``SLURM_JOB_NUM_NODES``) times the GPUs per node."""
@@ -231,6 +265,7 @@ def _runs(ctx: Context) -> Iterator[Finding]:
             continue
         yield from _run_precision(ctx, view, file)
         yield from _run_model(ctx, view, file, known)
+        yield from _run_shape(ctx, view, file)
         yield from _run_world_size(ctx, view)
         yield from _run_software(ctx, view)
 

@@ -518,6 +518,8 @@ TRIPS: dict[str, Case] = {
     "identity.shared-evidence": after(_same_log),
     # the 405B bf16 run's log runs at the fp8 baseline's speed (fp8 declared bf16)
     "identity.arithmetic": edit(_attr(0, times=honest_times(13.05, 11))),
+    # the log's argument dump: an 8B network's hidden size under the 405B claim
+    "identity.architecture": after(_facts(_log(0), Fact("architecture", "hidden=4096", line=2))),
     "identity.software": after(_facts(_log(0), Fact("container", "nvcr.io#nvidia/nemo:24.09",
                                                     line=1))),
     # serving benchmarks
