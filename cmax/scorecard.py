@@ -559,6 +559,45 @@ class InferenceResult(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
+class ScaleEvidence(_Model):
+    """The widest result of one kind of evidence: the scale it ran at."""
+
+    kind: Literal["network", "training", "mlperf"]
+    what: str = Field(description="the result, as the scorecard names it")
+    nodes: int
+    gpus: int
+
+
+class ProvenScale(_Model):
+    """The largest scale the evidence proves, against the scale the manifest claims.
+
+    Only results that count are read: rated training runs (their scale corroborated and their
+    evidence clean), compared nccl-tests sweeps, and the provider's own MLPerf results that
+    were rated. The fabric gate reads ``fabric_nodes`` against ``fabric_needed_nodes``
+    (docs/network.md, Scale)."""
+
+    claimed_nodes: int
+    claimed_gpus: int
+    nodes: int | None = Field(default=None, description="the most nodes any counted result ran on")
+    gpus: int | None = Field(default=None, description="the most GPUs any counted result ran on")
+    share: float | None = Field(default=None, description="gpus ÷ claimed_gpus")
+    fabric_nodes: int | None = Field(
+        default=None, description="nodes of the widest inter-node nccl-tests sweep compared")
+    fabric_ranks: int | None = None
+    fabric_needed_nodes: int = Field(
+        description="the nodes a sweep must span to decide the fabric gate "
+        "([network] min_node_share of the claimed nodes, at least 2)")
+    evidence: list[ScaleEvidence] = Field(
+        default_factory=list, description="the widest counted result of each kind")
+    summary: str = ""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fabric_proven(self) -> bool:
+        """Whether an inter-node sweep spans enough of the claimed system to decide the gate."""
+        return self.fabric_nodes is not None and self.fabric_nodes >= self.fabric_needed_nodes
+
+
 class Scorecard(_Model):
     """The rating of one bundle."""
 
@@ -602,6 +641,9 @@ class Scorecard(_Model):
     findings: list[Finding] = Field(default_factory=list)
     finding_counts: dict[str, int] = Field(default_factory=dict)
     evidence_files: list[EvidenceFileRef] = Field(default_factory=list)
+    scale: ProvenScale | None = Field(
+        default=None, description="the largest scale the evidence proves (nodes and GPUs "
+        "measured) against the nodes and GPUs claimed")
     claims: list[ClaimEntry] = Field(
         default_factory=list, description="the claims ledger: every claim the ratings rest on, "
         "corroborated, declared only, assumed from the recipe or contradicted")

@@ -45,6 +45,8 @@ def scorecard_text(card: Scorecard) -> list[str]:
     ]
     if card.tier_without_declarations is not None:
         lines.append(f"  without self-declarations: {card.tier_without_declarations}")
+    if card.scale is not None:
+        lines.append(f"  scale: {card.scale.summary}")
     if card.workloads:
         lines += ["", "Training throughput vs reference (steady-state window)",
                   f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'ratio':>7} {'95% CI':>13}  "

@@ -33,6 +33,7 @@ from cmax.score.rating import (
 from cmax.score.reference_api import ReferenceData, canonical_gpu, market_price
 from cmax.score.reliability import reliability_result, sla_result
 from cmax.score.rubric import Rubric
+from cmax.score.scale import proven_scale
 from cmax.scorecard import (
     AuditCheck,
     AuditSummary,
@@ -132,6 +133,9 @@ def score(
         audit_doubts=audit_doubts(findings) if audit is not None else (),
     )
     categories, total, by_score, gates, tier = _rate(inputs, rubric)
+    scale = proven_scale(claimed_nodes=system.nodes, gpus_per_node=system.gpus_per_node,
+                         min_node_share=rubric.network.min_node_share, workloads=workloads,
+                         network=network, mlperf=mlperf)
     undeclared = (_rate(dataclasses.replace(inputs, declarations={}), rubric)
                   if manifest.declarations else None)
     notes = [exemplar_note,
@@ -171,7 +175,8 @@ def score(
         workloads=workloads, network=network, network_pairs=pairs,
         suspect_nodes=suspect_nodes(evidence, pairs), mlperf=mlperf, inference=inference,
         reliability=reliability,
-        sla=sla, audit=audit, categories=categories, gates=gates, findings=ordered,
+        sla=sla, audit=audit, categories=categories, gates=gates, scale=scale,
+        findings=ordered,
         finding_counts=count_findings(ordered),
         evidence_files=[EvidenceFileRef(path=f.path, kind=f.kind, sha256=f.sha256,
                                         size_bytes=f.size_bytes) for f in evidence.files],

@@ -11,7 +11,6 @@ every point on a scorecard can be traced and challenged.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ import polars as pl
 
 from cmax.score.network import WRONG_RESULTS_NOTE
 from cmax.score.rubric import Component, GateRule, Rubric, TierName
+from cmax.score.scale import compared_sweeps, fabric_sweeps, needed_nodes
 from cmax.score.stats import log_ratio_score, ratio_score
 from cmax.score.verdicts import COMPARABLE_VERDICTS, rated, serving_rated
 from cmax.scorecard import (
@@ -387,16 +387,14 @@ def _fabric_scale(inputs: RatingInputs, rubric: Rubric) -> tuple[list[NetworkRes
 
     Only inter-node sweeps (2+ nodes) measure the scale-out fabric; one node is NVLink-bound
     and is rated against the NVLink bar in its own row. Of those, only sweeps spanning at
-    least ``[network] min_node_share`` of the claimed nodes decide (docs/network.md, Scale).
+    least ``[network] min_node_share`` of the claimed nodes decide (docs/network.md, Scale;
+    :mod:`cmax.score.scale`, which the scorecard's ``scale`` reads too).
     """
-    comparable = [n for n in inputs.network
-                  if n.verdict in COMPARABLE_VERDICTS and n.ratio is not None]
-    # an NVL72 intra-rack sweep runs over multi-node NVLink, not the scale-out fabric
-    inter = [n for n in comparable if n.nodes >= 2 and n.nvlink_domains != 1]
-    intra = len(comparable) - len(inter)
+    inter = fabric_sweeps(inputs.network)
+    intra = len(compared_sweeps(inputs.network)) - len(inter)
     claimed = inputs.nodes
     share = rubric.network.min_node_share
-    need = max(2, math.ceil(claimed * share))
+    need = needed_nodes(claimed, share)
     if not inter:
         return [], ("no inter-node nccl-tests sweep"
                     + (f" ({intra} intra-node NVLink sweep(s) rated in their own row; they "
