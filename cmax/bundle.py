@@ -49,6 +49,7 @@ from cmax.limits import (
     MAX_BUNDLE_BYTES,
     MAX_BUNDLE_FILES,
     MAX_HEADER_BYTES,
+    MAX_PACKAGE_ARCHIVES,
     MAX_PATH_CHARS,
     MAX_PATH_DEPTH,
 )
@@ -243,15 +244,15 @@ class Unpacker:
     the archive's size, so a compression bomb is refused after writing at most that much.
     """
 
-    def __init__(self, archive: Path, dest: Path) -> None:
+    def __init__(self, archive: Path, dest: Path, *, spent: int = 0) -> None:
         self.archive = archive
         self.dest = dest
         self.members = _Members(archive)
         self.count = 0
-        self.written = 0
+        self.written = spent  # bytes earlier archives of the same bundle unpacked
         self.links: list[_Link] = []
         size = archive.stat().st_size
-        self.budget = min(MAX_BUNDLE_BYTES, ARCHIVE_FREE_BYTES + MAX_ARCHIVE_RATIO * size)
+        self.budget = min(MAX_BUNDLE_BYTES, spent + ARCHIVE_FREE_BYTES + MAX_ARCHIVE_RATIO * size)
 
     def _over(self, total: int) -> BundleError:
         if self.budget < MAX_BUNDLE_BYTES:
@@ -460,10 +461,11 @@ def _open_tar(archive: Path) -> Iterator[tarfile.TarFile]:
         raise tarfile.ReadError(f"zstd: {exc}") from None
 
 
-def _extract_tar(archive: Path, dest: Path) -> None:
+def _extract_tar(archive: Path, dest: Path, *, spent: int = 0) -> int:
+    """Unpack a tar under the bounds above; the bytes written, ``spent`` included."""
     try:
         with _open_tar(archive) as tar:
-            unpack = Unpacker(archive, dest)
+            unpack = Unpacker(archive, dest, spent=spent)
             # iterate rather than getmembers(): a hostile archive's index is never held whole
             for member in tar:
                 target = unpack.member(member.name, _tar_kind(member), member.size,
@@ -477,10 +479,42 @@ def _extract_tar(archive: Path, dest: Path) -> None:
                     unpack.write(member.name, source, target, member.size)
             _drain(tar.fileobj)
             unpack.finish()
+            return unpack.written
     except BundleError as exc:  # a header refused inside tarfile does not know the archive
         raise (exc.with_context(file=archive) if exc.file is None else exc) from None
     except _CORRUPT as exc:
         raise _corrupt(archive, exc) from None
+
+
+def package_archives(folder: Path) -> list[Path]:
+    """The ``llmb-run archive`` files at the top of a folder without its own ``cmax.toml``
+    runs: one Exemplar package per scalable unit, handed over side by side."""
+    from cmax.intake.package import has_full_manifest
+
+    found = sorted(p for p in folder.iterdir() if p.name.lower().startswith("llmb-archive")
+                   and p.name.lower().endswith(ZSTD_SUFFIXES) and p.is_file()
+                   and not p.is_symlink())
+    if not found or has_full_manifest(folder):
+        return []
+    if len(found) > MAX_PACKAGE_ARCHIVES:
+        raise BundleError(f"{len(found)} llmb-run archives in one folder", file=folder,
+                          expected=f"at most {MAX_PACKAGE_ARCHIVES} (one per scalable unit)",
+                          fix="rate the units in smaller groups")
+    return found
+
+
+def _unpack_packages(folder: Path, archives: list[Path], dest: Path) -> None:
+    """Each archive into a folder of its own name (the unit), under one size budget; a small
+    ``cmax.toml`` beside them (price, SLA) comes along."""
+    spent = 0
+    for archive in archives:
+        unit = dest / archive.name[: -len(next(s for s in ZSTD_SUFFIXES
+                                               if archive.name.lower().endswith(s)))]
+        unit.mkdir()
+        spent = _extract_tar(archive, unit, spent=spent)
+    small = folder / MANIFEST_NAME
+    if small.is_file():
+        shutil.copyfile(small, dest / MANIFEST_NAME)
 
 
 def _zip_kind(info: zipfile.ZipInfo) -> Kind:
@@ -625,7 +659,14 @@ def open_bundle(path: str | Path, *, commercial: Commercial | None = None) -> It
                           file=source, expected="a directory, .tar.gz or .zip holding cmax.toml",
                           fix="copy the bundle into a plain file or folder")
     if source.is_dir():
-        yield _bundle_at(source, source, commercial, closed=True)
+        archives = package_archives(source)
+        if not archives:
+            yield _bundle_at(source, source, commercial, closed=True)
+            return
+        check_closed(source, source)
+        with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix="cmax-bundle-") as tmp:
+            _unpack_packages(source, archives, Path(tmp))
+            yield _bundle_at(Path(tmp), source, commercial)
         return
     if source.name == MANIFEST_NAME:
         root = source.parent
@@ -662,7 +703,13 @@ def evidence_folder(path: str | Path) -> Iterator[Path]:
     source = Path(path)
     if source.is_dir():
         check_closed(source, source)
-        yield source
+        archives = package_archives(source)
+        if not archives:
+            yield source
+            return
+        with cleanup_on_signals(), tempfile.TemporaryDirectory(prefix="cmax-evidence-") as tmp:
+            _unpack_packages(source, archives, Path(tmp))
+            yield Path(tmp)
         return
     if not source.is_file():
         raise BundleError("not found or not a regular file", file=source,

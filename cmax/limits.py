@@ -70,6 +70,10 @@ MAX_ARCHIVE_LINKS = 1_000
 """Link members in one archive (``llmb-run archive`` stores each symlinked folder of an
 experiments tree as one link; a real package holds a handful)."""
 
+MAX_PACKAGE_ARCHIVES = 256
+"""``llmb-run archive`` files side by side in one bundle folder, one per scalable unit (a
+100,000-GPU system is about 200 units of 512)."""
+
 MAX_BUNDLE_FILES = 10_000
 """Files and folders in one bundle, archive members or a folder's entries (real bundles
 hold tens to a few hundred)."""

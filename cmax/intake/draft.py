@@ -111,6 +111,9 @@ def draft_manifest(package: Package, reference: Reference, *, source: str,
     per_node, per_node_where = _per_node(jobs, gpu_type)
     biggest = max(jobs, key=lambda j: int(j.get("model_info.scale")))
     scale = int(biggest.get("model_info.scale"))
+    # a bundle of several units: the system is every unit, each as large as its largest job
+    unit_scales = [max(int(j.get("model_info.scale")) for j in jobs if j.unit == unit)
+                   for unit in package.units if any(j.unit == unit for j in jobs)]
     dates = [d for d in (launch_date(j) for j in jobs) if d is not None]
     cluster = next((str(j.get("cluster_info.cluster_name")) for j in jobs
                     if j.get("cluster_info.cluster_name")), "llmb-run cluster")
@@ -134,7 +137,11 @@ def draft_manifest(package: Package, reference: Reference, *, source: str,
                            f"{gpu_type}"),
             toml_text.line("nodes", system.get("nodes", nodes_for(scale, per_node)),
                            f"scale {scale} ({biggest.values['model_info.scale'].where}) / "
-                           f"{per_node} GPUs per node"),
+                           f"{per_node} GPUs per node") if not unit_scales else
+            toml_text.line("nodes", system.get("nodes", sum(nodes_for(s, per_node)
+                                                            for s in unit_scales)),
+                           f"{len(unit_scales)} units, each its largest job's scale "
+                           f"({', '.join(map(str, unit_scales))}) / {per_node} GPUs per node"),
             toml_text.line("gpus_per_node", system.get("gpus_per_node", per_node),
                            per_node_where)]
     for key in ("interconnect", "driver", "cuda", "nccl"):
@@ -160,7 +167,7 @@ def draft_manifest(package: Package, reference: Reference, *, source: str,
     if small.get("declarations"):
         out += ["", *toml_text.table("[declarations]", small["declarations"])]
     facts = PackageFacts(kind=package.kind, gpu_type=gpu_type, notes=tuple(notes), jobs=tuple(
-        _package_job(job, f"runs[{i}]") for i, job in enumerate(jobs)))
+        _package_job(job, f"runs[{i}]") for i, job in enumerate(jobs)), units=package.units)
     return Draft(text="\n".join(out) + "\n", notes=notes, facts=facts)
 
 
@@ -177,7 +184,7 @@ def _package_job(job: LlmbJob, run_key: str) -> PackageJob:
         dtype=str(job.get("model_info.dtype")).lower(), scale=int(job.get("model_info.scale")),
         recipe_release=None if release is None else str(release),
         images=tuple(str(i) for i in images) if isinstance(images, list) else (),
-        launched=launch_date(job))
+        launched=launch_date(job), unit=job.unit)
 
 
 def _where(jobs: list[LlmbJob], key: str) -> str:

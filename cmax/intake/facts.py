@@ -19,6 +19,7 @@ class PackageJob:
     recipe_release: str | None  # workload_info.gsw_version
     images: tuple[str, ...]
     launched: dt.date | None
+    unit: str = ""  # its package's folder in a bundle of several scalable units, else ""
 
 
 @dataclass(frozen=True)
@@ -27,3 +28,4 @@ class PackageFacts:
     gpu_type: str  # llmb-run's gpu_type, e.g. "gb200"
     jobs: tuple[PackageJob, ...]
     notes: tuple[str, ...] = ()
+    units: tuple[str, ...] = ()  # the scalable units' packages of a bundle of several

@@ -67,6 +67,7 @@ class LlmbJob:
     values: dict[str, Value]
     log: str | None
     retries: tuple[int, ...]
+    unit: str = ""  # the package (one scalable unit's archive) it came from, in a bundle of several
 
     def get(self, key: str) -> Any:
         found = self.values.get(key)
@@ -86,6 +87,7 @@ class Package:
     kind: str  # "install folder", "folder of experiments"
     jobs: list[LlmbJob]
     notes: list[str] = field(default_factory=list)
+    units: tuple[str, ...] = ()  # the packages of a bundle of several, each a scalable unit
 
 
 def is_install(root: Path) -> bool:
@@ -189,7 +191,7 @@ def job_logs(folder: Path, job_id: int) -> list[tuple[int, Path]]:
     return sorted(logs)
 
 
-def read_job(path: Path, root: Path) -> LlmbJob:
+def read_job(path: Path, root: Path, unit: str = "") -> LlmbJob:
     rel = path.relative_to(root).as_posix()
     values = read_config(path, rel)
     name_id = _CONFIG_NAME.match(path.name)
@@ -203,7 +205,7 @@ def read_job(path: Path, root: Path) -> LlmbJob:
     logs = job_logs(path.parent, job_id)
     log = logs[-1][1].relative_to(root).as_posix() if logs else None
     return LlmbJob(job_id=job_id, config=rel, values=values, log=log,
-                   retries=tuple(r for r, _ in logs))
+                   retries=tuple(r for r, _ in logs), unit=unit)
 
 
 def refuse_not_for_rating(job: LlmbJob) -> None:
@@ -220,14 +222,27 @@ def refuse_not_for_rating(job: LlmbJob) -> None:
                             file=job.config, line=flag.line, field="job_config", fix=FIX)
 
 
-def read_package(root: Path, *, kind: str) -> Package:
-    """Every job of the package, the not-for-rating ones refused, reruns superseded."""
-    configs = find_configs(root)
+def read_package(root: Path, *, kind: str, units: list[Path] | None = None) -> Package:
+    """Every job of the package, the not-for-rating ones refused, reruns superseded (within
+    each unit). ``units``: the packages of a bundle of several (paths under ``root``), each
+    read on its own and its jobs labelled with its folder's name."""
+    if units:
+        parts = [read_package_at(root, unit, kind=kind) for unit in units]
+        return Package(root=root, kind=f"{len(units)} {kind}s, one per scalable unit",
+                       jobs=[j for p in parts for j in p.jobs],
+                       notes=[n for p in parts for n in p.notes],
+                       units=tuple(u.name for u in units))
+    return read_package_at(root, root, kind=kind)
+
+
+def read_package_at(root: Path, under: Path, *, kind: str) -> Package:
+    configs = find_configs(under)
     if not configs:
-        raise EvidenceError("no llmb-config_<jobid>.yaml under this folder", file=root,
+        raise EvidenceError("no llmb-config_<jobid>.yaml under this folder", file=under,
                             expected="an llmb-run install ($LLMB_INSTALL with workloads/), the "
                             "llmb-archive .tar.zst, or a folder of llmb-run experiments")
-    jobs = [read_job(path, root) for path in configs]
+    unit = "" if under == root else under.name
+    jobs = [read_job(path, root, unit) for path in configs]
     notes: list[str] = []
     kept: dict[tuple[str, str, str, str], LlmbJob] = {}
     for job in sorted(jobs, key=lambda j: j.job_id):
@@ -249,6 +264,8 @@ def read_package(root: Path, *, kind: str) -> Package:
                          f"{', '.join(map(str, job.retries))} rated (llmb-run's rule: the "
                          "highest retry wins)")
     rated = [j for j in kept.values() if j.log is not None]
+    if unit:
+        notes = [f"{unit}: {note}" for note in notes]
     return Package(root=root, kind=kind, jobs=rated, notes=notes)
 
 

@@ -45,6 +45,12 @@ def draft_for(folder: Path, *, label: str, commercial: Commercial | None = None,
     return _draft(root, label=label, commercial=commercial, reference_release=reference_release)
 
 
+def _kind(root: Path) -> str:
+    return ("llmb-run install folder" if is_install(root) else
+            "llmb-run archive" if root.name.startswith("llmb-archive") else
+            "folder of llmb-run experiments")
+
+
 def _draft(root: Path, *, label: str, commercial: Commercial | None,
            reference_release: str = "latest") -> Draft:
     from cmax.reference import load_reference
@@ -53,10 +59,8 @@ def _draft(root: Path, *, label: str, commercial: Commercial | None,
     small = small_manifest(root / MANIFEST_NAME)
     if small is not None and not given.manifest:
         given = Commercial(given.quote, given.term_months, small)
-    kind = ("llmb-run install folder" if is_install(root) else
-            "llmb-run archive" if root.name.startswith("llmb-archive") else
-            "folder of llmb-run experiments")
-    package = read_package(root, kind=kind)
+    units = unit_folders(root)
+    package = read_package(root, kind=_kind(units[0] if units else root), units=units)
     return draft_manifest(package, load_reference(reference_release), source=label,
                           commercial=given)
 
@@ -70,7 +74,20 @@ def package_root(folder: Path) -> Path | None:
     if len(children) == 1 and children[0].is_dir() and (
             children[0].name.startswith("llmb-archive") or is_install(children[0])):
         return children[0]
-    return folder if looks_like_package(folder) else None
+    return folder if len(unit_folders(folder)) > 1 or looks_like_package(folder) else None
+
+
+def unit_folders(root: Path) -> list[Path]:
+    """The packages of a bundle that holds several, one per scalable unit handed over
+    (NVIDIA's Requirements for AI Clouds v2.3 BM01: the Exemplar suite on every scalable
+    unit): two or more archive tops (``llmb-archive-<ts>/``) or install folders side by side.
+    Empty for a single package."""
+    if is_install(root) or root.name.startswith("llmb-archive"):
+        return []
+    units = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()
+                   and not p.name.startswith(".")
+                   and (p.name.startswith("llmb-archive") or is_install(p)))
+    return units if len(units) > 1 else []
 
 
 def has_full_manifest(folder: Path) -> bool:

@@ -4,14 +4,22 @@ validation lasts (``reference/exemplar.toml``, from exemplar.yaml and Exemplar_v
 of NVIDIA/exemplar-performance@e249aa3). What the package could not say (price, SLA,
 incidents) is listed as info. Only a bundle opened from an llmb-run package
 (``case.package``) is judged here; a hand-written manifest makes no Exemplar claim.
+
+NVIDIA's Requirements for AI Clouds v2.3 (BM01) ask for the Exemplar benchmarks on every
+scalable unit handed over ("e.g. 512 GPUs", NVIDIA/ai-cloud-validation:docs/references/
+requirements-for-ai-clouds-v2.3.md@1207cb7). A bundle of several packages side by side (one
+archive or install folder per unit) is judged unit by unit: each unit's suite and validity on
+its own, the recipe release across all of them, and the system's GPUs (``[system]`` nodes x
+GPUs per node) against the units the bundle holds, a unit being the suite's scale.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from cmax.findings import Finding
+from cmax.intake.facts import PackageJob
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
@@ -47,6 +55,16 @@ register(Rule(
     SOURCE,
 ))
 register(Rule(
+    "exemplar.units-missing", "warning", "Scalable units without their suite",
+    "NVIDIA's Requirements for AI Clouds v2.3 (BM01) ask for the Exemplar benchmarks on every "
+    "scalable unit handed over (e.g. every 512 GPUs); a system larger than the units the "
+    "bundle holds has units nobody measured.",
+    "Run the suite on every unit and hand over one archive per unit, side by side in one "
+    "folder.",
+    "NVIDIA/ai-cloud-validation:docs/references/requirements-for-ai-clouds-v2.3.md @ 1207cb7 "
+    "(BM01)",
+))
+register(Rule(
     "exemplar.left-out", "info", "Part of the rating not in the package",
     "An llmb-run package holds logs and job configurations only: price, term, SLA and incidents "
     "are not in it, so the parts of the rating that need them are left out, not guessed.",
@@ -69,14 +87,17 @@ def check(ctx: Context, *, today: dt.date | None = None) -> Iterator[Finding]:
     release = current_release()
     first = package.jobs[0].config if package.jobs else None
     suite = release.suite(package.gpu_type)
-    have = {f"{job.suite_key}:{job.dtype}" for job in package.jobs
-            if job.scale == release.scale}
-    missing = [run for run in suite if run not in have]
-    if suite and missing:
-        yield finding("exemplar.suite-incomplete",
-                      f"{len(missing)} of the {len(suite)} {package.gpu_type.upper()} suite runs "
-                      f"of recipe release {release.version} have no job at {release.scale} "
-                      f"GPUs: {', '.join(missing)}", file=first)
+    units = package.units or ("",)
+    for unit in units:
+        jobs = [job for job in package.jobs if job.unit == unit]
+        yield from _unit(jobs, unit, suite, package.gpu_type, today)
+    system = ctx.manifest.system
+    held = system.nodes * system.gpus_per_node // release.scale
+    if held > len(units):
+        yield finding("exemplar.units-missing",
+                      f"the system's {system.nodes * system.gpus_per_node:,} GPUs ([system] "
+                      f"nodes x gpus_per_node) are {held} scalable units of {release.scale}; "
+                      f"the bundle holds the suite of {len(units)}", file=first)
     for job in package.jobs:
         if job.scale != release.scale:
             yield finding("exemplar.off-scale",
@@ -90,11 +111,28 @@ def check(ctx: Context, *, today: dt.date | None = None) -> Iterator[Finding]:
         yield finding("exemplar.recipe-release-mixed",
                       f"the package's jobs used {len(releases)} recipe releases: {shown}",
                       file=first)
-    dates = [job.launched for job in package.jobs if job.launched is not None]
+    for note in package.notes:
+        yield finding("exemplar.left-out", note)
+
+
+def _unit(jobs: Sequence[PackageJob], unit: str, suite: tuple[str, ...], gpu_type: str,
+          today: dt.date | None) -> Iterator[Finding]:
+    """One scalable unit's (or a single package's) suite and validity."""
+    from cmax.reference.exemplar import current_release
+
+    release = current_release()
+    first = jobs[0].config if jobs else unit or None
+    label = f"unit {unit}: " if unit else ""
+    have = {f"{job.suite_key}:{job.dtype}" for job in jobs if job.scale == release.scale}
+    missing = [run for run in suite if run not in have]
+    if suite and missing:
+        yield finding("exemplar.suite-incomplete",
+                      f"{label}{len(missing)} of the {len(suite)} {gpu_type.upper()} suite runs "
+                      f"of recipe release {release.version} have no job at {release.scale} "
+                      f"GPUs: {', '.join(missing)}", file=first)
+    dates = [job.launched for job in jobs if job.launched is not None]
     now = today or dt.date.today()
     if dates and _months_later(min(dates), release.validity_months) < now:
         yield finding("exemplar.expired",
-                      f"the first job was launched on {min(dates)}, more than "
+                      f"{label}the first job was launched on {min(dates)}, more than "
                       f"{release.validity_months} months before {now}", file=first)
-    for note in package.notes:
-        yield finding("exemplar.left-out", note)

@@ -81,3 +81,17 @@ def test_nccl_alone_leaves_the_interconnect_a_todo(tmp_path: Path,
             'infiniband-ndr-8x400') in text
     assert "gpus_per_node = 8                            # tag_output_2node.txt:" in text
     assert "nodes = 2 " in text
+
+
+def test_a_folder_of_unit_archives_drafts_every_unit(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    handover = tmp_path / "handover"
+    handover.mkdir()
+    for n, day in enumerate(("20261101T120000Z", "20261102T120000Z")):
+        archive(handover / f"llmb-archive_26.08.00_{day}.tar.zst",
+                [Job(job_id=3913022 + n, scale=512)], staging=tmp_path / f"stage{n}")
+    assert main(["init", str(handover)]) == 0
+    text = capsys.readouterr().out
+    assert "nodes = 128" in text and "2 units, each its largest job's scale (512, 512)" in text
+    assert text.count("[[runs]]") == 2
+    assert "llmb-archive_26.08.00_20261102T120000Z/llmb-archive-20261101T120000Z/" in text

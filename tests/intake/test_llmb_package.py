@@ -208,3 +208,43 @@ def test_a_bundle_with_its_own_manifest_is_not_drafted(tmp_path: Path) -> None:
     write_jobs(sample / "llmb", [Job()])
     with load(sample) as loaded:
         assert loaded.case.package is None and len(loaded.bundle.manifest.runs) == 3
+
+
+def _unit_archive(folder: Path, name: str, jobs: list[Job]) -> Path:
+    folder.mkdir(exist_ok=True)
+    return archive(folder / f"{name}.tar.zst", jobs, staging=folder.parent / f"stage-{name}")
+
+
+def test_several_scalable_units_are_judged_each_on_its_own(tmp_path: Path) -> None:
+    """Requirements for AI Clouds v2.3 BM01: the suite on every scalable unit handed over. Two
+    archives side by side are two units: unit A holds the whole H100 suite, unit B two runs;
+    only B is incomplete, and the system is both units (2 x 512 GPUs = 128 nodes)."""
+    handover = tmp_path / "handover"
+    _unit_archive(handover, "llmb-archive_26.08.00_20261101T120000Z", _suite())
+    b_jobs = [Job(**{**job.__dict__, "job_id": job.job_id + 1000}) for job in _suite()[:2]]
+    _unit_archive(handover, "llmb-archive_26.08.00_20261102T120000Z", b_jobs)
+    with load(handover, commercial=Commercial(quote=2.0)) as loaded:
+        found = _rules(loaded.findings)
+        manifest = loaded.bundle.manifest
+        package = loaded.case.package
+    assert package is not None and package.units == (
+        "llmb-archive_26.08.00_20261101T120000Z", "llmb-archive_26.08.00_20261102T120000Z")
+    assert manifest.system.nodes == 128 and len(manifest.runs) == 7
+    assert found["exemplar.suite-incomplete"] == [
+        "unit llmb-archive_26.08.00_20261102T120000Z: 3 of the 5 H100 suite runs of recipe "
+        "release 26.08.00 have no job at 512 GPUs: pretrain_llama3.1_70b:fp8, "
+        "pretrain_nemotron-h_56b:fp8, pretrain_qwen3_235b:bf16"]
+    assert "exemplar.units-missing" not in found
+
+
+def test_a_system_larger_than_its_units_is_named(tmp_path: Path) -> None:
+    """One unit's suite for a system of 2 x 512 GPUs ([system] from a small manifest)."""
+    root = write_jobs(tmp_path / "pkg", _suite())
+    small = Commercial(quote=2.0, manifest={"system": {"nodes": 128}})
+    with load(root, commercial=small) as loaded:
+        found = _rules(loaded.findings)
+    assert found["exemplar.units-missing"] == [
+        "the system's 1,024 GPUs ([system] nodes x gpus_per_node) are 2 scalable units of 512; "
+        "the bundle holds the suite of 1"]
+    with load(root, commercial=Commercial(quote=2.0)) as loaded:
+        assert "exemplar.units-missing" not in _rules(loaded.findings)

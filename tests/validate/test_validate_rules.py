@@ -42,7 +42,7 @@ MLPERF_REFERENCE = load_mlperf_reference(REFERENCE)
 
 
 def _package(*, scale: int = 512, release: str = "26.08", launched: dt.date | None = None,
-             notes: tuple[str, ...] = ()) -> Callable[[Evidence], None]:
+             notes: tuple[str, ...] = (), nodes: int | None = None) -> Callable[[Evidence], None]:
     """The evidence as if opened from an llmb-run package (cmax.intake) of H100 jobs."""
     from cmax.intake.facts import PackageFacts, PackageJob
 
@@ -61,6 +61,9 @@ def _package(*, scale: int = 512, release: str = "26.08", launched: dt.date | No
                 for i, (key, dtype) in enumerate(keys if complete else keys[:3])]
         ev.package = PackageFacts(kind="llmb-run archive", gpu_type="h100", jobs=tuple(jobs),
                                   notes=notes)
+        if nodes is not None:  # a system of more scalable units than the package's one
+            system = ev.manifest.system.model_copy(update={"nodes": nodes})
+            ev.manifest = ev.manifest.model_copy(update={"system": system})
     return fn
 
 
@@ -538,6 +541,7 @@ TRIPS: dict[str, Case] = {
     "exemplar.recipe-release-mixed": after(_package(release="26.06")),
     "exemplar.expired": after(_package(launched=dt.date(2024, 1, 2))),
     "exemplar.left-out": after(_package(notes=("no price: the package states none",))),
+    "exemplar.units-missing": after(_package(nodes=256)),
 }
 
 # Rules an honest bundle does fire by design (info), each with its own clean variant.
