@@ -242,8 +242,8 @@ TABLES: tuple[Table, ...] = (
           "a ClusterMAX audit.values.json", "completeness.empty-evidence"),
     Table("inference", INFERENCE_SCHEMA, "inference", "result", ("inference",),
           "a serving benchmark result (vllm bench serve --save-result JSON, SGLang "
-          "bench_serving JSONL, trtllm-bench --report_json, InferenceX agg rows, sa-bench "
-          "benchmark.out)",
+          "bench_serving JSONL, trtllm-bench --report_json, AIPerf profile export JSON/CSV, "
+          "InferenceX agg rows, sa-bench benchmark.out)",
           "completeness.empty-evidence", many=True),
     Table("incidents", INCIDENTS_SCHEMA, "reliability", "incidents", ("incidents",),
           "an incident log", "completeness.empty-incident-log"),

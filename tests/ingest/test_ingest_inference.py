@@ -4,7 +4,9 @@ onto the inference table, one clear error for a malformed file."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,3 +213,82 @@ def test_malformed_sa_bench_is_one_error(text: str, line: int, what: str,
     with pytest.raises(EvidenceError) as caught:
         by_id("sa-bench").parse(Probe(path))
     assert caught.value.line == line + 1 and what in str(caught.value)
+
+
+AIPERF = INFERENCE / "aiperf"
+
+
+@pytest.mark.parametrize("name", ["profile_export_aiperf.json", "profile_export_aiperf.csv"])
+def test_aiperf_exports_give_the_same_row(name: str) -> None:
+    [row] = _rows(AIPERF / name)
+    assert row["tool"] == ("aiperf-json" if name.endswith("json") else "aiperf-csv")
+    assert row["completed"] == 640 and row["failed"] == 0  # no error_request_count: none failed
+    assert row["output_tokens"] == 640 * 1024 and row["input_tokens"] == 640 * 1024
+    assert row["output_tok_s"] == pytest.approx(2304.5)
+    assert row["duration_s"] == pytest.approx(640 * 1024 / 2304.5, abs=0.01)
+    assert row["interactivity_tok_s_user"] == pytest.approx(40.31)
+    assert row["tpot_mean_ms"] == pytest.approx(24.81) and row["ttft_p99_ms"] == 612.8
+    assert row["gpus"] is None  # AIPerf states no GPU count
+
+
+def test_aiperf_json_states_the_run_setup() -> None:
+    [row] = _rows(AIPERF / "profile_export_aiperf.json")
+    assert (row["model"], row["concurrency"], row["warmup_requests"]) == (
+        "nvidia/Llama-3.3-70B-Instruct-FP8", 64.0, 64)
+    assert (row["input_len"], row["output_len"], row["temperature"]) == (1024, 1024, 0.0)
+    assert row["tool_valid"] is None  # no locked scenario: no submission_valid
+    facts = {(f.kind, f.value) for f in by_id("aiperf-json").parse(
+        Probe(AIPERF / "profile_export_aiperf.json")).facts}
+    assert facts == {("model", "nvidia/Llama-3.3-70B-Instruct-FP8"), ("gpu", "NVIDIA H200")}
+
+
+@pytest.mark.parametrize(("edit", "valid", "reason"), [
+    ({"metadata": {"submission_valid": True}}, True, None),
+    ({"metadata": {"submission_valid": False,
+                   "submission_invalid_reason": "context_overflow_rate_exceeded"}},
+     False, "context_overflow_rate_exceeded"),
+    ({"was_cancelled": True}, False, "run_cancelled (was_cancelled: true)"),
+])
+def test_aiperf_submission_valid(edit: dict[str, object], valid: bool, reason: str | None,
+                                 tmp_path: Path) -> None:
+    data = json.loads((AIPERF / "profile_export_aiperf.json").read_text())
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps({**data, **edit}))
+    [row] = _rows(path)
+    assert (row["tool_valid"], row["tool_invalid_reason"]) == (valid, reason)
+
+
+def test_aiperf_error_requests_are_failed(tmp_path: Path) -> None:
+    data = json.loads((AIPERF / "profile_export_aiperf.json").read_text())
+    data["error_request_count"] = {"unit": "requests", "avg": 12.0}
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(data))
+    [row] = _rows(path)
+    assert row["failed"] == 12
+
+
+@pytest.mark.parametrize(("edit", "what"), [
+    (lambda d: d.pop("benchmark_duration"), "the export has no benchmark_duration"),
+    (lambda d: d["time_to_first_token"].update(unit="tokens"), "'tokens', not a time unit"),
+    (lambda d: d["request_count"].update(avg=640.5), "completed is not a whole number"),
+])
+def test_malformed_aiperf_json_is_one_error(edit: Any, what: str, tmp_path: Path) -> None:
+    data = json.loads((AIPERF / "profile_export_aiperf.json").read_text())
+    edit(data)
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(EvidenceError, match=re.escape(what)):
+        by_id("aiperf-json").parse(Probe(path))
+
+
+@pytest.mark.parametrize(("old", "new", "line", "what"), [
+    ("Request Count,640.00", "Request Count,lots", 13, "Request Count avg 'lots' is not a number"),
+    ("Request Count,640.00", "Request Count,640.00,1", 13, "3 cells under a 2-column header"),
+])
+def test_malformed_aiperf_csv_is_one_error(old: str, new: str, line: int, what: str,
+                                           tmp_path: Path) -> None:
+    path = tmp_path / "profile_export_aiperf.csv"
+    path.write_text((AIPERF / "profile_export_aiperf.csv").read_text().replace(old, new))
+    with pytest.raises(EvidenceError) as caught:
+        by_id("aiperf-csv").parse(Probe(path))
+    assert caught.value.line == line and what in str(caught.value)
