@@ -9,10 +9,25 @@ ClusterMAX ``audit.values.json``, an incident CSV):
 * Cinder GPU: near-reference steps but failing audit checks (a weak Kubernetes cluster) and
   many incidents.
 
-The reference step times are DGXC v25.05.x H100 "Expected Performance" numbers (Llama 3.1 405B
-BF16/FP8 and Grok-1 314B FP8 at 512 GPUs); the per-sample FLOPs constants are the ones the DGXC
-READMEs print. Deterministic: the same script gives the same bytes. Run from the repo root:
-``python tools/make_samples.py`` (it needs ../shared/research for the two audit examples).
+and one invented GB200 NVL72 provider beside them, so ``cmax demo`` compares GPU generations
+on $ per million training tokens:
+
+* Zenith Racks: 8 GB200 NVL72 racks, 16 of each rack's 18 compute trays in the job (512 GPUs),
+  steps ~1.5 % slower than NVIDIA's GB200 reference, an in-rack (MNNVL) all_reduce at 99 % of
+  a published full-rack run and a cross-rack one at the 4 x 400 Gb/s network's rate, more
+  interruptions per GPU than the H100 fleets (a younger platform) and no ClusterMAX audit
+  (none published for a GB200 cluster: the examples are H100 ones).
+
+The reference step times are DGXC v25.05.x "Expected Performance" numbers (H100: Llama 3.1
+405B BF16/FP8 and Grok-1 314B FP8 at 512 GPUs; GB200: Llama 3.1 405B BF16 9.508 s and FP8
+6.244 s at 512 GPUs, NVIDIA/dgxc-benchmarking llama3.1/README.md @ v25.05..v25.05.05, the rows
+``dgxc-v25.05-llama3.1-405b-gb200-*-512`` of reference/baselines.csv); the per-sample FLOPs
+constants are the ones the DGXC READMEs print. The in-rack all_reduce scales the rows of the
+72-GPU GB200 NVL72 run in coreweave/nccl-tests pull request #43 (834.57 GB/s at 8 GiB); the
+cross-rack one sits just under the derived 184 GB/s per-tray network bar
+(reference/network.toml ``gb200-ib-ndr-4x400-ring``). Deterministic: the same script gives the
+same bytes. Run from the repo root: ``python tools/make_samples.py`` (it needs
+../shared/research for the two audit examples).
 """
 
 from __future__ import annotations
@@ -103,6 +118,168 @@ PROVIDERS = [
              {"soc2_type2": False, "iso27001": False, "managed_kubernetes": True,
               "object_storage": True, "on_demand": True}, 33),
 ]
+
+
+# --- the GB200 NVL72 sample -------------------------------------------------------------------
+
+GB200_WORKLOADS = [  # DGXC v25.05 GB200 recipe: TP4 PP8 CP2 VP8, GBS 256, MBS 1
+    Workload("llama3.1-405b", "bf16", 9.508, 256, 8192, 2.17e16, 4, 8, 2, 8, None,
+             "nvcr.io/nvidia/nemo:25.04.01"),
+    Workload("llama3.1-405b", "fp8", 6.244, 256, 8192, 2.17e16, 4, 8, 2, 8, None,
+             "nvcr.io/nvidia/nemo:25.04.01"),
+]
+RACKS = 8
+TRAYS_IN_JOB = 16     # of 18 per rack: two spare trays per rack, as NVL72 operators keep
+TRAYS_PER_RACK = 18
+GPUS_PER_TRAY = 4
+# coreweave/nccl-tests PR #43, a full GB200 NVL72 rack (72 ranks): out-of-place and in-place
+# busbw at 512 MiB .. 8 GiB as published
+NVL72_RACK_BUSBW = [(536870912, 586.06, 576.74), (1073741824, 681.17, 724.06),
+                    (2147483648, 757.78, 773.62), (4294967296, 839.16, 835.32),
+                    (8589934592, 834.57, 846.82)]
+
+GB200 = Provider(
+    "zenith-nvl72", "Zenith Racks", "zenith-gb200", "us-south-1",
+    0.985, 0.010, 181.0, 41, 4, 2.0, 30.0, 4.20, "",
+    {"soc2_type2": True, "tenant_network_isolation": True, "self_service_provisioning": True,
+     "managed_slurm": True, "parallel_filesystem": True, "object_storage": True,
+     "gpudirect_rdma": True, "24x7_support": True, "passive_health_checks": True,
+     "active_health_checks": True, "dcgm_metrics": True, "nvidia_ncp": True,
+     "capacity_blocks": True, "current_skus": True}, 44)
+
+
+def tray_host(p: Provider, rack: int, tray: int) -> str:
+    """Rack and tray in the host name, as NVL72 operators name them (cmax reads the rack)."""
+    return f"{p.cluster}-rack{rack:02d}-tray{tray:02d}"
+
+
+def gb200_nccl_header(command: str, min_bytes: int, max_bytes: int) -> list[str]:
+    return [
+        f"root@{GB200.cluster}-login-0:~# {command}",
+        "# nccl-tests version 2.17.6 nccl-headers=22703 nccl-library=22703",
+        "# Collective test starting: all_reduce_perf",
+        f"# nThread 1 nGpus 1 minBytes {min_bytes} maxBytes {max_bytes} step: 2(factor) "
+        "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+        "#",
+        "# Using devices",
+    ]
+
+
+def gb200_device_lines(p: Provider, hosts: list[str]) -> list[str]:
+    lines = []
+    for rank in range(len(hosts) * GPUS_PER_TRAY):
+        host, dev = hosts[rank // GPUS_PER_TRAY], rank % GPUS_PER_TRAY
+        lines.append(f"#  Rank {rank:3d} Group  0 Pid {14000 + rank:6d} on {host} device  {dev} "
+                     f"[{0x0001 + 8 * (dev // 2):04x}:01:00] NVIDIA GB200")
+    return lines
+
+
+def gb200_table(rows: list[tuple[int, float, float]], ranks: int) -> list[str]:
+    """Data rows from target busbw per half, with algbw and time by nccl-tests' arithmetic."""
+    factor = 2 * (ranks - 1) / ranks
+    out = [
+        "#",
+        "#                                                              out-of-place"
+        "                       in-place",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)      "
+        "      (us)  (GB/s)  (GB/s)",
+    ]
+    total = 0.0
+    for size, out_bus, in_bus in rows:
+        cells = []
+        for bus in (out_bus, in_bus):
+            alg = bus / factor
+            cells.append(f"{size / alg / 1e3:8.1f} {alg:7.2f} {bus:7.2f}      0")
+        total += out_bus
+        out.append(f"{size:12d}  {size // 4:12d}     float     sum      -1  " + "  ".join(cells))
+    out += ["# Out of bounds values : 0 OK",
+            f"# Avg bus bandwidth    : {total / len(rows):.3f}", "#"]
+    return out
+
+
+def gb200_rack_nccl(p: Provider) -> str:
+    """A full NVL72 rack (18 trays, 72 GPUs) over MNNVL, at 99 % of the published run, with
+    NCCL's MNNVL line per rank (one fabric UUID and clique: one NVLink domain)."""
+    hosts = [tray_host(p, 1, t) for t in range(1, TRAYS_PER_RACK + 1)]
+    ranks = len(hosts) * GPUS_PER_TRAY
+    lines = gb200_nccl_header(f"srun --mpi=pmix -N {len(hosts)} --ntasks-per-node=4 "
+                              "/opt/nccl-tests/build/all_reduce_perf -b 512M -e 8G -f 2 -g 1",
+                              536870912, 8589934592)
+    lines += gb200_device_lines(p, hosts)
+    lines.append("NCCL version 2.27.3+cuda12.9")
+    for rank in range(ranks):
+        host, dev = hosts[rank // GPUS_PER_TRAY], rank % GPUS_PER_TRAY
+        lines.append(f"{host}:{14000 + rank}:{14100 + rank} [{dev}] NCCL INFO MNNVL busId "
+                     f"0x{0x801000 + 0x100000 * (dev % 2) + 0x8000000 * (dev // 2):x} "
+                     "fabric UUID 5a1f0c3e9b7d2a64.1c8e4f7a2b3d9e05 cliqueId 0x7ffe state 3 "
+                     "healthMask 0xff")
+    rows = [(size, round(o * 0.99, 2), round(i * 0.99, 2)) for size, o, i in NVL72_RACK_BUSBW]
+    return "\n".join(lines + gb200_table(rows, ranks)) + "\n"
+
+
+def gb200_fabric_nccl(p: Provider) -> str:
+    """The job's 512 GPUs across 8 racks: collectives cross the 4 x 400 Gb/s network, so the
+    large-message busbw rises to the provider's network rate (~181 GB/s at 8 GiB)."""
+    hosts = [tray_host(p, r, t) for r in range(1, RACKS + 1) for t in range(1, TRAYS_IN_JOB + 1)]
+    ranks = len(hosts) * GPUS_PER_TRAY
+    lines = gb200_nccl_header(f"srun --mpi=pmix -N {len(hosts)} --ntasks-per-node=4 "
+                              "/opt/nccl-tests/build/all_reduce_perf -b 512M -e 8G -f 2 -g 1",
+                              536870912, 8589934592)
+    lines += gb200_device_lines(p, hosts)
+    lines.append("NCCL version 2.27.3+cuda12.9")
+    rows = []
+    size = 536870912
+    while size <= 8589934592:
+        bus = p.nccl_peak * size / (size + 96 * 1024 * 1024)
+        rows.append((size, round(bus, 2), round(bus * 0.997, 2)))
+        size *= 2
+    return "\n".join(lines + gb200_table(rows, ranks)) + "\n"
+
+
+def gb200_manifest(p: Provider) -> str:
+    return f"""# Sample bundle shipped with cmax (invented provider, realistic evidence): GB200.
+# 8 racks x 18 compute trays x 4 GPUs; the training job ran on 16 trays of each rack (512 GPUs),
+# the in-rack all_reduce on all 18 trays of rack 1. No ClusterMAX audit (none published for GB200).
+[provider]
+name = "{p.name}"
+cluster = "{p.cluster}"
+region = "{p.region}"
+
+[system]
+gpu = "gb200"
+nodes = {RACKS * TRAYS_PER_RACK}
+gpus_per_node = {GPUS_PER_TRAY}
+interconnect = "infiniband-ndr-4x400"
+
+[benchmark]
+date = 2026-09-14
+reference = "latest"
+
+{runs_toml(GB200_WORKLOADS)}
+[[nccl]]
+path = "nccl/all_reduce_perf_nvl72_rack01.txt"
+
+[[nccl]]
+path = "nccl/all_reduce_perf_{RACKS}racks.txt"
+{terms_toml(p, RACKS * TRAYS_PER_RACK * GPUS_PER_TRAY, 99.5)}"""
+
+
+def write_gb200(p: Provider) -> None:
+    rng = random.Random(p.seed)
+    root = OUT / p.slug
+    (root / "training").mkdir(parents=True)
+    (root / "nccl").mkdir()
+    (root / "cmax.toml").write_text(gb200_manifest(p))
+    for w in GB200_WORKLOADS:
+        (root / "training" / f"{w.workload}_{w.precision}_{NUM_GPUS}.log").write_text(
+            nemo2_log(p, w, rng))
+    (root / "nccl" / "all_reduce_perf_nvl72_rack01.txt").write_text(gb200_rack_nccl(p))
+    (root / "nccl" / f"all_reduce_perf_{RACKS}racks.txt").write_text(gb200_fabric_nccl(p))
+    hosts = [tray_host(p, r, t) for r in range(1, RACKS + 1)
+             for t in range(1, TRAYS_PER_RACK + 1)]
+    (root / "incidents.csv").write_text(incidents_csv(p, rng, hosts=hosts, gpus_per_node=4))
 
 
 def nemo2_log(p: Provider, w: Workload, rng: random.Random) -> str:
@@ -201,7 +378,8 @@ CATEGORIES = [
 ]
 
 
-def incidents_csv(p: Provider, rng: random.Random) -> str:
+def incidents_csv(p: Provider, rng: random.Random, *, hosts: list[str] | None = None,
+                  gpus_per_node: int = 8) -> str:
     """Interruptions over 2026-07-01..2026-09-30 (92 days)."""
     import datetime as dt
 
@@ -214,12 +392,14 @@ def incidents_csv(p: Provider, rng: random.Random) -> str:
         hours = min(p.max_outage_h, max(0.2, rng.expovariate(1 / p.mean_outage_h)))
         dur = dt.timedelta(hours=hours)
         cat = rng.choices(names, weights)[0]
-        node = f"{p.cluster}-{rng.randrange(NODES):03d}"
-        gpu = str(rng.randrange(8)) if "GPU" in cat else ""
+        node = (f"{p.cluster}-{rng.randrange(NODES):03d}" if hosts is None
+                else hosts[rng.randrange(len(hosts))])
+        gpu = str(rng.randrange(gpus_per_node)) if "GPU" in cat else ""
         rows.append((at, at + dur, node, gpu, cat, "false", f"unplanned interruption #{i + 1}"))
     for i in range(p.planned):
         at = start + dt.timedelta(days=7 + 10 * i, hours=2)
-        node = f"{p.cluster}-{rng.randrange(NODES):03d}"
+        node = (f"{p.cluster}-{rng.randrange(NODES):03d}" if hosts is None
+                else hosts[rng.randrange(len(hosts))])
         rows.append((at, at + dt.timedelta(hours=4), node, "", "Host Maintenance", "true",
                      "scheduled firmware update (announced 7 days ahead)"))
     rows.sort()
@@ -239,9 +419,9 @@ def audit_json(p: Provider) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def manifest(p: Provider) -> str:
+def runs_toml(workloads: list[Workload]) -> str:
     runs = []
-    for w in WORKLOADS:
+    for w in workloads:
         runs.append(
             "[[runs]]\n"
             f'workload = "{w.workload}"\nprecision = "{w.precision}"\nnum_gpus = {NUM_GPUS}\n'
@@ -251,7 +431,33 @@ def manifest(p: Provider) -> str:
             + (f"ep = {w.ep}\n" if w.ep else "")
             + f'framework = "nemo2"\ncontainer = "{w.container}"\n'
         )
+    return "\n".join(runs)
+
+
+def terms_toml(p: Provider, gpus_in_service: int, uptime: float) -> str:
+    """[reliability], [sla], [pricing] and [declarations]."""
     decl = "\n".join(f"{k} = {'true' if v else 'false'}" for k, v in p.declarations.items())
+    return f"""
+[reliability]
+incidents = "incidents.csv"
+period_start = 2026-07-01
+period_end = 2026-09-30
+gpus_in_service = {gpus_in_service}
+
+[sla]
+uptime_pct = {uptime}
+credits = [[{uptime}, 10], [99.0, 25], [95.0, 100]]
+
+[pricing]
+usd_per_gpu_hour = {p.price}
+term_months = 12
+
+[declarations]
+{decl}
+"""
+
+
+def manifest(p: Provider) -> str:
     return f"""# Sample bundle shipped with cmax (invented provider, realistic evidence).
 [provider]
 name = "{p.name}"
@@ -268,30 +474,13 @@ interconnect = "infiniband-ndr-8x400"
 date = 2026-09-14
 reference = "latest"
 
-{chr(10).join(runs)}
+{runs_toml(WORKLOADS)}
 [[nccl]]
 path = "nccl/all_reduce_perf_{NODES}n.txt"
 
 [audit]
 path = "audit/audit.values.json"
-
-[reliability]
-incidents = "incidents.csv"
-period_start = 2026-07-01
-period_end = 2026-09-30
-gpus_in_service = {NUM_GPUS}
-
-[sla]
-uptime_pct = 99.9
-credits = [[99.9, 10], [99.0, 25], [95.0, 100]]
-
-[pricing]
-usd_per_gpu_hour = {p.price}
-term_months = 12
-
-[declarations]
-{decl}
-"""
+{terms_toml(p, NUM_GPUS, 99.9)}"""
 
 
 def main() -> None:
@@ -310,7 +499,8 @@ def main() -> None:
         (root / "nccl" / f"all_reduce_perf_{NODES}n.txt").write_text(nccl_output(p, rng))
         (root / "audit" / "audit.values.json").write_text(audit_json(p))
         (root / "incidents.csv").write_text(incidents_csv(p, rng))
-    print(f"wrote {len(PROVIDERS)} bundles to {OUT}")
+    write_gb200(GB200)
+    print(f"wrote {len(PROVIDERS) + 1} bundles to {OUT}")
 
 
 if __name__ == "__main__":

@@ -39,21 +39,36 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
             files = render_reports(cards, out_dir,
                                    rank_by="value" if rank_by == "value" else "tier",
                                    pdf=not no_pdf, paper=paper)
+    from cmax.price.tokens import compare
+    from cmax.render.views import tokens_sentence
+
+    # across GPU generations offers are compared per training token, never per GPU-hour
+    result = compare(cards)
+    token_rank = {r.index: (rank, r) for rank, r in enumerate(result.ranked, start=1)}
+    energy_rank = {r.index: rank for rank, r in enumerate(result.by_energy, start=1)}
     if fmt == "json":
         emit_json({
             "out_dir": str(out_dir.resolve()),
+            "basket": result.basket,
+            "scales": result.scales,
             "providers": [
-                {"provider": c.provider, "cluster": c.cluster, "tier": c.tier,
+                {"provider": c.provider, "cluster": c.cluster, "gpu": c.gpu, "tier": c.tier,
                  "score": c.score, "exemplar_pass": c.exemplar_pass,
                  "ask_usd_per_gpu_hour": c.price.ask_usd_per_gpu_hour if c.price else None,
                  "usd_per_reference_gpu_hour":
-                     c.price.usd_per_reference_gpu_hour if c.price else None}
-                for c in cards
+                     c.price.usd_per_reference_gpu_hour if c.price else None,
+                 "usd_per_million_tokens":
+                     token_rank[i][1].usd_per_million_tokens if i in token_rank else None,
+                 "tokens_rank": token_rank[i][0] if i in token_rank else None,
+                 "joules_per_token":
+                     token_rank[i][1].joules_per_token if i in token_rank else None,
+                 "joules_rank": energy_rank.get(i)}
+                for i, c in enumerate(cards)
             ],
             "files": [str(f.resolve()) for f in files],
         })
         return
-    click.echo(f"{'provider':<18} {'tier':<16} {'score':>6} {'exemplar':>9} "
+    click.echo(f"{'provider':<18} {'gpu':<9} {'tier':<16} {'score':>6} {'exemplar':>9} "
                f"{'quoted $/h':>11} {'ask $/h':>9} {'value $/h':>10}")
     for c in cards:
         quoted = f"{c.price.quoted_usd_per_gpu_hour:.2f}" if c.price else "-"
@@ -62,8 +77,26 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
         ask = (f"{c.price.ask_usd_per_gpu_hour:.2f}"
                if c.price and c.price.ask_usd_per_gpu_hour is not None else "-")
         exemplar = "met" if c.exemplar_pass else "not met"
-        click.echo(f"{c.provider[:18]:<18} {c.tier:<16} {c.score:6.1f} "
+        click.echo(f"{c.provider[:18]:<18} {c.gpu[:9]:<9} {c.tier:<16} {c.score:6.1f} "
                    f"{exemplar:>9} {quoted:>11} {ask:>9} {value:>10}")
+    click.echo("(value $/h: $ per reference-grade GPU-hour, comparable within one GPU type only)")
+    if result.ranked:
+        basket = ", ".join(f"{k.replace(':', ' ')} at {result.scales[k]:,} GPUs"
+                           for k in result.basket)
+        click.echo(f"\nAcross GPU generations: $ per million training tokens ({basket}; "
+                   "interruptions priced in), cheapest first")
+        for rank, r in enumerate(result.ranked, start=1):
+            c = cards[r.index]
+            joules = (f"{r.joules_per_token:6.2f} J/token (#{energy_rank[r.index]})"
+                      if r.joules_per_token is not None else "J/token unknown")
+            click.echo(f"  {rank}. {c.provider[:18]:<18} {c.gpu[:9]:<9} "
+                       f"${r.usd_per_million_tokens:.3f}/M tokens   {joules}")
+        for i, why in sorted(result.unranked.items()):
+            click.echo(f"  -  {cards[i].provider[:18]:<18} not ranked: {why}")
+        top = cards[result.ranked[0].index]
+        sentence = tokens_sentence(top, cards)
+        if sentence:
+            click.echo(f"  {top.provider} ({top.gpu}): {sentence}")
     click.echo(f"\nReports written to {out_dir.resolve()}:")
     for f in files:
         click.echo(f"  {f.resolve()}")

@@ -245,13 +245,15 @@ class Scaled:
     tokens_per_s_per_gpu: float
     num_gpus: int
     note: str | None
+    joules_per_token: float | None = None
 
 
 def at_scale(c: TokenCost, num_gpus: int) -> Scaled | None:
     """The cost at ``num_gpus`` GPUs: as measured at that scale, or scaled by the reference's
     throughput ratio between the two scales on the same GPU type; None without both rows."""
     if c.num_gpus == num_gpus:
-        return Scaled(c.usd_per_million_tokens, c.tokens_per_s_per_gpu, num_gpus, None)
+        return Scaled(c.usd_per_million_tokens, c.tokens_per_s_per_gpu, num_gpus, None,
+                      c.joules_per_token)
     points = {p.num_gpus: p for p in c.reference_scaling}
     have, want = points.get(c.num_gpus), points.get(num_gpus)
     if have is None or want is None:
@@ -260,7 +262,8 @@ def at_scale(c: TokenCost, num_gpus: int) -> Scaled | None:
     note = (f"{c.gpu} {c.workload} {c.precision} scaled from {c.num_gpus} to {num_gpus} GPUs "
             f"by the reference's {factor:.4f} ({have.baseline_id} → {want.baseline_id})")
     return Scaled(c.usd_per_million_tokens / factor, c.tokens_per_s_per_gpu * factor,
-                  num_gpus, note)
+                  num_gpus, note,
+                  c.joules_per_token / factor if c.joules_per_token is not None else None)
 
 
 @dataclass(frozen=True)
@@ -270,6 +273,8 @@ class Ranked:
     index: int
     usd_per_million_tokens: float
     per_key: dict[str, Scaled]
+    joules_per_token: float | None = None
+    """the basket's token-weighted J/token, None unless every workload's energy is known"""
 
 
 @dataclass(frozen=True)
@@ -279,6 +284,12 @@ class Comparison:
     ranked: list[Ranked]
     unranked: dict[int, str]
     """offer index → why it is not on the common footing"""
+
+    @property
+    def by_energy(self) -> list[Ranked]:
+        """The ranked offers whose J/token is known, least energy per token first."""
+        known = [r for r in self.ranked if r.joules_per_token is not None]
+        return sorted(known, key=lambda r: (r.joules_per_token or 0.0, r.index))
 
 
 def compare(cards: Sequence[Scorecard], basket: Mapping[str, float] | None = None) -> Comparison:
@@ -312,7 +323,10 @@ def compare(cards: Sequence[Scorecard], basket: Mapping[str, float] | None = Non
             continue
         shares = {k: s.cost for k, s in per_key.items() if s is not None}
         total = weighted_cost(shares, basket)
+        energy = weighted_cost({k: s.joules_per_token for k, s in per_key.items()
+                                if s is not None and s.joules_per_token is not None}, basket)
         if total is not None:
-            ranked.append(Ranked(i, total, {k: s for k, s in per_key.items() if s is not None}))
+            ranked.append(Ranked(i, total, {k: s for k, s in per_key.items() if s is not None},
+                                 energy))
     ranked.sort(key=lambda r: (r.usd_per_million_tokens, r.index))
     return Comparison(dict(basket), scales, ranked, unranked)

@@ -311,6 +311,8 @@ class LeaderboardRow:
     decision: Decision
     tokens_usd: float | None = None  # $ per million training tokens on the board's basket
     tokens_rank: int | None = None  # 1 = cheapest per token, across GPU types
+    joules_per_token: float | None = None  # J per token on the same basket, energy known
+    joules_rank: int | None = None  # 1 = least energy per token, among those with energy
 
 
 def _value(card: Scorecard) -> float | None:
@@ -346,6 +348,16 @@ def _tokens(cards: list[tuple[str, Scorecard]]) -> dict[str, tuple[float, int]]:
             for rank, r in enumerate(result.ranked, start=1)}
 
 
+def _energy(cards: list[tuple[str, Scorecard]]) -> dict[str, tuple[float, int]]:
+    """slug -> (J per token on the common basket, rank), offers whose energy is known."""
+    from cmax.price.tokens import compare
+
+    result = compare([c for _, c in cards])
+    return {cards[r.index][0]: (r.joules_per_token, rank)
+            for rank, r in enumerate(result.by_energy, start=1)
+            if r.joules_per_token is not None}
+
+
 def leaderboard_rows(cards: list[tuple[str, Scorecard]],
                      by: RankBy = "tier") -> list[LeaderboardRow]:
     value_rank: dict[str, int] = {}
@@ -354,6 +366,7 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
         valued = [slug for slug, c in leaderboard_order(same, "value") if _value(c) is not None]
         value_rank.update({slug: i for i, slug in enumerate(valued, start=1)})
     tokens = _tokens(cards)
+    energy = _energy(cards)
     rows = []
     for rank, (slug, card) in enumerate(leaderboard_order(cards, by), start=1):
         ratios = [w.ratio for w in card.workloads if w.ratio is not None]
@@ -367,6 +380,8 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
             value=_value(card), value_rank=value_rank.get(slug), decision=decision(card),
             tokens_usd=tokens[slug][0] if slug in tokens else None,
             tokens_rank=tokens[slug][1] if slug in tokens else None,
+            joules_per_token=energy[slug][0] if slug in energy else None,
+            joules_rank=energy[slug][1] if slug in energy else None,
         ))
     return rows
 

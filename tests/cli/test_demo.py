@@ -30,7 +30,7 @@ def test_demo_writes_every_report(demo: tuple[Path, dict[str, object]]) -> None:
     assert "leaderboard.pdf" in names and "leaderboard.html" in names
     pdfs = [n for n in names if n.endswith(".scorecard.pdf")]
     briefs = [n for n in names if n.endswith(".brief.pdf")]
-    assert len(pdfs) == 3 and len(briefs) == 3
+    assert len(pdfs) == 4 and len(briefs) == 4  # three H100 offers and one GB200 NVL72
     for name in names:
         if name.endswith(".pdf"):
             assert (out / name).read_bytes().startswith(b"%PDF-")
@@ -64,3 +64,24 @@ def test_sample_reports_are_short_enough_to_act_on(demo: tuple[Path, dict[str, o
     providers = result["providers"]
     assert isinstance(providers, list)
     assert all(p["usd_per_reference_gpu_hour"] is not None for p in providers)
+
+
+def test_demo_ranks_offers_across_gpu_generations_per_token(
+        demo: tuple[Path, dict[str, object]]) -> None:
+    """The GB200 NVL72 sample beside the H100 ones: ranked by $ per million training tokens on
+    the workloads every offer ran (Llama 3.1 405B BF16 and FP8 at 512 GPUs, equal shares).
+    Zenith: $4.20 / (423.606 tokens/s/GPU x 3600) x 1e6 / goodput 0.996378 = $2.7641 (BF16),
+    $4.20 / (643.861 x 3600) x 1e6 / 0.996378 = $1.8186 (FP8): $2.2914 on the basket; at the
+    GB200 default 2600 W, 6.1378 and 4.0381 J/token: 5.0880, the least energy per token."""
+    _, result = demo
+    assert result["basket"] == {"llama3.1-405b:bf16": 0.5, "llama3.1-405b:fp8": 0.5}
+    assert result["scales"] == {"llama3.1-405b:bf16": 512, "llama3.1-405b:fp8": 512}
+    providers = {p["provider"]: p for p in result["providers"]}  # type: ignore[attr-defined]
+    zenith = providers["Zenith Racks"]
+    assert zenith["gpu"] == "gb200"
+    assert zenith["usd_per_million_tokens"] == pytest.approx((2.7641 + 1.8186) / 2, abs=1e-4)
+    assert zenith["joules_per_token"] == pytest.approx((6.1378 + 4.0381) / 2, abs=1e-4)
+    assert zenith["joules_rank"] == 1
+    ranks = sorted((p["tokens_rank"], name) for name, p in providers.items())
+    assert [name for _, name in ranks] == ["Cinder GPU", "Zenith Racks", "Aurora Compute",
+                                           "Borealis Cloud"]

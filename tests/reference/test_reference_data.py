@@ -33,13 +33,13 @@ def _copy(tmp_path: Path) -> Path:
 
 
 def test_release_id_and_cache(ref: Reference) -> None:
-    assert ref.release == "2026.11.4"
-    assert load_reference("2026.11.4") is ref  # pinned id and "latest" share the cached load
+    assert ref.release == "2026.11.5"
+    assert load_reference("2026.11.5") is ref  # pinned id and "latest" share the cached load
     assert load_reference() is ref
 
 
 def test_unknown_release_lists_known_ones() -> None:
-    with pytest.raises(CmaxError, match=r"unknown reference release '1999\.1\.0'.*2026\.11\.4"):
+    with pytest.raises(CmaxError, match=r"unknown reference release '1999\.1\.0'.*2026\.11\.5"):
         load_reference("1999.1.0")
 
 
@@ -280,6 +280,8 @@ def test_mlperf_and_economics(ref: Reference) -> None:
     assert eco["household_kwh_per_year"] == 10791
     assert "eia.gov" in eco["household_source"]
     assert ref.default_watts_per_gpu("h100") == pytest.approx(10200 / 8 * 1.56)
+    # a GB200 NVL72 rack's 120 kW over its 72 GPUs, x PUE 1.56 = 2600 W all-in per GPU
+    assert ref.default_watts_per_gpu("gb200") == pytest.approx(120000 / 72 * 1.56)
     assert ref.default_watts_per_gpu("gb300") is None
 
 

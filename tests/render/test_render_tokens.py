@@ -11,14 +11,16 @@ from cmax.scorecard import Scorecard, TokenCost
 from tests.score.scorecard_factory import make_scorecard, make_weak_scorecard
 
 
-def _with_tokens(card: Scorecard, gpu: str, tps: float, **update: object) -> Scorecard:
+def _with_tokens(card: Scorecard, gpu: str, tps: float, watts: float | None = None,
+                 **update: object) -> Scorecard:
     assert card.price is not None
     price = card.price.model_copy(update=update)
     cost = TokenCost(
         workload="llama3.1-405b", precision="bf16", gpu=gpu, num_gpus=512, basis="measured",
         basis_detail="log", tokens_per_s_per_gpu=tps, goodput_ratio=price.goodput_ratio,
         usd_per_million_tokens=usd_per_million_tokens(price.quoted_usd_per_gpu_hour, tps,
-                                                      price.goodput_ratio))
+                                                      price.goodput_ratio),
+        joules_per_token=watts / tps if watts is not None else None)
     return card.model_copy(update={"gpu": gpu, "price": price.model_copy(
         update={"token_costs": [cost]})})
 
@@ -68,3 +70,29 @@ def test_no_cross_type_sentence_and_no_cross_type_value_on_one_gpu_type(
     assert views.tokens_sentence(cards[0], cards[:2]) is None
     rows = views.value_comparison(cards[0], cards)
     assert {r.provider for r in rows} == {"H", "W"}
+
+
+def test_energy_known_offers_are_ranked_by_joules_per_token(
+        board: list[tuple[str, Scorecard]]) -> None:
+    """J/token ranks only the offers whose energy is known: H 1989 W / 200 = 9.945 J/token,
+    G 2600 W / 400 = 6.5; W has no power figure, so no J/token rank (its $ rank stays)."""
+    h, w, g = (c for _, c in board)
+    energy = [("h", _with_tokens(h, "h100-sxm", 200.0, 1989.0)), ("w", w),
+              ("g", _with_tokens(g, "gb200", 400.0, 2600.0))]
+    rows = {r.slug: r for r in views.leaderboard_rows(energy)}
+    assert rows["g"].joules_per_token == pytest.approx(6.5) and rows["g"].joules_rank == 1
+    assert rows["h"].joules_per_token == pytest.approx(9.945) and rows["h"].joules_rank == 2
+    assert rows["w"].joules_per_token is None and rows["w"].joules_rank is None
+    assert rows["w"].tokens_rank == 3
+    from cmax.render.reports import leaderboard_csv
+
+    lines = leaderboard_csv(views.leaderboard_rows(energy)).splitlines()
+    head = lines[0].split(",")
+    assert head[-6:] == ["gpu", "usd_per_million_tokens", "tokens_rank", "joules_per_token",
+                         "joules_rank", "scorecard"]
+    cells = {line.split(",")[1]: dict(zip(head, line.split(","), strict=True))
+             for line in lines[1:]}
+    assert cells["G"]["gpu"] == "gb200" and cells["G"]["tokens_rank"] == "1"
+    assert float(cells["G"]["usd_per_million_tokens"]) == pytest.approx(2.4691, abs=1e-4)
+    assert (cells["G"]["joules_per_token"], cells["G"]["joules_rank"]) == ("6.5", "1")
+    assert (cells["W"]["joules_per_token"], cells["W"]["joules_rank"]) == ("", "")
