@@ -11,7 +11,18 @@ At e249aa3, on tests/data/ingest/{megatron_bridge_llama3.1-70b,nemo2_llama3.1-8b
 megatron_lm_nan_grad,nemo2_messy,megatron_bridge_tflops_by_position}.log and the
 aurora-compute sample's three NeMo 2 logs, every status (success, invalid_grad_norm,
 incomplete) and every mean is the same (the last log is built so that pairing TFLOP/s lines
-by position, 738.5, differs from per-step, 739.5, and most-recent pairing, 736.8).
+by position, 738.5, differs from per-step, 739.5, and most-recent pairing, 736.8); so is
+nemo2_identity_preamble.log's no_data (3 steps, none in the window) and the by-position log
+with Megatron's inline ``throughput per GPU (TFLOP/s/GPU): 999.0`` added to every iteration
+line (738.5: llmb-run reads only the MODEL_TFLOP/s/GPU lines).
+
+Logs that are not llmb-run's own output still differ, by design: a Megatron-LM log
+(megatron_lm_log_energy.log: llmb-run has no Megatron-LM parser and reports no TFLOP/s, cmax
+reads the inline figure), a Megatron-Bridge log with only rank-0 ``Step Time`` lines
+(megatron_bridge_step_time_only.log: no_data for llmb-run, whose parser needs ``iteration N/M``
+lines; cmax numbers those lines as the steps) and a NeMo 2 log over two epochs
+(nemo2_two_epochs.log: llmb-run reads the per-epoch counter, which restarts below 35, so
+no_data; cmax reads the global step).
 
     python benchmarks/compare_llmb_parser.py --repo /path/to/exemplar-performance \\
         --commit e249aa3 LOG[:FRAMEWORK] ...

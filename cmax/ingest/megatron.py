@@ -144,9 +144,14 @@ def parse_megatron(path: Path) -> TrainingLog:
         if tflops.len() != iters.height:
             notes.append(f"{tflops.len()} TFLOP/s lines for {iters.height} iteration lines; "
                          "paired by position as llmb-run does")
+    # a Megatron-Bridge log's TFLOP/s are its MODEL_TFLOP/s/GPU lines even where its
+    # iteration lines also print Megatron's "throughput per GPU": llmb-run reads only the
+    # former (pretrain_log_parser.py@e249aa3); a Megatron-LM log has only the inline value
+    bridge = bool(rows["bridge"].fill_null(False).any())
     events = iters.with_columns(
         (pl.col("elapsed_ms") / 1000.0).alias("step_time_s"),
-        pl.coalesce(pl.col("inline_tflops"), pl.lit(paired)).alias("tflops_per_gpu"),
+        (pl.lit(paired) if bridge else pl.coalesce(pl.col("inline_tflops"), pl.lit(paired)))
+        .alias("tflops_per_gpu"),
     )
     invalid = bool(events.height and events["grad_norm"].is_nan().any())
     skipped = events.filter(pl.col("skipped").fill_null(0) > 0)
@@ -161,7 +166,6 @@ def parse_megatron(path: Path) -> TrainingLog:
             config["gbs"] = int(found[0])
             extra.append(Fact("parallel", f"gbs={found[0]}", found[1]))
     max_iter = events["max_iteration"].max() if events.height else None
-    bridge = bool(rows["bridge"].fill_null(False).any())
     framework = "megatron-bridge" if bridge else "megatron-lm"
     return TrainingLog(
         format="megatron", framework=framework, steps=steps,

@@ -583,17 +583,23 @@ class TrainingLog:
                 "skipped_at": ",".join(map(str, self.skipped_at[:MAX_LISTED])) or None}
 
     def status(self) -> str:
-        """llmb-run's verdict vocabulary: success, incomplete, invalid_grad_norm, no_data."""
-        if self.steps.height == 0:
-            return "no_data"
+        """llmb-run's verdict, in its order (NVIDIA/exemplar-performance:cli/llmb-run/src/
+        llmb_run/pretrain_log_parser.py@e249aa3 ``_build_result``): a NaN grad norm
+        (invalid_grad_norm); no timed step inside the window, however many before it
+        (no_data); the final iteration or a window iteration missing (incomplete); else
+        success."""
         if self.invalid_grad_norm:
             return "invalid_grad_norm"
+        if self.steps.height == 0:
+            return "no_data"
         iterations = self.steps["iteration"]
         last = int(iterations.max())  # type: ignore[arg-type]
-        if self.max_iteration is not None and not (iterations == self.max_iteration).any():
-            return "incomplete"
         window = steady_state_window(None, last)
         present = iterations.filter(iterations.is_between(window.first, window.last)).n_unique()
+        if present == 0:
+            return "no_data"
+        if self.max_iteration is not None and not (iterations == self.max_iteration).any():
+            return "incomplete"
         if present < window.last - window.first + 1:
             return "incomplete"
         return "success"

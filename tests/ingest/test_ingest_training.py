@@ -7,6 +7,7 @@ NeMo 2 clean sample: step 0 = 30.0 s, 1-34 = 12.5 s, 35-44 alternate 10.0/10.2 s
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import polars as pl
@@ -101,6 +102,28 @@ def test_megatron_bridge_positional_tflops_and_args() -> None:
     assert window["tflops_per_gpu"].mean() == pytest.approx((731.5 + 716.9) / 2)
     assert steps["tflops_per_gpu"][0] == 250.0 and steps["step_time_s"][0] == 30.0
     assert steps["loss"][0] == pytest.approx(9.0)  # "lm loss: 9.000000E+00"
+
+
+def test_megatron_bridge_model_tflops_lines_win_over_inline_throughput(tmp_path: Path) -> None:
+    """With ``log_throughput`` on, Megatron-Bridge's iteration lines also print Megatron's
+    ``throughput per GPU (TFLOP/s/GPU): x``; llmb-run reads only the MODEL_TFLOP/s/GPU lines
+    (pretrain_log_parser.py@e249aa3 ``_MBRIDGE_TFLOPS_RE`` needs the number before the unit):
+    on this log with 999.0 inline on every iteration line its parser still gives 738.5
+    (benchmarks/compare_llmb_parser.py), and so must cmax."""
+    text = (DATA / "megatron_bridge_tflops_by_position.log").read_text()
+    log_path = tmp_path / "inline.log"
+    log_path.write_text(re.sub(r"(elapsed time per iteration \(ms\): [0-9.]+ \|)",
+                               r"\1 throughput per GPU (TFLOP/s/GPU): 999.0 |", text))
+    log = parse_training(log_path, detect_format(log_path))
+    window = log.steps.filter(pl.col("iteration").is_between(35, 44))
+    assert window["tflops_per_gpu"].mean() == pytest.approx(738.5)
+
+
+def test_a_log_without_a_step_in_the_window_is_no_data() -> None:
+    """llmb-run's order: steps before the window but none in it is no_data, not incomplete
+    (its ``_build_result`` tests the window's samples first; its parser reports no_data on
+    this 3-step log)."""
+    assert _parse("nemo2_identity_preamble.log").status() == "no_data"
 
 
 def test_megatron_bridge_tflops_paired_by_position_where_pairings_differ() -> None:
