@@ -168,6 +168,7 @@ INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "output_tok_s": pl.Float64(),  # whole-system output tokens/s, as the tool computed it
     "total_tok_s": pl.Float64(),
     "output_tok_s_per_gpu_reported": pl.Float64(),  # the tool's own per-GPU figure
+    "samples_per_s": pl.Float64(),  # completed samples (queries) per second (MLPerf)
     "ttft_p99_ms": pl.Float64(),
     "tpot_p99_ms": pl.Float64(),
     "tpot_mean_ms": pl.Float64(),
@@ -243,7 +244,7 @@ TABLES: tuple[Table, ...] = (
     Table("inference", INFERENCE_SCHEMA, "inference", "result", ("inference",),
           "a serving benchmark result (vllm bench serve --save-result JSON, SGLang "
           "bench_serving JSONL, trtllm-bench --report_json, AIPerf profile export JSON/CSV, "
-          "InferenceX agg rows, sa-bench benchmark.out)",
+          "InferenceX agg rows, sa-bench benchmark.out, MLPerf Inference mlperf_log_summary.txt)",
           "completeness.empty-evidence", many=True),
     Table("incidents", INCIDENTS_SCHEMA, "reliability", "incidents", ("incidents",),
           "an incident log", "completeness.empty-incident-log"),

@@ -292,3 +292,53 @@ def test_malformed_aiperf_csv_is_one_error(old: str, new: str, line: int, what: 
     with pytest.raises(EvidenceError) as caught:
         by_id("aiperf-csv").parse(Probe(path))
     assert caught.value.line == line and what in str(caught.value)
+
+
+MLPERF = INFERENCE / "mlperf"
+
+
+def test_mlperf_server_summary() -> None:
+    [row] = _rows(MLPERF / "server_mlperf_log_summary.txt")
+    assert (row["tool"], row["scenario"], row["tool_valid"]) == (
+        "mlperf-inference-summary", "Server", True)
+    assert row["output_tok_s"] == 24593.77 and row["samples_per_s"] == 81.68
+    assert row["request_rate"] == 83.5  # paced at target_qps: no offline maximum
+    assert row["ttft_p99_ms"] == pytest.approx(1914.647645)
+    assert row["tpot_mean_ms"] == pytest.approx(144.594078)
+    assert row["tpot_p99_ms"] == pytest.approx(193.380124)
+    assert row["gpus"] is None and row["model"] is None  # the summary names neither
+
+
+def test_mlperf_offline_summary() -> None:
+    [row] = _rows(MLPERF / "offline_mlperf_log_summary.txt")
+    assert (row["scenario"], row["tool_valid"], row["request_rate"]) == ("Offline", True, None)
+    assert row["output_tok_s"] == 27803.9 and row["samples_per_s"] == 92.1544
+    assert row["concurrency"] is None and row["tpot_mean_ms"] is None
+
+
+def test_mlperf_invalid_result_keeps_the_loadgen_reasons(tmp_path: Path) -> None:
+    text = (MLPERF / "server_mlperf_log_summary.txt").read_text()
+    text = text.replace("Result is : VALID", "Result is : INVALID").replace(
+        "  Min duration satisfied : Yes", "  Min duration satisfied : NO").replace(
+        "  Performance constraints satisfied : Yes", "  Performance constraints satisfied : NO")
+    path = tmp_path / "mlperf_log_summary.txt"
+    path.write_text(text)
+    [row] = _rows(path)
+    assert row["tool_valid"] is False
+    assert row["tool_invalid_reason"] == (
+        "LoadGen: performance constraints not satisfied, min duration not satisfied")
+
+
+@pytest.mark.parametrize(("old", "new", "what"), [
+    ("Mode     : PerformanceOnly", "Mode     : AccuracyOnly", "an accuracy run"),
+    ("Result is : VALID", "Result is : MAYBE", "neither VALID nor INVALID"),
+    ("Completed tokens per second: 24593.77", "Completed tokens per second: many",
+     "'Completed tokens per second' is not a number"),
+    ("Scenario : Server\n", "", "no 'Scenario :' or 'Result is :' line"),
+])
+def test_malformed_mlperf_summary_is_one_error(old: str, new: str, what: str,
+                                               tmp_path: Path) -> None:
+    path = tmp_path / "mlperf_log_summary.txt"
+    path.write_text((MLPERF / "server_mlperf_log_summary.txt").read_text().replace(old, new))
+    with pytest.raises(EvidenceError, match=re.escape(what)):
+        by_id("mlperf-inference-summary").parse(Probe(path))
