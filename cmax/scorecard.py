@@ -50,11 +50,12 @@ def gentler(a: Tier, b: Tier) -> Tier:
 
 
 class _Model(BaseModel):
-    """Frozen, strict models. Computed fields (a result's ``state``, a gate's ``binding_cap``)
-    are written to JSON for readers and dropped when a scorecard is read back, so a written
-    scorecard always validates."""
+    """Frozen, strict models; each field's docstring is its description in the JSON Schema
+    (``cmax schema --model scorecard``). Computed fields (a result's ``state``, a gate's
+    ``binding_cap``) are written to JSON for readers and dropped when a scorecard is read back,
+    so a written scorecard always validates."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -69,41 +70,69 @@ class Baseline(_Model):
     """The reference row a run was compared with."""
 
     baseline_id: str
+    """the reference row's id in the reference catalogue (cmax reference)"""
     release: str
+    """the reference release the row belongs to"""
     step_time_s: float | None = None
+    """the reference's mean step time, seconds"""
     tokens_per_s_per_gpu: float | None = None
+    """the reference's training throughput, tokens/s per GPU"""
     model_tflops_per_gpu: float | None = None
+    """the reference's model TFLOP/s per GPU"""
     mfu_pct: float | None = None
+    """the reference's model FLOPs utilisation, %"""
     gbs: int | None = None
+    """the reference recipe's global batch size"""
     seq_len: int | None = None
+    """the reference recipe's sequence length, tokens"""
     container: str | None = None
+    """the container image the reference was measured with"""
     source: str
+    """where the reference number is published"""
 
 
 class WorkloadResult(_Model):
     """One training run against its matched baseline."""
 
     workload: str
+    """the workload as the run states it, e.g. llama3.1-405b"""
     precision: str
+    """the training precision, e.g. bf16 or fp8"""
     num_gpus: int
+    """GPUs the run trained on"""
     log: str
+    """the training log, relative to the bundle"""
     run_id: str | None = Field(default=None, description="the run's id in the case (the "
                                "subject of its entries in the claims ledger)")
     framework: str | None = None
+    """the framework the log came from (nemo2, megatron, torchtitan, …); None when unknown"""
     status: str
+    """how the run ended as the log shows it: success, incomplete, invalid_grad_norm or no_data"""
     steps_total: int
+    """steps the log records"""
     window: tuple[int, int] | None = Field(
         default=None, description="first and last iteration of the steady-state window")
     steps_in_window: int = 0
+    """steps inside the steady-state window, the ones the mean is taken over"""
     mean_step_time_s: float | None = None
+    """mean step time over the window, seconds"""
     tokens_per_s_per_gpu: float | None = None
+    """training throughput over the window, tokens/s per GPU (global batch × sequence length ÷
+    step time ÷ GPUs)"""
     model_tflops_per_gpu: float | None = None
+    """model TFLOP/s per GPU over the window, from the log or from the model's FLOPs per token"""
     mfu_pct: float | None = None
+    """model FLOPs utilisation over the window, % of the GPU's dense peak"""
     baseline: Baseline | None = None
+    """the reference row the run was compared with (None: no matching reference)"""
     ratio: float | None = Field(default=None, description="provider ÷ reference throughput")
     ci_low: float | None = None
+    """lower end of the ratio's bootstrap confidence interval over the window's steps"""
     ci_high: float | None = None
+    """upper end of the ratio's bootstrap confidence interval"""
     verdict: Verdict
+    """pass or fail (the whole interval on one side of the bar), inconclusive, not_comparable,
+    no_reference or unverified"""
     validation_errors: list[str] = Field(
         default_factory=list,
         description="rule ids of validation errors on this run's evidence: such a run counts "
@@ -111,6 +140,7 @@ class WorkloadResult(_Model):
     bar: float = Field(description="the pass bar this run was judged against (rubric "
                        "[performance] bar)")
     notes: list[str] = Field(default_factory=list)
+    """how the result was reached, in sentences"""
     step_series: list[tuple[int, float]] = Field(
         default_factory=list,
         description="(iteration, step_time_s) for every step with a finite time; a run of more "
@@ -128,19 +158,32 @@ class NetworkResult(_Model):
     """nccl-tests bus bandwidth at large messages against the fabric's baseline."""
 
     file: str
+    """the nccl-tests output, relative to the bundle"""
     collective: str
+    """the collective measured, e.g. all_reduce"""
     ranks: int
+    """ranks (GPUs) in the test"""
     nodes: int
+    """nodes the test spans"""
     large_message_bytes: int
+    """the message size the bandwidth is compared at: the baseline's size when the sweep
+    includes it, else the sweep's largest"""
     busbw_gbps: float
+    """out-of-place bus bandwidth at large_message_bytes, GB/s"""
     max_busbw_gbps: float
+    """the highest out-of-place bus bandwidth at any size, GB/s"""
     reference_busbw_gbps: float | None = None
+    """the fabric baseline's bus bandwidth, GB/s (None: no baseline)"""
     reference_source: str | None = None
+    """where the fabric baseline is published"""
     ratio: float | None = None
+    """busbw_gbps ÷ reference_busbw_gbps"""
     verdict: Verdict
+    """pass, fail, inconclusive, not_comparable, no_reference or unverified"""
     series: list[tuple[int, float]] = Field(
         default_factory=list, description="(size_bytes, out-of-place busbw GB/s)")
     notes: list[str] = Field(default_factory=list)
+    """how the result was reached, in sentences"""
     nvlink_domains: int | None = Field(
         default=None, description="NVLink domains (NVL72 racks) the run spans, when known: 1 "
         "is an intra-rack result (multi-node NVLink), rated against its own bar and never the "
@@ -169,26 +212,44 @@ class PairResult(_Model):
     """One pairwise or split nccl-tests run: its hosts and large-message bus bandwidth."""
 
     hosts: list[str]
+    """the hosts the run spanned"""
     busbw_gbps: float
+    """its bus bandwidth at size_bytes, GB/s"""
     size_bytes: int
+    """the largest message size of the run, bytes"""
     file: str
+    """the nccl-tests output, relative to the bundle"""
     line: int | None = None
+    """the line of that result in the file"""
 
 
 class MlperfResult(_Model):
     benchmark: str
+    """the MLPerf Training benchmark, e.g. llama2_70b_lora"""
     submitter: str | None = None
+    """the submitter the result names"""
     system: str | None = None
+    """the system description the result names"""
     runs: int
+    """converged runs in the result"""
     score_min: float | None = None
+    """the provider's time to train, minutes (the MLPerf score)"""
     reference_min: float | None = None
+    """the matched published result's time to train, minutes"""
     reference_source: str | None = None
+    """where the matched published result is"""
     ratio: float | None = None
+    """reference time ÷ provider time (scaled by GPUs when matched at another scale); above 1 is
+    faster than the reference"""
     ci_low: float | None = Field(default=None, description="ratio CI from the run spread")
     ci_high: float | None = None
+    """upper end of the ratio's confidence interval"""
     verdict: Verdict
+    """pass, fail, inconclusive, not_comparable, no_reference or unverified"""
     num_gpus: int | None = None
+    """accelerators the result ran on"""
     notes: list[str] = Field(default_factory=list)
+    """how the result was reached, in sentences"""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -199,65 +260,104 @@ class MlperfResult(_Model):
 
 class ReliabilityResult(_Model):
     period_start: dt.date
+    """first day of the observed period"""
     period_end: dt.date
+    """last day of the observed period (inclusive)"""
     gpus_in_service: int
+    """GPUs in the fleet the incident log covers"""
     gpu_days: float
+    """GPU-days observed: covered days × GPUs in service"""
     unexpected_interruptions: int
+    """unplanned interruptions counted"""
     planned_interruptions: int
+    """announced maintenance, excluded from the rate"""
     per_1000_gpu_days: float
+    """unexpected interruptions per 1,000 GPU-days"""
     mtbf_gpu_hours: float | None
+    """mean GPU-hours between unexpected interruptions (None: none happened)"""
     reference_per_1000_gpu_days: float
+    """the published reference rate per 1,000 GPU-days"""
     reference_source: str
+    """where the reference rate is published"""
     ratio_vs_reference: float | None = Field(
         default=None, description="provider rate ÷ reference rate (lower is better)")
     job_gpus: int
+    """GPUs of the job the goodput is modelled for"""
     checkpoint_interval_min: float
+    """checkpoint interval assumed for the job, minutes"""
     restart_min: float
+    """time to restart after an interruption assumed for the job, minutes"""
     ettr: float = Field(description="expected effective training time ratio for the job")
     reference_ettr: float
+    """the same job's expected effective training time ratio at the reference rate"""
     goodput_ratio: float = Field(description="ettr ÷ reference_ettr")
     incident_series: list[tuple[dt.date, int]] = Field(default_factory=list)
+    """(day, unexpected interruptions that day) over the period"""
     notes: list[str] = Field(default_factory=list)
+    """how the result was reached, in sentences"""
 
 
 class SlaResult(_Model):
     contracted_uptime_pct: float
+    """the uptime the SLA promises, %"""
     measured_uptime_pct: float
+    """uptime measured over all nodes and the period, %"""
     met: bool
+    """every node-month reached the contracted uptime"""
     credit_pct: float
+    """SLA credit owed, % of the period's bill (credit tiers per node-month, weighted by
+    node-hours)"""
     downtime_node_hours: float
+    """unplanned downtime summed over nodes, hours"""
     node_hours: float
+    """nodes × hours in the period"""
     node_months: int = Field(default=0, description="node-months assessed (per node, per month)")
     node_months_below: int = Field(default=0, description="node-months under the contracted %")
     worst_uptime_pct: float | None = Field(default=None, description="worst node-month uptime")
     notes: list[str] = Field(default_factory=list)
+    """how the result was reached, in sentences"""
 
 
 class AuditCheck(_Model):
     check_id: str
+    """the check's key in the ClusterMAX audit JSON"""
     category: str
+    """the ClusterMAX category the check belongs to"""
     criterion: str
+    """the criterion the check tests"""
     status: AuditStatus
+    """PASS, WARNING, FAIL or SKIPPED"""
     observed: str | None = None
+    """what the audit observed"""
     minimum: str | None = None
+    """what the criterion requires, when it states a minimum"""
 
 
 class AuditSummary(_Model):
     file: str
+    """the audit JSON, relative to the bundle"""
     cluster: str | None = None
+    """the cluster the audit names"""
     counts: dict[str, int]
+    """checks per status (PASS, WARNING, FAIL, SKIPPED)"""
     checks: list[AuditCheck] = Field(default_factory=list)
+    """every check with a status"""
 
 
 class CategoryScore(_Model):
     """One ClusterMAX 2.0 category: its score, weight and where every point came from."""
 
     name: str
+    """the ClusterMAX 2.0 category"""
     score: float = Field(ge=0, le=100)
+    """the category's score, 0-100"""
     weight: float = Field(ge=0)
+    """its weight in the weighted score (0: no evidence, left out)"""
     verified: bool = Field(description="False when the score rests on declarations only")
     evidence: list[str] = Field(default_factory=list)
+    """the evidence behind the score, one line per component"""
     rules: list[str] = Field(default_factory=list)
+    """the rubric rules applied"""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -288,12 +388,16 @@ class Gate(_Model):
     """
 
     name: str
+    """what the gate requires, in words"""
     id: str | None = Field(
         default=None, description="the gate's stable id: the rubric's [[gates]] id, or "
         "'coverage' for the evidence-coverage gate (None in scorecards written before ids)")
     passed: bool
+    """status == 'passed' (kept for older readers)"""
     cap: Tier
+    """the tier a failed gate caps the rating at"""
     reason: str
+    """why the gate passed, failed or was not evaluated"""
     status: GateStatus = Field(description="passed, failed, not_evaluated (no conclusive "
                                "evidence: never reads as passed) or declared")
     not_evaluated_cap: Tier | None = Field(
@@ -331,6 +435,7 @@ class Gate(_Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def state(self) -> State:
+        """The status in the one vocabulary of states (cmax/states.py)."""
         return gate_state(self.status)
 
 
@@ -338,32 +443,50 @@ class TierThreshold(_Model):
     """The minimum weighted score of one tier under the scorecard's rubric."""
 
     tier: Tier
+    """the tier"""
     min_score: float = Field(ge=0, le=100)
+    """the weighted score it needs, 0-100"""
 
 
 class EvidenceFileRef(_Model):
     path: str
+    """the file, relative to the bundle"""
     kind: str
+    """the format cmax read it as (cmax docs formats)"""
     sha256: str
+    """SHA-256 of its bytes, hex"""
     size_bytes: int
+    """its size, bytes"""
 
 
 class WorkloadEconomics(_Model):
     workload: str
+    """the workload"""
     precision: str
+    """its precision"""
     num_gpus: int
+    """GPUs the run trained on"""
     tokens_per_s_per_gpu: float | None
+    """measured throughput, tokens/s per GPU"""
     usd_per_million_tokens: float | None
+    """quoted $/GPU-hour over the measured throughput, $ per million tokens (goodput not priced
+    in; see token_costs)"""
     reference_usd_per_million_tokens: float | None
+    """the same at the reference's throughput"""
     joules_per_token: float | None
+    """GPU power ÷ throughput, J/token (power from [pricing] watts_per_gpu or the reference
+    default; None: no power figure)"""
 
 
 class ScalePoint(_Model):
     """One reference row's throughput at one scale, for comparing offers measured at others."""
 
     num_gpus: int
+    """the scale, GPUs"""
     tokens_per_s_per_gpu: float
+    """the reference's throughput at that scale, tokens/s per GPU"""
     baseline_id: str
+    """the reference row"""
 
 
 class TokenCost(_Model):
@@ -375,15 +498,25 @@ class TokenCost(_Model):
     """
 
     workload: str
+    """the workload"""
     precision: str
+    """its precision"""
     gpu: str
+    """the GPU type of the offer"""
     num_gpus: int
+    """GPUs the throughput was measured (or estimated) at"""
     basis: Literal["measured", "estimate"]
+    """measured on this offer, or an estimate from its ratio on other workloads × the reference"""
     basis_detail: str = Field(description="the run or the ratio and reference row behind it")
     tokens_per_s_per_gpu: float
+    """the throughput priced, tokens/s per GPU"""
     goodput_ratio: float
+    """the goodput ratio priced in (1: no reliability evidence)"""
     usd_per_million_tokens: float
+    """$ per million training tokens, interruptions priced in"""
     joules_per_token: float | None = None
+    """GPU power ÷ throughput, J/token (power from [pricing] watts_per_gpu or the reference
+    default; None: no power figure)"""
     reference_scaling: list[ScalePoint] = Field(
         default_factory=list, description="the reference's throughput for this workload on "
         "this GPU type at each published scale: how an offer measured at another scale is "
@@ -394,6 +527,7 @@ class PriceDriver(_Model):
     """One reason the ask differs from the quote (or money owed back), in $/GPU-hour."""
 
     name: str
+    """the driver, e.g. Training throughput"""
     usd_per_gpu_hour: float = Field(description="how much less a GPU-hour is worth than the "
                                     "quote; negative: worth more (in the provider's favour)")
     detail: str = Field(description="the evidence, in plain words")
@@ -409,10 +543,17 @@ class PriceAdvice(_Model):
     """
 
     currency: str = "USD"
+    """the currency of every price (USD)"""
     quoted_usd_per_gpu_hour: float
+    """the provider's quote, $/GPU-hour"""
     throughput_ratio: float | None
+    """provider ÷ reference throughput: the geometric mean over the comparable runs (None: no
+    run could be compared)"""
     goodput_ratio: float
+    """E[ETTR] ÷ the reference's (1.0 assumed without reliability evidence)"""
     parity_usd_per_gpu_hour: float | None
+    """what the delivered work is worth at the quote: quoted × throughput ratio × goodput ratio,
+    $/GPU-hour"""
     ask_usd_per_gpu_hour: float | None = Field(
         validation_alias=AliasChoices("ask_usd_per_gpu_hour", "recommended_usd_per_gpu_hour"),
         description="the price to ask for: min(quoted, parity), rounded to the cent")
@@ -421,11 +562,16 @@ class PriceAdvice(_Model):
         default=None, description="value: quoted ÷ (throughput ratio × goodput ratio), the "
         "price of one reference-grade GPU-hour of work on this cluster")
     term_months: int
+    """contract term, months"""
     contract_gpus: int
+    """GPUs under contract"""
     term_cost_usd: float
+    """the term at the quote: quoted × contract GPUs × term hours, $"""
     ask_term_cost_usd: float | None = Field(
         default=None, description="the term at the ask: ask × contract GPUs × term hours")
     goodput_loss_usd: float
+    """term cost × (1 − E[ETTR]): paid time lost to interruptions, $ (0: no reliability
+    evidence)"""
     sla_period_bill_usd: float = Field(
         default=0.0, description="the bill for the SLA's measured period at the quote")
     sla_credit_usd: float = Field(
@@ -436,7 +582,9 @@ class PriceAdvice(_Model):
     effective_term_cost_usd: float = Field(
         description="term cost + goodput loss; credits are not subtracted")
     drivers: list[PriceDriver] = Field(default_factory=list)
+    """why the ask differs from the quote, largest first"""
     workloads: list[WorkloadEconomics] = Field(default_factory=list)
+    """$ per million tokens per rated workload at the quote"""
     token_costs: list[TokenCost] = Field(
         default_factory=list, description="$ per million training tokens per workload, "
         "goodput priced in: the figure to compare offers of different GPU types on")
@@ -447,6 +595,7 @@ class PriceAdvice(_Model):
         default_factory=dict, description="the basket behind usd_per_million_tokens: "
         "'workload:precision' -> share of the tokens")
     reasoning: list[str] = Field(default_factory=list)
+    """the arithmetic, in sentences"""
 
     @property
     def recommended_usd_per_gpu_hour(self) -> float | None:
@@ -458,9 +607,13 @@ class ClaimCitation(_Model):
     """One statement an evidence file makes, quoted for or against a claim."""
 
     file: str
+    """the evidence file, relative to the bundle"""
     line: int | None = None
+    """the line in it"""
     text: str
+    """what it says, quoted"""
     where: str | None = None
+    """where inside the file, when a line alone does not say (a key path or host)"""
 
 
 class ClaimEntry(_Model):
@@ -471,12 +624,18 @@ class ClaimEntry(_Model):
     kind: str = Field(description="gpu, gpu_count, model, precision, seq_len, gbs, parallel, "
                       "software, or another stage's kind")
     value: str | None = None
+    """the claimed value (None: none stated)"""
     status: Literal["corroborated", "declared", "assumed", "contradicted", "unstated"]
+    """corroborated (the evidence agrees), declared (only claimed), assumed (from the reference
+    recipe), contradicted or unstated"""
     source: str = Field(description="who claims the value: a cmax.toml key, the log, or the "
                         "reference recipe it was assumed from")
     support: list[ClaimCitation] = Field(default_factory=list)
+    """evidence that agrees with the value"""
     against: list[ClaimCitation] = Field(default_factory=list)
+    """evidence that contradicts it"""
     note: str = ""
+    """anything else to know about the claim"""
 
 
 class ServingPoint(_Model):
@@ -490,10 +649,12 @@ class ServingPoint(_Model):
     interactivity: float | None = Field(default=None, description="output tokens/s per user, "
                                         "1000 / mean TPOT in ms")
     output_tok_s_per_gpu: float
+    """its output tokens/s per GPU"""
     reference_tok_s_per_gpu: float | None = Field(
         default=None, description="the reference curve at this interactivity (None: outside "
         "its measured range, or no curve)")
     ratio: float | None = None
+    """output_tok_s_per_gpu ÷ reference_tok_s_per_gpu"""
     slo_met: bool | None = Field(default=None, description="every latency SLO the manifest "
                                  "states is met (None: none stated or not measured)")
 
@@ -503,6 +664,7 @@ class ReferenceCurvePoint(_Model):
 
     interactivity: float = Field(description="output tokens/s per user")
     output_tok_s_per_gpu: float
+    """the reference's output tokens/s per GPU at that interactivity"""
 
 
 class InferenceResult(_Model):
@@ -512,21 +674,30 @@ class InferenceResult(_Model):
     entry: str = Field(description="manifest entry, e.g. inference[0]")
     tool: str = Field(description="format id of the result file")
     source_file: str
+    """the result file, relative to the bundle"""
     model: str
+    """the served model"""
     precision: str
+    """its precision"""
     gpu: str
+    """the GPU type"""
     gpus: int = Field(description="GPUs serving, the manifest's")
     gpus_basis: Literal["corroborated", "declared", "contradicted"] = Field(
         description="whether the result file itself states the GPU count")
     input_len: int
+    """input length, tokens"""
     output_len: int
+    """output length, tokens"""
     results: int = Field(description="result objects in the file (a sweep has several)")
     offline: bool = Field(description="the rated result ran with no rate or concurrency cap, "
                           "as the reference's offline maximum-throughput runs did")
     output_tok_s: float | None = Field(default=None, description="system output tokens/s")
     output_tok_s_per_gpu: float | None = None
+    """output tokens/s per GPU"""
     reference_tok_s_per_gpu: float | None = None
+    """the reference's output tokens/s per GPU at the same model, GPU, precision and lengths"""
     reference_source: str | None = None
+    """where the reference is published"""
     reference_setup: str | None = Field(default=None, description="parallel layout, software "
                                         "and scenario of the reference row")
     ratio: float | None = Field(default=None, description="provider per GPU / reference "
@@ -534,6 +705,7 @@ class InferenceResult(_Model):
     ci_low: float | None = Field(default=None, description="lower bound of the ratio's "
                                  "confidence interval over the compared points")
     ci_high: float | None = None
+    """upper bound of the ratio's confidence interval"""
     comparison: Literal["offline", "curve", "none"] = Field(
         default="none", description="offline: best uncapped result against the offline maximum "
         "throughput; curve: each sweep point against the reference curve at its interactivity")
@@ -541,11 +713,14 @@ class InferenceResult(_Model):
                                         "the rated result (1000 / mean TPOT)")
     points: list[ServingPoint] = Field(default_factory=list, description="every result read")
     reference_curve: list[ReferenceCurvePoint] = Field(default_factory=list)
+    """the reference's curve (interactivity, per-GPU throughput) the points were compared with"""
     verdict: Literal["pass", "fail", "inconclusive", "unverified", "not_comparable",
                      "no_reference", "invalid"] = "no_reference"
+    """pass, fail, inconclusive, unverified, not_comparable, no_reference or invalid"""
     usd_per_million_output_tokens: float | None = Field(
         default=None, description="quoted $/GPU-hour over the measured per-GPU output rate")
     usd_per_million_output_tokens_at_reference: float | None = None
+    """the quote over the reference's per-GPU output rate"""
     usd_per_million_input_tokens: float | None = Field(
         default=None, description="quoted $/GPU-hour over the measured per-GPU input (prompt) "
         "rate; the whole GPU-hour is charged to each token kind, so the two are not additive")
@@ -557,15 +732,19 @@ class InferenceResult(_Model):
         "telemetry)")
     slo: list[str] = Field(default_factory=list, description="latency SLO checks, as sentences")
     notes: list[str] = Field(default_factory=list)
+    """how the result was reached, in sentences"""
 
 
 class ScaleEvidence(_Model):
     """The widest result of one kind of evidence: the scale it ran at."""
 
     kind: Literal["network", "training", "mlperf"]
+    """which kind of evidence: network (nccl-tests), training or mlperf"""
     what: str = Field(description="the result, as the scorecard names it")
     nodes: int
+    """nodes it ran on"""
     gpus: int
+    """GPUs it ran on"""
 
 
 class ProvenScale(_Model):
@@ -577,19 +756,23 @@ class ProvenScale(_Model):
     (docs/network.md, Scale)."""
 
     claimed_nodes: int
+    """nodes the manifest claims ([system] nodes)"""
     claimed_gpus: int
+    """GPUs the manifest claims (nodes × gpus_per_node)"""
     nodes: int | None = Field(default=None, description="the most nodes any counted result ran on")
     gpus: int | None = Field(default=None, description="the most GPUs any counted result ran on")
     share: float | None = Field(default=None, description="gpus ÷ claimed_gpus")
     fabric_nodes: int | None = Field(
         default=None, description="nodes of the widest inter-node nccl-tests sweep compared")
     fabric_ranks: int | None = None
+    """ranks (GPUs) of that sweep"""
     fabric_needed_nodes: int = Field(
         description="the nodes a sweep must span to decide the fabric gate "
         "([network] min_node_share of the claimed nodes, at least 2)")
     evidence: list[ScaleEvidence] = Field(
         default_factory=list, description="the widest counted result of each kind")
     summary: str = ""
+    """the proven scale against the claim, and how wide the fabric was measured, in words"""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -602,18 +785,31 @@ class Scorecard(_Model):
     """The rating of one bundle."""
 
     schema_version: str = SCHEMA_VERSION
+    """version of this JSON layout"""
     cmax_version: str
+    """the cmax that wrote it"""
     reference_release: str
+    """the reference release the evidence was compared with"""
     rubric: str
+    """the rubric applied: its id @ the first 12 hex digits of its digest"""
     provider: str
+    """the provider rated"""
     cluster: str
+    """the cluster rated"""
     region: str | None = None
+    """its region"""
     gpu: str
+    """the GPU type"""
     nodes: int
+    """nodes in the cluster"""
     gpus_per_node: int
+    """GPUs per node"""
     interconnect: str | None = None
+    """the scale-out fabric, e.g. infiniband-ndr-8x400"""
     benchmark_date: dt.date
+    """when the evidence was collected"""
     tier: Tier
+    """the rating: the score's tier capped by every gate"""
     score: float = Field(ge=0, le=100, description="weighted category score before gates")
     score_tier: Tier | None = Field(
         default=None, description="the tier the weighted score alone reaches, before gates")
@@ -625,22 +821,37 @@ class Scorecard(_Model):
         default_factory=list, description="the rubric's minimum score per tier, best first "
         "(below the last is Underperforming)")
     exemplar_pass: bool
+    """every suite workload has a passing run above the Exemplar bar"""
     exemplar_bar: float
+    """the Exemplar bar: the fraction of reference throughput to exceed"""
     workloads: list[WorkloadResult] = Field(default_factory=list)
+    """each training run against its reference"""
     network: list[NetworkResult] = Field(default_factory=list)
+    """each nccl-tests collective against the fabric's baseline"""
     network_pairs: list[PairResult] = Field(
         default_factory=list, description="pairwise/split runs behind suspect_nodes")
     suspect_nodes: list[SuspectNode] = Field(default_factory=list)
+    """nodes the evidence singles out as slow or faulty"""
     mlperf: list[MlperfResult] = Field(default_factory=list)
+    """each MLPerf Training result against published results"""
     inference: list[InferenceResult] = Field(default_factory=list)
+    """each serving benchmark against its reference"""
     reliability: ReliabilityResult | None = None
+    """interruption rate and goodput (None: no incident log)"""
     sla: SlaResult | None = None
+    """the SLA measured over the incident log (None: no [sla])"""
     audit: AuditSummary | None = None
+    """the ClusterMAX audit's checks (None: no audit)"""
     categories: list[CategoryScore] = Field(default_factory=list)
+    """the ClusterMAX 2.0 categories behind the weighted score"""
     gates: list[Gate] = Field(default_factory=list)
+    """the hard gates: a failed or not-evaluated gate caps the tier"""
     findings: list[Finding] = Field(default_factory=list)
+    """what validation found, errors first"""
     finding_counts: dict[str, int] = Field(default_factory=dict)
+    """findings per severity"""
     evidence_files: list[EvidenceFileRef] = Field(default_factory=list)
+    """every evidence file read, with its hash"""
     scale: ProvenScale | None = Field(
         default=None, description="the largest scale the evidence proves (nodes and GPUs "
         "measured) against the nodes and GPUs claimed")
@@ -648,6 +859,7 @@ class Scorecard(_Model):
         default_factory=list, description="the claims ledger: every claim the ratings rest on, "
         "corroborated, declared only, assumed from the recipe or contradicted")
     price: PriceAdvice | None = None
+    """the price advice (None: no [pricing])"""
     notes: list[str] = Field(default_factory=list, description="how the verdicts were reached")
 
     @computed_field  # type: ignore[prop-decorator]

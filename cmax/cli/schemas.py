@@ -74,30 +74,33 @@ def manifest_schema() -> dict[str, Any]:
 
 
 def _finding() -> dict[str, Any]:
+    """A finding as ``cmax validate --format json`` writes it: the Finding model's fields
+    (described there) without ``run_id``, every one present."""
+    from cmax.cli.validate_cmd import FINDING_KEYS
+    from cmax.findings import Finding
+
+    props = Finding.model_json_schema()["properties"]
     return {"type": "object", "description": "one way the submission could mislead",
-            "required": ["rule", "severity", "file", "line", "message", "fix"],
-            "properties": {
-                "rule": {"type": "string", "description": "rule id (`cmax validate --rules`, "
-                         "`cmax docs rules`)"},
-                "severity": {"enum": ["error", "warning", "info"],
-                             "description": "an error makes the bundle fail validation"},
-                "file": {"type": ["string", "null"],
-                         "description": "the file in the bundle it concerns"},
-                "line": {"type": ["integer", "null"], "description": "the line in that file"},
-                "message": {"type": "string", "description": "what was found"},
-                "fix": {"type": "string", "description": "how to fix it"}}}
+            "required": list(FINDING_KEYS),
+            "properties": {key: props[key] for key in FINDING_KEYS}}
 
 
 def validate_schema() -> dict[str, Any]:
+    from cmax.scorecard import ClaimEntry
+
     counts = {sev: {"type": "integer", "description": f"{sev} findings"}
               for sev in ("error", "warning", "info")}
+    claims = ClaimEntry.model_json_schema()
     return {"$schema": DIALECT, "title": "cmax validate --format json", "type": "object",
-            "required": ["findings", "counts"],
+            "required": ["findings", "counts"], "$defs": claims.pop("$defs"),
             "properties": {
                 "findings": {"type": "array", "items": _finding(),
                              "description": "every finding, errors first"},
                 "counts": {"type": "object", "properties": counts, "required": list(counts),
-                           "description": "findings per severity"}}}
+                           "description": "findings per severity"},
+                "claims": {"type": "array", "items": claims,
+                           "description": "the claims ledger: every claim the ratings rest "
+                           "on and what the evidence says about it"}}}
 
 
 _DRIFT = {

@@ -29,16 +29,16 @@ def _count(findings: Sequence[Finding]) -> dict[str, int]:
     return count_findings(findings)
 
 
+FINDING_KEYS = ("rule", "severity", "file", "line", "message", "fix")
+"""The fields of a finding in ``validate --format json`` (its JSON Schema reads them too)."""
+
+
 def findings_json(findings: Sequence[Finding], claims: Ledger | None = None) -> dict[str, Any]:
     """The documented JSON shape: findings (rule, severity, file, line, message, fix), counts,
     and the claims ledger (one entry per claim: subject, kind, value, status, source, the
     statements that support and contradict it)."""
     return {
-        "findings": [
-            {"rule": f.rule, "severity": f.severity, "file": f.file, "line": f.line,
-             "message": f.message, "fix": f.fix}
-            for f in findings
-        ],
+        "findings": [f.model_dump(include=set(FINDING_KEYS)) for f in findings],
         "counts": _count(findings),
         "claims": claims.as_json() if claims is not None else [],
     }

@@ -1,5 +1,5 @@
-"""``cmax schema``: manifest, validate and audit schemas with every property described, and
-the documents the commands print conform to them."""
+"""``cmax schema``: every schema (scorecard, price, manifest, validate, audit) with every
+property described, and the documents the commands print conform to them."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from cmax.cli.schemas import schemas, undescribed
 from tests.paths import SAMPLES
 
 
-@pytest.mark.parametrize("name", ["manifest", "validate", "audit"])
+@pytest.mark.parametrize("name", ["scorecard", "price", "manifest", "validate", "audit"])
 def test_every_property_is_described(name: str) -> None:
     assert list(undescribed(schemas()[name])) == []
 
@@ -24,6 +24,23 @@ def test_manifest_descriptions_come_from_docs_manifest_md() -> None:
     run = schema["$defs"]["RunSpec"]["properties"]
     assert "one per training log" in run["workload"]["description"]
     assert "[[nccl]]" in schema["$defs"]["PathSpec"]["properties"]["path"]["description"]
+
+
+def test_scorecard_descriptions_come_from_field_docstrings() -> None:
+    defs = schemas()["scorecard"]["$defs"]
+    assert "out-of-place" in defs["NetworkResult"]["properties"]["busbw_gbps"]["description"]
+    assert defs["Gate"]["properties"]["cap"]["description"].startswith("the tier a failed gate")
+
+
+def test_validate_claims_and_findings_are_described(capsys: pytest.CaptureFixture[str]) -> None:
+    schema = schemas()["validate"]
+    assert "claims" in schema["properties"]
+    finding = schema["properties"]["findings"]["items"]
+    assert finding["required"] == ["rule", "severity", "file", "line", "message", "fix"]
+    assert main(["validate", str(SAMPLES / "aurora-compute"), "--format", "json"]) in (0, 1)
+    document = json.loads(capsys.readouterr().out)
+    assert document["claims"]
+    _conforms(document, schema)
 
 
 def test_undescribed_finds_a_missing_description() -> None:
@@ -61,7 +78,7 @@ def test_audit_output_conforms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     _conforms(json.loads(capsys.readouterr().out), schemas()["audit"])
 
 
-@pytest.mark.parametrize("name", ["manifest", "validate", "audit"])
+@pytest.mark.parametrize("name", ["scorecard", "price", "manifest", "validate", "audit"])
 def test_cli_prints_each(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "--model", name, "--format", "json"]) == exits.OK
     assert json.loads(capsys.readouterr().out)["title"]
