@@ -80,7 +80,7 @@ def render_text(result: dict[str, Any]) -> str:
               help="Training budget in tokens (e.g. 15T or 1.5e13).")
 @click.option("--flops-convention", "flops_convention", default=None, metavar="NAME",
               help="The FLOPs count the --mfu figure was measured in (e.g. nvidia-llama for "
-                   "NVIDIA's per-sample constants; see docs/reference.md). Default: cmax's "
+                   "NVIDIA's per-sample constants; see `cmax docs reference`). Default: cmax's "
                    "architecture-true count.")
 @click.option("--reference", "release", default="latest", show_default=True,
               envvar="CMAX_REFERENCE", show_envvar=True,

@@ -85,7 +85,7 @@ def rules_listing(fmt: str) -> None:
     width = max(len(r.id) for r in rules)
     for r in rules:
         click.echo(f"{r.id:<{width}}  {r.severity:<7}  {r.title}")
-    click.echo(f"\n{len(rules)} rules; details in docs/rules.md or with --rules --format json")
+    click.echo(f"\n{len(rules)} rules; details with `cmax docs rules` or --rules --format json")
 
 
 @click.command("validate", help="Check a bundle's evidence against the reference and list the "

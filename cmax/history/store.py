@@ -230,7 +230,7 @@ def _refuse_credentials(uri: str) -> None:
                        file=shown, field="--history",
                        fix="remove them from the URI and give them the standard way: "
                        "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE or "
-                       "~/.aws/credentials, or an instance role (see docs/fleet.md)")
+                       "~/.aws/credentials, or an instance role (see `cmax docs fleet`)")
 
 
 @contextlib.contextmanager

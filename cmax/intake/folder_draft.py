@@ -274,7 +274,7 @@ def draft_folder(root: Path, reference: Reference, *, source: str) -> str:
         out += ["", "[audit]", toml_text.line("path", audit.rel, f"format {audit.fmt}")]
     for item in seen:
         if item.role not in ("run", "nccl", "audit"):
-            out.append(f"# {item.rel}: {item.fmt} evidence, not drafted; see docs/manifest.md")
+            out.append(f"# {item.rel}: {item.fmt} evidence, not drafted; see `cmax docs manifest`")
     out += ["", "# [pricing]", "# usd_per_gpu_hour = 0.0                     "
             "# TODO: the quoted price per GPU-hour", "# [sla]", "# TODO: uptime_pct and credits",
             "# [reliability]", "# TODO: incidents file, period and GPUs in service"]

@@ -101,7 +101,7 @@ def _convention_flops(ref: Reference, workload: str, seq_len: int, convention: s
     if convention not in CONVENTIONS:
         raise UsageError(f"unknown FLOPs convention {convention!r}", field="--flops-convention",
                          expected=", ".join(sorted(CONVENTIONS)),
-                         fix="see 'FLOPs conventions' in `cmax docs reference` (docs/reference.md)")
+                         fix="see 'FLOPs conventions' in `cmax docs reference`")
     try:
         return ref.source_flops_per_token(workload, seq_len, convention)
     except ReferenceDataError as exc:

@@ -99,7 +99,7 @@ def test_detect_sqlite_and_unknown(tmp_path: Path) -> None:
         detect_format(junk)
     assert "tried " in str(info.value)
     assert all(fmt in str(info.value) for fmt in FORMATS)
-    assert "docs/formats.md" in str(info.value)
+    assert "`cmax docs formats`" in str(info.value)
     assert "incidents-json" in str(info.value)
     empty = tmp_path / "empty.log"
     empty.write_bytes(b"")
@@ -464,7 +464,7 @@ def test_unknown_format_error_points_to_existing_doc(tmp_path: Path) -> None:
     junk.write_text("nothing\n")
     with pytest.raises(EvidenceFormatError) as info:
         detect_format(junk)
-    assert info.value.fix is not None and "docs/formats.md" in info.value.fix
+    assert info.value.fix is not None and "`cmax docs formats`" in info.value.fix
     assert (REPO / "docs" / "formats.md").is_file()
 
 

@@ -67,7 +67,7 @@ def test_unknown_file_exits_2_with_one_line(capsys: pytest.CaptureFixture[str],
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in captured.err
     assert "unrecognised evidence format; tried llmb-sqlite, " in lines[0]
-    assert "docs/formats.md" in lines[0]
+    assert "`cmax docs formats`" in lines[0]
     assert main(["inspect", str(tmp_path / "missing.log")]) == 2
     assert "file not found" in capsys.readouterr().err
 

@@ -394,7 +394,7 @@ def unknown(path: Path, why: str = "") -> EvidenceFormatError:
     tried = ", ".join(f.id for f in all_formats())
     return EvidenceFormatError(
         f"unrecognised evidence format{': ' + why if why else ''}; tried {tried}",
-        file=path, fix="check that this is the unmodified tool output; docs/formats.md lists "
+        file=path, fix="check that this is the unmodified tool output; `cmax docs formats` lists "
         "every format cmax reads and how each is recognised")
 
 
