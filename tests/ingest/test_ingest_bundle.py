@@ -242,7 +242,7 @@ def test_wrong_format_for_key_keeps_class_and_fix(tmp_path: Path) -> None:
     with open_bundle(root) as bundle, pytest.raises(EvidenceFormatError) as info:
         ingest(bundle)
     assert info.value.field == "runs[0].log" and info.value.file == "x.log"
-    assert info.value.fix is not None and "docs/formats.md" in info.value.fix
+    assert info.value.fix is not None and "`cmax docs formats`" in info.value.fix
     assert info.value.expected == "a training log or DGXC/llmb-run summary"
 
 
