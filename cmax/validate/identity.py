@@ -20,6 +20,7 @@ from cmax.claims import (
     gpu_family,
     norm_name,
     precision_family,
+    release_of,
     stated_precisions,
 )
 from cmax.evidence import EvidenceFile
@@ -93,6 +94,18 @@ register(Rule(
     "log of another release than cmax.toml's `container` is not the declared run.",
     "Declare the container the job ran (`runs[i].container`), or submit the declared run's log.",
     "pyxis (Slurm container plugin) `importing docker image`; NGC image references.",
+))
+register(Rule(
+    "identity.baseline-software", "warning", "The run used another container release than "
+    "its reference",
+    "The matched baseline was measured with one NGC container release; the log (or cmax.toml) "
+    "names another release of the same image. Releases differ in speed (kernels, "
+    "communication overlap, FP8 recipes), so part of the ratio is the software's, not the "
+    "cluster's: a newer release can make a cluster look faster than NVIDIA's reference on "
+    "the same hardware.",
+    "Run the release the reference recipe was measured with (the baseline's container), or "
+    "read the ratio as cluster and software together.",
+    "The baselines' container column (reference/baselines.csv, from each recipe's README).",
 ))
 register(Rule(
     "identity.shared-evidence", "error", "One log is declared for runs with different claims",
@@ -240,6 +253,38 @@ def _run_software(ctx: Context, view: RunView) -> Iterator[Finding]:
                       line=said.line)
 
 
+def _image(text: str) -> tuple[str, tuple[int, ...]] | None:
+    """(repository name, YY.MM[.patch] release) of an NGC image reference, else None."""
+    name, sep, tag = text.strip().rpartition(":")
+    release = release_of(tag) if sep else None
+    parts = tuple(int(p) for p in (release or "").split(".") if p.isdigit())
+    if not name or len(parts) < 2 or not 20 <= parts[0] < 100:
+        return None  # not a YY.MM container tag (a framework version, a digest)
+    return name.replace("#", "/").rsplit("/", 1)[-1].lower(), parts
+
+
+def _run_baseline_software(view: RunView, file: EvidenceFile) -> Iterator[Finding]:
+    base = view.baseline
+    wanted = _image(base.container) if base is not None and base.container else None
+    if base is None or wanted is None:
+        return
+    stated = [(f, _image(f.value)) for f in facts_of(file.facts, "container")]
+    said = next(((f.cite(file.path), image) for f, image in stated
+                 if image is not None and image[0] == wanted[0]), None)
+    if said is None and view.get_str("container"):
+        image = _image(view.get_str("container") or "")
+        said = (f"cmax.toml runs container {view.get_str('container')!r}", image) \
+            if image is not None and image[0] == wanted[0] else None
+    if said is None or said[1] is None or said[1][1][:2] == wanted[1][:2]:
+        return
+    where, (_, release) = said
+    newer = "newer" if release > wanted[1] else "older"
+    yield run_finding(
+        "identity.baseline-software", view,
+        f"{where} runs {wanted[0]} {'.'.join(map(str, release))}, {newer} than the "
+        f"{base.container} its baseline {base.baseline_id} was measured with")
+
+
 def _known_workloads(ctx: Context) -> list[str]:
     return list(known_workloads(getattr(ctx.ref.reference, "baselines", None)))
 
@@ -268,6 +313,7 @@ def _runs(ctx: Context) -> Iterator[Finding]:
         yield from _run_shape(ctx, view, file)
         yield from _run_world_size(ctx, view)
         yield from _run_software(ctx, view)
+        yield from _run_baseline_software(view, file)
 
 
 def _claim_text(claim: tuple[object, ...]) -> str:

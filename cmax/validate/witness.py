@@ -183,12 +183,37 @@ def _claim(ctx: Context, view: RunView, gbs: int, seq_len: int, mean_step: float
     return Explanation(workload, gpu, precision, n, baseline_id, speed, gap, convention)
 
 
+def _counts(ctx: Context, claim: Explanation, gbs: int, seq_len: int, printed: float | None,
+            per_node: int, limit: int) -> list[Explanation]:
+    """The claimed model, precision and GPU on the GPU count its printed TFLOP/s imply: model
+    FLOPs per sample x GBS / (TFLOP per GPU per step), on a power-of-two number of nodes."""
+    if printed is None:
+        return []
+    out: list[Explanation] = []
+    for name, per_sample in ctx.ref.flops_candidates(claim.workload, seq_len).items():
+        if any(word in name for word in _FINETUNE):
+            continue
+        implied = model_tflops(per_sample, tokens_per_s_per_gpu(gbs, 1, 1.0, 1)) / printed
+        # recipes run on a power-of-two number of nodes (or one node's GPUs): counts 2x apart
+        # cannot both fit the printed figure to 1 %
+        n = per_node * 2 ** max(0, round(math.log2(max(implied, 1.0) / per_node)))
+        if n != claim.num_gpus and n <= limit:
+            gap, convention = _gap(ctx, claim.workload, seq_len, gbs, n, printed, claim=False)
+            out.append(Explanation(claim.workload, claim.gpu, claim.precision, n, None, None,
+                                   gap, convention))
+    return out
+
+
 def _explains_better(c: Explanation, claim: Explanation, fast: bool, off: bool) -> bool:
-    if c.speed is None or not WITNESS_SLOWEST <= c.speed <= 1 + TIMING_BAND:
-        return False
-    if fast and claim.speed is not None and \
-            abs(math.log(c.speed)) * 2 >= math.log(claim.speed):
-        return False
+    if c.speed is None:
+        if not off:  # a count the TFLOP/s imply, with no reference speed: only they testify
+            return False
+    else:
+        plausible = WITNESS_SLOWEST <= c.speed <= 1 + TIMING_BAND
+        closer = not fast or claim.speed is None or \
+            abs(math.log(c.speed)) * 2 < math.log(claim.speed)
+        if not (plausible and closer):
+            return False
     if c.gap is not None:
         if off and claim.gap is not None and not (
                 c.gap <= WITNESS_MATCH_GAP and c.gap * WITNESS_MARGIN <= claim.gap):
@@ -213,11 +238,16 @@ def _witness(ctx: Context, view: RunView) -> Iterator[Finding]:
     off = claim.gap is not None and claim.gap > WITNESS_CLAIM_GAP
     if not (fast or off):
         return
-    better = [c for key, c in others.items()
-              if key != claim.key and _explains_better(c, claim, fast, off)]
+    counted = _counts(ctx, claim, gbs, seq_len, printed, ctx.manifest.system.gpus_per_node,
+                      limit)
+    better = [c for c in [*others.values(), *counted]
+              if c.key != claim.key and _explains_better(c, claim, fast, off)]
     if not better:
         return
-    best = min(better, key=lambda c: (c.gap or 0.0) + abs(math.log(c.speed or 1.0)))
+    # an explanation the reference's step time confirms too comes before one resting on the
+    # printed TFLOP/s alone
+    best = min(better, key=lambda c: (c.speed is None, (c.gap or 0.0)
+                                      + abs(math.log(c.speed or 1.0))))
     numbers = f"mean step {mean_step:.3f} s at GBS {gbs}, seq {seq_len}"
     if printed is not None:
         numbers += f", printed TFLOP/s x step time {printed:.1f} TFLOP/GPU"

@@ -79,3 +79,20 @@ def test_the_declared_container_in_the_log_is_clean(tmp_path: Path) -> None:
     findings = run_case(after(_facts(_log(0), Fact("container", "nvcr.io#nvidia/nemo:25.04.01",
                                                    line=1))), tmp_path)
     assert "identity.software" not in fired(findings)
+
+
+@pytest.mark.parametrize(("image", "fires"), [
+    ("nvcr.io#nvidia/nemo:25.04", False),            # the baseline's release, no patch
+    ("nvcr.io#nvidia/nemo:25.04.01", False),
+    ("nvcr.io#nvidia/pytorch:25.09-py3", False),     # another image: not comparable
+    ("nvcr.io#nvidia/nemo:25.09", True),
+    ("nvcr.io#nvidia/nemo:24.12", True),
+])
+def test_the_logs_container_against_the_baselines(image: str, fires: bool,
+                                                  tmp_path: Path) -> None:
+    findings = run_case(after(_facts(_log(0), Fact("container", image, line=1))), tmp_path)
+    hits = [f for f in findings if f.rule == "identity.baseline-software"
+            and f.run_id == "runs[0]"]
+    assert bool(hits) == fires
+    if fires:
+        assert "nemo:25.04.01" in hits[0].message and ":1" in hits[0].message

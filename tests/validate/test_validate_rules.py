@@ -523,6 +523,8 @@ TRIPS: dict[str, Case] = {
     "identity.arithmetic": edit(_attr(0, times=honest_times(13.05, 11))),
     # the log's argument dump: an 8B network's hidden size under the 405B claim
     "identity.architecture": after(_facts(_log(0), Fact("architecture", "hidden=4096", line=2))),
+    # the run declares a newer NeMo container than its baseline (25.04.01) was measured with
+    "identity.baseline-software": edit(_attr(0, container="nvcr.io/nvidia/nemo:25.09")),
     "identity.software": after(_facts(_log(0), Fact("container", "nvcr.io#nvidia/nemo:24.09",
                                                     line=1))),
     # serving benchmarks

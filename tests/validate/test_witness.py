@@ -73,3 +73,31 @@ def test_a_claim_the_numbers_fit_is_kept_whatever_else_fits(tmp_path: Path) -> N
     # configuration is no witness against it
     bundle = HonestBundle(runs=[RunFx("llama3.1-405b", "bf16", 19.86, 256, 8, 8, 2, 8, seed=11)])
     assert _arithmetic(bundle, tmp_path, _reference(SMALL_ROW)) == []
+
+
+def test_a_gpu_count_claimed_short_is_named_by_the_printed_tflops(tmp_path: Path) -> None:
+    # the job ran on 512 GPUs and prints their TFLOP/s; cmax.toml says 480 (6.7 % apart: the
+    # TFLOP/s rule's 10 % tolerance lets it through, the count they imply does not)
+    bundle = HonestBundle()
+    run = bundle.runs[0]
+    run.tflops = [float(f"{PER_SAMPLE['llama3.1-405b'] * run.gbs / 512 / 1e12 / t:.4g}")
+                  for t in run.times]
+    run.num_gpus, run.stated = 480, False
+    found = _arithmetic(bundle, tmp_path, _reference())
+    assert len(found) == 1
+    assert "llama3.1-405b bf16 on 512 h100-sxm (1.00x the speed of" in found[0]
+    assert "0.0% from its implied" in found[0]
+    assert "declared llama3.1-405b bf16 on 480" in found[0]
+
+
+def test_a_gpu_count_no_baseline_has_is_named_by_the_printed_tflops(tmp_path: Path) -> None:
+    # 256 GPUs (32 nodes) declared as 240: no reference row at 256 and GBS 256, so only the
+    # count the printed TFLOP/s imply (a power-of-two number of nodes) explains them
+    bundle = HonestBundle()
+    run = bundle.runs[0]
+    run.tflops = [float(f"{PER_SAMPLE['llama3.1-405b'] * run.gbs / 256 / 1e12 / t:.4g}")
+                  for t in run.times]
+    run.num_gpus, run.stated = 240, False
+    found = _arithmetic(bundle, tmp_path, _reference())
+    assert len(found) == 1
+    assert "llama3.1-405b bf16 on 256 h100-sxm (printed TFLOP/s 0.0% from" in found[0]
