@@ -110,7 +110,8 @@ def test_llmb_config_beside_the_log_corroborates_the_claims(tmp_path: Path) -> N
     log = _job_folder(tmp_path)
     with load(_bundle(tmp_path, log)) as loaded:
         claims = {c.kind: c for c in loaded.case.claims if c.subject == "runs[0]"}
-        errors = [f for f in loaded.findings if f.rule.startswith("identity.")]
+        errors = [f for f in loaded.findings if f.rule.startswith("identity.")
+                  and f.severity == "error"]
     assert {k for k in ("model", "gpu_count", "precision", "gpu")
             if claims[k].status == "corroborated"} == {"model", "gpu_count", "precision", "gpu"}
     assert "llmb-config_123.yaml:" in claims["gpu_count"].support[0].cite()
