@@ -36,8 +36,11 @@ NOT_INDEPENDENT = frozenset({"mlperf.cloned-run", "mlperf.duplicate-seed",
 """Findings that make a package's runs copies of each other, or edited (a run timed outside
 its own events): its olympic mean means nothing."""
 
-NOT_THIS_CLUSTER = frozenset({"mlperf.system-mismatch", "mlperf.platform-mismatch"})
-"""Findings that put the result on another system than the manifest's cluster: shown, not
+NOT_THIS_CLUSTER = frozenset({"mlperf.system-mismatch", "mlperf.platform-mismatch",
+                              "identity.node-count", "identity.gpu-count",
+                              "consistency.gpu-count"})
+"""Findings on the result's own files (system JSON, runs) that put it on another system than
+the manifest's cluster (another accelerator, more nodes or GPUs than claimed): shown, not
 rated."""
 
 

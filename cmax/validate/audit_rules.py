@@ -47,9 +47,10 @@ register(Rule(
     "Provide the attestation or fix the configuration; re-run the audit.",
 ))
 register(Rule(
-    "audit.cluster-mismatch", "warning", "The audit is of a different cluster",
-    "The audit's cluster name differs from [provider] cluster in cmax.toml, so the audit may not "
-    "describe the system whose benchmarks are rated. It decides no gate.",
+    "audit.cluster-mismatch", "error", "The audit is of a different cluster",
+    "The audit's cluster name differs from [provider] cluster in cmax.toml: the audit describes "
+    "another system than the one whose benchmarks are rated (a contradiction between the "
+    "manifest and the evidence, both names quoted). It decides no gate.",
     "Include the audit of the benchmarked cluster, or correct [provider] cluster.",
 ))
 register(Rule(

@@ -211,12 +211,12 @@ register(Rule(
 ))
 register(Rule(
     "mlperf.system-mismatch", "error", "The system JSON contradicts the manifest",
-    "The MLPerf system description names another accelerator, another number of accelerators "
-    "per node, or more nodes than the manifest's [system] has: the result is not of this "
-    "cluster. It is shown and not rated.",
+    "The MLPerf system description names another accelerator, or another number of "
+    "accelerators per node, than the manifest's [system]: the result is not of this cluster. "
+    "It is shown and not rated (as is a result on more nodes or GPUs than [system] claims, "
+    "identity.node-count and identity.gpu-count).",
     "Rate the cluster the MLPerf result ran on, or correct [system].",
-    "mlperf system_desc_checker fields accelerator_model_name, accelerators_per_node, "
-    "number_of_nodes.",
+    "mlperf system_desc_checker fields accelerator_model_name, accelerators_per_node.",
 ))
 register(Rule(
     "mlperf.platform-mismatch", "error", "A run's submission_platform contradicts the system JSON",
@@ -523,11 +523,8 @@ def _system(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
         yield finding("mlperf.system-mismatch", f"accelerators_per_node {per_node} but the "
                       f"manifest's [system] has gpus_per_node = {system.gpus_per_node}",
                       file=rel, line=s.system.lines.get("accelerators_per_node"))
+    # more nodes or GPUs than [system] claims is identity.node-count / gpu-count's to say
     nodes = _count(s.system.get("number_of_nodes"))
-    if nodes is not None and nodes > system.nodes:
-        yield finding("mlperf.system-mismatch", f"number_of_nodes {nodes} but the manifest's "
-                      f"[system] has {system.nodes} nodes: the result ran on a larger system "
-                      "than this cluster", file=rel, line=s.system.lines.get("number_of_nodes"))
     if nodes is not None:
         yield from _platforms(s, nodes, rel)
 

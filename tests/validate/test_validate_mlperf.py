@@ -179,7 +179,7 @@ def test_a_result_on_more_nodes_than_the_cluster_is_not_rated(tmp_path: Path) ->
     """The 64-node Eos-dfw result attached to a cluster that claims 8 nodes is another system's
     result: an error on the system JSON's number_of_nodes line, and shown, not rated."""
     rules, m = _rated(tmp_path / "b", "nodes = 64", "nodes = 8")
-    assert "mlperf.system-mismatch" in rules
+    assert {"identity.node-count", "identity.gpu-count"} <= rules
     assert m.verdict == "not_comparable" and m.ratio is None  # type: ignore[attr-defined]
     assert any("not this cluster" in n for n in m.notes)  # type: ignore[attr-defined]
     rules, m = _rated(tmp_path / "c", "gpu = \"h100-sxm\"", "gpu = \"b200\"")
@@ -219,3 +219,30 @@ def test_a_run_whose_stop_time_was_edited_is_not_a_result(tmp_path: Path) -> Non
         card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
     assert len(hits) == 1 and "stop time was edited" in hits[0].message
     assert card.mlperf[0].verdict == "fail" and card.mlperf[0].ratio is None
+
+
+AZURE = DATA / "mlperf" / "v4.1" / "Azure"
+
+
+def _azure(root: Path, provider: str) -> tuple[set[str], object]:
+    shutil.copytree(AZURE, root / "v4.1" / "Azure")
+    (root / "cmax.toml").write_text(
+        MANIFEST.replace('name = "NVIDIA"', f'name = "{provider}"')
+        .replace('cluster = "eos-dfw"', 'cluster = "nd-h200-v5"')
+        .replace("{gpu}", "h200").replace("2025-06-04", "2024-11-13")
+        .replace('path = "v5.0/NVIDIA"', 'path = "v4.1/Azure"'))
+    with load(root) as loaded:
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
+        return {f.rule for f in loaded.findings}, card.mlperf[0]
+
+
+def test_another_clouds_published_result_is_not_this_providers(tmp_path: Path) -> None:
+    """issue 26: another provider's published result (Azure's v4.1 ND H200 v5 submission)
+    was accepted as this one's; it is a foreign submitter, shown and not rated. As Azure's
+    own evidence it is not foreign."""
+    rules, m = _azure(tmp_path / "a", "Borealis Cloud")
+    assert "mlperf.foreign-submitter" in rules
+    assert m.verdict == "not_comparable" and m.ratio is None  # type: ignore[attr-defined]
+    rules, m = _azure(tmp_path / "b", "Microsoft Azure")
+    assert "mlperf.foreign-submitter" not in rules and "mlperf.platform-mismatch" not in rules
+    assert m.verdict != "not_comparable"  # type: ignore[attr-defined]
