@@ -248,3 +248,15 @@ def test_a_system_larger_than_its_units_is_named(tmp_path: Path) -> None:
         "the bundle holds the suite of 1"]
     with load(root, commercial=Commercial(quote=2.0)) as loaded:
         assert "exemplar.units-missing" not in _rules(loaded.findings)
+
+
+def test_install_folders_side_by_side_are_units_too(tmp_path: Path) -> None:
+    install(tmp_path / "su1", _suite())
+    install(tmp_path / "su2", [Job(**{**job.__dict__, "job_id": job.job_id + 1000})
+                               for job in _suite()])
+    with load(tmp_path, commercial=Commercial(quote=2.0)) as loaded:
+        package = loaded.case.package
+        found = _rules(loaded.findings)
+    assert package is not None and package.units == ("su1", "su2")
+    assert {job.unit for job in package.jobs} == {"su1", "su2"} and len(package.jobs) == 10
+    assert "exemplar.suite-incomplete" not in found and "exemplar.units-missing" not in found
