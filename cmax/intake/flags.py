@@ -5,8 +5,10 @@ llmb-run records each job's launch switches: ``proxy`` (a reduced configuration 
 "for debugging only ... must not be compared with production configurations or used for
 validation", NVIDIA/exemplar-performance:cli/llmb-run/README.md@e249aa3), ``profile_enabled``
 (nsys/torch profiling, which slows the steps it measures; Exemplar requires it off,
-Exemplar_validation.md@e249aa3), and ``env_overrides`` / ``model_overrides`` (the recipe was
-changed at launch, so the run is no longer the recipe its baseline was measured with). The
+Exemplar_validation.md@e249aa3), ``env_overrides`` / ``model_overrides`` and, since v26.08.00,
+``mbridge_args`` (raw Megatron-Bridge arguments from ``llmb-run submit --mbridge-arg``, which
+"take precedence" over the recipe's, cli/llmb-run/README.md@e249aa3): the recipe was changed at
+launch, so the run is no longer the recipe its baseline was measured with. The
 job-history database stores them as ``proxy``/``profile_enabled`` integers and
 ``env_overrides_json``/``model_overrides_json`` (``json.dumps(value or {})``, so ``"{}"`` when
 empty; cli/llmb-run/src/llmb_run/job_history.py@e249aa3); ``llmb-config_<jobid>.yaml`` holds
@@ -40,7 +42,7 @@ GPUS_PER_NODE = {"a100": 8, "h100": 8, "b200": 8, "b300": 8, "gb200": 4, "gb300"
 MAX_GPUS_PER_NODE = max(GPUS_PER_NODE.values())
 
 FIX = ("rerun the workload at its Exemplar configuration (`llmb-run submit` without "
-       "--proxy, profiling, -e/--env or model overrides) and rate that job")
+       "--proxy, profiling, -e/--env, model overrides or --mbridge-arg) and rate that job")
 
 
 def _truthy(value: Any) -> bool:
@@ -65,11 +67,14 @@ def _overridden(value: Any) -> str | None:
         return None
     if isinstance(value, dict):
         return ", ".join(sorted(str(k) for k in value))[:120]
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)[:120]
     return str(value)[:120]
 
 
 def blockers(*, proxy: Any = None, profile_enabled: Any = None, env_overrides: Any = None,
-             model_overrides: Any = None, hosts: int | None = None, scale: Any = None,
+             model_overrides: Any = None, mbridge_args: Any = None,
+             hosts: int | None = None, scale: Any = None,
              gpu_type: str | None = None, gpus_per_node: Any = None,
              hosts_from: str = "node_list") -> list[str]:
     """Every reason a job is not for rating, each naming its llmb-run flag; empty: ratable.
@@ -79,7 +84,8 @@ def blockers(*, proxy: Any = None, profile_enabled: Any = None, env_overrides: A
         found.append("proxy = true (a reduced proxy configuration, not the recipe's scale)")
     if _truthy(profile_enabled):
         found.append("profile_enabled = true (profiling slows the steps it measures)")
-    for name, value in (("env_overrides", env_overrides), ("model_overrides", model_overrides)):
+    for name, value in (("env_overrides", env_overrides), ("model_overrides", model_overrides),
+                        ("mbridge_args", mbridge_args)):
         shown = _overridden(value)
         if shown is not None:
             found.append(f"{name} set ({shown}): the recipe was changed at launch")

@@ -129,7 +129,8 @@ KEPT = ("job_info.job_id", "job_info.launch_time", "workload_info.framework",
         "model_info.model_name", "model_info.model_size", "model_info.dtype",
         "model_info.scale", "model_info.gpu_type", "cluster_info.cluster_name",
         "cluster_info.gpus_per_node", "container_info.images", "job_config.profile_enabled",
-        "job_config.proxy", "job_config.env_overrides", "job_config.model_overrides")
+        "job_config.proxy", "job_config.env_overrides", "job_config.model_overrides",
+        "job_config.mbridge_args")
 NEEDED = ("model_info.model_name", "model_info.dtype", "model_info.scale",
           "model_info.gpu_type")
 
@@ -176,7 +177,11 @@ def read_config(path: Path, rel: str) -> dict[str, Value]:
         if isinstance(block, dict) and key in block:
             values[dotted] = Value(block[key], rel, lines.get(dotted))
     missing = [k for k in NEEDED if values.get(k) is None or values[k].value in (None, "")]
-    if missing:
+    # a microbenchmark's or inference job's config need not name a model, dtype or scale
+    # (llmb-run's microbenchmark_nccl: the workload name and no dtype); such a job is passed
+    # over as not rated (read_package), never read for a run
+    kind = values.get("workload_info.workload_type")
+    if missing and (kind is None or kind.value in (None, "", "pretrain")):
         raise EvidenceError(f"llmb-config lacks {', '.join(missing)}", file=rel,
                             expected="the model_info section llmb-run writes (model_name, "
                             "model_size, dtype, scale, gpu_type)")
@@ -208,15 +213,14 @@ def read_job(path: Path, root: Path, unit: str = "") -> LlmbJob:
                    retries=tuple(r for r, _ in logs), unit=unit)
 
 
+FLAGS = ("job_config.proxy", "job_config.profile_enabled", "job_config.env_overrides",
+         "job_config.model_overrides", "job_config.mbridge_args")
+
+
 def refuse_not_for_rating(job: LlmbJob) -> None:
-    found = blockers(proxy=job.get("job_config.proxy"),
-                     profile_enabled=job.get("job_config.profile_enabled"),
-                     env_overrides=job.get("job_config.env_overrides"),
-                     model_overrides=job.get("job_config.model_overrides"))
+    found = blockers(**{key.split(".")[1]: job.get(key) for key in FLAGS})
     if found:
-        flag = next(job.values[k] for k in ("job_config.proxy", "job_config.profile_enabled",
-                                            "job_config.env_overrides",
-                                            "job_config.model_overrides")
+        flag = next(job.values[k] for k in FLAGS
                     if k in job.values and blockers(**{k.split(".")[1]: job.values[k].value}))
         raise EvidenceError(f"llmb-run job {job.job_id} is not for rating: " + "; ".join(found),
                             file=job.config, line=flag.line, field="job_config", fix=FIX)

@@ -3,7 +3,9 @@
 - ``llmb-config_<jobid>.yaml``: the keys, order and value types of
   NVIDIA/exemplar-performance:cli/llmb-run/example_llmb_config.yaml@e249aa3 (job_info with the
   ``user`` login, workload_info, model_info, cluster_info, container_info.images in enroot's
-  ``registry#image`` form, job_config).
+  ``registry#image`` form, job_config), plus the job_config keys the writer at that commit adds
+  (``strong_scaling``, ``mbridge_args``: cli/llmb-run/src/llmb_run/run_config.py
+  ``create_llmb_config``).
 - layout ``<workload>/experiments/<exp>/<exp>_<ts>/<exp>/`` with the config beside
   ``log-<exp>_<jobid>_<retry>.out`` (field-2026-11.md §1.2, from llama3.1/README.md@841f546).
 - the archive: a ``tarfile`` ``w|`` stream into a level-5 ``zstandard`` compressor under one top
@@ -43,6 +45,7 @@ class Job:
     profile_enabled: bool = False
     env_overrides: dict[str, str] = field(default_factory=dict)
     model_overrides: dict[str, int] = field(default_factory=dict)
+    mbridge_args: tuple[str, ...] = ()
     launch_time: str = "2026-10-30T21:05:18.298517"
     image: str = "nvcr.io#nvidia/nemo:26.06.01"
 
@@ -87,6 +90,8 @@ job_config:
   proxy: {str(job.proxy).lower()}
   env_overrides:{_mapping(dict(job.env_overrides))}
   model_overrides:{_mapping(dict(job.model_overrides))}
+  strong_scaling: false
+  mbridge_args:{"".join(f"{chr(10)}  - {a}" for a in job.mbridge_args) or " []"}
 """
 
 

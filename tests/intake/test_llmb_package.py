@@ -13,7 +13,7 @@ import pytest
 from cmax.errors import CmaxError, EvidenceError
 from cmax.intake.draft import Commercial
 from cmax.pipeline import assess, load
-from tests.intake.llmb_fakes import LOGIN, Job, archive, install, write_jobs
+from tests.intake.llmb_fakes import LOGIN, Job, archive, config_text, install, write_jobs
 
 TODAY = dt.date.today().isoformat() + "T10:00:00"
 H100_SUITE = [  # reference/exemplar.toml, v26.08.00 h100
@@ -102,6 +102,8 @@ def test_quote_term_and_small_manifest(tmp_path: Path) -> None:
     ({"profile_enabled": True}, "profile_enabled = true"),
     ({"env_overrides": {"NCCL_ALGO": "Ring"}}, "env_overrides set (NCCL_ALGO)"),
     ({"model_overrides": {"mbs": 2}}, "model_overrides set (mbs)"),
+    ({"mbridge_args": ("--micro_batch_size=2", "model.hidden_size=4096")},
+     "mbridge_args set (--micro_batch_size=2, model.hidden_size=4096)"),
 ])
 def test_not_for_rating_job_is_refused(tmp_path: Path, change: dict[str, object],
                                        flag: str) -> None:
@@ -260,3 +262,23 @@ def test_install_folders_side_by_side_are_units_too(tmp_path: Path) -> None:
     assert package is not None and package.units == ("su1", "su2")
     assert {job.unit for job in package.jobs} == {"su1", "su2"} and len(package.jobs) == 10
     assert "exemplar.suite-incomplete" not in found and "exemplar.units-missing" not in found
+
+
+def test_a_microbenchmark_config_without_a_model_is_passed_over(tmp_path: Path) -> None:
+    """llmb-run archives microbenchmark_nccl's llmb-config at the workload's top
+    (archive.py@e249aa3); its writer (run_config.py ``create_llmb_config``) gives it the
+    workload name for model_name and no dtype. It is not a run: noted, and the package's
+    pretraining jobs are rated."""
+    stage = tmp_path / "stage"
+    (stage / "microbenchmark_nccl").mkdir(parents=True)
+    text = config_text(Job(job_id=777)).replace("workload_type: pretrain",
+                                                "workload_type: microbenchmark")
+    text = text.replace("model_name: llama3.1", "model_name: nccl").replace(
+        "dtype: fp8", "dtype: null")
+    (stage / "microbenchmark_nccl" / "llmb-config_777.yaml").write_text(text)
+    path = archive(tmp_path / "llmb-archive-x.tar.zst", [Job()], staging=stage)
+    with load(path) as loaded:
+        assert [r.workload for r in loaded.bundle.manifest.runs] == ["llama3.1-70b"]
+        notes = _rules(loaded.findings)["exemplar.left-out"]
+    assert any("job 777 (microbenchmark_nccl/llmb-config_777.yaml)"
+               " is a microbenchmark workload: not rated" in n for n in notes), notes
