@@ -28,13 +28,16 @@ from cmax.validate.thresholds import (
 )
 
 SOURCE = "vllm-project/vllm vllm/benchmarks/serve.py @ 009e6d4; NVIDIA/TensorRT-LLM " \
-         "tensorrt_llm/bench/dataclasses/reporting.py @ 0249976"
+         "tensorrt_llm/bench/dataclasses/reporting.py @ 0249976; sgl-project/sglang " \
+         "python/sglang/benchmark/metrics.py @ 6e48df3; ai-dynamo/aiperf metrics exporters"
 
 register(Rule(
     "inference.throughput-arithmetic", "error",
     "The result's throughput is not its tokens over its duration",
-    "Both tools compute output throughput as total output tokens / benchmark duration and write "
-    "all three; a throughput the file's own totals do not give was edited.",
+    "Every serving tool computes output throughput as total output tokens / benchmark duration "
+    "(and total throughput as input + output tokens over it) and writes them all; a tool's "
+    "per-GPU figure is its output rate over the GPUs it states. A throughput the file's own "
+    "totals do not give was edited.",
     "Submit the result file exactly as the benchmark wrote it.",
     f"{INFERENCE_ARITHMETIC_TOLERANCE:.0%} (thresholds.INFERENCE_ARITHMETIC_TOLERANCE); "
     + SOURCE,
@@ -49,8 +52,9 @@ register(Rule(
 register(Rule(
     "inference.per-user-beyond-total", "error",
     "The output rate exceeds what the concurrency and per-user speed allow",
-    "With C requests in flight and a mean time per output token T, the system emits at most "
-    "C x 1000 / T tokens/s; more than that cannot have been measured.",
+    "With C requests in flight and a mean time per output token T (or a per-user speed of U "
+    "tokens/s, the interactivity InferenceX and AIPerf state), the system emits at most "
+    "C x 1000 / T (C x U) tokens/s; more than that cannot have been measured.",
     "Submit the unedited result file.",
     f"{INFERENCE_PER_USER_SLACK:.0%} slack (thresholds.INFERENCE_PER_USER_SLACK)",
 ))
@@ -60,7 +64,8 @@ register(Rule(
     "The reference is measured at fixed input and output lengths; a run with shorter prompts "
     "or answers serves more tokens per second and is another workload.",
     "Run the benchmark at the declared lengths (vLLM --random-input-len/--random-output-len, "
-    "trtllm prepare_dataset with stdev 0) or declare the lengths it ran.",
+    "trtllm prepare_dataset with stdev 0, InferenceX ISL/OSL) or declare the lengths it ran "
+    "(an MLPerf run: the tokens per sample it served).",
     f"{INFERENCE_LENGTH_TOLERANCE:.0%} (thresholds.INFERENCE_LENGTH_TOLERANCE)",
 ))
 register(Rule(
@@ -83,6 +88,26 @@ register(Rule(
     "Correct `model` of the [[inference]] entry, or submit the result of the declared model.",
 ))
 register(Rule(
+    "inference.tool-invalid", "error", "The benchmark tool itself declared the result invalid",
+    "AIPerf stamps a run submission_valid: false when it broke its scenario's locked rules, "
+    "overflowed the context on more than 1% of requests or was cancelled; MLPerf's LoadGen "
+    "prints 'Result is : INVALID' when a run missed its latency, duration or query constraints. "
+    "A result its own tool rejects is no evidence of serving speed.",
+    "Fix what the tool names (its reason is quoted) and re-run until it reports the run valid.",
+    "ai-dynamo/aiperf docs/benchmark-modes/semianalysis-agentx-faq.md @ 01a4d17; "
+    "mlcommons/inference loadgen/results.cc @ b66003e",
+))
+register(Rule(
+    "inference.no-warmup", "warning", "No warm-up preceded the measured requests",
+    "The first requests to a serving engine pay for CUDA-graph capture, JIT and an empty KV "
+    "cache; the Exemplar agentic-inference recipes run a warm-up block per concurrency before "
+    "the measured one, and AIPerf and InferenceX's client send warm-up requests. A result that "
+    "states none measured cold starts with the serving.",
+    "Run the benchmark's warm-up first (sa-bench's warm-up block, aiperf --warmup-request-count, "
+    "vllm bench serve --num-warmups) and submit the output with both.",
+    "NVIDIA/exemplar-performance agenticInference/inference_short/README.md @ e249aa3",
+))
+register(Rule(
     "inference.temperature-not-fixed", "warning", "The sampling temperature was not fixed",
     "vLLM's client no longer forces greedy decoding; with the server's default temperature the "
     "output lengths and speeds vary between runs, so runs are comparable only with an explicit "
@@ -96,38 +121,84 @@ def _where(row: dict[str, Any]) -> dict[str, Any]:
     return {"file": row["source_file"], "line": row["line"], "run_id": row["run_id"]}
 
 
-def _row_checks(row: dict[str, Any], spec: InferenceSpec) -> Iterator[Finding]:
+def _off(stated: float, implied: float) -> bool:
+    return abs(implied / stated - 1) > INFERENCE_ARITHMETIC_TOLERANCE
+
+
+def _arithmetic(row: dict[str, Any]) -> Iterator[str]:
+    """What the result's own numbers contradict: the rates its totals give, and the per-GPU
+    figure its GPU count gives."""
     tokens, duration, rate = row["output_tokens"], row["duration_s"], row["output_tok_s"]
-    if tokens and duration and rate and duration > 0 and rate > 0:
-        implied = tokens / duration
-        if abs(implied / rate - 1) > INFERENCE_ARITHMETIC_TOLERANCE:
-            yield finding("inference.throughput-arithmetic",
-                          f"{tokens} output tokens in {duration:g} s is {implied:,.1f} tok/s, "
-                          f"the file reports {rate:,.1f}", **_where(row))
+    if tokens and duration and rate and duration > 0 and rate > 0 and _off(rate,
+                                                                           tokens / duration):
+        yield (f"{tokens} output tokens in {duration:g} s is {tokens / duration:,.1f} tok/s, "
+               f"the file reports {rate:,.1f}")
+    inputs, total = row["input_tokens"], row["total_tok_s"]
+    if (tokens and inputs and duration and total and duration > 0 and total > 0
+            and _off(total, (inputs + tokens) / duration)):
+        yield (f"{inputs} input + {tokens} output tokens in {duration:g} s is "
+               f"{(inputs + tokens) / duration:,.1f} tok/s, the file reports {total:,.1f}")
+    per_gpu, gpus = row["output_tok_s_per_gpu_reported"], row["decode_gpus"] or row["gpus"]
+    if per_gpu and gpus and rate and per_gpu > 0 and _off(per_gpu, rate / gpus):
+        yield (f"{rate:,.1f} output tok/s over the {gpus} GPUs it states is "
+               f"{rate / gpus:,.1f} per GPU, the file reports {per_gpu:,.1f}")
+
+
+def _per_user_ceiling(row: dict[str, Any]) -> tuple[float, str] | None:
+    """The most output tok/s the concurrency allows at the stated per-user speed, and how."""
+    conc, tpot, speed = row["concurrency"], row["tpot_mean_ms"], row["interactivity_tok_s_user"]
+    if not conc:
+        return None
+    if tpot and tpot > 0:
+        return conc * 1000.0 / tpot, f"a mean TPOT of {tpot:g} ms"
+    if speed and speed > 0:
+        return conc * speed, f"{speed:g} tok/s per user"
+    return None
+
+
+def _lengths(row: dict[str, Any], spec: InferenceSpec) -> Iterator[str]:
+    """Per-request lengths the file gives (stated, or its totals over its requests; an MLPerf
+    run's tokens per sample) that are not the manifest's."""
+    done = row["completed"]
+    for which, stated, total, declared in (
+            ("input", row["input_len"], row["input_tokens"], spec.input_len),
+            ("output", row["output_len"], row["output_tokens"], spec.output_len)):
+        if stated is not None and stated != declared:
+            yield f"the file asked for {stated} {which} tokens per request, the manifest rates " \
+                  f"{declared}"
+        elif done and total is not None and abs(total / done / declared - 1) > \
+                INFERENCE_LENGTH_TOLERANCE:
+            yield f"{total / done:,.0f} {which} tokens per request, the manifest rates {declared}"
+    rate, samples = row["output_tok_s"], row["samples_per_s"]
+    if not done and rate and samples and abs(rate / samples / spec.output_len - 1) > \
+            INFERENCE_LENGTH_TOLERANCE:
+        yield (f"{rate:,.1f} tok/s over {samples:g} samples/s is {rate / samples:,.0f} output "
+               f"tokens per sample, the manifest rates {spec.output_len}")
+
+
+def _row_checks(row: dict[str, Any], spec: InferenceSpec) -> Iterator[Finding]:
+    for message in _arithmetic(row):
+        yield finding("inference.throughput-arithmetic", message, **_where(row))
     done, failed = row["completed"] or 0, row["failed"] or 0
     if failed and failed / (done + failed) > INFERENCE_FAILED_SHARE:
         yield finding("inference.failed-requests",
                       f"{failed} of {done + failed} requests failed", **_where(row))
-    conc, tpot = row["concurrency"], row["tpot_mean_ms"]
-    if conc and tpot and rate and tpot > 0:
-        ceiling = conc * 1000.0 / tpot
-        if rate > ceiling * (1 + INFERENCE_PER_USER_SLACK):
-            yield finding("inference.per-user-beyond-total",
-                          f"{rate:,.1f} output tok/s from {conc:g} concurrent requests at a "
-                          f"mean TPOT of {tpot:g} ms (at most {ceiling:,.1f} tok/s)",
-                          **_where(row))
-    if done:
-        for column, declared in (("input_tokens", spec.input_len),
-                                 ("output_tokens", spec.output_len)):
-            total = row[column]
-            if total is None:
-                continue
-            mean = total / done
-            if abs(mean / declared - 1) > INFERENCE_LENGTH_TOLERANCE:
-                which = column.split("_")[0]
-                yield finding("inference.lengths-mismatch",
-                              f"{mean:,.0f} {which} tokens per request, the manifest rates "
-                              f"{declared}", **_where(row))
+    rate, ceiling = row["output_tok_s"], _per_user_ceiling(row)
+    if rate and ceiling is not None and rate > ceiling[0] * (1 + INFERENCE_PER_USER_SLACK):
+        yield finding("inference.per-user-beyond-total",
+                      f"{rate:,.1f} output tok/s from {row['concurrency']:g} concurrent requests "
+                      f"at {ceiling[1]} (at most {ceiling[0]:,.1f} tok/s)", **_where(row))
+    for message in _lengths(row, spec):
+        yield finding("inference.lengths-mismatch", message, **_where(row))
+    if row["tool_valid"] is False:
+        yield finding("inference.tool-invalid",
+                      f"{row['tool']} marks the result invalid: "
+                      f"{row['tool_invalid_reason'] or 'no reason given'}", **_where(row))
+    if row["warmup_requests"] == 0:
+        measured = f"{row['completed']} measured" if row["completed"] else "measured"
+        yield finding("inference.no-warmup",
+                      f"the file states no warm-up requests before the {measured} requests",
+                      **_where(row))
     if row["gpus"] is not None and row["gpus"] != spec.gpus:
         yield finding("inference.gpu-count-contradicted",
                       f"the file states {row['gpus']} GPUs, the manifest {spec.gpus}",

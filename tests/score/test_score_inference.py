@@ -104,6 +104,8 @@ def test_below_the_bar_fails(tmp_path: Path) -> None:
     report = bundle / "trtllm_bench_report_llama3.3-70b.json"
     data = json.loads(report.read_text())
     data["performance"]["system_output_throughput_tok_s"] = 3800.0
+    data["performance"]["system_total_throughput_tok_s"] = 7600.0
+    data["performance"]["output_throughput_per_gpu_tok_s"] = 1900.0
     data["performance"]["total_latency_ms"] = 3_000_000 / 3800 * 1000
     report.write_text(json.dumps(data))
     [slow] = _results(bundle)
@@ -160,8 +162,10 @@ CURVE = [(10.0, 2000.0), (20.0, 1600.0), (40.0, 1000.0)]
 def _sweep_line(concurrency: int, out_tok_s: float, tpot_ms: float) -> str:
     lines = (DATA / "inference" / "vllm_bench_serve_sweep.jsonl").read_text().splitlines()
     data = json.loads(lines[0])
+    duration = data["total_output_tokens"] / out_tok_s
     data.update(max_concurrency=concurrency, output_throughput=out_tok_s,
-                mean_tpot_ms=tpot_ms, duration=data["total_output_tokens"] / out_tok_s)
+                mean_tpot_ms=tpot_ms, duration=duration, total_token_throughput=(
+                    data["total_input_tokens"] + data["total_output_tokens"]) / duration)
     return json.dumps(data)
 
 

@@ -536,6 +536,10 @@ TRIPS: dict[str, Case] = {
     "inference.gpu-count-contradicted": after(_serving(gpus=4)),
     "inference.gpu-contradicted": after(_serving(gpu_name="NVIDIA H200")),
     "inference.model-contradicted": after(_serving(model="openai/gpt-oss-120b")),
+    "inference.tool-invalid": after(_serving(tool="mlperf-inference-summary", tool_valid=False,
+                                             tool_invalid_reason="LoadGen: min duration not "
+                                             "satisfied")),
+    "inference.no-warmup": after(_serving(tool="sa-bench", warmup_requests=0)),
     "inference.temperature-not-fixed": after(_serving(tool="vllm-bench-serve", gpus=None,
                                                       gpu_name=None, temperature=None)),
     "exemplar.suite-incomplete": after(_package()),

@@ -1,0 +1,137 @@
+"""The serving rules (cmax/validate/inference_rules.py) on every format's own test file: clean
+as the tools wrote them, tripping on the contradictions and verdicts each one can carry."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from cmax.evidence import INFERENCE_SCHEMA, Evidence, conform
+from cmax.findings import Finding
+from cmax.ingest import detect_format
+from cmax.ingest.formats import Probe, by_id
+from cmax.manifest import InferenceSpec
+from cmax.validate import validate
+from tests.fakes import FakeReference
+from tests.paths import DATA
+from tests.validate.validate_fakes import HonestBundle
+
+INFERENCE = DATA / "inference"
+LLAMA = {"model": "llama3.3-70b", "precision": "fp8", "gpus": 2}
+
+
+def _findings(path: Path, spec: dict[str, Any], gpu: str, tmp_path: Path,
+              edit: Callable[[dict[str, Any]], None] | None = None) -> list[Finding]:
+    """Validate the honest bundle with ``path`` as its one [[inference]] result (``edit``
+    changes each row first, as a tampered file would read)."""
+    fmt = by_id(detect_format(path))
+    frame = fmt.frame(fmt.parse(Probe(path)), run_id="inference[0]",  # type: ignore[attr-defined]
+                      source_file=path.name)
+    rows = list(frame.iter_rows(named=True))
+    for row in rows:
+        if edit is not None:
+            edit(row)
+    ev: Evidence = HonestBundle().build(tmp_path)
+    system = ev.manifest.system.model_copy(update={"gpu": gpu})
+    ev.manifest = ev.manifest.model_copy(update={
+        "system": system, "inference": [InferenceSpec(result=path.name, **spec)]})
+    ev.inference = conform(pl.DataFrame(rows, infer_schema_length=None), INFERENCE_SCHEMA)
+    return [f for f in validate(ev, FakeReference()) if f.rule.startswith("inference.")]
+
+
+CLEAN = [
+    ("vllm_bench_serve_llama3.3-70b.json", {**LLAMA, "input_len": 1000, "output_len": 1000},
+     "h100-sxm"),
+    ("trtllm_bench_report_llama3.3-70b.json", {**LLAMA, "input_len": 1000, "output_len": 1000},
+     "h100-sxm"),
+    ("sglang_bench_serving_llama3.3-70b.jsonl", {**LLAMA, "input_len": 1024, "output_len": 1024},
+     "h200"),
+    ("aiperf/profile_export_aiperf.json", {**LLAMA, "input_len": 1024, "output_len": 1024},
+     "h200"),
+    ("aiperf/profile_export_aiperf.csv", {**LLAMA, "input_len": 1024, "output_len": 1024},
+     "h200"),
+    ("inferencex_agg_bmk_h200.json", {"model": "deepseek-r1-0528", "precision": "fp8",
+                                      "gpus": 8, "input_len": 1024, "output_len": 1024}, "h200"),
+    ("inferencex_agg_gb200_disagg.json", {"model": "deepseek-r1-0528", "precision": "nvfp4",
+                                          "gpus": 24, "input_len": 8192, "output_len": 1024},
+     "gb200"),
+    # the recipe's random dataset at range ratio 0.8: 7,384 / 921 tokens per request on average
+    ("sa_bench_benchmark.out", {"model": "glm-5", "precision": "nvfp4", "gpus": 32,
+                                "input_len": 7384, "output_len": 921}, "gb300"),
+    # Llama 2 70B on OpenOrca: 301 output tokens per sample (tokens/s over samples/s)
+    ("mlperf/server_mlperf_log_summary.txt", {"model": "llama2-70b", "precision": "fp8",
+                                              "gpus": 8, "input_len": 1000, "output_len": 301},
+     "h200"),
+    ("mlperf/offline_mlperf_log_summary.txt", {"model": "llama2-70b", "precision": "fp8",
+                                               "gpus": 8, "input_len": 1000, "output_len": 301},
+     "h200"),
+]
+
+
+@pytest.mark.parametrize(("name", "spec", "gpu"), CLEAN, ids=[c[0] for c in CLEAN])
+def test_each_format_as_written_is_clean(name: str, spec: dict[str, Any], gpu: str,
+                                         tmp_path: Path) -> None:
+    assert _findings(INFERENCE / name, spec, gpu, tmp_path) == []
+
+
+def _set(**values: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda row: row.update(values)
+
+
+TRIPPING = [
+    # tokens / duration against the rates the file reports
+    ("sa_bench_benchmark.out", _set(total_tok_s=41000.0), "inference.throughput-arithmetic",
+     "input + 943250 output tokens in 282.64 s is 30,089.5 tok/s, the file reports 41,000.0"),
+    ("trtllm_bench_report_llama3.3-70b.json", _set(output_tok_s_per_gpu_reported=2600.0),
+     "inference.throughput-arithmetic", "over the 2 GPUs it states is 2,145.0 per GPU"),
+    # per-user speed x concurrency beyond the total, from the interactivity alone
+    ("aiperf/profile_export_aiperf.json", _set(tpot_mean_ms=None, interactivity_tok_s_user=30.0),
+     "inference.per-user-beyond-total", "at 30 tok/s per user (at most 1,920.0 tok/s)"),
+    ("inferencex_agg_bmk_h200.json", _set(tpot_mean_ms=None, interactivity_tok_s_user=10.0),
+     "inference.per-user-beyond-total", "from 64 concurrent requests at 10 tok/s per user"),
+    # the lengths the file states, and an MLPerf run's tokens per sample
+    ("inferencex_agg_bmk_h200.json", _set(output_len=2048), "inference.lengths-mismatch",
+     "the file asked for 2048 output tokens per request, the manifest rates 1024"),
+    ("mlperf/server_mlperf_log_summary.txt", _set(samples_per_s=40.0),
+     "inference.lengths-mismatch", "615 output tokens per sample, the manifest rates 301"),
+    ("aiperf/profile_export_aiperf.csv", _set(failed=40), "inference.failed-requests",
+     "40 of 680 requests failed"),
+]
+
+
+@pytest.mark.parametrize(("name", "edit", "rule", "message"), TRIPPING)
+def test_a_contradicting_number_trips(name: str, edit: Callable[[dict[str, Any]], None],
+                                      rule: str, message: str, tmp_path: Path) -> None:
+    """``edit`` changes every result row of the file; each row that now contradicts itself
+    is one finding naming the file."""
+    _, spec, gpu = next(c for c in CLEAN if c[0] == name)
+    hits = [f for f in _findings(INFERENCE / name, spec, gpu, tmp_path, edit) if f.rule == rule]
+    assert any(message in f.message for f in hits), [f.message for f in hits]
+    assert {f.file for f in hits} == {Path(name).name}
+
+
+def test_the_tools_own_invalid_verdict_is_an_error(tmp_path: Path) -> None:
+    data = json.loads((INFERENCE / "aiperf/profile_export_aiperf.json").read_text())
+    data["metadata"] = {"submission_valid": False,
+                        "submission_invalid_reason": "context_overflow_rate_exceeded"}
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(data))
+    _, spec, gpu = CLEAN[3]
+    [hit] = _findings(path, spec, gpu, tmp_path / "b")
+    assert (hit.rule, hit.severity) == ("inference.tool-invalid", "error")
+    assert "aiperf-json marks the result invalid: context_overflow_rate_exceeded" in hit.message
+
+
+def test_a_measured_block_without_its_warmup_is_a_warning(tmp_path: Path) -> None:
+    lines = (INFERENCE / "sa_bench_benchmark.out").read_text().splitlines()
+    path = tmp_path / "benchmark.out"
+    path.write_text("\n".join(lines[25:]) + "\n")  # the concurrency-64 warm-up block cut away
+    _, spec, gpu = next(c for c in CLEAN if c[0] == "sa_bench_benchmark.out")
+    [hit] = _findings(path, spec, gpu, tmp_path / "b")
+    assert (hit.rule, hit.severity, hit.line) == ("inference.no-warmup", "warning", 4)
+    assert "no warm-up requests before the 1024 measured requests" in hit.message
