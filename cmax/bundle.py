@@ -504,17 +504,25 @@ def package_archives(folder: Path) -> list[Path]:
 
 
 def _unpack_packages(folder: Path, archives: list[Path], dest: Path) -> None:
-    """Each archive into a folder of its own name (the unit), under one size budget; a small
-    ``cmax.toml`` beside them (price, SLA) comes along."""
+    """Each archive into a folder of its own name (the unit), under one size budget; what
+    else the folder holds (a small ``cmax.toml``, files it names) is copied beside them, the
+    folder having passed :func:`check_closed` (so its links stay inside and its size is
+    bounded)."""
     spent = 0
+    names = set()
     for archive in archives:
         unit = dest / archive.name[: -len(next(s for s in ZSTD_SUFFIXES
                                                if archive.name.lower().endswith(s)))]
         unit.mkdir()
+        names.add(unit.name)
         spent = _extract_tar(archive, unit, spent=spent)
-    small = folder / MANIFEST_NAME
-    if small.is_file():
-        shutil.copyfile(small, dest / MANIFEST_NAME)
+    for entry in sorted(folder.iterdir()):
+        if entry in archives or entry.name in names:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, dest / entry.name)
+        elif entry.is_file():
+            shutil.copyfile(entry, dest / entry.name)
 
 
 def _zip_kind(info: zipfile.ZipInfo) -> Kind:

@@ -282,3 +282,23 @@ def test_a_microbenchmark_config_without_a_model_is_passed_over(tmp_path: Path) 
         notes = _rules(loaded.findings)["exemplar.left-out"]
     assert any("job 777 (microbenchmark_nccl/llmb-config_777.yaml)"
                " is a microbenchmark workload: not rated" in n for n in notes), notes
+
+
+def test_files_beside_the_unit_archives_come_along(tmp_path: Path) -> None:
+    """A small cmax.toml beside the archives may name evidence of its own (nccl-tests
+    output): it is rated with the units, not left behind when they are unpacked."""
+    from tests.paths import DATA
+
+    handover = tmp_path / "handover"
+    _unit_archive(handover, "llmb-archive_26.08.00_20261101T120000Z", _suite())
+    b_jobs = [Job(**{**job.__dict__, "job_id": job.job_id + 1000}) for job in _suite()]
+    _unit_archive(handover, "llmb-archive_26.08.00_20261102T120000Z", b_jobs)
+    (handover / "nccl").mkdir()
+    shutil.copy(DATA / "nccl" / "tag_output_2node.txt", handover / "nccl")
+    (handover / "cmax.toml").write_text('[[nccl]]\npath = "nccl/tag_output_2node.txt"\n\n'
+                                        "[pricing]\nusd_per_gpu_hour = 2.2\n")
+    with load(handover) as loaded:
+        assert [n.path for n in loaded.bundle.manifest.nccl] == ["nccl/tag_output_2node.txt"]
+        assert loaded.case.nccl.height > 0
+        assert loaded.bundle.manifest.pricing is not None
+        assert loaded.case.package is not None and len(loaded.case.package.units) == 2
