@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from cmax.bundle import Bundle
-from cmax.errors import CmaxError, EvidenceFormatError
+from cmax.errors import CmaxError, EvidenceFormatError, ManifestError
 from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
@@ -175,8 +175,9 @@ def ingest(bundle: Bundle) -> Evidence:
             served: InferenceFormat[Any]
             served, parsed, rel = reader.read(path, InferenceFormat,
                                               table_named("inference").what)
-            inference_frames.append(served.frame(parsed, run_id=f"inference[{i}]",
-                                                 source_file=rel))
+            frame = served.frame(parsed, run_id=f"inference[{i}]", source_file=rel)
+            inference_frames.append(frame if served.records_load
+                                    else _declared_load(frame, served_spec.concurrency, key))
     evidence.inference = _concat(inference_frames, INFERENCE_SCHEMA)
 
     if manifest.audit is not None:
@@ -196,6 +197,23 @@ def ingest(bundle: Bundle) -> Evidence:
             evidence.incidents = conform(log.frame(parsed, source_file=rel), INCIDENTS_SCHEMA)
     evidence.files = list(reader.files.values())
     return evidence
+
+
+def _declared_load(frame: pl.DataFrame, concurrency: int | None, key: str) -> pl.DataFrame:
+    """A result that records no load, paced at the concurrency its ``[[inference]]`` entry
+    declares (the scenario says so); without one it would read as an offline maximum."""
+    if concurrency is None:
+        entry = key.rsplit(".", 1)[0]
+        raise ManifestError(f"{entry}: the result file records no concurrency or request rate",
+                            field=f"{entry}.concurrency",
+                            expected="the concurrency the benchmark ran at",
+                            fix=f"add concurrency = N to {entry} in cmax.toml (aiperf "
+                            "--concurrency), or submit profile_export_aiperf.json, which "
+                            "records it")
+    return frame.with_columns(
+        pl.lit(float(concurrency)).alias("concurrency"),
+        pl.lit(f"concurrency {concurrency} declared in cmax.toml (the file records no load)")
+        .alias("scenario"))
 
 
 def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.DataFrame:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cmax.errors import EvidenceError
+from cmax.errors import EvidenceError, ManifestError
 from cmax.ingest import detect_format, inspect_file
 from cmax.ingest.formats import Probe, by_id
+from cmax.pipeline import load
+from tests.fakes import manifest_text
 from tests.paths import DATA
 
 INFERENCE = DATA / "inference"
@@ -126,10 +129,11 @@ def test_sglang_older_key_names_and_trace_rate(tmp_path: Path) -> None:
         "backend": "sglang", "dataset_name": "mooncake", "request_rate": "trace",
         "duration": 10.0, "completed": 4, "total_input_tokens": 400,
         "total_output_tokens": 200, "total_output_tokens_retokenized": 199,
-        "output_throughput": 20.0}) + "\n")
+        "output_throughput": 20.0, "concurrency": 3.2}) + "\n")
     [row] = _rows(path)
     assert row["tool"] == "sglang-bench-serving" and row["output_tokens"] == 200
-    assert row["scenario"] == "trace replay" and row["input_len"] is None
+    assert row["scenario"].startswith("trace replay") and row["input_len"] is None
+    assert row["concurrency"] == 3.2  # paced by the trace: never taken for an offline run
 
 
 def test_inferencex_rows_state_gpus_and_interactivity() -> None:
@@ -267,8 +271,25 @@ def test_aiperf_error_requests_are_failed(tmp_path: Path) -> None:
     assert row["failed"] == 12
 
 
+@pytest.mark.parametrize(("config", "run_info"), [
+    ({"phases": {"profiling": {"concurrency": 48}}}, {}),
+    ({}, {"cli_command": "aiperf profile --model m --concurrency 48 --streaming"}),
+])
+def test_aiperf_json_concurrency_where_newer_releases_put_it(
+        config: dict[str, object], run_info: dict[str, object], tmp_path: Path) -> None:
+    data = json.loads((AIPERF / "profile_export_aiperf.json").read_text())
+    data["input_config"] = config
+    data["run_info"] = run_info
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(data))
+    [row] = _rows(path)
+    assert row["concurrency"] == 48.0
+
+
 @pytest.mark.parametrize(("edit", "what"), [
     (lambda d: d.pop("benchmark_duration"), "the export has no benchmark_duration"),
+    (lambda d: [d.pop("input_config"), d.pop("run_info")],
+     "the export states no concurrency or request rate"),
     (lambda d: d["time_to_first_token"].update(unit="tokens"), "'tokens', not a time unit"),
     (lambda d: d["request_count"].update(avg=640.5), "completed is not a whole number"),
 ])
@@ -342,3 +363,25 @@ def test_malformed_mlperf_summary_is_one_error(old: str, new: str, what: str,
     path.write_text((MLPERF / "server_mlperf_log_summary.txt").read_text().replace(old, new))
     with pytest.raises(EvidenceError, match=re.escape(what)):
         by_id("mlperf-inference-summary").parse(Probe(path))
+
+
+def _bundle_with(tmp_path: Path, entry: str) -> Path:
+    shutil.copy(AIPERF / "profile_export_aiperf.csv", tmp_path / "aiperf.csv")
+    (tmp_path / "cmax.toml").write_text(manifest_text(
+        '[[inference]]\nresult = "aiperf.csv"\nmodel = "llama3.3-70b"\nprecision = "fp8"\n'
+        f"gpus = 2\ninput_len = 1024\noutput_len = 1024\n{entry}"))
+    return tmp_path
+
+
+def test_aiperf_csv_takes_the_declared_concurrency(tmp_path: Path) -> None:
+    with load(_bundle_with(tmp_path, "concurrency = 64\n")) as loaded:
+        [row] = loaded.case.tables["inference"].iter_rows(named=True)
+    assert row["concurrency"] == 64.0 and row["request_rate"] is None
+    assert row["scenario"] == "concurrency 64 declared in cmax.toml (the file records no load)"
+
+
+def test_aiperf_csv_without_a_declared_concurrency_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError) as caught, load(_bundle_with(tmp_path, "")):
+        pass
+    assert caught.value.field == "inference[0].concurrency"
+    assert "records no concurrency or request rate" in str(caught.value)

@@ -340,6 +340,10 @@ class InferenceFormat(Format[P]):
     """A serving benchmark's result file: rows of the ``inference`` table."""
 
     role: Role = "inference"
+    #: False for a format whose files never say how the load was paced (AIPerf's CSV): ingest
+    #: then takes the ``[[inference]]`` entry's ``concurrency``, a declaration, and refuses an
+    #: entry that states none (an unpaced row would read as an offline maximum)
+    records_load: bool = True
 
     @abstractmethod
     def frame(self, parsed: P, *, run_id: str, source_file: str) -> pl.DataFrame:

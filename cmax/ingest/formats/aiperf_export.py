@@ -17,13 +17,16 @@ Both are written by ``aiperf profile`` from the same metric results (ai-dynamo/a
 Each metric is mapped explicitly (:data:`AIPERF_METRICS`). AIPerf's ITL is the per-request
 (latency - TTFT) / (OSL - 1), vLLM's TPOT. Generic request errors do not make AIPerf call a run
 invalid (the FAQ says so): they are ``error_request_count`` (absent when none failed), read as
-``failed``. The export states **no GPU count**; the GPU telemetry names the GPUs it saw.
+``failed``. The export states **no GPU count**; the GPU telemetry names the GPUs it saw. The
+CSV also records no load (no ``input_config``): its row is paced at the ``[[inference]]``
+entry's ``concurrency``, a declaration the row's scenario names.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,8 +133,8 @@ def _json_export(data: dict[str, Any]) -> _Export:
     config = data.get("input_config")
     names = _at(config, "endpoint", "model_names")
     model = str(names[0]) if isinstance(names, list) and names else None
-    concurrency = _positive(_at(config, "loadgen", "concurrency"))
-    rate = _positive(_at(config, "loadgen", "request_rate"))
+    concurrency = _load(data, "concurrency")
+    rate = _load(data, "request_rate")
     warm = number(_at(data, "warmup_metrics", "request_count", "avg"))
     if warm is None:
         warm = number(_at(config, "loadgen", "warmup_request_count"))
@@ -151,6 +154,20 @@ def _json_export(data: dict[str, Any]) -> _Export:
                    valid, reason if valid is False else None, gpus,
                    (_fixed(config, "input_tokens"), _fixed(config, "output_tokens")),
                    _temperature(_at(config, "input", "extra")))
+
+
+def _load(data: dict[str, Any], key: str) -> float | None:
+    """``--concurrency`` / ``--request-rate`` as the export states it: ``input_config.loadgen``
+    (the user config), ``input_config.phases.profiling`` (the resolved config of newer
+    releases, as ``run_info.variation_values`` names it), else the recorded command line."""
+    config = data.get("input_config")
+    for path in (("loadgen", key), ("phases", "profiling", key)):
+        if (value := _positive(_at(config, *path))) is not None:
+            return value
+    flag = "--" + key.replace("_", "-")
+    words = str(_at(data, "run_info", "cli_command") or "").split()
+    return next((_positive(w) for f, w in itertools.pairwise(words) if f == flag),
+                None)
 
 
 def _fixed(config: Any, which: str) -> int | None:
@@ -192,6 +209,11 @@ class AiperfJson(ServingResult):
 
     def parse(self, probe: Probe) -> Results:
         export = _json_export(probe.require_json("an AIPerf profile_export_aiperf.json"))
+        if export.concurrency is None and export.request_rate is None:
+            raise EvidenceError("the export states no concurrency or request rate",
+                                file=probe.path, field="input_config.loadgen",
+                                expected="input_config as `aiperf profile` writes it",
+                                fix="submit the export as AIPerf wrote it")
         return Results([_row(export, self.id, probe.path)], _facts(export))
 
 
@@ -243,6 +265,7 @@ class AiperfCsv(ServingResult):
             "@ 309c4e8)")
     sample = "inference/aiperf/profile_export_aiperf.csv"
     priority = 55
+    records_load = False  # the CSV has no input_config: the entry's concurrency is used
 
     def sniff(self, probe: Probe) -> bool:
         first = probe.first_line.strip()

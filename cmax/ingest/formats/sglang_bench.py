@@ -66,7 +66,10 @@ def _row(data: dict[str, Any], line: int, path: Any) -> dict[str, Any]:
             value = None  # request_rate Infinity: every request sent at once
         row[column] = value
     if data.get("request_rate") == "trace":
-        row["scenario"] = "trace replay"  # arrival times from a trace, neither capped nor open
+        # arrival times replayed from a trace: paced, never an offline maximum, so the row
+        # keeps the requests it measured in flight on average as its concurrency
+        row["scenario"] = "trace replay (concurrency: mean requests in flight)"
+        row["concurrency"] = row["concurrency"] or number(data.get("concurrency"))
     for column, key in (("completed", "completed"), ("input_tokens", "total_input"),
                         ("output_tokens", "total_output")):
         if row[column] is not None:
