@@ -39,6 +39,7 @@ from cmax.validate.thresholds import (
     SIGMA_FLOOR_FRACTION,
     SPEED_BLOCKS,
     SPEED_CHANGE_SIGMAS,
+    SPEED_CONSISTENT,
     SPEED_SEGMENT,
     STALL_FACTOR,
     TIMING_BAND,
@@ -109,7 +110,9 @@ register(Rule(
     "After warm-up a real run keeps one speed up to its noise. When the steady steps split into "
     f"two stretches whose medians differ by more than {pct(TIMING_BAND)} and by more than "
     f"{SPEED_CHANGE_SIGMAS:g} robust sigmas of the steps around them (each stretch at least "
-    f"{SPEED_SEGMENT} steps), and the measurement window lies in the faster one, the log is a "
+    f"{SPEED_SEGMENT} steps, {pct(SPEED_CONSISTENT)} of the slower one's steps nearer its "
+    "median than the faster one's), and the measurement window lies in the faster one, the "
+    "log is a "
     "slow run with a fast tail spliced on, or its window's lines were edited. A gradual drift "
     "is not a change (its stretches are as noisy as the step); the window in the slower "
     "stretch does not flatter the run.",
@@ -325,6 +328,10 @@ def _speed_change(view: RunView, steps: pl.DataFrame, window: pl.DataFrame
     score, k, a, b, sigma = best
     fast, slow = min(a, b), max(a, b)
     if slow / fast - 1 <= TIMING_BAND or score <= SPEED_CHANGE_SIGMAS:
+        return
+    # the slower stretch is slow throughout, not a stall and stragglers bunched together
+    slower = x[:k] if a > b else x[k:]
+    if float(np.mean(slower > (fast + slow) / 2)) < SPEED_CONSISTENT:
         return
     cut = int(blocks["first"][k])
     in_fast = window.filter((pl.col("iteration") >= cut) == (b < a)).height

@@ -143,8 +143,11 @@ WITNESS_SLOWEST = 0.6
 # A speed change inside a run (statistics.speed-change): the two stretches' medians must differ
 # by more than TIMING_BAND and by more than this many robust sigmas of the steps about their
 # own stretch's median; each stretch at least SPEED_SEGMENT steps (a stall or a few stragglers
-# never make one). A long run is judged on at most SPEED_BLOCKS block medians, so the search
-# costs the same on 50 steps and on two million.
+# never make one), and SPEED_CONSISTENT of the slower stretch's steps must lie above the
+# midpoint of the two medians (a stall and two stragglers bunched in a short stretch do not).
+# A long run is judged on at most SPEED_BLOCKS block medians, so the search costs the same on
+# 50 steps and on two million.
 SPEED_CHANGE_SIGMAS = 6.0
-SPEED_SEGMENT = 5
+SPEED_SEGMENT = 8
+SPEED_CONSISTENT = 0.75
 SPEED_BLOCKS = 200

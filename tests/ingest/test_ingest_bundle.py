@@ -164,7 +164,7 @@ def test_steps_table(evidence) -> None:  # type: ignore[no-untyped-def]
     assert first["source_file"] == "training/nemo2.log"
     titan = steps.filter(pl.col("run_id") == "runs[2]")
     # no gbs/seq_len in this run's manifest entry: the log's "Training starts" line gives them
-    assert titan["step_time_s"][5] == pytest.approx(2048 * 4096 / 256 / 4096)
+    assert titan["step_time_s"][5] == pytest.approx(2048 * 4096 / 256 / 1842)
     assert not any(math.isnan(v) for v in titan["step_time_s"].to_list())
 
 

@@ -148,7 +148,7 @@ def test_megatron_lm_inline_throughput_and_nan_grad_norm() -> None:
     log = _parse("megatron_lm_nan_grad.log")
     assert log.framework == "megatron-lm"
     assert log.status() == "invalid_grad_norm"
-    assert log.steps["tflops_per_gpu"].unique().to_list() == [400.5]
+    assert log.steps["tflops_per_gpu"].head(3).to_list() == [237.4, 501.7, 500.3]
     assert math.isnan(log.steps.filter(pl.col("iteration") == 12)["grad_norm"].item())
 
 
@@ -157,7 +157,7 @@ def test_maxtext_and_paxml() -> None:
     assert maxtext.format == "maxtext" and maxtext.status() == "success"
     assert maxtext.steps["iteration"].to_list() == list(range(50))
     assert maxtext.steps["step_time_s"][0] == 60.0
-    assert maxtext.steps["tokens_per_s_per_gpu"][1] == pytest.approx(1052.266)
+    assert maxtext.steps["tokens_per_s_per_gpu"][1] == pytest.approx(1170.286)
     paxml = _parse("paxml_gpt3-5b.log")
     assert paxml.format == "paxml"
     assert paxml.steps.height == 50  # the duplicated line counted once
@@ -174,9 +174,9 @@ def test_torchtitan_ansi_and_derived_step_time() -> None:
     assert steps["tokens_per_s_per_gpu"][0] == 1024.0  # "1,024"
     assert steps["tflops_per_gpu"][5] == 480.0 and steps["grad_norm"][5] == 1.5
     assert steps["step_time_s"].null_count() == 60  # TorchTitan prints no step time
-    # 2048 x 4096 tokens over 256 GPUs = 32768 tokens/GPU/step; at 4096 tok/s -> 8 s
+    # 2048 x 4096 tokens over 256 GPUs = 32768 tokens/GPU/step; at 1842 tok/s -> 17.79 s
     filled = fill_step_time(steps, 2048, 4096, 256)
-    assert filled["step_time_s"][5] == pytest.approx(8.0)
+    assert filled["step_time_s"][5] == pytest.approx(32768 / 1842)
     assert filled["step_time_s"][0] == pytest.approx(32.0)
 
 

@@ -74,3 +74,15 @@ def test_a_gradual_drift_and_a_slower_tail_are_no_speed_change(tmp_path: Path) -
     tail.runs[0].times = [round(t * 1.12, 2) if i >= 30 else t
                           for i, t in enumerate(honest_times(19.86, 11))]
     assert _fired(tail, tmp_path / "tail") == set()
+
+
+def test_a_stall_and_stragglers_bunched_together_are_no_speed_change(tmp_path: Path) -> None:
+    # seeded honest run 134 of benchmarks/false_alarms.py: a 1.7x stall and two stragglers
+    # within five steps right after the settle point
+    bundle = HonestBundle()
+    bundle.runs[1].times = [
+        44.37, 14.62, 13.06, 13.08, 12.94, 13.04, 12.78, 12.85, 12.88, 13.18, 13.01, 12.91, 13.19,
+        13.04, 14.15, 13.12, 13.15, 22.1, 14.41, 12.75, 13.17, 14.84, 13.34, 13.12, 13.15, 12.67,
+        13.15, 13.02, 13.14, 13.06, 13.04, 13.15, 12.98, 12.8, 12.94, 13.1, 13.14, 13.1, 13.05,
+        13.25, 13.05, 13.2, 13.24, 13.3, 13.15, 13.2, 13.16, 13.39, 13.34, 12.83]
+    assert _fired(bundle, tmp_path) == set()
