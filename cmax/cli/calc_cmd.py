@@ -48,6 +48,9 @@ def render_text(result: dict[str, Any]) -> str:
     lines.append(f"  J per token            {_fmt(r['joules_per_token'], '{:.4f}')}"
                  + (f"  ({r['watts_per_gpu']:.0f} W/GPU all-in: {r['watts_source']})"
                     if r["watts_per_gpu"] is not None else "  (pass --watts-per-gpu)"))
+    if r["measured_joules_per_token"] is not None:
+        lines.append(f"  J per token, measured {r['measured_joules_per_token']:.4f}"
+                     "  (the run's own GPU energy readings)")
     if r["tokens"] is not None:
         lines.append(f"budget: {r['tokens']:.4g} tokens")
         lines.append(f"  GPU-hours              {_fmt(r['gpu_hours'], '{:,.0f}')}")
@@ -57,6 +60,9 @@ def render_text(result: dict[str, Any]) -> str:
         lines.append(f"  energy                 {_fmt(r['energy_kwh'], '{:,.0f}', ' kWh')}"
                      f" = {_fmt(r['household_years'], '{:,.1f}')} US household-years "
                      f"({r['household_kwh_per_year']:,.0f} kWh each)")
+        if r["measured_energy_kwh"] is not None:
+            lines.append(f"  energy, measured       {r['measured_energy_kwh']:,.0f} kWh = "
+                         f"{r['measured_household_years']:,.1f} US household-years")
     lines.append(f"reference release {r['reference_release']}")
     return "\n".join(lines)
 
@@ -76,6 +82,9 @@ def render_text(result: dict[str, Any]) -> str:
 @click.option("--usd-per-gpu-hour", type=float, default=None, help="Price per GPU-hour.")
 @click.option("--watts-per-gpu", type=float, default=None,
               help="All-in power per GPU in W (default: sourced system power x PUE).")
+@click.option("--measured-joules-per-token", type=float, default=None,
+              help="J/token a run measured (cmax inspect's or the scorecard's measured J/token, "
+                   "GPU boards), shown beside the nominal all-in figure.")
 @click.option("--tokens", "tokens_text", default=None,
               help="Training budget in tokens (e.g. 15T or 1.5e13).")
 @click.option("--flops-convention", "flops_convention", default=None, metavar="NAME",
@@ -91,7 +100,8 @@ def command(ctx: click.Context, model: str | None, gpu: str | None, precision: s
             mfu_text: str | None,
             tokens_per_s_per_gpu: float | None, step_time_s: float | None, gbs: int | None,
             seq_len: int | None, num_gpus: int | None, usd_per_gpu_hour: float | None,
-            watts_per_gpu: float | None, tokens_text: str | None,
+            watts_per_gpu: float | None, measured_joules_per_token: float | None,
+            tokens_text: str | None,
             flops_convention: str | None, release: str, fmt: str) -> None:
     """What-if: MFU <-> step time <-> tokens/s, $ per million tokens, J/token, budget cost."""
     from cmax.reference import load_reference
@@ -112,6 +122,7 @@ def command(ctx: click.Context, model: str | None, gpu: str | None, precision: s
         tokens_per_s_per_gpu=tokens_per_s_per_gpu, step_time_s=step_time_s, gbs=gbs,
         seq_len=seq_len, num_gpus=num_gpus, usd_per_gpu_hour=usd_per_gpu_hour,
         watts_per_gpu=watts_per_gpu, tokens=tokens, flops_convention=flops_convention,
+        measured_joules_per_token=measured_joules_per_token,
     )
     if fmt == "json":
         ordered = {k: result[k] for k in JSON_KEYS}

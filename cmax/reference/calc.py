@@ -126,6 +126,7 @@ def what_if(
     watts_per_gpu: float | None = None,
     tokens: float | None = None,
     flops_convention: str | None = None,
+    measured_joules_per_token: float | None = None,
 ) -> dict[str, Any]:
     """All calculator outputs as a dict (None where an input needed for it is missing).
 
@@ -149,6 +150,7 @@ def what_if(
             raise UsageError(f"{name} must be positive, got {value}", field=name)
     for name, fvalue in (("--usd-per-gpu-hour", usd_per_gpu_hour),
                          ("--watts-per-gpu", watts_per_gpu),
+                         ("--measured-joules-per-token", measured_joules_per_token),
                          ("--tokens-per-s-per-gpu", tokens_per_s_per_gpu),
                          ("--step-time-s", step_time_s)):
         # nan passes a `<= 0` test and inf yields inf% MFU: both must stop here
@@ -215,7 +217,14 @@ def what_if(
     gpu_hours = tokens / tps / 3600.0 if tokens is not None else None
     energy_kwh = (gpu_hours * watts_per_gpu / 1000.0
                   if gpu_hours is not None and watts_per_gpu is not None else None)
+    # a run's measured energy per token (cmax inspect / the scorecard) beside the nominal one
+    measured_kwh = (tokens * measured_joules_per_token / 3.6e6
+                    if tokens is not None and measured_joules_per_token is not None else None)
     return {
+        "measured_joules_per_token": measured_joules_per_token,
+        "measured_energy_kwh": measured_kwh,
+        "measured_household_years": (measured_kwh / household_kwh
+                                     if measured_kwh is not None else None),
         "mfu": mfu_of(model_tflops, peak) if peak else None,
         "model_tflops_per_gpu": model_tflops,
         "tokens_per_s_per_gpu": tps,

@@ -21,6 +21,7 @@ from cmax.case import BaselineRow, Case, ResolvedRun, resolve
 from cmax.coerce import as_int
 from cmax.evidence import Evidence
 from cmax.findings import Finding
+from cmax.ingest.energy import measured_energy
 from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.score.rubric import Rubric
 from cmax.score.series import step_series
@@ -199,6 +200,14 @@ def score_run(
         "model_tflops_per_gpu": _round(model_tflops, 3), "mfu_pct": _round(mfu, 3),
         "baseline": base,
     }
+    # Megatron --log-energy readings over the same window: GPU energy per token, measured
+    energy = measured_energy(in_window, tokens_per_gpu_step=(
+        tokens_per_gpu_step(gbs, seq_len, num_gpus) if gbs and seq_len and num_gpus else None))
+    if energy is not None and energy.get("joules_per_token") is not None:
+        measured.update(
+            measured_joules_per_token=energy["joules_per_token"],
+            measured_power_w_per_gpu=energy["power_w_per_gpu"],
+            energy_checks=energy["telemetry_checks"])
 
     related = findings_for_run(findings, run_id, log)
     blocking = [f for f in related if blocks_comparison(f)]

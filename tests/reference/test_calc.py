@@ -205,3 +205,16 @@ def test_cli_flops_convention(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2
     err = capsys.readouterr().err
     assert "unknown FLOPs convention 'nvidia-bogus'" in err and "nvidia-llama" in err
+
+
+def test_measured_joules_per_token_beside_the_nominal_household_years(ref: Reference) -> None:
+    """15 T tokens at a measured 0.7 J/token = 1.05e13 J = 2,916,667 kWh = 270.3 household-years
+    (10,791 kWh each), beside the nominal 1989 W / 1,000 tokens/s = 1.989 J/token (768.0)."""
+    r = what_if(ref, model="llama3.1-70b", gpu="h100", precision="bf16",
+                tokens_per_s_per_gpu=1000, tokens=15e12, measured_joules_per_token=0.7)
+    assert r["measured_energy_kwh"] == pytest.approx(15e12 * 0.7 / 3.6e6)
+    assert r["measured_household_years"] == pytest.approx(15e12 * 0.7 / 3.6e6 / 10791)
+    assert r["household_years"] == pytest.approx(15e12 / 1000 / 3600 * 1989 / 1000 / 10791)
+    with pytest.raises(UsageError, match="--measured-joules-per-token"):
+        what_if(ref, model="llama3.1-70b", gpu="h100", precision="bf16",
+                tokens_per_s_per_gpu=1000, measured_joules_per_token=-1.0)

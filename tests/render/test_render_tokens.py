@@ -96,3 +96,19 @@ def test_energy_known_offers_are_ranked_by_joules_per_token(
     assert float(cells["G"]["usd_per_million_tokens"]) == pytest.approx(2.4691, abs=1e-4)
     assert (cells["G"]["joules_per_token"], cells["G"]["joules_rank"]) == ("6.5", "1")
     assert (cells["W"]["joules_per_token"], cells["W"]["joules_rank"]) == ("", "")
+
+
+def test_leaderboard_shows_a_runs_measured_j_per_token(board: list[tuple[str, Scorecard]]
+                                                        ) -> None:
+    """A run's own energy readings (Megatron --log-energy) appear on the board beside the
+    nominal J/token: the mean over the runs that measured it, and how many did."""
+    from cmax.render.reports import leaderboard_html
+
+    slug, card = board[0]
+    runs = [w.model_copy(update={"measured_joules_per_token": 0.4272 if i == 0 else None})
+            for i, w in enumerate(card.workloads)]
+    measured = card.model_copy(update={"workloads": runs})
+    rows = views.leaderboard_rows([(slug, measured), *board[1:]])
+    html = leaderboard_html(rows, "html", {"score": None, "price": None})
+    assert f"0.427 J/tok measured (1 of {len(runs)} runs)" in html
+    assert html.count("J/tok measured") == 1

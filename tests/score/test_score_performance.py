@@ -253,3 +253,20 @@ def test_a_fail_resting_on_declarations_alone_stays_a_fail() -> None:
                                         stated=False),
                                [], FakeReference({KEY: baseline(9.0)}), RUBRIC)
     assert results[0].verdict == "fail" and results[0].ratio == pytest.approx(0.9)
+
+
+def test_measured_energy_gives_the_runs_j_per_token_with_its_telemetry_checks() -> None:
+    """Megatron --log-energy readings over the window (700 W x 10 s = 7,000 J/iter/GPU) give
+    7,000 ÷ (128 x 8192 ÷ 64 = 16,384 tokens per GPU per step) = 0.4272 J/token, measured;
+    iteration 40 carries no reading, which the telemetry check names."""
+    steps = flat_steps("runs[0]", 10.0)
+    for s in steps:
+        reading = 35 <= int(s["iteration"]) <= 44 and s["iteration"] != 40
+        s["energy_j_per_gpu"] = 7000.0 if reading else None
+        s["power_w_per_gpu"] = 700.0 if reading else None
+    r = one(FakeReference({KEY: baseline(10.0)}), [run_row()], steps)
+    assert r.measured_joules_per_token == pytest.approx(7000 / 16384, abs=1e-6)
+    assert r.measured_power_w_per_gpu == pytest.approx(700.0)
+    assert r.energy_checks == ["1 of 10 steps carry no energy reading (gaps in the telemetry)"]
+    plain = one(FakeReference({KEY: baseline(10.0)}), [run_row()], flat_steps("runs[0]", 10.0))
+    assert plain.measured_joules_per_token is None and plain.energy_checks == []
