@@ -151,6 +151,16 @@ MLPERF_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+POWER_SCHEMA: dict[str, pl.DataType] = {
+    "host": pl.String(),  # the host the telemetry file is of (nvidia-smi names none: the file's)
+    "gpu": pl.Int64(),  # the GPU index on that host
+    "time_s": pl.Float64(),  # UTC epoch seconds of the sample's stamp
+    "power_w": pl.Float64(),  # null: the tool printed no reading ([N/A])
+    "source_file": pl.String(),
+    "line": pl.Int64(),
+}
+
+
 INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String(),  # inference[i] (#k for the k-th result of an --append-result file)
     "tool": pl.String(),  # the format id that read it (vllm-bench-serve, trtllm-bench, ...)
@@ -248,6 +258,9 @@ TABLES: tuple[Table, ...] = (
           "completeness.empty-evidence", many=True),
     Table("incidents", INCIDENTS_SCHEMA, "reliability", "incidents", ("incidents",),
           "an incident log", "completeness.empty-incident-log"),
+    Table("power", POWER_SCHEMA, "power", "path", ("power",),
+          "GPU power telemetry (nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv)",
+          "completeness.empty-evidence", many=True),
 )
 """Every canonical table, in ingest order."""
 
@@ -306,6 +319,7 @@ class Evidence:
     mlperf: pl.DataFrame = field(default_factory=lambda: empty(MLPERF_SCHEMA))
     node_health: pl.DataFrame = field(default_factory=lambda: empty(NODE_HEALTH_SCHEMA))
     inference: pl.DataFrame = field(default_factory=lambda: empty(INFERENCE_SCHEMA))
+    power: pl.DataFrame = field(default_factory=lambda: empty(POWER_SCHEMA))
     audit_cluster: str | None = None
     # MLPerf benchmark folders as cmax.ingest.mlperf parsed and scored them (events, runs,
     # system JSON, scaling factor, official score): validate and score read these, never the files

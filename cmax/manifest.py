@@ -248,6 +248,9 @@ class Manifest(_Strict):
     nccl: list[PathSpec] = Field(default_factory=list)
     mlperf: list[MlperfSpec] = Field(default_factory=list)
     inference: list[InferenceSpec] = Field(default_factory=list)
+    power: list[PathSpec] = Field(
+        default_factory=list, description="GPU power telemetry files (one per host, named "
+        "after it) covering the training runs: their measured energy per token")
     audit: PathSpec | None = None
     reliability: Reliability | None = None
     sla: Sla | None = None

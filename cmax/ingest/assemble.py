@@ -17,7 +17,7 @@ format, line count and the identity facts its format recorded, so later stages n
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from cmax.evidence import (
     MLPERF_SCHEMA,
     NCCL_SCHEMA,
     NODE_HEALTH_SCHEMA,
+    POWER_SCHEMA,
     RUNS_SCHEMA,
     STEPS_SCHEMA,
     Evidence,
@@ -47,6 +48,7 @@ from cmax.ingest.formats import (
     Format,
     IncidentFormat,
     InferenceFormat,
+    PowerFormat,
     Probe,
     RunFormat,
     RunRequest,
@@ -167,18 +169,17 @@ def ingest(bundle: Bundle) -> Evidence:
         mlperf_set.declared_accelerator = manifest.system.gpu
     evidence.mlperf = _concat(mlperf_frames, MLPERF_SCHEMA)
 
-    inference_frames = []
-    for i, served_spec in enumerate(manifest.inference):
-        key = table_named("inference").key(i)
-        with reader.key(key):
-            path = reader.bundle.resolve(served_spec.result, field=key)
-            served: InferenceFormat[Any]
-            served, parsed, rel = reader.read(path, InferenceFormat,
-                                              table_named("inference").what)
-            frame = served.frame(parsed, run_id=f"inference[{i}]", source_file=rel)
-            inference_frames.append(frame if served.records_load
-                                    else _declared_load(frame, served_spec.concurrency, key))
-    evidence.inference = _concat(inference_frames, INFERENCE_SCHEMA)
+    def served(fmt: Any, parsed: Any, rel: str, i: int) -> pl.DataFrame:
+        frame = fmt.frame(parsed, run_id=f"inference[{i}]", source_file=rel)
+        return frame if fmt.records_load else _declared_load(
+            frame, manifest.inference[i].concurrency, table_named("inference").key(i))
+
+    evidence.inference = _concat(_entries(
+        reader, "inference", [spec.result for spec in manifest.inference], InferenceFormat,
+        served), INFERENCE_SCHEMA)
+    evidence.power = _concat(_entries(
+        reader, "power", [spec.path for spec in manifest.power], PowerFormat,
+        lambda fmt, parsed, rel, i: fmt.frame(parsed, source_file=rel)), POWER_SCHEMA)
 
     if manifest.audit is not None:
         with reader.key("audit.path"):
@@ -256,6 +257,20 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
     notes.extend(part.notes)
     row["notes"] = "; ".join(notes) if notes else None
     return row, part.steps
+
+
+def _entries(reader: _Reader, table: str, paths: list[str], role: type[Any],
+             frame: Callable[[Any, Any, str, int], pl.DataFrame]) -> list[pl.DataFrame]:
+    """The rows of every file an array-of-tables section names (``[[inference]] result``,
+    ``[[power]] path``), each read under its manifest key with a format of ``role``."""
+    frames = []
+    for i, rel_path in enumerate(paths):
+        key = table_named(table).key(i)
+        with reader.key(key):
+            path = reader.bundle.resolve(rel_path, field=key)
+            fmt, parsed, rel = reader.read(path, role, table_named(table).what)
+            frames.append(frame(fmt, parsed, rel, i))
+    return frames
 
 
 def _read_mlperf(reader: _Reader, relative: str, key: str,

@@ -68,3 +68,62 @@ def tokens_per_gpu_step(config: dict[str, int]) -> float | None:
     if not gbs or not seq or not gpus:
         return None
     return gbs * seq / gpus
+
+
+def telemetry_energy(power: pl.DataFrame, start_s: float | None, end_s: float | None, *,
+                     num_gpus: int, tokens_per_s_per_gpu: float | None
+                     ) -> dict[str, object] | None:
+    """Mean measured power per GPU over a run's window from power telemetry (``power`` table
+    rows: host, GPU, UTC time, watts), J per token = that power ÷ tokens/s/GPU, and the
+    telemetry checks: the window covered, gaps between samples, GPUs seen against the run's,
+    readings missing. None when there is no telemetry at all."""
+    if power.is_empty():
+        return None
+    if start_s is None or end_s is None:
+        return {"telemetry_checks": ["the run's step lines carry no time stamps, so the power "
+                                     "telemetry cannot be placed in its window"]}
+    inside = power.filter(pl.col("time_s").is_between(start_s, end_s))
+    if inside.is_empty():
+        return {"telemetry_checks": [
+            f"no telemetry sample inside the window ({_utc(start_s)} to {_utc(end_s)} UTC; the "
+            f"telemetry spans {_utc(power['time_s'].min())} to {_utc(power['time_s'].max())})"]}
+    read = inside.filter(pl.col("power_w").is_not_null() & pl.col("power_w").is_finite())
+    per_gpu = read.group_by("host", "gpu").agg(pl.col("power_w").mean())
+    checks: list[str] = []
+    seen = inside.select(pl.struct("host", "gpu").n_unique()).item()
+    if seen != num_gpus:
+        checks.append(f"the telemetry covers {seen} GPU(s) of the run's {num_gpus}; the mean "
+                      "is over those")
+    if missing := inside.height - read.height:
+        checks.append(f"{missing} sample(s) in the window carry no reading")
+    steps = (inside.sort("host", "gpu", "time_s")
+             .with_columns(pl.col("time_s").diff().over("host", "gpu").alias("gap")))
+    gaps = steps["gap"].drop_nulls()
+    interval = float(gaps.median()) if gaps.len() else None  # type: ignore[arg-type]
+    if interval:
+        long = int((gaps > 3 * interval).sum())
+        if long:
+            checks.append(f"{long} gap(s) between samples longer than 3 x the "
+                          f"{interval:g} s interval")
+        first, last = float(inside["time_s"].min()), float(inside["time_s"].max())  # type: ignore[arg-type]
+        if first - start_s > 1.5 * interval or end_s - last > 1.5 * interval:
+            checks.append(f"the telemetry covers {_utc(first)} to {_utc(last)} of the window "
+                          f"{_utc(start_s)} to {_utc(end_s)} UTC, not all of it")
+    if per_gpu.is_empty():
+        return {"telemetry_checks": [*checks, "no power reading in the window"]}
+    power_w = float(per_gpu["power_w"].mean())  # type: ignore[arg-type]
+    out: dict[str, object] = {"power_w_per_gpu": round(power_w, 3)}
+    if tokens_per_s_per_gpu:
+        out["joules_per_token"] = round(power_w / tokens_per_s_per_gpu, 6)
+    out["telemetry_checks"] = checks or [
+        f"power telemetry: {seen} GPU(s) sampled every {interval:g} s over the whole window, "
+        "no gap, every sample read" if interval else "power telemetry read"]
+    return out
+
+
+def _utc(seconds: object) -> str:
+    import datetime as dt
+
+    if not isinstance(seconds, int | float):
+        return "?"
+    return dt.datetime.fromtimestamp(float(seconds), dt.UTC).strftime("%Y-%m-%d %H:%M:%S")

@@ -21,7 +21,7 @@ from cmax.case import BaselineRow, Case, ResolvedRun, resolve
 from cmax.coerce import as_int
 from cmax.evidence import Evidence
 from cmax.findings import Finding
-from cmax.ingest.energy import measured_energy
+from cmax.ingest.energy import measured_energy, telemetry_energy
 from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.score.rubric import Rubric
 from cmax.score.series import step_series
@@ -118,6 +118,19 @@ def _choose_basis(
     return None
 
 
+def _window_span(window_steps: pl.DataFrame) -> tuple[float | None, float | None]:
+    """UTC seconds from the start of the window's first step (its stamp, printed when the
+    step ends, less its step time) to the last step's stamp; None without stamps."""
+    if "wall_time_s" not in window_steps.columns or window_steps.is_empty():
+        return None, None
+    stamped = window_steps.filter(pl.col("wall_time_s").is_not_null()).sort("wall_time_s")
+    if stamped.is_empty():
+        return None, None
+    first = stamped.row(0, named=True)
+    start = float(first["wall_time_s"]) - float(first["step_time_s"] or 0.0)
+    return start, float(stamped["wall_time_s"][-1])
+
+
 def score_run(
     run: ResolvedRun,
     *,
@@ -203,10 +216,14 @@ def score_run(
     # Megatron --log-energy readings over the same window: GPU energy per token, measured
     energy = measured_energy(in_window, tokens_per_gpu_step=(
         tokens_per_gpu_step(gbs, seq_len, num_gpus) if gbs and seq_len and num_gpus else None))
-    if energy is not None and energy.get("joules_per_token") is not None:
+    if energy is None or energy.get("joules_per_token") is None:
+        # else GPU power telemetry (nvidia-smi CSV) over the window's wall-clock span
+        energy = telemetry_energy(case.tables["power"], *_window_span(in_window),
+                                  num_gpus=num_gpus, tokens_per_s_per_gpu=tps) or energy
+    if energy is not None and energy.get("telemetry_checks"):
         measured.update(
-            measured_joules_per_token=energy["joules_per_token"],
-            measured_power_w_per_gpu=energy["power_w_per_gpu"],
+            measured_joules_per_token=energy.get("joules_per_token"),
+            measured_power_w_per_gpu=energy.get("power_w_per_gpu"),
             energy_checks=energy["telemetry_checks"])
 
     related = findings_for_run(findings, run_id, log)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 
 from cmax.findings import Finding
@@ -270,3 +271,42 @@ def test_measured_energy_gives_the_runs_j_per_token_with_its_telemetry_checks() 
     assert r.energy_checks == ["1 of 10 steps carry no energy reading (gaps in the telemetry)"]
     plain = one(FakeReference({KEY: baseline(10.0)}), [run_row()], flat_steps("runs[0]", 10.0))
     assert plain.measured_joules_per_token is None and plain.energy_checks == []
+
+
+def _telemetry(hosts: int, start: float, end: float, watts: float) -> pl.DataFrame:
+    import polars as pl
+
+    from cmax.evidence import POWER_SCHEMA
+
+    rows = [{"host": f"node-{h:02d}", "gpu": g, "time_s": float(t), "power_w": watts,
+             "source_file": f"power/node-{h:02d}.csv", "line": 2 + t}
+            for h in range(hosts) for g in range(8) for t in range(int(start), int(end) + 1)]
+    return pl.DataFrame(rows, schema=POWER_SCHEMA)
+
+
+def test_power_telemetry_over_the_window_gives_measured_j_per_token() -> None:
+    """nvidia-smi telemetry of all 64 GPUs at 700 W over the window's wall-clock span (the
+    first window step's stamp less its 10 s, to the last stamp) = 700 W ÷ 1,638.4 tokens/s/GPU
+    = 0.4272 J/token; telemetry of one host only names the GPUs it misses."""
+    from tests.score.score_fakes import evidence as make_evidence
+
+    t0 = 1_789_372_800.0
+    steps = flat_steps("runs[0]", 10.0)
+    for s in steps:  # a stamp at the end of each step
+        s["wall_time_s"] = t0 + 10.0 * (int(s["iteration"]) + 1)
+    ref = FakeReference({KEY: baseline(10.0)})
+    ev = make_evidence(runs=[run_row()], steps=steps)
+    ev.power = _telemetry(8, t0 + 300, t0 + 500, 700.0)
+    [r] = workload_results(ev, [], ref, RUBRIC)
+    assert r.measured_joules_per_token == pytest.approx(700 / 1638.4, abs=1e-6)
+    assert r.measured_power_w_per_gpu == pytest.approx(700.0)
+    assert r.energy_checks == ["power telemetry: 64 GPU(s) sampled every 1 s over the whole "
+                               "window, no gap, every sample read"]
+    ev.power = _telemetry(1, t0 + 380, t0 + 500, 700.0)
+    [r] = workload_results(ev, [], ref, RUBRIC)
+    assert "the telemetry covers 8 GPU(s) of the run's 64" in r.energy_checks[0]
+    assert any("not all of it" in c for c in r.energy_checks)  # starts 30 s into the window
+    ev.power = _telemetry(8, t0 + 900, t0 + 950, 700.0)
+    [r] = workload_results(ev, [], ref, RUBRIC)
+    assert r.measured_joules_per_token is None
+    assert r.energy_checks[0].startswith("no telemetry sample inside the window")

@@ -64,6 +64,7 @@ __all__ = [
     "Marker",
     "NcclFormat",
     "NodeHealthFormat",
+    "PowerFormat",
     "Probe",
     "Role",
     "RunFormat",
@@ -79,7 +80,7 @@ __all__ = [
 ]
 
 Role = Literal["run", "nccl", "node-health", "mlperf", "mlperf-system", "audit", "incidents",
-               "inference"]
+               "inference", "power"]
 P = TypeVar("P")
 
 HEAD_BYTES = 1 << 16
@@ -353,10 +354,20 @@ class InferenceFormat(Format[P]):
 _REGISTRY: dict[str, Format[Any]] = {}
 # the base class whose method ingest calls for each role that fills a table that way; mlperf
 # result trees are read by cmax.ingest.mlperf, so their roles have none
+class PowerFormat(Format[P]):
+    """GPU power telemetry over time: rows of the ``power`` table."""
+
+    role: Role = "power"
+
+    @abstractmethod
+    def frame(self, parsed: P, *, source_file: str) -> pl.DataFrame:
+        """Rows in :data:`cmax.evidence.POWER_SCHEMA`."""
+
+
 _ROLE_BASES: dict[str, type[Format[Any]]] = {
     base.role: base
     for base in (RunFormat, NcclFormat, NodeHealthFormat, IncidentFormat, AuditFormat,
-                 InferenceFormat)}
+                 InferenceFormat, PowerFormat)}
 _ROLES = frozenset(Role.__args__)  # type: ignore[attr-defined]
 
 

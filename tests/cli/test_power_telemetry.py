@@ -1,0 +1,86 @@
+"""A bundle with [[power]] nvidia-smi telemetry: the run's measured J/token end to end."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import main
+
+T0 = dt.datetime(2026, 9, 14, 8, 0, 0, tzinfo=dt.UTC)
+STEP_S = 14.66  # Llama 3.1 70B BF16 on 64 H100, GBS 128: 128 x 8192 / 14.66 / 64 = 1,117.6
+
+
+def _bundle(root: Path, hosts: int) -> Path:
+    (root / "training").mkdir(parents=True)
+    (root / "power").mkdir()
+    lines = ["------------------------ arguments ------------------------",
+             "  global_batch_size ............................... 128",
+             "  seq_length ...................................... 8192",
+             "  world_size ...................................... 64",
+             "-------------------- end of arguments ---------------------"]
+    for it in range(1, 51):
+        stamp = (T0 + dt.timedelta(seconds=STEP_S * it)).strftime("%Y-%m-%d %H:%M:%S")
+        lines.append(
+            f" [{stamp}] iteration {it:8d}/{50:8d} | consumed samples: {128 * it:12d} | "
+            f"elapsed time per iteration (ms): {STEP_S * 1000:.1f} | learning rate: "
+            "3.000000E-05 | global batch size:   128 | lm loss: 8.090000E+00 | loss scale: 1.0 | "
+            "grad norm: 1.797 | number of skipped iterations:   0 | number of nan iterations:"
+            "   0 |")
+    (root / "training" / "llama3.1-70b.log").write_text("\n".join(lines) + "\n")
+    for h in range(hosts):
+        rows = ["timestamp, index, power.draw [W], temperature.gpu"]
+        for s in range(0, int(STEP_S * 51)):
+            for g in range(8):
+                stamp = (T0 + dt.timedelta(seconds=s)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+                rows.append(f"{stamp}, {g}, 700.00 W, 60")
+        (root / "power" / f"gpu-node-{h:02d}.csv").write_text("\n".join(rows) + "\n")
+    power = "".join(f'\n[[power]]\npath = "power/gpu-node-{h:02d}.csv"\n' for h in range(hosts))
+    (root / "cmax.toml").write_text(f"""[provider]
+name = "Telemetry Cloud"
+cluster = "gpu-node"
+
+[system]
+gpu = "h100-sxm"
+nodes = 8
+gpus_per_node = 8
+
+[benchmark]
+date = 2026-09-14
+
+[[runs]]
+workload = "llama3.1-70b"
+precision = "bf16"
+num_gpus = 64
+gbs = 128
+seq_len = 8192
+log = "training/llama3.1-70b.log"
+{power}""")
+    return root
+
+
+def _workload(bundle: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    main(["score", str(bundle), "--format", "json"])
+    card = json.loads(capsys.readouterr().out)
+    [w] = card["workloads"]
+    return w  # type: ignore[no-any-return]
+
+
+def test_nvidia_smi_telemetry_of_every_host_gives_the_runs_measured_j_per_token(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """8 hosts x 8 GPUs at 700 W over the window: 700 ÷ 1,117.6 tokens/s/GPU = 0.6264 J/token,
+    measured, beside the nominal 1,989 W all-in figure."""
+    w = _workload(_bundle(tmp_path / "all", 8), capsys)
+    tps = 128 * 8192 / STEP_S / 64
+    assert w["measured_joules_per_token"] == pytest.approx(700 / tps, abs=1e-5)
+    assert w["measured_power_w_per_gpu"] == pytest.approx(700.0)
+    assert str(w["energy_checks"]).startswith("['power telemetry: 64 GPU(s) sampled every 1 s")
+
+
+def test_telemetry_of_one_host_says_which_gpus_it_covers(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    w = _workload(_bundle(tmp_path / "one", 1), capsys)
+    assert "the telemetry covers 8 GPU(s) of the run's 64" in str(w["energy_checks"])
