@@ -125,13 +125,15 @@ class WorkloadResult(_Model):
     """model FLOPs utilisation over the window, % of the GPU's dense peak"""
     measured_joules_per_token: float | None = Field(
         default=None, description="GPU energy per training token as the run measured it "
-        "(Megatron --log-energy: the window's mean J/iter/GPU ÷ tokens per GPU per step); GPU "
+        "(Megatron --log-energy: the window's mean J/iter/GPU ÷ tokens per GPU per step; else "
+        "[[power]] nvidia-smi telemetry: mean W per GPU in the window ÷ tokens/s/GPU); GPU "
         "boards only, so below the all-in nominal J/token (system power x PUE)")
     measured_power_w_per_gpu: float | None = Field(
         default=None, description="the window's mean measured power per GPU")
     energy_checks: list[str] = Field(
         default_factory=list, description="telemetry quality of the measured energy: readings "
-        "missing in the window, power x step time against the printed energy")
+        "missing in the window, power x step time against the printed energy, gaps between "
+        "samples, the window covered, GPUs seen against the run's")
     baseline: Baseline | None = None
     """the reference row the run was compared with (None: no matching reference)"""
     ratio: float | None = Field(default=None, description="provider ÷ reference throughput")
