@@ -259,7 +259,8 @@ TABLES: tuple[Table, ...] = (
     Table("incidents", INCIDENTS_SCHEMA, "reliability", "incidents", ("incidents",),
           "an incident log", "completeness.empty-incident-log"),
     Table("power", POWER_SCHEMA, "power", "path", ("power",),
-          "GPU power telemetry (nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv)",
+          "GPU power telemetry (nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv, "
+          "or a Prometheus range query of DCGM Exporter's DCGM_FI_DEV_POWER_USAGE)",
           "completeness.empty-evidence", many=True),
 )
 """Every canonical table, in ingest order."""

@@ -126,7 +126,8 @@ class WorkloadResult(_Model):
     measured_joules_per_token: float | None = Field(
         default=None, description="GPU energy per training token as the run measured it "
         "(Megatron --log-energy: the window's mean J/iter/GPU ÷ tokens per GPU per step; else "
-        "[[power]] nvidia-smi telemetry: mean W per GPU in the window ÷ tokens/s/GPU); GPU "
+        "[[power]] nvidia-smi or DCGM Exporter telemetry: mean W per GPU in the window ÷ "
+        "tokens/s/GPU); GPU "
         "boards only, so below the all-in nominal J/token (system power x PUE)")
     measured_power_w_per_gpu: float | None = Field(
         default=None, description="the window's mean measured power per GPU")

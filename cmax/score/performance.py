@@ -217,7 +217,7 @@ def score_run(
     energy = measured_energy(in_window, tokens_per_gpu_step=(
         tokens_per_gpu_step(gbs, seq_len, num_gpus) if gbs and seq_len and num_gpus else None))
     if energy is None or energy.get("joules_per_token") is None:
-        # else GPU power telemetry (nvidia-smi CSV) over the window's wall-clock span
+        # else GPU power telemetry (nvidia-smi, DCGM Exporter) over the window's wall-clock span
         energy = telemetry_energy(case.tables["power"], *_window_span(in_window),
                                   num_gpus=num_gpus, tokens_per_s_per_gpu=tps) or energy
     if energy is not None and energy.get("telemetry_checks"):

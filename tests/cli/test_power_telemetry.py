@@ -14,7 +14,7 @@ T0 = dt.datetime(2026, 9, 14, 8, 0, 0, tzinfo=dt.UTC)
 STEP_S = 14.66  # Llama 3.1 70B BF16 on 64 H100, GBS 128: 128 x 8192 / 14.66 / 64 = 1,117.6
 
 
-def _bundle(root: Path, hosts: int) -> Path:
+def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
     (root / "training").mkdir(parents=True)
     (root / "power").mkdir()
     lines = ["------------------------ arguments ------------------------",
@@ -31,6 +31,16 @@ def _bundle(root: Path, hosts: int) -> Path:
             "grad norm: 1.797 | number of skipped iterations:   0 | number of nan iterations:"
             "   0 |")
     (root / "training" / "llama3.1-70b.log").write_text("\n".join(lines) + "\n")
+    if dcgm:  # one Prometheus range-query answer for every host's DCGM Exporter
+        start = int(T0.timestamp())
+        result = [{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "gpu": str(g),
+                              "Hostname": f"gpu-node-{h:02d}",
+                              "instance": f"gpu-node-{h:02d}:9400"},
+                   "values": [[start + s, "700"] for s in range(0, int(STEP_S * 51))]}
+                  for h in range(hosts) for g in range(8)]
+        (root / "power" / "dcgm.json").write_text(json.dumps(
+            {"status": "success", "data": {"resultType": "matrix", "result": result}}))
+        hosts = 0
     for h in range(hosts):
         rows = ["timestamp, index, power.draw [W], temperature.gpu"]
         for s in range(0, int(STEP_S * 51)):
@@ -39,6 +49,8 @@ def _bundle(root: Path, hosts: int) -> Path:
                 rows.append(f"{stamp}, {g}, 700.00 W, 60")
         (root / "power" / f"gpu-node-{h:02d}.csv").write_text("\n".join(rows) + "\n")
     power = "".join(f'\n[[power]]\npath = "power/gpu-node-{h:02d}.csv"\n' for h in range(hosts))
+    if dcgm:
+        power = '\n[[power]]\npath = "power/dcgm.json"\n'
     (root / "cmax.toml").write_text(f"""[provider]
 name = "Telemetry Cloud"
 cluster = "gpu-node"
@@ -84,3 +96,10 @@ def test_telemetry_of_one_host_says_which_gpus_it_covers(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     w = _workload(_bundle(tmp_path / "one", 1), capsys)
     assert "the telemetry covers 8 GPU(s) of the run's 64" in str(w["energy_checks"])
+
+
+def test_dcgm_exporter_telemetry_gives_the_same_measured_j_per_token(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    w = _workload(_bundle(tmp_path / "dcgm", 8, dcgm=True), capsys)
+    assert w["measured_joules_per_token"] == pytest.approx(700 / (128 * 8192 / STEP_S / 64),
+                                                           abs=1e-5)

@@ -37,3 +37,36 @@ def test_a_malformed_row_inside_the_file_is_one_error_naming_its_line(tmp_path: 
     with pytest.raises(EvidenceError) as info:
         parse(bad)
     assert info.value.line == 11 and "malformed nvidia-smi row" in info.value.message
+
+
+DCGM = DATA / "ingest" / "power" / "dcgm_power_range.json"
+
+
+def test_dcgm_exporter_range_query_is_read_per_host_and_gpu() -> None:
+    """Prometheus' answer for DCGM_FI_DEV_POWER_USAGE over 30 s at a 5 s step: 2 hosts (their
+    Hostname labels) x 2 GPUs x 7 samples; a "NaN" sample is a missing reading."""
+    from cmax.ingest.formats import Probe
+    from cmax.ingest.formats.dcgm_power import DcgmExporterPower
+
+    assert detect_format(DCGM) == "dcgm-exporter-power"
+    fmt = DcgmExporterPower()
+    rows = fmt.frame(fmt.parse(Probe(DCGM)), source_file="power/dcgm.json")
+    assert rows.height == 28 and rows["power_w"].null_count() == 1
+    assert sorted(rows["host"].unique().to_list()) == ["gpu-node-01", "gpu-node-02"]
+    first = rows.row(0, named=True)
+    assert (first["host"], first["gpu"], first["time_s"], first["power_w"]) == (
+        "gpu-node-01", 0, 1789372800.0, 640.0)
+
+
+def test_a_dcgm_series_without_a_gpu_label_is_one_error(tmp_path: Path) -> None:
+    import json
+
+    from cmax.ingest.formats import Probe
+    from cmax.ingest.formats.dcgm_power import DcgmExporterPower
+
+    doc = json.loads(DCGM.read_text())
+    del doc["data"]["result"][2]["metric"]["gpu"]
+    bad = tmp_path / "dcgm.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(EvidenceError, match=r"data.result\[2\]: a series without a GPU index"):
+        DcgmExporterPower().parse(Probe(bad))

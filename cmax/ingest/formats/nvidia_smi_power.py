@@ -92,11 +92,16 @@ def parse(path: Path) -> PowerLog:
     return log
 
 
-def frame(log: PowerLog, *, source_file: str) -> pl.DataFrame:
-    rows = [{"host": log.host, "gpu": g, "time_s": t, "power_w": w, "source_file": source_file,
-             "line": line} for line, g, t, w in log.samples]
+def power_frame(rows: list[dict[str, object]]) -> pl.DataFrame:
+    """Rows of the ``power`` table, whichever telemetry format they came from."""
     return conform(pl.DataFrame(rows, schema=POWER_SCHEMA) if rows
                    else pl.DataFrame(schema=POWER_SCHEMA), POWER_SCHEMA)
+
+
+def frame(log: PowerLog, *, source_file: str) -> pl.DataFrame:
+    return power_frame([{"host": log.host, "gpu": g, "time_s": t, "power_w": w,
+                         "source_file": source_file, "line": line}
+                        for line, g, t, w in log.samples])
 
 
 class NvidiaSmiPower(PowerFormat[PowerLog]):
