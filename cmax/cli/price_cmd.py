@@ -55,6 +55,15 @@ def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
                 f"{cell(w.usd_per_million_tokens, '.4f'):>8} "
                 f"{cell(w.reference_usd_per_million_tokens, '.4f'):>8} "
                 f"{cell(w.joules_per_token, '.3f'):>8}")
+    if a.usd_per_million_tokens is not None:
+        basket = ", ".join(f"{k} {share:.0%}" for k, share in a.token_basket.items())
+        lines += ["", f"  $ per million training tokens on the buyer's workload ({basket}; "
+                      f"interruptions priced in): {_money(a.usd_per_million_tokens, 4)}"]
+        lines += [f"    {c.workload}:{c.precision} at {c.num_gpus:,} GPUs  "
+                  f"{_money(c.usd_per_million_tokens, 4)}  ("
+                  + ("" if c.basis == "estimate" else "measured: ") + f"{c.basis_detail})"
+                  for c in a.token_costs
+                  if f"{c.workload}:{c.precision}" in a.token_basket]
     lines += ["", "Reasoning"] + [f"  {step}" for step in a.reasoning]
     return lines
 
@@ -65,10 +74,16 @@ def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
                "contract term with goodput loss, SLA credit owed, and the reasoning. "
                "Exit 0, or 2 on unusable input (e.g. no [pricing]).")
 @bundle_argument
+@click.option("--workload", "workload", default=None, metavar="KEY[=SHARE],...",
+              help="The buyer's workload for $ per million training tokens: "
+                   "workload:precision (llama3.1-405b:bf16), or a basket weighted by token "
+                   "share (llama3.1-405b:bf16=3,llama3.1-70b:fp8=1). Default: [pricing] "
+                   "workloads, else every workload the offer measured, equal shares. A "
+                   "workload the offer did not run is estimated (labelled, with its basis).")
 @rubric_option
 @format_option
 @package_options
-def command(bundle: str, rubric_path: str | None, fmt: str,
+def command(bundle: str, workload: str | None, rubric_path: str | None, fmt: str,
             commercial: Commercial | None = None) -> None:
     from cmax.pipeline import load
     from cmax.price import price
@@ -77,7 +92,7 @@ def command(bundle: str, rubric_path: str | None, fmt: str,
     rubric = load_rubric(rubric_path)
     with load(bundle, commercial=commercial) as loaded:
         card = score(loaded.evidence, loaded.findings, loaded.reference, rubric)
-        advice = price(loaded.evidence, card, loaded.reference)
+        advice = price(loaded.evidence, card, loaded.reference, workload=workload)
         errors = sum(1 for f in loaded.findings if f.severity == "error")
     if errors:
         click.echo(f"cmax: warning: {errors} validation error(s) in this bundle; this advice "

@@ -141,7 +141,8 @@ def _serving_money(scorecard: Scorecard, quoted: float, ask: float | None,
     return out
 
 
-def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) -> PriceAdvice:
+def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
+          workload: str | None = None) -> PriceAdvice:
     """Parity price and ask per GPU-hour, term cost, credit owed, and the arithmetic.
 
     Effective-cost model (docs/scoring.md): effective term cost = term cost at the quote +
@@ -298,7 +299,10 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData) ->
     scales = [w.num_gpus for w in scorecard.workloads if w.tokens_per_s_per_gpu]
     offer = Offer(gpu=gpu_id, quote=quoted, goodput_ratio=goodput, throughput_ratio=throughput,
                   watts_per_gpu=watts, scale=max(scales, default=gpus))
-    wanted = parse_basket(pricing.workloads) if pricing.workloads else {}
+    # the buyer's workload: --workload, else [pricing] workloads, else what the offer measured
+    wanted = (parse_basket(workload) if workload
+              else parse_basket(pricing.workloads, field="[pricing] workloads")
+              if pricing.workloads else {})
     costs = token_costs(scorecard.workloads, offer, RefView(reference), basket=wanted)
     basket = wanted or default_basket(costs)
     basket_usd = weighted_cost(

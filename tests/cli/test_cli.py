@@ -128,3 +128,26 @@ def test_help_imports_no_heavy_library() -> None:
                           check=True)
     assert done.stdout.strip() == "", f"--help imported {done.stdout.strip()}"
 
+
+
+def test_price_workload_option_is_the_buyers_basket(capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 33: --workload picks the buyer's workload. Aurora's 3:1 basket of its measured
+    Llama 3.1 405B BF16 ($3.2913/M tokens) and an estimated Llama 3.1 70B FP8 it never ran
+    (ratio 1.0015 x the reference 1,627.0 tokens/s/GPU at $2.45 / goodput 1.001891 = $0.4169):
+    0.75 x 3.2913 + 0.25 x 0.4169 = $2.5727."""
+    from tests.paths import SAMPLES
+
+    aurora = str(SAMPLES / "aurora-compute")
+    assert main(["price", aurora, "--workload", "llama3.1-405b:bf16=3,llama3.1-70b:fp8=1",
+                 "--format", "json"]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    assert advice["token_basket"] == {"llama3.1-405b:bf16": 0.75, "llama3.1-70b:fp8": 0.25}
+    assert advice["usd_per_million_tokens"] == pytest.approx(0.75 * 3.2913 + 0.25 * 0.4169,
+                                                             abs=1e-4)
+    [estimate] = [c for c in advice["token_costs"] if c["basis"] == "estimate"]
+    assert estimate["workload"] == "llama3.1-70b" and "1,627.0 tokens/s/GPU" in estimate[
+        "basis_detail"]
+    assert main(["price", aurora, "--workload", "llama3.1-405b:bf16"]) == 0
+    assert "buyer's workload (llama3.1-405b:bf16 100%" in capsys.readouterr().out
+    assert main(["price", aurora, "--workload", "llama3.1-70b"]) == 2
+    assert "--workload: cannot read workload 'llama3.1-70b'" in capsys.readouterr().err
