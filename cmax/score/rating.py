@@ -172,17 +172,32 @@ def _training_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubr
 
 
 def _nccl_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
+    """Fabric points come from the sweeps that may decide the fabric gate (inter-node, spanning
+    ``[network] min_node_share`` of the claimed nodes): a one-node NVLink sweep or a two-node
+    pair is rated in its own row but says nothing about the claimed fabric (docs/network.md,
+    Scale), so it earns no fabric points; they are listed as not counted."""
+    deciding, _ = _fabric_scale(inputs, rubric)
+    at_scale = {id(n) for n in deciding}
     items = []
+    left_out = []
     for n in inputs.network:
         if n.ratio is None:
             continue
+        label = (f"{n.collective} {n.nodes} node(s) busbw {n.busbw_gbps:g} GB/s vs "
+                 f"{n.reference_busbw_gbps:g} ({n.verdict}) [{n.file}]")
+        if id(n) not in at_scale:
+            need = needed_nodes(inputs.nodes, rubric.network.min_node_share)
+            left_out.append(f"{label}: not counted, it does not span the claimed fabric (an "
+                            f"inter-node sweep across ≥ {need} nodes)")
+            continue
         corrupt = any(note.startswith(WRONG_RESULTS_NOTE) for note in n.notes)
-        ratio = 0.0 if corrupt else n.ratio
-        items.append((f"{n.collective} {n.nodes} node(s) busbw {n.busbw_gbps:g} GB/s vs "
-                      f"{n.reference_busbw_gbps:g} ({n.verdict}) [{n.file}]", ratio))
-    return _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
-                       "nccl-tests bus bandwidth at large messages ÷ fabric reference "
-                       "(a sweep with wrong results scores 0)")
+        items.append((label, 0.0 if corrupt else n.ratio))
+    part = _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
+                       "nccl-tests bus bandwidth at large messages ÷ fabric reference, over the "
+                       "sweeps spanning the claimed fabric (a sweep with wrong results scores 0)")
+    if part is not None:
+        part.evidence.extend(left_out)
+    return part
 
 
 def _mlperf_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:

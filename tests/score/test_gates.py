@@ -232,6 +232,26 @@ def test_a_sweep_across_the_claimed_system_decides_and_states_its_scale() -> Non
 
 
 
+def test_fabric_points_come_only_from_sweeps_across_the_claimed_fabric() -> None:
+    """A one-node NVLink sweep or a two-node pair at 100 % earned full networking points on a
+    64-node claim; only a sweep spanning the claimed fabric earns them, the others are listed
+    as not counted."""
+    from cmax.score.rating import rate_categories
+
+    def networking(network: list[NetworkResult]) -> Any:
+        inputs = RatingInputs(gpu="h100-sxm", declarations={}, audit=audit(), audit_file=None,
+                              network=network, nodes=64)
+        return next(c for c in rate_categories(inputs, RUBRIC) if c.name == "networking")
+
+    for narrow in ([_sweep(1)], [_sweep(2)], [_sweep(1), _sweep(2)]):
+        cat = networking(narrow)
+        assert cat.weight == 0 and "networking.nccl: no evidence, not counted" in cat.rules
+    cat = networking([_sweep(1, 1.0), _sweep(2, 1.0), _sweep(32, 0.9, "pass")])
+    assert cat.evidence[0].startswith("all_reduce 32 node(s)") and "→ 60.0" in cat.evidence[0]
+    assert sum("not counted, it does not span the claimed fabric (an inter-node sweep across "
+               "≥ 32 nodes)" in e for e in cat.evidence) == 2
+
+
 def test_a_contradictory_partial_or_foreign_audit_decides_no_gate() -> None:
     trusted = gates(declarations={}, audit=audit(ACS_PASS), audit_file="a.json",
                     **AT_REFERENCE)["acs_disabled"]
