@@ -79,6 +79,16 @@ def _corrupt(archive: Path, exc: BaseException) -> BundleError:
                          "`unzip -t` / `zstd -t`)")
 
 
+_STOP_CODES: list[int] = []  # the exit code of a stop in progress (at most one)
+
+
+def stop_code() -> int | None:
+    """The exit code (143, 130) of the stop signal this process is unwinding from, None when
+    not stopping: for callers of a library that turns the signal's SystemExit into one of its
+    own (Ray's ``get`` raises SystemExit(1))."""
+    return _STOP_CODES[0] if _STOP_CODES else None
+
+
 @contextmanager
 def cleanup_on_signals() -> Iterator[None]:
     """While the block runs, SIGTERM and SIGINT raise ``SystemExit(128 + signal)`` (143, 130:
@@ -96,6 +106,7 @@ def cleanup_on_signals() -> Iterator[None]:
         nonlocal stopped
         stopped = True
         ignore_stop_signals()  # a second signal must not cut the cleanup short
+        _STOP_CODES[:] = [128 + signum]
         raise SystemExit(128 + signum)
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}

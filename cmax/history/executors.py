@@ -25,7 +25,11 @@ import contextlib
 import ctypes
 import logging
 import os
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -33,9 +37,10 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from cmax.bundle import ignore_stop_signals
+from cmax.bundle import ignore_stop_signals, stop_code
 from cmax.errors import CmaxError, UsageError
 from cmax.history.discover import RunRef, Unusable
+from cmax.pidfolders import owned_prefix, remove_stale
 from cmax.scorecard import Scorecard
 
 ExecutorName = Literal["local", "ray"]
@@ -202,53 +207,143 @@ def require_ray() -> None:
                         ) from None
 
 
+RAY_FOLDER_PREFIX = "cmax-ray-"
+
+
+def _start_reaper(folder: Path) -> subprocess.Popen[bytes] | None:
+    """The reaper of a local Ray (cmax/history/rayreaper.py): when its stdin closes, with
+    cmax ending or killed, it stops whatever still holds a file in ``folder`` and removes it.
+    None where there is no /proc to find those processes in."""
+    if not Path("/proc/self/fd").is_dir():
+        return None
+    script = Path(__file__).with_name("rayreaper.py")
+    return subprocess.Popen([sys.executable, "-I", str(script), str(folder), str(STOP_GRACE_S),
+                             str(os.getpid())],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd="/", start_new_session=True)
+
+
+def _finish_reaper(reaper: subprocess.Popen[bytes] | None, folder: Path | None) -> None:
+    """After a local Ray is shut down: remove its folder; the reaper, its stdin closed, stops
+    anything Ray left behind and exits."""
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+    if reaper is not None and reaper.stdin is not None:
+        reaper.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            reaper.wait(STOP_GRACE_S * 2 + 5)
+
+
+def _own_ray_folder() -> Path:
+    """A private temporary folder for a local Ray (its session files, and the temporary
+    folders its tasks make): removed after the Ray is shut down; one a killed cmax left is
+    removed by the next local Ray (its process id is gone)."""
+    parent = Path(tempfile.gettempdir())
+    remove_stale(parent, RAY_FOLDER_PREFIX)
+    return Path(tempfile.mkdtemp(prefix=owned_prefix(RAY_FOLDER_PREFIX), dir=parent))
+
+
+@contextlib.contextmanager
+def _keep_stop_signals() -> Iterator[None]:
+    """Ray's ``init`` replaces the driver's SIGTERM handler (with a bare ``sys.exit``, and its
+    core worker with a C-level one that prints a stack and exits 1), skipping every cleanup
+    and the audit's last commit; put the handlers that were there back afterwards, so a stop
+    unwinds through :func:`cmax.bundle.cleanup_on_signals`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+def _cancel(ray: Any, in_flight: dict[Any, RunRef]) -> None:
+    """Cancel the tasks still running (each unwinds as on Ctrl-C, removing its run's
+    temporary folder) and give them ``STOP_GRACE_S`` to finish doing so."""
+    refs = list(in_flight)
+    for ref in refs:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref)
+    with contextlib.suppress(Exception):
+        ray.wait(refs, num_returns=len(refs), timeout=STOP_GRACE_S)
+
+
 def score_ray(pending: list[RunRef], assess: AssessFn, workers: int | None,
               address: str | None) -> Scored:
     """One Ray task per run; connects to ``address`` / ``RAY_ADDRESS`` or starts a local Ray.
 
-    A Ray this call started is shut down when it is done; one already initialised in this
-    process (a test fixture, a notebook) is used and left running.
+    A Ray this call started is its own (never a ``ray start`` instance found on the machine),
+    keeps its files in a private temporary folder and is shut down, and the folder removed,
+    when it is done or stopped; one already initialised in this process (a test fixture, a
+    notebook) is used and left running. Stopped early (SIGTERM/SIGINT, an error), the tasks
+    in flight are cancelled first.
     """
     require_ray()
     import ray
 
     started = False
+    own: Path | None = None
+    reaper: subprocess.Popen[bytes] | None = None
     if not ray.is_initialized():
         target = address or os.environ.get("RAY_ADDRESS") or None
         # Ray's own start-up chatter (INFO/WARNING) would interleave with cmax's output
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                    "logging_level": logging.ERROR}
-        if target is None and workers is not None:
-            options["num_cpus"] = workers
+        if target is None:
+            own = _own_ray_folder()
+            reaper = _start_reaper(own)
+            options.update(_temp_dir=str(own),
+                           runtime_env={"env_vars": {"TMPDIR": str(own)}})
+            if workers is not None:
+                options["num_cpus"] = workers
         try:
-            ray.init(address=target, **options)
+            with _keep_stop_signals():
+                ray.init(address=target or "local", **options)
         except Exception as exc:  # ConnectionError and Ray's own exception types
+            _finish_reaper(reaper, own)
             raise CmaxError(f"cannot start or reach Ray ({type(exc).__name__}: "
                             f"{str(exc).strip().splitlines()[0][:200] if str(exc) else ''})",
                             file=target or "local Ray",
                             fix="check --ray-address / RAY_ADDRESS (ray://host:10001 or "
                             "host:6379), or leave both unset to start Ray here") from None
         started = True
+    in_flight: dict[Any, RunRef] = {}
+    finished = False
     try:
         task = ray.remote(num_cpus=1, max_retries=2)(score_one)
         resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
         size = workers or max(1, int(resources.get("CPU", 1)))
 
         def submit(run: RunRef) -> Any:
-            return task.remote(run, assess)
+            ref = task.remote(run, assess)
+            in_flight[ref] = run
+            return ref
 
         def result(run: RunRef, ref: Any) -> Outcome:
             try:
                 outcome: Outcome = ray.get(ref)
+            except SystemExit as exc:  # a stop signal, which Ray reports as SystemExit(1)
+                raise SystemExit(stop_code() or exc.code) from None
             except Exception as exc:  # the worker died (OOM, node lost) after its retries
-                return Unusable(run.path, f"Ray task failed ({type(exc).__name__}); "
-                                          "run cmax audit again to retry this run")
+                outcome = Unusable(run.path, f"Ray task failed ({type(exc).__name__}); "
+                                             "run cmax audit again to retry this run")
+            # a stop (SystemExit) inside ray.get leaves the task in flight, to be cancelled
+            del in_flight[ref]
             return outcome
 
         yield from _in_order(pending, submit, result, size)
+        finished = True
     finally:
+        if not finished and in_flight:
+            _cancel(ray, in_flight)
         if started:
-            ray.shutdown()
+            with _keep_stop_signals():  # Ray's shutdown resets SIGTERM to its default
+                ray.shutdown()
+        _finish_reaper(reaper, own)
 
 
 def score_runs(pending: list[RunRef], assess: AssessFn, *, executor: ExecutorName = "local",

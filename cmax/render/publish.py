@@ -15,37 +15,22 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from pathlib import Path
 
 from cmax.errors import CmaxError
+from cmax.pidfolders import owned_prefix, remove_stale
 
 STAGING_PREFIX = ".cmax-report-"
 
 
 def staging_prefix() -> str:
     """The prefix of this process's staging folder (``tempfile`` adds a random tail)."""
-    return f"{STAGING_PREFIX}{os.getpid()}-"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
+    return owned_prefix(STAGING_PREFIX)
 
 
 def clean_stale(out_dir: Path) -> None:
     """Remove staging folders left in ``out_dir`` by a report run that no longer exists."""
-    for folder in out_dir.glob(STAGING_PREFIX + "*"):
-        pid = folder.name[len(STAGING_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
-            continue  # another report is writing here right now
-        if folder.is_dir() and not folder.is_symlink():
-            shutil.rmtree(folder, ignore_errors=True)
+    remove_stale(out_dir, STAGING_PREFIX)
 
 
 def publish(staged: list[Path], staging: Path, out_dir: Path) -> list[Path]:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,14 +44,19 @@ def blocking_assess(path: Path) -> Scorecard:
             time.sleep(0.05)
 
 
-def _runs(root: Path) -> None:
+def _archive(path: Path) -> None:
+    """An archive bundle holding a manifest."""
     manifest = manifest_text("", nodes=2, interconnect=None).encode()
+    path.parent.mkdir(parents=True)
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("cmax.toml")
+        info.size = len(manifest)
+        tar.addfile(info, io.BytesIO(manifest))
+
+
+def _runs(root: Path) -> None:
     for cluster in ("east", "west"):
-        (root / cluster).mkdir(parents=True)
-        with tarfile.open(root / cluster / "2026-01-01.tar.gz", "w:gz") as tar:
-            info = tarfile.TarInfo("cmax.toml")
-            info.size = len(manifest)
-            tar.addfile(info, io.BytesIO(manifest))
+        _archive(root / cluster / "2026-01-01.tar.gz")
 
 
 def _group(pgid: int) -> list[int]:
@@ -104,3 +111,124 @@ def test_no_worker_tracker_or_temp_folder_outlives_a_stopped_audit(
         time.sleep(0.05)
     assert _group(proc.pid) == []
     assert list(tmp.glob("cmax-bundle-*")) == []
+
+
+# --- Ray (local): the same promises, and what was scored before the stop is recorded ---------
+
+RAY_DRIVER = """
+import os, sys, threading, time
+from cmax.history import run_audit
+from tests.history.test_history_shutdown import ray_assess
+
+def blocked_in_result():
+    # print once the audit waits on the blocked run: both earlier runs are in its batch then
+    main = threading.main_thread().ident
+    while True:
+        frame = sys._current_frames().get(main)
+        while frame is not None:
+            if frame.f_code.co_name == "result" and "executors" in frame.f_code.co_filename:
+                os.write(1, b"waiting\\n")
+                return
+            frame = frame.f_back
+        time.sleep(0.02)
+
+def progress(index, total, run):
+    if index == 2:
+        threading.Thread(target=blocked_in_result, daemon=True).start()
+
+try:
+    run_audit(sys.argv[1], sys.argv[2], assess=ray_assess, executor="ray", workers=2,
+              progress=progress)
+except SystemExit as stop:
+    os.write(2, ("; ".join(getattr(stop, "__notes__", [])) + "\\n").encode())
+    raise
+"""
+
+
+def ray_assess(path: Path) -> Scorecard:
+    """The east runs score at once (the fake scorer); the west archive is opened (its temporary
+    folder exists) and then blocks until the task is cancelled."""
+    if not path.name.endswith(".tar.gz"):
+        from tests.history.test_history_support import fake_assess
+
+        return fake_assess(path)
+    with open_bundle(path):
+        (path.parent / f"ready-{os.getpid()}").write_text("")
+        while True:
+            time.sleep(0.05)
+
+
+def _ours(marker: bytes) -> list[int]:
+    """Live processes whose environment names ``marker`` (the test's TMPDIR): the driver, and
+    every Ray process it started (Ray's workers leave the driver's process group)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2] != "Z" and marker in environ:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+@pytest.mark.parametrize(("sig", "whom", "code"), [
+    (signal.SIGTERM, "driver", 143),
+    (signal.SIGINT, "group", 130),
+    (signal.SIGKILL, "driver", -9),  # nothing can be committed; Ray's agents must still go
+])
+def test_a_stopped_ray_audit_records_what_it_scored_and_leaves_nothing(
+        tmp_path: Path, sig: signal.Signals, whom: str, code: int) -> None:
+    pytest.importorskip("ray")
+    from tests.history.test_history_support import write_run
+
+    root = tmp_path / "runs"
+    for day in ("2026-01-01", "2026-02-01"):
+        write_run(root, "east", day, workloads=[["llama3.1-70b", "fp8", 512, 1.0, 0.99, 1.01]])
+    _archive(root / "west" / "2026-03-01.tar.gz")
+    # Ray's socket paths must stay under the kernel's 107 bytes: a short TMPDIR of our own
+    tmp = Path(tempfile.mkdtemp(prefix="cmax-t-", dir="/tmp"))
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(REPO)}
+    env.pop("RAY_ADDRESS", None)
+    proc = subprocess.Popen([sys.executable, "-c", RAY_DRIVER, str(root), str(tmp_path / "h")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"waiting\n", proc.communicate(timeout=60)
+        deadline = time.monotonic() + 120
+        while not list((root / "west").glob("ready-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(tmp.rglob("cmax-bundle-*")), "the blocked run holds a temporary folder"
+        if whom == "group":
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=120)
+        text = err.decode()
+        assert proc.returncode == code, text[-2000:]
+        assert "Traceback" not in text and "SIGTERM received" not in text, text[-2000:]
+        if sig != signal.SIGKILL:
+            assert "2 of 3 new runs were scored and recorded" in text
+        deadline = time.monotonic() + 30
+        while _ours(str(tmp).encode()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _ours(str(tmp).encode()) == []
+        assert list(tmp.iterdir()) == []  # Ray's session files and the run's folder: gone
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        shutil.rmtree(tmp, ignore_errors=True)
+    from cmax.history import HistoryStore
+
+    store = HistoryStore(tmp_path / "h")
+    if sig == signal.SIGKILL:
+        assert not store.exists()  # the batch was never committed: the next audit scores all
+        return
+    recorded = store.read()
+    assert sorted(set(zip(recorded["cluster"], recorded["run_dir"], strict=True))) == [
+        ("east", "2026-01-01"), ("east", "2026-02-01")]
