@@ -262,10 +262,9 @@ def _native_stderr_held() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _creation_lock(folder: Path) -> Iterator[None]:
-    """One creator at a time for a local history: two first-time writers that both found no
-    table each committed a table (delta-rs retries a lost version 0 as version 1, with a new
-    metadata action), so the history held two table ids. The second writer now waits, then
-    finds the table. (An object store has no such lock: its first writers can still race.)"""
+    """One creator at a time for a local history: the second of two first-time writers waits,
+    then finds the table (without it, it would make a commit of its own; see
+    :meth:`HistoryStore._create` for what keeps that commit from being a second table)."""
     import fcntl
 
     with (folder / ".cmax-create.lock").open("a") as handle:
@@ -420,8 +419,15 @@ class HistoryStore:
     # -- writing ---------------------------------------------------------------------------
 
     def _create(self) -> None:
-        """An empty table with the history's schema (a concurrent creator may win: fine)."""
-        from deltalake import write_deltalake
+        """An empty table with the history's schema; a concurrent creator may win: fine.
+
+        Two first-time writers that both find no table both commit version 0, and delta-rs
+        retries the loser's as version 1 with a metadata action of its own: a history with
+        two table ids (3 of 6 races on an S3 store). The creation commit is therefore never
+        retried: the loser gets CommitFailedError and uses the winner's table. A local
+        history also takes a file lock, so its second writer does not commit at all.
+        """
+        from deltalake import CommitProperties, write_deltalake
         from deltalake.exceptions import CommitFailedError
 
         lock: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
@@ -433,7 +439,8 @@ class HistoryStore:
                 return  # created while this writer waited for the lock
             write_deltalake(self.location, pl.DataFrame(schema=DATASET_SCHEMA),
                             partition_by=[PARTITION], mode="append",
-                            name="cmax-history", description=TABLE_DESCRIPTION)
+                            name="cmax-history", description=TABLE_DESCRIPTION,
+                            commit_properties=CommitProperties(max_commit_retries=0))
 
     def append(self, runs: Sequence[tuple[RunRef, list[dict[str, Any]]]]) -> list[RunRef]:
         """Add the runs not yet recorded (one commit); returns the ones this call wrote."""

@@ -106,3 +106,54 @@ def test_two_concurrent_audits_on_s3_record_each_run_once(s3: str, tmp_path: Pat
     runs = HistoryStore(uri).read().filter(pl.col("row_kind") == "run")
     assert runs.height == 6
     assert runs.select("cluster", "run_dir").is_duplicated().sum() == 0
+
+
+def _first_append(uri: str, root: str, barrier: Any) -> int:
+    """A first-time writer: its runs scored, it waits for the other, then records them."""
+    from cmax.history.discover import discover_runs
+    from cmax.history.store import rows_for_run
+
+    runs, _ = discover_runs(Path(root))
+    batch = [(run, rows_for_run(run, fake_assess(run.path))) for run in runs]
+    store = HistoryStore(uri)
+    barrier.wait()
+    return len(store.append(batch))
+
+
+def _table_ids(uri: str) -> set[str]:
+    import json
+
+    import boto3
+
+    bucket, prefix = uri.removeprefix("s3://").split("/", 1)
+    client = boto3.client("s3")
+    ids = set()
+    for item in client.list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/_delta_log/")["Contents"]:
+        if item["Key"].endswith(".json"):
+            body = client.get_object(Bucket=bucket, Key=item["Key"])["Body"].read().decode()
+            ids |= {json.loads(line)["metaData"]["id"] for line in body.splitlines()
+                    if "metaData" in json.loads(line)}
+    return ids
+
+
+def test_concurrent_first_writers_on_s3_make_one_table_and_lose_no_row(
+        s3: str, tmp_path: Path) -> None:
+    """Two writers that both find no table both commit version 0; delta-rs used to retry the
+    loser's as version 1 with its own metadata: two table ids in 3 of 6 races."""
+    roots = []
+    for cluster in ("east", "west"):
+        root = tmp_path / cluster
+        for month in range(1, 3):
+            write_run(root, cluster, f"2026-{month:02d}-01", workloads=WL)
+        roots.append(str(root))
+    ctx = multiprocessing.get_context("spawn")
+    for attempt in range(4):
+        uri = f"{s3}/first-{attempt}"
+        barrier = ctx.Manager().Barrier(2)
+        with ctx.Pool(2) as pool:
+            written = pool.starmap(_first_append, [(uri, root, barrier) for root in roots])
+        assert written == [2, 2], f"attempt {attempt}"
+        assert len(_table_ids(uri)) == 1, f"attempt {attempt}"
+        runs = HistoryStore(uri).read().filter(pl.col("row_kind") == "run")
+        assert sorted(zip(runs["cluster"], runs["run_dir"], strict=True)) == [
+            (c, f"2026-{m:02d}-01") for c in ("east", "west") for m in (1, 2)]
