@@ -48,6 +48,15 @@ MAX_JSON_BYTES = 32 * 1024**2
 times its size in Python objects). Real ones: a ClusterMAX audit 73 KB, nccl-tests JSON
 under 1 MB."""
 
+MAX_SQLITE_BYTES = 32 * 1024**2
+"""Bytes in an llmb-run job-history database (SQLite, one row of about 1 KB per job: years
+of daily sweeps stay under a few MiB). Its rows are read whole, at about 2 KB of Python
+objects each, so this and :data:`MAX_HISTORY_JOBS` keep a hostile one far under 1 GiB."""
+
+MAX_HISTORY_JOBS = 100_000
+"""Rows of the ``jobs`` table of a job-history database read (a full DGXC sweep is a few
+hundred jobs)."""
+
 MAX_TOML_BYTES = 4 * 1024**2
 """Bytes in ``cmax.toml`` or a rubric (500 runs of 15 keys each: ~250 KB; the largest
 shipped reference TOML: 15 KB)."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.facts import Fact
+from cmax.limits import MAX_HISTORY_JOBS, MAX_SQLITE_BYTES, limit_error, size_error
 
 MAGIC = b"SQLite format 3\x00"
 REQUIRED_COLUMNS = ("perf_parse_status", "train_step_time_seconds")
@@ -71,15 +72,24 @@ def has_jobs_table(path: Path) -> bool:
 
 
 def read_jobs(path: Path) -> list[Job]:
+    """Every job, oldest first; a database over :data:`~cmax.limits.MAX_SQLITE_BYTES` or a
+    table over :data:`~cmax.limits.MAX_HISTORY_JOBS` rows is refused (rows are read whole)."""
+    size = path.stat().st_size
+    if size > MAX_SQLITE_BYTES:
+        raise size_error(path, size, MAX_SQLITE_BYTES, what="job-history database")
     con = _connect(path)
     con.row_factory = sqlite3.Row
     try:
-        rows = con.execute("SELECT rowid AS _rowid, * FROM jobs").fetchall()
+        rows = con.execute("SELECT rowid AS _rowid, * FROM jobs LIMIT ?",
+                           (MAX_HISTORY_JOBS + 1,)).fetchall()
     except sqlite3.Error as exc:
         raise EvidenceError(f"cannot read the llmb-run jobs table: {exc}", file=path,
                             expected="an llmb-run job-history database") from None
     finally:
         con.close()
+    if len(rows) > MAX_HISTORY_JOBS:
+        raise limit_error(f"a jobs table of more than {MAX_HISTORY_JOBS:,} rows",
+                          f"{MAX_HISTORY_JOBS:,} rows", file=path)
     jobs = [Job(row=dict(r), order=i) for i, r in enumerate(rows)]
     return sorted(jobs, key=_age)
 

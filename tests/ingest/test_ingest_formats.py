@@ -509,3 +509,24 @@ def test_node_health_rows_come_from_the_format(sample: str) -> None:
     assert rows is not None and rows.height > 0
     assert set(conform(rows, NODE_HEALTH_SCHEMA)["source_file"].to_list()) == {"n/x.json"}
     assert formats.by_id("nccl-tests").node_health([], source_file="-") is None
+
+
+def test_llmb_sqlite_beyond_its_size_or_row_limit_is_one_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The jobs table is read whole: a hostile database is refused before (size) or while
+    (rows) it is read, never held in memory."""
+    from cmax.cli import main
+
+    db = make_llmb_db(tmp_path / "llmb.db")
+    monkeypatch.setattr(llmb_sqlite, "MAX_HISTORY_JOBS", 3)
+    with pytest.raises(CmaxError, match="a jobs table of more than 3 rows exceeds cmax's limit"):
+        llmb_sqlite.read_jobs(db)
+    monkeypatch.setattr(llmb_sqlite, "MAX_HISTORY_JOBS", 4)
+    assert len(llmb_sqlite.read_jobs(db)) == 4
+    monkeypatch.setattr(llmb_sqlite, "MAX_SQLITE_BYTES", db.stat().st_size - 1)
+    with pytest.raises(CmaxError, match=r"job-history database of .* bytes exceeds"):
+        llmb_sqlite.read_jobs(db)
+    assert main(["inspect", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "llmb.db" in err and "Traceback" not in err
