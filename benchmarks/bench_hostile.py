@@ -51,14 +51,20 @@ GiB = 1 << 30
 Piece = tuple[bytes, int]  # a chunk and how many times it repeats
 
 
-def tar_gz(path: Path, members: list[tuple[str, list[Piece]]]) -> Path:
-    """A .tar.gz whose members repeat compressed chunks (a multi-member gzip stream)."""
+def tar_gz(path: Path, members: list[tuple[str, list[Piece]]],
+           pax: dict[str, dict[str, str]] | None = None) -> Path:
+    """A .tar.gz whose members repeat compressed chunks (a multi-member gzip stream); a
+    member named in ``pax`` gets those PAX records."""
     with path.open("wb") as out:
         for name, pieces in members:
             size = sum(len(chunk) * times for chunk, times in pieces)
             info = tarfile.TarInfo(name)
             info.size = size
-            out.write(gzip.compress(info.tobuf(tarfile.GNU_FORMAT)))
+            records = (pax or {}).get(name)
+            if records:
+                info.pax_headers = records
+            out.write(gzip.compress(info.tobuf(tarfile.PAX_FORMAT if records
+                                               else tarfile.GNU_FORMAT)))
             for chunk, times in pieces:
                 member = gzip.compress(chunk, 6)
                 for _ in range(times):
@@ -125,6 +131,16 @@ def long_name_tgz(work: Path) -> Path:
     return path
 
 
+def pax_sparse_tgz(work: Path) -> Path:
+    """A member whose PAX records make it a sparse file (GNU format 1.0), its map of 200 M
+    numbers in its data: read number by number before the member is returned."""
+    records = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "s.bin",
+               "GNU.sparse.realsize": "1"}
+    numbers = [(b"%d\n" % 10**12, 1), (b"1\n" * (4 * MiB), 50)]
+    return tar_gz(work / "pax-sparse-map.tar.gz", _sample_members({"s.bin": numbers}),
+                  pax={"s.bin": records})
+
+
 def zip_bomb(work: Path) -> Path:
     path = work / "deflate-1GiB.zip"
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
@@ -173,6 +189,7 @@ CASES: dict[str, Callable[[Path], Path]] = {
     "no-manifest-7.5GiB.tar.gz": no_manifest_tgz,
     "members-800MiB.tar.gz": many_members_tgz,
     "long-name-16GiB.tar.gz": long_name_tgz,
+    "pax-sparse-map.tar.gz": pax_sparse_tgz,
     "deflate-1GiB.zip": zip_bomb,
     "sparse-20GiB (folder)": sparse_folder,
     "nccl-1M-rows (folder)": nccl_rows_folder,

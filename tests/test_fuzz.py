@@ -155,8 +155,24 @@ def _bombs(rng: random.Random, tmp: Path, index: int) -> Path:
     return _tar(tmp / f"bomb{index}.tar.gz", members)
 
 
+PAX_SPARSE = [{"GNU.sparse.size": "100", "GNU.sparse.numblocks": "0"},
+              {"GNU.sparse.map": "0,1", "GNU.sparse.size": "100"},
+              {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.realsize": "1"}]
+
+
 def _headers(rng: random.Random, tmp: Path, index: int) -> Path:
     members = _sample_members()
+    if rng.random() < 0.25:  # a sparse member in PAX records, its map in the data (1.0)
+        sparse = tarfile.TarInfo(rng.choice(["nccl/s.txt", "s.bin"]))
+        sparse.pax_headers = rng.choice(PAX_SPARSE)
+        data = b"%d\n" % rng.choice((3, 10**12)) + b"1\n" * rng.choice((3, 50_000))
+        sparse.size = len(data)
+        members.insert(rng.randrange(len(members) + 1), (sparse, data))
+        path = tmp / f"head{index}.tar.gz"
+        with tarfile.open(path, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+            for member, body in members:
+                tar.addfile(member, io.BytesIO(body))
+        return path
     info = tarfile.TarInfo(rng.choice(["x" * rng.randint(1, 3000), "a/" * 40 + "f",
                                        "././@LongLink", "nccl/n.txt"]))
     info.type = rng.choice([tarfile.REGTYPE, tarfile.GNUTYPE_LONGNAME, tarfile.XHDTYPE,

@@ -77,3 +77,21 @@ def test_reports_neutralise_bidirectional_overrides(
         html = page.read_text(encoding="utf-8")
         assert _raw_controls(html) == [], page.name
     assert any("evil\\u202egnp.exe" in page.read_text(encoding="utf-8") for page in pages)
+
+
+@pytest.mark.slow
+def test_pdfs_show_the_override_escaped_not_obeyed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The review found "evil\\u202egnp.exe" reading "evilexe.png" in the PDFs: their text
+    now holds the escape and no bidirectional or other control character."""
+    pypdf = pytest.importorskip("pypdf")
+    out = tmp_path / "out"
+    assert main(["report", str(_hostile_bundle(tmp_path)), "-o", str(out)]) == 0
+    capsys.readouterr()
+    pdfs = sorted(out.glob("*.pdf"))
+    assert pdfs
+    for pdf in pdfs:
+        text = "".join(page.extract_text() or "" for page in pypdf.PdfReader(pdf).pages)
+        assert _raw_controls(text) == [], pdf.name
+    assert any("u202egnp.exe" in "".join(p.extract_text() or "" for p in
+                                         pypdf.PdfReader(pdf).pages) for pdf in pdfs)

@@ -173,6 +173,22 @@ def test_a_misfiled_run_exits_2_naming_both_clusters(
     assert "3 newly scored" in captured.out
 
 
+def test_the_misfiled_hint_shows_control_characters_escaped(
+        root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The wrong-cluster hint quotes the manifest's cluster: a terminal escape or a
+    right-to-left override in it is shown as \\uXXXX, in text and in JSON."""
+    run = write_run(root, "west", "20251201-000000", workloads=wl(0.7))
+    hostile = "\x1b[2J\x1b]0;pwned\x07evil\u202egnp.exe"
+    spec = json.loads((run / "spec.json").read_text())
+    (run / "spec.json").write_text(json.dumps({**spec, "cluster": hostile}))
+    for fmt in ("text", "json"):
+        assert main(["audit", str(root), "--format", fmt]) == 2
+        captured = capsys.readouterr()
+        both = captured.out + captured.err
+        assert not [c for c in both if (ord(c) < 32 and c not in "\n\t") or c == "\u202e"]
+        assert "evil" in both and "u202e" in both  # a refused run stays refused on a rerun
+
+
 def test_ray_executor_without_ray_is_one_line(root: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     import sys
