@@ -224,7 +224,8 @@ def measure(bundle: Path, tmp: Path) -> tuple[int, float, int, int, str]:
                             stderr=subprocess.PIPE)
     watcher.start()
     assert proc.stderr is not None
-    err = proc.stderr.read().decode(errors="replace")
+    with proc.stderr:
+        err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     done.set()
@@ -234,7 +235,7 @@ def measure(bundle: Path, tmp: Path) -> tuple[int, float, int, int, str]:
     return proc.returncode, seconds, usage.ru_maxrss * 1024, peak[0], lines[-1] if lines else ""
 
 
-def _budget(bundle: Path) -> int:
+def disk_budget(bundle: Path) -> int:
     if bundle.is_dir():
         return 0
     return min(MAX_BUNDLE_BYTES, ARCHIVE_FREE_BYTES + MAX_ARCHIVE_RATIO * bundle.stat().st_size)
@@ -260,7 +261,7 @@ def main() -> None:
             tmp = work / "tmp"
             tmp.mkdir(exist_ok=True)
             code, seconds, rss, disk, err = measure(bundle, tmp)
-            budget = _budget(bundle)
+            budget = disk_budget(bundle)
             ok_rss, ok_disk = rss < MEMORY_CEILING, disk <= budget
             failures += (code != 2) + (not ok_rss) + (not ok_disk)
             print(f"{name:28} {size / MiB:8.1f}M {code:4d} {seconds:6.1f} {rss / MiB:8.0f}M "

@@ -30,11 +30,11 @@ def alive(pid: int) -> bool:
 
 
 def remove_stale(parent: Path, prefix: str) -> None:
-    """Remove the ``prefix`` folders in ``parent`` whose process no longer exists (never a
-    link, never a live process's folder, never this process's)."""
+    """Remove the ``prefix`` folders in ``parent`` whose process no longer exists, or that
+    name no process (never a link, never a live process's folder, never this process's)."""
     for folder in parent.glob(prefix + "*"):
         pid = folder.name[len(prefix):].split("-", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or alive(int(pid)):
+        if pid.isdigit() and (int(pid) == os.getpid() or alive(int(pid))):
             continue
         if folder.is_dir() and not folder.is_symlink():
             shutil.rmtree(folder, ignore_errors=True)

@@ -393,8 +393,7 @@ def test_nccl_size_beyond_int64_is_a_malformed_row_not_a_polars_traceback(
 def _fake_render(fail_after: int | None) -> Any:
     """A render_reports stand-in that writes real files, then fails part-way if told to
     (the real renderer is REPORTS' and changes under us; what matters here is the staging)."""
-    def render(cards: list[object], out_dir: Path, *, pdf: bool = True,
-               progress: object = None) -> list[Path]:
+    def render(cards: list[object], out_dir: Path, **options: object) -> list[Path]:
         written = []
         for i, name in enumerate(["p.scorecard.json", "p.scorecard.html", "p.brief.html"]):
             if fail_after is not None and i == fail_after:
@@ -794,3 +793,37 @@ def test_runs_beyond_the_stated_limit_are_one_error(
     manifest.write_text(text[:first] + entry * (MAX_RUNS + 1) + text[first:])
     err = one_line_error(capsys, "validate", str(b))
     assert "runs" in err and f"at most {MAX_RUNS}" in err
+
+
+# --- the review's hostile bundles, held to the stated memory and disk bounds -----------------
+
+def _bench() -> Any:
+    import importlib.util
+
+    from tests.paths import REPO
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_hostile", REPO / "benchmarks" / "bench_hostile.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _bench()
+
+
+@pytest.mark.parametrize("name", list(BENCH.CASES))
+def test_a_hostile_bundle_is_one_line_under_the_memory_ceiling_and_disk_budget(
+        tmp_path: Path, name: str) -> None:
+    """benchmarks/bench_hostile.py's cases, each in a fresh ``cmax score`` process: exit 2
+    with one line, peak memory under MEMORY_CEILING (1 GiB), peak TMPDIR bytes within the
+    archive budget (nothing for a folder bundle), and nothing left in TMPDIR."""
+    bundle = BENCH.CASES[name](tmp_path)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    code, _, rss, disk, err = BENCH.measure(bundle, tmp)
+    assert code == 2 and err.startswith("cmax: error: "), err
+    assert rss < BENCH.MEMORY_CEILING, f"{name}: peak RSS {rss >> 20} MiB"
+    assert disk <= BENCH.disk_budget(bundle), f"{name}: peak disk {disk >> 20} MiB"
+    assert list(tmp.iterdir()) == []
