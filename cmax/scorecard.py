@@ -356,6 +356,32 @@ class AuditSummary(_Model):
     """every check with a status"""
 
 
+COMPONENT_LABELS: dict[str, str] = {
+    "training": "training throughput", "nccl": "fabric bus bandwidth", "mlperf": "MLPerf",
+    "inference": "serving throughput", "audit": "audit checks", "goodput": "goodput",
+    "mtbf": "MTBF", "sla": "SLA uptime", "price_value": "value for money",
+    "declarations": "declarations",
+}
+"""What each rubric component kind measures, in words (reports name a category's parts so)."""
+
+
+class ComponentScore(_Model):
+    """One part of a category's score: what it measured, its points and its weight inside
+    the category. A category that mixes kinds (networking holds training throughput, bus
+    bandwidth, MLPerf and serving results) shows each, so a weak score says which part is
+    weak."""
+
+    kind: str
+    score: float = Field(ge=0, le=100)
+    weight: float = Field(ge=0)
+    measured: bool = Field(description="False for self-declarations")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def label(self) -> str:
+        return COMPONENT_LABELS.get(self.kind, self.kind)
+
+
 class CategoryScore(_Model):
     """One ClusterMAX 2.0 category: its score, weight and where every point came from."""
 
@@ -370,6 +396,16 @@ class CategoryScore(_Model):
     """the evidence behind the score, one line per component"""
     rules: list[str] = Field(default_factory=list)
     """the rubric rules applied"""
+    title: str = Field(default="", description="What the category holds, in words (the "
+                       "rubric's title, e.g. 'Networking and delivered performance')")
+    components: list[ComponentScore] = Field(
+        default_factory=list, description="The parts that had evidence, each with its points "
+        "and weight inside the category (the score is their weight-averaged mean)")
+
+    @property
+    def heading(self) -> str:
+        """The category named for what it holds: the rubric's title, else its id."""
+        return self.title or self.name
 
     @computed_field  # type: ignore[prop-decorator]
     @property

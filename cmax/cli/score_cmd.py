@@ -100,12 +100,16 @@ def scorecard_text(card: Scorecard) -> list[str]:
                      f"contracted: {'met' if s.met else 'NOT met'} ({s.node_months_below} of "
                      f"{s.node_months} node-months below); credit owed {s.credit_pct:.3f}%")
     lines += ["", "Categories (score × weight; basis)"]
+    width = max((len(c.heading) for c in card.categories), default=14)
     for c in card.categories:
         if c.state is State.NOT_SCORED:
-            lines.append(f"  {c.name:<14} {'-':>6}   {c.state.label}: no evidence (left out of "
-                         "the score)")
+            lines.append(f"  {c.heading:<{width}} {'-':>6}   {c.state.label}: no evidence (left "
+                         "out of the score)")
             continue
-        lines.append(f"  {c.name:<14} {c.score:6.1f} × {c.weight:<4g} {c.state.label}")
+        lines.append(f"  {c.heading:<{width}} {c.score:6.1f} × {c.weight:<4g} {c.state.label}")
+        if len(c.components) > 1:  # a mixed category says which part is weak
+            lines.append("      " + " · ".join(
+                f"{p.label} {p.score:.1f} ×{p.weight:g}" for p in c.components))
     if card.gates:
         lines += ["", "Gates"]
         for g in card.gates:

@@ -124,6 +124,8 @@ def scorecard_html(card: Scorecard, slug: str, medium: str, chart_set: Scorecard
         decision=views.verdict_line(card),
         drivers=drivers,
         tier_changes=views.tier_changes(card),
+        components_line=views.components_line,
+        category_columns=views.category_columns(card.categories),
         rating_notes=views.rating_notes(card),
         driver_legend=views.DRIVER_LEGEND,
         keys=views.page1_keys(card, drivers),
@@ -229,6 +231,26 @@ def render_scorecard(card: Scorecard, slug: str, out_dir: Path, *,
     return paths
 
 
+def _fitted_brief(card: Scorecard, peers: Sequence[Scorecard], paper: str) -> tuple[str, Any]:
+    """The brief's HTML and layout at the first level of ``BRIEF_LEVELS`` that fits two
+    pages; when that takes two pages and the next level only tightens the type (same reasons
+    and demands), that one if it fits on one: a second page holding only the glossary or a
+    table's last rows is not worth turning the page for."""
+    for level in range(len(BRIEF_LEVELS)):
+        html = on_paper(brief_html(card, level, peers), paper)
+        document = layout(html)
+        if len(document.pages) <= BRIEF_MAX_PAGES:
+            break
+    following = level + 1
+    if (len(document.pages) > 1 and following < len(BRIEF_LEVELS)
+            and BRIEF_LEVELS[following][1:] == BRIEF_LEVELS[level][1:]):
+        tighter = on_paper(brief_html(card, following, peers), paper)
+        laid = layout(tighter)
+        if len(laid.pages) == 1:
+            return tighter, laid
+    return html, document
+
+
 def render_brief(card: Scorecard, slug: str, out_dir: Path,
                  peers: Sequence[Scorecard] = (), *, pdf: bool = True,
                  paper: str = DEFAULT_PAPER) -> list[Path]:
@@ -239,11 +261,7 @@ def render_brief(card: Scorecard, slug: str, out_dir: Path,
         path = out_dir / f"{slug}.brief.html"
         write_text_atomic(on_paper(brief_html(card, 0, peers), paper), path)
         return [path]
-    for level in range(len(BRIEF_LEVELS)):
-        html = on_paper(brief_html(card, level, peers), paper)
-        document = layout(html)
-        if len(document.pages) <= BRIEF_MAX_PAGES:
-            break
+    html, document = _fitted_brief(card, peers, paper)
     paths = [out_dir / f"{slug}.brief.html", out_dir / f"{slug}.brief.pdf"]
     write_text_atomic(html, paths[0])
     attachments = []

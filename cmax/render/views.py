@@ -7,6 +7,7 @@ here, so every number in a report is the number in the attached scorecard JSON.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -15,6 +16,8 @@ from cmax.render import formatting as fmt
 from cmax.scorecard import (
     TIERS,
     AuditCheck,
+    CategoryScore,
+    ComponentScore,
     Gate,
     Scorecard,
     Tier,
@@ -692,14 +695,55 @@ def _gate_fix(g: Gate) -> str:
     return f"Pass the “{g.name}” gate: {g.state.label}, it caps the tier at {g.binding_cap}."
 
 
+def weakest_parts(category: CategoryScore, n: int = 2) -> list[ComponentScore]:
+    """The ``n`` parts of a category that mixes measurements (networking: training
+    throughput, bus bandwidth, audit checks) that lose it most points, worst first; none for a
+    category of one measured kind (audit checks and declarations), whose score says it."""
+    if not _mixed(category):
+        return []
+    lost = sorted(category.components, key=lambda p: (-(p.weight * (100.0 - p.score)), p.kind))
+    return [p for p in lost[:n] if p.score < 100.0]
+
+
+def _mixed(category: CategoryScore) -> bool:
+    """Whether the category's score mixes measurements of different kinds."""
+    return sum(p.measured for p in category.components) >= 2
+
+
+def components_line(category: CategoryScore) -> str:
+    """What a mixed category's score is made of, e.g. 'training throughput 59.9 ×5 · fabric
+    bus bandwidth 20.9 ×2 · audit checks 87.5 ×1 · declarations 40.0 ×1'; empty for one of a
+    single measured kind."""
+    if not _mixed(category):
+        return ""
+    return " · ".join(f"{p.label} {fmt.num(p.score, 1)} ×{fmt.num_trim(p.weight)}"
+                      for p in category.components)
+
+
+def category_columns(categories: Sequence[CategoryScore]) -> list[list[CategoryScore]]:
+    """The categories in order, split into two columns of about equal text (a heading is
+    counted as 80 characters of evidence), so neither column runs on far below the other."""
+    sizes = [80 + sum(len(e) + 3 for e in c.evidence) for c in categories]
+    if len(sizes) < 2:
+        return [list(categories)]
+    cut = min(range(1, len(sizes)), key=lambda i: (max(sum(sizes[:i]), sum(sizes[i:])), i))
+    return [list(categories[:cut]), list(categories[cut:])]
+
+
+def _gain(c: CategoryScore, total: float) -> str:
+    weakest = weakest_parts(c)
+    where = (f": weakest {', '.join(f'{p.label} {fmt.num(p.score, 0)}' for p in weakest)}"
+             if weakest else "")
+    return (f"{c.heading.lower()} {fmt.num(c.score, 0)} → 100 would add "
+            f"{fmt.num(c.weight * (100.0 - c.score) / total, 1)}{where}")
+
+
 def _points_line(card: Scorecard, nxt: Tier, thresholds: dict[Tier, float]) -> str:
     scored = [c for c in card.categories if c.weight > 0]
     total = sum(c.weight for c in scored)
     need = thresholds[nxt] - card.score
     gains = sorted(scored, key=lambda c: (-(c.weight * (100.0 - c.score)), c.name))
-    ways = [f"{c.name} {fmt.num(c.score, 0)} → 100 would add "
-            f"{fmt.num(c.weight * (100.0 - c.score) / total, 1)}"
-            for c in gains[:2] if c.score < 100.0 and total > 0]
+    ways = [_gain(c, total) for c in gains[:2] if c.score < 100.0 and total > 0]
     return (f"{nxt} needs {fmt.num(thresholds[nxt], 0)} points, {fmt.num(need, 1)} more than "
             "today" + (f" ({'; '.join(ways)})." if ways else "."))
 

@@ -25,6 +25,7 @@ from cmax.score.verdicts import COMPARABLE_VERDICTS, rated, serving_rated
 from cmax.scorecard import (
     TIERS,
     CategoryScore,
+    ComponentScore,
     Gate,
     GateKind,
     InferenceResult,
@@ -332,6 +333,7 @@ def rate_categories(inputs: RatingInputs, rubric: Rubric) -> list[CategoryScore]
     out = []
     for name, cat in rubric.categories.items():
         parts: list[_Part] = []
+        kinds: list[str] = []
         rules: list[str] = []
         for comp in cat.components:
             cid = f"{name}.{comp.kind}"
@@ -343,6 +345,7 @@ def rate_categories(inputs: RatingInputs, rubric: Rubric) -> list[CategoryScore]
                 rules.append(f"{cid}: no evidence, not counted")
                 continue
             parts.append(part)
+            kinds.append(comp.kind)
             rules.append(part.rule)
         if any(p.present for p in parts):
             total_w = sum(p.weight for p in parts)
@@ -352,7 +355,11 @@ def rate_categories(inputs: RatingInputs, rubric: Rubric) -> list[CategoryScore]
                          f"({' + '.join(f'{p.score:.1f}×{p.weight:g}' for p in parts)}) "
                          f"÷ {total_w:g} = {score:.1f}; category weight {cat.weight:g}")
             weight = cat.weight
+            components = [ComponentScore(kind=k, score=round(p.score, 4), weight=p.weight,
+                                         measured=p.measured)
+                          for k, p in zip(kinds, parts, strict=True)]
         else:
+            components = []
             score = 0.0
             weight = 0.0
             evidence = ["no evidence and no declarations for this category"]
@@ -360,7 +367,8 @@ def rate_categories(inputs: RatingInputs, rubric: Rubric) -> list[CategoryScore]
                          f"{cat.weight:g} counts against evidence coverage)")
         out.append(CategoryScore(
             name=name, score=round(min(100.0, max(0.0, score)), 4), weight=weight,
-            verified=any(p.measured for p in parts), evidence=evidence, rules=rules))
+            verified=any(p.measured for p in parts), evidence=evidence, rules=rules,
+            title=cat.title, components=components))
     return out
 
 

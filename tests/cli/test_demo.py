@@ -66,6 +66,23 @@ def test_sample_reports_are_short_enough_to_act_on(demo: tuple[Path, dict[str, o
     assert all(p["usd_per_reference_gpu_hour"] is not None for p in providers)
 
 
+def test_no_brief_turns_a_page_for_the_glossary_alone(
+        demo: tuple[Path, dict[str, object]]) -> None:
+    """Issue 30: Aurora's brief spilled only its glossary onto page 2, Borealis' and Cinder's
+    the last rows of the value table; a brief fits one page in tighter type, or its second
+    page holds the whole value table."""
+    from pypdf import PdfReader
+
+    out, _ = demo
+    pages = {pdf.name.split(".")[0]: [p.extract_text() for p in PdfReader(pdf).pages]
+             for pdf in out.glob("*.brief.pdf")}
+    assert len(pages["aurora-compute-aurora-h100-east"]) == 1
+    for name, texts in pages.items():
+        if len(texts) == 2:
+            assert "Value against the other clusters rated" in texts[1], name
+            assert "Value against the other clusters rated" not in texts[0], name
+
+
 def test_demo_ranks_offers_across_gpu_generations_per_token(
         demo: tuple[Path, dict[str, object]]) -> None:
     """The GB200 NVL72 sample beside the H100 ones: ranked by $ per million training tokens on
