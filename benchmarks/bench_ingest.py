@@ -26,13 +26,13 @@ Scenarios (NeMo 2 step lines as DGXC recipes print them, noise as multi-node job
 
 * ``chatter``: one step line in about 40 lines (NCCL INFO, PyTorch warnings, NeMo info), the
   shape of a real multi-node log: about 220k steps per GiB. cmax lets grep skip the noise and
-  splits grep's output into fields (``cmax.ingest.fields.parse_grep``); ``cmax inspect``
-  starts that grep before it imports Polars (``cmax.ingest.greplines.prestart``), which
+  splits grep's output into fields (``cmax.ingest._fields.parse_grep``); ``cmax inspect``
+  starts that grep before it imports Polars (``cmax.ingest._greplines.prestart``), which
   ``parse`` (no start-up) does not show. With ``--grow`` it also
   runs at a quarter, twice and the given size, to show whether peak memory follows the file
   size.
 * ``dense``: one step line in three (a long quiet run): about 2.1 M steps per GiB. cmax splits
-  the whole file into ``|`` fields with Polars' CSV reader (``cmax.ingest.fields.scan``); the
+  the whole file into ``|`` fields with Polars' CSV reader (``cmax.ingest._fields.scan``); the
   step table itself grows with the file (7 columns of 8 bytes a step, ~110 MiB here), so
   memory must grow here.
 * ``stamped``: ``dense`` with NeMo's logger stamp (``[NeMo I 2026-05-01 10:00:00

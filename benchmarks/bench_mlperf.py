@@ -8,7 +8,7 @@ For every submitter folder under ``--data`` (laid out ``v<round>/<submitter>/res
   repeat: the summarizer's RCP check rewrites or deletes ``scaling.json`` in the folder it
   reads when its own RCP evaluation differs from the shipped factor, so reading the original
   twice would not give the same scores;
-* ``cmax.ingest.mlperf.read_tree(folder)``, which parses every result file once and scores
+* ``cmax.ingest.formats.mlperf.read_tree(folder)``, which parses every result file once and scores
   each benchmark folder (olympic mean x scaling.json, failed runs, run counts).
 
 Both run in this process after a warm-up pass (files in the page cache); the best wall time of
@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cmax.ingest.mlperf import read_tree  # noqa: E402
+from cmax.ingest.formats.mlperf import read_tree  # noqa: E402
 
 Scores = dict[tuple[str, str, str, str], float | None]
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(folders)} submitter folders, {len(ref)} benchmark results, {files} result "
           f"files, {size / 1e6:.1f} MB; best of {args.repeat}")
     print(f"  mlperf_logging.result_summarizer  {best_off:8.3f} s")
-    print(f"  cmax.ingest.mlperf.read_tree      {best_cmax:8.3f} s   {speedup:5.1f}x faster "
+    print(f"  cmax ...formats.mlperf.read_tree  {best_cmax:8.3f} s   {speedup:5.1f}x faster "
           f"(floor {args.floor:g}x)")
     print(f"  scores identical: {len(same)}/{len(ref)}")
     for key in differ:

@@ -23,7 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cmax.bundle import open_bundle
-from cmax.ingest import ingest, nccl
+from cmax.ingest import ingest
+from cmax.ingest.formats import nccl_tests as nccl
 from cmax.score.nodes import suspect_nodes
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "nccl"

@@ -16,7 +16,7 @@ import polars as pl
 from cmax.facts import Fact
 
 if TYPE_CHECKING:
-    from cmax.ingest.mlperf import MlperfSet
+    from cmax.ingest.formats.mlperf import MlperfSet
     from cmax.intake.facts import PackageFacts
     from cmax.manifest import Manifest  # the models (pydantic) are not needed to read a log
 
@@ -95,7 +95,7 @@ NCCL_SCHEMA: dict[str, pl.DataType] = {
     "block": pl.Int64(),  # which test block of its file (several runs may be concatenated)
     "hosts": pl.String(),  # sorted ","-joined host names of a complete device list, else null
     # NVLink domains (NVL72 racks) the run's hosts span, from NCCL's MNNVL lines or rack host
-    # names (cmax.ingest.nccl_domains); null when that is not known
+    # names (cmax.ingest.formats._nccl_domains); null when that is not known
     "nvlink_domains": pl.Int64(),
 }
 
@@ -322,7 +322,7 @@ class Evidence:
     inference: pl.DataFrame = field(default_factory=lambda: empty(INFERENCE_SCHEMA))
     power: pl.DataFrame = field(default_factory=lambda: empty(POWER_SCHEMA))
     audit_cluster: str | None = None
-    # MLPerf benchmark folders as cmax.ingest.mlperf parsed and scored them (events, runs,
+    # MLPerf benchmark folders as cmax.ingest.formats.mlperf parsed and scored them (events, runs,
     # system JSON, scaling factor, official score): validate and score read these, never the files
     mlperf_sets: list[MlperfSet] = field(default_factory=list)
     files: list[EvidenceFile] = field(default_factory=list)

@@ -680,12 +680,12 @@ def test_an_incident_log_beyond_the_size_limit_is_refused_unparsed(
 def test_an_nccl_file_of_too_many_rows_is_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import cmax.ingest.nccl
-    monkeypatch.setattr(cmax.ingest.nccl, "MAX_NCCL_ROWS", 10)
+    import cmax.ingest.formats.nccl_tests
+    monkeypatch.setattr(cmax.ingest.formats.nccl_tests, "MAX_NCCL_ROWS", 10)
     b = bundle(tmp_path)
     err = one_line_error(capsys, "score", str(b))
     assert "more than 10 data rows exceeds cmax's limit of 10 rows in one nccl-tests file" in err
-    monkeypatch.setattr(cmax.ingest.nccl, "MAX_NCCL_ROWS", 20_000)
+    monkeypatch.setattr(cmax.ingest.formats.nccl_tests, "MAX_NCCL_ROWS", 20_000)
     assert main(["score", str(b)]) == 0  # the sample's sweep is well inside the real limit
 
 

@@ -8,7 +8,7 @@ Usage:
 commit taken from ``git rev-parse HEAD`` in DIR, or from a bare git dir with ``--git``).
 
 * ``mlperf_nvidia.csv``: one row per NVIDIA closed-division result (round, benchmark, system,
-  accelerator, GPU count, official score), scored by :mod:`cmax.ingest.mlperf`. With the
+  accelerator, GPU count, official score), scored by :mod:`cmax.ingest.formats.mlperf`. With the
   ``mlperf-logging`` package installed (dev extra) every score is checked against
   ``mlperf_logging.result_summarizer`` on a temporary copy (the summarizer rewrites
   ``scaling.json`` in place when its RCP check disagrees with the shipped factor); any
@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cmax.ingest.mlperf import SUPPORTED_ROUNDS, read_tree  # noqa: E402
+from cmax.ingest.formats.mlperf import SUPPORTED_ROUNDS, read_tree  # noqa: E402
 from cmax.reference.checksum import write_checksums  # noqa: E402
 from cmax.reference.mlperf import CSV_COLUMNS, RCP_FILE, TABLE_FILE  # noqa: E402
 

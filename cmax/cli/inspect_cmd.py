@@ -39,7 +39,7 @@ def _render(summary: dict[str, Any]) -> list[str]:
 @click.argument("file", type=click.Path(path_type=Path))
 @format_option
 def command(file: Path, fmt: str) -> None:
-    from cmax.ingest.greplines import prestart, return_freed_buffers, stop_prestarted
+    from cmax.ingest._greplines import prestart, return_freed_buffers, stop_prestarted
 
     return_freed_buffers()
     prestart(file)  # a large NeMo 2 log: grep reads it while Polars is imported

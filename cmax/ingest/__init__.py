@@ -3,15 +3,16 @@
 ``ingest(bundle)`` reads what a bundle's manifest declares; ``detect_format(path)`` tells one
 file's format from its content; ``inspect_file(path)`` summarises one file for ``cmax inspect``.
 Formats are plugins (:mod:`cmax.ingest.formats`: one :class:`Format` per format, found in a
-registry, recognised through a :class:`Probe`); docs/formats.md lists them. The parsers stay
-in their own modules (nemo, megatron, jax_logs, torchtitan, dgxc_parse, llmb_sqlite, mlperf,
-nccl, clustermax_audit, incidents; textlines holds the streaming reader shared by training
-logs, fields the fast reader of dense NeMo 2 logs).
+registry, recognised through a :class:`Probe`); docs/formats.md lists them. Each format's module
+there holds its parser and plugin, named by the format id; ``textlines`` holds the streaming
+reader shared by training logs, ``linespec`` the step-line specs both its readers read, and the
+private engines ``_greplines`` (the grep child) and ``_fields`` (the fast field reader) serve
+only them.
 
 Every name is loaded on first use: ``ingest`` needs the bundle and manifest models (pydantic),
 which ``cmax inspect`` of one file never touches (about a tenth of a second of its start-up),
 and the format registry needs Polars, which a command may want to start grep before
-importing (:func:`cmax.ingest.greplines.prestart`).
+importing (:func:`cmax.ingest._greplines.prestart`).
 
 The package is callable: ``cmax.ingest(bundle)`` runs :func:`ingest` (see cmax/_stage.py).
 """

@@ -7,7 +7,7 @@ key and the file: a rating built on a silently skipped log would be wrong in the
 favour or against it, and nobody would know. Nothing here knows a particular format: each
 format turns its parsed file into rows through its role's method (``read_run``, ``frame``,
 ``checks``), so adding a format never touches this module. MLPerf result *folders* are trees,
-read by :func:`cmax.ingest.mlperf.read_tree`; ``[[nccl]]`` entries (files or folders of
+read by :func:`cmax.ingest.formats.mlperf.read_tree`; ``[[nccl]]`` entries (files or folders of
 nccl-tests and dcgmi output) by :mod:`cmax.ingest.network_files`.
 
 Every file read is recorded once as an :class:`~cmax.evidence.EvidenceFile` with its digest,
@@ -42,7 +42,7 @@ from cmax.evidence import (
     table_named,
 )
 from cmax.facts import Fact
-from cmax.ingest import llmb_config, mlperf
+from cmax.ingest import llmb_config
 from cmax.ingest.formats import (
     AuditFormat,
     Format,
@@ -53,6 +53,7 @@ from cmax.ingest.formats import (
     RunFormat,
     RunRequest,
     identify,
+    mlperf,
     recorded_facts,
 )
 from cmax.ingest.network_files import network_files

@@ -6,7 +6,7 @@ numbers, and may be prefixed by what launchers and loggers put in front of it: `
 ``2025-02-18T09:31:02.123456789Z ``, Megatron's `` [2025-02-18 09:31:02]``, NeMo's
 ``[NeMo I 2025-02-18 09:31:02 nemo_logging:393]``. A :class:`StepLine` declares all of that
 once; the regex reader (:meth:`StepLine.build`) and the fast field reader
-(:mod:`cmax.ingest.fields`, which learns a log's layout from the spec's own regexes) both read
+(:mod:`cmax.ingest._fields`, which learns a log's layout from the spec's own regexes) both read
 it, so a field added here reaches both, with the same values.
 
 The wall-clock stamp is the first ``date[ T]time`` printed before the line's first ``|``

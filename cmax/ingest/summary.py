@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cmax.errors import EvidenceError, EvidenceFormatError
-from cmax.ingest import mlperf
-from cmax.ingest.formats import Format, Probe, identify
+from cmax.ingest.formats import Format, Probe, identify, mlperf
 from cmax.ingest.training import pick_log
 
 

@@ -39,8 +39,8 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.evidence import STEPS_SCHEMA, conform
 from cmax.facts import Fact
-from cmax.ingest import greplines
-from cmax.ingest.greplines import HEAD_BYTES, GrepChild, keyword_lines, read_head
+from cmax.ingest import _greplines as greplines
+from cmax.ingest._greplines import HEAD_BYTES, GrepChild, keyword_lines, read_head
 from cmax.window import every_window, steady_state_window
 
 # A number as training frameworks print it: 12, 10.08, 7.401e+02, 3.000000E-05, nan, inf.
@@ -97,7 +97,7 @@ def query_lines(
     With several keys, ``build`` must yield at most one row per line (a line holding two keys
     is read twice on the grep path and kept once). ``parse``, when given, turns a batch of
     ``grep -n`` output (whole ``N:text`` lines, about ``GREP_BATCH`` bytes) into the rows
-    ``build`` would give, faster (:func:`cmax.ingest.fields.parse_grep`). Reader failures
+    ``build`` would give, faster (:func:`cmax.ingest._fields.parse_grep`). Reader failures
     become a CmaxError naming the file.
     """
     with LineQuery(path, keys) as lines:
@@ -122,7 +122,7 @@ class LineQuery:
 
     On a large file the grep children start when the query is made; ``collect`` reads their
     output. Work that needs no step line runs while grep reads: what must come before the
-    parse (a layout learned from the top, :class:`cmax.ingest.fields.StepQuery`) between the
+    parse (a layout learned from the top, :class:`cmax.ingest._fields.StepQuery`) between the
     two steps, the rest (the head's identity facts) as ``collect``'s ``meanwhile``. On two
     cores that work costs no wall time; done first it would delay grep by as much. Use it as a
     context manager: greps whose output was never read are stopped on the way out.
@@ -511,7 +511,7 @@ def value_pattern(label: str, *, number: str = NUM, sep: str = r"\s*[:=]?",
 
     ``field_start``: the label must open a field after a ``|``, as NeMo 2's ``key: value``
     fields do (the first field is the ``iteration N/M`` text); then a label inside another
-    field's text is not taken for it, and the fields reader (:mod:`cmax.ingest.fields`) reads
+    field's text is not taken for it, and the fields reader (:mod:`cmax.ingest._fields`) reads
     exactly the same numbers.
     """
     lead = r"\|" + GAP if field_start else ""

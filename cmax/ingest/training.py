@@ -1,5 +1,5 @@
 """Which log file a training run means (the parser that reads it is its format's, in
-cmax/ingest/formats/training_log.py).
+cmax/ingest/formats/_training_log.py).
 
 llmb-run names a job's logs ``log-<...>_<jobid>_<retry>.out`` and, when Slurm requeued the job,
 reads only the highest retry (research dgxc.md §3.2, ``job_logs.py``); earlier retries stopped

@@ -1,5 +1,5 @@
 """Which llmb-run jobs are not for rating, and why: one home for the rule, read by the
-llmb-run SQLite reader (``cmax/ingest/llmb_sqlite.py``) and the llmb-config reader.
+llmb-run SQLite reader (``cmax/ingest/formats/llmb_sqlite.py``) and the llmb-config reader.
 
 llmb-run records each job's launch switches: ``proxy`` (a reduced configuration on fewer GPUs,
 "for debugging only ... must not be compared with production configurations or used for

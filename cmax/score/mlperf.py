@@ -1,6 +1,6 @@
 """MLPerf Training results rated against NVIDIA's own submission of the same benchmark.
 
-The provider's score is the official one computed at ingest (:mod:`cmax.ingest.mlperf`:
+The provider's score is the official one computed at ingest (:mod:`cmax.ingest.formats.mlperf`:
 olympic mean x the review committee's RCP scaling factor, exactly as MLCommons'
 result_summarizer); nothing is recomputed here. The reference is NVIDIA's result on the same
 accelerator and benchmark, same round and scale where NVIDIA submitted one
@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 
 from cmax.evidence import Evidence
 from cmax.findings import Finding
-from cmax.ingest.mlperf import relative_path
+from cmax.ingest.formats.mlperf import relative_path
 from cmax.score.reference_api import ReferenceData
 from cmax.score.rubric import Rubric
 from cmax.score.stats import FloatArray, bootstrap_ci, verdict_for
 from cmax.scorecard import MlperfResult
 
 if TYPE_CHECKING:
-    from cmax.ingest.mlperf import MlperfSet
+    from cmax.ingest.formats.mlperf import MlperfSet
     from cmax.reference.mlperf import MlperfReference
 
 

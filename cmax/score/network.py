@@ -14,8 +14,8 @@ import math
 import polars as pl
 
 from cmax.evidence import Evidence
-from cmax.ingest.nccl_datatypes import rated_rows
-from cmax.ingest.nccl_domains import NVL72_GPUS
+from cmax.ingest.formats._nccl_datatypes import rated_rows
+from cmax.ingest.formats._nccl_domains import NVL72_GPUS
 from cmax.reference.network import gpu_applies
 from cmax.score.reference_api import ReferenceData, canonical_gpu, num, text
 from cmax.score.rubric import Rubric

@@ -15,7 +15,8 @@ pairwise NCCL pass:
    Its shortfall is how far the median of its runs falls below the healthy runs' median.
 
 Two more sources name nodes directly: nccl-tests JSON per-process times (a host whose
-processes take more than 10 % longer than the node median, see cmax.ingest.nccl_json) and
+processes take more than 10 % longer than the node median, see
+cmax.ingest.formats.nccl_tests_json) and
 ``dcgmi diag`` results that failed. All sources for one host merge into one entry.
 """
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from cmax.evidence import Evidence
-from cmax.ingest.dcgm import CONFIG_CHECK
+from cmax.ingest.formats.dcgm_diag import CONFIG_CHECK
 from cmax.scorecard import PairResult, SuspectNode
 
 SLOW_RATIO = 0.9

@@ -27,7 +27,7 @@ from cmax.evidence import EvidenceFile
 from cmax.facts import Fact, facts_of
 from cmax.findings import Finding
 from cmax.ingest.formats import all_formats
-from cmax.ingest.formats.training_log import TrainingLogFormat
+from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.run_claims import known_workloads, shape_citations
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register

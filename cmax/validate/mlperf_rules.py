@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cmax.findings import Finding
-from cmax.ingest.mlperf import (
+from cmax.ingest.formats.mlperf import (
     REQUIRED_RUNS,
     ROUND_BENCHMARKS,
     convergence_point,
@@ -33,7 +33,7 @@ from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
 if TYPE_CHECKING:
-    from cmax.ingest.mlperf import MlperfRun, MlperfSet
+    from cmax.ingest.formats.mlperf import MlperfRun, MlperfSet
     from cmax.manifest import MlperfSpec
     from cmax.reference.mlperf import MlperfReference
 
@@ -234,7 +234,7 @@ register(Rule(
 @dataclass(frozen=True)
 class BenchSpec:
     """What the closed division pins per benchmark (run counts and quality targets live in
-    :mod:`cmax.ingest.mlperf`, which scores the runs)."""
+    :mod:`cmax.ingest.formats.mlperf`, which scores the runs)."""
 
     pinned: dict[str, Any] = field(default_factory=dict)
     derived: dict[str, Callable[[dict[str, Any]], float | None]] = field(default_factory=dict)

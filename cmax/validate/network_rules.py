@@ -23,8 +23,8 @@ import polars as pl
 from cmax.facts import facts_of
 from cmax.findings import Finding
 from cmax.hosts import other_hosts
-from cmax.ingest.dcgm import CONFIG_CHECK
-from cmax.ingest.nccl_datatypes import rated_rows
+from cmax.ingest.formats._nccl_datatypes import rated_rows
+from cmax.ingest.formats.dcgm_diag import CONFIG_CHECK
 from cmax.reference.view import num, optional_lookup
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register

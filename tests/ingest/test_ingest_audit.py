@@ -11,7 +11,7 @@ import pytest
 
 from cmax.errors import CmaxError
 from cmax.ingest import inspect_file
-from cmax.ingest.clustermax_audit import CHECKS, CRITERION_CATEGORY, grade_audit
+from cmax.ingest.formats.clustermax_audit import CHECKS, CRITERION_CATEGORY, grade_audit
 from tests.paths import DATA
 
 DATA = DATA / "ingest"

@@ -1,4 +1,4 @@
-"""The fields reader (cmax/ingest/fields.py) gives exactly the regex reader's steps.
+"""The fields reader (cmax/ingest/_fields.py) gives exactly the regex reader's steps.
 
 The fields reader only accelerates: a line it reads must give the numbers the regexes give,
 and every line it declines must still reach the regexes. Hostile step lines (a label in an
@@ -17,8 +17,11 @@ import polars as pl
 import pytest
 
 from cmax.errors import CmaxError
-from cmax.ingest import fields, greplines, nemo, textlines
-from cmax.ingest.nemo import parse_nemo2
+from cmax.ingest import _fields as fields
+from cmax.ingest import _greplines as greplines
+from cmax.ingest import textlines
+from cmax.ingest.formats import nemo
+from cmax.ingest.formats.nemo import parse_nemo2
 from tests.paths import DATA
 
 LABELS = {column: re.compile(p) for column, p in nemo.NEMO2.patterns.items()}

@@ -15,17 +15,10 @@ import pytest
 
 from cmax.errors import CmaxError, EvidenceError, EvidenceFormatError
 from cmax.evidence import TABLES
-from cmax.ingest import (
-    FORMATS,
-    detect_format,
-    dgxc_parse,
-    formats,
-    incidents,
-    inspect_file,
-    llmb_sqlite,
-    mlperf,
-    nccl,
-)
+from cmax.ingest import FORMATS, detect_format, formats, inspect_file
+from cmax.ingest.formats import dgxc as dgxc_parse
+from cmax.ingest.formats import incidents, llmb_sqlite, mlperf
+from cmax.ingest.formats import nccl_tests as nccl
 from tests.paths import DATA
 
 DATA = DATA / "ingest"

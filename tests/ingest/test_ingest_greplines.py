@@ -1,4 +1,4 @@
-"""grep children (cmax/ingest/greplines.py): started early, handed over once, always stopped.
+"""grep children (cmax/ingest/_greplines.py): started early, handed over once, always stopped.
 
 ``cmax inspect`` starts grep on a large sparse NeMo 2 log before Polars is imported; the
 parser must then take that very child over (no second grep) and read exactly the steps it
@@ -19,8 +19,11 @@ import pytest
 from click.testing import CliRunner
 
 from cmax.cli import cli
-from cmax.ingest import fields, greplines, nemo, textlines
-from cmax.ingest.nemo import parse_nemo2
+from cmax.ingest import _fields as fields
+from cmax.ingest import _greplines as greplines
+from cmax.ingest import textlines
+from cmax.ingest.formats import nemo
+from cmax.ingest.formats.nemo import parse_nemo2
 
 NOISE = "node001:1234:5678 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0"
 

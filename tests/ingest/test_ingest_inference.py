@@ -1,4 +1,4 @@
-"""Serving benchmark results (cmax/ingest/formats/serving_bench.py): each tool's fields mapped
+"""Serving benchmark results (cmax/ingest/formats/_serving.py): each tool's fields mapped
 onto the inference table, one clear error for a malformed file."""
 
 from __future__ import annotations

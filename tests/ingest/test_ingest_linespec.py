@@ -16,10 +16,12 @@ import polars as pl
 import pytest
 
 from cmax.evidence import STEPS_SCHEMA
-from cmax.ingest import fields, greplines, nemo
+from cmax.ingest import _fields as fields
+from cmax.ingest import _greplines as greplines
+from cmax.ingest.formats import nemo
+from cmax.ingest.formats.megatron import parse_megatron
+from cmax.ingest.formats.nemo import parse_nemo2
 from cmax.ingest.linespec import WALL_TIME
-from cmax.ingest.megatron import parse_megatron
-from cmax.ingest.nemo import parse_nemo2
 from tests.ingest.test_ingest_fields import _both, _line, _write
 from tests.paths import DATA
 

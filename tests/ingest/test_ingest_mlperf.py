@@ -22,7 +22,7 @@ import pytest
 
 from cmax.cli import main
 from cmax.errors import EvidenceError
-from cmax.ingest import mlperf
+from cmax.ingest.formats import mlperf
 from tests.paths import DATA
 
 SETS = DATA / "mlperf"

@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import EvidenceError, EvidenceFormatError
-from cmax.ingest import dcgm, nccl, nccl_json
 from cmax.ingest.detect import detect_format
+from cmax.ingest.formats import dcgm_diag as dcgm
+from cmax.ingest.formats import nccl_tests as nccl
+from cmax.ingest.formats import nccl_tests_json as nccl_json
 from cmax.ingest.summary import inspect_file
 from tests.paths import DATA
 

@@ -46,7 +46,7 @@ def test_dcgm_exporter_range_query_is_read_per_host_and_gpu() -> None:
     """Prometheus' answer for DCGM_FI_DEV_POWER_USAGE over 30 s at a 5 s step: 2 hosts (their
     Hostname labels) x 2 GPUs x 7 samples; a "NaN" sample is a missing reading."""
     from cmax.ingest.formats import Probe
-    from cmax.ingest.formats.dcgm_power import DcgmExporterPower
+    from cmax.ingest.formats.dcgm_exporter_power import DcgmExporterPower
 
     assert detect_format(DCGM) == "dcgm-exporter-power"
     fmt = DcgmExporterPower()
@@ -62,7 +62,7 @@ def test_a_dcgm_series_without_a_gpu_label_is_one_error(tmp_path: Path) -> None:
     import json
 
     from cmax.ingest.formats import Probe
-    from cmax.ingest.formats.dcgm_power import DcgmExporterPower
+    from cmax.ingest.formats.dcgm_exporter_power import DcgmExporterPower
 
     doc = json.loads(DCGM.read_text())
     del doc["data"]["result"][2]["metric"]["gpu"]

@@ -16,8 +16,8 @@ import pytest
 from cmax.errors import CmaxError
 from cmax.ingest import detect_format, inspect_file
 from cmax.ingest.formats import Probe, by_id
+from cmax.ingest.formats.torchtitan import fill_step_time
 from cmax.ingest.textlines import TrainingLog, settle_steps
-from cmax.ingest.torchtitan import fill_step_time
 from cmax.ingest.training import pick_log
 from tests.paths import DATA
 
@@ -241,7 +241,8 @@ READERS = ["in-process", "grep", "polars", "no-grep-on-path"]
 
 def _use_reader(reader: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Force one of the line readers (small files normally use the in-process one)."""
-    from cmax.ingest import greplines, textlines
+    from cmax.ingest import _greplines as greplines
+    from cmax.ingest import textlines
 
     if reader == "in-process":
         return
@@ -341,7 +342,7 @@ def test_identity_facts_only_from_the_top(tmp_path: Path) -> None:
 def test_small_logs_start_no_process_or_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """The audit path reads hundreds of kilobyte logs: a grep child and a reader thread per
     file cost more than the read, so small files are filtered in-process."""
-    from cmax.ingest import greplines
+    from cmax.ingest import _greplines as greplines
 
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("a small log started a process or thread")
@@ -358,7 +359,7 @@ def test_nemo2_log_spanning_epochs_is_numbered_by_global_step() -> None:
     2 epochs read as 30 steps and a restart until global_step numbered them. The printed
     denominator is the zero-based last iteration (59 for max_steps 60), so the finished run's
     last step equals it and completeness reads it as finished, not '59 of 60'."""
-    from cmax.ingest.nemo import parse_nemo2
+    from cmax.ingest.formats.nemo import parse_nemo2
     log = parse_nemo2(DATA / "nemo2_two_epochs.log")
     assert log.steps.height == 60 and log.restarts == 0
     assert log.steps["iteration"].to_list() == list(range(60))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import EvidenceError
-from cmax.ingest import llmb_sqlite
+from cmax.ingest.formats import llmb_sqlite
 from cmax.intake.flags import blockers
 
 SCHEMA = (

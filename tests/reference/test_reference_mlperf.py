@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import ReferenceDataError
-from cmax.ingest import mlperf
-from cmax.ingest.mlperf import convergence_point
+from cmax.ingest.formats import mlperf
+from cmax.ingest.formats.mlperf import convergence_point
 from cmax.reference.checksum import GUARDED_FILES
 from cmax.reference.mlperf import (
     RCP_FILE,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cmax.findings import Finding
-from cmax.ingest import mlperf
+from cmax.ingest.formats import mlperf
 from cmax.reference.mlperf import load_mlperf_reference
 from cmax.score import load_rubric
 from cmax.score.mlperf import mlperf_results

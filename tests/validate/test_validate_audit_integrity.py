@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cmax.ingest.clustermax_audit import audit_facts
+from cmax.ingest.formats.clustermax_audit import audit_facts
 from cmax.validate import validate
 from tests.fakes import FakeReference
 from tests.paths import DATA

@@ -21,7 +21,7 @@ import pytest
 from cmax.evidence import Evidence
 from cmax.facts import Fact
 from cmax.findings import Finding
-from cmax.ingest import dcgm
+from cmax.ingest.formats import dcgm_diag as dcgm
 from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
 from tests.fakes import FakeReference

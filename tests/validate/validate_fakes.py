@@ -35,7 +35,7 @@ from cmax.evidence import (
     conform,
 )
 from cmax.ingest.formats import identify, recorded_facts
-from cmax.ingest.mlperf import mlperf_rows, read_tree
+from cmax.ingest.formats.mlperf import mlperf_rows, read_tree
 from cmax.manifest import parse_manifest
 from tests.fakes import PER_SAMPLE
 
@@ -371,7 +371,8 @@ def _audit_row(check_id: str, category: str, criterion: str, observed: str | Non
             "evidence": f"{group}: audit_data.{check_id}" + (f" ({basis})" if basis else "")}
 
 
-#: what ingest grades from :func:`audit_json` (cmax/ingest/clustermax_audit.py), in its order
+#: what ingest grades from :func:`audit_json` (cmax/ingest/formats/clustermax_audit.py), in
+#: its order
 AUDIT_ROWS: list[dict[str, Any]] = [
     _audit_row("securityVersions.nvidiaDriver.status", "security", "security-nvidia-driver",
                "pass (version 580.159.03)", "580.159.03", group="versions"),

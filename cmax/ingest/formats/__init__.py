@@ -1,7 +1,10 @@
 """Evidence formats as plugins: one protocol, one registry, detection by content.
 
-A format is a :class:`Format` subclass instance registered with :func:`register` in a module
-of this package (one module per format family, plus its test data under ``tests/data/``).
+A format is a :class:`Format` subclass instance registered with :func:`register` in the module
+of this package named by its id (``nccl_tests`` for ``nccl-tests``; one module holds a
+family whose ids share that stem, ``nemo`` for ``nemo1`` and ``nemo2``): its sniffing, parser,
+facts and plugin together, with its test data under ``tests/data/``. Modules whose name starts
+with ``_`` are shared by several formats and register none.
 Every module here whose name does not start with ``_`` is imported when the package is, so
 adding a format is adding a module: no list, marker table, parser table, ``if`` chain or
 special case elsewhere needs an edit. ``docs/formats.md`` is generated from the registry
@@ -237,6 +240,11 @@ class Format(ABC, Generic[P]):
     role: Role
     tool: str  # which tool writes it, with the source the parser follows
     sample: str  # its test data, relative to tests/data/
+
+    @property
+    def home(self) -> str:
+        """The module that holds this format (parser and registration)."""
+        return type(self).__module__
     priority: int = 0
     markers: tuple[Marker, ...] = ()
     #: a JSON format's test on the parsed document (wrap it in ``staticmethod``); the default
@@ -353,7 +361,7 @@ class InferenceFormat(Format[P]):
 
 _REGISTRY: dict[str, Format[Any]] = {}
 # the base class whose method ingest calls for each role that fills a table that way; mlperf
-# result trees are read by cmax.ingest.mlperf, so their roles have none
+# result trees are read by cmax.ingest.formats.mlperf, so their roles have none
 class PowerFormat(Format[P]):
     """GPU power telemetry over time: rows of the ``power`` table."""
 
@@ -480,9 +488,10 @@ name it (declared once per table in `cmax/evidence.py` `TABLES`):
 _DOC_TAIL = """\
 ## Adding a format
 
-1. Write the parser (its own module under `cmax/ingest/`), following the tool's own source or
-   published outputs, and put a real (or faithfully reduced) sample under `tests/data/`.
-2. Add **one module** under `cmax/ingest/formats/` that subclasses the base class of its role
+1. Put a real (or faithfully reduced) sample of the tool's output under `tests/data/`, and
+   cite the tool's own source or the published output it follows.
+2. Add **one module** under `cmax/ingest/formats/`, named by the format id, holding the parser
+   and a plugin class that subclasses the base class of its role
    (`RunFormat`, `NcclFormat`, `NodeHealthFormat`, `IncidentFormat`, `AuditFormat`, or
    `Format` for `mlperf`) and sets `id`, `title`, `tool`, `sample` and `priority`. It is
    recognised by `json_shape` (a test on the parsed JSON document), `sniff(probe)`
@@ -505,10 +514,10 @@ def formats_markdown() -> str:
         how = (f"text marker, priority {fmt.priority}" if fmt.markers
                else f"structure, priority {fmt.priority}")
         rows.append(f"| `{fmt.id}` | {fmt.role} | {how} | {fmt.title} |")
-        doc = (sys.modules[type(fmt).__module__].__doc__ or "").strip()  # the plugin's
+        doc = (sys.modules[fmt.home].__doc__ or "").strip()  # the format's module's
         lines = [f"### `{fmt.id}`: {fmt.title}", "", f"- Written by: {fmt.tool}",
                  f"- Role: `{fmt.role}`",
-                 f"- Plugin: `{type(fmt).__module__}.{type(fmt).__name__}`",
+                 f"- Module: `{fmt.home}` (plugin `{type(fmt).__name__}`)",
                  f"- Sample: `tests/data/{fmt.sample}`" if not fmt.sample.startswith("(")
                  else f"- Sample: {fmt.sample}"]
         lines += [f"- Marker: `{m.pattern.pattern}`" for m in fmt.markers]

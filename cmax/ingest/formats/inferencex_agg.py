@@ -28,7 +28,7 @@ from typing import Any
 from cmax.errors import EvidenceError
 from cmax.facts import Fact
 from cmax.ingest.formats import Probe, register
-from cmax.ingest.formats.serving_bench import Results, ServingResult, number
+from cmax.ingest.formats._serving import Results, ServingResult, number
 
 #: InferenceX key -> inference column, for the values copied as written
 INFERENCEX_FIELDS: dict[str, str] = {

@@ -24,7 +24,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.ingest.formats import Marker, Probe, register
-from cmax.ingest.formats.serving_bench import Results, ServingResult, number
+from cmax.ingest.formats._serving import Results, ServingResult, number
 from cmax.limits import read_bounded_text
 
 #: summary line label (lower case, before the colon) -> (inference column, scale)

@@ -27,7 +27,7 @@ from typing import Any
 from cmax.errors import EvidenceError
 from cmax.facts import Fact
 from cmax.ingest.formats import Marker, Probe, register
-from cmax.ingest.formats.serving_bench import Results, ServingResult, number
+from cmax.ingest.formats._serving import Results, ServingResult, number
 from cmax.limits import read_bounded_text
 
 #: block label (lower case, as printed before the colon) -> inference column

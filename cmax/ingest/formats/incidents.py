@@ -1,4 +1,10 @@
-"""Incident / interruption logs, CSV or JSON.
+"""Incident logs (CSV or JSON): the provider's record of interruptions, for reliability.
+
+A row names start, end, node, GPU, category and whether it was planned (research
+reliability.md); the CSV is recognised by its header, the JSON by an array of such objects or
+``{"incidents": [...]}``.
+
+Incident / interruption logs, CSV or JSON.
 
 Columns (CSV header or JSON object keys, case-insensitive): ``start, end, node, gpu, category,
 planned`` and optional ``description``. Times are ISO 8601; an offset is converted to UTC and a
@@ -26,6 +32,7 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.evidence import INCIDENTS_SCHEMA, conform
 from cmax.facts import Fact
+from cmax.ingest.formats import IncidentFormat, Probe, register
 from cmax.limits import MAX_JSON_BYTES, csv_guarded, read_bounded_text, read_csv_header
 
 REQUIRED = ("start", "end", "node", "category", "planned")
@@ -227,3 +234,48 @@ def incident_facts(rows: list[dict[str, object]]) -> tuple[Fact, ...]:
             line = r.get("line")
             seen[node] = line if isinstance(line, int) else None
     return tuple(Fact("host", node, line) for node, line in seen.items())
+
+
+Rows = list[dict[str, object]]
+
+
+class _IncidentLog(IncidentFormat[Rows]):
+    def summarise(self, parsed: Rows, probe: Probe) -> dict[str, Any]:
+        return incidents_summary(parsed, self.id)
+
+    def facts(self, parsed: Rows) -> tuple[Fact, ...]:
+        return incident_facts(parsed)
+
+    def frame(self, parsed: Rows, *, source_file: str) -> pl.DataFrame:
+        return incidents_frame(parsed, source_file=source_file)
+
+
+class IncidentsCsv(_IncidentLog):
+    id = "incidents-csv"
+    title = "Incident log (CSV)"
+    tool = "the provider (header `start,end,node,gpu,category,planned[,description]`)"
+    sample = "ingest/incidents.csv"
+    priority = 40
+
+    def sniff(self, probe: Probe) -> bool:
+        return looks_like_incidents_csv(probe.first_line)
+
+    def parse(self, probe: Probe) -> Rows:
+        return parse_incidents_csv(probe.path)
+
+
+class IncidentsJson(_IncidentLog):
+    id = "incidents-json"
+    title = "Incident log (JSON)"
+    tool = 'the provider (`[{"start", "end", "node", ...}]` or `{"incidents": [...]}`)'
+    sample = "ingest/incidents.json"
+    priority = 60
+    json_shape = staticmethod(looks_like_incidents_json)
+
+    def parse(self, probe: Probe) -> Rows:
+        data = probe.require_json("an incident log: a JSON array or {\"incidents\": [...]}")
+        return incidents_from_json(probe.text, data, probe.path)
+
+
+register(IncidentsCsv())
+register(IncidentsJson())

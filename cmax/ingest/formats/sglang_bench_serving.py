@@ -23,7 +23,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.ingest.formats import Probe, register
-from cmax.ingest.formats.serving_bench import Results, ServingResult, json_objects, number
+from cmax.ingest.formats._serving import Results, ServingResult, json_objects, number
 
 #: SGLang key -> inference column; the first key present wins (current name, then older)
 SGLANG_FIELDS: dict[str, tuple[str, ...]] = {

@@ -1,4 +1,4 @@
-"""JAX training logs: MaxText and PaxML (DGXC v24.11-v25.04 recipes).
+"""MaxText training logs (DGXC v24.11-v25.04 recipes).
 
 MaxText prints ``completed step: 49, seconds: 15.570, TFLOP/s/device: 506.597,
 Tokens/s/device: 1052.266, total_weights: 2097152, loss: 0.000`` per step (zero-based step).
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import polars as pl
 
+from cmax.ingest.formats import register
+from cmax.ingest.formats._training_log import TrainingLogFormat, marker
 from cmax.ingest.textlines import (
-    NUM,
     TrainingLog,
     drop_cut_tail,
     facts_and_lines,
@@ -27,7 +28,6 @@ from cmax.ingest.textlines import (
 )
 
 MAXTEXT_KEY = "completed step:"
-PAXML_KEY = "train_step() took"
 
 
 def parse_maxtext(path: Path) -> TrainingLog:
@@ -51,26 +51,7 @@ def parse_maxtext(path: Path) -> TrainingLog:
                        facts=log_facts(head, "maxtext", first_line(events)))
 
 
-def parse_paxml(path: Path) -> TrainingLog:
-    text = pl.col("text")
-    head, events = facts_and_lines(path, lambda lines: (
-        lines
-        .select(
-            pl.col("line"),
-            text,
-            to_float(text.str.extract(r"train_step\(\) took\s*" + NUM + r"\s*s", 1))
-            .alias("step_time_s"),
-        )
-    ), keys=[PAXML_KEY])
-    notes: list[str] = []
-    events = drop_cut_tail(events, path, [PAXML_KEY], notes)
-    dupes = events.height
-    events = events.unique(subset=["text"], keep="first", maintain_order=True)
-    dupes -= events.height
-    if dupes:
-        notes.append(f"{dupes} duplicate step line(s) ignored")
-    events = events.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("iteration"))
-    steps, _ = settle_steps(events.drop("text"))
-    notes.append("PaxML prints no step numbers; steps are numbered from 0 in file order")
-    return TrainingLog(format="paxml", framework="paxml", steps=steps, notes=notes, source=path,
-                       facts=log_facts(head, "paxml", first_line(events)))
+register(TrainingLogFormat("maxtext", "MaxText training log",
+                         "MaxText (`completed step: N, seconds: ..., TFLOP/s/device: ...`)",
+                         "ingest/maxtext_llama2-70b.log", 40,
+                         marker(b"completed step:", r"completed step:\s*\d+"), parse_maxtext))

@@ -1,4 +1,11 @@
-"""nccl-tests JSON output (``-J file.json``), format version 3 (nccl-tests v2.17+).
+"""nccl-tests JSON output (``-J file.json``, format version 3, nccl-tests v2.17+).
+
+Recognised by its shape (``version``, ``config``, ``results`` and ``nccl_version`` or
+``average_bus_bandwidth``); the
+same module turns per-process times into node-health rows
+(see :mod:`cmax.ingest.network_files`).
+
+nccl-tests JSON output (``-J file.json``), format version 3 (nccl-tests v2.17+).
 
 The shape is taken from the writer in NVIDIA/nccl-tests ``src/util.cu`` (``JSON_FILE_VERSION
 3``): top-level ``version``, ``start_time``, ``args``, ``env``, ``nccl_version``, ``config``
@@ -30,7 +37,9 @@ import polars as pl
 from cmax.errors import EvidenceError, EvidenceFormatError
 from cmax.evidence import NODE_HEALTH_SCHEMA
 from cmax.facts import Fact
-from cmax.ingest.nccl import NcclTest, solve_ranks
+from cmax.ingest.formats import NcclFormat, Probe, register
+from cmax.ingest.formats import nccl_tests as nccl
+from cmax.ingest.formats.nccl_tests import NcclTest, solve_ranks
 from cmax.ingest.textlines import table
 from cmax.limits import MAX_JSON_BYTES, read_bounded_text
 
@@ -243,7 +252,7 @@ def json_facts(tests: list[NcclTest], path: Path) -> tuple[Fact, ...]:
 
 
 def json_summary(path: Path) -> dict[str, object]:
-    from cmax.ingest.nccl import nccl_summary
+    from cmax.ingest.formats.nccl_tests import nccl_summary
 
     tests, health = parse_nccl_json(path)
     out = nccl_summary(tests, path)
@@ -252,3 +261,34 @@ def json_summary(path: Path) -> dict[str, object]:
     if health.height:
         out["slow_nodes"] = slow
     return out
+
+
+Parsed = tuple[list[NcclTest], pl.DataFrame]
+
+
+class NcclTestsJson(NcclFormat[Parsed]):
+    id = "nccl-tests-json"
+    title = "nccl-tests output (JSON)"
+    tool = "NVIDIA nccl-tests `-J` (src/util.cu, JSON_FILE_VERSION 3)"
+    sample = "nccl/all_reduce_2node.json"
+    priority = 85
+    json_shape = staticmethod(is_nccl_json)
+
+    def parse(self, probe: Probe) -> Parsed:
+        return parse_nccl_json(probe.path)
+
+    def summarise(self, parsed: Parsed, probe: Probe) -> dict[str, Any]:
+        return dict(json_summary(probe.path))
+
+    def facts(self, parsed: Parsed) -> tuple[Fact, ...]:
+        return json_facts(parsed[0], Path())
+
+    def frame(self, parsed: Parsed, *, run_id: str, source_file: str,
+              path: Path) -> pl.DataFrame:
+        return nccl.nccl_frame(parsed[0], run_id=run_id, source_file=source_file, path=path)
+
+    def node_health(self, parsed: Parsed, *, source_file: str) -> pl.DataFrame:
+        return parsed[1].with_columns(pl.lit(source_file).alias("source_file"))
+
+
+register(NcclTestsJson())

@@ -13,10 +13,13 @@ warm-up (research/dgxc.md §3.1).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from cmax.facts import Fact
+from cmax.ingest.formats import RunRequest, register
+from cmax.ingest.formats._training_log import TrainingLogFormat, marker
 from cmax.ingest.textlines import (
     GROUPED_NUM,
     TrainingLog,
@@ -88,3 +91,25 @@ def fill_step_time(steps: pl.DataFrame, gbs: int | None, seq_len: int | None,
     return steps.with_columns(
         pl.coalesce(pl.col("step_time_s"),
                     per_step / pl.col("tokens_per_s_per_gpu")).alias("step_time_s"))
+
+
+class TorchTitanLog(TrainingLogFormat):
+    """TorchTitan prints tokens/s, not a step time: the step time is derived."""
+
+    def step_rows(self, parsed: TrainingLog, config: dict[str, Any],
+                  request: RunRequest) -> tuple[pl.DataFrame, list[str]]:
+        """TorchTitan prints tokens/s, not step time: derive it from gbs x seq_len."""
+        frame = fill_step_time(parsed.steps, config["gbs"], config["seq_len"],
+                               request.spec.num_gpus)
+        notes = []
+        if frame["step_time_s"].null_count() and frame.height:
+            notes.append("TorchTitan prints no step time; set gbs and seq_len in the manifest "
+                         "to derive it from tps")
+        return frame, notes
+
+
+register(TorchTitanLog("torchtitan", "TorchTitan training log",
+                     "TorchTitan metrics lines (`step: N  loss: ...  tps: ...  tflops: ...`)",
+                     "ingest/torchtitan_deepseek-v3.log", 30,
+                     marker(b"step:", r"\bstep:\s*\d+\s+loss:.*\b(?:tflops|tps):"),
+                     parse_torchtitan))

@@ -34,7 +34,7 @@ from typing import Any
 from cmax.errors import EvidenceError
 from cmax.facts import Fact
 from cmax.ingest.formats import Probe, register
-from cmax.ingest.formats.serving_bench import Results, ServingResult, number
+from cmax.ingest.formats._serving import Results, ServingResult, number
 
 #: metric tag -> (the CSV header AIPerf prints, {stat: inference column})
 AIPERF_METRICS: dict[str, tuple[str, dict[str, str]]] = {

@@ -18,8 +18,10 @@ from pathlib import Path
 import polars as pl
 
 from cmax.facts import Fact
-from cmax.ingest.fields import StepQuery
-from cmax.ingest.greplines import NEMO2_KEY
+from cmax.ingest._fields import StepQuery
+from cmax.ingest._greplines import NEMO2_KEY
+from cmax.ingest.formats import register
+from cmax.ingest.formats._training_log import TrainingLogFormat, marker
 from cmax.ingest.linespec import WALL_TIME, StepLine, wall_time
 from cmax.ingest.textlines import (
     TrainingLog,
@@ -143,3 +145,18 @@ def _finish(fmt: str, events: pl.DataFrame, notes: list[str], path: Path) -> Tra
         config=config, resumed_at=resumes, invalid_grad_norm=bool(invalid), notes=notes,
         source=path,
     )
+
+
+register(TrainingLogFormat("nemo2", "NeMo 2 / Megatron-Bridge training log",
+                         "NeMo 2 and Megatron-Bridge recipes (Lightning progress lines, "
+                         "`train_step_timing in s: ...`), e.g. DGXC Benchmarking / llmb-run "
+                         "job logs", "ingest/nemo2_llama3.1-8b_fp8.log", 60,
+                         marker(b"train_step_timing", r"train_step_timing in s\s*:"),
+                         parse_nemo2))
+
+
+register(TrainingLogFormat("nemo1", "NeMo 1 training log",
+                         "NeMo 1 (Lightning progress bar, `train_step_timing in s=...`)",
+                         "ingest/nemo1_gpt3-175b.log", 59,
+                         marker(b"train_step_timing", r"train_step_timing in s\s*="),
+                         parse_nemo1))

@@ -2,7 +2,7 @@
 
 NeMo 2 prints a step as one line of fields joined by `` | ``:
 ``Training epoch 0, iteration 40/49 | lr: 6.1e-06 | ... | train_step_timing in s: 10.08 | ...``.
-The regex reader (:mod:`cmax.ingest.nemo`) pulls each number out with a capture group, about
+The regex reader (:mod:`cmax.ingest.formats.nemo`) pulls each number out with a capture group, about
 400 ns a field: on a long quiet run (two million step lines in a GiB) that is most of the
 time. Here Polars' CSV reader splits the lines at ``|`` (native, both cores, a bounded chunk at
 a time) and each number is cut out of a known field with a few string kernels instead.
@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from cmax.ingest import greplines, textlines
+from cmax.ingest import _greplines as greplines
+from cmax.ingest import textlines
 from cmax.ingest.linespec import PLAIN_STAMP_WIDTH, STAMP, WALL_TIME, StepLine, stamp_seconds
 
 if TYPE_CHECKING:

@@ -1,5 +1,11 @@
 """The llmb-run job-history database (SQLite table ``jobs``, DGXC v26.05+).
 
+Recognised by the SQLite magic plus a ``jobs`` table with llmb-run's columns; a run picks its
+job by precision, GPU count and workload (see :mod:`cmax.ingest.formats.llmb_sqlite`). A summary: it
+fills ``runs.reported_*``, never step rows.
+
+The llmb-run job-history database (SQLite table ``jobs``, DGXC v26.05+).
+
 Each job row carries llmb-run's own parse of its log: ``train_step_time_seconds`` and
 ``tflops_per_gpu`` (means over iterations 35-44), ``perf_parse_status`` (``success |
 incomplete | invalid_grad_norm | no_data | no_log | unsupported_framework``) and the job's
@@ -19,8 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cmax.coerce import as_float
 from cmax.errors import EvidenceError
 from cmax.facts import Fact
+from cmax.ingest.formats import Probe, RunFormat, RunPart, RunRequest, register
 from cmax.limits import MAX_HISTORY_JOBS, MAX_SQLITE_BYTES, limit_error, size_error
 
 MAGIC = b"SQLite format 3\x00"
@@ -234,3 +242,42 @@ def job_facts(jobs: list[Job]) -> tuple[Fact, ...]:
         hosts = expand_hostlist(str(node_list)) if node_list else None
         facts += [Fact("host", h, None, f"{where}: node_list") for h in dict.fromkeys(hosts or ())]
     return tuple(facts)
+
+
+class LlmbSqlite(RunFormat[list[Job]]):
+    id = "llmb-sqlite"
+    title = "llmb-run job history (SQLite)"
+    tool = "llmb-run (DGXC Benchmarking v26.05+), its `jobs` table"
+    sample = "(built by tests/ingest/test_ingest_formats.py: make_llmb_db)"
+    priority = 100
+
+    def sniff(self, probe: Probe) -> bool:
+        if not probe.is_sqlite:
+            return False
+        if has_jobs_table(probe.path):
+            return True
+        probe.why.append("an SQLite database without an llmb-run `jobs` table")
+        return False
+
+    def parse(self, probe: Probe) -> list[Job]:
+        return read_jobs(probe.path)
+
+    def summarise(self, parsed: list[Job], probe: Probe) -> dict[str, Any]:
+        return summary(parsed)
+
+    def facts(self, parsed: list[Job]) -> tuple[Fact, ...]:
+        return job_facts(parsed)
+
+    def read_run(self, parsed: list[Job], request: RunRequest) -> RunPart:
+        spec = request.spec
+        job, notes = select_job(
+            parsed, workload=spec.workload, precision=spec.precision, num_gpus=spec.num_gpus,
+            selector=spec.experiment, file=request.path, field=request.key)
+        row = dict(request.declared)
+        row.update(status=job.status,
+                   reported_step_time_s=as_float(job.row.get("train_step_time_seconds")),
+                   reported_tflops_per_gpu=as_float(job.row.get("tflops_per_gpu")))
+        return RunPart(row=row, notes=[f"llmb-run job {job.label}; no per-step data", *notes])
+
+
+register(LlmbSqlite())

@@ -29,7 +29,7 @@ from typing import IO, TypeVar
 T = TypeVar("T")
 
 #: the keyword of a NeMo 2 step line (``... | train_step_timing in s: 10.08 | ...``); the
-#: parser is :mod:`cmax.ingest.nemo`. Here because :func:`prestart` needs it without Polars.
+#: parser is :mod:`cmax.ingest.formats.nemo`. Here because :func:`prestart` needs it without Polars.
 NEMO2_KEY = "train_step_timing in s:"
 
 # files up to this size are filtered in this process, in one read: a grep child and a reader
@@ -46,7 +46,7 @@ GREP_BATCH = 4 << 20
 PRESTART_HOLD = 16 << 20
 # the top of a log: identity facts, the step layout and the dense/sparse choice come from it
 HEAD_BYTES = 4 << 20
-# splitting every line of the file into fields (cmax.ingest.fields.scan) beats grep when at
+# splitting every line of the file into fields (cmax.ingest._fields.scan) beats grep when at
 # least one line in this many of the top is a step line (a long quiet run: 1 in 3; multi-node
 # chatter is 1 in 40); sparser, grep skips the other lines without splitting them
 DENSE = 8
@@ -94,7 +94,7 @@ def dense(head: bytes, found: Sequence[object]) -> bool:
 class Top:
     """The top of a log and how its step lines are read: the one home of that decision.
 
-    The step reader (:class:`cmax.ingest.fields.StepQuery`) and :func:`prestart` both read it,
+    The step reader (:class:`cmax.ingest._fields.StepQuery`) and :func:`prestart` both read it,
     so a prestarted grep is exactly the one the reader would start.
     """
 

@@ -1,0 +1,64 @@
+"""The plugin class every training-log format shares (NeMo, Megatron, MaxText, PaxML,
+TorchTitan): each framework's module (:mod:`cmax.ingest.formats.nemo`, ...) holds its parser
+and registers its formats with :class:`TrainingLogFormat`, which turns a parsed
+:class:`~cmax.ingest.textlines.TrainingLog` into a ``runs`` row plus its ``steps``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from cmax.ingest.formats import Marker, Probe, RunFormat, RunPart, RunRequest
+from cmax.ingest.textlines import CONFIG_KEYS, TrainingLog, training_summary
+
+
+class TrainingLogFormat(RunFormat[TrainingLog]):
+    """A per-step training log, read by its framework's parser (the registration below names
+    each format's parser once)."""
+
+    def __init__(self, format_id: str, title: str, tool: str, sample: str, priority: int,
+                 marker: Marker | tuple[Marker, ...],
+                 parser: Callable[[Path], TrainingLog]) -> None:
+        self.id, self.title, self.tool, self.sample = format_id, title, tool, sample
+        markers = marker if isinstance(marker, tuple) else (marker,)
+        self.priority, self.markers, self.parser = priority, markers, parser
+
+    @property
+    def home(self) -> str:
+        """The framework's module (this class is shared by every training-log format)."""
+        return self.parser.__module__
+
+    def parse(self, probe: Probe) -> TrainingLog:
+        return self.parser(probe.path)
+
+    def summarise(self, parsed: TrainingLog, probe: Probe) -> dict[str, Any]:
+        return training_summary(parsed)
+
+    def config(self, parsed: TrainingLog, request: RunRequest) -> dict[str, Any]:
+        """The manifest's parallel config where declared, else what the log printed."""
+        return {k: request.declared[k] if request.declared[k] is not None
+                else parsed.config.get(k) for k in CONFIG_KEYS}
+
+    def step_rows(self, parsed: TrainingLog, config: dict[str, Any],
+                  request: RunRequest) -> tuple[pl.DataFrame, list[str]]:
+        return parsed.steps, []
+
+    def read_run(self, parsed: TrainingLog, request: RunRequest) -> RunPart:
+        config = self.config(parsed, request)
+        frame, notes = self.step_rows(parsed, config, request)
+        steps = frame.with_columns(pl.lit(request.run_id).alias("run_id"),
+                                   pl.lit(request.source_file).alias("source_file"))
+        row = dict(config)
+        row.update(framework=request.spec.framework or parsed.framework, status=parsed.status(),
+                   max_iteration=parsed.max_iteration, **parsed.run_columns())
+        return RunPart(row=row, steps=steps, notes=[*notes, *parsed.notes])
+
+
+
+def marker(literal: bytes, pattern: str) -> Marker:
+    return Marker(literal, re.compile(pattern))

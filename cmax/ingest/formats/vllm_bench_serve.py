@@ -1,0 +1,88 @@
+"""``vllm bench serve --save-result`` results (and ``--append-result`` files).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from cmax.errors import EvidenceError
+from cmax.facts import Fact
+from cmax.ingest.formats import Probe, register
+from cmax.ingest.formats._serving import Results, ServingResult, json_objects, number
+
+#: vLLM key -> inference column (numbers as written; ``request_rate`` may be "inf")
+VLLM_FIELDS: dict[str, str] = {
+    "duration": "duration_s",
+    "completed": "completed",
+    "failed": "failed",
+    "total_input_tokens": "input_tokens",
+    "total_output_tokens": "output_tokens",
+    "output_throughput": "output_tok_s",
+    "total_token_throughput": "total_tok_s",
+    "max_concurrency": "concurrency",
+    "request_rate": "request_rate",
+    "p99_ttft_ms": "ttft_p99_ms",
+    "p99_tpot_ms": "tpot_p99_ms",
+    "mean_tpot_ms": "tpot_mean_ms",
+    "temperature": "temperature",
+}
+
+
+_VLLM_NEEDS = ("duration", "completed", "total_output_tokens", "output_throughput")
+
+
+def _looks_like_vllm(data: Any) -> bool:
+    return isinstance(data, dict) and all(k in data for k in _VLLM_NEEDS) and (
+        "backend" in data or "endpoint_type" in data or "model_id" in data)
+
+
+def _vllm_row(data: dict[str, Any], line: int, path: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"tool": "vllm-bench-serve", "line": line,
+                           "model": data.get("model_id") or data.get("model")}
+    for key, column in VLLM_FIELDS.items():
+        value = number(data.get(key))
+        if key in _VLLM_NEEDS and value is None:
+            raise EvidenceError(f"result has no number for {key!r}", file=path, line=line,
+                                field=key, expected="the JSON `vllm bench serve --save-result` "
+                                "writes", fix="submit the file exactly as vLLM wrote it")
+        if value is not None and not math.isfinite(value):
+            value = None  # an unbounded rate or concurrency: offline, as fast as possible
+        row[column] = value
+    for key in ("precision", "dtype", "quantization"):  # --metadata precision=fp8
+        if isinstance(data.get(key), str):
+            row["precision"] = data[key]
+            break
+    for key in ("gpus", "num_gpus", "tensor_parallel_size"):  # --metadata gpus=8
+        if (count := number(data.get(key))) is not None and count.is_integer():
+            row["gpus"] = int(count)
+            break
+    return row
+
+
+class VllmBenchServe(ServingResult):
+    id = "vllm-bench-serve"
+    title = "vLLM `bench serve` result JSON"
+    tool = ("`vllm bench serve --save-result` (vllm-project/vllm "
+            "vllm/benchmarks/serve.py @ 009e6d4), one object per line with --append-result")
+    sample = "inference/vllm_bench_serve_llama3.3-70b.json"
+    priority = 55
+
+    def sniff(self, probe: Probe) -> bool:
+        head = probe.head_text
+        return (head[:1] == "{" and '"output_throughput"' in head and '"duration"' in head
+                and '"total_output_tokens"' in head)
+
+    def parse(self, probe: Probe) -> Results:
+        rows: list[dict[str, Any]] = []
+        for line, data in json_objects(probe, "one `vllm bench serve` result per line"):
+            if not _looks_like_vllm(data):
+                raise EvidenceError("not a `vllm bench serve` result object", file=probe.path,
+                                    line=line, expected=", ".join(_VLLM_NEEDS))
+            rows.append(_vllm_row(data, line, probe.path))
+        models = {str(r["model"]): r["line"] for r in reversed(rows) if r.get("model")}
+        facts = [Fact("model", name, line) for name, line in models.items()]
+        return Results(rows, facts)
+
+
+register(VllmBenchServe())
