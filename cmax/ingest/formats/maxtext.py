@@ -2,9 +2,7 @@
 
 MaxText prints ``completed step: 49, seconds: 15.570, TFLOP/s/device: 506.597,
 Tokens/s/device: 1052.266, total_weights: 2097152, loss: 0.000`` per step (zero-based step).
-PaxML prints only ``[PAX STATUS]: train_step() took 7.47 seconds.``: it carries no step
-number, so steps are numbered in file order from 0 after exact duplicate lines are dropped.
-Both recipes reported the last step (research/dgxc.md §3.1); the rows keep every step.
+The recipes reported the last step (research/dgxc.md §3.1); the rows keep every step.
 """
 
 from __future__ import annotations
