@@ -372,11 +372,15 @@ class ComponentScore(_Model):
     weak."""
 
     kind: str
+    """the rubric component kind (training, nccl, mlperf, inference, audit, goodput, mtbf,
+    sla, price_value, declarations)"""
     score: float = Field(ge=0, le=100)
+    """its points, 0-100"""
     weight: float = Field(ge=0)
+    """its weight inside the category"""
     measured: bool = Field(description="False for self-declarations")
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field(description="what the component measures, in words")  # type: ignore[prop-decorator]
     @property
     def label(self) -> str:
         return COMPONENT_LABELS.get(self.kind, self.kind)
