@@ -156,13 +156,24 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
     if result.as_of is not None:
         click.echo(f"as of {result.as_of.isoformat()}")
     if result.items:
-        click.echo("")
-        click.echo(f"{'cluster':<22} {'kind':<23} {'workload / check':<34} {'before':>10} "
-                   f"{'after':>10} {'change':>8}")
-        for item in result.items:
+        changes = [i for i in result.items if i.kind != "sla_breach"]
+        breaches = [i for i in result.items if i.kind == "sla_breach"]
+        if changes:
+            click.echo("")
+            click.echo(f"{'cluster':<22} {'kind':<23} {'workload / check':<34} {'before':>10} "
+                       f"{'after':>10} {'change':>8}")
+        for item in changes:
             change = f"{item.change_pct:+.1f}%" if item.change_pct is not None else "-"
             click.echo(f"{item.cluster[:22]:<22} {item.kind:<23} {(item.workload or '-')[:34]:<34} "
                        f"{_cell(item.before)[:10]:>10} {_cell(item.after)[:10]:>10} {change:>8}")
+        if breaches:  # a contracted and a measured uptime are not a before and an after
+            click.echo("")
+            click.echo(f"{'cluster':<22} {'SLA breach, period':<23} {'contracted':>10} "
+                       f"{'measured':>10} {'credit owed':>11}")
+        for item in breaches:
+            credit = "-" if item.credit_pct is None else f"{item.credit_pct:g}%"
+            click.echo(f"{item.cluster[:22]:<22} {(item.period or '-')[:23]:<23} "
+                       f"{_cell(item.before)[:9]:>9}% {_cell(item.after)[:9]:>9}% {credit:>11}")
         click.echo("")
         for item in result.items:
             click.echo(f"  {item.cluster}: {item.message}")

@@ -111,8 +111,11 @@ _DRIFT = {
             "exemplar_expiring / _expired / _lapsed, "
             "sla_breach, evidence_changed (a recorded run's bytes changed), audits_stopped",
     "workload": "the workload, or `nccl <collective> <nodes>n`, it concerns (null for the run)",
-    "before": "the value before (a ratio, tier or date)", "after": "the value now",
+    "before": "the value before (a ratio, tier or date; sla_breach: the contracted uptime %)",
+    "after": "the value now (sla_breach: the measured uptime %, `metric` says which)",
     "change_pct": "after vs before, %", "metric": "which number changed",
+    "period": "sla_breach: the reliability period measured (start–end)",
+    "credit_pct": "sla_breach: the service credit owed, % of the period's bill",
     "run": "the run folder that shows it", "compared_with": "the run folder compared with",
     "noise_pct": "the run-to-run noise the change exceeded, %",
     "severity": "problem (counts towards exit 1) or info", "message": "one sentence for people",

@@ -152,6 +152,8 @@ class DriftItem(BaseModel):
     run: str | None = None
     compared_with: str | None = None
     noise_pct: float | None = None
+    period: str | None = None
+    credit_pct: float | None = None
     severity: Literal["problem", "info"] = "problem"
     message: str
 
@@ -494,21 +496,22 @@ def _sla_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
     contracted = latest["sla_contracted_pct"]
     worst = latest["sla_worst_pct"]
     observed = worst if worst is not None else latest["sla_measured_pct"]
-    period = ""
+    period = None
     if latest["period_start"] is not None and latest["period_end"] is not None:
-        period = f" in {latest['period_start']}–{latest['period_end']}"
+        period = f"{latest['period_start']}–{latest['period_end']}"
+    during = f" in {period}" if period else ""
     if latest["sla_node_months"]:
         what = (f"{latest['sla_node_months_below']} of {latest['sla_node_months']} node-months "
-                f"below the contracted {contracted:g}% uptime{period} (worst {observed:.3f}%, "
+                f"below the contracted {contracted:g}% uptime{during} (worst {observed:.3f}%, "
                 f"average {latest['sla_measured_pct']:.3f}%)")
     else:
-        what = f"uptime {observed:.3f}% below the contracted {contracted:g}%{period}"
+        what = f"uptime {observed:.3f}% below the contracted {contracted:g}%{during}"
     credit = latest["sla_credit_pct"]
     return [DriftItem(
         cluster=cluster, kind="sla_breach", before=contracted, after=observed,
         change_pct=round((observed - contracted) / contracted * 100.0, 4),
         metric="worst_node_month_uptime_pct" if worst is not None else "uptime_pct",
-        run=runs[-1].run_dir,
+        run=runs[-1].run_dir, period=period, credit_pct=credit,
         message=what + (f"; {credit:g}% credit owed" if credit else ""),
     )]
 

@@ -138,13 +138,26 @@ def _fmt_num(value: Any, digits: int = 3) -> str:
 
 
 def _item_rows(items: Sequence[DriftItem]) -> list[dict[str, str]]:
+    """The items with a before and an after (every kind but SLA breaches)."""
     return [{
         "cluster": i.cluster, "kind": i.kind.replace("_", " "), "severity": i.severity,
         "workload": i.workload or "", "before": _fmt_num(i.before),
         "after": _fmt_num(i.after),
         "change": f"{i.change_pct:+.1f}%" if i.change_pct is not None else "",
         "message": i.message,
-    } for i in items]
+    } for i in items if i.kind != "sla_breach"]
+
+
+def _sla_rows(items: Sequence[DriftItem]) -> list[dict[str, str]]:
+    """SLA breaches in columns of their own: a contracted and a measured uptime are not a
+    before and an after."""
+    return [{
+        "cluster": i.cluster, "period": i.period or "–",
+        "contracted": f"{_fmt_num(i.before, 3)}%", "measured": f"{_fmt_num(i.after, 3)}%",
+        "measured_what": "worst node-month" if i.metric == "worst_node_month_uptime_pct"
+        else "uptime",
+        "credit": "–" if i.credit_pct is None else f"{i.credit_pct:g}%", "message": i.message,
+    } for i in items if i.kind == "sla_breach"]
 
 
 def _cluster_context(cluster: str, runs: list[RunPoint], items: list[DriftItem],
@@ -175,7 +188,7 @@ def _cluster_context(cluster: str, runs: list[RunPoint], items: list[DriftItem],
         "cluster": cluster, "provider": latest.row["provider"], "gpu": latest.row["gpu"],
         "as_of": as_of.isoformat(), "first_run": runs[0].run_dir, "last_run": latest.run_dir,
         "run_count": len(runs), "tier": latest.row["tier"], "score": latest.row["score"],
-        "exemplar": status, "items": _item_rows(items),
+        "exemplar": status, "items": _item_rows(items), "sla_items": _sla_rows(items),
         "problems": sum(1 for i in items if i.severity == "problem"),
         "ratio_chart": ratio_chart(series, bar=_bar(runs)) if series else None,
         "workloads": workload_rows,
@@ -259,7 +272,7 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
     return {
         "as_of": as_of.isoformat(), "clusters": clusters,
         "run_count": sum(len(r) for r in lines.values()),
-        "items": _item_rows(result.items),
+        "items": _item_rows(result.items), "sla_items": _sla_rows(result.items),
         "problems": sum(1 for i in result.items if i.severity == "problem"),
         "charts": charts,
         "incidents": incidents,

@@ -231,3 +231,23 @@ def test_trend_reports_on_letter_paper(root: Path, tmp_path: Path,
     box = PdfReader(out / "fleet.trend.pdf").pages[0].mediabox
     assert (round(float(box.width)), round(float(box.height))) == (792, 612)  # Letter, landscape
     assert "@page { size: letter landscape; }" in (out / "cluster-east.trend.html").read_text()
+
+
+def test_sla_breaches_have_columns_of_their_own(root: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A contracted and a measured uptime are not a 'before' and an 'after' (issue 30)."""
+    out = tmp_path / "reports"
+    assert main(["audit", str(root), "-o", str(out), "--no-pdf"]) == 1
+    text = capsys.readouterr().out
+    assert "SLA breach, period" in text and "credit owed" in text
+    breach = next(line for line in text.splitlines() if line.startswith("east ")
+                  and "2025-10-01–2025-10-31" in line)
+    assert breach.split()[-3:] == ["99.9%", "99.0%", "25%"]
+    assert not any("sla_breach" in line and "-0.9%" in line for line in text.splitlines())
+    html = (out / "cluster-east.trend.html").read_text()
+    sla = html[html.index("<h3>SLA breaches</h3>"):]
+    assert "<th class=\"num\">contracted uptime</th>" in sla
+    assert "<td>2025-10-01–2025-10-31</td><td class=\"num\">99.900%</td>" in sla
+    assert "<td class=\"num\">25%</td>" in sla
+    changes = html[:html.index("<h3>SLA breaches</h3>")]
+    assert "sla breach" not in changes  # not in the before/after/change table
