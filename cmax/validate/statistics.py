@@ -302,15 +302,21 @@ def _speed_change(view: RunView, steps: pl.DataFrame, window: pl.DataFrame
                   ) -> Iterator[Finding]:
     """The steady steps' best split into a slower and a faster stretch (a long run judged on
     at most SPEED_BLOCKS block medians), an error when it is beyond the noise and the window
-    is in the faster stretch."""
+    is in the faster stretch. Reads two columns as arrays: no copy of a long run's table."""
     if window.is_empty() or steps.height < 2 * SPEED_SEGMENT:
         return
-    steady = steps.filter(pl.col("iteration") >= _settle(view, steps))
-    size = max(1, math.ceil(steady.height / SPEED_BLOCKS))
-    blocks = steady.with_row_index("_i").group_by(pl.col("_i") // size, maintain_order=True).agg(
-        pl.col("step_time_s").median(), pl.col("iteration").first().alias("first"),
-        pl.col("iteration").last().alias("last"))
-    x = blocks["step_time_s"].cast(pl.Float64).to_numpy()
+    iterations = steps["iteration"]
+    start = int(iterations.search_sorted(_settle(view, steps)))
+    times = _times(steps).slice(start).to_numpy()
+    its = iterations.slice(start).to_numpy()
+    size = max(1, math.ceil(len(times) / SPEED_BLOCKS))
+    whole = len(times) // size * size
+    if whole == 0:
+        return
+    # each block's median from at most 256 evenly spaced steps: a long run's blocks hold
+    # thousands of steady steps, whose median a sample of 256 gives to well under the noise
+    x = np.median(times[:whole].reshape(-1, size)[:, ::max(1, size // 256)], axis=1)
+    firsts, lasts = its[:whole:size], its[size - 1:whole:size]
     seg = max(2, SPEED_SEGMENT // size) if size > 1 else SPEED_SEGMENT
     if len(x) < 2 * seg:
         return
@@ -333,18 +339,17 @@ def _speed_change(view: RunView, steps: pl.DataFrame, window: pl.DataFrame
     slower = x[:k] if a > b else x[k:]
     if float(np.mean(slower > (fast + slow) / 2)) < SPEED_CONSISTENT:
         return
-    cut = int(blocks["first"][k])
+    cut = int(firsts[k])
     in_fast = window.filter((pl.col("iteration") >= cut) == (b < a)).height
     if in_fast * 2 < window.height:
         return
-    before = f"{int(blocks['first'][0])}-{int(blocks['last'][k - 1])}"
-    after = f"{cut}-{int(blocks['last'][-1])}"
     yield run_finding(
         "statistics.speed-change", view,
         f"steady step times change at iteration {cut}: median {a:.3f} s over iterations "
-        f"{before}, {b:.3f} s over {after} ({slow / fast - 1:.1%} apart, {score:.0f} sigma of "
-        f"{sigma:.3f} s); the window {view.window.first}-{view.window.last} is in the faster "
-        "stretch", line=view.line_of(cut))
+        f"{int(firsts[0])}-{int(lasts[k - 1])}, {b:.3f} s over {cut}-{int(lasts[-1])} "
+        f"({slow / fast - 1:.1%} apart, {score:.0f} sigma of {sigma:.3f} s); the window "
+        f"{view.window.first}-{view.window.last} is in the faster stretch",
+        line=view.line_of(cut))
 
 
 def _duplicates(ctx: Context) -> Iterator[Finding]:
