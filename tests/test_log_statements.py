@@ -4,7 +4,9 @@ network's shape in Megatron's argument dump, Lightning's ``devices``/``num_nodes
 
 Formats: the argument dump is NVIDIA/Megatron-LM megatron/training/arguments.py's
 (``  <arg> <dots> <value>`` between ``arguments`` rules, as in
-tests/data/ingest/megatron_bridge_llama3.1-70b.log); the trainer block is NeMo's configuration
+tests/data/ingest/megatron_bridge_llama3.1-70b.log; a real one is quoted in NVIDIA/Megatron-LM
+issue #516: ``  fp8 ..... None``, ``  hidden_size ..... 1024``,
+``  global_batch_size ..... 64``); the trainer block is NeMo's configuration
 dump (``trainer:`` / ``  devices: 8`` / ``  num_nodes: 2``, OmegaConf YAML as in
 tests/data/ingest/nemo2_identity_preamble.log); the llmb-config keys and order are
 NVIDIA/exemplar-performance cli/llmb-run/example_llmb_config.yaml @ e249aa3 (as
@@ -74,6 +76,15 @@ def test_megatron_shape_and_lightning_trainer_are_facts(tmp_path: Path) -> None:
             ("parallel", "devices=8"), ("node_count", "2")} <= facts
     # ffn_hidden_size is not the hidden size
     assert ("architecture", "hidden=14336") not in facts
+
+
+def test_the_dump_of_a_bf16_run_as_megatron_prints_it(tmp_path: Path) -> None:
+    # the shape of NVIDIA/Megatron-LM issue #516's dump: fp8 None, a 1024-wide network
+    head = _dump(fp8="None", hidden_size=1024, num_layers=24, global_batch_size=64,
+                 fp8_amax_history_len=1)
+    facts = {(f.kind, f.value) for f in head_facts(_log(tmp_path, "a.log", head))}
+    assert {("precision", "fp8=None"), ("architecture", "hidden=1024"),
+            ("architecture", "layers=24"), ("parallel", "gbs=64")} <= facts
 
 
 def test_an_8b_network_declared_as_70b_is_named(tmp_path: Path) -> None:
