@@ -232,3 +232,34 @@ def test_a_stopped_ray_audit_records_what_it_scored_and_leaves_nothing(
     recorded = store.read()
     assert sorted(set(zip(recorded["cluster"], recorded["run_dir"], strict=True))) == [
         ("east", "2026-01-01"), ("east", "2026-02-01")]
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_finished_ray_audit_leaves_no_process_or_folder(tmp_path: Path) -> None:
+    """The ordinary end of an audit on a Ray cmax started: every run recorded, Ray's processes
+    and its private folder gone (the reaper, told cmax is done, stops nothing)."""
+    pytest.importorskip("ray")
+    from tests.history.test_history_support import write_run
+
+    root = tmp_path / "runs"
+    for cluster in ("east", "west"):
+        write_run(root, cluster, "2026-01-01",
+                  workloads=[["llama3.1-70b", "fp8", 512, 1.0, 0.99, 1.01]])
+    tmp = Path(tempfile.mkdtemp(prefix="cmax-t-", dir="/tmp"))
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(REPO)}
+    env.pop("RAY_ADDRESS", None)
+    driver = ("import sys\nfrom cmax.history import run_audit\n"
+              "from tests.history.test_history_support import fake_assess\n"
+              "r = run_audit(sys.argv[1], sys.argv[2], assess=fake_assess, executor='ray', "
+              "workers=2)\nprint(len(r.scored))\n")
+    try:
+        done = subprocess.run([sys.executable, "-c", driver, str(root), str(tmp_path / "h")],
+                              env=env, capture_output=True, timeout=300, check=False)
+        assert done.returncode == 0 and done.stdout == b"2\n", done.stderr.decode()[-2000:]
+        deadline = time.monotonic() + 30  # an exiting process is visible for a moment
+        while _ours(str(tmp).encode()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _ours(str(tmp).encode()) == []
+        assert list(tmp.iterdir()) == []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
