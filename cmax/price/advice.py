@@ -12,6 +12,7 @@ paying the quote, not volunteering more.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -43,6 +44,20 @@ from cmax.scorecard import (
 )
 from cmax.throughput import tokens_per_s_per_gpu
 
+_STEP_NUMBER = re.compile(r"^\d+\. ")
+
+
+def numbered(steps: list[str]) -> list[str]:
+    """The reasoning's steps numbered 1, 2, 3 … in the order given: a step that does not apply
+    (no parity price without a compared run) is left out, and the numbers shown must not skip
+    (1, 2, 3, 6, 7 read as steps lost). Indented lines continue the step above."""
+    out, n = [], 0
+    for step in steps:
+        if _STEP_NUMBER.match(step):
+            n += 1
+            step = _STEP_NUMBER.sub(f"{n}. ", step, count=1)
+        out.append(step)
+    return out
 
 def _cents(value: float) -> float:
     return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
@@ -325,5 +340,5 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
         drivers=_drivers(quoted, throughput, goodput, scorecard, credit, period_gpu_hours),
         workloads=economics, token_costs=costs,
         usd_per_million_tokens=None if basket_usd is None else round(basket_usd, 4),
-        token_basket=basket, reasoning=steps,
+        token_basket=basket, reasoning=numbered(steps),
     )

@@ -198,6 +198,11 @@ def test_no_comparable_run_gives_no_parity() -> None:
     assert advice.parity_usd_per_gpu_hour is None and advice.ask_usd_per_gpu_hour is None
     assert advice.adjustment_pct is None and advice.term_cost_usd == pytest.approx(TERM_COST)
     assert any("no defensible parity price" in s for s in advice.reasoning)
+    # without a parity price and an ask those two steps are left out, and the numbers shown
+    # run on without a gap (issue 30: 1, 2, 3, 6, 7)
+    numbers = [s.split(".", 1)[0] for s in advice.reasoning if s[:1].isdigit()]
+    assert numbers == [str(n) for n in range(1, len(numbers) + 1)] and len(numbers) >= 5
+    assert not any(s.startswith(("4. Parity", "5. Ask")) for s in advice.reasoning)
 
 
 def test_missing_pricing_is_a_user_error() -> None:
