@@ -207,10 +207,18 @@ def step_time_chart(w: WorkloadResult) -> str | None:
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
     with _figure(WIDTH_IN / 2, 2.35, margins=(0.45, 0.08, 0.85, 0.25)) as fig:
+        from matplotlib.ticker import MaxNLocator
+
         ax = fig.subplots()
-        if w.window is not None:
-            ax.axvspan(w.window[0], w.window[1], color="#dbe8f5", linewidth=0,
-                       label="steady-state window")
+        # the axis spans the steps printed, never a window or an origin beyond them (3 steps
+        # near iteration 1,000 drawn on a 0-1,000 axis), and iterations are whole numbers
+        low, high = min(xs), max(xs)
+        pad = max(0.5, (high - low) * 0.02)
+        ax.set_xlim(low - pad, high + pad)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=6))
+        if w.window is not None and w.window[0] <= high and w.window[1] >= low:
+            ax.axvspan(max(w.window[0], low - pad), min(w.window[1], high + pad),
+                       color="#dbe8f5", linewidth=0, label="steady-state window")
         ax.plot(xs, ys, color=ACCENT, linewidth=1.0, label="step time")
         if _finite(w.mean_step_time_s):
             ax.axhline(float(w.mean_step_time_s or 0), color=ACCENT, linewidth=0.8,

@@ -350,3 +350,24 @@ def test_screen_css_scales_the_print_sizes_up_for_reading() -> None:
     zoom = float(_re.search(r"zoom: ([\d.]+);", screen).group(1))  # type: ignore[union-attr]
     assert body_pt * zoom >= 11.0
     assert "zoom" not in css[:css.index("@media screen {")]  # the PDF keeps its sizes
+
+
+def _x_ticks(svg: str) -> list[str]:
+    import re
+
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    return texts[:texts.index("iteration")]  # the x tick labels come before the axis label
+
+
+def test_step_chart_ticks_whole_iterations_over_the_steps_printed() -> None:
+    """Issue 30: three steps near iteration 1,000 read on a 0-1,000 axis, and a short series
+    had ticks at 43.25."""
+    w = make_scorecard().workloads[0]
+    late = w.model_copy(update={"step_series": [(998, 10.1), (999, 10.0), (1000, 10.2)],
+                                "window": (11, 44)})
+    ticks = _x_ticks(charts.step_time_chart(late) or "")
+    assert ticks and all(t.strip().lstrip("−-").isdigit() for t in ticks), ticks
+    assert all(997 <= int(t) <= 1001 for t in ticks), ticks  # not 0, 200, ... 1000
+    short = w.model_copy(update={"step_series": [(43, 10.1), (44, 10.0)], "window": (43, 44)})
+    ticks = _x_ticks(charts.step_time_chart(short) or "")
+    assert ticks and all(t.strip().isdigit() for t in ticks), ticks  # no 43.25
