@@ -575,7 +575,11 @@ def tokens_sentence(card: Scorecard, peers: list[Scorecard]) -> str | None:
             f"quotes ({fmt.usd(o.price.quoted_usd_per_gpu_hour)} against "
             f"{fmt.usd(card.price.quoted_usd_per_gpu_hour)} per GPU-hour) {o.provider} must "
             f"train {need:.2f}x as fast per GPU as this offer to be cheaper per token; it trains "
-            f"{has:.2f}x: {verdict}.")
+            f"{has:.2f}x: {verdict}."
+            + (f" Energy per token (all-in): {here.joules_per_token:.2f} J here against "
+               f"{other.joules_per_token:.2f} J at {o.provider}."
+               if here.joules_per_token is not None and other.joules_per_token is not None
+               else ""))
 
 
 # ------------------------------------------------------------------ page 1: the decision

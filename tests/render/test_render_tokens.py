@@ -112,3 +112,15 @@ def test_leaderboard_shows_a_runs_measured_j_per_token(board: list[tuple[str, Sc
     html = leaderboard_html(rows, "html", {"score": None, "price": None})
     assert f"0.427 J/tok measured (1 of {len(runs)} runs)" in html
     assert html.count("J/tok measured") == 1
+
+
+def test_brief_sentence_compares_energy_per_token_where_both_are_known(
+        board: list[tuple[str, Scorecard]]) -> None:
+    h, w, g = (c for _, c in board)
+    h = _with_tokens(h, "h100-sxm", 200.0, 1989.0)
+    g = _with_tokens(g, "gb200", 400.0, 2600.0)
+    line = views.tokens_sentence(h, [h, w, g])
+    assert line is not None
+    assert line.endswith("Energy per token (all-in): 9.95 J here against 6.50 J at G.")
+    plain = views.tokens_sentence(board[0][1], [c for _, c in board])
+    assert plain is not None and "Energy per token" not in plain
