@@ -18,6 +18,11 @@ on $ per million training tokens:
   interruptions per GPU than the H100 fleets (a younger platform) and no ClusterMAX audit
   (none published for a GB200 cluster: the examples are H100 ones).
 
+and one serving provider, Halcyon Serve: two H200 nodes rated on serving results only
+(``trtllm-bench --report_json`` offline runs of GPT-OSS-120B and Llama 3.3 70B FP8 at
+1,024/1,024 tokens within 3 % of TensorRT-LLM's published per-GPU figures, a ``vllm bench
+serve`` concurrency sweep, an incident log).
+
 The reference step times are DGXC v25.05.x "Expected Performance" numbers (H100: Llama 3.1
 405B BF16/FP8 and Grok-1 314B FP8 at 512 GPUs; GB200: Llama 3.1 405B BF16 9.508 s and FP8
 6.244 s at 512 GPUs, NVIDIA/dgxc-benchmarking llama3.1/README.md @ v25.05..v25.05.05, the rows
@@ -282,6 +287,176 @@ def write_gb200(p: Provider) -> None:
     (root / "incidents.csv").write_text(incidents_csv(p, rng, hosts=hosts, gpus_per_node=4))
 
 
+@dataclass(frozen=True)
+class Offline:
+    """One offline maximum-throughput trtllm-bench run (no concurrency cap), as the TensorRT-LLM
+    perf overview measures its reference rows."""
+
+    model: str            # the manifest's model id
+    hf_model: str         # the checkpoint trtllm-bench names in its report
+    tp: int
+    ep: int
+    reference_tok_s_per_gpu: float  # reference/inference.csv, H200 FP8, 1024/1024
+    speed: float          # provider / reference
+
+
+@dataclass(frozen=True)
+class Serving:
+    """An invented serving provider: H200 nodes rated on serving results only."""
+
+    slug: str
+    name: str
+    cluster: str
+    region: str
+    nodes: int
+    offline: tuple[Offline, ...]
+    unexpected: int
+    planned: int
+    mean_outage_h: float
+    max_outage_h: float
+    price: float
+    declarations: dict[str, bool]
+    seed: int
+
+
+# TensorRT-LLM perf overview (NVIDIA/TensorRT-LLM docs/source/developer-guide/perf-overview.md
+# @ 03e27c7): H200 FP8, 1024/1024, output tok/s per GPU: GPT-OSS-120B TP1 6,798; Llama 3.3 70B
+# TP2 2,582. Halcyon serves both within 3 % of them.
+HALCYON = Serving(
+    "halcyon-serve", "Halcyon Serve", "halcyon-h200-serve", "us-west-2", 2,
+    (Offline("gpt-oss-120b", "openai/gpt-oss-120b", 1, 1, 6798.0, 0.973),
+     Offline("llama3.3-70b", "nvidia/Llama-3.3-70B-Instruct-FP8", 2, 1, 2582.0, 0.972)),
+    4, 2, 0.6, 1.5, 3.40,
+    {"soc2_type2": True, "tenant_network_isolation": True, "self_service_provisioning": True,
+     "object_storage": True, "local_nvme_cache": True, "24x7_support": True,
+     "passive_health_checks": True, "dcgm_metrics": True, "on_demand": True,
+     "current_skus": True}, 44)
+
+#: a vLLM concurrency sweep of GPT-OSS-120B on one H200: (max concurrency, mean TPOT ms,
+#: p99 TPOT ms, mean TTFT ms, p99 TTFT ms); throughput follows from concurrency over the
+#: per-request time (prefill + 1,023 decode steps)
+SWEEP = [(8, 6.4, 7.1, 61.0, 118.0), (32, 9.8, 11.6, 142.0, 391.0),
+         (128, 23.5, 29.8, 488.0, 1620.0), (256, 41.0, 55.2, 1105.0, 3890.0)]
+SWEEP_LEN = 1024
+
+
+def trtllm_report(o: Offline, rng: random.Random) -> str:
+    """``trtllm-bench throughput --report_json``: the sections and keys of
+    ``get_statistics_dict()`` (NVIDIA/TensorRT-LLM tensorrt_llm/bench/dataclasses/reporting.py
+    @ 0249976), non-streaming, 3,000 requests of 1,024/1,024 tokens."""
+    requests, length = 3000, SWEEP_LEN
+    per_gpu = round(o.reference_tok_s_per_gpu * o.speed * (1 + rng.uniform(-0.002, 0.002)), 1)
+    system = round(per_gpu * o.tp, 1)
+    total_ms = requests * length / system * 1000.0
+    avg_latency = round(total_ms * 0.62, 1)
+    data = {
+        "engine": {"model": o.hf_model, "model_path": None, "engine_dir": None,
+                   "version": "1.1.0", "backend": "Pytorch", "dtype": "bfloat16",
+                   "kv_cache_dtype": "FP8", "quantization": "FP8"},
+        "machine": {"name": "NVIDIA H200", "memory": 139.8, "memory_clock": 3201},
+        "world_info": {"tp_size": o.tp, "pp_size": 1, "ep_size": o.ep, "world_size": o.tp,
+                       "max_batch_size": 2048, "max_num_tokens": 8192,
+                       "scheduling_policy": "GUARANTEED_NO_EVICT",
+                       "kv_cache_percentage": 0.95, "issue_rate": 1.2e14},
+        "request_info": {"num_requests": requests,
+                         "avg_num_concurrent_requests": round(requests * 0.61, 1),
+                         "avg_input_length": float(length), "avg_output_length": float(length)},
+        "performance": {
+            "total_latency_ms": total_ms, "avg_request_latency_ms": avg_latency,
+            "request_throughput_req_s": round(system / length, 4),
+            "system_output_throughput_tok_s": system,
+            "system_total_throughput_tok_s": round(2 * system, 1),
+            "output_throughput_per_user_tok_s": round(length / (avg_latency / 1000), 2),
+            "output_throughput_per_gpu_tok_s": per_gpu,
+            "request_latency_percentiles_ms": {
+                "p50": round(avg_latency * 0.998, 1), "p90": round(total_ms * 0.87, 1),
+                "p95": round(total_ms * 0.92, 1), "p99": round(total_ms * 0.985, 1),
+                "minimum": round(total_ms * 0.17, 1), "maximum": round(total_ms * 0.998, 1),
+                "average": avg_latency}},
+        "dataset": {"avg_isl": length, "avg_osl": length, "num_requests": requests,
+                    "max_isl": length, "max_osl": length},
+    }
+    return json.dumps(data, indent=4) + "\n"
+
+
+def vllm_sweep() -> str:
+    """``vllm bench serve --save-result --append-result --temperature 0`` at four concurrency
+    caps: one result object per line, the key order of ``benchmark()``'s result and
+    ``main()``'s setup keys (vllm-project/vllm vllm/benchmarks/serve.py @ 009e6d4)."""
+    lines = []
+    for conc, tpot, tpot99, ttft, ttft99 in SWEEP:
+        prompts = conc * 10
+        e2el = ttft + tpot * (SWEEP_LEN - 1)
+        duration = round(prompts / conc * e2el / 1000.0, 3)
+        out_tokens = prompts * SWEEP_LEN
+        data = {
+            "date": "20260915-101500", "endpoint_type": "openai", "backend": "vllm",
+            "label": None, "model_id": "openai/gpt-oss-120b",
+            "tokenizer_id": "openai/gpt-oss-120b", "num_prompts": prompts,
+            "temperature": "0.0", "request_rate": "inf", "burstiness": 1.0,
+            "max_concurrency": conc, "duration": duration, "completed": prompts, "failed": 0,
+            "total_input_tokens": prompts * SWEEP_LEN, "total_output_tokens": out_tokens,
+            "request_throughput": round(prompts / duration, 4), "request_goodput": None,
+            "output_throughput": round(out_tokens / duration, 3),
+            "total_token_throughput": round(2 * out_tokens / duration, 3),
+            "max_output_tokens_per_s": round(conc * 1000.0 / tpot * 1.08, 1),
+            "max_concurrent_requests": conc, "rtfx": 0.0,
+            "mean_ttft_ms": ttft, "median_ttft_ms": round(ttft * 0.93, 2),
+            "std_ttft_ms": round(ttft * 0.41, 2), "p99_ttft_ms": ttft99,
+            "mean_tpot_ms": tpot, "median_tpot_ms": round(tpot * 0.99, 2),
+            "std_tpot_ms": round(tpot * 0.05, 2), "p99_tpot_ms": tpot99,
+            "mean_itl_ms": tpot, "median_itl_ms": round(tpot * 0.97, 2),
+            "std_itl_ms": round(tpot * 0.22, 2), "p99_itl_ms": round(tpot99 * 1.6, 2),
+        }
+        lines.append(json.dumps(data))
+    return "\n".join(lines) + "\n"
+
+
+def serving_manifest(p: Serving) -> str:
+    entries = []
+    for o in p.offline:
+        entries.append(
+            "[[inference]]\n"
+            f'result = "serving/trtllm_{o.model}_fp8_1k1k.json"\nmodel = "{o.model}"\n'
+            f'precision = "fp8"\ngpus = {o.tp}\ninput_len = {SWEEP_LEN}\n'
+            f'output_len = {SWEEP_LEN}\nframework = "tensorrt-llm"\nversion = "1.1.0"\n')
+    entries.append(
+        "[[inference]]\n"
+        'result = "serving/vllm_gpt-oss-120b_sweep.jsonl"\nmodel = "gpt-oss-120b"\n'
+        f'precision = "fp8"\ngpus = 1\ninput_len = {SWEEP_LEN}\noutput_len = {SWEEP_LEN}\n'
+        'framework = "vllm"\nttft_p99_ms = 2000.0\ntpot_p99_ms = 50.0\n')
+    gpus = p.nodes * 8
+    return f"""# Sample bundle shipped with cmax (invented provider, realistic evidence): an H200
+# serving cluster rated on serving results against TensorRT-LLM's published per-GPU figures.
+[provider]
+name = "{p.name}"
+cluster = "{p.cluster}"
+region = "{p.region}"
+
+[system]
+gpu = "h200"
+nodes = {p.nodes}
+gpus_per_node = 8
+
+[benchmark]
+date = 2026-09-15
+reference = "latest"
+
+{chr(10).join(entries)}{terms_toml(p, gpus, 99.9)}"""
+
+
+def write_serving(p: Serving) -> None:
+    rng = random.Random(p.seed)
+    root = OUT / p.slug
+    (root / "serving").mkdir(parents=True)
+    (root / "cmax.toml").write_text(serving_manifest(p))
+    for o in p.offline:
+        (root / "serving" / f"trtllm_{o.model}_fp8_1k1k.json").write_text(trtllm_report(o, rng))
+    (root / "serving" / "vllm_gpt-oss-120b_sweep.jsonl").write_text(vllm_sweep())
+    hosts = [f"{p.cluster}-{n:03d}" for n in range(p.nodes)]
+    (root / "incidents.csv").write_text(incidents_csv(p, rng, hosts=hosts))
+
+
 def nemo2_log(p: Provider, w: Workload, rng: random.Random) -> str:
     """A NeMo 2 log as the DGXC v25.05 recipes print it: 50 steps, iteration n/49."""
     # the job's own statements about itself, as NeMo's exp_manager and Lightning's distributed
@@ -378,7 +553,7 @@ CATEGORIES = [
 ]
 
 
-def incidents_csv(p: Provider, rng: random.Random, *, hosts: list[str] | None = None,
+def incidents_csv(p: Provider | Serving, rng: random.Random, *, hosts: list[str] | None = None,
                   gpus_per_node: int = 8) -> str:
     """Interruptions over 2026-07-01..2026-09-30 (92 days)."""
     import datetime as dt
@@ -434,7 +609,7 @@ def runs_toml(workloads: list[Workload]) -> str:
     return "\n".join(runs)
 
 
-def terms_toml(p: Provider, gpus_in_service: int, uptime: float) -> str:
+def terms_toml(p: Provider | Serving, gpus_in_service: int, uptime: float) -> str:
     """[reliability], [sla], [pricing] and [declarations]."""
     decl = "\n".join(f"{k} = {'true' if v else 'false'}" for k, v in p.declarations.items())
     return f"""
@@ -500,7 +675,8 @@ def main() -> None:
         (root / "audit" / "audit.values.json").write_text(audit_json(p))
         (root / "incidents.csv").write_text(incidents_csv(p, rng))
     write_gb200(GB200)
-    print(f"wrote {len(PROVIDERS) + 1} bundles to {OUT}")
+    write_serving(HALCYON)
+    print(f"wrote {len(PROVIDERS) + 2} bundles to {OUT}")
 
 
 if __name__ == "__main__":

@@ -108,10 +108,11 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
     on_curve = [p for p in points if p.ratio is not None]
     row = ref.match_inference(spec.model, gpu_id, spec.precision, spec.input_len,
                               spec.output_len)
-    rated = offline if offline.height else rows
     best: dict[str, Any] | None = None
-    if rated.height:
-        best = rated.sort("output_tok_s", descending=True, nulls_last=True).row(0, named=True)
+    if offline.height:
+        best = offline.sort("output_tok_s", descending=True, nulls_last=True).row(0, named=True)
+    elif rows.height:
+        best = _fastest(list(rows.iter_rows(named=True)), spec)
     if best is None or best.get("output_tok_s") is None:
         notes.append("no result with an output throughput was read")
         return InferenceResult(**fields, notes=notes)
@@ -132,8 +133,10 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
                "not compared" if outside else ""))
         reference = float(best["output_tok_s"]) / spec.gpus / _ratio_at(best, on_curve, spec)
     elif row is not None:
+        # a capped point against an offline maximum would compare different latencies: the
+        # reference is shown, no ratio is drawn
         reference = float(row["output_tok_s_per_gpu"])
-        ratio = float(best["output_tok_s"]) / spec.gpus / reference
+        ratio = float(best["output_tok_s"]) / spec.gpus / reference if offline.height else None
         fields.update(comparison="offline" if offline.height else "none",
                       reference_source=str(row["source"]), reference_setup=_setup(row))
     else:
@@ -157,7 +160,8 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
             f"{fields['tool']} records no GPU count: the per-GPU figure divides by the "
             f"manifest's {spec.gpus} GPUs, a declaration; submit trtllm-bench's report (it "
             "states world_size) or the serving engine's log to earn a pass")
-    verdict = _verdict(ratio, ci, fields["comparison"], basis, rules.bar, source in errors)
+    verdict = _verdict(ratio, ci, fields["comparison"], basis, rules.bar, source in errors,
+                       reference is not None)
     if ci is not None:
         notes.append(f"{rules.confidence:.0%} percentile bootstrap CI {ci[0]:.4f}-{ci[1]:.4f} "
                      f"over {len(on_curve)} sweep points; pass needs the whole interval above "
@@ -188,13 +192,20 @@ def _ci(ratios: Sequence[float], rules: PerformanceRules) -> tuple[float, float]
 
 def _best_capped(rows: pl.DataFrame, on_curve: Sequence[ServingPoint],
                  spec: InferenceSpec) -> dict[str, Any]:
-    """The compared sweep point serving the most output per GPU that meets the stated SLOs (the
-    one a contract would run at), else the fastest compared point."""
-    by_rate = {p.output_tok_s_per_gpu: p for p in on_curve}
-    candidates = [r for r in rows.iter_rows(named=True) if r["output_tok_s"] is not None
-                  and round(float(r["output_tok_s"]) / spec.gpus, 4) in by_rate]
+    """The compared sweep point a contract would run at (:func:`_fastest`)."""
+    by_rate = {p.output_tok_s_per_gpu for p in on_curve}
+    best = _fastest([r for r in rows.iter_rows(named=True) if r["output_tok_s"] is not None
+                     and round(float(r["output_tok_s"]) / spec.gpus, 4) in by_rate], spec)
+    assert best is not None  # every compared point has an output rate
+    return best
+
+
+def _fastest(candidates: list[dict[str, Any]], spec: InferenceSpec) -> dict[str, Any] | None:
+    """Of sweep points, the one serving the most output that meets the stated SLOs (the one a
+    contract would run at), else the fastest."""
+    candidates = [r for r in candidates if r["output_tok_s"] is not None]
     meeting = [r for r in candidates if _slo_met(spec, r) is not False]
-    return max(meeting or candidates, key=lambda r: float(r["output_tok_s"]))
+    return max(meeting or candidates, key=lambda r: float(r["output_tok_s"]), default=None)
 
 
 def _ratio_at(best: dict[str, Any], on_curve: Sequence[ServingPoint],
@@ -236,13 +247,13 @@ def _joules(best: dict[str, Any], spec: InferenceSpec) -> float | None:
 
 
 def _verdict(ratio: float | None, ci: tuple[float, float] | None, comparison: str, basis: str,
-             bar: float, invalid: bool) -> str:
+             bar: float, invalid: bool, reference_shown: bool) -> str:
     if invalid or basis == "contradicted":
         return "invalid"
+    if comparison == "none" and reference_shown:
+        return "not_comparable"
     if ratio is None:
         return "no_reference"
-    if comparison == "none":
-        return "not_comparable"
     verdict = verdict_for(*(ci or (ratio, ratio)), bar)
     if ci is None and verdict == "inconclusive":  # a point estimate at exactly the bar
         verdict = "pass"

@@ -30,7 +30,7 @@ def test_demo_writes_every_report(demo: tuple[Path, dict[str, object]]) -> None:
     assert "leaderboard.pdf" in names and "leaderboard.html" in names
     pdfs = [n for n in names if n.endswith(".scorecard.pdf")]
     briefs = [n for n in names if n.endswith(".brief.pdf")]
-    assert len(pdfs) == 4 and len(briefs) == 4  # three H100 offers and one GB200 NVL72
+    assert len(pdfs) == 5 and len(briefs) == 5  # three H100 offers, a GB200 NVL72, an H200 serving cluster
     for name in names:
         if name.endswith(".pdf"):
             assert (out / name).read_bytes().startswith(b"%PDF-")
@@ -50,6 +50,19 @@ def test_demo_ranks_the_providers_by_quality(demo: tuple[Path, dict[str, object]
     assert order.index(aurora["tier"]) < order.index(cinder["tier"])
     # the ~10 % slower provider should be advised to pay materially less than it quotes
     assert borealis["ask_usd_per_gpu_hour"] < 2.25 * 0.95
+
+
+def test_demo_rates_the_serving_sample(demo: tuple[Path, dict[str, object]]) -> None:
+    """Halcyon Serve (H200, serving results only) is rated and priced on its serving ratio:
+    97.3 % and 97.2 % of TensorRT-LLM's published per-GPU figures."""
+    out, result = demo
+    providers = {p["provider"]: p for p in result["providers"]}  # type: ignore[attr-defined]
+    halcyon = providers["Halcyon Serve"]
+    assert halcyon["exemplar_pass"] is False  # no training suite: not met, never passed
+    assert 3.40 * 0.96 < halcyon["ask_usd_per_gpu_hour"] < 3.40
+    card = json.loads((out / "halcyon-serve-halcyon-h200-serve.scorecard.json").read_text())
+    verdicts = [r["verdict"] for r in card["inference"]]
+    assert verdicts == ["pass", "pass", "not_comparable"]
 
 
 def test_sample_reports_are_short_enough_to_act_on(demo: tuple[Path, dict[str, object]]) -> None:

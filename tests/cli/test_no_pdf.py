@@ -43,7 +43,7 @@ def test_demo_no_pdf(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     names = sorted(p.name for p in out.iterdir())
     assert names and not [n for n in names if n.endswith(".pdf")]
-    assert len([n for n in names if n.endswith(".scorecard.html")]) == 4
+    assert len([n for n in names if n.endswith(".scorecard.html")]) == 5
     # the cross-generation ranking: per training token, never per GPU-hour across types
     assert "Across GPU generations: $ per million training tokens" in proc.stdout
     assert "2. Zenith Racks       gb200     $2.291/M tokens" in proc.stdout

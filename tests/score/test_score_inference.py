@@ -83,6 +83,7 @@ def test_only_capped_results_are_not_comparable(tmp_path: Path) -> None:
     (bundle / "capped.jsonl").write_text("\n".join(lines[:2]))
     [res] = _results(bundle)
     assert res["verdict"] == "not_comparable" and not res["offline"]
+    assert res["ratio"] is None  # never a capped point against the offline maximum
     assert "latency curve" in str(res["notes"])
 
 
