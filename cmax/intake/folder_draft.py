@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cmax.errors import CmaxError
-from cmax.intake import toml_text
+from cmax.intake import inference_draft, toml_text
 
 if TYPE_CHECKING:
     from cmax.reference import Reference
@@ -272,8 +272,10 @@ def draft_folder(root: Path, reference: Reference, *, source: str) -> str:
         out += ["", "[[nccl]]", toml_text.line("path", item.rel, f"format {item.fmt}")]
     if audit is not None:
         out += ["", "[audit]", toml_text.line("path", audit.rel, f"format {audit.fmt}")]
+    for item in (i for i in seen if i.role == "inference"):
+        out += inference_draft.entry(root / item.rel, item.rel, item.fmt, reference)
     for item in seen:
-        if item.role not in ("run", "nccl", "audit"):
+        if item.role not in ("run", "nccl", "audit", "inference"):
             out.append(f"# {item.rel}: {item.fmt} evidence, not drafted; see `cmax docs manifest`")
     out += ["", "# [pricing]", "# usd_per_gpu_hour = 0.0                     "
             "# TODO: the quoted price per GPU-hour", "# [sla]", "# TODO: uptime_pct and credits",

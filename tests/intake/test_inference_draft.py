@@ -1,0 +1,47 @@
+"""`cmax init` drafts `[[inference]]` entries from serving result files: what the file states,
+each with its source, and a commented-out TODO entry where it states no GPU count."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import main
+from cmax.pipeline import load
+from tests.paths import DATA, SAMPLES
+
+
+def _draft(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str]:
+    bundle = shutil.copytree(folder, tmp_path / "b")
+    (bundle / "cmax.toml").unlink(missing_ok=True)
+    assert main(["init", str(bundle), "-o", str(bundle / "cmax.toml")]) == 0
+    capsys.readouterr()
+    return bundle, (bundle / "cmax.toml").read_text()
+
+
+def test_the_serving_sample_drafts_its_stated_entries(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    bundle, text = _draft(SAMPLES / "halcyon-serve", tmp_path, capsys)
+    assert 'model = "gpt-oss-120b"                       # line 1 openai/gpt-oss-120b' in text
+    assert "gpus = 2                                     # stated by the file" in text
+    assert "input_len = 1024" in text and "output_len = 1024" in text
+    # vLLM states no GPU count: the sweep's entry is a TODO, commented out
+    assert "# gpus = 0                                     # TODO: vllm-bench-serve" in text
+    assert "# a sweep: 4 result(s) at concurrency 8, 32, 128, 256" in text
+    with load(bundle) as loaded:  # the draft loads as written
+        specs = loaded.bundle.manifest.inference
+        assert [(s.model, s.precision, s.gpus) for s in specs] == [
+            ("gpt-oss-120b", "fp8", 1), ("llama3.3-70b", "fp8", 2)]
+
+
+def test_a_single_capped_result_drafts_its_concurrency(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(DATA / "inference" / "vllm_bench_serve_llama3.3-70b.json", folder)
+    _, text = _draft(folder, tmp_path, capsys)
+    assert "# result = \"vllm_bench_serve_llama3.3-70b.json\"" in text
+    assert 'precision = "fp8"' in text  # --metadata precision=fp8
+    assert "# gpus = 0" in text
