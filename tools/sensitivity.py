@@ -12,7 +12,8 @@ is ingested and validated once; each perturbation then changes the *ingested evi
 the files) and runs :func:`cmax.score.core.score` again with the original findings, so the
 verdicts, CIs, gates and tier come from the same code a `cmax score` runs:
 
-- throughput -x%: every step time ÷ (1 - x), printed TFLOP/s and tokens/s × (1 - x);
+- throughput -x%: every step time ÷ (1 - x), printed TFLOP/s and tokens/s × (1 - x); every
+  serving result's output tokens/s × (1 - x) (durations and TPOT ÷ (1 - x));
 - bandwidth -x%: nccl-tests algbw and busbw × (1 - x), times ÷ (1 - x);
 - reliability -x%: the same incidents on a fleet 1 ÷ (1 + x) the size, i.e. x% more
   interruptions per GPU-day (the manifest's gpus_in_service ÷ (1 + x));
@@ -39,7 +40,7 @@ from cmax.score.reference_api import ReferenceData
 from cmax.score.rubric import Rubric, load_rubric
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ("aurora-compute", "borealis-cloud", "cinder-gpu")
+SAMPLES = ("aurora-compute", "borealis-cloud", "cinder-gpu", "halcyon-serve")
 LEVELS = (0.05, 0.10, 0.20)
 BEGIN = "<!-- sensitivity:begin (python tools/sensitivity.py --write docs/scoring.md) -->"
 END = "<!-- sensitivity:end -->"
@@ -58,7 +59,11 @@ def slower(evidence: Evidence, x: float, rubric: Rubric) -> Evidence:
     if "reported_step_time_s" in runs.columns:
         runs = runs.with_columns(pl.col("reported_step_time_s") / keep,
                                  pl.col("reported_tflops_per_gpu") * keep)
-    return dataclasses.replace(evidence, steps=steps, runs=runs)
+    serving = evidence.inference.with_columns(
+        *(pl.col(c) * keep for c in ("output_tok_s", "total_tok_s",
+                                     "output_tok_s_per_gpu_reported")),
+        pl.col("duration_s") / keep, pl.col("tpot_mean_ms") / keep)
+    return dataclasses.replace(evidence, steps=steps, runs=runs, inference=serving)
 
 
 def narrower(evidence: Evidence, x: float, rubric: Rubric) -> Evidence:
@@ -104,6 +109,13 @@ PERTURBATIONS: tuple[tuple[str, Perturb], ...] = (
     ("audit", audit_worse))
 
 
+def _has(evidence: Evidence, what: str) -> bool:
+    """Whether the sample holds the evidence a perturbation changes (a serving-only sample has
+    no nccl-tests output or audit to make worse)."""
+    table = {"bandwidth": evidence.nccl, "audit": evidence.audit_checks}.get(what)
+    return table is None or not table.is_empty()
+
+
 def _cell(evidence: Evidence, findings: list[Finding], reference: ReferenceData,
           rubric: Rubric) -> str:
     card = score(evidence, findings, reference, rubric)
@@ -122,6 +134,8 @@ def rows(samples_dir: Path = ROOT / "samples") -> list[list[str]]:
         findings = list(validate(evidence, reference))
         base = _cell(evidence, findings, reference, rubric)
         for what, perturb in PERTURBATIONS:
+            if not _has(evidence, what):
+                continue
             cells = [_cell(perturb(evidence, x, rubric), findings, reference, rubric)
                      for x in LEVELS]
             out.append([name, what, base, *cells])

@@ -20,7 +20,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from cmax.score.series import spikes
-from cmax.scorecard import NetworkResult, ReliabilityResult, Scorecard, WorkloadResult
+from cmax.scorecard import (
+    InferenceResult,
+    NetworkResult,
+    ReliabilityResult,
+    Scorecard,
+    WorkloadResult,
+)
 
 RC: Any = {  # Any: matplotlib types rcParams keys as a Literal union
     "svg.fonttype": "none",
@@ -289,6 +295,45 @@ def nccl_chart(network: Sequence[NetworkResult]) -> str | None:
         peak = max([b for _, pts in series for _, b in pts] + refs)
         ax.set_ylim(0, peak * 1.12)
         ax.legend(loc="center left", frameon=False)
+        return _svg(fig)
+
+
+def serving_chart(results: Sequence[InferenceResult]) -> str | None:
+    """Output tokens/s per GPU against interactivity (tokens/s per user) for every serving
+    sweep, with the reference curve it was compared on (dashed) or, without one, the
+    reference's offline maximum (dotted: a ceiling measured with no latency target)."""
+    series = [(r, sorted((p.interactivity, p.output_tok_s_per_gpu) for p in r.points
+                         if p.interactivity is not None and _finite(p.interactivity)
+                         and _finite(p.output_tok_s_per_gpu)))
+              for r in results]
+    series = [(r, pts) for r, pts in series if pts]
+    if not series:
+        return None
+    with _figure(WIDTH_IN, 2.5, margins=(0.6, 0.1, 0.45, 0.1)) as fig:
+        ax = fig.subplots()
+        peak = 0.0
+        for i, (r, pts) in enumerate(series):
+            colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", markersize=3,
+                    color=colour, label=f"{r.model} {r.precision} · {r.gpus} GPU"
+                    f"{'s' if r.gpus != 1 else ''} ({r.tool})")
+            peak = max(peak, *(y for _, y in pts))
+            curve = [(c.interactivity, c.output_tok_s_per_gpu) for c in r.reference_curve]
+            if curve:
+                ax.plot([x for x, _ in curve], [y for _, y in curve], color=colour,
+                        linestyle="--", linewidth=0.9, marker="x", markersize=2.5,
+                        label="reference curve")
+                peak = max(peak, *(y for _, y in curve))
+            elif r.reference_tok_s_per_gpu is not None and _finite(r.reference_tok_s_per_gpu):
+                ax.axhline(r.reference_tok_s_per_gpu, color=colour, linestyle=":",
+                           linewidth=0.9, label=f"reference offline maximum "
+                           f"{r.reference_tok_s_per_gpu:,.0f} (no latency target)")
+                peak = max(peak, r.reference_tok_s_per_gpu)
+        ax.set_xlabel("interactivity (output tokens/s per user = 1000 / mean TPOT ms)")
+        ax.set_ylabel("output tokens/s per GPU")
+        ax.set_xlim(left=0)
+        ax.set_ylim(0, peak * 1.45)
+        ax.legend(loc="upper right", frameon=False, ncols=2)
         return _svg(fig)
 
 

@@ -51,6 +51,7 @@ class ScorecardCharts:
     ratio: str | None = None
     nccl: str | None = None
     incidents: str | None = None
+    serving: str | None = None
     steps: list[StepChart] = field(default_factory=list)
 
 
@@ -69,6 +70,7 @@ def scorecard_charts(card: Scorecard) -> ScorecardCharts:
         ratio=_uri(charts.ratio_chart(card.workloads, card.exemplar_bar)),
         nccl=_uri(charts.nccl_chart(card.network)),
         incidents=_uri(charts.incidents_chart(card.reliability)) if card.reliability else None,
+        serving=_uri(charts.serving_chart(card.inference)),
         steps=steps,
     )
 
@@ -158,6 +160,7 @@ def brief_html(card: Scorecard, level: int = 0, peers: Sequence[Scorecard] = ())
         demands=views.brief_demands(card)[:max_demands],
         comparison=comparison, value_line=views.value_sentence(comparison),
         tokens_line=views.tokens_sentence(card, list(peers)) if len(peers) > 1 else None,
+        serving=views.serving_costs(card),
         glossary=views.glossary(*BRIEF_TERMS),
     )
 
@@ -280,7 +283,8 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
                      "lowest_ratio", "network_ratio", "quoted_usd_per_gpu_hour",
                      "ask_usd_per_gpu_hour", "usd_per_reference_gpu_hour", "value_rank",
                      "gpu", "usd_per_million_tokens", "tokens_rank", "joules_per_token",
-                     "joules_rank", "scorecard"])
+                     "joules_rank", "serving_lowest_ratio",
+                     "serving_usd_per_million_output_tokens", "scorecard"])
     for r in rows:
         c = r.card
         writer.writerow([
@@ -295,6 +299,8 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
             "" if r.tokens_rank is None else r.tokens_rank,
             "" if r.joules_per_token is None else round(r.joules_per_token, 4),
             "" if r.joules_rank is None else r.joules_rank,
+            "" if r.serving_ratio is None else r.serving_ratio,
+            "" if r.serving_usd is None else r.serving_usd,
             f"{r.slug}.scorecard.json",
         ])
     return buf.getvalue()

@@ -13,6 +13,7 @@ from typing import Literal
 
 from cmax.findings import SEVERITY_ORDER, Finding, sort_findings
 from cmax.render import formatting as fmt
+from cmax.score.verdicts import serving_rated
 from cmax.scorecard import (
     TIERS,
     AuditCheck,
@@ -156,6 +157,22 @@ def exemplar_text(card: Scorecard) -> str:
             f"({detail}{more}).")
 
 
+def _serving_key(card: Scorecard) -> KeyNumber:
+    """A serving bundle's first tile: its results compared like with like, the lowest ratio."""
+    compared = [r for r in card.inference if serving_rated(r)]
+    if not compared:
+        return KeyNumber("Serving throughput", "none compared",
+                         f"{len(card.inference)} serving result(s), none compared like with "
+                         "like on a GPU count its own file states", "warn")
+    worst = min(compared, key=lambda r: r.ratio or 0.0)
+    passed = sum(1 for r in compared if r.verdict == "pass")
+    tone: Tone = ("good" if passed == len(compared)
+                  else "bad" if any(r.verdict == "fail" for r in compared) else "warn")
+    return KeyNumber("Serving throughput", f"{passed} of {len(compared)} results pass",
+                     f"lowest {fmt.pct(worst.ratio)} of reference, {worst.model} "
+                     f"{worst.precision} {worst.input_len}/{worst.output_len}", tone)
+
+
 def key_numbers(card: Scorecard) -> list[KeyNumber]:
     """Six numbers a buyer reads first; each says 'not provided' rather than disappearing."""
     out: list[KeyNumber] = []
@@ -176,6 +193,8 @@ def key_numbers(card: Scorecard) -> list[KeyNumber]:
         out.append(KeyNumber("Training throughput", "none compared",
                              f"{len(card.workloads)} run(s) submitted, none could be compared "
                              f"with a reference ({why_not_compared(card)})", "warn"))
+    elif card.inference:
+        out.append(_serving_key(card))
     else:
         out.append(KeyNumber("Training throughput", "not provided",
                              "no training runs in the bundle", "neutral"))
@@ -316,6 +335,8 @@ class LeaderboardRow:
     tokens_rank: int | None = None  # 1 = cheapest per token, across GPU types
     joules_per_token: float | None = None  # J per token on the same basket, energy known
     joules_rank: int | None = None  # 1 = least energy per token, among those with energy
+    serving_ratio: float | None = None  # lowest serving ratio compared like with like
+    serving_usd: float | None = None  # cheapest $ per million output tokens of those results
 
 
 def _value(card: Scorecard) -> float | None:
@@ -361,6 +382,16 @@ def _energy(cards: list[tuple[str, Scorecard]]) -> dict[str, tuple[float, int]]:
             if r.joules_per_token is not None}
 
 
+def _serving_columns(card: Scorecard) -> dict[str, float | None]:
+    """The board's serving figures: the lowest ratio of the results that count (compared like
+    with like on a stated GPU count) and the cheapest $ per million output tokens among them."""
+    rated = [r for r in card.inference if serving_rated(r)]
+    costs = [r.usd_per_million_output_tokens for r in rated
+             if r.usd_per_million_output_tokens is not None]
+    return {"serving_ratio": min((r.ratio for r in rated if r.ratio is not None), default=None),
+            "serving_usd": min(costs, default=None)}
+
+
 def leaderboard_rows(cards: list[tuple[str, Scorecard]],
                      by: RankBy = "tier") -> list[LeaderboardRow]:
     value_rank: dict[str, int] = {}
@@ -385,6 +416,7 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
             tokens_rank=tokens[slug][1] if slug in tokens else None,
             joules_per_token=energy[slug][0] if slug in energy else None,
             joules_rank=energy[slug][1] if slug in energy else None,
+            **_serving_columns(card),
         ))
     return rows
 
@@ -393,6 +425,37 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
 # The brief is the buyer's document, handed across the table: the ask, the reasons in plain
 # words with their evidence, and what the provider must fix or credit. No derivation (that is
 # in the scorecard's appendix) and no arguments for the other side.
+
+
+@dataclass(frozen=True)
+class ServingCost:
+    """One serving result as the brief states it: speed against the reference and what a
+    million output tokens cost at the quote, at the ask and at reference speed."""
+
+    label: str
+    ratio: float | None
+    verdict: str
+    at_quote: float | None
+    at_ask: float | None
+    at_reference: float | None
+    input_at_quote: float | None
+
+
+def serving_costs(card: Scorecard) -> list[ServingCost]:
+    """Every serving result with a measured rate, in manifest order."""
+    ask = card.price.ask_usd_per_gpu_hour if card.price is not None else None
+    out = []
+    for r in card.inference:
+        if not r.output_tok_s_per_gpu:
+            continue
+        at_ask = (ask * 1e6 / (r.output_tok_s_per_gpu * 3600.0)
+                  if ask is not None and r.usd_per_million_output_tokens is not None else None)
+        out.append(ServingCost(
+            f"{r.model} {r.precision} {r.input_len:,}/{r.output_len:,} on {r.gpus} GPU"
+            f"{'s' if r.gpus != 1 else ''}", r.ratio if serving_rated(r) else None, r.verdict,
+            r.usd_per_million_output_tokens, at_ask,
+            r.usd_per_million_output_tokens_at_reference, r.usd_per_million_input_tokens))
+    return out
 
 
 def brief_reasons(card: Scorecard) -> list[Point]:
@@ -662,6 +725,7 @@ def top_drivers(card: Scorecard, limit: int = 3) -> list[Driver]:
 
 
 _COVERED_BY = {"Training throughput": "Training throughput",
+               "Serving throughput": "Serving throughput",
                "Interruptions (goodput)": "Interruptions", "SLA credit owed": "SLA uptime"}
 
 
