@@ -69,8 +69,8 @@ def _points(rows: pl.DataFrame, spec: InferenceSpec,
     for row in rows.iter_rows(named=True):
         if row["output_tok_s"] is None:
             continue
-        per_gpu = float(row["output_tok_s"]) / spec.gpus
-        x = interactivity(row["tpot_mean_ms"])
+        per_gpu = _per_gpu(row, spec)
+        x = _interactivity(row)
         at = interpolate(curve, x) if x is not None and _capped(row) else None
         out.append(ServingPoint(
             concurrency=row["concurrency"], request_rate=row["request_rate"],
@@ -131,23 +131,23 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
             f"each point's own interactivity (1000 / mean TPOT); ratio = geometric mean"
             + (f"; {outside} point(s) outside the curve's measured interactivity range shown, "
                "not compared" if outside else ""))
-        reference = float(best["output_tok_s"]) / spec.gpus / _ratio_at(best, on_curve, spec)
+        reference = _per_gpu(best, spec) / _ratio_at(best, on_curve, spec)
     elif row is not None:
         # a capped point against an offline maximum would compare different latencies: the
         # reference is shown, no ratio is drawn
         reference = float(row["output_tok_s_per_gpu"])
-        ratio = float(best["output_tok_s"]) / spec.gpus / reference if offline.height else None
+        ratio = _per_gpu(best, spec) / reference if offline.height else None
         fields.update(comparison="offline" if offline.height else "none",
                       reference_source=str(row["source"]), reference_setup=_setup(row))
     else:
         ratio = None
-    per_gpu = float(best["output_tok_s"]) / spec.gpus
+    per_gpu = _per_gpu(best, spec)
     fields.update(output_tok_s=float(best["output_tok_s"]), output_tok_s_per_gpu=per_gpu,
-                  interactivity=_round(interactivity(best.get("tpot_mean_ms"))),
+                  interactivity=_round(_interactivity(best)),
                   slo=_slo(spec, best), reference_tok_s_per_gpu=reference,
                   ratio=ratio, ci_low=_round(ci[0]) if ci else None,
                   ci_high=_round(ci[1]) if ci else None,
-                  joules_per_output_token=_joules(best, spec))
+                  joules_per_output_token=_joules(best))
     fields.update(_money(best, spec, reference, usd_per_gpu_hour))
     if fields["comparison"] == "none" and not offline.height:
         notes.append(
@@ -195,7 +195,7 @@ def _best_capped(rows: pl.DataFrame, on_curve: Sequence[ServingPoint],
     """The compared sweep point a contract would run at (:func:`_fastest`)."""
     by_rate = {p.output_tok_s_per_gpu for p in on_curve}
     best = _fastest([r for r in rows.iter_rows(named=True) if r["output_tok_s"] is not None
-                     and round(float(r["output_tok_s"]) / spec.gpus, 4) in by_rate], spec)
+                     and round(_per_gpu(r, spec), 4) in by_rate], spec)
     assert best is not None  # every compared point has an output rate
     return best
 
@@ -210,7 +210,7 @@ def _fastest(candidates: list[dict[str, Any]], spec: InferenceSpec) -> dict[str,
 
 def _ratio_at(best: dict[str, Any], on_curve: Sequence[ServingPoint],
               spec: InferenceSpec) -> float:
-    rate = round(float(best["output_tok_s"]) / spec.gpus, 4)
+    rate = round(_per_gpu(best, spec), 4)
     return next(p.ratio for p in on_curve if p.output_tok_s_per_gpu == rate and p.ratio)
 
 
@@ -230,20 +230,36 @@ def _money(best: dict[str, Any], spec: InferenceSpec, reference: float | None,
         out["usd_per_million_input_tokens"] = usd_per_million_tokens(
             usd_per_gpu_hour, tokens / duration / spec.gpus)
     if reference:
+        # a disaggregated reference counts per decode GPU; every GPU serving is paid for
+        paid = reference * (float(best["output_tok_s"]) / spec.gpus) / _per_gpu(best, spec)
         out["usd_per_million_output_tokens_at_reference"] = usd_per_million_tokens(
-            usd_per_gpu_hour, reference)
+            usd_per_gpu_hour, paid)
         out["usd_per_million_input_tokens_at_reference"] = usd_per_million_tokens(
-            usd_per_gpu_hour, reference * spec.input_len / spec.output_len)
+            usd_per_gpu_hour, paid * spec.input_len / spec.output_len)
     return out
 
 
-def _joules(best: dict[str, Any], spec: InferenceSpec) -> float | None:
-    """J per output token = mean GPU power (W per GPU) × GPUs ÷ output tokens/s, when the
-    result carries measured power."""
-    watts, rate = best.get("power_w_per_gpu"), best.get("output_tok_s")
-    if not watts or not rate or watts <= 0 or rate <= 0:
-        return None
-    return round(float(watts) * spec.gpus / float(rate), 6)
+def _per_gpu(row: dict[str, Any], spec: InferenceSpec) -> float:
+    """Output tokens/s per GPU as the references count it: over the decode GPUs when the file
+    states a disaggregated prefill/decode split (InferenceX's ``output_tput_per_gpu``), else
+    over every GPU serving. Money always divides by every GPU serving: all of them are paid."""
+    decode = row.get("decode_gpus")
+    return float(row["output_tok_s"]) / (decode if decode else spec.gpus)
+
+
+def _interactivity(row: dict[str, Any]) -> float | None:
+    """Output tokens/s per user: as the tool states it, else 1000 ÷ its mean TPOT in ms."""
+    stated = row.get("interactivity_tok_s_user")
+    if stated is not None and math.isfinite(stated) and stated > 0:
+        return float(stated)
+    return interactivity(row.get("tpot_mean_ms"))
+
+
+def _joules(best: dict[str, Any]) -> float | None:
+    """J per output token the result measured (the tool's own energy figure from GPU power
+    telemetry); never estimated from a TDP."""
+    value = best.get("j_per_output_token")
+    return round(float(value), 6) if value is not None and value > 0 else None
 
 
 def _verdict(ratio: float | None, ci: tuple[float, float] | None, comparison: str, basis: str,

@@ -242,3 +242,52 @@ def test_dollars_per_million_input_tokens_by_hand(tmp_path: Path) -> None:
     assert trt["usd_per_million_input_tokens_at_reference"] == pytest.approx(
         2.10 / (2209 * 3600) * 1e6)
     assert trt["comparison"] == "offline" and trt["joules_per_output_token"] is None
+
+
+def test_a_sweep_on_the_shipped_inferencex_curve(tmp_path: Path) -> None:
+    """DeepSeek-V4-Pro NVFP4 8k/1k on 8 B200s against the InferenceX official rows in
+    reference/inference.csv: each point at 97 % of the curve at its own interactivity (the
+    curve's own points 15.75, 9.50 and 7.07 tok/s/user: 242.1, 289.1, 430.0 tok/s/GPU)."""
+    curve = {128: (15.753498719328094, 242.06570211419378),
+             256: (9.501733878951795, 289.1201045280685),
+             512: (7.074876627569321, 429.9849095084528)}
+    base = json.loads((DATA / "inference" / "vllm_bench_serve_sweep.jsonl").read_text()
+                      .splitlines()[0])
+    lines = []
+    for conc, (x, per_gpu) in curve.items():
+        out = 0.97 * per_gpu * 8
+        prompts = conc * 4
+        lines.append(json.dumps({**base, "model_id": "deepseek-ai/DeepSeek-V4-Pro",
+                                 "max_concurrency": conc, "mean_tpot_ms": 1000 / x,
+                                 "completed": prompts, "total_input_tokens": prompts * 8192,
+                                 "total_output_tokens": prompts * 1024,
+                                 "duration": prompts * 1024 / out, "output_throughput": out}))
+    (tmp_path / "dsv4.jsonl").write_text("\n".join(lines))
+    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="b200", entries=ENTRY.format(
+        result="dsv4.jsonl", model="deepseek-v4-pro", gpus=8, output_len=1024).replace(
+        'precision = "fp8"', 'precision = "nvfp4"').replace("input_len = 1000",
+                                                            "input_len = 8192")))
+    [res] = _results(tmp_path)
+    assert res["comparison"] == "curve" and res["ratio"] == pytest.approx(0.97, abs=1e-6)
+    assert res["ci_low"] == pytest.approx(0.97, abs=1e-6)  # three equal ratios
+    assert "InferenceX" in str(res["reference_source"])
+    assert res["verdict"] == "unverified"  # vLLM states no GPU count: 8 is a declaration
+    assert len(res["reference_curve"]) == 5  # type: ignore[arg-type]
+
+
+def test_measured_energy_and_stated_interactivity_from_an_inferencex_row(tmp_path: Path) -> None:
+    """InferenceX agg rows (H200 DeepSeek-R1-0528 FP8 1k/1k, TP8) state interactivity and, with
+    power_valid, joules per output token: the rated point (the fastest, concurrency 64) carries
+    its 1.804957 J; no curve is published for H200 DeepSeek-R1, so the sweep is shown against
+    the offline reference and not compared."""
+    name = "inferencex_agg_bmk_h200.json"
+    shutil.copy(DATA / "inference" / name, tmp_path / name)
+    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h200", entries=ENTRY.format(
+        result=name, model="deepseek-r1-0528", gpus=8, output_len=1024).replace(
+        "input_len = 1000", "input_len = 1024")))
+    [res] = _results(tmp_path)
+    assert res["joules_per_output_token"] == pytest.approx(1.804957)
+    assert [round(p["interactivity"], 2) for p in res["points"]] == [  # type: ignore[attr-defined]
+        120.48, 80.65, 45.66]
+    assert res["verdict"] == "not_comparable" and res["ratio"] is None
+    assert res["reference_tok_s_per_gpu"] == 1620.0  # TensorRT-LLM's offline H200 row, shown
