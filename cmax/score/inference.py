@@ -128,7 +128,8 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
         outside = len([p for p in points if _capped_point(p)]) - len(on_curve)
         notes.append(
             f"{len(on_curve)} sweep point(s) compared with the reference curve interpolated at "
-            f"each point's own interactivity (1000 / mean TPOT); ratio = geometric mean"
+            f"each point's own interactivity (as the tool states it, else 1000 / mean TPOT); "
+            "ratio = geometric mean"
             + (f"; {outside} point(s) outside the curve's measured interactivity range shown, "
                "not compared" if outside else ""))
         reference = _per_gpu(best, spec) / _ratio_at(best, on_curve, spec)
