@@ -550,9 +550,15 @@ def missing_evidence(card: Scorecard) -> list[str]:
     compare, in the words of a request to the provider."""
     sla = card.sla
     none_compared = bool(card.workloads) and not compared_runs(card)
+    serving = bool(card.inference)
+    serving_rated_any = any(serving_rated(r) for r in card.inference)
     missing = [
-        (not card.workloads, "Provide training runs matched to NVIDIA's reference recipes "
-                             "before a price is agreed."),
+        (not card.workloads and not serving, "Provide training runs matched to NVIDIA's "
+                                             "reference recipes before a price is agreed."),
+        (not card.workloads and serving and not serving_rated_any,
+         "Provide serving results a public reference can be compared with, from a tool that "
+         "states its GPU count (trtllm-bench --report_json, InferenceX rows), before a price "
+         "is agreed."),
         (none_compared, f"Provide training runs that match a reference result: none of the "
                         f"{len(card.workloads)} submitted could be compared ("
                         + why_not_compared(card) + "); the findings say why."),

@@ -59,3 +59,11 @@ def test_brief_prices_each_served_token(halcyon: Scorecard) -> None:
     assert costs[0].at_ask == pytest.approx(3.30e6 / (6612.0 * 3600))
     html = brief_html(halcyon)
     assert "Per served token" in html and "not compared" in html
+
+
+def test_a_serving_contract_is_not_asked_for_training_runs(halcyon: Scorecard) -> None:
+    asks = views.missing_evidence(halcyon)
+    assert not any("training runs" in a for a in asks)
+    declared = halcyon.model_copy(update={"inference": [
+        r.model_copy(update={"verdict": "unverified"}) for r in halcyon.inference]})
+    assert any("states its GPU count" in a for a in views.missing_evidence(declared))
