@@ -7,7 +7,7 @@ import pytest
 
 from cmax.pipeline import assess
 from cmax.render import charts, views
-from cmax.render.reports import brief_html, leaderboard_csv
+from cmax.render.reports import brief_html, leaderboard_csv, leaderboard_html
 from cmax.scorecard import ReferenceCurvePoint, Scorecard
 from tests.paths import SAMPLES
 
@@ -50,6 +50,13 @@ def test_leaderboard_serving_columns(halcyon: Scorecard) -> None:
     header, line = leaderboard_csv([row]).splitlines()
     assert "serving_lowest_ratio,serving_usd_per_million_output_tokens" in header
     assert f"{row.serving_ratio}" in line
+    html = leaderboard_html([row], "html", {"score": None, "price": None})
+    assert "Serving ratio; $/M out" in html and "$0.143/M" in html
+    # a board without serving evidence keeps its columns
+    training = halcyon.model_copy(update={"inference": []})
+    [plain] = views.leaderboard_rows([("t", training)])
+    assert "Serving ratio" not in leaderboard_html([plain], "html", {"score": None,
+                                                                     "price": None})
 
 
 def test_brief_prices_each_served_token(halcyon: Scorecard) -> None:
