@@ -261,7 +261,8 @@ def test_a_sweep_on_the_shipped_inferencex_curve(tmp_path: Path) -> None:
                                  "max_concurrency": conc, "mean_tpot_ms": 1000 / x,
                                  "completed": prompts, "total_input_tokens": prompts * 8192,
                                  "total_output_tokens": prompts * 1024,
-                                 "duration": prompts * 1024 / out, "output_throughput": out}))
+                                 "duration": prompts * 1024 / out, "output_throughput": out,
+                                 "total_token_throughput": out * (8192 + 1024) / 1024}))
     (tmp_path / "dsv4.jsonl").write_text("\n".join(lines))
     (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="b200", entries=ENTRY.format(
         result="dsv4.jsonl", model="deepseek-v4-pro", gpus=8, output_len=1024).replace(
