@@ -30,7 +30,8 @@ def test_demo_writes_every_report(demo: tuple[Path, dict[str, object]]) -> None:
     assert "leaderboard.pdf" in names and "leaderboard.html" in names
     pdfs = [n for n in names if n.endswith(".scorecard.pdf")]
     briefs = [n for n in names if n.endswith(".brief.pdf")]
-    assert len(pdfs) == 5 and len(briefs) == 5  # three H100 offers, a GB200 NVL72, an H200 serving cluster
+    # three H100 offers, a GB200 NVL72 and an H200 serving cluster
+    assert len(pdfs) == 5 and len(briefs) == 5
     for name in names:
         if name.endswith(".pdf"):
             assert (out / name).read_bytes().startswith(b"%PDF-")
