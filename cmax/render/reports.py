@@ -282,9 +282,9 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
     writer.writerow(["rank", "provider", "cluster", "tier", "decision", "score", "exemplar_pass",
                      "lowest_ratio", "network_ratio", "quoted_usd_per_gpu_hour",
                      "ask_usd_per_gpu_hour", "usd_per_reference_gpu_hour", "value_rank",
+                     "serving_lowest_ratio", "serving_usd_per_million_output_tokens",
                      "gpu", "usd_per_million_tokens", "tokens_rank", "joules_per_token",
-                     "joules_rank", "serving_lowest_ratio",
-                     "serving_usd_per_million_output_tokens", "scorecard"])
+                     "joules_rank", "scorecard"])
     for r in rows:
         c = r.card
         writer.writerow([
@@ -295,12 +295,12 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
             "" if c.price is None or c.price.ask_usd_per_gpu_hour is None
             else c.price.ask_usd_per_gpu_hour,
             "" if r.value is None else r.value, "" if r.value_rank is None else r.value_rank,
+            "" if r.serving_ratio is None else r.serving_ratio,
+            "" if r.serving_usd is None else r.serving_usd,
             _csv_cell(c.gpu), "" if r.tokens_usd is None else round(r.tokens_usd, 4),
             "" if r.tokens_rank is None else r.tokens_rank,
             "" if r.joules_per_token is None else round(r.joules_per_token, 4),
             "" if r.joules_rank is None else r.joules_rank,
-            "" if r.serving_ratio is None else r.serving_ratio,
-            "" if r.serving_usd is None else r.serving_usd,
             f"{r.slug}.scorecard.json",
         ])
     return buf.getvalue()

@@ -113,6 +113,9 @@ def test_demo_ranks_offers_across_gpu_generations_per_token(
     assert zenith["usd_per_million_tokens"] == pytest.approx((2.7641 + 1.8186) / 2, abs=1e-4)
     assert zenith["joules_per_token"] == pytest.approx((6.1378 + 4.0381) / 2, abs=1e-4)
     assert zenith["joules_rank"] == 1
-    ranks = sorted((p["tokens_rank"], name) for name, p in providers.items())
+    ranks = sorted((p["tokens_rank"], name) for name, p in providers.items()
+                   if p["tokens_rank"] is not None)
     assert [name for _, name in ranks] == ["Cinder GPU", "Zenith Racks", "Aurora Compute",
                                            "Borealis Cloud"]
+    # the serving sample trains nothing: it has no training-token price to rank
+    assert providers["Halcyon Serve"]["tokens_rank"] is None
