@@ -98,7 +98,22 @@ def evidence_gap(card: Scorecard) -> EvidenceGap | None:
                     "is measured.")
     else:
         return None
-    return EvidenceGap(headline, errors, missing_evidence(card))
+    return EvidenceGap(headline + _uncompared_mlperf(card), errors, missing_evidence(card))
+
+
+def _uncompared_mlperf(card: Scorecard) -> str:
+    """The MLPerf results a thin bundle did submit and why they count for nothing: an
+    MLPerf-only bundle otherwise read as if it held no evidence at all."""
+    missed = [m for m in card.mlperf if m.ratio is None]
+    if not missed:
+        return ""
+    why = next((n for m in missed for n in m.notes if n.startswith("no ")), None)
+    n = len(card.mlperf)
+    which = ("The MLPerf result submitted" if n == 1 else
+             f"None of the {n} MLPerf results submitted" if len(missed) == n else
+             f"{len(missed)} of the {n} MLPerf results submitted")
+    verb = "could be" if which.startswith("None") else "could not be"
+    return f" {which} {verb} compared with a reference" + (f": {why}." if why else ".")
 
 
 def evidence_warning(card: Scorecard) -> str | None:

@@ -93,3 +93,23 @@ def test_a_missing_step_time_is_a_dash_without_a_unit() -> None:
     html = reports.scorecard_html(card.model_copy(update={"workloads": runs}), "x", "html",
                                   reports.ScorecardCharts())
     assert "— s" not in html and "—s" not in html
+
+
+def test_an_mlperf_only_bundle_says_why_its_results_count_for_nothing() -> None:
+    """Seen on an MLPerf-only bundle (Azure's H200 llama2_70b_lora at 512 GPUs): page 1 said
+    nothing could be scored without a word about the MLPerf result it held."""
+    from cmax.scorecard import MlperfResult
+
+    why = ("no NVIDIA llama2_70b_lora on NVIDIA H200-SXM5-141GB within 4x of 512 GPUs (NVIDIA "
+           "ran [8]): time to train does not scale linearly that far, so there is no fair "
+           "reference")
+    card = thin_card().model_copy(update={"workloads": [], "mlperf": [MlperfResult(
+        benchmark="llama2_70b_lora", runs=10, score_min=1.6085, verdict="no_reference",
+        num_gpus=512, notes=["official score 1.60852 min", why])]})
+    gap = views.evidence_gap(card)
+    assert gap is not None
+    assert gap.headline.endswith(f"The MLPerf result submitted could not be compared with a "
+                                 f"reference: {why}.")
+    html = reports.scorecard_html(card, "x", "html", reports.ScorecardCharts())
+    assert "The MLPerf result submitted could not be compared" in html
+    assert views.evidence_gap(thin_card()).headline.count("MLPerf") == 0  # type: ignore[union-attr]
