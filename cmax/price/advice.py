@@ -132,8 +132,7 @@ def serving_lines(scorecard: Scorecard) -> list[str]:
     return out
 
 
-def _serving_money(scorecard: Scorecard, quoted: float, ask: float | None,
-                   step: int) -> list[str]:
+def _serving_money(scorecard: Scorecard, quoted: float, ask: float | None) -> list[str]:
     """$ per million output and input tokens of each serving result, at the quote, at the ask
     and at reference speed: what a serving buyer compares offers on."""
     out = []
@@ -151,7 +150,7 @@ def _serving_money(scorecard: Scorecard, quoted: float, ask: float | None,
                    f"quote ({r.output_tok_s_per_gpu:,.0f} tok/s per GPU){at_ask}{ref}{inp} "
                    "(each figure charges the whole GPU-hour to that token kind).")
     if out:
-        out.insert(0, f"{step}. $ per million serving tokens = quoted × 10^6 ÷ (tokens/s per GPU × "
+        out.insert(0, "9. $ per million serving tokens = quoted × 10^6 ÷ (tokens/s per GPU × "
                       "3,600):")
     return out
 
@@ -309,7 +308,7 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
             f"8. $ per million tokens = quoted × 10^6 ÷ (tokens/s/GPU × 3,600); J/token = GPU "
             f"power ÷ tokens/s/GPU with {watts_source}"
             + (f": {watts:g} W." if watts else "."))
-    steps.extend(_serving_money(scorecard, quoted, ask, 9 if economics else 8))
+    steps.extend(_serving_money(scorecard, quoted, ask))
     gpu_id = str(getattr(canonical, "id", system.gpu))
     scales = [w.num_gpus for w in scorecard.workloads if w.tokens_per_s_per_gpu]
     offer = Offer(gpu=gpu_id, quote=quoted, goodput_ratio=goodput, throughput_ratio=throughput,
