@@ -823,7 +823,7 @@ def _gain(c: CategoryScore, total: float) -> str:
     weakest = weakest_parts(c)
     where = (f": weakest {', '.join(f'{p.label} {fmt.num(p.score, 0)}' for p in weakest)}"
              if weakest else "")
-    return (f"{c.heading.lower()} {fmt.num(c.score, 0)} → 100 would add "
+    return (f"{c.heading[:1].lower()}{c.heading[1:]} {fmt.num(c.score, 0)} → 100 would add "
             f"{fmt.num(c.weight * (100.0 - c.score) / total, 1)}{where}")
 
 

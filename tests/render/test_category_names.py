@@ -78,3 +78,9 @@ def test_component_labels_cover_every_rubric_kind() -> None:
 
     for kind in get_args(ComponentKind):
         assert kind in COMPONENT_LABELS, kind
+
+
+def test_tier_advice_keeps_proper_names_in_a_title() -> None:
+    """Seen on the GB200 sample: 'orchestration (slurm / kubernetes) 40 → 100'."""
+    line = views.tier_changes(sample("zenith-nvl72"))[0]
+    assert "orchestration (Slurm / Kubernetes) 40 → 100" in line
