@@ -321,7 +321,7 @@ def _regression_item(cluster: str, kind: DriftKind, point: Point, m: Measure,
         change_pct=round(m.change_pct, 2), metric=m.metric, run=run.run_dir,
         compared_with=other.run_dir,
         noise_pct=round(sigma_pct, 3) if sigma_pct is not None else None,
-        message=(f"{point.label}: {m.metric} {_fmt(m.after, m.metric)} vs "
+        message=(f"{point.label}: {m.metric} {_fmt(m.after, m.metric)} in run {run.run_dir} vs "
                  f"{_fmt(m.before, m.metric)} in {against} {other.run_dir} "
                  f"({m.change_pct:+.1f}%){ci_note}"),
     )

@@ -63,6 +63,8 @@ def test_regression_beyond_noise_against_the_previous_run() -> None:
     assert (item.before, item.after, item.change_pct) == (1.00, 0.95, -5.0)
     assert item.metric == "ratio" and item.compared_with == "2026-01-01"
     assert "0.940–0.960 lies below 0.990–1.010" in item.message
+    # the run the newer figure comes from is named: over months, several runs are judged at once
+    assert "ratio 0.950 in run 2026-02-01 vs 1.000 in previous run 2026-01-01" in item.message
 
 
 def test_overlapping_intervals_are_noise() -> None:
