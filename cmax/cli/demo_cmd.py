@@ -40,7 +40,7 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
                                    rank_by="value" if rank_by == "value" else "tier",
                                    pdf=not no_pdf, paper=paper)
     from cmax.price.tokens import compare
-    from cmax.render.views import tokens_sentence
+    from cmax.render.views import decision, tokens_sentence
 
     # across GPU generations offers are compared per training token, never per GPU-hour
     result = compare(cards)
@@ -53,13 +53,14 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
             "scales": result.scales,
             "providers": [
                 {"provider": c.provider, "cluster": c.cluster, "gpu": c.gpu, "tier": c.tier,
-                 "score": c.score, "exemplar_pass": c.exemplar_pass,
+                 "decision": decision(c), "score": c.score, "exemplar_pass": c.exemplar_pass,
                  "ask_usd_per_gpu_hour": c.price.ask_usd_per_gpu_hour if c.price else None,
                  "usd_per_reference_gpu_hour":
                      c.price.usd_per_reference_gpu_hour if c.price else None,
                  "usd_per_million_tokens":
                      token_rank[i][1].usd_per_million_tokens if i in token_rank else None,
                  "tokens_rank": token_rank[i][0] if i in token_rank else None,
+                 "tokens_unranked": result.unranked.get(i),
                  "joules_per_token":
                      token_rank[i][1].joules_per_token if i in token_rank else None,
                  "joules_rank": energy_rank.get(i)}
@@ -90,7 +91,8 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
             joules = (f"{r.joules_per_token:6.2f} J/token (#{energy_rank[r.index]})"
                       if r.joules_per_token is not None else "J/token unknown")
             click.echo(f"  {rank}. {c.provider[:18]:<18} {c.gpu[:9]:<9} "
-                       f"${r.usd_per_million_tokens:.3f}/M tokens   {joules}")
+                       f"${r.usd_per_million_tokens:.3f}/M tokens   {joules:<24} "
+                       f"{c.tier}: {decision(c)}")
         for i, why in sorted(result.unranked.items()):
             click.echo(f"  -  {cards[i].provider[:18]:<18} not ranked: {why}")
         top = cards[result.ranked[0].index]

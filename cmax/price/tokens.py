@@ -292,6 +292,16 @@ class Comparison:
         return sorted(known, key=lambda r: (r.joules_per_token or 0.0, r.index))
 
 
+def _why_unpriced(card: Scorecard) -> str:
+    """Why an offer has no $ per million training tokens, in the words a buyer needs."""
+    if card.price is None:
+        return "no quoted price"
+    if card.inference:
+        return ("no training run to price per training token (its serving results are priced "
+                "per million output tokens on its scorecard)")
+    return "no measured training throughput on a workload the reference publishes"
+
+
 def compare(cards: Sequence[Scorecard], basket: Mapping[str, float] | None = None) -> Comparison:
     """Rank offers by $/M tokens on one basket at one scale per workload.
 
@@ -301,8 +311,7 @@ def compare(cards: Sequence[Scorecard], basket: Mapping[str, float] | None = Non
     """
     priced = {i: best_by_key(c.price.token_costs) for i, c in enumerate(cards)
               if c.price is not None and c.price.token_costs}
-    unranked = {i: "no $ per million tokens (no price or no measured throughput)"
-                for i in range(len(cards)) if i not in priced}
+    unranked = {i: _why_unpriced(c) for i, c in enumerate(cards) if i not in priced}
     if basket is None:
         common = set.intersection(*(set(v) for v in priced.values())) if priced else set()
         basket = {k: 1.0 / len(common) for k in sorted(common)}

@@ -121,5 +121,8 @@ def test_demo_ranks_offers_across_gpu_generations_per_token(
                    if p["tokens_rank"] is not None)
     assert [name for _, name in ranks] == ["Cinder GPU", "Zenith Racks", "Aurora Compute",
                                            "Borealis Cloud"]
-    # the serving sample trains nothing: it has no training-token price to rank
+    # the cheapest per token is rated Underperforming: the ranking says so beside its price
+    assert providers["Cinder GPU"]["decision"] == "do not sign without fixes"
+    # the serving sample trains nothing: it has no training-token price to rank, and says why
     assert providers["Halcyon Serve"]["tokens_rank"] is None
+    assert "output tokens on its scorecard" in providers["Halcyon Serve"]["tokens_unranked"]

@@ -167,3 +167,22 @@ def test_gb200_estimate_from_the_real_reference_rows() -> None:
     # 2.27e6 / (409.26 x 3600) = $1.5407 per million tokens
     assert cost.usd_per_million_tokens == pytest.approx(2.27e6 / (0.95 * 430.8 * 3600), abs=1e-4)
     assert {p.num_gpus for p in cost.reference_scaling} >= {128, 256, 512}
+
+
+def test_compare_says_why_an_offer_is_unranked() -> None:
+    """No price, a serving-only bundle and a bundle without a priced training run each get
+    their own reason (a serving bundle is priced per output token on its scorecard)."""
+    from cmax.scorecard import InferenceResult
+
+    priced = _card([_cost("h100-sxm", 512, 200.0, 2.0, H100_SCALING)])
+    no_price = Scorecard.model_construct(price=None, inference=[])
+    serving = Scorecard.model_construct(
+        price=PriceAdvice.model_construct(token_costs=[]),
+        inference=[InferenceResult.model_construct()])
+    untrained = Scorecard.model_construct(price=PriceAdvice.model_construct(token_costs=[]),
+                                          inference=[])
+    result = compare([priced, no_price, serving, untrained])
+    assert [r.index for r in result.ranked] == [0]
+    assert result.unranked[1] == "no quoted price"
+    assert "output tokens on its scorecard" in result.unranked[2]
+    assert "no measured training throughput" in result.unranked[3]

@@ -56,7 +56,9 @@ def test_brief_says_how_much_faster_per_gpu_and_whether(
     line = views.tokens_sentence(h100, cards)
     assert line is not None
     # G must train (3.2 / 0.9) / (2.0 / 1.0) = 1.78x as fast per GPU; it trains 400 / 200 = 2x
-    assert "costs $2.78 against $2.47 at G (gb200)" in line
+    # with the other offer's rating beside its price: cheaper is not better when the rating
+    # says not to sign
+    assert "costs $2.78 against $2.47 at G (gb200, Silver: do not sign without fixes)" in line
     assert "G must train 1.78x as fast per GPU as this offer" in line
     assert "it trains 2.00x: it does." in line
     slow = _with_tokens(cards[2], "gb200", 340.0)
