@@ -3,11 +3,13 @@ configuration of the reference at the run's GBS and sequence length."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
+from cmax.pipeline import load
 from cmax.validate import validate
-from tests.fakes import BASELINES, PER_SAMPLE, FakeReference
+from tests.fakes import BASELINES, PER_SAMPLE, FakeReference, manifest_text
 from tests.validate.validate_fakes import HonestBundle, RunFx, honest_times
 
 BF16 = next(r for r in BASELINES if r["baseline_id"] == "dgxc-405b-bf16-512")
@@ -101,3 +103,49 @@ def test_a_gpu_count_no_baseline_has_is_named_by_the_printed_tflops(tmp_path: Pa
     found = _arithmetic(bundle, tmp_path, _reference())
     assert len(found) == 1
     assert "llama3.1-405b bf16 on 256 h100-sxm (printed TFLOP/s 0.0% from" in found[0]
+
+
+def _nemo2_bundle(root: Path, *, step: float, per_sample: float, gpus_printed: int,
+                  workload: str, gpus: int) -> Path:
+    """A NeMo 2 log (progress_printer's step line) whose TFLOP/s a job on ``gpus_printed``
+    GPUs of a ``per_sample`` FLOPs model printed, declared as ``workload`` on ``gpus``."""
+    (root / "training").mkdir(parents=True)
+    rng = random.Random(1)
+    lines = ["[NeMo I 2026-05-01 10:00:00 nemo_logging:393] Training starts"]
+    for i in range(50):
+        t = 40.0 if i == 0 else round(step * (1 + rng.gauss(0, 0.008)), 2)
+        tflops = per_sample * 128 / gpus_printed / t / 1e12
+        lines.append(f"Training epoch 0, iteration {i}/49 | lr: 6e-06 | global_batch_size: 128"
+                     f" | global_step: {i} | reduced_train_loss: 11.0 | train_step_timing in s:"
+                     f" {t} | TFLOPS_per_GPU: {tflops:.4g} | consumed_samples: {128 * (i + 1)}")
+    (root / "training" / "run.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "cmax.toml").write_text(manifest_text(f"""
+[[runs]]
+workload = "{workload}"
+precision = "bf16"
+num_gpus = {gpus}
+gbs = 128
+seq_len = 8192
+log = "training/run.log"
+""", nodes=8), encoding="utf-8")
+    return root
+
+
+def test_the_8b_run_declared_as_70b_on_the_real_reference(tmp_path: Path) -> None:
+    # the issue's case: an 8B run on 8 GPUs at 14.5 s a step is 1.01x the 70B reference on 64
+    # GPUs, and 70B's fine-tuning FLOPs count would fit its TFLOP/s to 1.3 %: a pre-training
+    # claim is not given it, so the 8B reference (0.89x its speed, TFLOP/s exact) is the witness
+    per_8b = 421645529382912.0  # reference: llama3.1-8b FLOPs per sample at seq 8192
+    with load(_nemo2_bundle(tmp_path, step=14.5, per_sample=per_8b, gpus_printed=8,
+                            workload="llama3.1-70b", gpus=64)) as loaded:
+        found = [f.message for f in loaded.findings if f.rule == "identity.arithmetic"]
+    assert len(found) == 1
+    assert "fit llama3.1-8b bf16 on 8 h100-sxm" in found[0]
+    assert "declared llama3.1-70b bf16 on 64 h100-sxm (1.01x" in found[0]
+
+
+def test_the_honest_70b_run_on_the_real_reference_is_clean(tmp_path: Path) -> None:
+    per_70b = 3680031058427904.0  # reference: llama3.1-70b FLOPs per sample at seq 8192
+    with load(_nemo2_bundle(tmp_path, step=14.5, per_sample=per_70b, gpus_printed=64,
+                            workload="llama3.1-70b", gpus=64)) as loaded:
+        assert not [f for f in loaded.findings if f.rule == "identity.arithmetic"]
