@@ -21,6 +21,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from cmax.errors import ManifestError
@@ -164,6 +165,24 @@ class InferenceSpec(_Strict):
     concurrency: int | None = Field(default=None, gt=0, le=10_000_000)
     ttft_p99_ms: float | None = Field(default=None, gt=0, description="TTFT p99 SLO")
     tpot_p99_ms: float | None = Field(default=None, gt=0, description="TPOT p99 SLO")
+    prefill_gpus: int | None = Field(
+        default=None, gt=0, le=1_000_000,
+        description="disaggregated serving: the GPUs running prefill (with decode_gpus)")
+    decode_gpus: int | None = Field(
+        default=None, gt=0, le=1_000_000,
+        description="disaggregated serving: the GPUs running decode; output per GPU is "
+                    "counted over them, as the references count it")
+
+    @model_validator(mode="after")
+    def _split(self) -> InferenceSpec:
+        prefill, decode = self.prefill_gpus, self.decode_gpus
+        if (decode is None) != (prefill is None):
+            raise ValueError("prefill_gpus and decode_gpus together (a disaggregated split), "
+                             "or neither")
+        if prefill is not None and decode is not None and prefill + decode != self.gpus:
+            raise ValueError(f"prefill_gpus + decode_gpus = gpus ({prefill} + {decode} is not "
+                             f"{self.gpus})")
+        return self
 
 
 class Reliability(_Strict):

@@ -230,7 +230,10 @@ def draft_folder(root: Path, reference: Reference, *, source: str) -> str:
     audit = next((item for item in seen if item.role == "audit"), None)
     run_rows = [(item, _workload(item, reference), _precision(item), _gpus(item))
                 for item in runs]
-    largest = max((g[0] for _, _, _, g in run_rows if g), default=None)
+    # the system holds every training run and every serving benchmark that states its GPUs
+    served = [int(f["value"]) for item in seen if item.role == "inference"
+              for f in item.facts if f["kind"] == "gpu_count" and str(f["value"]).isdigit()]
+    largest = max([*(g[0] for _, _, _, g in run_rows if g), *served], default=None)
     out += ["[provider]", toml_text.line("name", "undeclared provider",
                                           "TODO: the provider's name"),
             toml_text.line("cluster", root.name or "cluster", "TODO: the cluster's name"), ""]

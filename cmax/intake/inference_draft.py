@@ -74,12 +74,16 @@ def _one(values: list[Any]) -> Any | None:
     return present.pop() if len(present) == 1 else None
 
 
-def _lengths(rows: pl.DataFrame) -> tuple[int, int] | None:
-    per: list[tuple[int, int]] = []
+def _lengths(rows: pl.DataFrame) -> tuple[int, int, str] | None:
+    """Input and output tokens per request, the same for every result, and where they come
+    from: the lengths the file says it asked for, else its token totals over its requests."""
+    per: list[tuple[int, int, str]] = []
     for row in rows.iter_rows(named=True):
         done, tin, tout = row["completed"], row["input_tokens"], row["output_tokens"]
-        if done and tin and tout:
-            per.append((round(tin / done), round(tout / done)))
+        if row["input_len"] and row["output_len"]:
+            per.append((int(row["input_len"]), int(row["output_len"]), "stated by the file"))
+        elif done and tin and tout:
+            per.append((round(tin / done), round(tout / done), "{} tokens ÷ completed requests"))
     one = _one(per)
     return one if isinstance(one, tuple) else None
 
@@ -102,10 +106,16 @@ def entry(path: Path, rel: str, fmt: str, reference: Reference) -> list[str]:
              toml_text.line("gpus", int(gpus), "stated by the file") if gpus else
              f"gpus = 0                                     # TODO: {fmt} records no GPU "
              "count; state the GPUs that served it",
-             *([toml_text.line("input_len", lengths[0], "input tokens ÷ completed requests"),
-                toml_text.line("output_len", lengths[1], "output tokens ÷ completed requests")]
+             *([toml_text.line("input_len", lengths[0], lengths[2].format("input")),
+                toml_text.line("output_len", lengths[1], lengths[2].format("output"))]
                if lengths else ["input_len = 0                                # TODO",
                                 "output_len = 0                               # TODO"])]
+    split = {(p, d) for p, d in zip(rows["prefill_gpus"].to_list(),
+                                    rows["decode_gpus"].to_list(), strict=True) if d is not None}
+    if len(split) == 1:
+        (prefill, decode), = split
+        lines += [toml_text.line("prefill_gpus", int(prefill), "stated by the file"),
+                  toml_text.line("decode_gpus", int(decode), "stated by the file")]
     if len(capped) == 1 and rows.height == 1:
         lines.append(toml_text.line("concurrency", int(capped[0]), "max concurrency"))
     elif capped:

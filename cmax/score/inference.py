@@ -35,11 +35,21 @@ from cmax.scorecard import InferenceResult, ReferenceCurvePoint, ServingPoint
 
 
 def gpus_basis(rows: pl.DataFrame, spec: InferenceSpec) -> str:
-    """Whether the file states the GPU count the manifest declares."""
+    """Whether the file states the GPU count the manifest declares, and the prefill/decode
+    split when the manifest declares one (output per GPU is counted over the decode GPUs)."""
     stated = {int(g) for g in rows["gpus"].drop_nulls().to_list()}
     if not stated:
         return "declared"
-    return "corroborated" if stated == {spec.gpus} else "contradicted"
+    if stated != {spec.gpus}:
+        return "contradicted"
+    if spec.decode_gpus is None:
+        return "corroborated"
+    split = {(p, d) for p, d in zip(rows["prefill_gpus"].to_list(),
+                                    rows["decode_gpus"].to_list(), strict=True)
+             if d is not None}
+    if not split:
+        return "declared"
+    return "corroborated" if split == {(spec.prefill_gpus, spec.decode_gpus)} else "contradicted"
 
 
 def inference_results(case: Case, findings: Sequence[Finding], ref: RefView,
@@ -156,11 +166,16 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
             "curve is not comparable with the reference's offline maximum throughput"
             + ("" if curve else ", and the reference publishes no throughput-vs-interactivity "
                "curve for this setup"))
-    if basis == "declared":
+    if basis == "declared" and rows["gpus"].drop_nulls().is_empty():
         notes.append(
             f"{fields['tool']} records no GPU count: the per-GPU figure divides by the "
             f"manifest's {spec.gpus} GPUs, a declaration; submit trtllm-bench's report (it "
             "states world_size) or the serving engine's log to earn a pass")
+    elif basis == "declared":
+        notes.append(
+            f"{fields['tool']} records no prefill/decode split: the per-GPU figure divides by "
+            f"the manifest's {spec.decode_gpus} decode GPUs, a declaration; submit a result "
+            "that states the split (InferenceX's num_prefill_gpu/num_decode_gpu) to earn a pass")
     verdict = _verdict(ratio, ci, fields["comparison"], basis, rules.bar, source in errors,
                        reference is not None)
     if ci is not None:
@@ -241,10 +256,11 @@ def _money(best: dict[str, Any], spec: InferenceSpec, reference: float | None,
 
 
 def _per_gpu(row: dict[str, Any], spec: InferenceSpec) -> float:
-    """Output tokens/s per GPU as the references count it: over the decode GPUs when the file
-    states a disaggregated prefill/decode split (InferenceX's ``output_tput_per_gpu``), else
-    over every GPU serving. Money always divides by every GPU serving: all of them are paid."""
-    decode = row.get("decode_gpus")
+    """Output tokens/s per GPU as the references count it: over the decode GPUs of a
+    disaggregated prefill/decode split, the file's or else the manifest's (InferenceX's
+    ``output_tput_per_gpu``), else over every GPU serving. Money always divides by every GPU
+    serving: all of them are paid."""
+    decode = row.get("decode_gpus") or spec.decode_gpus
     return float(row["output_tok_s"]) / (decode if decode else spec.gpus)
 
 

@@ -70,10 +70,12 @@ register(Rule(
 ))
 register(Rule(
     "inference.gpu-count-contradicted", "error",
-    "The result file states another GPU count than the manifest",
-    "The per-GPU throughput divides by the manifest's GPU count; the result file itself says "
-    "how many GPUs served, and the two must agree.",
-    "Correct `gpus` of the [[inference]] entry to the count the benchmark ran on.",
+    "The result file states another GPU count (or prefill/decode split) than the manifest",
+    "The per-GPU throughput divides by the manifest's GPU count (by its decode GPUs when "
+    "serving is disaggregated); the result file itself says how many GPUs served, and the two "
+    "must agree.",
+    "Correct `gpus` (and `prefill_gpus`/`decode_gpus`) of the [[inference]] entry to what the "
+    "benchmark ran on.",
 ))
 register(Rule(
     "inference.gpu-contradicted", "error", "The result file names another GPU",
@@ -203,6 +205,12 @@ def _row_checks(row: dict[str, Any], spec: InferenceSpec) -> Iterator[Finding]:
         yield finding("inference.gpu-count-contradicted",
                       f"the file states {row['gpus']} GPUs, the manifest {spec.gpus}",
                       **_where(row))
+    stated = (row["prefill_gpus"], row["decode_gpus"])
+    if (spec.decode_gpus is not None and row["decode_gpus"] is not None
+            and stated != (spec.prefill_gpus, spec.decode_gpus)):
+        yield finding("inference.gpu-count-contradicted",
+                      f"the file states {stated[0]} prefill + {stated[1]} decode GPUs, the "
+                      f"manifest {spec.prefill_gpus} + {spec.decode_gpus}", **_where(row))
     if row["tool"] == "vllm-bench-serve" and row["temperature"] is None:
         yield finding("inference.temperature-not-fixed",
                       "the result records no sampling temperature", **_where(row))

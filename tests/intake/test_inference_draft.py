@@ -45,3 +45,21 @@ def test_a_single_capped_result_drafts_its_concurrency(tmp_path: Path,
     assert "# result = \"vllm_bench_serve_llama3.3-70b.json\"" in text
     assert 'precision = "fp8"' in text  # --metadata precision=fp8
     assert "# gpus = 0" in text
+
+
+def test_a_disaggregated_row_drafts_its_split_lengths_and_system(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """InferenceX's GB200 row states 8 prefill + 16 decode GPUs and its 8k/1k lengths: the draft
+    carries them as stated, sizes the system to hold the 24 GPUs, and validates clean."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(DATA / "inference" / "inferencex_agg_gb200_disagg.json", folder)
+    bundle, text = _draft(folder, tmp_path, capsys)
+    assert "prefill_gpus = 8                             # stated by the file" in text
+    assert "decode_gpus = 16                             # stated by the file" in text
+    assert "input_len = 8192                             # stated by the file" in text
+    assert "nodes = 6                                    # the largest run, 24 GPUs / 4" in text
+    assert main(["validate", str(bundle)]) == 0
+    with load(bundle) as loaded:
+        [spec] = loaded.bundle.manifest.inference
+        assert (spec.gpus, spec.prefill_gpus, spec.decode_gpus) == (24, 8, 16)

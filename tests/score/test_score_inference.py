@@ -292,3 +292,42 @@ def test_measured_energy_and_stated_interactivity_from_an_inferencex_row(tmp_pat
         120.48, 80.65, 45.66]
     assert res["verdict"] == "not_comparable" and res["ratio"] is None
     assert res["reference_tok_s_per_gpu"] == 1620.0  # TensorRT-LLM's offline H200 row, shown
+
+
+def _split_bundle(tmp_path: Path, name: str, split: str, *, gpus: int, model: str,
+                  gpu: str, input_len: int, output_len: int) -> Path:
+    shutil.copy(DATA / "inference" / name, tmp_path / name)
+    entry = ENTRY.format(result=name, model=model, gpus=gpus, output_len=output_len).replace(
+        "input_len = 1000", f"input_len = {input_len}") + split
+    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu=gpu, entries=entry))
+    return tmp_path
+
+
+def test_a_declared_prefill_decode_split_counts_output_per_decode_gpu(tmp_path: Path) -> None:
+    """trtllm-bench states its 2 GPUs but no split: a declared 1 prefill + 1 decode divides the
+    4,290 tok/s by the 1 decode GPU, as disaggregated references count it, and since only the
+    manifest says so the result cannot earn a pass; money still divides by both GPUs."""
+    path = _split_bundle(tmp_path, "trtllm_bench_report_llama3.3-70b.json",
+                         "prefill_gpus = 1\ndecode_gpus = 1\n", gpus=2, model="llama3.3-70b",
+                         gpu="h100-sxm", input_len=1000, output_len=1000)
+    [res] = _results(path)
+    assert res["output_tok_s_per_gpu"] == pytest.approx(res["output_tok_s"])  # over 1 GPU
+    assert res["gpus_basis"] == "declared" and res["verdict"] == "unverified"
+    assert "records no prefill/decode split" in str(res["notes"])
+    assert res["usd_per_million_output_tokens"] == pytest.approx(
+        usd_per_million_tokens(2.10, float(res["output_tok_s"]) / 2))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("split", "basis"), [("prefill_gpus = 8\ndecode_gpus = 16\n",
+                                              "corroborated"),
+                                             ("prefill_gpus = 12\ndecode_gpus = 12\n",
+                                              "contradicted")])
+def test_a_stated_split_corroborates_or_contradicts_the_declared_one(
+        tmp_path: Path, split: str, basis: str) -> None:
+    """InferenceX's disaggregated GB200 row states 8 prefill + 16 decode GPUs."""
+    path = _split_bundle(tmp_path, "inferencex_agg_gb200_disagg.json", split, gpus=24,
+                         model="deepseek-r1-0528", gpu="gb200", input_len=8192,
+                         output_len=1024)
+    [res] = _results(path)
+    assert res["gpus_basis"] == basis
+    assert res["output_tok_s_per_gpu"] == pytest.approx(20000.0 / 16)  # the file's own split

@@ -601,3 +601,17 @@ def test_inherent_info_rules_have_clean_variants(rule_id: str, tmp_path: Path) -
 def test_honest_bundle_findings_are_info_only(honest_findings: list[Finding]) -> None:
     assert {f.severity for f in honest_findings} <= {"info"}
     assert fired(honest_findings) == {"mlperf.no-rcp", "statistics.stall"}
+
+
+@pytest.mark.parametrize(("stated", "hit"), [((1, 1), False), ((None, None), False),
+                                              ((0, 2), True)])
+def test_a_stated_prefill_decode_split_must_match_the_declared_one(
+        stated: tuple[int | None, int | None], hit: bool, tmp_path: Path) -> None:
+    """The manifest declares 1 prefill + 1 decode GPU; a file stating no split, or the same one,
+    raises nothing; a file stating another split is the GPU-count contradiction."""
+    case = after(_serving({"prefill_gpus": 1, "decode_gpus": 1},
+                          prefill_gpus=stated[0], decode_gpus=stated[1]))
+    found = [f for f in run_case(case, tmp_path) if f.rule == "inference.gpu-count-contradicted"]
+    assert bool(found) == hit
+    if hit:
+        assert "0 prefill + 2 decode GPUs, the manifest 1 + 1" in found[0].message
