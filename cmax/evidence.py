@@ -193,6 +193,10 @@ INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "tool_invalid_reason": pl.String(),  # why the tool called it invalid, as it says
     "warmup_requests": pl.Int64(),  # requests the tool sent before measuring (null: not stated)
     "j_per_output_token": pl.Float64(),  # measured energy the tool states, where it states it
+    "power_w_per_gpu": pl.Float64(),  # mean GPU power the tool's own telemetry measured (AIPerf)
+    "power_gpus": pl.Int64(),  # GPUs that telemetry read
+    "started_s": pl.Float64(),  # UTC epoch seconds the measured run began, as the file says
+    "ended_s": pl.Float64(),  # ... and ended (host clocks without a zone are read as UTC)
     "source_file": pl.String(),
     "line": pl.Int64(),  # line of the result object in the file (1 for a single document)
 }

@@ -25,6 +25,7 @@ import polars as pl
 from cmax.case import Case
 from cmax.evidence import entry_rows
 from cmax.findings import Finding
+from cmax.ingest.energy import telemetry_energy
 from cmax.manifest import InferenceSpec
 from cmax.price.tokens import usd_per_million_tokens
 from cmax.reference.view import RefView
@@ -63,7 +64,7 @@ def inference_results(case: Case, findings: Sequence[Finding], ref: RefView,
     for i, spec in enumerate(manifest.inference):
         rows = entry_rows(case.tables["inference"], i)
         out.append(_result(f"inference[{i}]", spec, rows, manifest.system.gpu, ref, rules,
-                           usd_per_gpu_hour, errors))
+                           usd_per_gpu_hour, errors, case.tables["power"]))
     return out
 
 
@@ -96,7 +97,7 @@ def _round(value: float | None, digits: int = 6) -> float | None:
 
 def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: RefView,
             rules: PerformanceRules, usd_per_gpu_hour: float | None,
-            errors: set[str | None]) -> InferenceResult:
+            errors: set[str | None], power: pl.DataFrame) -> InferenceResult:
     gpu_id = ref.gpu_id(gpu) or gpu
     basis = gpus_basis(rows, spec) if rows.height else "declared"
     offline = rows.filter(pl.col("request_rate").is_null() & pl.col("concurrency").is_null())
@@ -158,7 +159,7 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
                   slo=_slo(spec, best), reference_tok_s_per_gpu=reference,
                   ratio=ratio, ci_low=_round(ci[0]) if ci else None,
                   ci_high=_round(ci[1]) if ci else None,
-                  joules_per_output_token=_joules(best))
+                  joules_per_output_token=_joules(best, spec, power, notes))
     fields.update(_money(best, spec, reference, usd_per_gpu_hour))
     if fields["comparison"] == "none" and not offline.height:
         notes.append(
@@ -272,11 +273,44 @@ def _interactivity(row: dict[str, Any]) -> float | None:
     return interactivity(row.get("tpot_mean_ms"))
 
 
-def _joules(best: dict[str, Any]) -> float | None:
-    """J per output token the result measured (the tool's own energy figure from GPU power
-    telemetry); never estimated from a TDP."""
+def _joules(best: dict[str, Any], spec: InferenceSpec, power: pl.DataFrame,
+            notes: list[str]) -> float | None:
+    """J per output token measured, never estimated from a TDP: the tool's own energy figure,
+    else the mean GPU power its own telemetry read (AIPerf), else the ``[[power]]`` telemetry
+    (nvidia-smi, DCGM Exporter) over the run's span, as the result file dates it. Power is
+    drawn by every GPU serving, so J per token = mean power x GPUs ÷ output tok/s; what it rests
+    on goes to ``notes``."""
     value = best.get("j_per_output_token")
-    return round(float(value), 6) if value is not None and value > 0 else None
+    if value is not None and value > 0:
+        return round(float(value), 6)
+    rate = best.get("output_tok_s")
+    if not rate or rate <= 0:
+        return None
+    watts, read = best.get("power_w_per_gpu"), best.get("power_gpus")
+    if watts:
+        notes.append(
+            f"energy: {best['tool']}'s own GPU power telemetry, a mean {watts:,.1f} W per GPU "
+            f"over the run ({read} GPU(s) read"
+            + (f" of the {spec.gpus} serving" if read != spec.gpus else "")
+            + f"); J per output token = that power x {spec.gpus} GPUs ÷ {rate:,.1f} output "
+            "tok/s (GPU boards only: below an all-in figure)")
+        return round(float(watts) * spec.gpus / float(rate), 6)
+    if power.is_empty():
+        return None
+    start, end = best.get("started_s"), best.get("ended_s")
+    if start is None or end is None:
+        notes.append(f"energy: {best['tool']} records no run time, so the [[power]] telemetry "
+                     "cannot be placed in its window")
+        return None
+    energy = telemetry_energy(power, start, end, num_gpus=spec.gpus,
+                              tokens_per_s_per_gpu=rate / spec.gpus) or {}
+    checks = energy.get("telemetry_checks")
+    joules = energy.get("joules_per_token")
+    if isinstance(checks, list) and checks:
+        notes.append("energy: [[power]] telemetry over the run's span "
+                     + ("(GPU boards only: below an all-in figure): " if joules else ": ")
+                     + "; ".join(str(c) for c in checks))
+    return round(float(joules), 6) if isinstance(joules, int | float) else None
 
 
 def _verdict(ratio: float | None, ci: tuple[float, float] | None, comparison: str, basis: str,

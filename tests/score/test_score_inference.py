@@ -331,3 +331,53 @@ def test_a_stated_split_corroborates_or_contradicts_the_declared_one(
     [res] = _results(path)
     assert res["gpus_basis"] == basis
     assert res["output_tok_s_per_gpu"] == pytest.approx(20000.0 / 16)  # the file's own split
+
+
+def test_aiperf_power_telemetry_gives_measured_joules_per_output_token(tmp_path: Path) -> None:
+    """AIPerf's export carries the GPU telemetry it collected during the run: H200s 0 and 1 at a
+    mean 611.4 and 612.4 W. Two GPUs x 611.9 W over 2,304.5 output tok/s = 0.531044 J per
+    output token (GPU boards only)."""
+    name = "profile_export_aiperf.json"
+    shutil.copy(DATA / "inference" / "aiperf" / name, tmp_path / name)
+    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h200", entries=ENTRY.format(
+        result=name, model="llama3.3-70b", gpus=2, output_len=1024).replace(
+        "input_len = 1000", "input_len = 1024")))
+    [res] = _results(tmp_path)
+    assert res["joules_per_output_token"] == pytest.approx(round(611.9 * 2 / 2304.5, 6))
+    assert "own GPU power telemetry, a mean 611.9 W per GPU" in str(res["notes"])
+
+
+def _smi(path: Path, start: float, seconds: int, watts: float, gpus: int) -> None:
+    """nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv -l 1, one host."""
+    import datetime as dt
+
+    rows = ["timestamp, index, power.draw [W]"]
+    for k in range(seconds):
+        stamp = dt.datetime.fromtimestamp(start + k, dt.UTC).strftime("%Y/%m/%d %H:%M:%S.000")
+        rows += [f"{stamp}, {g}, {watts:.2f} W" for g in range(gpus)]
+    path.write_text("\n".join(rows) + "\n")
+
+
+@pytest.mark.parametrize(("offset", "measured"), [(0.0, True), (-7200.0, False)])
+def test_power_telemetry_over_a_vllm_run_gives_joules_per_output_token(
+        tmp_path: Path, offset: float, measured: bool) -> None:
+    """vLLM saves its result right after the run (``date`` 2026-11-02 10:15:00, the host's
+    clock) after 689.655 s: nvidia-smi samples of 2 GPUs at 600 W inside that span give
+    600 x 2 ÷ 4,350 output tok/s = 0.275862 J per output token; telemetry from two hours
+    earlier says it holds no sample in the window and gives no figure."""
+    import datetime as dt
+
+    name = "vllm_bench_serve_llama3.3-70b.json"
+    shutil.copy(DATA / "inference" / name, tmp_path / name)
+    end = dt.datetime(2026, 11, 2, 10, 15, tzinfo=dt.UTC).timestamp()
+    _smi(tmp_path / "serve-node-01.csv", end - 689 + offset, 689, 600.0, 2)
+    entries = ENTRY.format(result=name, model="llama3.3-70b", gpus=2, output_len=1000) + (
+        '\n[[power]]\npath = "serve-node-01.csv"\n')
+    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm", entries=entries))
+    [res] = _results(tmp_path)
+    if measured:
+        assert res["joules_per_output_token"] == pytest.approx(round(600.0 * 2 / 4350.0, 6))
+        assert "[[power]] telemetry over the run's span (GPU boards only" in str(res["notes"])
+    else:
+        assert res["joules_per_output_token"] is None
+        assert "no telemetry sample inside the window" in str(res["notes"])

@@ -25,6 +25,7 @@ entry's ``concurrency``, a declaration the row's scenario names.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import itertools
 import math
@@ -68,6 +69,11 @@ class _Export:
     valid: bool | None = None
     invalid_reason: str | None = None
     gpu_names: list[str] = field(default_factory=list)
+    #: mean ``nvidia_power_usage`` per GPU over the run, from the telemetry AIPerf collected
+    #: (watts, GPUs read)
+    power: tuple[float | None, int | None] = (None, None)
+    #: the profiling run's start and end (UTC epoch seconds)
+    span: tuple[float | None, float | None] = (None, None)
     #: fixed input / output tokens per request (a mean with stddev 0) and the temperature
     #: ``--extra-inputs`` fixed, as ``input_config`` states them
     lengths: tuple[int | None, int | None] = (None, None)
@@ -100,7 +106,9 @@ def _row(export: _Export, tool: str, path: Any) -> dict[str, Any]:
                            "tool_valid": export.valid,
                            "tool_invalid_reason": export.invalid_reason,
                            "input_len": export.lengths[0], "output_len": export.lengths[1],
-                           "temperature": export.temperature}
+                           "temperature": export.temperature,
+                           "power_w_per_gpu": export.power[0], "power_gpus": export.power[1],
+                           "started_s": export.span[0], "ended_s": export.span[1]}
     for tag, (_, stats) in AIPERF_METRICS.items():
         block = export.metrics.get(tag)
         for stat, column in stats.items():
@@ -145,15 +153,37 @@ def _json_export(data: dict[str, Any]) -> _Export:
     reason = next((str(v) for k, v in meta.items() if "reason" in k and v), None)
     if data.get("was_cancelled") is True and valid is not False:
         valid, reason = False, "run_cancelled (was_cancelled: true)"
-    gpus = [str(g["gpu_name"]) for endpoint in (
-        _at(data, "telemetry_data", "endpoints") or {}).values() if isinstance(endpoint, dict)
-        for g in (endpoint.get("gpus") or {}).values() if isinstance(g, dict)
-        and g.get("gpu_name")]
+    seen = [g for endpoint in (_at(data, "telemetry_data", "endpoints") or {}).values()
+            if isinstance(endpoint, dict)
+            for g in (endpoint.get("gpus") or {}).values() if isinstance(g, dict)]
+    gpus = [str(g["gpu_name"]) for g in seen if g.get("gpu_name")]
     return _Export(metrics, model, concurrency, rate,
                    int(warm) if warm is not None and warm.is_integer() else None,
                    valid, reason if valid is False else None, gpus,
-                   (_fixed(config, "input_tokens"), _fixed(config, "output_tokens")),
-                   _temperature(_at(config, "input", "extra")))
+                   power=_power(seen),
+                   span=(_utc(data.get("start_time")), _utc(data.get("end_time"))),
+                   lengths=(_fixed(config, "input_tokens"), _fixed(config, "output_tokens")),
+                   temperature=_temperature(_at(config, "input", "extra")))
+
+
+def _power(gpus: list[dict[str, Any]]) -> tuple[float | None, int | None]:
+    """Mean of each GPU's average ``nvidia_power_usage`` (W) over the run, and how many GPUs
+    the telemetry read; (None, None) when it read no power."""
+    watts = [w for g in gpus if _at(g, "metrics", "nvidia_power_usage", "unit") == "W"
+             and (w := _positive(_at(g, "metrics", "nvidia_power_usage", "avg"))) is not None]
+    return (sum(watts) / len(watts), len(watts)) if watts else (None, None)
+
+
+def _utc(text: Any) -> float | None:
+    """An ISO time AIPerf wrote (the host's clock, without a zone: read as UTC, as cmax reads
+    every stamp) in epoch seconds; None when absent or unreadable."""
+    if not isinstance(text, str):
+        return None
+    try:
+        stamp = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.UTC)).timestamp()
 
 
 def _load(data: dict[str, Any], key: str) -> float | None:

@@ -1,4 +1,11 @@
 """``trtllm-bench --report_json`` reports.
+
+Written by ``tensorrt_llm/bench/dataclasses/reporting.py`` of NVIDIA/TensorRT-LLM @ 0249976:
+one JSON document with ``engine`` (model, dtype, quantization, version), ``machine`` (the GPU's
+name), ``world_info`` (tp, pp, ep, world_size), ``request_info`` and ``performance``
+(``system_output_throughput_tok_s``, ``output_throughput_per_gpu_tok_s``, ``total_latency_ms``,
+...), plus ``streaming_metrics`` when streamed. Its field names are mapped one by one in
+:func:`_trtllm_row`.
 """
 
 from __future__ import annotations

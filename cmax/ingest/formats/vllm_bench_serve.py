@@ -1,8 +1,19 @@
 """``vllm bench serve --save-result`` results (and ``--append-result`` files).
+
+Written by ``vllm/benchmarks/serve.py`` of vllm-project/vllm @ 009e6d4: one JSON object per
+result, written by ``json.dump`` with no indent; ``--append-result`` appends further objects,
+each on its own line. Its keys are mapped one by one (:data:`VLLM_FIELDS`): ``duration``,
+``completed``, ``failed``, ``total_input_tokens``, ``total_output_tokens``,
+``output_throughput``, ``total_token_throughput``, the p99 and mean latencies, the run's setup
+(``backend``, ``model_id``, ``request_rate`` or ``"inf"``, ``max_concurrency``) and any
+``--metadata KEY=VALUE`` pairs. ``date`` is the save time right after the run, so the run spans
+the ``duration`` before it (what places ``[[power]]`` telemetry in it). It records **no GPU type
+or count**: those come from the manifest and stay declarations.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from typing import Any
 
@@ -57,7 +68,22 @@ def _vllm_row(data: dict[str, Any], line: int, path: Any) -> dict[str, Any]:
         if (count := number(data.get(key))) is not None and count.is_integer():
             row["gpus"] = int(count)
             break
+    saved = _saved_at(data.get("date"))
+    if saved is not None and row["duration_s"]:
+        row["started_s"], row["ended_s"] = saved - row["duration_s"], saved
     return row
+
+
+def _saved_at(text: Any) -> float | None:
+    """``date``: when vLLM saved the result, right after the run (``datetime.now()``, the
+    host's clock without a zone, read as UTC as cmax reads every stamp), to the second; the
+    run spans the ``duration`` before it. None when absent or in no known layout."""
+    for layout in ("%Y%m%d-%H%M%S", "%Y-%m-%d %H:%M:%S"):
+        try:
+            return dt.datetime.strptime(str(text), layout).replace(tzinfo=dt.UTC).timestamp()
+        except ValueError:
+            continue
+    return None
 
 
 class VllmBenchServe(ServingResult):
