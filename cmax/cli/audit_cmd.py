@@ -183,10 +183,8 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
     for status in result.exemplar:
         if status.status == "never":
             continue
-        until = (f"ended {status.expires_on} by failing run {status.ended_by}"
-                 if status.status == "lapsed" else f"valid until {status.expires_on}")
         click.echo(f"exemplar {status.cluster}: {status.status}, passed {status.passed_on}, "
-                   f"{until}")
+                   f"{status.until}")
     for bad in result.unusable:
         label = "unusable" if bad.fatal else "note"
         click.echo(f"{label}: {bad.path}: {bad.error}", err=True)

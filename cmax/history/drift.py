@@ -169,6 +169,18 @@ class ExemplarStatus(BaseModel):
     days_left: int | None = None
     ended_by: str | None = None  # the newer run that failed the bar ("lapsed")
 
+    @property
+    def until(self) -> str:
+        """How long the validation holds, in words true on the audit's date: a lapsed or
+        expired one is never shown as "valid until" a past day."""
+        if self.expires_on is None:
+            return "–"
+        if self.status == "lapsed":
+            return f"ended {self.expires_on} by failing run {self.ended_by}"
+        if self.status == "expired":
+            return f"expired {self.expires_on}"
+        return f"valid until {self.expires_on}"
+
 
 @dataclass(frozen=True)
 class Point:

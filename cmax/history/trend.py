@@ -229,8 +229,7 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
             "runs": len(runs), "last_run": latest.run_dir, "tier": latest.row["tier"],
             "prev_tier": prev_tier, "score": f"{latest.row['score']:.1f}",
             "exemplar": status.status if status else "never",
-            "expires": (status.expires_on.isoformat()
-                        if status and status.expires_on else "–"),
+            "expires": status.until if status else "–",
             "sla": ("–" if latest.row["sla_met"] is None
                     else f"{latest.row['sla_measured_pct']:.3f}%"),
             "sla_met": latest.row["sla_met"],

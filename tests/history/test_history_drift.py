@@ -321,6 +321,8 @@ def test_a_newer_run_failing_the_bar_ends_exemplar_validity() -> None:
     assert [(i.run, i.compared_with, i.after) for i in lapsed] == [
         ("2026-08-01", "2026-06-14", "2026-08-01")]
     assert "fails the bar" in lapsed[0].message
+    # every report (the audit's text, the fleet and cluster trend pages) says it in these words
+    assert st.until == "ended 2026-08-01 by failing run 2026-08-01"
     # a pass after the failure renews it
     runs.append(("2026-09-01", passing))
     _, statuses = detect_drift(history({"c1": runs}), dt.date(2026, 9, 1), DriftPolicy.load())
@@ -354,3 +356,16 @@ def test_a_bad_policy_file_is_one_clear_error(tmp_path: Path, text: str, needle:
     path.write_text(good + "\nstale_days = 3\n")
     with pytest.raises(CmaxError, match="unknown key 'stale_days'"):
         DriftPolicy.load(path)
+
+
+def test_an_expired_validation_is_not_valid_until_a_past_day() -> None:
+    from cmax.history.drift import ExemplarStatus
+
+    def status(kind: str) -> ExemplarStatus:
+        return ExemplarStatus(cluster="c1", status=kind,  # type: ignore[arg-type]
+                              passed_on=dt.date(2025, 5, 1), expires_on=dt.date(2026, 5, 1))
+
+    assert status("expired").until == "expired 2026-05-01"
+    assert status("valid").until == "valid until 2026-05-01"
+    assert status("expiring").until == "valid until 2026-05-01"
+    assert ExemplarStatus(cluster="c1", status="never").until == "–"
