@@ -83,6 +83,9 @@ UA_XMP = f"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
 # Paper: the stylesheets state A4 (report.css, trend.css); another paper restates each of
 # their @page sizes with its CSS keyword, orientation kept (``on_paper``).
 PAPERS: dict[str, str] = {"a4": "A4", "letter": "letter"}
+# Letter is 18 mm shorter than A4 (and 6 mm wider): its portrait pages take 5 mm less at the top
+# and the bottom, so a report keeps about the page count it has on A4
+_PORTRAIT_MARGINS: dict[str, str] = {"letter": " margin-top: 12mm; margin-bottom: 11mm;"}
 DEFAULT_PAPER = "a4"
 _PAGE_SIZE = re.compile(r"@page(\s+[\w-]+)?\s*\{\s*size:\s*A4(\s+landscape)?\s*;")
 
@@ -222,7 +225,8 @@ def on_paper(html: str, paper: str = DEFAULT_PAPER) -> str:
     start = html.rfind("<style>", 0, end)
     if start < 0 or end < 0:
         return html
-    rules = "".join(f"@page{m.group(1) or ''} {{ size: {PAPERS[paper]}{m.group(2) or ''}; }}\n"
+    rules = "".join(f"@page{m.group(1) or ''} {{ size: {PAPERS[paper]}{m.group(2) or ''};"
+                    f"{'' if m.group(2) else _PORTRAIT_MARGINS.get(paper, '')} }}\n"
                     for m in _PAGE_SIZE.finditer(html, start, end))
     return html[:end] + rules + html[end:]
 

@@ -41,7 +41,8 @@ def test_letter_paper_for_every_report(letter: Path) -> None:
     assert _size(letter / "leaderboard.pdf") == LETTER_WIDE  # landscape stays landscape
     # the HTML prints on the same paper from a browser
     assert "@page wide { size: letter landscape; }" in (letter / "leaderboard.html").read_text()
-    assert "@page { size: letter; }" in (letter / f"{REF}.brief.html").read_text()
+    assert ("@page { size: letter; margin-top: 12mm; margin-bottom: 11mm; }"
+            in (letter / f"{REF}.brief.html").read_text())
 
 
 def test_on_paper_restates_each_page_size_keeping_orientation() -> None:
@@ -50,7 +51,9 @@ def test_on_paper_restates_each_page_size_keeping_orientation() -> None:
     assert pdf.on_paper(html, "a4") == html  # the stylesheets are written for A4
     lettered = pdf.on_paper(html, "letter")
     assert lettered.count("</style>") == 1
-    assert lettered.endswith("@page { size: letter; }\n@page wide { size: letter landscape; }\n"
+    # letter is 18 mm shorter: its portrait pages give 5 mm of margin back at top and bottom
+    assert lettered.endswith("@page { size: letter; margin-top: 12mm; margin-bottom: 11mm; }\n"
+                             "@page wide { size: letter landscape; }\n"
                              "</style></head><body></body></html>")
     trend_css = (data_dir("templates") / "trend.css").read_text()
     trend = pdf.on_paper(f"<head><style>{trend_css}</style></head>", "letter")
