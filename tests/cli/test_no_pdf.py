@@ -58,6 +58,6 @@ def test_report_paper_letter_reaches_the_html_print_style(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     for name in ("aurora-compute-aurora-h100-east.brief.html",
                  "aurora-compute-aurora-h100-east.scorecard.html"):
-        assert "@page { size: letter; }" in (out / name).read_text(), name
+        assert "@page { size: letter;" in (out / name).read_text(), name
     assert _run(["report", str(SAMPLES / "aurora-compute"), "-o", str(out), "--no-pdf",
                  "--paper", "legal"]).returncode == 2
