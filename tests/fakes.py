@@ -199,13 +199,20 @@ class FakeReference:
 
 
 def manifest_text(evidence: str, *, nodes: int = 64, gpus_per_node: int = 8,
-                  interconnect: str | None = "infiniband-ndr-8x400") -> str:
+                  interconnect: str | None = "infiniband-ndr-8x400",
+                  date: str = "2026-10-01") -> str:
     """A minimal valid cmax.toml (provider, an H100 system, benchmark date) plus ``evidence``,
     the TOML of the evidence sections a test needs (``[[nccl]]``, ``[[runs]]``, ...)."""
     fabric = f'interconnect = "{interconnect}"\n' if interconnect else ""
     return (
         '[provider]\nname = "Example Cloud"\ncluster = "example-h100-a"\n\n'
         f'[system]\ngpu = "h100-sxm"\nnodes = {nodes}\ngpus_per_node = {gpus_per_node}\n'
-        f"{fabric}\n[benchmark]\ndate = 2026-10-01\n\n{evidence.strip()}\n"
+        f"{fabric}\n[benchmark]\ndate = {date}\n\n{evidence.strip()}\n"
     )
+
+
+def run_toml(workload: str, precision: str, gpus: int, log: str) -> str:
+    """One ``[[runs]]`` entry: the claims a training log is rated on."""
+    return (f'[[runs]]\nworkload = "{workload}"\nprecision = "{precision}"\n'
+            f'num_gpus = {gpus}\nlog = "{log}"\n')
 

@@ -12,6 +12,7 @@ import pytest
 
 from cmax.claims import EARNS_PASS
 from cmax.pipeline import load
+from tests.fakes import manifest_text, run_toml
 from tests.paths import DATA
 
 # log, declared workload, precision, GPUs, the claims its own lines corroborate
@@ -56,25 +57,9 @@ def expected_errors(log: str) -> set[str]:
 def _bundle(root: Path, log: str, workload: str, precision: str, gpus: int) -> Path:
     (root / "training").mkdir(parents=True)
     shutil.copy(DATA / "ingest" / log, root / "training" / log)
-    (root / "cmax.toml").write_text(f"""
-[provider]
-name = "Public Logs"
-cluster = "test"
-
-[system]
-gpu = "h100-sxm"
-nodes = {max(gpus // 8, 1)}
-gpus_per_node = 8
-
-[benchmark]
-date = 2026-05-01
-
-[[runs]]
-workload = "{workload}"
-precision = "{precision}"
-num_gpus = {gpus}
-log = "training/{log}"
-""", encoding="utf-8")
+    (root / "cmax.toml").write_text(manifest_text(
+        run_toml(workload, precision, gpus, f"training/{log}"), nodes=max(gpus // 8, 1),
+        interconnect=None, date="2026-05-01"), encoding="utf-8")
     return root
 
 

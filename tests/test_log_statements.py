@@ -23,6 +23,7 @@ import pytest
 from cmax.errors import EvidenceError
 from cmax.ingest.textlines import head_facts
 from cmax.pipeline import load
+from tests.fakes import manifest_text, run_toml
 from tests.intake.llmb_fakes import Job, config_text
 from tests.paths import DATA
 
@@ -45,25 +46,9 @@ def _log(folder: Path, name: str, head: str = "") -> Path:
 
 def _bundle(root: Path, log: str, *, workload: str = "llama3.1-70b", gpus: int = 64,
             precision: str = "fp8") -> Path:
-    (root / "cmax.toml").write_text(f"""
-[provider]
-name = "Public Logs"
-cluster = "test"
-
-[system]
-gpu = "h100-sxm"
-nodes = 64
-gpus_per_node = 8
-
-[benchmark]
-date = 2026-05-01
-
-[[runs]]
-workload = "{workload}"
-precision = "{precision}"
-num_gpus = {gpus}
-log = "{log}"
-""", encoding="utf-8")
+    (root / "cmax.toml").write_text(manifest_text(
+        run_toml(workload, precision, gpus, log), interconnect=None, date="2026-05-01"),
+        encoding="utf-8")
     return root
 
 
