@@ -289,6 +289,12 @@ def entry_rows(inference: pl.DataFrame, index: int) -> pl.DataFrame:
                             | pl.col("run_id").str.starts_with(entry + "#"))
 
 
+def stated_splits(rows: pl.DataFrame) -> set[tuple[int | None, int]]:
+    """The (prefill, decode) GPU splits inference ``rows`` state (disaggregated serving)."""
+    return {(p, d) for p, d in zip(rows["prefill_gpus"].to_list(), rows["decode_gpus"].to_list(),
+                                   strict=True) if d is not None}
+
+
 def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """An empty table with the canonical schema."""
     return pl.DataFrame(schema=schema)

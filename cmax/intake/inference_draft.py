@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from cmax.errors import CmaxError
+from cmax.evidence import stated_splits
 from cmax.intake import toml_text
 
 if TYPE_CHECKING:
@@ -110,10 +111,9 @@ def entry(path: Path, rel: str, fmt: str, reference: Reference) -> list[str]:
                 toml_text.line("output_len", lengths[1], lengths[2].format("output"))]
                if lengths else ["input_len = 0                                # TODO",
                                 "output_len = 0                               # TODO"])]
-    split = {(p, d) for p, d in zip(rows["prefill_gpus"].to_list(),
-                                    rows["decode_gpus"].to_list(), strict=True) if d is not None}
-    if len(split) == 1:
-        (prefill, decode), = split
+    split = stated_splits(rows)
+    prefill, decode = next(iter(split)) if len(split) == 1 else (None, 0)
+    if prefill is not None:  # one split for every result, stated whole
         lines += [toml_text.line("prefill_gpus", int(prefill), "stated by the file"),
                   toml_text.line("decode_gpus", int(decode), "stated by the file")]
     if len(capped) == 1 and rows.height == 1:

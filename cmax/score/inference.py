@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from cmax.case import Case
-from cmax.evidence import entry_rows
+from cmax.evidence import entry_rows, stated_splits
 from cmax.findings import Finding
 from cmax.ingest.energy import telemetry_energy
 from cmax.manifest import InferenceSpec
@@ -45,9 +45,7 @@ def gpus_basis(rows: pl.DataFrame, spec: InferenceSpec) -> str:
         return "contradicted"
     if spec.decode_gpus is None:
         return "corroborated"
-    split = {(p, d) for p, d in zip(rows["prefill_gpus"].to_list(),
-                                    rows["decode_gpus"].to_list(), strict=True)
-             if d is not None}
+    split = stated_splits(rows)
     if not split:
         return "declared"
     return "corroborated" if split == {(spec.prefill_gpus, spec.decode_gpus)} else "contradicted"
