@@ -204,3 +204,29 @@ def test_parallel_config_fits_int64_and_reason(tmp_path: Path, line: str) -> Non
     """vp = 2**64 passed the manifest and crashed the run table (Polars i128 -> i64)."""
     text = _refused(tmp_path, 'log = "training/a.log"', f'log = "training/a.log"\n{line}')
     assert f"runs[0].{line.split()[0]}:" in text
+
+
+SERVING = """
+[[inference]]
+result = "serve.json"
+model = "deepseek-r1-0528"
+precision = "nvfp4"
+gpus = 24
+input_len = 8192
+output_len = 1024
+"""
+
+
+@pytest.mark.parametrize(("split", "expected"), [
+    ("prefill_gpus = 8\n", "prefill_gpus and decode_gpus together"),
+    ("decode_gpus = 16\n", "prefill_gpus and decode_gpus together"),
+    ("prefill_gpus = 8\ndecode_gpus = 8\n", "8 + 8 is not 24"),
+])
+def test_a_prefill_decode_split_is_whole_and_adds_up(tmp_path: Path, split: str,
+                                                     expected: str) -> None:
+    with pytest.raises(CmaxError) as err:
+        load_manifest(write(tmp_path, GOOD + SERVING + split))
+    text = str(err.value)
+    assert "inference[0]" in text and expected in text and "Traceback" not in text
+    ok = load_manifest(write(tmp_path, GOOD + SERVING + "prefill_gpus = 8\ndecode_gpus = 16\n"))
+    assert (ok.inference[0].prefill_gpus, ok.inference[0].decode_gpus) == (8, 16)

@@ -297,8 +297,8 @@ def _joules(best: dict[str, Any], spec: InferenceSpec, power: pl.DataFrame,
         return None
     start, end = best.get("started_s"), best.get("ended_s")
     if start is None or end is None:
-        notes.append(f"energy: {best['tool']} records no run time, so the [[power]] telemetry "
-                     "cannot be placed in its window")
+        notes.append(f"energy: {best['tool']} records no run time cmax can read, so the "
+                     "[[power]] telemetry cannot be placed in its window")
         return None
     energy = telemetry_energy(power, start, end, num_gpus=spec.gpus,
                               tokens_per_s_per_gpu=rate / spec.gpus) or {}

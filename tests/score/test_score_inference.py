@@ -381,3 +381,17 @@ def test_power_telemetry_over_a_vllm_run_gives_joules_per_output_token(
     else:
         assert res["joules_per_output_token"] is None
         assert "no telemetry sample inside the window" in str(res["notes"])
+
+
+def test_a_result_without_a_readable_run_time_gets_no_telemetry_figure(tmp_path: Path) -> None:
+    """trtllm-bench reports record no time of their own: [[power]] telemetry beside them cannot
+    be placed in the run, so no J per output token, and the scorecard says why."""
+    name = "trtllm_bench_report_llama3.3-70b.json"
+    shutil.copy(DATA / "inference" / name, tmp_path / name)
+    _smi(tmp_path / "serve-node-01.csv", 1_793_000_000.0, 60, 600.0, 2)
+    entries = ENTRY.format(result=name, model="llama3.3-70b", gpus=2, output_len=1000) + (
+        '\n[[power]]\npath = "serve-node-01.csv"\n')
+    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm", entries=entries))
+    [res] = _results(tmp_path)
+    assert res["joules_per_output_token"] is None
+    assert "records no run time cmax can read" in str(res["notes"])
