@@ -1,10 +1,8 @@
 """The ClusterMAX audit (``audit.values.json`` written by SemiAnalysis' ``cmax audit``).
 
 Recognised by its JSON shape (``audit_data`` and ``cluster``, or the bare collector JSON);
-graded into ``audit_checks`` rows by :mod:`cmax.ingest.formats.clustermax_audit` (research
-clustermax_audit_format.md).
-
-ClusterMAX ``audit.values.json``: PASS / WARNING / FAIL / SKIPPED, derived as ClusterMAX does.
+graded into ``audit_checks`` rows: PASS / WARNING / FAIL / SKIPPED, derived as ClusterMAX does
+(research clustermax_audit_format.md).
 
 The file holds raw collector facts only (research/clustermax_audit_format.md §0); the verdicts
 are computed at report time by ``audit_report.evaluate()``. This module re-derives them for

@@ -1,9 +1,8 @@
 """DCGM diagnostics JSON (``dcgmi diag -r N -j``): per-node GPU health.
 
 Recognised by its top-level ``DCGM GPU Diagnostic`` (or ``DCGM Diagnostic``) object with
-``test_categories``; read into node-health rows by :mod:`cmax.ingest.formats.dcgm_diag` (NETWORK).
-
-``dcgmi diag -r N -j`` JSON: NVIDIA DCGM's GPU diagnostics, as providers run them at burn-in.
+``test_categories``; read into node-health rows (NETWORK). Providers run these diagnostics at
+burn-in.
 
 Shape from NVIDIA/DCGM ``testing/python3/dcgm_diag_schema.json`` (DCGM 4.x): a top-level
 ``"DCGM Diagnostic"`` object with ``test_categories[] -> {category, tests[] -> {name,

@@ -4,10 +4,8 @@ The parse script writes one row per experiment with the mean step time and TFLOP
 window (research dgxc.md §3.2); a manifest run picks its row by ``experiment``. These are
 summaries: they fill ``runs.reported_*`` and never step rows.
 
-Outputs of the DGXC parse scripts (``parse_train_timing.sh`` / ``_mbridge.sh``), CSV or JSON.
-
-These are summaries, not step logs: one row per experiment with the mean (and std) of the
-window the script averaged (iterations 35-44 from v25.08, 11-44 in v25.05-v25.07), research
+The scripts are ``parse_train_timing.sh`` / ``_mbridge.sh``. Each row holds the mean (and std)
+of the window the script averaged (iterations 35-44 from v25.08, 11-44 in v25.05-v25.07), research
 dgxc.md §3.3. They fill ``runs.reported_step_time_s``/``reported_tflops_per_gpu``; no step
 rows are invented.
 

@@ -4,8 +4,6 @@ A row names start, end, node, GPU, category and whether it was planned (research
 reliability.md); the CSV is recognised by its header, the JSON by an array of such objects or
 ``{"incidents": [...]}``.
 
-Incident / interruption logs, CSV or JSON.
-
 Columns (CSV header or JSON object keys, case-insensitive): ``start, end, node, gpu, category,
 planned`` and optional ``description``. Times are ISO 8601; an offset is converted to UTC and a
 time without one is taken as UTC (say so in the bundle's README if it is not). ``end`` may be

@@ -1,16 +1,13 @@
 """The llmb-run job-history database (SQLite table ``jobs``, DGXC v26.05+).
 
 Recognised by the SQLite magic plus a ``jobs`` table with llmb-run's columns; a run picks its
-job by precision, GPU count and workload (see :mod:`cmax.ingest.formats.llmb_sqlite`). A summary: it
-fills ``runs.reported_*``, never step rows.
-
-The llmb-run job-history database (SQLite table ``jobs``, DGXC v26.05+).
+job by precision, GPU count and workload. A summary: it fills ``runs.reported_*``, never step
+rows.
 
 Each job row carries llmb-run's own parse of its log: ``train_step_time_seconds`` and
 ``tflops_per_gpu`` (means over iterations 35-44), ``perf_parse_status`` (``success |
 incomplete | invalid_grad_norm | no_data | no_log | unsupported_framework``) and the job's
-``workload_key, model_size, dtype, scale`` (research dgxc.md §3.3). Like the parse-script
-outputs it is a summary: it fills ``runs.reported_*``, never step rows.
+``workload_key, model_size, dtype, scale`` (research dgxc.md §3.3).
 
 A manifest run picks its job by precision (``dtype``) and GPU count (``scale``), then by
 workload (or ``experiment``); when the same configuration was run more than once the latest

@@ -2,10 +2,9 @@
 
 A result file is recognised by ``:::MLLOG {`` lines (mlcommons/logging); it embeds the
 framework's own log, so its marker has the highest priority of all text formats. Folders of
-results (benchmark, system, submitter) are read by :mod:`cmax.ingest.formats.mlperf` as trees, not
-file by file. The system description (``systems/<system>.json``) is recognised by its keys.
-
-MLPerf Training result sets: parsed once, scored exactly as MLCommons scores them.
+results (benchmark, system, submitter) are read here as trees, not file by file. The system
+description (``systems/<system>.json``) is recognised by its keys. Result sets are parsed once
+and scored exactly as MLCommons scores them.
 
 This module is the one home of MLPerf parsing and scoring in cmax. Validation
 (:mod:`cmax.validate.mlperf_rules`) and scoring (:mod:`cmax.score.mlperf`) read the

@@ -5,8 +5,6 @@ Recognised by the header nccl-tests prints (``# nThread N nGpus M``), the table 
 ``#`` or gain ``[1,0]<stdout>:`` / srun prefixes, so the markers allow for both (NVIDIA/
 nccl-tests ``src/common.cu``).
 
-nccl-tests text output (``all_reduce_perf`` and friends) in the shapes it is found in.
-
 The format comes from the tool's own source (NVIDIA/nccl-tests ``src/util.cu``,
 ``writeDeviceReport``/``writeResultHeader``/``writeResultFooter``): a ``# nThread ...``
 header, one ``#  Rank  N Group  G Pid P on HOST device D [bus] NAME`` line per rank, a column

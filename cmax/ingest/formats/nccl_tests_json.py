@@ -1,11 +1,8 @@
 """nccl-tests JSON output (``-J file.json``, format version 3, nccl-tests v2.17+).
 
 Recognised by its shape (``version``, ``config``, ``results`` and ``nccl_version`` or
-``average_bus_bandwidth``); the
-same module turns per-process times into node-health rows
-(see :mod:`cmax.ingest.network_files`).
-
-nccl-tests JSON output (``-J file.json``), format version 3 (nccl-tests v2.17+).
+``average_bus_bandwidth``). Per-process times also become node-health rows (see
+:mod:`cmax.ingest.network_files`).
 
 The shape is taken from the writer in NVIDIA/nccl-tests ``src/util.cu`` (``JSON_FILE_VERSION
 3``): top-level ``version``, ``start_time``, ``args``, ``env``, ``nccl_version``, ``config``
