@@ -621,18 +621,24 @@ class PriceAdvice(_Model):
     """the term at the quote: quoted × contract GPUs × term hours, $"""
     ask_term_cost_usd: float | None = Field(
         default=None, description="the term at the ask: ask × contract GPUs × term hours")
-    goodput_loss_usd: float
-    """term cost × (1 − E[ETTR]): paid time lost to interruptions, $ (0: no reliability
-    evidence)"""
-    sla_period_bill_usd: float = Field(
-        default=0.0, description="the bill for the SLA's measured period at the quote")
-    sla_credit_usd: float = Field(
-        description="SLA credit owed for the measured period: its bill × the credit percentage")
+    goodput_loss_usd: float | None
+    """term cost × (1 − E[ETTR]): paid time lost to interruptions, $ (None: not assessed, no
+    reliability evidence; never 0 for unknown)"""
+    sla_period_bill_usd: float | None = Field(
+        default=None, description="the bill for the SLA's measured period at the quote (None: "
+        "no SLA assessed)")
+    sla_credit_usd: float | None = Field(
+        description="SLA credit owed for the measured period: its bill × the credit percentage "
+        "(None: not assessed, no [sla] terms or no incident log; never 0 for unknown)")
+    sla_credit_pct: float | None = Field(
+        default=None, description="the same credit as a percentage of the measured period's "
+        "bill (sla_period_bill_usd)")
     sla_credit_term_projection_usd: float | None = Field(
         default=None, description="projection only: the same credit rate over the whole term; "
         "never owed, never subtracted")
-    effective_term_cost_usd: float = Field(
-        description="term cost + goodput loss; credits are not subtracted")
+    effective_term_cost_usd: float | None = Field(
+        description="term cost + goodput loss; credits are not subtracted (None: the goodput "
+        "loss is not assessed)")
     drivers: list[PriceDriver] = Field(default_factory=list)
     """why the ask differs from the quote, largest first"""
     workloads: list[WorkloadEconomics] = Field(default_factory=list)

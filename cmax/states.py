@@ -106,3 +106,9 @@ def gate_state(status: str) -> State:
 
 def verdict_state(verdict: str) -> State:
     return VERDICT_STATES[verdict]
+
+
+NOT_ASSESSED = "not assessed"
+"""The one word for a sum of money cmax could not assess (a goodput loss without an incident
+log, an SLA credit without terms or incidents): JSON null, never printed as $0, which would
+read as "assessed, and nothing is owed"."""

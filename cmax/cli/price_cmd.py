@@ -9,6 +9,7 @@ import click
 from cmax.cli.common import bundle_argument, emit_json, format_option
 from cmax.cli.package_options import package_options
 from cmax.cli.score_cmd import rubric_option
+from cmax.states import NOT_ASSESSED
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
     from cmax.intake.draft import Commercial
@@ -19,6 +20,22 @@ def _money(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"${value:,.{digits}f}"
 
 
+def _assessed(value: float | None) -> str:
+    return NOT_ASSESSED if value is None else _money(value)
+
+
+def sla_line(a: PriceAdvice) -> str:
+    """The SLA credit as money and as a percentage of the named bill, or "not assessed"."""
+    if a.sla_credit_usd is None or a.sla_period_bill_usd is None:
+        return f"  SLA credit   {NOT_ASSESSED} (no [sla] terms or no incident log)"
+    pct = "" if a.sla_credit_pct is None else f" ({a.sla_credit_pct:.4g}% of"
+    return (f"  SLA credit   {_money(a.sla_credit_usd)} owed{pct or ' on'} the measured "
+            f"period's bill of {_money(a.sla_period_bill_usd)}" + (")" if pct else "")
+            + ("" if a.sla_credit_term_projection_usd is None else
+               f"; projection over the term, not owed: "
+               f"{_money(a.sla_credit_term_projection_usd)}"))
+
+
 def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
     a = advice
     ratio = "-" if a.throughput_ratio is None else f"{a.throughput_ratio:.4f}"
@@ -27,17 +44,17 @@ def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
         f"{provider} · {cluster}",
         f"  quoted       {_money(a.quoted_usd_per_gpu_hour)}/GPU-hr",
         f"  parity       {_money(a.parity_usd_per_gpu_hour, 4)}/GPU-hr  (throughput {ratio} "
-        f"× goodput {a.goodput_ratio:.4f})",
+        f"× goodput {a.goodput_ratio:.4f}"
+        + (" assumed: no incident log)" if a.goodput_loss_usd is None else ")"),
         f"  ask          {_money(a.ask_usd_per_gpu_hour)}/GPU-hr{adj}",
         f"  value        {_money(a.usd_per_reference_gpu_hour, 4)} per reference-grade "
         "GPU-hour (quoted ÷ (throughput × goodput))",
         f"  term         {a.term_months} months × {a.contract_gpus:,} GPUs: "
-        f"{_money(a.term_cost_usd)}; goodput loss {_money(a.goodput_loss_usd)}; effective "
-        f"{_money(a.effective_term_cost_usd)} (credits not subtracted)",
-        f"  SLA credit   {_money(a.sla_credit_usd)} owed on the measured period's bill of "
-        f"{_money(a.sla_period_bill_usd)}"
-        + ("" if a.sla_credit_term_projection_usd is None else
-           f"; projection over the term, not owed: {_money(a.sla_credit_term_projection_usd)}"),
+        f"{_money(a.term_cost_usd)}; goodput loss {_assessed(a.goodput_loss_usd)}; effective "
+        + (f"{_money(a.effective_term_cost_usd)} (credits not subtracted)"
+           if a.effective_term_cost_usd is not None
+           else f"{NOT_ASSESSED} (no incident log: the term cost is a floor)"),
+        sla_line(a),
     ]
     if a.drivers:
         lines += ["", "  What moves the price ($/GPU-hour less than the quote is worth; "

@@ -42,6 +42,7 @@ from cmax.scorecard import (
     WorkloadEconomics,
     WorkloadResult,
 )
+from cmax.states import NOT_ASSESSED
 from cmax.throughput import tokens_per_s_per_gpu
 
 _STEP_NUMBER = re.compile(r"^\d+\. ")
@@ -58,6 +59,20 @@ def numbered(steps: list[str]) -> list[str]:
             step = _STEP_NUMBER.sub(f"{n}. ", step, count=1)
         out.append(step)
     return out
+
+NO_RELIABILITY = "no incident log in the bundle ([reliability] in cmax.toml)"
+
+
+def sla_gap(evidence: Evidence) -> str:
+    """Why the SLA credit is not assessed, in the bundle's own terms."""
+    if evidence.manifest.sla is None:
+        return "no [sla] terms in cmax.toml"
+    return f"{NO_RELIABILITY}: an outage nobody recorded is not a zero credit"
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
 
 def _cents(value: float) -> float:
     return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
@@ -264,27 +279,33 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
                 "/GPU-hour.")
 
     term_cost = quoted * gpus * hours
+    loss: float | None = None
+    effective: float | None = None
+    term_text = (f"6. Term cost at the quoted price: {_usd(quoted)} × {gpus:,} GPUs × "
+                 f"{hours:,.0f} h ({pricing.term_months} × {HOURS_PER_MONTH:g} h) = "
+                 f"{_usd(term_cost)}; ")
     if rel is None:
-        loss = 0.0
-        loss_text = "goodput loss not estimated (no reliability evidence)"
+        steps.append(
+            term_text + f"goodput loss {NOT_ASSESSED} ({NO_RELIABILITY}), so the effective "
+            "term cost (term cost + goodput loss) is not assessed either: the term cost is a "
+            "floor, not an estimate.")
     else:
         loss = term_cost * (1.0 - rel.ettr)
-        loss_text = (f"goodput loss = term cost × (1 − E[ETTR]) = {_usd(term_cost)} × "
-                     f"{1.0 - rel.ettr:.4f} = {_usd(loss)}")
-    effective = term_cost + loss
-    steps.append(
-        f"6. Term cost at the quoted price: {_usd(quoted)} × {gpus:,} GPUs × {hours:,.0f} h "
-        f"({pricing.term_months} × {HOURS_PER_MONTH:g} h) = {_usd(term_cost)}; {loss_text}. "
-        f"Effective term cost = term cost + goodput loss = {_usd(effective)} (lost time is "
-        "counted as an expense, as in SemiAnalysis' TCO model; SLA credits are not "
-        "subtracted, so lower reliability can only raise it).")
+        effective = term_cost + loss
+        steps.append(
+            term_text + f"goodput loss = term cost × (1 − E[ETTR]) = {_usd(term_cost)} × "
+            f"{1.0 - rel.ettr:.4f} = {_usd(loss)}. Effective term cost = term cost + goodput "
+            f"loss = {_usd(effective)} (lost time is counted as an expense, as in "
+            "SemiAnalysis' TCO model; SLA credits are not subtracted, so lower reliability "
+            "can only raise it).")
 
     sla = scorecard.sla
-    period_bill = credit = 0.0
+    period_bill: float | None = None
+    credit: float | None = None
     projection: float | None = None
     period_gpu_hours = 0.0
     if sla is None:
-        steps.append("7. SLA credit: not estimated (no [sla] terms or no incident log).")
+        steps.append(f"7. SLA credit: {NOT_ASSESSED} ({sla_gap(evidence)}).")
     else:
         period_gpu_hours = sla.node_hours * system.gpus_per_node
         period_bill = quoted * period_gpu_hours
@@ -332,10 +353,10 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
         usd_per_reference_gpu_hour=per_reference,
         term_months=pricing.term_months, contract_gpus=gpus, term_cost_usd=round(term_cost, 2),
         ask_term_cost_usd=None if ask is None else round(ask * gpus * hours, 2),
-        goodput_loss_usd=round(loss, 2), sla_period_bill_usd=round(period_bill, 2),
-        sla_credit_usd=round(credit, 2),
-        sla_credit_term_projection_usd=None if projection is None else round(projection, 2),
-        effective_term_cost_usd=round(effective, 2),
+        goodput_loss_usd=_rounded(loss), sla_period_bill_usd=_rounded(period_bill),
+        sla_credit_usd=_rounded(credit), sla_credit_pct=None if sla is None else sla.credit_pct,
+        sla_credit_term_projection_usd=_rounded(projection),
+        effective_term_cost_usd=_rounded(effective),
         drivers=_drivers(quoted, throughput, goodput, scorecard, credit, period_gpu_hours),
         workloads=economics, token_costs=costs,
         usd_per_million_tokens=None if basket_usd is None else round(basket_usd, 4),

@@ -29,8 +29,8 @@ def card_drivers(card: Scorecard) -> list[PriceDriver]:
                     p.sla_credit_usd, period_gpu_hours)
 
 
-def drivers(quoted: float, throughput: float | None, goodput: float,
-             scorecard: Scorecard, credit: float, period_gpu_hours: float) -> list[PriceDriver]:
+def drivers(quoted: float, throughput: float | None, goodput: float, scorecard: Scorecard,
+            credit: float | None, period_gpu_hours: float) -> list[PriceDriver]:
     """What moves a GPU-hour's worth away from the quote, each in $/GPU-hour, largest first.
 
     The throughput and goodput effects add up exactly to quote − parity (quote × (1 − T) +
@@ -68,7 +68,7 @@ def drivers(quoted: float, throughput: float | None, goodput: float,
                     f"{rel.job_gpus:,}-GPU job keeps {100 * goodput:.2f}% of the "
                     "reference's useful time")))
     sla = scorecard.sla
-    if sla is not None and credit > 0 and period_gpu_hours > 0:
+    if sla is not None and credit and period_gpu_hours > 0:
         out.append(PriceDriver(
             name="SLA credit owed", kind="credit",
             usd_per_gpu_hour=round(credit / period_gpu_hours, 4),

@@ -532,7 +532,8 @@ def brief_demands(card: Scorecard) -> list[Point]:
     p = card.price
     sla = card.sla
     if sla is not None and not sla.met:
-        owed = f" ({fmt.usd(p.sla_credit_usd)})" if p is not None else ""
+        owed = (f" ({fmt.usd(p.sla_credit_usd)} of {fmt.usd(p.sla_period_bill_usd, 0)})"
+                if p is not None and p.sla_credit_usd is not None else "")
         out.append(Point(
             "Credit the SLA breach: "
             + (f"{sla.node_months_below} of {sla.node_months} node-months were below"

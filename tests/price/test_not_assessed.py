@@ -1,0 +1,71 @@
+"""Money cmax could not assess is "not assessed" (JSON null), never $0 (issues 38 and 40).
+
+A bundle without an incident log has no goodput loss and no SLA credit to show: printing
+"$0.00 owed" would tell the buyer the provider was measured and owes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import main
+from tests.paths import SAMPLES
+
+
+@pytest.fixture
+def no_incidents(tmp_path: Path) -> Path:
+    """The Aurora sample without its incident log (its [sla] terms kept)."""
+    bundle = shutil.copytree(SAMPLES / "aurora-compute", tmp_path / "aurora")
+    (bundle / "incidents.csv").unlink()
+    toml = bundle / "cmax.toml"
+    text = re.sub(r"\[reliability\]\n.*?\n\n", "", toml.read_text(), flags=re.S)
+    assert "[reliability]" not in text and "[sla]" in text
+    toml.write_text(text)
+    return bundle
+
+
+def test_price_json_is_null_for_money_not_assessed(
+        no_incidents: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["price", str(no_incidents), "--format", "json"]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    for key in ("goodput_loss_usd", "sla_credit_usd", "sla_period_bill_usd", "sla_credit_pct",
+                "effective_term_cost_usd"):
+        assert advice[key] is None, key
+    assert advice["term_cost_usd"] == 10_988_544.0  # 2.45 × 512 GPUs × 730 h × 12
+
+
+def test_price_text_says_not_assessed(no_incidents: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["price", str(no_incidents)]) == 0
+    out = capsys.readouterr().out
+    assert "goodput loss not assessed" in out
+    assert "SLA credit   not assessed" in out
+    assert "$0.00" not in out
+    assert "7. SLA credit: not assessed (no incident log in the bundle" in out
+
+
+def test_price_text_names_the_bill_a_credit_is_a_share_of(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["price", str(SAMPLES / "cinder-gpu")]) == 0
+    [line] = [x for x in capsys.readouterr().out.splitlines() if "SLA credit  " in x]
+    assert re.search(r"\$[\d,]+\.\d\d owed \([\d.]+% of the measured period's bill of "
+                     r"\$[\d,]+\.\d\d\)", line), line
+
+
+def test_reports_say_not_assessed(no_incidents: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["-q", "report", str(no_incidents), "-o", str(out), "--no-pdf"]) == 0
+    [brief] = out.glob("*.brief.html")
+    [card] = out.glob("*.scorecard.html")
+    [data] = out.glob("*.scorecard.json")
+    text = brief.read_text()
+    assert "not assessed: no incident log" in text
+    assert "not assessed: no SLA terms or no incident log" in text
+    page = card.read_text()
+    assert page.count("not assessed <span") == 3  # goodput loss, effective cost, SLA credit
+    assert json.loads(data.read_text())["price"]["sla_credit_usd"] is None
