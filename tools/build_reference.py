@@ -2,7 +2,7 @@
 
 Usage:  python tools/build_reference.py [SEED_CSV] [--out reference/]
 
-The seed (../shared/research/dgxc_reference.csv) holds every published expected-performance
+The seed (reference/seed/dgxc_reference.csv) holds every published expected-performance
 row with its original public source. This script gives each row cmax's canonical ids,
 re-cites the original source (repo:path @ tag/commit), names the FLOPs convention the source
 used, and flags source errata: known ones from the source's own history and any row whose
@@ -28,7 +28,7 @@ from cmax.reference.architecture import Architecture, load_architectures  # noqa
 from cmax.reference.checksum import write_checksums  # noqa: E402
 from cmax.reference.flops import source_flops_per_token  # noqa: E402
 
-DEFAULT_SEED = ROOT.parent / "shared" / "research" / "dgxc_reference.csv"
+DEFAULT_SEED = ROOT / "reference" / "seed" / "dgxc_reference.csv"
 TOLERANCE = 0.01  # a printed figure must follow from the others within 1 %
 
 # CHANGELOG date of each DGXC release line (NVIDIA/dgxc-benchmarking:CHANGELOG). Point

@@ -31,8 +31,8 @@ constants are the ones the DGXC READMEs print. The in-rack all_reduce scales the
 72-GPU GB200 NVL72 run in coreweave/nccl-tests pull request #43 (834.57 GB/s at 8 GiB); the
 cross-rack one sits just under the derived 184 GB/s per-tray network bar
 (reference/network.toml ``gb200-ib-ndr-4x400-ring``). Deterministic: the same script gives the
-same bytes. Run from the repo root: ``python tools/make_samples.py`` (it needs
-../shared/research for the two audit examples).
+same bytes. Run from the repo root: ``python tools/make_samples.py`` (the two audit examples
+are read from tests/data/ingest).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "samples"
-RESEARCH = ROOT.parent / "shared" / "research"
+AUDITS = ROOT / "tests" / "data" / "ingest"  # the two example ClusterMAX audits
 
 NUM_GPUS = 512
 NODES = 64
@@ -586,7 +586,7 @@ def incidents_csv(p: Provider | Serving, rng: random.Random, *, hosts: list[str]
 
 
 def audit_json(p: Provider) -> str:
-    data = json.loads((RESEARCH / p.audit).read_text())
+    data = json.loads((AUDITS / p.audit).read_text())
     text = json.dumps(data, indent=2)
     for old in ("example-h100-a", "example-h100-b"):
         text = text.replace(old, p.cluster)

@@ -6,6 +6,11 @@ lists every file the reference loader reads; the loader refuses to run on a mism
 deliberate edit, regenerate it with ``python -m cmax.reference.checksum --write`` (and bump
 ``release.toml``). ``rubric.toml`` is not covered: the scoring rubric is owned and checked by
 the scoring stage.
+
+The *release digest* (:func:`release_digest`) covers every data file of the folder, the rubric,
+the drift policy and the seed included: the test suite pins one digest per release id
+(``tests/reference/test_release_pins.py``), so data that changes without a new id in
+``release.toml`` fails the suite even where the loader does not read the file.
 """
 
 from __future__ import annotations
@@ -30,11 +35,14 @@ GUARDED_FILES = (
     "reliability.toml",
     "llama3_interruptions.csv",
     "economics.toml",
+    "inference.csv",
     "mlperf_nvidia.csv",
     "mlperf_rcp.json",
 )
 
 REGENERATE = "python -m cmax.reference.checksum --write"
+# The data files the release digest covers, at any depth of the reference folder.
+DATA_SUFFIXES = (".csv", ".toml", ".json")
 
 
 def file_sha256(path: Path) -> str:
@@ -98,6 +106,20 @@ def verify_checksums(directory: Path) -> None:
             )
 
 
+def release_digest(directory: Path) -> str:
+    """One SHA-256 over every data file of the folder (name and content, sorted by path).
+
+    ``SHA256SUMS`` guards what the loader reads at run time; this digest is what a release id
+    stands for, so a changed rubric or seed row is a new release too.
+    """
+    digest = hashlib.sha256()
+    files = sorted(p for p in directory.rglob("*")
+                   if p.is_file() and p.suffix in DATA_SUFFIXES)
+    for path in files:
+        digest.update(f"{path.relative_to(directory).as_posix()}  {file_sha256(path)}\n".encode())
+    return digest.hexdigest()
+
+
 def write_checksums(directory: Path) -> Path:
     sums = compute_checksums(directory)
     path = directory / SUMS_FILE
@@ -125,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             verify_checksums(directory)
             print(f"{directory}: all {len(GUARDED_FILES)} reference files match {SUMS_FILE}")
+        print(f"release digest {release_digest(directory)}")
     except CmaxError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return 2

@@ -18,7 +18,7 @@ from cmax.reference.checksum import GUARDED_FILES, write_checksums
 from cmax.resources import data_dir
 from tests.paths import REPO
 
-SEED = REPO.parent / "shared" / "research" / "dgxc_reference.csv"
+SEED = REPO / "reference" / "seed" / "dgxc_reference.csv"
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,6 @@ def test_every_seed_row_is_present(ref: Reference) -> None:
                        "NVIDIA/NeMo": 18}
 
 
-@pytest.mark.skipif(not SEED.is_file(), reason="research seed not beside the checkout")
 def test_seed_figures_copied_as_printed(ref: Reference) -> None:
     with SEED.open(newline="", encoding="utf-8") as fh:
         seed = list(csv.DictReader(fh))
@@ -285,7 +284,6 @@ def test_mlperf_and_economics(ref: Reference) -> None:
     assert ref.default_watts_per_gpu("gb300") is None
 
 
-@pytest.mark.skipif(not SEED.is_file(), reason="research seed not beside the checkout")
 def test_build_script_reproduces_the_release(tmp_path: Path) -> None:
     """tools/build_reference.py regenerates baselines.csv byte for byte from the seed."""
     import importlib.util

@@ -16,6 +16,7 @@ import pytest
 from cmax.claims import Citation, Claim, Ledger
 from cmax.cli import main
 from cmax.findings import Finding
+from cmax.reference import load_reference
 from cmax.validate import RULES, not_comparable_runs, runs_with_errors, validate
 from cmax.validate.context import fmt_iters, print_resolution
 from cmax.validate.docgen import render
@@ -226,8 +227,7 @@ def test_summary_only_run_is_checked_against_the_peak(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def real_reference() -> object:
-    reference = pytest.importorskip("cmax.reference")
-    return reference.load_reference("latest")
+    return load_reference("latest")
 
 
 def test_honest_bundle_against_the_real_reference(real_reference: object, tmp_path: Path) -> None:

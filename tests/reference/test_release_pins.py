@@ -1,0 +1,59 @@
+"""A reference release id names one set of data: any change to reference/ needs a new id.
+
+Each release id is pinned here to the digest of every data file under ``reference/``
+(:func:`cmax.reference.checksum.release_digest`: the loaded tables, the rubric, the drift
+policy and the seed). Changing a number without bumping ``reference/release.toml`` would give
+two different ratings under one recorded release; this test fails instead.
+
+To release new data: bump ``release`` in ``reference/release.toml``, run
+``python -m cmax.reference.checksum --write`` (it prints the release digest) and add the new
+id with that digest below. A pinned digest is never edited.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+
+from cmax.reference.checksum import release_digest
+from cmax.resources import data_dir
+
+RELEASE_DIGESTS = {
+    "2026.11.5": "771b508b433ec99d4cd610b7e68d1f7121c7e49a2e73deebf44ba5e808b4e48b",
+}
+
+
+def _release_id() -> str:
+    text = (data_dir("reference") / "release.toml").read_text(encoding="utf-8")
+    release = tomllib.loads(text)["release"]
+    assert isinstance(release, str)
+    return release
+
+
+def test_the_data_is_the_data_its_release_id_names() -> None:
+    release, digest = _release_id(), release_digest(data_dir("reference"))
+    assert release in RELEASE_DIGESTS, (
+        f"reference/release.toml names release {release}, which is not pinned: add "
+        f'"{release}": "{digest}" to RELEASE_DIGESTS in {__name__}')
+    assert RELEASE_DIGESTS[release] == digest, (
+        f"reference data changed but reference/release.toml still names {release}: bump the "
+        f"release id, run `python -m cmax.reference.checksum --write` and pin the new id")
+
+
+def test_each_digest_names_one_release() -> None:
+    assert len(set(RELEASE_DIGESTS.values())) == len(RELEASE_DIGESTS)
+
+
+def test_the_digest_sees_every_data_file(tmp_path: Path) -> None:
+    """A changed byte in any data file, at any depth (the seed too), changes the digest."""
+    copy = tmp_path / "reference"
+    shutil.copytree(data_dir("reference"), copy)
+    before = release_digest(copy)
+    for name in ("rubric.toml", "seed/dgxc_reference.csv", "inference.csv"):
+        path = copy / name
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n")
+        assert release_digest(copy) != before, name
+        path.write_bytes(original)
+    assert release_digest(copy) == before
