@@ -419,3 +419,30 @@ def test_megatron_skipped_iterations_and_resume_point(tmp_path: Path) -> None:
     assert (log.skipped, log.skipped_at) == (1, (7,))
     assert log.run_columns() == {"restarts": 1, "resumed_at": "3", "skipped_iterations": 1,
                                  "skipped_at": "7"}
+
+
+@pytest.mark.parametrize(("damage", "count"), [
+    (("iteration        9/      10", "iteration        9x/      10"), "  1"),
+    (("iteration        9/      10", "iteration         /      10"), "  1"),
+    (("", ""), "inf"),
+    (("", ""), "1e30"),
+    (("", ""), "0.5"),
+])
+def test_megatron_skipped_count_on_a_damaged_line_is_a_note(
+        tmp_path: Path, damage: tuple[str, str], count: str) -> None:
+    """The fuzz crasher of issue 39: a skipped-iterations line whose iteration field is
+    damaged (so its iteration is null) took int(None) to a TypeError; a count that is not a
+    whole number was int(inf). Both are left out of the skipped total, with a note."""
+    def line(it: int, skipped: str) -> str:
+        return (f" [2026-05-01 10:00:{it:02d}] iteration {it:8d}/      10 | consumed samples: "
+                f"{128 * it:12d} | elapsed time per iteration (ms): 1000.0 | global batch size:"
+                f"   128 | lm loss: 9.000000E+00 | loss scale: 1.0 | grad norm: 0.412 | number "
+                f"of skipped iterations: {skipped} | number of nan iterations:   0 |")
+    lines = [line(i, "  1" if i == 4 else count if i == 9 else "  0") for i in range(1, 11)]
+    lines[8] = lines[8].replace(*damage)
+    path = tmp_path / "megatron.log"
+    path.write_text("\n".join(lines) + "\n")
+    log = parse_training(path, detect_format(path))
+    assert (log.skipped, log.skipped_at) == (1, (4,))
+    assert any("skipped iterations' value(s) not read" in n and "line 9" in n
+               for n in log.notes), log.notes

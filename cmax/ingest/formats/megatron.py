@@ -121,6 +121,28 @@ def _arguments(path: Path, before_line: int | None) -> dict[str, int]:
     return found
 
 
+# a skipped-iterations count Megatron could print: a whole number of optimizer steps within
+# one log interval, far below the 2**63 of the evidence table's Int64 column
+_MAX_SKIPPED = 1 << 40
+
+
+def _skipped(events: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
+    """The iteration lines that report skipped iterations: a count that is a whole number,
+    on a line whose iteration number was read. A damaged line (its ``iteration N/M`` field
+    unreadable, the count ``inf`` or ``1e30``) is left out with a note rather than
+    counted at an unknown iteration."""
+    count = pl.col("skipped")
+    reported = events.filter(count.is_not_null() & (count.is_nan() | (count != 0)))
+    usable = reported.filter(count.is_finite() & (count > 0) & (count == count.floor())
+                             & (count <= _MAX_SKIPPED) & pl.col("iteration").is_not_null())
+    if usable.height < reported.height:
+        lines = reported.join(usable, on="line", how="anti")["line"].head(3).to_list()
+        notes.append(f"{reported.height - usable.height} 'number of skipped iterations' "
+                     "value(s) not read: not a whole count, or on a line whose iteration "
+                     f"number is unreadable (line {', '.join(map(str, lines))})")
+    return usable
+
+
 def parse_megatron(path: Path) -> TrainingLog:
     head, rows = facts_and_lines(path, _samples, keys=[ITER_KEY, TFLOPS_KEY])
     for name, dtype in (("bridge", pl.Boolean()), ("line_tflops", pl.Float64()),
@@ -156,7 +178,7 @@ def parse_megatron(path: Path) -> TrainingLog:
         .alias("tflops_per_gpu"),
     )
     invalid = bool(events.height and events["grad_norm"].is_nan().any())
-    skipped = events.filter(pl.col("skipped").fill_null(0) > 0)
+    skipped = _skipped(events, notes)
     steps, resumes = settle_steps(events, notes)
 
     first_iter = iters["line"].min() if iters.height else None
@@ -174,7 +196,7 @@ def parse_megatron(path: Path) -> TrainingLog:
         max_iteration=int(max_iter) if max_iter is not None else None,  # type: ignore[arg-type]
         config=config, resumed_at=resumes, invalid_grad_norm=invalid,
         skipped_at=tuple(int(v) for v in skipped["iteration"].to_list()),
-        skipped=int(skipped["skipped"].sum() or 0) if skipped.height else 0, notes=notes,
+        skipped=int(skipped["skipped"].sum()) if skipped.height else 0, notes=notes,
         source=path,
         facts=log_facts(head, framework, first_line(samples), extra),
     )
