@@ -104,6 +104,20 @@ MAX_HEADER_BYTES = 64 * 1024
 reads such a header whole into memory before returning the member, and a real one holds a
 path of at most :data:`MAX_PATH_CHARS` characters and a few timestamps."""
 
+MAX_YAML_DEPTH = 32
+"""Nesting levels of sequences/mappings in a YAML file cmax reads (an llmb-config nests 3:
+``job_config.env_overrides.NAME``). Checked from the event stream before anything is
+built, so 50,000 nested brackets are one error, not a ``RecursionError``."""
+
+MAX_YAML_ALIASES = 64
+"""Alias references (``*name``) in one YAML file. llmb-run writes none; a file with a few
+hand-written anchors stays far under this."""
+
+MAX_YAML_NODES = 100_000
+"""Nodes of a YAML file counted with every alias expanded (what a reader walking the loaded
+value visits). An alias bomb ("billion laughs": nine levels of ten aliases, 2 KB) reaches
+this within a few hundred events; a real llmb-config has about 60 nodes."""
+
 Where = str | Path | None
 T = TypeVar("T")
 

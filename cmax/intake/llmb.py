@@ -155,12 +155,14 @@ def read_config(path: Path, rel: str) -> dict[str, Value]:
     """The kept values of one llmb-config file (``job_info.user`` is dropped unread)."""
     import yaml
 
+    from cmax.yamlfile import load_yaml
+
     if path.stat().st_size > MAX_CONFIG_BYTES:
         raise EvidenceError("llmb-config file is too large", file=rel,
                             expected=f"at most {MAX_CONFIG_BYTES:,} bytes (llmb-run writes ~1 KiB)")
     try:
         text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
+        data = load_yaml(text, file=rel)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         raise EvidenceError(f"llmb-config is not valid YAML: {type(exc).__name__}", file=rel,

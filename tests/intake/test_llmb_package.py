@@ -302,3 +302,26 @@ def test_files_beside_the_unit_archives_come_along(tmp_path: Path) -> None:
         assert loaded.case.nccl.height > 0
         assert loaded.bundle.manifest.pricing is not None
         assert loaded.case.package is not None and len(loaded.case.package.units) == 2
+
+
+@pytest.mark.parametrize(("body", "bound"), [
+    ("".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)),
+     "nodes"),
+    ("x: " + "[" * 50_000 + "]" * 50_000 + "\n", "levels"),
+])
+def test_a_yaml_bomb_in_an_llmb_config_is_one_error(tmp_path: Path, body: str,
+                                                    bound: str) -> None:
+    """Issue 39: an alias bomb of under 2 KB ran until killed (or MemoryError, exit 70) and
+    50,000 nested brackets raised RecursionError; each is now one error naming the bound."""
+    job = Job()
+    text = config_text(job).replace("job_config:", "a0: &a0 [lol]\n" + body + "job_config:")
+    staging = tmp_path / "stage"
+    path = archive(tmp_path / "llmb-archive_26.08.00_20261101T120000Z.tar.zst", [job],
+                   staging=staging)
+    config = next(staging.rglob("llmb-config_*.yaml"))
+    config.write_text(text)
+    path = archive(tmp_path / "bomb.tar.zst", [], staging=staging)
+    with pytest.raises(EvidenceError, match=f"exceeds cmax's limit of .*{bound}") as info, \
+            load(path):
+        pass
+    assert "llmb-config_3913022.yaml" in str(info.value)
