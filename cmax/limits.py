@@ -53,6 +53,20 @@ MAX_SQLITE_BYTES = 32 * 1024**2
 of daily sweeps stay under a few MiB). Its rows are read whole, at about 2 KB of Python
 objects each, so this and :data:`MAX_HISTORY_JOBS` keep a hostile one far under 1 GiB."""
 
+MAX_SQLITE_STEPS = 50_000_000
+"""SQLite virtual-machine instructions one query of an evidence database may take: reading
+100,000 llmb-run job rows of 35 columns takes about 4 million; a recursive view counting
+to 10^12 is stopped after this many (about a second)."""
+
+MAX_SQLITE_VALUE_BYTES = 1024**2
+"""Bytes in one SQLite value (a string or blob): ``SQLITE_LIMIT_LENGTH`` of the connection,
+so ``randomblob()`` or ``zeroblob()`` in a schema cannot build a large one (llmb-run's
+largest value, a node list or an overrides JSON, is under a few KiB)."""
+
+MAX_SQLITE_COLUMNS = 256
+"""Columns of a table read from an evidence database (llmb-run's ``jobs``: about 30).
+Each row is held as a dict, so columns times rows bounds the memory."""
+
 MAX_HISTORY_JOBS = 100_000
 """Rows of the ``jobs`` table of a job-history database read (a full DGXC sweep is a few
 hundred jobs)."""

@@ -509,6 +509,7 @@ def test_llmb_sqlite_beyond_its_size_or_row_limit_is_one_error(
         capsys: pytest.CaptureFixture[str]) -> None:
     """The jobs table is read whole: a hostile database is refused before (size) or while
     (rows) it is read, never held in memory."""
+    from cmax import sqlitefile
     from cmax.cli import main
 
     db = make_llmb_db(tmp_path / "llmb.db")
@@ -517,7 +518,7 @@ def test_llmb_sqlite_beyond_its_size_or_row_limit_is_one_error(
         llmb_sqlite.read_jobs(db)
     monkeypatch.setattr(llmb_sqlite, "MAX_HISTORY_JOBS", 4)
     assert len(llmb_sqlite.read_jobs(db)) == 4
-    monkeypatch.setattr(llmb_sqlite, "MAX_SQLITE_BYTES", db.stat().st_size - 1)
+    monkeypatch.setattr(sqlitefile, "MAX_SQLITE_BYTES", db.stat().st_size - 1)
     with pytest.raises(CmaxError, match=r"job-history database of .* bytes exceeds"):
         llmb_sqlite.read_jobs(db)
     assert main(["inspect", str(db)]) == 2

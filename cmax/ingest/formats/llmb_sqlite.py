@@ -11,7 +11,8 @@ incomplete | invalid_grad_norm | no_data | no_log | unsupported_framework``) and
 
 A manifest run picks its job by precision (``dtype``) and GPU count (``scale``), then by
 workload (or ``experiment``); when the same configuration was run more than once the latest
-job wins, the way a rerun supersedes a failed attempt. The database is opened read-only.
+job wins, the way a rerun supersedes a failed attempt. The database is read under the bounds
+of :mod:`cmax.sqlitefile` (immutable, nothing written beside it; real tables only).
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ from cmax.coerce import as_float
 from cmax.errors import EvidenceError
 from cmax.facts import Fact
 from cmax.ingest.formats import Probe, RunFormat, RunPart, RunRequest, register
-from cmax.limits import MAX_HISTORY_JOBS, MAX_SQLITE_BYTES, limit_error, size_error
+from cmax.limits import MAX_HISTORY_JOBS, limit_error
+from cmax.sqlitefile import open_sqlite, read_rows, table_columns
 
 MAGIC = b"SQLite format 3\x00"
 REQUIRED_COLUMNS = ("perf_parse_status", "train_step_time_seconds")
 _JOB_ID_COLUMNS = ("job_id", "jobid", "slurm_job_id", "id")
+WHAT = "job-history database"
 # llmb-run statuses with no numbers at all -> the canonical "no_data"
 STATUS_MAP = {"no_log": "no_data", "unsupported_framework": "no_data"}
 
@@ -58,44 +61,35 @@ def is_sqlite(path: Path) -> bool:
         return fh.read(len(MAGIC)) == MAGIC
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    try:
-        return sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise EvidenceError(f"cannot open SQLite database: {exc}", file=path) from None
-
-
 def has_jobs_table(path: Path) -> bool:
-    con = _connect(path)
+    """An llmb-run ``jobs`` table is there. A view or virtual table named ``jobs`` is an
+    error (:func:`cmax.sqlitefile.table_columns`), not another format."""
     try:
-        cols = {r[1] for r in con.execute("PRAGMA table_info(jobs)").fetchall()}
+        with open_sqlite(path, what=WHAT) as con:
+            cols = table_columns(con, "jobs", file=path)
     except sqlite3.Error:
         return False
-    finally:
-        con.close()
-    return all(c in cols for c in REQUIRED_COLUMNS)
+    return cols is not None and all(c in cols for c in REQUIRED_COLUMNS)
 
 
 def read_jobs(path: Path) -> list[Job]:
-    """Every job, oldest first; a database over :data:`~cmax.limits.MAX_SQLITE_BYTES` or a
-    table over :data:`~cmax.limits.MAX_HISTORY_JOBS` rows is refused (rows are read whole)."""
-    size = path.stat().st_size
-    if size > MAX_SQLITE_BYTES:
-        raise size_error(path, size, MAX_SQLITE_BYTES, what="job-history database")
-    con = _connect(path)
-    con.row_factory = sqlite3.Row
+    """Every job, oldest first, read under the bounds of :mod:`cmax.sqlitefile`; a table over
+    :data:`~cmax.limits.MAX_HISTORY_JOBS` rows is refused (rows are read whole)."""
     try:
-        rows = con.execute("SELECT rowid AS _rowid, * FROM jobs LIMIT ?",
-                           (MAX_HISTORY_JOBS + 1,)).fetchall()
+        with open_sqlite(path, what=WHAT) as con:
+            if table_columns(con, "jobs", file=path) is None:
+                raise sqlite3.OperationalError("no such table: jobs")
+            cursor = con.execute("SELECT rowid AS _rowid, * FROM jobs LIMIT ?",
+                                 (MAX_HISTORY_JOBS + 1,))
+            names = [d[0] for d in cursor.description]
+            rows = [dict(zip(names, r, strict=True)) for r in read_rows(cursor, file=path)]
     except sqlite3.Error as exc:
         raise EvidenceError(f"cannot read the llmb-run jobs table: {exc}", file=path,
                             expected="an llmb-run job-history database") from None
-    finally:
-        con.close()
     if len(rows) > MAX_HISTORY_JOBS:
         raise limit_error(f"a jobs table of more than {MAX_HISTORY_JOBS:,} rows",
                           f"{MAX_HISTORY_JOBS:,} rows", file=path)
-    jobs = [Job(row=dict(r), order=i) for i, r in enumerate(rows)]
+    jobs = [Job(row=r, order=i) for i, r in enumerate(rows)]
     return sorted(jobs, key=_age)
 
 
