@@ -34,7 +34,7 @@ from cmax.reference.flops import (
     cmax_flops_per_token,
     source_flops_per_token,
 )
-from cmax.reference.inference import load_inference, model_names
+from cmax.reference.inference import load_inference, mlperf_scenario, model_names
 from cmax.reference.mlperf import MlperfReference, load_mlperf_reference
 from cmax.reference.network import find_network_baseline, load_network, resolve_interconnect
 from cmax.reference.reliability import load_reliability
@@ -241,6 +241,18 @@ class Reference:
             if (row["interactivity_tok_s_user"] is None and row["gpu"] == gpu_id
                     and row["precision"] == prec and row["input_len"] == input_len
                     and row["output_len"] == output_len
+                    and wanted in model_names(row)):
+                return dict(row)
+        return None
+
+    def match_mlperf_inference(self, model: str, gpu: str,
+                               scenario: str) -> dict[str, Any] | None:
+        """The MLPerf Inference reference row at this model (id or alias), GPU and LoadGen
+        scenario (Offline, Server, Interactive), or None; an unknown GPU is NotInCatalogue.
+        Precision is not a key: MLPerf fixes the accuracy target, not the number format."""
+        gpu_id, wanted = self.gpu(gpu).id, model.strip().lower()
+        for row in self.inference.iter_rows(named=True):
+            if (row["gpu"] == gpu_id and mlperf_scenario(row) == scenario.strip().lower()
                     and wanted in model_names(row)):
                 return dict(row)
         return None

@@ -12,7 +12,13 @@ parallel layout and software it was measured with and its scenario. Two kinds of
   sweep, a dated snapshot of InferenceX's official rows, each with its concurrency, the
   measured joules per output token where the row states a valid power measurement, the date it
   was measured and its run. A curve point is never an offline maximum: the offline look-up
-  skips these rows, the curve look-up reads only them.
+  skips these rows, the curve look-up reads only them;
+* *MLPerf scenario* rows (``scenario`` begins ``MLPerf Inference``): a closed-division,
+  available system's tokens/s in one LoadGen scenario (Offline, Server, Interactive) divided by
+  its GPUs (accelerators per node x nodes). The dataset fixes the input/output lengths, so the
+  row states none; the scenario fixes the latency bound (TTFT and TPOT p99 of Server and
+  Interactive), so rows of one scenario are compared at equal tokens/s per user. Only an MLPerf
+  result of the same scenario is compared with one (:func:`mlperf_scenario`).
 """
 
 from __future__ import annotations
@@ -51,7 +57,14 @@ def load_inference(path: Path, gpus: set[str]) -> pl.DataFrame:
         if canonical_precision(str(row["precision"])) != row["precision"]:
             raise ReferenceDataError(f"precision {row['precision']!r} is not canonical",
                                      file=path, line=line, field="precision")
+        scenario_row = mlperf_scenario(row) is not None
         for column in ("input_len", "output_len", "output_tok_s_per_gpu"):
+            if scenario_row and column != "output_tok_s_per_gpu":
+                if row[column] is not None:
+                    raise ReferenceDataError(f"an MLPerf scenario row states no {column} (its "
+                                             "dataset fixes the lengths)", file=path, line=line,
+                                             field=column)
+                continue
             if not row[column] or row[column] <= 0:
                 raise ReferenceDataError(f"{column} must be positive", file=path, line=line,
                                          field=column)
@@ -65,6 +78,11 @@ def load_inference(path: Path, gpus: set[str]) -> pl.DataFrame:
                                      line=line, field="concurrency",
                                      expected="the sweep point's concurrency and the date it "
                                      "was measured")
+        if scenario_row and row["interactivity_tok_s_user"] is not None:
+            raise ReferenceDataError("an MLPerf scenario row is no curve point", file=path,
+                                     line=line, field="interactivity_tok_s_user",
+                                     expected="empty: the scenario's latency bound sets the "
+                                     "tokens/s per user")
         if not row["source"] or "@" not in row["source"]:
             raise ReferenceDataError("every row needs its source (repository path@commit)",
                                      file=path, line=line, field="source")
@@ -76,3 +94,18 @@ def model_names(row: dict[str, Any]) -> set[str]:
     names = {str(row["model"]).lower()}
     names |= {a.strip().lower() for a in str(row.get("aliases") or "").split("|") if a.strip()}
     return names
+
+
+#: the ``scenario`` prefix of an MLPerf Inference row
+MLPERF_PREFIX = "MLPerf Inference "
+#: LoadGen scenarios whose result is a throughput (the latency scenarios report a percentile)
+THROUGHPUT_SCENARIOS = ("offline", "server", "interactive")
+
+
+def mlperf_scenario(row: dict[str, Any]) -> str | None:
+    """The LoadGen scenario of an MLPerf Inference reference row (lower case), else None."""
+    text = str(row.get("scenario") or "")
+    if not text.startswith(MLPERF_PREFIX):
+        return None
+    words = text[len(MLPERF_PREFIX):].split()
+    return words[1].lower() if len(words) > 1 else None

@@ -223,6 +223,13 @@ class RefView:
             model, gpu, precision, input_len, output_len))
         return dict(found) if isinstance(found, Mapping) else None
 
+    def match_mlperf_inference(self, model: str, gpu: str,
+                               scenario: str) -> dict[str, Any] | None:
+        """The MLPerf Inference row of this model, GPU and scenario, or None."""
+        find = getattr(self.reference, "match_mlperf_inference", None)
+        found = optional_lookup(lambda: find(model, gpu, scenario)) if find else None
+        return dict(found) if isinstance(found, Mapping) else None
+
     def reference_inference(self) -> list[dict[str, Any]]:
         """The serving reference rows (empty when the release has none)."""
         table = getattr(self.reference, "inference", None)
