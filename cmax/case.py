@@ -38,7 +38,7 @@ import polars as pl
 from cmax.bundle_claims import bundle_claims
 from cmax.claims import Ledger, gpu_family
 from cmax.coerce import as_float, as_int
-from cmax.evidence import RECIPE_SCHEMA, STEPS_SCHEMA, Evidence, EvidenceFile
+from cmax.evidence import RECIPE_SCHEMA, STEPS_SCHEMA, Evidence, EvidenceFile, declared_files
 from cmax.evidence import TABLES as EVIDENCE_TABLES
 from cmax.facts import Fact, facts_of
 from cmax.ingest.textlines import clean_steps
@@ -501,7 +501,7 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
             baseline_note=note, logged_gbs=logged))
     text_lines = _manifest_lines(evidence.root, manifest_text)
     declared = []
-    for key, rel in manifest.declared_files():
+    for key, rel in declared_files(manifest):
         present = any(under(p, rel) for p in files) or _on_disk(evidence.root, rel)
         line = next((n for n, t in enumerate(text_lines, start=1) if rel in t), None)
         declared.append(DeclaredFile(key=key, path=rel, present=present, manifest_line=line))

@@ -275,6 +275,22 @@ def table_named(name: str) -> Table:
     return next(t for t in TABLES if t.name == name)
 
 
+def declared_files(manifest: Manifest) -> list[tuple[str, str]]:
+    """(manifest key, relative path) for every file ``manifest`` points at, in the order of
+    the table declarations (:data:`TABLES`): the tables say which manifest keys name files,
+    so the manifest model needs no list of its own."""
+    files: list[tuple[str, str]] = []
+    for table in TABLES:
+        if table.section is None or table.field is None:
+            continue
+        entries = getattr(manifest, table.section)
+        if table.many:
+            files += [(table.key(i), getattr(e, table.field)) for i, e in enumerate(entries)]
+        elif entries is not None:
+            files.append((table.key(), getattr(entries, table.field)))
+    return files
+
+
 def table_of_key(key: str) -> Table | None:
     """The table a manifest key (``nccl[2].path``) feeds, or None."""
     section = key.split(".", 1)[0].split("[", 1)[0]

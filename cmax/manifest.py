@@ -276,22 +276,6 @@ class Manifest(_Strict):
     pricing: Pricing | None = None
     declarations: dict[str, bool | str | int | float] = Field(default_factory=dict)
 
-    def declared_files(self) -> list[tuple[str, str]]:
-        """(manifest key, relative path) for every file the manifest points at, in the order
-        of the table declarations (:data:`cmax.evidence.TABLES`)."""
-        from cmax.evidence import TABLES  # Polars: only when a bundle is read
-
-        files: list[tuple[str, str]] = []
-        for table in TABLES:
-            if table.section is None or table.field is None:
-                continue
-            entries = getattr(self, table.section)
-            if table.many:
-                files += [(table.key(i), getattr(e, table.field)) for i, e in enumerate(entries)]
-            elif entries is not None:
-                files.append((table.key(), getattr(entries, table.field)))
-        return files
-
 
 def _dotted(loc: tuple[int | str, ...]) -> str:
     out = ""

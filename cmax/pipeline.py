@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from cmax.bundle import Bundle, open_bundle
 from cmax.case import Case, resolve
 from cmax.errors import BundleError, CmaxError, ManifestError
+from cmax.evidence import declared_files
 from cmax.findings import Finding
 from cmax.ingest import ingest
 from cmax.manifest import MANIFEST_NAME
@@ -95,7 +96,7 @@ def check_known_ids(bundle: Bundle, reference: Reference) -> None:
 def check_declared_files(bundle: Bundle) -> None:
     """Name every missing or escaping file at once, so one fix-and-rerun round suffices."""
     problems: list[tuple[str, str, CmaxError]] = []
-    for key, rel in bundle.manifest.declared_files():
+    for key, rel in declared_files(bundle.manifest):
         try:
             bundle.resolve(rel, field=key)
         except CmaxError as exc:

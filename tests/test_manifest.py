@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import CmaxError
+from cmax.evidence import declared_files
 from cmax.manifest import load_manifest
 
 GOOD = """
@@ -52,7 +53,7 @@ def test_good_manifest_loads_and_normalises(tmp_path: Path) -> None:
     assert m.pricing is not None and m.pricing.term_months == 12
     # credit tiers sorted from the highest uptime threshold down
     assert m.sla is not None and [t[0] for t in m.sla.credits] == [99.9, 99.0, 95.0]
-    assert m.declared_files() == [("runs[0].log", "training/a.log")]
+    assert declared_files(m) == [("runs[0].log", "training/a.log")]
 
 
 def test_bad_toml_names_file_and_line(tmp_path: Path) -> None:

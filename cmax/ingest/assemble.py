@@ -17,15 +17,14 @@ format, line count and the identity facts its format recorded, so later stages n
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from cmax.bundle import Bundle
-from cmax.errors import CmaxError, EvidenceFormatError, ManifestError
+from cmax.errors import EvidenceFormatError, ManifestError
 from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
@@ -37,19 +36,15 @@ from cmax.evidence import (
     RUNS_SCHEMA,
     STEPS_SCHEMA,
     Evidence,
-    EvidenceFile,
     conform,
     table_named,
 )
-from cmax.facts import Fact
 from cmax.ingest import llmb_config
 from cmax.ingest.formats import (
     AuditFormat,
-    Format,
     IncidentFormat,
     InferenceFormat,
     PowerFormat,
-    Probe,
     RunFormat,
     RunRequest,
     identify,
@@ -57,76 +52,15 @@ from cmax.ingest.formats import (
     recorded_facts,
 )
 from cmax.ingest.network_files import network_files
+from cmax.ingest.reader import BundleReader
 from cmax.ingest.textlines import CONFIG_KEYS, table
 from cmax.ingest.training import pick_log
-from cmax.limits import digest_lines
 from cmax.manifest import RunSpec
-
-
-class _Reader:
-    """Per-bundle state: evidence files recorded once each, errors re-keyed to the manifest."""
-
-    def __init__(self, bundle: Bundle) -> None:
-        self.bundle = bundle
-        self.files: dict[str, EvidenceFile] = {}
-        #: digests taken before parsing, with the line bound checked on the same pass
-        self.digests: dict[str, str] = {}
-
-    def rel(self, path: Path) -> str:
-        return self.bundle.display(path)
-
-    def record(self, path: Path, kind: str, facts: tuple[Fact, ...] = (), *,
-               line_count: int | None = None) -> str:
-        """Record ``path`` (once) with its digest, format, facts and line count."""
-        rel = self.rel(path)
-        if rel not in self.files:
-            digest = self.digests.get(rel) or digest_lines(path, lines=False)
-            self.files[rel] = EvidenceFile(path=rel, kind=kind, sha256=digest,
-                                           size_bytes=path.stat().st_size, facts=tuple(facts),
-                                           line_count=line_count)
-        return rel
-
-    def read(self, path: Path, role: type[Any], what: str) -> tuple[Any, Any, str]:
-        """Identify ``path``, check its format has ``role``, parse and record it.
-
-        Returns the format, the parsed object and the bundle-relative path. (``role`` is an
-        abstract base class, which a ``type[T]`` parameter cannot take under mypy.)
-        """
-        try:
-            fmt, probe = identify(path)
-        except EvidenceFormatError as exc:
-            raise exc.with_context(expected=what) from None
-        checked = _expect(probe, fmt, role, what)
-        rel = self.rel(probe.path)
-        if rel not in self.digests:  # before any reader holds a line (cmax.limits)
-            self.digests[rel] = digest_lines(probe.path, lines=not probe.is_sqlite)
-        parsed = checked.parse(probe)
-        rel = self.record(probe.path, checked.id, checked.facts(parsed),
-                          line_count=checked.line_count(parsed, probe))
-        return checked, parsed, rel
-
-    @contextmanager
-    def key(self, key: str) -> Iterator[None]:
-        """Errors inside name the manifest key and the bundle-relative file.
-
-        The error keeps its class, ``line`` and ``fix`` (:meth:`CmaxError.with_context`).
-        """
-        try:
-            yield
-        except CmaxError as exc:
-            file = exc.file
-            root = self.bundle.root.resolve()
-            if file is not None and Path(file).resolve().is_relative_to(root):
-                file = Path(file).resolve().relative_to(root).as_posix()
-            field = exc.field or key
-            if exc.field and not exc.field.startswith(key.split(".")[0].split("[")[0]):
-                field = f"{key} ({exc.field})"
-            raise exc.with_context(file=file, field=field) from None
 
 
 def ingest(bundle: Bundle) -> Evidence:
     """Every declared file of ``bundle`` as canonical tables (see cmax.evidence)."""
-    reader = _Reader(bundle)
+    reader = BundleReader(bundle)
     manifest = bundle.manifest
     evidence = Evidence(manifest=manifest, root=bundle.root, source=bundle.source,
                         package=bundle.package)
@@ -223,16 +157,7 @@ def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.Da
     return pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=schema)
 
 
-def _expect(probe: Probe, fmt: Format[Any], role: type[Any], what: str) -> Format[Any]:
-    """``fmt`` if it plays ``role``; else an error saying what the key needs."""
-    plays = isinstance(fmt, role)  # (kept out of the `if`: mypy would narrow fmt to Any)
-    if plays:
-        return fmt
-    raise EvidenceFormatError(f"file holds {fmt.id}, not {what}", file=probe.path,
-                              expected=what, fix="check the manifest points at the right file")
-
-
-def _read_run(reader: _Reader, i: int, spec: RunSpec,
+def _read_run(reader: BundleReader, i: int, spec: RunSpec,
               key: str) -> tuple[dict[str, Any], pl.DataFrame | None]:
     bundle = reader.bundle
     manifest = bundle.manifest
@@ -260,7 +185,7 @@ def _read_run(reader: _Reader, i: int, spec: RunSpec,
     return row, part.steps
 
 
-def _entries(reader: _Reader, table: str, paths: list[str], role: type[Any],
+def _entries(reader: BundleReader, table: str, paths: list[str], role: type[Any],
              frame: Callable[[Any, Any, str, int], pl.DataFrame]) -> list[pl.DataFrame]:
     """The rows of every file an array-of-tables section names (``[[inference]] result``,
     ``[[power]] path``), each read under its manifest key with a format of ``role``."""
@@ -274,7 +199,7 @@ def _entries(reader: _Reader, table: str, paths: list[str], role: type[Any],
     return frames
 
 
-def _read_mlperf(reader: _Reader, relative: str, key: str,
+def _read_mlperf(reader: BundleReader, relative: str, key: str,
                  sets_out: list[mlperf.MlperfSet], round_: str | None = None) -> pl.DataFrame:
     """An MLPerf result file or tree (benchmark, system, submitter folder), read once.
 

@@ -10,16 +10,14 @@ nccl-tests output (text or JSON).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from cmax.errors import CmaxError, EvidenceFormatError
 from cmax.evidence import NCCL_SCHEMA, NODE_HEALTH_SCHEMA, conform, table_named
 from cmax.ingest.formats import Format, NcclFormat, NodeHealthFormat, Probe, identify
-
-if TYPE_CHECKING:
-    from cmax.ingest.assemble import _Reader
+from cmax.ingest.reader import BundleReader
 
 #: the tables an ``[[nccl]]`` entry fills, and the roles of the formats that may fill them
 #: (a file named directly must be a collective measurement; a folder may also hold per-node
@@ -45,7 +43,7 @@ def _detect(path: Path, in_folder: bool) -> tuple[Format[Any], Probe] | None:
         raise
 
 
-def network_files(reader: _Reader, i: int, relative: str,
+def network_files(reader: BundleReader, i: int, relative: str,
                   key: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(nccl rows, node-health rows) for the ``i``-th ``[[nccl]]`` entry."""
     target = reader.bundle.resolve(relative, field=key)

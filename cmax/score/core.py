@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-import cmax
+from cmax._about import __version__
 from cmax.case import resolve
 from cmax.evidence import Evidence
 from cmax.findings import Finding, count_findings, sort_findings
@@ -164,7 +164,7 @@ def score(
     notes.extend(_unmapped_audit(evidence, rubric))
     ordered = sort_findings(findings)
     return Scorecard(
-        cmax_version=cmax.__version__, reference_release=reference.release,
+        cmax_version=__version__, reference_release=reference.release,
         rubric=rubric.label, provider=manifest.provider.name, cluster=manifest.provider.cluster,
         region=manifest.provider.region, gpu=system.gpu, nodes=system.nodes,
         gpus_per_node=system.gpus_per_node, interconnect=system.interconnect,

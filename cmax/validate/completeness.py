@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from cmax.case import same_file, under
 from cmax.coerce import as_int
-from cmax.evidence import table_of_key
+from cmax.evidence import declared_files, table_of_key
 from cmax.findings import Finding
 from cmax.validate.context import Context, fmt_iters, run_finding, unmatched_specs
 from cmax.validate.registry import Rule, finding, register
@@ -93,7 +93,7 @@ def _declared_files(ctx: Context) -> Iterator[Finding]:
 def _empty_evidence(ctx: Context) -> Iterator[Finding]:
     """A declared file (or folder) that gave its table no row, as its table declares
     (:data:`cmax.evidence.TABLES`: which tables judge an empty file here, with which rule)."""
-    for key, rel in ctx.manifest.declared_files():
+    for key, rel in declared_files(ctx.manifest):
         table = table_of_key(key)
         if table is None or table.empty is None or not ctx.case.is_present(rel):
             continue  # judged by the table's own rules, or declared-file-missing

@@ -15,7 +15,7 @@ import pytest
 
 from cmax.errors import CmaxError, EvidenceError, EvidenceFormatError
 from cmax.evidence import TABLES
-from cmax.ingest import FORMATS, detect_format, formats, inspect_file
+from cmax.ingest import FORMATS, detect_format, formats, formats_doc, inspect_file
 from cmax.ingest.formats import dgxc as dgxc_parse
 from cmax.ingest.formats import incidents, llmb_sqlite, mlperf
 from cmax.ingest.formats import nccl_tests as nccl
@@ -446,7 +446,7 @@ def test_a_new_format_is_one_registration(tmp_path: Path) -> None:
 
 def test_docs_formats_md_is_generated_from_the_registry() -> None:
     doc = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
-    assert doc == formats.formats_markdown(), (
+    assert doc == formats_doc.formats_markdown(), (
         "docs/formats.md is stale: run `python -m cmax.ingest.formats docs/formats.md`")
     for fmt in formats.all_formats():
         assert f"`{fmt.id}`" in doc

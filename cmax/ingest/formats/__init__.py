@@ -40,7 +40,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,7 +74,6 @@ __all__ = [
     "RunRequest",
     "all_formats",
     "by_id",
-    "formats_markdown",
     "identify",
     "recorded_facts",
     "register",
@@ -465,77 +463,6 @@ def _scan_markers(path: Path, formats: list[Format[Any]]) -> Format[Any] | None:
             overlap = chunk[-4096:]
             size = min(size * 2, CHUNK)
     return None
-
-
-_DOC_HEAD = """\
-# Evidence formats
-
-<!-- generated from the format registry by `python -m cmax.ingest.formats docs/formats.md`;
-do not edit by hand: tests/ingest/test_ingest_formats.py fails when this file is out of step -->
-
-cmax decides a file's format from its **content**, never its name: providers rename files
-freely. Detection runs in two passes. First the *structural* formats look at the file's head
-(SQLite magic, the shape of a JSON document, a CSV header), highest priority first. Then the
-*text* formats' markers are searched in growing chunks of the file (1 MiB, then up to 8 MiB)
-until one appears; within a chunk the highest priority wins, so an MLPerf result file, which
-embeds a framework's log, is never taken for that log. A file nothing recognises is refused
-with an error that lists every format tried and points here.
-
-Each format has a **role**: which canonical table it fills, and so which manifest key may
-name it (declared once per table in `cmax/evidence.py` `TABLES`):
-"""
-
-_DOC_TAIL = """\
-## Adding a format
-
-1. Put a real (or faithfully reduced) sample of the tool's output under `tests/data/`, and
-   cite the tool's own source or the published output it follows.
-2. Add **one module** under `cmax/ingest/formats/`, named by the format id, holding the parser
-   and a plugin class that subclasses the base class of its role
-   (`RunFormat`, `NcclFormat`, `NodeHealthFormat`, `IncidentFormat`, `AuditFormat`, or
-   `Format` for `mlperf`) and sets `id`, `title`, `tool`, `sample` and `priority`. It is
-   recognised by `json_shape` (a test on the parsed JSON document), `sniff(probe)`
-   (structural: `probe.first_line`, `probe.head`) or `markers` (text). It implements
-   `parse(probe)`, `summarise(parsed, probe)` and the role's method, and calls
-   `register(...)`. Every module in that package is imported automatically: nothing else
-   needs an edit (no list, marker table or `if` chain). `facts(parsed)` defaults to the
-   parser's `facts`; return the identity statements the file makes about itself (see
-   `cmax/facts.py`).
-3. Regenerate this file: `python -m cmax.ingest.formats docs/formats.md`. The registry test
-   checks that the format detects its own `sample`, renamed, and that this file is in step.
-"""
-
-
-def formats_markdown() -> str:
-    """docs/formats.md, generated from the registry."""
-    rows = ["| id | role | recognised by | what it is |", "| --- | --- | --- | --- |"]
-    sections = []
-    for fmt in all_formats():
-        how = (f"text marker, priority {fmt.priority}" if fmt.markers
-               else f"structure, priority {fmt.priority}")
-        rows.append(f"| `{fmt.id}` | {fmt.role} | {how} | {fmt.title} |")
-        doc = (sys.modules[fmt.home].__doc__ or "").strip()  # the format's module's
-        lines = [f"### `{fmt.id}`: {fmt.title}", "", f"- Written by: {fmt.tool}",
-                 f"- Role: `{fmt.role}`",
-                 f"- Module: `{fmt.home}` (plugin `{type(fmt).__name__}`)",
-                 f"- Sample: `tests/data/{fmt.sample}`" if not fmt.sample.startswith("(")
-                 else f"- Sample: {fmt.sample}"]
-        lines += [f"- Marker: `{m.pattern.pattern}`" for m in fmt.markers]
-        first = doc.split("\n\n")[0].replace("\n", " ") if doc else ""
-        if first:
-            lines += ["", first]
-        sections.append("\n".join(lines))
-    from cmax.evidence import TABLES  # Polars: only when the docs are written
-
-    tables = ["| table | manifest key | roles | an empty file |", "| --- | --- | --- | --- |"]
-    for table in TABLES:
-        key = f"`{table.key()}`"
-        tables.append(f"| `{table.name}` | {key if table.section else '(beside another)'} | "
-                      f"{', '.join(f'`{r}`' for r in table.roles)} | "
-                      f"{f'`{table.empty}`' if table.empty else 'its own rules'} |")
-    return "\n".join([_DOC_HEAD, *tables, "", "## Formats", "", *rows, "",
-                      *[s + "\n" for s in sections],
-                      _DOC_TAIL])
 
 
 def _load_plugins() -> None:

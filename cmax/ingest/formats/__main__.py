@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cmax.ingest.formats import formats_markdown
+from cmax.ingest.formats_doc import formats_markdown
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,8 @@ from typing import Any
 import polars as pl
 
 from cmax.ingest.formats import Marker, Probe, RunFormat, RunPart, RunRequest
-from cmax.ingest.textlines import CONFIG_KEYS, TrainingLog, training_summary
+from cmax.ingest.log_summary import training_summary
+from cmax.ingest.textlines import CONFIG_KEYS, TrainingLog
 
 
 class TrainingLogFormat(RunFormat[TrainingLog]):
