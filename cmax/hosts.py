@@ -78,3 +78,55 @@ def other_hosts(evidence: Evidence, exclude_kinds: Iterable[str] = (),
     prefixes = (cluster,) if len(cluster) >= 3 else ()
     stems = frozenset(s for s in (host_stem(h) for h in hosts) if len(s) >= 2)
     return HostSet(frozenset(hosts), stems, tuple(files), prefixes)
+
+
+#: the classes of witness a file of each kind is: a file is checked against the hosts the
+#: other classes name, so two sweeps (or two diagnostics) of another cluster do not vouch for
+#: each other; any kind not listed is its own class
+WITNESS_CLASSES: dict[str, str] = {
+    "nccl-tests": "nccl", "nccl-tests-json": "nccl", "dcgm-diag": "diag",
+}
+#: provider-written lists of nodes: they name hosts but witness nothing (a padded incident log
+#: would otherwise vouch for any sweep and enlarge the fleet)
+UNWITNESSED_KINDS = frozenset({"incidents-csv", "incidents-json"})
+
+
+def short_host(host: str) -> str:
+    """A host name as compared across files: lower case, without its domain."""
+    return host.strip().lower().split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class Witness:
+    """One evidence file that names hosts of the cluster: its kind, class and host names."""
+
+    path: str
+    kind: str
+    hosts: frozenset[str]
+
+    @property
+    def witness_class(self) -> str:
+        return WITNESS_CLASSES.get(self.kind, self.kind)
+
+
+def witnesses(evidence: Evidence) -> list[Witness]:
+    """Every file that names hosts (its host facts and its per-node health rows), in file
+    order; incident logs are left out (:data:`UNWITNESSED_KINDS`)."""
+    named: dict[str, set[str]] = {}
+    kinds: dict[str, str] = {}
+    for f in evidence.files:
+        kinds[f.path] = f.kind
+        if f.kind in UNWITNESSED_KINDS:
+            continue
+        hosts = {short_host(x.value) for x in facts_of(f.facts, "host") if x.value.strip()}
+        if hosts:
+            named.setdefault(f.path, set()).update(hosts)
+    health = evidence.node_health
+    if not health.is_empty() and "node" in health.columns:
+        for node, source in health.select("node", "source_file").drop_nulls().unique(
+                maintain_order=True).iter_rows():
+            if kinds.get(str(source)) in UNWITNESSED_KINDS or not str(node).strip():
+                continue
+            named.setdefault(str(source), set()).add(short_host(str(node)))
+    return [Witness(path, kinds.get(path, "unknown"), frozenset(hosts))
+            for path, hosts in named.items() if hosts]

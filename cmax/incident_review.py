@@ -162,9 +162,9 @@ def review_incidents(evidence: Evidence) -> IncidentReview | None:
                 foreign.append((str(node), None if line is None else int(line)))
     claimed = spec.gpus_in_service
     system_gpus = system.nodes * system.gpus_per_node
-    named = set(other.hosts) | {str(n).strip().lower() for n in
-                                table["node"].drop_nulls().unique().to_list()}
-    evidence_gpus = max(system_gpus, len(named) * system.gpus_per_node)
+    # hosts named only by the incident log witness nothing (cmax.hosts.UNWITNESSED_KINDS): a
+    # padded log does not enlarge the fleet its SLA is computed over
+    evidence_gpus = max(system_gpus, len(other.hosts) * system.gpus_per_node)
     return IncidentReview(
         start=start, end=end, counted=counted, outside=outside, relabelled=relabelled,
         open_ended=open_ended, backwards=backwards, no_start=no_start, covered=covered,

@@ -19,7 +19,7 @@ from cmax.findings import Finding, count_findings, sort_findings
 from cmax.reference.view import RefView
 from cmax.score.inference import inference_results
 from cmax.score.mlperf import mlperf_results
-from cmax.score.network import network_results
+from cmax.score.network import network_results, uncounted
 from cmax.score.nodes import network_pairs, suspect_nodes
 from cmax.score.performance import exemplar_verdict, suite_throughput, workload_results
 from cmax.score.rating import (
@@ -45,6 +45,7 @@ from cmax.scorecard import (
     Tier,
 )
 from cmax.validate.audit_rules import audit_doubts
+from cmax.validate.engine import uncounted_files
 
 AUDIT_STATUSES = ("PASS", "WARNING", "FAIL", "SKIPPED")
 
@@ -111,7 +112,7 @@ def score(
     system = manifest.system
     workloads = workload_results(evidence, findings, reference, rubric)
     exemplar_pass, exemplar_note = exemplar_verdict(workloads, rubric.performance.bar)
-    network = network_results(evidence, reference, rubric)
+    network = uncounted(network_results(evidence, reference, rubric), uncounted_files(findings))
     pairs = network_pairs(evidence)
     mlperf = mlperf_results(evidence, reference, rubric, findings)
     inference = inference_results(

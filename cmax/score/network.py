@@ -10,6 +10,7 @@ includes it, else the largest size in the sweep, and a sweep that never reaches
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -165,3 +166,17 @@ def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per
     return NetworkResult(**common, reference_busbw_gbps=ref_bw,
                          reference_source=source, ratio=round(ratio, 6), verdict=verdict,
                          notes=notes)
+
+
+def uncounted(results: Sequence[NetworkResult], files: set[str]) -> list[NetworkResult]:
+    """``results`` with each sweep of ``files`` (another cluster's, or a copy of another
+    sweep: :func:`cmax.validate.engine.uncounted_files`) made ``not_comparable``: it is shown,
+    but decides neither the network score nor the fabric gate."""
+    out = []
+    for r in results:
+        if r.file in files and r.verdict != "not_comparable":
+            r = r.model_copy(update={"verdict": "not_comparable", "notes": [
+                *r.notes, "not counted: a cross-file error names this sweep (another "
+                "cluster's hosts, or a copy of another sweep)"]})
+        out.append(r)
+    return out

@@ -10,9 +10,11 @@ from cmax.findings import Finding, sort_findings
 from cmax.reference.view import ReferenceData, RefView
 from cmax.validate import (
     audit_rules,
+    cluster_hosts,
     comparability,
     completeness,
     consistency,
+    copies,
     exemplar,
     identity,
     inference_rules,
@@ -43,6 +45,8 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     witness.check,
     exemplar.check,
     inference_rules.check,
+    cluster_hosts.check,
+    copies.check,
 )
 
 
@@ -72,6 +76,18 @@ def blocks_comparison(item: Finding) -> bool:
     The one home of that decision; the scorer rates such a run ``not_comparable``.
     """
     return item.severity == "error" and item.rule.startswith("comparability.")
+
+
+#: errors that make the file they name not counted where it would decide something (a sweep of
+#: another cluster or a copy of another sweep does not decide the fabric gate)
+NOT_COUNTED_RULES = frozenset({"crossfile.hosts-of-another-cluster", "crossfile.copied-sweep",
+                               "network.hosts-outside-cluster"})
+
+
+def uncounted_files(findings: Iterable[Finding]) -> set[str]:
+    """Files an error of :data:`NOT_COUNTED_RULES` names: the scorer does not count them."""
+    return {f.file for f in findings
+            if f.file and f.severity == "error" and f.rule in NOT_COUNTED_RULES}
 
 
 def not_comparable_runs(findings: Iterable[Finding]) -> set[str]:

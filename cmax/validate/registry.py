@@ -34,6 +34,8 @@ FAMILIES: dict[str, str] = {
     "identity": "Claims checked against the evidence",
     "exemplar": "NVIDIA Exemplar package",
     "inference": "Serving benchmarks",
+    "crossfile": "The bundle cross-examined: witnesses across files",
+    "fabrication": "Statistics that betray fabrication",
 }
 
 

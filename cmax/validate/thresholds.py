@@ -151,3 +151,17 @@ SPEED_CHANGE_SIGMAS = 6.0
 SPEED_SEGMENT = 8
 SPEED_CONSISTENT = 0.75
 SPEED_BLOCKS = 200
+
+# Copies (cmax/validate/copies.py). Two honest runs' steps differ by x - y ~ N(0, 2 sigma^2):
+# a median |difference| of 0.674 x sqrt(2) = 0.95 sigma. A copy re-jittered by a quarter of
+# the jitter or less differs by at most a quarter sigma, with the original's deviations
+# (correlation above 0.9; two honest runs' deviations correlate near 0).
+COPY_DIFF_SHARE = 0.25
+COPY_CORRELATION = 0.9
+COPY_MAX_POINTS = 20_000  # shared steps compared; a longer run is sampled evenly
+# nccl-tests prints times to 0.1 us; repeated sweeps of one fabric differ by a percent or more
+# at the latency-bound sizes (a few to tens of us), so half or more of a sweep's sizes differ
+# by well over 0.1 % between two honest runs.
+NCCL_COPY_BAND = 0.001
+NCCL_COPY_MIN_SIZES = 8
+TELEMETRY_COPY_MIN_SAMPLES = 10

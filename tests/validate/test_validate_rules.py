@@ -26,6 +26,7 @@ from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
 from tests.fakes import FakeReference
 from tests.paths import DATA, REFERENCE
+from tests.validate.crossfile_trips import CROSSFILE_TRIPS
 from tests.validate.validate_fakes import (
     MLPERF_SYSTEM,
     HonestBundle,
@@ -557,6 +558,9 @@ INHERENT: dict[str, Case] = {
                                                                          stall_at=None))
                                         for r in b.runs]),
 }
+
+
+TRIPS.update(CROSSFILE_TRIPS)
 
 
 def run_case(case: Case, tmp_path: Path) -> list[Finding]:

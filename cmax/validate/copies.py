@@ -1,0 +1,199 @@
+"""One measurement counts once: runs, sweeps and telemetry series that are copies of another.
+
+``statistics.duplicate-log`` catches byte-identical files and identical step series. A copy
+re-jittered by a few milliseconds is neither, yet it is still one measurement submitted twice
+(the best run sent three times would earn three passes). Two honest runs of one configuration
+each carry their own jitter: step by step they differ by about the jitter itself. A copy differs
+from its original by the re-jitter only, far less than the jitter the series has about its own
+median, and its deviations from the median follow the original's. Both tests together:
+
+* **runs**: over the iterations two runs share after warm-up, the median |difference| of their
+  step times is below :data:`COPY_DIFF_SHARE` of the run's robust jitter, and the deviations
+  from each run's median correlate above :data:`COPY_CORRELATION`;
+* **nccl-tests sweeps**: two sweeps of the same collective over the same sizes whose times
+  differ by a median of less than :data:`NCCL_COPY_BAND` (repeated sweeps differ by more than
+  that at the latency-bound sizes, where the fabric's noise is largest);
+* **power telemetry**: two GPUs whose sample series are identical (one GPU's readings copied to
+  stand for another, to reach coverage).
+
+A series with no jitter to speak of (every step printed the same) proves nothing either way and
+is left to ``statistics.constant-step-times`` and ``statistics.low-variance``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import polars as pl
+
+from cmax.findings import Finding
+from cmax.validate.context import Context, RunView, print_resolution, run_finding
+from cmax.validate.registry import Rule, finding, register
+from cmax.validate.thresholds import (
+    COPY_CORRELATION,
+    COPY_DIFF_SHARE,
+    COPY_MAX_POINTS,
+    MAD_TO_SIGMA,
+    MIN_STEADY_STEPS,
+    NCCL_COPY_BAND,
+    NCCL_COPY_MIN_SIZES,
+    TELEMETRY_COPY_MIN_SAMPLES,
+    WARMUP_FRACTION,
+    pct,
+)
+
+register(Rule(
+    "crossfile.copied-run", "error", "A run is a re-jittered copy of another",
+    "Over the iterations two runs share after warm-up, their step times differ by a median "
+    f"of less than {pct(COPY_DIFF_SHARE)} of the jitter each has about its own median, and "
+    f"their deviations from the median correlate above {COPY_CORRELATION:g}. Two honest runs "
+    "each carry their own jitter and differ by about that much; this one is the other's "
+    "series with a few milliseconds added. One measurement counts once: the copy is not "
+    "counted as a run of its own.",
+    "Submit each run's own log; a configuration run once is rated once.",
+    "1.4826 x MAD (robust sigma) of each run's steps about its median; Pearson correlation of "
+    "the two runs' deviations over the shared post-warm-up iterations.",
+))
+register(Rule(
+    "crossfile.copied-sweep", "error", "An nccl-tests sweep is a copy of another",
+    f"Two sweeps of the same collective over the same {NCCL_COPY_MIN_SIZES} or more message "
+    f"sizes have times that differ by a median of less than {pct(NCCL_COPY_BAND)}: repeated "
+    "sweeps on one fabric differ by more at the latency-bound sizes. The later one is a copy "
+    "and counts once.",
+    "Submit each sweep's own output.",
+    "NVIDIA/nccl-tests src/common.cu (time per size, printed to 0.1 us).",
+))
+register(Rule(
+    "crossfile.copied-telemetry", "error", "GPU power series copied between GPUs",
+    f"Two GPUs' power telemetry series of {TELEMETRY_COPY_MIN_SAMPLES} or more samples are "
+    "identical, reading for reading: two GPUs never draw the same watts at every sample. "
+    "One GPU's telemetry was copied to stand for another, and the coverage it adds is not "
+    "measured.",
+    "Submit each GPU's own telemetry (one nvidia-smi or DCGM Exporter series per GPU).",
+    "nvidia-smi --query-gpu=power.draw (0.01 W resolution); DCGM_FI_DEV_POWER_USAGE.",
+))
+
+
+def _steady(view: RunView) -> pl.DataFrame:
+    steps = view.clean_steps
+    skip = math.ceil(WARMUP_FRACTION * steps.height)
+    return steps.slice(skip).select(pl.col("iteration").cast(pl.Int64),
+                                    pl.col("step_time_s").cast(pl.Float64))
+
+
+def _jitter(times: np.ndarray) -> float:
+    med = float(np.median(times))
+    return MAD_TO_SIGMA * float(np.median(np.abs(times - med)))
+
+
+def copy_of(a: pl.DataFrame, b: pl.DataFrame) -> tuple[float, float, int] | None:
+    """(median |difference| / jitter, correlation of the deviations, shared steps) when ``b``
+    is a re-jittered copy of ``a`` (each: iteration, step_time_s), else None."""
+    both = a.join(b, on="iteration", how="inner", suffix="_b").filter(
+        pl.col("step_time_s").is_finite() & pl.col("step_time_s_b").is_finite())
+    if both.height < MIN_STEADY_STEPS:
+        return None
+    if both.height > COPY_MAX_POINTS:
+        both = both.gather_every(math.ceil(both.height / COPY_MAX_POINTS))
+    x = both["step_time_s"].to_numpy()
+    y = both["step_time_s_b"].to_numpy()
+    quantum = max(print_resolution(both["step_time_s"]), print_resolution(both["step_time_s_b"]))
+    jitter = min(_jitter(x), _jitter(y))
+    if jitter <= 2 * quantum:
+        return None  # no jitter resolved: nothing tells a copy from a twin
+    diff = float(np.median(np.abs(x - y))) / jitter
+    dx, dy = x - np.median(x), y - np.median(y)
+    sx, sy = float(np.std(dx)), float(np.std(dy))
+    if sx == 0 or sy == 0:
+        return None
+    corr = float(np.mean(dx * dy) / (sx * sy))
+    if diff < COPY_DIFF_SHARE and corr > COPY_CORRELATION:
+        return diff, corr, both.height
+    return None
+
+
+def _runs(ctx: Context) -> Iterator[Finding]:
+    seen: list[tuple[RunView, pl.DataFrame]] = []
+    for view in ctx.runs:
+        if view.summary is not None:
+            continue
+        series = _steady(view)
+        if series.height < MIN_STEADY_STEPS:
+            continue
+        for first, other in seen:
+            if other.equals(series):
+                continue  # identical: statistics.duplicate-log's
+            hit = copy_of(other, series)
+            if hit is not None:
+                diff, corr, n = hit
+                yield run_finding(
+                    "crossfile.copied-run", view,
+                    f"over {n} shared post-warm-up iterations its step times differ from run "
+                    f"{first.run_id} ({first.file}) by a median of {diff:.0%} of their jitter, "
+                    f"and the deviations correlate at {corr:.3f}: a copy of that run, "
+                    "counted once")
+                break
+        else:
+            seen.append((view, series))
+
+
+def _sweeps(ctx: Context) -> Iterator[Finding]:
+    table = ctx.tables["nccl"]
+    if table.is_empty():
+        return
+    rows = table.filter(pl.col("time_us").is_finite() & (pl.col("time_us") > 0)
+                        & pl.col("size_bytes").is_not_null()
+                        & (pl.col("in_place").not_() | pl.col("in_place").is_null()))
+    blocks = rows.group_by("source_file", "block", "collective", maintain_order=True).agg(
+        pl.col("size_bytes"), pl.col("time_us"), pl.col("line").first())
+    seen: list[tuple[str, str, dict[int, float]]] = []
+    for source, _block, collective, sizes, times, line in blocks.iter_rows():
+        series = dict(zip(sizes, times, strict=True))
+        if len(series) < NCCL_COPY_MIN_SIZES:
+            continue
+        for path, other_collective, other in seen:
+            if other_collective != collective or path == source or set(other) != set(series):
+                continue
+            rel = np.array([abs(series[s] / other[s] - 1) for s in series])
+            if float(np.median(rel)) < NCCL_COPY_BAND:
+                yield finding(
+                    "crossfile.copied-sweep",
+                    f"{collective} over {len(series)} sizes: its times differ from {path}'s by "
+                    f"a median of {float(np.median(rel)):.3%} (largest {float(rel.max()):.2%}); "
+                    "a copy of that sweep, counted once",
+                    file=str(source), line=int(line) if line is not None else None)
+                break
+        else:
+            seen.append((str(source), str(collective), series))
+
+
+def _telemetry(ctx: Context) -> Iterator[Finding]:
+    power = ctx.case.power
+    if power.is_empty():
+        return
+    series = (power.filter(pl.col("power_w").is_not_null())
+              .sort("source_file", "host", "gpu", "time_s")
+              .group_by("source_file", "host", "gpu", maintain_order=True)
+              .agg(pl.col("power_w"), pl.len().alias("n"), pl.col("power_w").n_unique()
+                   .alias("distinct"))
+              .filter((pl.col("n") >= TELEMETRY_COPY_MIN_SAMPLES) & (pl.col("distinct") >= 3)))
+    first: dict[tuple[float, ...], tuple[str, str, int]] = {}
+    for source, host, gpu, values, _n, _d in series.iter_rows():
+        key = tuple(values)
+        if key in first:
+            o_source, o_host, o_gpu = first[key]
+            yield finding(
+                "crossfile.copied-telemetry",
+                f"GPU {gpu} of {host} reads exactly what GPU {o_gpu} of {o_host} ({o_source}) "
+                f"reads at each of its {len(values)} samples: a copy, its coverage not counted",
+                file=str(source))
+        else:
+            first[key] = (str(source), str(host), int(gpu) if gpu is not None else -1)
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    yield from _runs(ctx)
+    yield from _sweeps(ctx)
+    yield from _telemetry(ctx)

@@ -1,0 +1,99 @@
+"""The cross-file rules' tripping cases on the honest bundle (merged into TRIPS by
+test_validate_rules): each changes one file the way a provider playing the bundle would."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from cmax.evidence import POWER_SCHEMA, Evidence, conform
+from cmax.facts import Fact
+from cmax.ingest.formats import PowerFormat, identify
+from tests.validate.validate_fakes import HonestBundle
+
+Case = Callable[[HonestBundle, Path], Evidence]
+START = 1789372800  # 2026-09-14 08:00 UTC, the honest runs' date
+
+
+def power_json(hosts: list[str], *, gpus: int = 8, samples: int = 12, watts: float = 640.0,
+               seed: int = 5, copy_from: int | None = None) -> str:
+    """DCGM Exporter's DCGM_FI_DEV_POWER_USAGE as a Prometheus range query answers it
+    (tests/data/ingest/power/dcgm_power_range.json), one series per GPU; ``copy_from``: every
+    GPU reads what that GPU reads (a copied series)."""
+    rng = random.Random(seed)
+    series = {}
+    for h in hosts:
+        for g in range(gpus):
+            series[(h, g)] = [round(watts + rng.gauss(0, 25), 1) for _ in range(samples)]
+    result = []
+    for (h, g), values in series.items():
+        if copy_from is not None:
+            values = series[(hosts[0], copy_from)]
+        result.append({
+            "metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "Hostname": h, "gpu": str(g),
+                       "instance": f"{h}:9400", "job": "dcgm-exporter"},
+            "values": [[START + 5 * i, f"{v}"] for i, v in enumerate(values)]})
+    return json.dumps({"status": "success", "data": {"resultType": "matrix",
+                                                     "result": result}}, indent=1)
+
+
+def _with_power(text: str) -> Case:
+    """The honest bundle with a [[power]] file (its table read by the real parser)."""
+    def case(b: HonestBundle, root: Path) -> Evidence:
+        b.extra_files["telemetry/power.json"] = text
+        b.manifest_extra["power"] = [{"path": "telemetry/power.json"}]
+        ev = b.build(root)
+        fmt, probe = identify(root / "telemetry/power.json")
+        assert isinstance(fmt, PowerFormat)
+        ev.power = conform(fmt.frame(fmt.parse(probe), source_file="telemetry/power.json"),
+                           POWER_SCHEMA)
+        return ev
+    return case
+
+
+def _foreign_sweep(b: HonestBundle, root: Path) -> Evidence:
+    """A sweep of node-100..node-163 beside telemetry of node-000..node-007 (64 nodes)."""
+    ev = _with_power(power_json([f"node-{i:03d}" for i in range(8)]))(b, root)
+    nccl = next(f for f in ev.files if f.kind == "nccl-tests")
+    own = tuple(k for k in nccl.facts if k.kind != "host")
+    moved = tuple(Fact("host", f"node-{100 + i:03d}", 6 + 8 * i) for i in range(64))
+    ev.files = [dataclasses.replace(f, facts=own + moved) if f is nccl else f for f in ev.files]
+    return ev
+
+
+def _copied_run(b: HonestBundle, root: Path) -> Evidence:
+    """runs[0] submitted again with each step re-jittered by up to 10 ms."""
+    first = b.runs[0]
+    rng = random.Random(3)
+    times = [round(t + rng.choice((-0.01, 0.0, 0.01)), 2) for t in first.times]
+    b.runs.append(dataclasses.replace(first, times=times, spec={"log": "training/rerun.log"}))
+    return b.build(root)
+
+
+def _copied_sweep(b: HonestBundle, root: Path) -> Evidence:
+    """The honest sweep again under another name, every time moved by 0.01 %."""
+    ev = b.build(root)
+    again = ev.nccl.with_columns(
+        (pl.col("time_us") * 1.0001).round(1), pl.lit("nccl/again.txt").alias("source_file"),
+        pl.lit("nccl[1]").alias("run_id"))
+    ev.nccl = pl.concat([ev.nccl, again])
+    return ev
+
+
+CROSSFILE_TRIPS: dict[str, Case] = {
+    "crossfile.hosts-of-another-cluster": _foreign_sweep,
+    "crossfile.copied-run": _copied_run,
+    "crossfile.copied-sweep": _copied_sweep,
+    "crossfile.copied-telemetry": _with_power(power_json(["node-000"], copy_from=3)),
+}
+
+
+def honest_power() -> Any:
+    """An honest telemetry file of node-000..node-007 (the sweep's first hosts)."""
+    return power_json([f"node-{i:03d}" for i in range(8)])

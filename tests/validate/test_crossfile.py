@@ -1,0 +1,173 @@
+"""The bundle cross-examined: hosts across files and copies, tripped from real files and held
+clean on the honest variants a real cluster produces (docs/rules.md, "Cross-file rules")."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+import shutil
+from pathlib import Path
+
+import polars as pl
+
+from cmax.findings import Finding
+from cmax.hosts import Witness
+from cmax.pipeline import load
+from cmax.validate import validate
+from cmax.validate.cluster_hosts import foreign_witnesses
+from tests.fakes import FakeReference
+from tests.paths import SAMPLES
+from tests.validate.crossfile_trips import honest_power, power_json
+from tests.validate.test_validate_rules import NETWORK, run_case
+from tests.validate.validate_fakes import HonestBundle, honest_times
+
+SWEEP = "nccl/all_reduce_perf_64n.txt"
+
+
+def _rules(findings: list[Finding]) -> set[str]:
+    return {f.rule for f in findings}
+
+
+def _sample(tmp_path: Path, name: str = "aurora-compute") -> Path:
+    bundle = tmp_path / name
+    shutil.copytree(SAMPLES / name, bundle)
+    return bundle
+
+
+def test_a_sweep_of_a_sister_partition_is_another_clusters(tmp_path: Path) -> None:
+    """aurora-h100-east-100..163 share the naming scheme of the audit's aurora-h100-east-000,
+    but no host: with it they are 65 compute hosts on a 64-node claim."""
+    bundle = _sample(tmp_path)
+    sweep = bundle / SWEEP
+    sweep.write_text(re.sub(r"aurora-h100-east-0(\d\d)", lambda m: f"aurora-h100-east-1{m[1]}",
+                            sweep.read_text(encoding="utf-8")), encoding="utf-8")
+    with load(bundle) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "crossfile.hosts-of-another-cluster"]
+    assert [f.file for f in hits] == [SWEEP]
+    assert "aurora-h100-east-100" in hits[0].message
+
+
+def test_the_samples_hosts_are_their_own(tmp_path: Path) -> None:
+    for name in ("aurora-compute", "borealis-cloud", "zenith-nvl72"):
+        with load(SAMPLES / name) as loaded:
+            assert not {r for r in _rules(loaded.findings) if r.startswith("crossfile.")}
+
+
+def _w(path: str, kind: str, hosts: list[str]) -> Witness:
+    return Witness(path, kind, frozenset(hosts))
+
+
+def test_honest_host_sets_stay_clean() -> None:
+    """A 2-node sweep on other nodes than the diagnosed ones, an audit that names only its
+    login node, a telemetry exporter's addresses: all of one cluster, or nothing to tell."""
+    pair = _w("nccl/pair.txt", "nccl-tests", ["node-010", "node-011"])
+    diag = _w("diag/node-005.json", "dcgm-diag", ["node-005"])
+    full = _w("nccl/full.txt", "nccl-tests", [f"node-{i:03d}" for i in range(64)])
+    login = _w("audit.json", "clustermax-audit", ["login-01"])
+    exporter = _w("power.json", "dcgm-exporter-power", [f"10.0.0.{i}" for i in range(8)])
+    for found in ([pair, diag], [full, login], [full, exporter], [full, diag]):
+        assert not list(foreign_witnesses(found, 64))
+
+
+def test_two_sweeps_of_elsewhere_do_not_vouch_for_each_other() -> None:
+    one = _w("nccl/a.txt", "nccl-tests", [f"node-{100 + i}" for i in range(64)])
+    two = _w("nccl/b.json", "nccl-tests-json", [f"node-{100 + i}" for i in range(64)])
+    power = _w("power.json", "dcgm-exporter-power", ["node-000", "node-001"])
+    assert [w.path for w, _, _ in foreign_witnesses([one, two, power], 64)] == [
+        "nccl/a.txt", "nccl/b.json"]
+
+
+def test_a_diagnostic_of_other_nodes_clears_nothing() -> None:
+    diag = _w("diag/node-200.json", "dcgm-diag", ["node-200"])
+    sweep = _w("nccl/full.txt", "nccl-tests", [f"node-{i:03d}" for i in range(64)])
+    assert [w.path for w, _, _ in foreign_witnesses([diag, sweep], 64)] == [
+        "diag/node-200.json"]
+
+
+def _validate(b: HonestBundle, root: Path) -> set[str]:
+    return _rules(validate(b.build(root), FakeReference(network=NETWORK)))
+
+
+def test_repeated_honest_runs_are_not_copies(tmp_path: Path) -> None:
+    """The same configuration run twice (its own jitter, the same warm-up and stall
+    iterations, the same loss curve) is two measurements."""
+    b = HonestBundle()
+    first = b.runs[0]
+    b.runs.append(dataclasses.replace(first, seed=99, times=honest_times(first.base_step, 99),
+                                      spec={"log": "training/rerun.log"}))
+    assert "crossfile.copied-run" not in _validate(b, tmp_path)
+
+
+def test_a_copy_rejittered_by_its_own_jitter_is_not_told_apart(tmp_path: Path) -> None:
+    """The honest limit: noise as large as the run's jitter added to a copy makes it a run
+    with twice the noise, which two honest runs also are."""
+    b = HonestBundle()
+    first = b.runs[0]
+    rng = random.Random(4)
+    times = [round(t * (1 + rng.gauss(0, 0.01)), 2) for t in first.times]
+    b.runs.append(dataclasses.replace(first, times=times, spec={"log": "training/rerun.log"}))
+    assert "crossfile.copied-run" not in _validate(b, tmp_path)
+
+
+def test_a_repeated_honest_sweep_is_not_a_copy(tmp_path: Path) -> None:
+    """A second sweep of the same fabric: the latency-bound sizes move by a percent or more."""
+    def case(b: HonestBundle, root: Path) -> object:
+        ev = b.build(root)
+        rng = random.Random(8)
+        noise = [1 + rng.gauss(0, 0.01) for _ in range(ev.nccl.height)]
+        again = ev.nccl.with_columns(
+            (pl.col("time_us") * pl.Series(noise)).round(1),
+            pl.lit("nccl/again.txt").alias("source_file"), pl.lit("nccl[1]").alias("run_id"))
+        ev.nccl = pl.concat([ev.nccl, again])
+        return ev
+    assert "crossfile.copied-sweep" not in _rules(run_case(case, tmp_path))  # type: ignore[arg-type]
+
+
+def test_honest_telemetry_is_no_copy(tmp_path: Path) -> None:
+    from tests.validate.crossfile_trips import _with_power
+
+    found = _rules(run_case(_with_power(honest_power()), tmp_path))
+    assert not {r for r in found if r.startswith("crossfile.")}
+
+
+def test_a_copied_gpu_series_is_named(tmp_path: Path) -> None:
+    from tests.validate.crossfile_trips import _with_power
+
+    hits = [f for f in run_case(_with_power(power_json(["node-000"], gpus=3, copy_from=0)),
+                                tmp_path) if f.rule == "crossfile.copied-telemetry"]
+    assert len(hits) == 2 and "GPU 0 of node-000" in hits[0].message
+
+
+def test_a_sweep_of_another_cluster_decides_nothing(tmp_path: Path) -> None:
+    from cmax.score import score
+    from cmax.score.rubric import load_rubric
+
+    bundle = _sample(tmp_path)
+    sweep = bundle / SWEEP
+    sweep.write_text(re.sub(r"aurora-h100-east-0(\d\d)", lambda m: f"aurora-h100-east-1{m[1]}",
+                            sweep.read_text(encoding="utf-8")), encoding="utf-8")
+    with load(bundle) as loaded:
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric())
+    assert [n.verdict for n in card.network] == ["not_comparable"]
+    assert "not counted" in card.network[0].notes[-1]
+    assert card.scale is not None and card.scale.fabric_nodes in (None, 0)
+
+
+def test_hosts_named_only_by_the_incident_log_do_not_enlarge_the_fleet(tmp_path: Path) -> None:
+    """200 nodes padded into the incident log and gpus_in_service 1,600 on a 64-node
+    system: the fleet stays what the system and the witnesses show (the sweep's 64 hosts and
+    the audit's login node: 65 x 8 = 520 GPUs)."""
+    import datetime as dt
+
+    from cmax.incident_review import review_incidents
+
+    b = HonestBundle(gpus_in_service=1600)
+    padded = [{"start": dt.datetime(2026, 7, 1 + i % 28, 1, 0, tzinfo=dt.UTC),
+               "end": dt.datetime(2026, 7, 1 + i % 28, 1, 5, tzinfo=dt.UTC),
+               "node": f"node-{i:03d}", "gpu": None, "category": "Host Maintenance",
+               "planned": True, "description": "drain", "source_file": "incidents.csv",
+               "line": i + 2} for i in range(200)]
+    b.incidents = [*b.incident_rows(), *padded]
+    review = review_incidents(b.build(tmp_path))
+    assert review is not None and review.evidence_gpus == review.fleet_gpus == 520
