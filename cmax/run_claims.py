@@ -32,7 +32,7 @@ from cmax.claims import (
 from cmax.facts import Fact, facts_of
 
 if TYPE_CHECKING:
-    from cmax.case import ResolvedRun
+    from cmax.resolved_runs import ResolvedRun
 
 #: Citations kept per side of a claim: enough to show it is no one-off, short enough to read.
 MAX_CITES = 3

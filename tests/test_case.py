@@ -16,12 +16,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cmax.case import BaselineRow, Case, resolve
+from cmax.case import Case, resolve
 from cmax.evidence import EvidenceFile
 from cmax.facts import Fact
 from cmax.pipeline import load
 from cmax.price import price
 from cmax.render.reports import brief_html, scorecard_json
+from cmax.resolved_runs import BaselineRow
 from cmax.score import load_rubric, score
 from cmax.validate import validate
 from tests.fakes import BASELINES, FakeReference

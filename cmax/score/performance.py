@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cmax.case import BaselineRow, Case, ResolvedRun, resolve
+from cmax.case import Case, resolve
 from cmax.coerce import as_int
 from cmax.evidence import Evidence
 from cmax.findings import Finding
 from cmax.ingest.energy import measured_energy, telemetry_energy
 from cmax.reference.view import ReferenceData, optional_lookup
+from cmax.resolved_runs import BaselineRow, ResolvedRun
 from cmax.score.rubric import Rubric
 from cmax.score.series import step_series
 from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean, verdict_for

@@ -19,13 +19,14 @@ import polars as pl
 
 from cmax.case import CONFIG_FIELDS as CONFIG_FIELDS
 from cmax.case import TABLES as TABLES
-from cmax.case import Case, ResolvedRun
+from cmax.case import Case
 from cmax.case import norm_path as norm_path
 from cmax.case import safe_conform as safe_conform
 from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.manifest import MANIFEST_NAME, Manifest, RunSpec
 from cmax.reference.view import RefView
+from cmax.resolved_runs import ResolvedRun
 from cmax.validate.registry import finding
 
 #: One training run as the rules see it: the case's resolved run.
