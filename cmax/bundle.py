@@ -262,6 +262,7 @@ class Unpacker:
         self.count = 0
         self.written = spent  # bytes earlier archives of the same bundle unpacked
         self.links: list[_Link] = []
+        self.files: set[PurePosixPath] = set()  # the regular files written, by member path
         size = archive.stat().st_size
         self.budget = min(MAX_BUNDLE_BYTES, spent + ARCHIVE_FREE_BYTES + MAX_ARCHIVE_RATIO * size)
 
@@ -299,6 +300,7 @@ class Unpacker:
         if self.written + size > self.budget:
             raise self._over(self.written + size)
         target.parent.mkdir(parents=True, exist_ok=True)
+        self.files.add(rel)
         return target
 
     def _leaves(self, name: str, why: str) -> BundleError:
@@ -332,9 +334,12 @@ class Unpacker:
 
     def finish(self) -> None:
         """Make the links once every file is written (so nothing is ever written through a
-        link), then check where each really leads: a symlink must resolve, through any chain
-        of links, to a file or folder of the archive; a hard link must name a file member.
-        A link inside a linked folder, a link where the archive also has a folder, a link to
+        link), then check where each really leads. Hard links first, before any symbolic
+        link exists: each must name a regular file member by its own path, so its copy can
+        never pass through a link (a hard link listed first, naming a path through a chain
+        of links that leaves the archive, opened the outside file). Then each symlink must
+        resolve, through any chain of links, to a file or folder of the archive. A link
+        inside a linked folder, a link where the archive also has a folder, a link to
         something the archive does not hold, a loop, a chain that leaves: one BundleError."""
         top = self.dest.resolve()
         linked = {link.rel for link in self.links}
@@ -348,14 +353,18 @@ class Unpacker:
                 raise BundleError(f"archive member {_shown(link.name)} is a link where the "
                                   "archive also holds a folder or file", file=self.archive,
                                   fix="repack the bundle from a clean folder")
-            path.parent.mkdir(parents=True, exist_ok=True)
+        for link in self.links:
+            if link.hard:
+                self._copy_hard_link(link, self.dest.joinpath(*link.rel.parts))
+        for link in self.links:
             if not link.hard:
+                path = self.dest.joinpath(*link.rel.parts)
+                path.parent.mkdir(parents=True, exist_ok=True)
                 path.symlink_to(link.text)
         for link in self.links:
-            path = self.dest.joinpath(*link.rel.parts)
             if link.hard:
-                self._copy_hard_link(link, path)
                 continue
+            path = self.dest.joinpath(*link.rel.parts)
             try:
                 if not path.resolve().is_relative_to(top):
                     raise self._leaves(link.name, "through other links")
@@ -373,15 +382,16 @@ class Unpacker:
 
     def _copy_hard_link(self, link: _Link, path: Path) -> None:
         source = self.dest.joinpath(*link.target.parts)
-        if source.is_symlink() or not source.is_file():
+        if link.target not in self.files:
             raise BundleError(f"archive member {_shown(link.name)} is a hard link to "
                               f"{_shown(link.target.as_posix())}, which is not a file of the "
                               "archive", file=self.archive,
                               fix="archive the files themselves, not links to them")
-        size = source.stat().st_size
+        size = source.lstat().st_size
         if self.written + size > self.budget:
             raise self._over(self.written + size)
-        shutil.copyfile(source, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, path, follow_symlinks=False)
         self.written += size
 
     def write(self, name: str, source: IO[bytes], target: Path, size: int) -> None:
@@ -398,13 +408,18 @@ class Unpacker:
                 out.write(chunk)
         self.written += produced
 
-
-def _drain(stream: object) -> None:
-    """Read a compressed stream to its end so its trailer checksum is verified."""
-    read = getattr(stream, "read", None)
-    if read is not None:
-        while read(1 << 20):
-            pass
+    def drain(self, stream: object) -> None:
+        """Read a compressed stream to its end, so its trailer checksum is verified, every
+        byte decompressed after the tar's end counted against the budget: a valid .tar.zst
+        followed by a zstd frame of 64 GiB of zeros (2 MB on disk) was read to its end,
+        about 10 s a GiB, and the bundle accepted."""
+        read = getattr(stream, "read", None)
+        if read is None:
+            return
+        while chunk := read(1 << 20):
+            self.written += len(chunk)
+            if self.written > self.budget:
+                raise self._over(self.written)
 
 
 _EXTENDED = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE,
@@ -511,7 +526,7 @@ def _extract_tar(archive: Path, dest: Path, *, spent: int = 0) -> int:
                     continue
                 with source:
                     unpack.write(member.name, source, target, member.size)
-            _drain(tar.fileobj)
+            unpack.drain(tar.fileobj)
             unpack.finish()
             return unpack.written
     except BundleError as exc:  # a header refused inside tarfile does not know the archive
@@ -554,9 +569,9 @@ def _unpack_packages(folder: Path, archives: list[Path], dest: Path) -> None:
         if entry in archives or entry.name in names:
             continue
         if entry.is_dir():
-            shutil.copytree(entry, dest / entry.name)
-        elif entry.is_file():
-            shutil.copyfile(entry, dest / entry.name)
+            shutil.copytree(entry, dest / entry.name, copy_function=_copy_regular)
+        else:
+            _copy_regular(str(entry), str(dest / entry.name))
 
 
 def _zip_kind(info: zipfile.ZipInfo) -> Kind:
@@ -620,6 +635,25 @@ def _link_error(source: Path, name: str) -> BundleError:
                        fix="copy the file into the bundle instead of linking it")
 
 
+def _special_error(source: Path, rel: str) -> BundleError:
+    return BundleError(f"{_shown(rel)} is not a regular file (a device, named pipe or "
+                       "socket)", file=source, expected="regular files and folders only",
+                       fix="remove it from the bundle folder, or copy its content into a file")
+
+
+def _copy_regular(source: str, dest: str) -> None:
+    """``shutil.copytree``'s copy function for a bundle folder: the file is opened without
+    blocking (a named pipe would wait for a writer) and copied only when the opened file is a
+    regular one, so a device or pipe put in place after :func:`check_closed` is still never
+    read (a /dev/zero clone wrote 2 GiB to TMPDIR in 18 s)."""
+    fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as src:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _special_error(Path(source), Path(source).name)
+        with open(dest, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+
+
 def check_closed(root: Path, source: Path) -> None:
     """Refuse a folder bundle that reaches outside itself, before anything in it is read.
 
@@ -628,7 +662,9 @@ def check_closed(root: Path, source: Path) -> None:
     looks up (an llmb retry log, an MLPerf system JSON or ``scaling.json``). A link whose
     target resolves inside the bundle is kept; one that leaves it (or loops) is refused,
     naming the link and not its target, so nothing from outside reaches any output. The
-    same walk adds up the files' sizes and counts the entries against the bundle limits
+    same walk refuses every entry that is neither a regular file nor a folder (a device, a
+    named pipe, a socket: reading one never ends or blocks), and adds up the files' sizes and
+    counts the entries against the bundle limits
     (:data:`~cmax.limits.MAX_BUNDLE_BYTES`, :data:`~cmax.limits.MAX_BUNDLE_FILES`), the
     bounds an archive gets while it is unpacked. Checking the tree up front, rather than at
     each of the many places readers open files, is what makes the promise hold for readers
@@ -655,6 +691,8 @@ def check_closed(root: Path, source: Path) -> None:
                     info = path.stat()
             except (OSError, RuntimeError):  # a link loop, a name the system cannot hold
                 raise _link_error(source, rel) from None
+            if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+                raise _special_error(source, rel)
             if stat.S_ISREG(info.st_mode):
                 total += info.st_size
                 if total > MAX_BUNDLE_BYTES:

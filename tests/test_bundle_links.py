@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import stat
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -160,3 +161,31 @@ def test_links_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     path = _tar(tmp_path / "h.tgz", [("z/y.txt", None, b"y\n"), ("h", "=z/y.txt", b"")])
     with pytest.raises(BundleError, match="size limit"), cmax.bundle.evidence_folder(path):
         pass
+
+
+def test_a_hard_link_through_links_that_leave_is_refused_before_any_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: a hard link listed first, naming a path through a chain of symbolic links
+    (each inside as written) that really leads two folders above the extraction folder, was
+    copied before the links were checked: the outside file was opened and read. Hard links
+    are now copied before any symbolic link exists, from regular file members only."""
+    tmp = tmp_path / "a" / "b"
+    tmp.mkdir(parents=True)
+    (tmp_path / "a" / "secret").write_text("OUTSIDE\n")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    opened: list[str] = []
+    real_open = open
+
+    def watch(file: object, *args: object, **kwargs: object) -> object:
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("builtins.open", watch)
+    path = _tar(tmp_path / "t.tgz", [("h", "=q/m/secret", b""), *_base(),
+                                     ("a/b/c/l", "../../../z", b""),
+                                     ("q/m", "../a/b/c/l/../../..", b"")])
+    with pytest.raises(BundleError, match="'h' is a hard link to 'q/m/secret', which is not a "
+                                          "file of the archive"), \
+            cmax.bundle.evidence_folder(path):
+        pass
+    assert not any(name.endswith("secret") for name in opened)

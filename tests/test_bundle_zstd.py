@@ -117,3 +117,34 @@ def test_tar_zst_headers_are_bounded_like_tar_gz(tmp_path: Path, kind: bytes) ->
     match = "sparse file" if kind == tarfile.GNUTYPE_SPARSE else "extended header of"
     with pytest.raises(CmaxError, match=match), open_bundle(archive):
         pass
+
+
+def zero_frame(gib: float) -> bytes:
+    """A zstd frame of ``gib`` GiB of zeros written as RLE blocks of 128 KiB: 4 bytes a block,
+    so 64 GiB is a 2 MiB frame (RFC 8878 3.1.1: frame header without content size, window
+    descriptor 2^17; block header = size << 3 | RLE << 1 | last)."""
+    blocks = int(gib * (1 << 30)) >> 17
+    header = b"\x28\xb5\x2f\xfd" + b"\x00" + bytes([7 << 3])
+    block = ((1 << 17) << 3 | 1 << 1).to_bytes(3, "little") + b"\0"
+    last = ((1 << 17) << 3 | 1 << 1 | 1).to_bytes(3, "little") + b"\0"
+    return header + block * (blocks - 1) + last
+
+
+def test_the_frame_generator_writes_what_zstd_reads() -> None:
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(zero_frame(1 / 256)))
+    data = reader.read(8 << 20)
+    assert len(data) == 4 << 20 and not any(data)
+
+
+def test_bytes_decompressed_after_the_tar_ends_count_against_the_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: a valid .tar.zst followed by a 64 GiB frame of zeros (2 MB) was read to its
+    end, against no budget, and the bundle accepted. Here the budget is 1 MiB + 100 x the
+    archive and the trailing frame 64 MiB; the same bundle without the frame opens."""
+    monkeypatch.setattr(cmax.bundle, "ARCHIVE_FREE_BYTES", 1 << 20)
+    archive = _tar_zst(tmp_path / "b.tar.zst", _good_members())
+    with open_bundle(archive):
+        pass
+    archive.write_bytes(archive.read_bytes() + zero_frame(1 / 16))
+    with pytest.raises(CmaxError, match="compression bomb"), open_bundle(archive):
+        pass
