@@ -205,6 +205,39 @@ several). What a tool does not record (vLLM: no GPU type or count) comes from th
 ``[[inference]]`` entry and is marked declared by the case."""
 
 
+STORAGE_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),  # storage[i] (#k for the k-th row of one file)
+    "tool": pl.String(),  # the format id that read it (mlperf-storage, fio, or the log's format)
+    "tool_version": pl.String(),  # MLPerf Storage round (v1.0, v3.0), fio-3.33, ...
+    "benchmark": pl.String(),  # training | checkpointing | fio | checkpoint-log
+    "workload": pl.String(),  # unet3d, resnet50, cosmoflow, llama3-405b, a fio group, ...
+    "direction": pl.String(),  # read | write | save | load | finalize
+    "accelerator": pl.String(),  # the accelerator MLPerf Storage emulated (h100, a100, b200)
+    "accelerators": pl.Int64(),  # emulated accelerators (MLPerf Storage) or the run's GPUs
+    "hosts": pl.Int64(),  # client hosts
+    "samples_per_s": pl.Float64(),
+    "mib_per_s": pl.Float64(),  # MiB/s (MLPerf Storage's *_MB_per_second; fio's aggregate)
+    "gib_per_s": pl.Float64(),  # GiB/s (MLPerf Storage's *_GB_per_second)
+    "au_pct": pl.Float64(),  # accelerator utilisation, mean over epochs
+    "au_min_pct": pl.Float64(),  # the lowest epoch's
+    "au_threshold_pct": pl.Float64(),  # the workload's bar (90 / 90 / 70)
+    "au_pass": pl.Boolean(),  # the tool's own verdict (train_au_meet_expectation)
+    "duration_s": pl.Float64(),  # a save / load (mean over a run's checkpoints, or one event)
+    "size_gib": pl.Float64(),  # checkpoint size as the file states it
+    "host_mem_gib": pl.Float64(),  # one client host's MemTotal
+    "dataset_gib": pl.Float64(),  # the dataset over all client hosts
+    "caching": pl.Boolean(),  # the tool flagged potential page-cache hits on some host
+    "iteration": pl.Int64(),  # the training iteration a checkpoint event belongs to
+    "lat_mean_us": pl.Float64(),  # fio completion latency, mean, in microseconds
+    "declared": pl.String(),  # the columns cmax.toml's [[storage]] entry filled, not the file
+    "source_file": pl.String(),
+    "line": pl.Int64(),
+}
+"""Storage measurements: one row per workload and direction of an MLPerf Storage summary or a
+fio group, one per checkpoint event of a training log. Units are fixed here (MiB/s, GiB/s,
+GiB, seconds, microseconds) whatever the tool printed."""
+
+
 @dataclass(frozen=True)
 class Table:
     """One canonical evidence table, declared once: its schema, the manifest key that names
@@ -262,6 +295,9 @@ TABLES: tuple[Table, ...] = (
           "completeness.empty-evidence", many=True),
     Table("incidents", INCIDENTS_SCHEMA, "reliability", "incidents", ("incidents",),
           "an incident log", "completeness.empty-incident-log"),
+    Table("storage", STORAGE_SCHEMA, "storage", "result", ("storage", "run"),
+          "storage evidence (an MLPerf Storage summary.json, fio --output-format=json, or a "
+          "training log with checkpoint save lines)", "completeness.empty-evidence", many=True),
     Table("power", POWER_SCHEMA, "power", "path", ("power",),
           "GPU power telemetry (nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv, "
           "or a Prometheus range query of DCGM Exporter's DCGM_FI_DEV_POWER_USAGE)",
@@ -347,6 +383,7 @@ class Evidence:
     node_health: pl.DataFrame = field(default_factory=lambda: empty(NODE_HEALTH_SCHEMA))
     inference: pl.DataFrame = field(default_factory=lambda: empty(INFERENCE_SCHEMA))
     power: pl.DataFrame = field(default_factory=lambda: empty(POWER_SCHEMA))
+    storage: pl.DataFrame = field(default_factory=lambda: empty(STORAGE_SCHEMA))
     audit_cluster: str | None = None
     # MLPerf benchmark folders as cmax.ingest.formats.mlperf parsed and scored them (events, runs,
     # system JSON, scaling factor, official score): validate and score read these, never the files

@@ -185,6 +185,31 @@ class InferenceSpec(_Strict):
         return self
 
 
+class StorageSpec(_Strict):
+    """Storage evidence and what it is of (what the file does not say)."""
+
+    result: RelPath = Field(description="an MLPerf Storage summary.json, a fio JSON result, or "
+                            "a training log whose checkpoint save lines are read")
+    round: str | None = Field(
+        default=None, pattern=r"^v?\d+\.\d+$",
+        description="the MLPerf Storage round (tool version) the summary was run with, when no "
+        "v<round> folder in its path says it (e.g. \"v1.0\")")
+    accelerator: Label | None = Field(
+        default=None, description="the accelerator MLPerf Storage emulated, when neither the "
+        "summary's folder (configs/overrides.yaml, *_metadata.json) nor the file says it")
+    model: Label | None = Field(
+        default=None, description="the model a training log's checkpoints are of (e.g. "
+        "llama3.1-405b): its checkpoint size comes from reference/storage.csv")
+    checkpoint_gib: float | None = Field(
+        default=None, gt=0, le=1e7, description="checkpoint size in GiB, when the model's is "
+        "not in the reference")
+    gpus: int | None = Field(default=None, gt=0, le=1_000_000,
+                             description="GPUs of the training run a log's checkpoints are of")
+    contracted_gib_s: float | None = Field(
+        default=None, gt=0, le=1e6, description="the bandwidth the contract promises (GiB/s): "
+        "a fio result is rated against it (no public reference exists for fio)")
+
+
 class Reliability(_Strict):
     incidents: RelPath
     period_start: EraDate
@@ -270,6 +295,9 @@ class Manifest(_Strict):
     power: list[PathSpec] = Field(
         default_factory=list, description="GPU power telemetry files (one per host, named "
         "after it) covering the training runs: their measured energy per token")
+    storage: list[StorageSpec] = Field(
+        default_factory=list, description="storage and checkpoint evidence: MLPerf Storage "
+        "summaries, fio results, training logs with checkpoint save lines")
     audit: PathSpec | None = None
     reliability: Reliability | None = None
     sla: Sla | None = None

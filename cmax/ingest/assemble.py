@@ -35,6 +35,7 @@ from cmax.evidence import (
     POWER_SCHEMA,
     RUNS_SCHEMA,
     STEPS_SCHEMA,
+    STORAGE_SCHEMA,
     Evidence,
     conform,
     table_named,
@@ -47,6 +48,7 @@ from cmax.ingest.formats import (
     PowerFormat,
     RunFormat,
     RunRequest,
+    StorageFormat,
     identify,
     mlperf,
     recorded_facts,
@@ -55,7 +57,7 @@ from cmax.ingest.network_files import network_files
 from cmax.ingest.reader import BundleReader
 from cmax.ingest.textlines import CONFIG_KEYS, table
 from cmax.ingest.training import pick_log
-from cmax.manifest import RunSpec
+from cmax.manifest import RunSpec, StorageSpec
 
 
 def ingest(bundle: Bundle) -> Evidence:
@@ -115,6 +117,12 @@ def ingest(bundle: Bundle) -> Evidence:
     evidence.power = _concat(_entries(
         reader, "power", [spec.path for spec in manifest.power], PowerFormat,
         lambda fmt, parsed, rel, i: fmt.frame(parsed, source_file=rel)), POWER_SCHEMA)
+    storage = []
+    for i, storage_spec in enumerate(manifest.storage):
+        key = table_named("storage").key(i)
+        with reader.key(key):
+            storage.append(_read_storage(reader, i, storage_spec, key))
+    evidence.storage = _concat(storage, STORAGE_SCHEMA)
 
     if manifest.audit is not None:
         with reader.key("audit.path"):
@@ -197,6 +205,43 @@ def _entries(reader: BundleReader, table: str, paths: list[str], role: type[Any]
             fmt, parsed, rel = reader.read(path, role, table_named(table).what)
             frames.append(frame(fmt, parsed, rel, i))
     return frames
+
+
+def _read_storage(reader: BundleReader, i: int, spec: StorageSpec, key: str) -> pl.DataFrame:
+    """A ``[[storage]]`` entry's rows: a storage benchmark's result, or the checkpoint events
+    of a training log (:mod:`cmax.ingest.checkpoints`), with what the entry declares filled in
+    where the file is silent (named in the row's ``declared``)."""
+    from cmax.ingest import checkpoints
+
+    path = reader.bundle.resolve(spec.result, field=key)
+    what = table_named("storage").what
+    try:
+        fmt, probe = identify(path)
+    except EvidenceFormatError as exc:
+        raise exc.with_context(expected=what) from None
+    run_id = f"storage[{i}]"
+    if isinstance(fmt, RunFormat):  # a training log: its checkpoint lines
+        rel = reader.record(probe.path, fmt.id)
+        frame = conform(checkpoints.events(probe.path, run_id=run_id, source_file=rel,
+                                           tool=fmt.id), STORAGE_SCHEMA)
+    else:
+        storage_fmt: StorageFormat[Any]
+        storage_fmt, parsed, rel = reader.read(path, StorageFormat, what)
+        frame = conform(storage_fmt.frame(parsed, run_id=run_id, source_file=rel),
+                        STORAGE_SCHEMA)
+    fills = {"accelerator": spec.accelerator, "tool_version": spec.round,
+             "accelerators": spec.gpus, "size_gib": spec.checkpoint_gib}
+    exprs, named = [], []
+    for column, value in fills.items():
+        if value is None or frame.height == 0 or frame[column].null_count() == 0:
+            continue
+        if column == "tool_version" and not str(value).startswith("v"):
+            value = f"v{value}"
+        exprs.append(pl.col(column).fill_null(pl.lit(value).cast(STORAGE_SCHEMA[column])))
+        named.append(column)
+    if exprs:
+        frame = frame.with_columns(*exprs, pl.lit(", ".join(named)).alias("declared"))
+    return frame
 
 
 def _read_mlperf(reader: BundleReader, relative: str, key: str,

@@ -72,6 +72,7 @@ __all__ = [
     "RunFormat",
     "RunPart",
     "RunRequest",
+    "StorageFormat",
     "all_formats",
     "by_id",
     "identify",
@@ -81,7 +82,7 @@ __all__ = [
 ]
 
 Role = Literal["run", "nccl", "node-health", "mlperf", "mlperf-system", "audit", "incidents",
-               "inference", "power"]
+               "inference", "power", "storage"]
 P = TypeVar("P")
 
 HEAD_BYTES = 1 << 16
@@ -370,10 +371,20 @@ class PowerFormat(Format[P]):
         """Rows in :data:`cmax.evidence.POWER_SCHEMA`."""
 
 
+class StorageFormat(Format[P]):
+    """A storage benchmark's result (MLPerf Storage summary, fio JSON): ``storage`` rows."""
+
+    role: Role = "storage"
+
+    @abstractmethod
+    def frame(self, parsed: P, *, run_id: str, source_file: str) -> pl.DataFrame:
+        """Rows in :data:`cmax.evidence.STORAGE_SCHEMA` (missing columns may be left out)."""
+
+
 _ROLE_BASES: dict[str, type[Format[Any]]] = {
     base.role: base
     for base in (RunFormat, NcclFormat, NodeHealthFormat, IncidentFormat, AuditFormat,
-                 InferenceFormat, PowerFormat)}
+                 InferenceFormat, PowerFormat, StorageFormat)}
 _ROLES = frozenset(Role.__args__)  # type: ignore[attr-defined]
 
 
