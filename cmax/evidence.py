@@ -189,6 +189,8 @@ INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "prefill_gpus": pl.Int64(),  # disaggregated serving: the prefill GPUs the file states
     "decode_gpus": pl.Int64(),  # disaggregated serving: the decode GPUs the file states
     "scenario": pl.String(),  # the tool's scenario (MLPerf Offline/Server/Interactive, ...)
+    "latency_ms": pl.Float64(),  # a latency scenario's result (MLPerf SingleStream/MultiStream)
+    "latency_percentile": pl.Float64(),  # ... and the percentile it is (90, 99)
     "tool_valid": pl.Boolean(),  # the tool's own verdict (AIPerf submission_valid, MLPerf VALID)
     "tool_invalid_reason": pl.String(),  # why the tool called it invalid, as it says
     "warmup_requests": pl.Int64(),  # requests the tool sent before measuring (null: not stated)

@@ -764,9 +764,10 @@ class InferenceResult(_Model):
                                  "confidence interval over the compared points")
     ci_high: float | None = None
     """upper bound of the ratio's confidence interval"""
-    comparison: Literal["offline", "curve", "none"] = Field(
+    comparison: Literal["offline", "curve", "scenario", "none"] = Field(
         default="none", description="offline: best uncapped result against the offline maximum "
-        "throughput; curve: each sweep point against the reference curve at its interactivity")
+        "throughput; curve: each sweep point against the reference curve at its interactivity; "
+        "scenario: an MLPerf Inference result against the published result of its scenario")
     interactivity: float | None = Field(default=None, description="output tokens/s per user of "
                                         "the rated result (1000 / mean TPOT)")
     points: list[ServingPoint] = Field(default_factory=list, description="every result read")

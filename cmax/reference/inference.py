@@ -98,8 +98,6 @@ def model_names(row: dict[str, Any]) -> set[str]:
 
 #: the ``scenario`` prefix of an MLPerf Inference row
 MLPERF_PREFIX = "MLPerf Inference "
-#: LoadGen scenarios whose result is a throughput (the latency scenarios report a percentile)
-THROUGHPUT_SCENARIOS = ("offline", "server", "interactive")
 
 
 def mlperf_scenario(row: dict[str, Any]) -> str | None:

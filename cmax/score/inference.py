@@ -26,6 +26,7 @@ from cmax.case import Case
 from cmax.evidence import entry_rows, stated_splits
 from cmax.findings import Finding
 from cmax.ingest.energy import telemetry_energy
+from cmax.ingest.formats.mlperf_inference import LATENCY_SCENARIOS
 from cmax.manifest import InferenceSpec
 from cmax.price.tokens import usd_per_million_tokens
 from cmax.reference.view import RefView
@@ -114,11 +115,18 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
             ReferenceCurvePoint(interactivity=p.interactivity, output_tok_s_per_gpu=p.tok_s_per_gpu)
             for p in sorted(curve, key=lambda p: p.interactivity)])
     notes: list[str] = []
+    scenario = _mlperf_scenario(rows)
+    if scenario is not None and scenario.lower() in LATENCY_SCENARIOS:
+        notes.extend(_latency_notes(rows))
+        return InferenceResult(**fields, notes=notes)
+    scenario_row = ref.match_mlperf_inference(spec.model, gpu_id, scenario) if scenario else None
     on_curve = [p for p in points if p.ratio is not None]
     row = ref.match_inference(spec.model, gpu_id, spec.precision, spec.input_len,
                               spec.output_len)
     best: dict[str, Any] | None = None
-    if offline.height:
+    if scenario_row is not None and rows.height:
+        best = rows.sort("output_tok_s", descending=True, nulls_last=True).row(0, named=True)
+    elif offline.height:
         best = offline.sort("output_tok_s", descending=True, nulls_last=True).row(0, named=True)
     elif rows.height:
         best = _fastest(list(rows.iter_rows(named=True)), spec)
@@ -127,9 +135,22 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
         return InferenceResult(**fields, notes=notes)
     ci: tuple[float, float] | None = None
     reference: float | None = None
-    if on_curve and not (offline.height and row is not None):
+    ratio: float | None = None
+    if scenario_row is not None:
+        # MLPerf against MLPerf: the scenario fixes the latency bounds (TTFT and TPOT p99), so
+        # both ran at the same floor of tokens/s per user
+        reference = float(scenario_row["output_tok_s_per_gpu"])
+        ratio = _per_gpu(best, spec) / reference
+        fields.update(comparison="scenario", reference_source=str(scenario_row["source"]),
+                      reference_setup=_setup(scenario_row))
+        notes.append(
+            f"MLPerf Inference {scenario}: compared with the published {scenario} result of the "
+            "same model on the same GPU (closed division, available system); the scenario sets "
+            "the latency bounds, so both ran at the same tokens/s per user. Per GPU = system "
+            "tokens/s ÷ GPUs on both sides (not an MLPerf metric)")
+    elif on_curve and not (offline.height and row is not None):
         # a latency sweep against the curve: each point at its own interactivity
-        ratio: float | None = geometric_mean([p.ratio for p in on_curve if p.ratio])
+        ratio = geometric_mean([p.ratio for p in on_curve if p.ratio])
         best = _best_capped(rows, on_curve, spec)
         fields.update(comparison="curve", reference_source=str(curve_rows[0]["source"]),
                       reference_setup=_setup(curve_rows[0]))
@@ -185,6 +206,24 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
         notes.append(f"fewer than {MIN_CURVE_POINTS} points on the curve: verdict from the point "
                      "estimate, no confidence interval")
     return InferenceResult(**fields, verdict=verdict, notes=notes)
+
+
+def _mlperf_scenario(rows: pl.DataFrame) -> str | None:
+    """The LoadGen scenario of an MLPerf Inference result (None for other tools)."""
+    if not rows.height or not str(rows["tool"][0]).startswith("mlperf-inference"):
+        return None
+    named = rows["scenario"].drop_nulls()
+    return str(named[0]) if named.len() else None
+
+
+def _latency_notes(rows: pl.DataFrame) -> list[str]:
+    """What a SingleStream or MultiStream result says: its percentile latency, unrated."""
+    row = rows.row(0, named=True)
+    latency, pct = row.get("latency_ms"), row.get("latency_percentile")
+    shown = (f"{pct:g}th percentile latency {latency:,.6g} ms" if latency is not None
+             and pct is not None else "a percentile latency")
+    return [f"latency scenario: not rated against a throughput reference (MLPerf Inference "
+            f"{row['scenario']}, {shown}; the release publishes no latency reference)"]
 
 
 #: sweep points on the reference curve below which no interval is drawn: a bootstrap over

@@ -365,6 +365,76 @@ def test_malformed_mlperf_summary_is_one_error(old: str, new: str, what: str,
         by_id("mlperf-inference-summary").parse(Probe(path))
 
 
+#: what the MLCommons summarizer published for the same folders (inference_results_v5.1
+#: summary_results.json @ 965182b): result id -> (scenario, result, unit)
+SUMMARIZER = {
+    "5.1-0001": ("Interactive", 8840.42, "Tokens/s"),  # AMD 8xMI300X llama2-70b-99
+    "5.1-0057": ("SingleStream", 3545.895439, "Latency (ms)"),  # Intel B60 llama3.1-8b-edge
+    "5.1-0044": ("MultiStream", 0.503471, "Latency (ms)"),  # GATEOverflow rtx4090x2 resnet50
+}
+
+
+def test_an_interactive_run_is_named_by_its_folder_as_the_summarizer_names_it() -> None:
+    """The LoadGen prints 'Scenario : Server' for an Interactive run; the folder says which."""
+    [row] = _rows(MLPERF / "Interactive" / "performance" / "run_1" / "mlperf_log_summary.txt")
+    assert (row["scenario"], row["output_tok_s"]) == SUMMARIZER["5.1-0001"][:2]
+    assert row["tpot_p99_ms"] == pytest.approx(39.507635)
+    path_free = [r["scenario"] for r in _rows(MLPERF / "server_mlperf_log_summary.txt")]
+    assert path_free == ["Server"]
+
+
+@pytest.mark.parametrize(("name", "result_id", "percentile"), [
+    ("singlestream_llama3.1-8b-edge_mlperf_log_summary.txt", "5.1-0057", 90.0),
+    # the result is the early-stopping estimate (503471 ns), not the 503206 ns percentile line
+    ("multistream_resnet50_mlperf_log_summary.txt", "5.1-0044", 99.0),
+])
+def test_a_latency_scenario_reads_its_percentile_as_the_summarizer_does(
+        name: str, result_id: str, percentile: float) -> None:
+    [row] = _rows(MLPERF / name)
+    scenario, result, _ = SUMMARIZER[result_id]
+    assert row["scenario"] == scenario and row["latency_percentile"] == percentile
+    assert row["latency_ms"] == pytest.approx(result, abs=1e-9)
+    # its tokens/s and QPS lines are additional stats, never an offline maximum
+    assert row["output_tok_s"] is None and row["request_rate"] is None
+
+
+def test_an_accuracy_run_summary_is_refused_with_what_to_submit() -> None:
+    path = MLPERF / "Interactive" / "accuracy" / "mlperf_log_summary.txt"
+    with pytest.raises(EvidenceError, match="accuracy run's summary") as caught:
+        by_id("mlperf-inference-summary").parse(Probe(path))
+    assert "performance/run_1/mlperf_log_summary.txt" in str(caught.value)
+
+
+V61 = MLPERF / "v6.1" / "deepseek-r1" / "Server" / "performance" / "result_summary.json"
+
+
+def test_the_v61_result_summary_json() -> None:
+    """VR NVL72 DeepSeek-R1 Server (preview): 1,175,890.2 tok/s at 310.08 QPS, Poisson at 325,
+    over the LoadGen-compatible window (tps x window = the output tokens)."""
+    [row] = _rows(V61)
+    assert (row["tool"], row["scenario"]) == ("mlperf-inference-result-summary", "Server")
+    assert row["output_tok_s"] == pytest.approx(1175890.2208168241)
+    assert row["request_rate"] == 325.0 and row["concurrency"] is None
+    assert row["completed"] == 600000 and row["failed"] == 0
+    assert row["output_tokens"] == pytest.approx(row["output_tok_s"] * row["duration_s"],
+                                                 rel=1e-6)
+    assert row["ttft_p99_ms"] == pytest.approx(303.546985)
+    assert row["tpot_p99_ms"] == pytest.approx(48.215361, rel=1e-6)
+
+
+@pytest.mark.parametrize(("edit", "what"), [
+    (lambda d: d.update(tps="fast"), "tps is not a non-negative number"),
+    (lambda d: d["run_config"].update(load_pattern={"type": "burst"}), "names no scenario"),
+])
+def test_a_broken_v61_summary_is_one_error(edit: Any, what: str, tmp_path: Path) -> None:
+    data = json.loads(V61.read_text())
+    edit(data)
+    path = tmp_path / "result_summary.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(EvidenceError, match=what):
+        by_id("mlperf-inference-result-summary").parse(Probe(path))
+
+
 def _bundle_with(tmp_path: Path, entry: str) -> Path:
     shutil.copy(AIPERF / "profile_export_aiperf.csv", tmp_path / "aiperf.csv")
     (tmp_path / "cmax.toml").write_text(manifest_text(

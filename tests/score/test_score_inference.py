@@ -398,3 +398,40 @@ def test_a_result_without_a_readable_run_time_gets_no_telemetry_figure(tmp_path:
     [res] = _results(tmp_path)
     assert res["joules_per_output_token"] is None
     assert "records no run time cmax can read" in str(res["notes"])
+
+
+def _mlperf_bundle(tmp_path: Path, source: Path, *, gpu: str, model: str, gpus: int,
+                   output_len: int = 1000) -> Path:
+    """A bundle whose one [[inference]] entry is an MLPerf result kept in its scenario folder."""
+    rel = source.relative_to(DATA / "inference" / "mlperf")
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, tmp_path / rel)
+    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu=gpu, entries=ENTRY.format(
+        result=rel.as_posix(), model=model, gpus=gpus, output_len=output_len)))
+    return tmp_path
+
+
+def test_an_mlperf_interactive_result_is_compared_with_the_published_interactive_row(
+        tmp_path: Path) -> None:
+    """AMD's real Interactive summary (8,840.42 tok/s), declared as 8 H200: 1,105.05 per GPU
+    against the best available H200 llama2-70b-99 Interactive system (Nebius, 23,080.0 / 8)."""
+    path = DATA / "inference" / "mlperf" / "Interactive" / "performance" / "run_1" / \
+        "mlperf_log_summary.txt"
+    # the lengths an MLPerf run served: 8,840.42 tok/s over 29.41 samples/s
+    [res] = _results(_mlperf_bundle(tmp_path, path, gpu="h200", model="llama2-70b", gpus=8,
+                                    output_len=301))
+    assert res["comparison"] == "scenario"
+    assert res["output_tok_s_per_gpu"] == pytest.approx(8840.42 / 8)
+    assert "5.1-0075" in str(res["reference_source"])
+    assert res["ratio"] == pytest.approx(8840.42 / 8 / res["reference_tok_s_per_gpu"])  # type: ignore[operator]
+    assert res["verdict"] == "fail"
+
+
+def test_a_latency_scenario_is_shown_with_its_percentile_not_rated(tmp_path: Path) -> None:
+    path = DATA / "inference" / "mlperf" / "singlestream_llama3.1-8b-edge_mlperf_log_summary.txt"
+    [res] = _results(_mlperf_bundle(tmp_path, path, gpu="h100-sxm", model="llama3.1-8b", gpus=1))
+    assert res["verdict"] == "no_reference" and res["ratio"] is None
+    assert res["notes"] == [  # type: ignore[comparison-overlap]
+        "latency scenario: not rated against a throughput reference (MLPerf Inference "
+        "SingleStream, 90th percentile latency 3,545.9 ms; the release publishes no latency "
+        "reference)"]
