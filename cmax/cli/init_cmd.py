@@ -27,10 +27,20 @@ def command(path: Path, out: Path | None, force: bool) -> None:
     if out is not None and out.exists() and not force:
         raise CmaxError("will not overwrite an existing file", file=out,
                         fix="pass --force, or choose another -o FILE")
+    missing: list[str] = []
+    skipped: list[tuple[str, str]] = []
     with evidence_folder(path) as folder:
         draft = draft_for(folder, label=str(path))
-        text = draft.text if draft is not None else draft_folder(
-            folder, load_reference("latest"), source=str(path))
+        if draft is not None:
+            text = draft.text
+        else:
+            drafted = draft_folder(folder, load_reference("latest"), source=str(path))
+            text, missing, skipped = drafted.text, drafted.missing, drafted.skipped
+    for rel, why in skipped:
+        click.echo(f"cmax init: left out {rel}: {why}", err=True)
+    if missing:
+        click.echo(f"cmax init: no file states {', '.join(missing)}: the draft does not load "
+                   "until you fill in these TODOs", err=True)
     if out is None:
         click.echo(text, nl=False)
         return

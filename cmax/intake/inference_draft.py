@@ -11,6 +11,7 @@ so the draft still loads: a per-GPU figure must rest on a GPU count someone stat
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,15 @@ def _precision(rows: pl.DataFrame, rel: str) -> tuple[str, str] | None:
         if token in stem.replace("-", "_").split("_"):
             return canonical_precision(token), f"file name {Path(rel).name}"
     return None
+
+
+def started(path: Path, rel: str) -> dt.date | None:
+    """The UTC day the file's earliest result began, as the file dates it (None: undated)."""
+    rows = _rows(path, rel)
+    if rows is None or "started_s" not in rows.columns:
+        return None
+    stamps = [s for s in rows["started_s"].to_list() if s is not None]
+    return dt.datetime.fromtimestamp(min(stamps), dt.UTC).date() if stamps else None
 
 
 def _one(values: list[Any]) -> Any | None:

@@ -80,6 +80,28 @@ register(Rule(
     "Submit the provider's incident or maintenance log for the period (every node drain, "
     "XID/ECC fault and outage), or state in the report that none was kept.",
 ))
+register(Rule(
+    "completeness.no-rateable-evidence", "error", "The bundle holds no evidence cmax can rate",
+    "The manifest names no training log, nccl-tests output, MLPerf result, serving result or "
+    "ClusterMAX audit: an incident log or power telemetry only qualifies such evidence, and "
+    "the declarations are the provider's word. A rating of such a bundle would rest on "
+    "nothing measured.",
+    "Add the benchmark evidence to the bundle and name it in cmax.toml ([[runs]], [[nccl]], "
+    "[[mlperf]], [[inference]] or [audit]); `cmax init` drafts the entries from the files.",
+))
+
+QUALIFYING = frozenset({"reliability", "power"})
+"""Manifest sections whose evidence qualifies other evidence (an incident log prices the
+interruptions of measured work; power telemetry its energy) and rates nothing on its own."""
+
+
+def _rateable(ctx: Context) -> Iterator[Finding]:
+    declared = [key for key, _ in ctx.manifest.declared_files()]
+    if not any(key.split(".")[0].split("[")[0] not in QUALIFYING for key in declared):
+        named = f" (it names only {', '.join(declared)})" if declared else ""
+        yield finding("completeness.no-rateable-evidence",
+                      f"cmax.toml names no evidence a rating can rest on{named}",
+                      file=ctx.manifest_file)
 
 
 def _declared_files(ctx: Context) -> Iterator[Finding]:
@@ -162,6 +184,7 @@ def _runs(ctx: Context) -> Iterator[Finding]:
 
 
 def check(ctx: Context) -> Iterator[Finding]:
+    yield from _rateable(ctx)
     yield from _declared_files(ctx)
     yield from _empty_evidence(ctx)
     yield from _runs(ctx)

@@ -21,6 +21,16 @@ def _draft(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     return bundle, (bundle / "cmax.toml").read_text()
 
 
+def state(bundle: Path, **values: str) -> None:
+    """What a person fills in: each commented-out required ``# key = ...`` TODO of the draft."""
+    path = bundle / "cmax.toml"
+    lines = path.read_text().splitlines()
+    for key, value in values.items():
+        [at] = [i for i, line in enumerate(lines) if line.startswith(f"# {key} = ...")]
+        lines[at] = f"{key} = {value}"
+    path.write_text("\n".join(lines) + "\n")
+
+
 def test_the_serving_sample_drafts_its_stated_entries(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     bundle, text = _draft(SAMPLES / "halcyon-serve", tmp_path, capsys)
@@ -30,7 +40,9 @@ def test_the_serving_sample_drafts_its_stated_entries(tmp_path: Path,
     # vLLM states no GPU count: the sweep's entry is a TODO, commented out
     assert "# gpus = 0                                     # TODO: vllm-bench-serve" in text
     assert "# a sweep: 4 result(s) at concurrency 8, 32, 128, 256" in text
-    with load(bundle) as loaded:  # the draft loads as written
+    # no file states the GPUs per node or the nodes: a person does
+    state(bundle, gpus_per_node="8", nodes="2")
+    with load(bundle) as loaded:  # the draft loads with them stated
         specs = loaded.bundle.manifest.inference
         assert [(s.model, s.precision, s.gpus) for s in specs] == [
             ("gpt-oss-120b", "fp8", 1), ("llama3.3-70b", "fp8", 2)]
@@ -59,6 +71,7 @@ def test_a_disaggregated_row_drafts_its_split_lengths_and_system(
     assert "decode_gpus = 16                             # stated by the file" in text
     assert "input_len = 8192                             # stated by the file" in text
     assert "nodes = 6                                    # the largest run, 24 GPUs / 4" in text
+    state(bundle, cluster='"gb200-serve"', date="2026-09-01")  # no file states them
     assert main(["validate", str(bundle)]) == 0
     with load(bundle) as loaded:
         [spec] = loaded.bundle.manifest.inference

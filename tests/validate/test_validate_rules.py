@@ -364,6 +364,9 @@ TRIPS: dict[str, Case] = {
     "completeness.summary-only": after(_summary),
     "completeness.empty-evidence": edit(lambda b: setattr(b, "drop_rows", ("nccl",))),
     "completeness.empty-incident-log": edit(lambda b: setattr(b, "drop_rows", ("incidents",))),
+    "completeness.no-rateable-evidence": edit(lambda b: [
+        setattr(b, "runs", []), setattr(b, "nccl_path", None), setattr(b, "mlperf_path", None),
+        setattr(b, "audit_path", None)]),
     # comparability
     "comparability.no-baseline": edit(_attr(0, workload="llama3.1-70b")),
     "comparability.precision-mismatch": edit(_attr(0, precision="nvfp4")),
