@@ -49,9 +49,8 @@ def test_a_value_no_file_states_is_left_to_a_person(folder: Path, tmp_path: Path
     assert f"cmax init: no file states {', '.join(SHORT[folder])}: the draft does not " \
            "load" in err
     first = SHORT[folder][0].replace("[", "").replace("] ", ".")
-    with pytest.raises(ManifestError, match=f"{first}: required key is missing"):
-        with load(bundle):
-            pass
+    with pytest.raises(ManifestError, match=f"{first}: required key is missing"), load(bundle):
+        pass
 
 
 def test_sample_values_carry_their_source(tmp_path: Path,
