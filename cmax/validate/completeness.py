@@ -96,7 +96,7 @@ interruptions of measured work; power telemetry its energy) and rates nothing on
 
 
 def _rateable(ctx: Context) -> Iterator[Finding]:
-    declared = [key for key, _ in ctx.manifest.declared_files()]
+    declared = [key for key, _ in declared_files(ctx.manifest)]
     if not any(key.split(".")[0].split("[")[0] not in QUALIFYING for key in declared):
         named = f" (it names only {', '.join(declared)})" if declared else ""
         yield finding("completeness.no-rateable-evidence",
