@@ -141,7 +141,7 @@ def _reliability(evidence: Evidence) -> list[Claim]:
 
 
 def _price_unit(evidence: Evidence, economics: Mapping[str, Any], gpu: str) -> Claim | None:
-    from cmax.price.units import price_band
+    from cmax.reference.economics import price_band
 
     pricing = evidence.manifest.pricing
     if pricing is None:

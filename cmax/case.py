@@ -38,17 +38,18 @@ import polars as pl
 from cmax.bundle_claims import bundle_claims
 from cmax.claims import Ledger, gpu_family
 from cmax.coerce import as_float, as_int
-from cmax.evidence import RECIPE_SCHEMA, STEPS_SCHEMA, Evidence, EvidenceFile, declared_files
+from cmax.evidence import STEPS_SCHEMA, Evidence, EvidenceFile, declared_files
 from cmax.evidence import TABLES as EVIDENCE_TABLES
 from cmax.facts import Fact, facts_of
 from cmax.ingest.textlines import clean_steps
 from cmax.manifest import MANIFEST_NAME, RunSpec
+from cmax.recipe import RECIPE_SCHEMA
 from cmax.reference.view import ReferenceData, RefView
 from cmax.resolved_runs import BaselineRow, ResolvedRun
 from cmax.run_claims import RunInputs, known_workloads, run_claims
 from cmax.window import Window, steady_state_window
 
-#: Recipe parameters a run is compared on (:data:`cmax.evidence.RECIPE_SCHEMA`), in the order
+#: Recipe parameters a run is compared on (:data:`cmax.recipe.RECIPE_SCHEMA`), in the order
 #: findings list them: GBS first, the parameter a submitter most often changes.
 CONFIG_FIELDS: tuple[str, ...] = ("gbs", *(name for name in RECIPE_SCHEMA if name != "gbs"))
 

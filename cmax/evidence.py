@@ -14,24 +14,12 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from cmax.facts import Fact
+from cmax.recipe import RECIPE_SCHEMA
 
 if TYPE_CHECKING:
     from cmax.ingest.formats.mlperf import MlperfSet
     from cmax.intake.facts import PackageFacts
     from cmax.manifest import Manifest  # the models (pydantic) are not needed to read a log
-
-RECIPE_SCHEMA: dict[str, pl.DataType] = {
-    "seq_len": pl.Int64(),
-    "gbs": pl.Int64(),
-    "mbs": pl.Int64(),
-    "tp": pl.Int64(),
-    "pp": pl.Int64(),
-    "cp": pl.Int64(),
-    "ep": pl.Int64(),
-    "vp": pl.Int64(),
-}
-"""The recipe configuration a run is compared on (sequence length, batch sizes, parallel
-layout): the same columns, in the same order, in the runs table and the reference baselines."""
 
 RUNS_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String(),

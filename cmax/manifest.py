@@ -271,11 +271,11 @@ class Pricing(_Strict):
     @field_validator("workloads")
     @classmethod
     def _basket(cls, value: str | None) -> str | None:
-        """The buyer's basket, read by cmax.price.tokens.parse_basket: refused here, with the
+        """The buyer's basket, read by cmax.basket.parse_basket: refused here, with the
         manifest line, rather than when the price is worked out."""
         if value is not None:
+            from cmax.basket import parse_basket
             from cmax.errors import UsageError
-            from cmax.price.tokens import parse_basket
 
             try:
                 parse_basket(value, field="pricing.workloads")

@@ -4,16 +4,21 @@ A training step processes ``GBS x seq_len`` tokens across ``num_gpus`` GPUs; eve
 derives from a step time (tokens/s/GPU, model TFLOP/s/GPU, MFU, the step time a throughput
 implies) is that identity, and every stage (ingest, validate, score, price, calc) calls these
 functions instead of writing it again. They take plain numbers or Polars expressions alike
-(``step_time`` may be a column).
+(``step_time`` may be a column), and the price of a million tokens is the same identity read
+in dollars. Polars is named for the type checker only, so the reports' document worker, which
+ranks finished scorecards without Polars, can use them.
 """
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
-N = TypeVar("N", float, pl.Expr)
+N = TypeVar("N", float, "pl.Expr")
+
+SECONDS_PER_HOUR = 3600.0
 
 
 def tokens_per_gpu_step(gbs: float, seq_len: float, num_gpus: float) -> float:
@@ -39,3 +44,10 @@ def model_tflops(flops_per_token: float, tokens_per_s: N) -> N:
 def mfu(model_tflops_per_gpu: float, peak_tflops: float) -> float:
     """Model FLOPs utilisation, a fraction of the GPU's dense peak at the run's precision."""
     return model_tflops_per_gpu / peak_tflops
+
+
+def usd_per_million_tokens(usd_per_gpu_hour: float, tokens_per_s_per_gpu: float,
+                           goodput_ratio: float = 1.0) -> float:
+    """quote ÷ (tokens/s/GPU × 3,600) × 10⁶ ÷ goodput ratio: the price of a million useful
+    training tokens (a goodput ratio below 1 means paid hours lost to interruptions)."""
+    return usd_per_gpu_hour * 1e6 / (tokens_per_s_per_gpu * SECONDS_PER_HOUR) / goodput_ratio

@@ -77,11 +77,9 @@ def ingest(bundle: Bundle) -> Evidence:
         if steps is not None:
             step_frames.append(steps)
     if bundle.package is not None:  # an llmb-run package: its logs' node counts vs its scale
-        from cmax.intake.flags import refuse_short_logs
-
-        refuse_short_logs(bundle.package, {f"runs[{i}]": reader.files.get(str(row["source_file"]))
-                                           for i, row in enumerate(run_rows)},
-                          manifest.system.gpus_per_node)
+        llmb_config.refuse_short_logs(
+            bundle.package, {f"runs[{i}]": reader.files.get(str(row["source_file"]))
+                             for i, row in enumerate(run_rows)}, manifest.system.gpus_per_node)
     evidence.runs = table(run_rows, RUNS_SCHEMA)
     evidence.steps = _concat(step_frames, STEPS_SCHEMA)
 

@@ -8,14 +8,23 @@ submitted from that folder carries these statements as identity facts of its own
 citing the config file and line), so the claims ledger and the identity rules read them as
 they read the log's own lines. The file is read with the package reader
 (:func:`cmax.intake.llmb.read_config`): one reader, one set of errors for a bad file.
+
+A package job whose log prints fewer nodes than its scale needs is refused here
+(:func:`refuse_short_logs`, with the rule of :func:`cmax.intake.flags.blockers`): only ingest
+has read the logs.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
-from cmax.facts import Fact
+from cmax.errors import EvidenceError
+from cmax.evidence import EvidenceFile
+from cmax.facts import Fact, facts_of
+from cmax.intake.facts import PackageFacts
+from cmax.intake.flags import blockers
 
 #: llmb-config key -> the fact kind it states
 _KINDS = {"model_info.dtype": "precision", "model_info.scale": "gpu_count",
@@ -63,3 +72,25 @@ def config_facts(path: Path, rel: str) -> list[Fact]:
                   else []):
         add("container", image, "container_info.images")
     return facts
+
+
+def refuse_short_logs(package: PackageFacts, logs: Mapping[str, EvidenceFile | None],
+                      gpus_per_node: int) -> None:
+    """A package job whose log prints a node count that cannot hold its scale is one error
+    naming the log's line (``logs``: each drafted run's key -> its ingested log)."""
+    for job in package.jobs:
+        log = logs.get(job.run_key)
+        stated = [f for f in facts_of(log.facts, "node_count") if f.value.isdigit()] \
+            if log is not None else []
+        if log is None or not stated:
+            continue
+        fewest = min(stated, key=lambda f: int(f.value))
+        found = blockers(hosts=int(fewest.value), scale=job.scale, gpu_type=package.gpu_type,
+                         gpus_per_node=gpus_per_node,
+                         hosts_from=f"the log (line {fewest.line})" if fewest.line else "the log")
+        if found:
+            raise EvidenceError(f"llmb-run job {job.job_id} is not for rating: "
+                                + "; ".join(found), file=log.path, line=fewest.line,
+                                field=f"{job.run_key}.log",
+                                fix="rate a job that ran at its llmb-config's scale "
+                                f"({job.config}), or correct model_info.scale")

@@ -20,7 +20,8 @@ GB200/GB300 (``GPU_TYPE_TO_NUM_GPUS``, cli/llmb-run/src/llmb_run/constants.py@e2
 fewer nodes than that means the run was not the scale it claims. The job database has the
 node list; an archive or a folder of experiments has none (llmb-config states the scale and
 GPUs per node, not the nodes), so there the node count the job's log prints is read
-(``SLURM_JOB_NUM_NODES``/``SLURM_NNODES``, ``num_nodes``: :func:`refuse_short_logs`). Host
+(``SLURM_JOB_NUM_NODES``/``SLURM_NNODES``, ``num_nodes``:
+:func:`cmax.ingest.llmb_config.refuse_short_logs`). Host
 names in a log's NCCL lines are not counted: a log's head names only the hosts that printed
 there, a lower bound that cannot show a node list too short.
 """
@@ -29,14 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
-from cmax.errors import EvidenceError
-
-if TYPE_CHECKING:
-    from cmax.evidence import EvidenceFile
-    from cmax.intake.facts import PackageFacts
+from typing import Any
 
 GPUS_PER_NODE = {"a100": 8, "h100": 8, "b200": 8, "b300": 8, "gb200": 4, "gb300": 4}
 MAX_GPUS_PER_NODE = max(GPUS_PER_NODE.values())
@@ -108,27 +102,3 @@ def _per_node(gpu_type: str | None, gpus_per_node: Any) -> int:
     if declared > 0:
         return declared
     return GPUS_PER_NODE.get(str(gpu_type or "").strip().lower(), MAX_GPUS_PER_NODE)
-
-
-def refuse_short_logs(package: PackageFacts, logs: Mapping[str, EvidenceFile | None],
-                      gpus_per_node: int) -> None:
-    """A package job whose log prints a node count that cannot hold its scale is one error
-    naming the log's line (``logs``: each drafted run's key -> its ingested log)."""
-    from cmax.facts import facts_of
-
-    for job in package.jobs:
-        log = logs.get(job.run_key)
-        stated = [f for f in facts_of(log.facts, "node_count") if f.value.isdigit()] \
-            if log is not None else []
-        if log is None or not stated:
-            continue
-        fewest = min(stated, key=lambda f: int(f.value))
-        found = blockers(hosts=int(fewest.value), scale=job.scale, gpu_type=package.gpu_type,
-                         gpus_per_node=gpus_per_node,
-                         hosts_from=f"the log (line {fewest.line})" if fewest.line else "the log")
-        if found:
-            raise EvidenceError(f"llmb-run job {job.job_id} is not for rating: "
-                                + "; ".join(found), file=log.path, line=fewest.line,
-                                field=f"{job.run_key}.log",
-                                fix="rate a job that ran at its llmb-config's scale "
-                                f"({job.config}), or correct model_info.scale")

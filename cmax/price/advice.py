@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 
+from cmax.basket import parse_basket
 from cmax.errors import CmaxError
 from cmax.evidence import Evidence
 from cmax.manifest import MANIFEST_NAME
@@ -26,11 +27,9 @@ from cmax.price.tokens import (
     Offer,
     best_by_key,
     default_basket,
-    parse_basket,
     token_costs,
     weighted_cost,
 )
-from cmax.price.tokens import usd_per_million_tokens as _per_million
 from cmax.price.units import check_quote_unit
 from cmax.score.performance import suite_throughput
 from cmax.score.reference_api import ReferenceData, RefView, num, optional_lookup, text
@@ -44,6 +43,7 @@ from cmax.scorecard import (
 )
 from cmax.states import NOT_ASSESSED
 from cmax.throughput import tokens_per_s_per_gpu
+from cmax.throughput import usd_per_million_tokens as _per_million
 
 _STEP_NUMBER = re.compile(r"^\d+\. ")
 

@@ -19,32 +19,21 @@ In SemiAnalysis' terms (GB200 NVL72 costs about 1.6× an H100 per GPU, so it mus
 
 The functions on plain numbers and on scorecard models import neither Polars nor the reference,
 so the reports' document worker can rank finished scorecards; the throughput identities
-(tokens/s/GPU from a step, MFU) are :mod:`cmax.throughput`'s, imported where a reference row
-must be converted.
+(tokens/s/GPU from a step, MFU, $ per million tokens) are :mod:`cmax.throughput`'s.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from cmax.errors import UsageError
+from cmax.basket import basket_key
 from cmax.scorecard import ScalePoint, Scorecard, TokenCost, WorkloadResult
+from cmax.throughput import usd_per_million_tokens
 
 if TYPE_CHECKING:
     from cmax.reference.view import RefView
-
-SECONDS_PER_HOUR = 3600.0
-
-
-def usd_per_million_tokens(usd_per_gpu_hour: float, tokens_per_s_per_gpu: float,
-                           goodput_ratio: float = 1.0) -> float:
-    """quote ÷ (tokens/s/GPU × 3,600) × 10⁶ ÷ goodput ratio: the price of a million useful
-    training tokens (a goodput ratio below 1 means paid hours lost to interruptions)."""
-    return usd_per_gpu_hour * 1e6 / (tokens_per_s_per_gpu * SECONDS_PER_HOUR) / goodput_ratio
-
 
 def breakeven_speedup(quote_a: float, quote_b: float, goodput_a: float = 1.0,
                       goodput_b: float = 1.0) -> float:
@@ -60,41 +49,6 @@ def breakeven_price(quote_b: float, tps_a: float, tps_b: float, goodput_a: float
                     goodput_b: float = 1.0) -> float:
     """The $/GPU-hour at which offer A costs the same per token as offer B at B's quote."""
     return quote_b * (tps_a * goodput_a) / (tps_b * goodput_b)
-
-
-def basket_key(workload: str, precision: str) -> str:
-    return f"{workload}:{precision}"
-
-
-def parse_basket(text: str, *, field: str = "--workload") -> dict[str, float]:
-    """``llama3.1-405b:bf16`` or ``llama3.1-405b:bf16=3,llama3.1-70b:fp8=1`` → key → share.
-
-    Shares are token shares (normalised to sum to 1); a key without ``=`` weighs 1.
-    """
-    out: dict[str, float] = {}
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        key, _, weight = part.partition("=")
-        workload, sep, precision = key.strip().partition(":")
-        if not sep or not workload or not precision:
-            raise UsageError(f"cannot read workload {part!r}", field=field,
-                             expected="workload:precision[=share], e.g. llama3.1-405b:bf16=3",
-                             fix="name each workload with its precision, comma-separated")
-        try:
-            share = float(weight) if weight else 1.0
-        except ValueError:
-            share = math.nan
-        if not (math.isfinite(share) and share > 0):
-            raise UsageError(f"share {weight!r} of {key.strip()} is not a positive number",
-                             field=field, expected="a positive token share, e.g. =3")
-        k = basket_key(workload.strip().lower(), precision.strip().lower())
-        out[k] = out.get(k, 0.0) + share
-    if not out:
-        raise UsageError("no workload given", field=field,
-                         expected="workload:precision[=share], e.g. llama3.1-405b:bf16")
-    total = sum(out.values())
-    return {k: v / total for k, v in out.items()}
 
 
 def weighted_cost(costs: Mapping[str, float], basket: Mapping[str, float]) -> float | None:

@@ -17,6 +17,7 @@ from typing import Any
 from cmax.errors import ManifestError
 from cmax.manifest import Manifest
 from cmax.price.drivers import HOURS_PER_MONTH
+from cmax.reference.economics import price_band
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,6 @@ def _mistakes(gpus_per_node: int) -> list[UnitMistake]:
 
 def _op(factor: float) -> str:
     return f"× {1.0 / factor:g}" if factor < 1 else f"÷ {factor:g}"
-
-
-def price_band(economics: Mapping[str, Any], gpu: str) -> Mapping[str, Any] | None:
-    """The sourced plausible $/GPU-hour band for a canonical GPU id, or None."""
-    bands = economics.get("price_bands")
-    band = bands.get(gpu) if isinstance(bands, Mapping) else None
-    return band if isinstance(band, Mapping) else None
 
 
 def check_quote_unit(manifest: Manifest, economics: Mapping[str, Any], gpu: str, *,

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import ReferenceDataError
-from cmax.evidence import RECIPE_SCHEMA
+from cmax.recipe import RECIPE_SCHEMA
 from cmax.reference.catalog import PRECISIONS
 
 BASELINE_SCHEMA: dict[str, pl.DataType] = {
@@ -54,6 +54,7 @@ BASELINE_SCHEMA: dict[str, pl.DataType] = {
 REQUIRED = ("baseline_id", "workload", "model", "task", "gpu", "precision", "num_gpus",
             "proxy", "alternate", "framework", "source", "source_date", "flops_convention")
 TASKS = ("pretrain", "sft", "lora")
+
 
 
 def read_baselines(path: Path) -> pl.DataFrame:

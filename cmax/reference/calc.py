@@ -24,13 +24,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from cmax.errors import ReferenceDataError, UsageError
-from cmax.price.tokens import usd_per_million_tokens
 from cmax.reference import Reference, canonical_precision
 from cmax.reference.flops import CONVENTIONS
 from cmax.throughput import mfu as mfu_of
 from cmax.throughput import model_tflops as tflops_of
 from cmax.throughput import step_time_s as step_time_of
 from cmax.throughput import tokens_per_s_per_gpu as tps_of
+from cmax.throughput import usd_per_million_tokens
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 

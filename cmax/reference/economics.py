@@ -7,6 +7,7 @@ alone understate the bill a buyer actually pays.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,10 @@ def _price_bands(raw: Any, path: Path) -> dict[str, dict[str, Any]]:
         bands[str(gpu)] = {"low": low, "high": high, "source": source,
                            "source_date": str(entry.get("source_date", ""))}
     return bands
+
+
+def price_band(economics: Mapping[str, Any], gpu: str) -> Mapping[str, Any] | None:
+    """The sourced plausible $/GPU-hour band for a canonical GPU id, or None."""
+    bands = economics.get("price_bands")
+    band = bands.get(gpu) if isinstance(bands, Mapping) else None
+    return band if isinstance(band, Mapping) else None

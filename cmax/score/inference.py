@@ -28,12 +28,12 @@ from cmax.findings import Finding
 from cmax.ingest.energy import telemetry_energy
 from cmax.ingest.formats.mlperf_inference import LATENCY_SCENARIOS
 from cmax.manifest import InferenceSpec
-from cmax.price.tokens import usd_per_million_tokens
 from cmax.reference.view import RefView
 from cmax.score.rubric import PerformanceRules
 from cmax.score.serving_curve import CurvePoint, interactivity, interpolate
 from cmax.score.stats import bootstrap_ci, geometric_mean, verdict_for
 from cmax.scorecard import InferenceResult, ReferenceCurvePoint, ServingPoint
+from cmax.throughput import usd_per_million_tokens
 
 
 def gpus_basis(rows: pl.DataFrame, spec: InferenceSpec) -> str:

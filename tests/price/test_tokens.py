@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cmax.basket import parse_basket
 from cmax.errors import UsageError
 from cmax.price.tokens import (
     Offer,
@@ -12,13 +13,12 @@ from cmax.price.tokens import (
     breakeven_speedup,
     compare,
     estimate_cost,
-    parse_basket,
     token_costs,
-    usd_per_million_tokens,
     weighted_cost,
 )
 from cmax.reference.view import RefView
 from cmax.scorecard import PriceAdvice, ScalePoint, Scorecard, TokenCost, WorkloadResult
+from cmax.throughput import usd_per_million_tokens
 from tests.fakes import FakeReference
 
 
