@@ -43,3 +43,11 @@ class SafeStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def raw_stream(stream: Any) -> Any:
+    """The stream under a :class:`SafeStream` (else ``stream`` itself), for a writer whose
+    control characters are its own and whose text it escapes first: the progress bar's
+    carriage returns and cursor codes, escaped, printed ``\u000d\u001b[?25l`` on a
+    terminal."""
+    return stream._stream if isinstance(stream, SafeStream) else stream

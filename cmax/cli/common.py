@@ -93,8 +93,12 @@ class Progress:
         is_tty = sys.stderr.isatty() if tty is None else tty
         self._lines = not quiet and not is_tty
         if not quiet and is_tty and total > 0:
-            self._bar = click.progressbar(length=total, label=label,
-                                          file=sys.stderr, show_pos=True, show_eta=True)
+            from cmax.safetext import escape, raw_stream
+
+            # the label (a bundle's name) escaped here, the bar's own codes written raw
+            self._bar = click.progressbar(length=total, label=escape(label),
+                                          file=raw_stream(sys.stderr), show_pos=True,
+                                          show_eta=True)
             self._bar.__enter__()
 
     def advance(self, n: int = 1) -> None:
