@@ -31,6 +31,7 @@ from cmax.ingest.textlines import (
     first_match,
     head_facts,
     log_facts,
+    rising,
     settle_steps,
     to_float,
     to_int,
@@ -87,6 +88,10 @@ def _across_epochs(events: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     """
     if "global_step" not in events.columns:
         return events
+    if rising(events.get_column("iteration")):
+        # no counter going back (the common case): nothing to renumber, and no whole-column
+        # temporaries over a multi-million-step table
+        return events.drop("global_step")
     step = pl.col("global_step").cast(pl.Int64, strict=False)
     resets, differs, known = events.select(
         (pl.col("iteration").diff() < 0).sum().alias("resets"),
