@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import importlib
 import os
+import re
 import sys
 import tempfile
 import traceback
@@ -25,6 +26,7 @@ from cmax.cli.beside import shared_with_clustermax
 from cmax.cli.common import set_verbosity, verbosity
 from cmax.errors import CmaxError
 from cmax.safetext import SafeStream
+from cmax.suggest import did_you_mean
 
 # command name -> (module, one-line help shown by `cmax --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -99,6 +101,18 @@ class LazyGroup(click.Group):
             command.epilog = "\b\nExamples:\n" + "\n".join(f"  {e}" for e in examples)
         return command
 
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """An unknown command says which it may have meant (click only suggests among
+        commands it has imported, and this group imports none up front)."""
+        name = args[0] if args else ""
+        if name and name not in COMMANDS and not name.startswith("-") \
+                and not ctx.resilient_parsing:
+            hint = did_you_mean(name, COMMANDS)
+            raise click.UsageError(f"No such command {name!r}."
+                                   + (f" {hint[0].upper()}{hint[1:]}" if hint else ""), ctx=ctx)
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]
         with formatter.section("Commands"):
@@ -120,6 +134,22 @@ def cli(quiet: bool, verbose: int) -> None:
     NVIDIA reference results, scored into a ClusterMAX-style tier and priced.
     """
     set_verbosity(-1 if quiet else verbose)
+
+
+GLOBAL_FLAGS = re.compile(r"^(-q|--quiet|-v+|--verbose)$")
+"""The group's own options, which are flags: accepted after the command too."""
+
+
+def hoist_global_flags(argv: list[str]) -> list[str]:
+    """``cmax score bundle/ -q`` as ``cmax -q score bundle/``: a global flag written after the
+    command (where most tools take it) moves before it; nothing after ``--`` moves."""
+    command = next((i for i, arg in enumerate(argv) if arg in COMMANDS), None)
+    if command is None:
+        return argv
+    end = argv.index("--") if "--" in argv[command:] else len(argv)
+    moved = [a for a in argv[command + 1:end] if GLOBAL_FLAGS.match(a)]
+    kept = [a for a in argv[command + 1:end] if not GLOBAL_FLAGS.match(a)]
+    return [*argv[:command], *moved, argv[command], *kept, *argv[end:]]
 
 
 def _prog_name() -> str:
@@ -170,7 +200,8 @@ def _main(argv: list[str] | None) -> int:
         click.echo(f"cmax: error: {shared}", err=True)
         return exits.CONFLICT
     try:
-        result: Any = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False)
+        args = hoist_global_flags(sys.argv[1:] if argv is None else list(argv))
+        result: Any = cli.main(args=args, prog_name=_prog_name(), standalone_mode=False)
     except CmaxError as exc:
         click.echo(f"cmax: error: {exc.one_line()}", err=True)
         return exits.BAD_INPUT

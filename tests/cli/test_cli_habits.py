@@ -58,3 +58,44 @@ def test_completion_script_for_either_name(program: str, variable: str, tmp_path
     assert proc.returncode == 0, proc.stderr
     assert f"complete -o nosort -F _{program.replace('-', '_')}_completion {program}" in (
         proc.stdout)
+
+
+@pytest.mark.parametrize(("argv", "hint"), [
+    (["valdiate", "b"], "No such command 'valdiate'. Did you mean 'validate'"),
+    (["scroe", "b"], "No such command 'scroe'. Did you mean 'score'?"),
+    (["reference", "shw"], "No such command 'shw'. Did you mean 'show'?"),
+    (["price", "--wrkload", "x", "b"], "Did you mean '--workload'?"),
+])
+def test_a_misspelt_command_or_option_gets_a_suggestion(
+        argv: list[str], hint: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == exits.BAD_INPUT
+    err = capsys.readouterr().err
+    assert hint in err and err.count("\n") == 1
+
+
+def test_an_unknown_word_gets_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["xyz"]) == exits.BAD_INPUT
+    assert capsys.readouterr().err == "cmax: error: No such command 'xyz'. (see `cmax --help`)\n"
+
+
+@pytest.mark.parametrize("flag", ["-q", "--quiet"])
+def test_global_flags_are_accepted_after_the_command(
+        flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`cmax score --quiet` was refused with "did you mean --quote"; `-q` after the command
+    was refused outright."""
+    from tests.paths import SAMPLES
+
+    bundle = str(SAMPLES / "aurora-compute")
+    assert main(["report", bundle, "-o", str(tmp_path / "a"), "--no-pdf", flag]) == exits.OK
+    quiet = capsys.readouterr()
+    assert quiet.err == "" and "scorecard.html" in quiet.out
+    assert main(["report", bundle, "-o", str(tmp_path / "b"), "--no-pdf"]) == exits.OK
+    assert "writing" in capsys.readouterr().err  # the control: progress without the flag
+
+
+def test_nothing_after_a_double_dash_moves() -> None:
+    from cmax.cli import hoist_global_flags
+
+    assert hoist_global_flags(["score", "b", "-vv", "--", "-q"]) == \
+        ["-vv", "score", "b", "--", "-q"]
+    assert hoist_global_flags(["-q", "score", "b"]) == ["-q", "score", "b"]
