@@ -45,6 +45,9 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "skipped_iterations": pl.Int64(),
     "skipped_at": pl.String(),
     "notes": pl.String(),  # "; "-joined parser notes a reviewer should see
+    # the scheduler's job id: [[runs]] job_id, else the log's file name (llmb-run
+    # log-<exp>_<jobid>_<retry>.out, Slurm slurm-<jobid>.out), else the llmb-run job picked
+    "job_id": pl.String(),
 }
 
 STEPS_SCHEMA: dict[str, pl.DataType] = {
@@ -147,6 +150,23 @@ POWER_SCHEMA: dict[str, pl.DataType] = {
     "source_file": pl.String(),
     "line": pl.Int64(),
 }
+
+
+JOBS_SCHEMA: dict[str, pl.DataType] = {
+    "job_id": pl.String(),  # 4242, or 4242_7 (array task) / 4242+0 (het component) as printed
+    "name": pl.String(),
+    "cluster": pl.String(),  # Slurm's ClusterName
+    "state": pl.String(),
+    "submit_s": pl.Float64(),  # UTC epoch seconds (sacct -P dates read as UTC)
+    "start_s": pl.Float64(),
+    "end_s": pl.Float64(),
+    "elapsed_s": pl.Float64(),  # the allocation's wall time, as the scheduler counted it
+    "nodes": pl.String(),  # the expanded host list, comma-separated
+    "source_file": pl.String(),
+    "line": pl.Int64(),  # null for JSON and SQLite
+}
+"""Scheduler accounting (``sacct``, llmb-run's job database): each job's clock and hosts, a
+witness the training log does not write (cmax.validate.clocks)."""
 
 
 INFERENCE_SCHEMA: dict[str, pl.DataType] = {
@@ -292,6 +312,9 @@ TABLES: tuple[Table, ...] = (
           "GPU power telemetry (nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv, "
           "or a Prometheus range query of DCGM Exporter's DCGM_FI_DEV_POWER_USAGE)",
           "completeness.empty-evidence", many=True),
+    Table("jobs", JOBS_SCHEMA, "accounting", "path", ("accounting",),
+          "Slurm accounting of the runs' jobs (sacct --json, or sacct -P/-p with JobID, Start, "
+          "End or Elapsed)", "completeness.empty-evidence", many=True),
 )
 """Every canonical table, in ingest order."""
 
@@ -374,6 +397,7 @@ class Evidence:
     inference: pl.DataFrame = field(default_factory=lambda: empty(INFERENCE_SCHEMA))
     power: pl.DataFrame = field(default_factory=lambda: empty(POWER_SCHEMA))
     storage: pl.DataFrame = field(default_factory=lambda: empty(STORAGE_SCHEMA))
+    jobs: pl.DataFrame = field(default_factory=lambda: empty(JOBS_SCHEMA))
     audit_cluster: str | None = None
     # MLPerf benchmark folders as cmax.ingest.formats.mlperf parsed and scored them (events, runs,
     # system JSON, scaling factor, official score): validate and score read these, never the files

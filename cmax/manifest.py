@@ -130,6 +130,11 @@ class RunSpec(_Strict):
         default=None, min_length=1,
         description="picks one experiment when `log` is a DGXC parse-script CSV/JSON or an "
         "llmb-run database holding several (substring of its filename / workload key)")
+    job_id: str | None = Field(
+        default=None, pattern=r"^[0-9]+([_+][0-9]+)?$",
+        description="the Slurm job id of the run, when the log's file name does not carry "
+        "it (llmb-run log-<exp>_<jobid>_<retry>.out, slurm-<jobid>.out): its [[accounting]] "
+        "row is the run's clock")
 
     @field_validator("workload", "precision")
     @classmethod
@@ -298,6 +303,9 @@ class Manifest(_Strict):
     storage: list[StorageSpec] = Field(
         default_factory=list, description="storage and checkpoint evidence: MLPerf Storage "
         "summaries, fio results, training logs with checkpoint save lines")
+    accounting: list[PathSpec] = Field(
+        default_factory=list, description="Slurm accounting of the runs' jobs (sacct --json or "
+        "sacct -P output): when each job started and ended, a clock the log does not write")
     audit: PathSpec | None = None
     reliability: Reliability | None = None
     sla: Sla | None = None

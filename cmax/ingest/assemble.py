@@ -29,6 +29,7 @@ from cmax.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
     INFERENCE_SCHEMA,
+    JOBS_SCHEMA,
     MLPERF_SCHEMA,
     NCCL_SCHEMA,
     NODE_HEALTH_SCHEMA,
@@ -42,6 +43,7 @@ from cmax.evidence import (
 )
 from cmax.ingest import llmb_config
 from cmax.ingest.formats import (
+    AccountingFormat,
     AuditFormat,
     IncidentFormat,
     InferenceFormat,
@@ -53,10 +55,12 @@ from cmax.ingest.formats import (
     mlperf,
     recorded_facts,
 )
+from cmax.ingest.formats.llmb_sqlite import LlmbSqlite
+from cmax.ingest.formats.llmb_sqlite import jobs_frame as llmb_jobs_frame
 from cmax.ingest.network_files import network_files
 from cmax.ingest.reader import BundleReader
 from cmax.ingest.textlines import CONFIG_KEYS, table
-from cmax.ingest.training import pick_log
+from cmax.ingest.training import job_of_log, pick_log
 from cmax.manifest import RunSpec, StorageSpec
 
 
@@ -69,10 +73,11 @@ def ingest(bundle: Bundle) -> Evidence:
 
     run_rows: list[dict[str, Any]] = []
     step_frames: list[pl.DataFrame] = []
+    job_frames: list[pl.DataFrame] = []  # llmb-run's job database, read as a run: its clocks
     for i, spec in enumerate(manifest.runs):
         key = f"runs[{i}].log"
         with reader.key(key):
-            row, steps = _read_run(reader, i, spec, key)
+            row, steps = _read_run(reader, i, spec, key, job_frames)
         run_rows.append(row)
         if steps is not None:
             step_frames.append(steps)
@@ -121,6 +126,10 @@ def ingest(bundle: Bundle) -> Evidence:
         with reader.key(key):
             storage.append(_read_storage(reader, i, storage_spec, key))
     evidence.storage = _concat(storage, STORAGE_SCHEMA)
+    evidence.jobs = _concat([*_entries(
+        reader, "jobs", [spec.path for spec in manifest.accounting], AccountingFormat,
+        lambda fmt, parsed, rel, i: fmt.frame(parsed, source_file=rel)), *job_frames],
+        JOBS_SCHEMA)
 
     if manifest.audit is not None:
         with reader.key("audit.path"):
@@ -163,8 +172,8 @@ def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.Da
     return pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=schema)
 
 
-def _read_run(reader: BundleReader, i: int, spec: RunSpec,
-              key: str) -> tuple[dict[str, Any], pl.DataFrame | None]:
+def _read_run(reader: BundleReader, i: int, spec: RunSpec, key: str,
+              job_frames: list[pl.DataFrame]) -> tuple[dict[str, Any], pl.DataFrame | None]:
     bundle = reader.bundle
     manifest = bundle.manifest
     declared = bundle.resolve(spec.log, field=key)
@@ -186,6 +195,10 @@ def _read_run(reader: BundleReader, i: int, spec: RunSpec,
                          declared={k: getattr(spec, k) for k in CONFIG_KEYS})
     part = fmt.read_run(parsed, request)
     row.update(part.row)
+    row["job_id"] = spec.job_id or row.get("job_id") or job_of_log(path.name)
+    if isinstance(fmt, LlmbSqlite) and not any(
+            f["source_file"][0] == rel for f in job_frames if f.height):
+        job_frames.append(llmb_jobs_frame(parsed, rel))
     notes.extend(part.notes)
     row["notes"] = "; ".join(notes) if notes else None
     return row, part.steps

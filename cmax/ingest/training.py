@@ -16,6 +16,14 @@ from pathlib import Path
 from cmax.errors import EvidenceError
 
 _LLMB_LOG = re.compile(r"^log-.*_(\d+)_(\d+)\.out$")
+# sbatch's default output name slurm-%j.out (slurm-%A_%a.out for an array task)
+_SLURM_LOG = re.compile(r"^slurm-(\d+(?:_\d+)?)\.out$")
+
+
+def job_of_log(name: str) -> str | None:
+    """The Slurm job id a log's file name carries (llmb-run's, sbatch's default), else None."""
+    match = _LLMB_LOG.match(name) or _SLURM_LOG.match(name)
+    return match.group(1) if match else None
 
 
 def pick_log(path: Path) -> tuple[Path, list[str]]:

@@ -10,6 +10,7 @@ from cmax.findings import Finding, sort_findings
 from cmax.reference.view import ReferenceData, RefView
 from cmax.validate import (
     audit_rules,
+    clocks,
     cluster_hosts,
     comparability,
     completeness,
@@ -47,6 +48,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     inference_rules.check,
     cluster_hosts.check,
     copies.check,
+    clocks.check,
 )
 
 

@@ -165,3 +165,14 @@ COPY_MAX_POINTS = 20_000  # shared steps compared; a longer run is sampled evenl
 NCCL_COPY_BAND = 0.001
 NCCL_COPY_MIN_SIZES = 8
 TELEMETRY_COPY_MIN_SAMPLES = 10
+
+# Clocks (cmax/validate/clocks.py). A job's steps run inside its allocation, so the printed step
+# times (rounded to 0.01 s, Megatron's interval averages exact) and the log's stamps (1 s) can
+# only add up to less than sacct's Elapsed (whole seconds, from slurmctld); 2 % and 30 s leave
+# room for rounding and for a node clock a few seconds off the controller's.
+CLOCK_TOLERANCE = 0.02
+CLOCK_SLACK_S = 30.0
+# slurmctld assigns the next job id when it accepts a submission and records that time as the
+# job's submit time, so ids and submit times rise together; 60 s covers a controller clock step
+# (NTP) and the second-granularity stamps.
+JOB_ORDER_SKEW_S = 60.0

@@ -12,9 +12,9 @@ from typing import Any
 
 import polars as pl
 
-from cmax.evidence import POWER_SCHEMA, Evidence, conform
+from cmax.evidence import JOBS_SCHEMA, POWER_SCHEMA, Evidence, conform
 from cmax.facts import Fact
-from cmax.ingest.formats import PowerFormat, identify
+from cmax.ingest.formats import AccountingFormat, PowerFormat, identify
 from tests.validate.validate_fakes import HonestBundle
 
 Case = Callable[[HonestBundle, Path], Evidence]
@@ -86,11 +86,70 @@ def _copied_sweep(b: HonestBundle, root: Path) -> Evidence:
     return ev
 
 
+def sacct_text(jobs: list[tuple[str, str, int, int, str]]) -> str:
+    """``sacct -P`` rows (tests/data/ingest/slurm/sacct_parsable.txt's shape): (job id, cluster,
+    submit offset from START, elapsed seconds, node list)."""
+    import datetime as dt
+
+    def when(t: float) -> str:
+        return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+    lines = ["JobID|JobIDRaw|JobName|Cluster|NodeList|State|Submit|Start|End|Elapsed"]
+    for job_id, cluster, submit, elapsed, nodes in jobs:
+        start = START + submit + 20
+        lines.append(f"{job_id}|{job_id}|pretrain|{cluster}|{nodes}|COMPLETED|"
+                     f"{when(START + submit)}|{when(start)}|{when(start + elapsed)}|"
+                     f"{elapsed // 3600:02d}:{elapsed % 3600 // 60:02d}:{elapsed % 60:02d}")
+    return "\n".join(lines) + "\n"
+
+
+HONEST_JOBS = [("5001", "aurora", 0, 1300, "node-[000-063]"),
+               ("5002", "aurora", 1400, 900, "node-[000-063]"),
+               ("5003", "aurora", 2400, 950, "node-[000-063]")]
+
+
+def with_jobs(jobs: list[tuple[str, str, int, int, str]],
+              run_jobs: tuple[str, ...] = ("5001", "5002", "5003")) -> Case:
+    """The honest bundle with an [[accounting]] sacct -P file (read by the real parser) and
+    each run naming its job."""
+    def case(b: HonestBundle, root: Path) -> Evidence:
+        for run, job in zip(b.runs, run_jobs, strict=False):
+            run.row["job_id"] = job
+        b.extra_files["slurm/sacct.txt"] = sacct_text(jobs)
+        b.manifest_extra["accounting"] = [{"path": "slurm/sacct.txt"}]
+        ev = b.build(root)
+        fmt, probe = identify(root / "slurm/sacct.txt")
+        assert isinstance(fmt, AccountingFormat)
+        ev.jobs = conform(fmt.frame(fmt.parse(probe), source_file="slurm/sacct.txt"),
+                          JOBS_SCHEMA)
+        return ev
+    return case
+
+
+def _stamped_beyond_job(b: HonestBundle, root: Path) -> Evidence:
+    """runs[1]'s lines stamped 30 s apart (1,500 s) inside a 900 s job."""
+    run = b.runs[1]
+    run.extra_steps["wall_time_s"] = [float(START + 30 * i) for i in range(len(run.times))]
+    return with_jobs(HONEST_JOBS)(b, root)
+
+
 CROSSFILE_TRIPS: dict[str, Case] = {
     "crossfile.hosts-of-another-cluster": _foreign_sweep,
     "crossfile.copied-run": _copied_run,
     "crossfile.copied-sweep": _copied_sweep,
     "crossfile.copied-telemetry": _with_power(power_json(["node-000"], copy_from=3)),
+    # the fp8 run prints ~700 s of steps; its job held the allocation 500 s
+    "crossfile.job-shorter-than-steps": with_jobs([*HONEST_JOBS[:1],
+                                                   ("5002", "aurora", 1400, 500, "node-[000-063]"),
+                                                   *HONEST_JOBS[2:]]),
+    "crossfile.job-shorter-than-log": _stamped_beyond_job,
+    "crossfile.job-not-witnessed": with_jobs(HONEST_JOBS, ("5001", "5002", "5999")),
+    # the bf16 run's job renumbered above the others: its id is the highest, its submit first
+    "crossfile.job-order": with_jobs([("5009", "aurora", 0, 1300, "node-[000-063]"),
+                                      *HONEST_JOBS[1:]], ("5009", "5002", "5003")),
+    "crossfile.job-of-another-cluster": with_jobs([*HONEST_JOBS[:2],
+                                                   ("5003", "aurora-b", 2400, 950,
+                                                    "node-[000-063]")]),
 }
 
 

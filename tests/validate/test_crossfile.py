@@ -17,7 +17,7 @@ from cmax.pipeline import load
 from cmax.validate import validate
 from cmax.validate.cluster_hosts import foreign_witnesses
 from tests.fakes import FakeReference
-from tests.paths import SAMPLES
+from tests.paths import DATA, SAMPLES
 from tests.validate.crossfile_trips import honest_power, power_json
 from tests.validate.test_validate_rules import NETWORK, run_case
 from tests.validate.validate_fakes import HonestBundle, honest_times
@@ -171,3 +171,82 @@ def test_hosts_named_only_by_the_incident_log_do_not_enlarge_the_fleet(tmp_path:
     b.incidents = [*b.incident_rows(), *padded]
     review = review_incidents(b.build(tmp_path))
     assert review is not None and review.evidence_gpus == review.fleet_gpus == 520
+
+
+# --- clocks -------------------------------------------------------------------------------------
+
+JOB_IDS = {"llama3.1-405b_bf16_512.log": "41001", "llama3.1-405b_fp8_512.log": "41002",
+           "grok1-314b_fp8_512.log": "41003"}
+
+
+def _with_accounting(tmp_path: Path, data: str, edit: object = None) -> Path:
+    """The aurora sample with its runs' job ids and the jobs' sacct output (tests/data)."""
+    bundle = _sample(tmp_path)
+    toml = bundle / "cmax.toml"
+    text = toml.read_text(encoding="utf-8")
+    for log, job in JOB_IDS.items():
+        line = f'log = "training/{log}"\n'
+        text = text.replace(line, f'{line}job_id = "{job}"\n')
+    name = Path(data).name
+    toml.write_text(text + f'\n[[accounting]]\npath = "slurm/{name}"\n', encoding="utf-8")
+    (bundle / "slurm").mkdir()
+    content = (DATA / "ingest" / "slurm" / name).read_text(encoding="utf-8")
+    if edit is not None:
+        content = edit(content)  # type: ignore[operator]
+    (bundle / "slurm" / name).write_text(content, encoding="utf-8")
+    return bundle
+
+
+def _crossfile(bundle: Path) -> list[Finding]:
+    with load(bundle) as loaded:
+        return [f for f in loaded.findings if f.rule.startswith("crossfile.")]
+
+
+def test_the_samples_jobs_witness_their_runs(tmp_path: Path) -> None:
+    for i, name in enumerate(("sacct.json", "sacct_parsable.txt")):
+        assert _crossfile(_with_accounting(tmp_path / str(i), name)) == []
+
+
+def test_a_job_shorter_than_its_printed_steps_contradicts_the_log(tmp_path: Path) -> None:
+    """The fp8 run prints 685 s of steps; its job held the allocation 10 minutes."""
+    bundle = _with_accounting(tmp_path, "sacct_parsable.txt", lambda t: t.replace(
+        "2026-09-14T08:34:25|00:13:55", "2026-09-14T08:30:30|00:10:00", 1))
+    hits = _crossfile(bundle)
+    assert [(f.rule, f.run_id) for f in hits] == [("crossfile.job-shorter-than-steps",
+                                                    "runs[1]")]
+    assert "685 s" in hits[0].message and "600 s" in hits[0].message
+
+
+def test_a_few_seconds_of_clock_skew_stay_clean(tmp_path: Path) -> None:
+    """An accounting clock 20 s short of the printed steps (a node clock off the
+    controller's, stamps rounded): within the slack."""
+    bundle = _with_accounting(tmp_path, "sacct_parsable.txt", lambda t: t.replace(
+        "2026-09-14T08:34:25|00:13:55", "2026-09-14T08:31:35|00:11:05", 1))
+    assert _crossfile(bundle) == []
+
+
+def test_a_renumbered_best_job_breaks_the_order(tmp_path: Path) -> None:
+    """The bf16 job (submitted first) renumbered 41009 to supersede the later ones."""
+    bundle = _with_accounting(tmp_path, "sacct.json",
+                              lambda t: t.replace('"job_id": 41001', '"job_id": 41009'))
+    toml = bundle / "cmax.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('"41001"', '"41009"'),
+                    encoding="utf-8")
+    hits = _crossfile(bundle)
+    assert {(f.rule, f.run_id) for f in hits} == {("crossfile.job-order", "runs[0]")}
+
+
+def test_a_job_of_a_sister_cluster_is_not_this_clusters(tmp_path: Path) -> None:
+    bundle = _with_accounting(tmp_path, "sacct_parsable.txt", lambda t: t.replace(
+        "41003|41003|grok1-314b_fp8_512|aurora|aurora-h100-east-[000-063]",
+        "41003|41003|grok1-314b_fp8_512|aurora|aurora-h100-east-[100-163]"))
+    hits = _crossfile(bundle)
+    assert [(f.rule, f.run_id) for f in hits] == [("crossfile.job-of-another-cluster",
+                                                    "runs[2]")]
+
+
+def test_honest_jobs_are_clean(tmp_path: Path) -> None:
+    from tests.validate.crossfile_trips import HONEST_JOBS, with_jobs
+
+    found = run_case(with_jobs(HONEST_JOBS), tmp_path)
+    assert not {f.rule for f in found if f.rule.startswith("crossfile.")}

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK",
     "MAX_JSON_BYTES",
+    "AccountingFormat",
     "AuditFormat",
     "Format",
     "IncidentFormat",
@@ -82,7 +83,7 @@ __all__ = [
 ]
 
 Role = Literal["run", "nccl", "node-health", "mlperf", "mlperf-system", "audit", "incidents",
-               "inference", "power", "storage"]
+               "inference", "power", "storage", "accounting"]
 P = TypeVar("P")
 
 HEAD_BYTES = 1 << 16
@@ -358,6 +359,16 @@ class InferenceFormat(Format[P]):
         """Rows in :data:`cmax.evidence.INFERENCE_SCHEMA` (missing columns may be left out)."""
 
 
+class AccountingFormat(Format[P]):
+    """Scheduler accounting: rows of the ``jobs`` table (each job's clock and hosts)."""
+
+    role: Role = "accounting"
+
+    @abstractmethod
+    def frame(self, parsed: P, *, source_file: str) -> pl.DataFrame:
+        """Rows in :data:`cmax.evidence.JOBS_SCHEMA`."""
+
+
 _REGISTRY: dict[str, Format[Any]] = {}
 # the base class whose method ingest calls for each role that fills a table that way; mlperf
 # result trees are read by cmax.ingest.formats.mlperf, so their roles have none
@@ -384,7 +395,7 @@ class StorageFormat(Format[P]):
 _ROLE_BASES: dict[str, type[Format[Any]]] = {
     base.role: base
     for base in (RunFormat, NcclFormat, NodeHealthFormat, IncidentFormat, AuditFormat,
-                 InferenceFormat, PowerFormat, StorageFormat)}
+                 InferenceFormat, PowerFormat, StorageFormat, AccountingFormat)}
 _ROLES = frozenset(Role.__args__)  # type: ignore[attr-defined]
 
 

@@ -23,10 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from cmax.coerce import as_float
 from cmax.errors import EvidenceError
+from cmax.evidence import JOBS_SCHEMA, conform
 from cmax.facts import Fact
 from cmax.ingest.formats import Probe, RunFormat, RunPart, RunRequest, register
+from cmax.ingest.formats._slurm import elapsed_seconds, stamp
 from cmax.limits import MAX_HISTORY_JOBS, limit_error
 from cmax.sqlitefile import open_sqlite, read_rows, table_columns
 
@@ -235,6 +239,32 @@ def job_facts(jobs: list[Job]) -> tuple[Fact, ...]:
     return tuple(facts)
 
 
+def job_id_of(job: Job) -> str | None:
+    value = next((job.row[k] for k in _JOB_ID_COLUMNS if job.row.get(k) is not None), None)
+    return str(value).strip() if value is not None and str(value).strip() else None
+
+
+def jobs_frame(jobs: list[Job], source_file: str) -> pl.DataFrame:
+    """Each job's clock as llmb-run recorded it from ``sacct -X -P --format=JobIDRaw,State,
+    Elapsed,Submit,NodeList,ExitCode`` (NVIDIA/exemplar-performance cli/llmb-run/src/llmb_run/
+    slurm_utils.py ``get_slurm_job_statuses`` @ e249aa3): rows of the ``jobs`` table."""
+    rows = []
+    for job in jobs:
+        job_id = job_id_of(job)
+        if job_id is None:
+            continue
+        nodes = job.row.get("node_list")
+        hosts = expand_hostlist(str(nodes)) if nodes else None
+        rows.append({"job_id": job_id, "name": job.label, "cluster": None,
+                     "state": job.row.get("slurm_state"),
+                     "submit_s": stamp(str(job.row.get("submit_time") or "")),
+                     "elapsed_s": elapsed_seconds(str(job.row.get("elapsed") or "")),
+                     "nodes": ",".join(hosts) if hosts else None,
+                     "source_file": source_file})
+    return conform(pl.DataFrame(rows, schema_overrides=JOBS_SCHEMA, strict=False) if rows
+                   else pl.DataFrame(schema=JOBS_SCHEMA), JOBS_SCHEMA)
+
+
 class LlmbSqlite(RunFormat[list[Job]]):
     id = "llmb-sqlite"
     title = "llmb-run job history (SQLite)"
@@ -265,7 +295,7 @@ class LlmbSqlite(RunFormat[list[Job]]):
             parsed, workload=spec.workload, precision=spec.precision, num_gpus=spec.num_gpus,
             selector=spec.experiment, file=request.path, field=request.key)
         row = dict(request.declared)
-        row.update(status=job.status,
+        row.update(status=job.status, job_id=job_id_of(job),
                    reported_step_time_s=as_float(job.row.get("train_step_time_seconds")),
                    reported_tflops_per_gpu=as_float(job.row.get("tflops_per_gpu")))
         return RunPart(row=row, notes=[f"llmb-run job {job.label}; no per-step data", *notes])
