@@ -255,6 +255,47 @@ class Sla(_Strict):
 
 
 class Pricing(_Strict):
+    """The quote. In US dollars (``usd_per_gpu_hour``), or in another currency with the rate
+    to dollars the buyer states (``currency``, ``quote_per_gpu_hour``,
+    ``usd_per_currency_unit``): cmax never assumes a rate, and a quote in euros read as dollars
+    moves every price it advises by the exchange rate."""
+
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    quote_per_gpu_hour: float | None = Field(default=None, gt=0, le=1_000_000)
+    usd_per_currency_unit: float | None = Field(default=None, gt=0, le=1_000_000)
+    rate_source: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _in_dollars(cls, data: Any) -> Any:
+        """A quote in another currency becomes dollars only at a stated rate."""
+        if not isinstance(data, dict):
+            return data
+        currency = data.get("currency", "USD")
+        if isinstance(currency, str):
+            currency = currency.strip().upper()
+            data = {**data, "currency": currency}
+        if currency == "USD" or not isinstance(currency, str):
+            if data.get("usd_per_currency_unit") is not None:
+                raise ValueError("currency = \"EUR\" (the quote's ISO 4217 code) beside "
+                                 "usd_per_currency_unit; a quote in dollars takes no rate")
+            if "usd_per_gpu_hour" not in data and data.get("quote_per_gpu_hour") is not None:
+                return {**data, "usd_per_gpu_hour": data["quote_per_gpu_hour"]}
+            return data
+        if "usd_per_gpu_hour" in data:
+            raise ValueError(f"the quote in {currency} as quote_per_gpu_hour with "
+                             f"usd_per_currency_unit (US dollars per 1 {currency}), not "
+                             f"usd_per_gpu_hour: a figure in {currency} read as dollars is off "
+                             "by the exchange rate")
+        quote, rate = data.get("quote_per_gpu_hour"), data.get("usd_per_currency_unit")
+        if quote is None or rate is None:
+            raise ValueError(f"quote_per_gpu_hour (in {currency}) and usd_per_currency_unit "
+                             f"(US dollars per 1 {currency}, with rate_source): cmax converts a "
+                             "quote only at a rate you state")
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (quote, rate)):
+            return data  # the fields' own checks name what is wrong
+        return {**data, "usd_per_gpu_hour": round(float(quote) * float(rate), 6)}
+
     usd_per_gpu_hour: float
 
     @field_validator("usd_per_gpu_hour")

@@ -597,7 +597,14 @@ class PriceAdvice(_Model):
     currency: str = "USD"
     """the currency of every price (USD)"""
     quoted_usd_per_gpu_hour: float
-    """the provider's quote, $/GPU-hour"""
+    """the provider's quote, $/GPU-hour (converted at the stated rate when quoted in another
+    currency)"""
+    quote_currency: str = Field(default="USD", description="the currency the quote was given in")
+    quote_in_currency: float | None = Field(
+        default=None, description="the quote per GPU-hour in quote_currency (None: in USD)")
+    usd_per_currency_unit: float | None = Field(
+        default=None, description="the exchange rate the manifest states: US dollars per 1 "
+        "quote_currency")
     throughput_ratio: float | None
     """provider ÷ reference throughput: the geometric mean over the comparable runs (None: no
     run could be compared)"""

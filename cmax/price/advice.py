@@ -196,10 +196,16 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
     quoted = pricing.usd_per_gpu_hour
     gpus = system.nodes * system.gpus_per_node
     hours = HOURS_PER_MONTH * pricing.term_months
+    converted = ""
+    if pricing.currency != "USD" and pricing.quote_per_gpu_hour and pricing.usd_per_currency_unit:
+        source = f", {pricing.rate_source}" if pricing.rate_source else ""
+        converted = (f": {pricing.quote_per_gpu_hour:g} {pricing.currency} × "
+                     f"{pricing.usd_per_currency_unit:g} USD per {pricing.currency} (the rate "
+                     f"the manifest states{source})")
     steps: list[str] = [
-        f"1. Quoted price: {_usd(quoted)}/GPU-hour for {gpus:,} GPUs ({system.nodes} × "
-        f"{system.gpus_per_node} {system.gpu}) over {pricing.term_months} months "
-        f"(manifest [pricing])."
+        f"1. Quoted price: {_usd(quoted)}/GPU-hour{converted} for {gpus:,} GPUs "
+        f"({system.nodes} × {system.gpus_per_node} {system.gpu}) over {pricing.term_months} "
+        "months (manifest [pricing])."
     ]
 
     throughput, lines = suite_throughput(scorecard.workloads)
@@ -346,8 +352,10 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
                  f"{scorecard.rubric}); Exemplar (performance only): "
                  f"{'met' if scorecard.exemplar_pass else 'not met'}.")
     return PriceAdvice(
-        quoted_usd_per_gpu_hour=quoted, throughput_ratio=(None if throughput is None
-                                                          else round(throughput, 6)),
+        quoted_usd_per_gpu_hour=quoted, quote_currency=pricing.currency,
+        quote_in_currency=(pricing.quote_per_gpu_hour if pricing.currency != "USD" else None),
+        usd_per_currency_unit=pricing.usd_per_currency_unit,
+        throughput_ratio=None if throughput is None else round(throughput, 6),
         goodput_ratio=round(goodput, 6), parity_usd_per_gpu_hour=parity,
         ask_usd_per_gpu_hour=ask, adjustment_pct=adjustment,
         usd_per_reference_gpu_hour=per_reference,

@@ -69,3 +69,41 @@ def test_reports_say_not_assessed(no_incidents: Path, tmp_path: Path) -> None:
     page = card.read_text()
     assert page.count("not assessed <span") == 3  # goodput loss, effective cost, SLA credit
     assert json.loads(data.read_text())["price"]["sla_credit_usd"] is None
+
+
+def _quote(bundle: Path, pricing: str) -> None:
+    toml = bundle / "cmax.toml"
+    toml.write_text(re.sub(r"usd_per_gpu_hour = 2\.45\n", pricing, toml.read_text()))
+
+
+def test_a_quote_in_another_currency_needs_a_stated_rate(
+        no_incidents: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 38: a quote in EUR was taken as USD. A currency other than USD is converted only
+    at the rate the manifest states; without one, the bundle is refused naming the keys."""
+    _quote(no_incidents, 'currency = "EUR"\nquote_per_gpu_hour = 2.27\n')
+    assert main(["price", str(no_incidents)]) == 2
+    err = capsys.readouterr().err
+    assert "pricing" in err and "usd_per_currency_unit (US dollars per 1 EUR" in err
+    assert "cmax converts a quote only at a rate you state" in err and err.count("\n") == 1
+
+
+def test_a_figure_in_euros_is_never_read_as_dollars(
+        no_incidents: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _quote(no_incidents, 'currency = "EUR"\nusd_per_gpu_hour = 2.27\n')
+    assert main(["price", str(no_incidents)]) == 2
+    assert "a figure in EUR read as dollars is off by the exchange rate" in \
+        capsys.readouterr().err
+
+
+def test_a_quote_in_euros_at_a_stated_rate(no_incidents: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    _quote(no_incidents, 'currency = "EUR"\nquote_per_gpu_hour = 2.27\n'
+                         'usd_per_currency_unit = 1.08\nrate_source = "ECB, 2026-11-27"\n')
+    assert main(["price", str(no_incidents), "--format", "json"]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    assert advice["quoted_usd_per_gpu_hour"] == pytest.approx(2.4516)  # 2.27 EUR x 1.08
+    assert (advice["quote_currency"], advice["quote_in_currency"],
+            advice["usd_per_currency_unit"]) == ("EUR", 2.27, 1.08)
+    assert advice["reasoning"][0].startswith(
+        "1. Quoted price: $2.45/GPU-hour: 2.27 EUR × 1.08 USD per EUR (the rate the manifest "
+        "states, ECB, 2026-11-27)")
