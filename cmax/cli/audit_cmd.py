@@ -21,6 +21,7 @@ from cmax.cli.common import (
     paper_option,
     progress,
     result_format_option,
+    wants_checks,
 )
 from cmax.cli.policies import fail_on_option, policy_checks
 
@@ -105,7 +106,8 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
             report_dir: Path | None, as_of: dt.datetime | None, policy_file: Path | None,
             expiry_warning_days: int | None, stale_after_days: int | None, executor: str,
             workers: int | None, ray_address: str | None, no_pdf: bool, paper: str,
-            fail_on: tuple[str, ...], fmt: str) -> None:
+            fail_on: tuple[str, ...], fmt: str, junit_xml: str | None,
+            ctrf_file: str | None) -> None:
     from cmax.history import run_audit
 
     if history_version is not None and history_as_of is not None:
@@ -132,15 +134,16 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
     code = result.exit_code
     if code == 1 and "drift" not in fail_on:  # --fail-on none: drift is reported, not fatal
         code = 0
-    if fmt == "json":
-        emit_json({**result.to_json(), "reports": [str(f) for f in files]})
-        ctx.exit(code)
-    if fmt in ("junit", "ctrf"):
+    if wants_checks(fmt, junit_xml, ctrf_file):
         from cmax.export import audit_checks
 
         drift = "; ".join(f"{i.cluster}: {i.kind}" for i in result.problems) or None
         emit_checks(fmt, [*audit_checks(result), *policy_checks(
-            {p: drift for p in fail_on})], "audit")
+            {p: drift for p in fail_on})], "audit", junit_xml=junit_xml, ctrf_file=ctrf_file)
+    if fmt == "json":
+        emit_json({**result.to_json(), "reports": [str(f) for f in files]})
+        ctx.exit(code)
+    if fmt in ("junit", "ctrf"):
         ctx.exit(code)
     summary = result.to_json()["runs"]
     if result.time_travel:

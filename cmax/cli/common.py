@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -24,24 +25,50 @@ paper_option = click.option(
     "--paper", type=click.Choice(["a4", "letter"]), default="a4", show_default=True,
     help="Page size of the PDFs (and of the HTML when printed): a4, or letter for US buyers.")
 
-result_format_option = click.option(
+_format_choice = click.option(
     "--format", "fmt", type=click.Choice(["text", "json", "junit", "ctrf"]), default="text",
     show_default=True, help="text for people; json for programs; junit (JUnit XML) or ctrf "
     "(CTRF JSON) for CI test reports: one case per finding, gate, workload and network row, "
     "with stable ids (all on stdout).")
+_junit_file = click.option(
+    "--junit-xml", "junit_xml", type=click.Path(dir_okay=False, path_type=str), default=None,
+    metavar="FILE", help="Also write the checks as JUnit XML to FILE, beside the --format "
+    "output (e.g. text on the terminal and JUnit for CI in one run).")
+_ctrf_file = click.option(
+    "--ctrf", "ctrf_file", type=click.Path(dir_okay=False, path_type=str), default=None,
+    metavar="FILE", help="Also write the checks as CTRF JSON to FILE, beside the --format "
+    "output.")
+
+
+def result_format_option(f: F) -> F:
+    """``--format`` (text, json, junit, ctrf on stdout) and ``--junit-xml FILE`` /
+    ``--ctrf FILE`` (the same checks written to files, whatever ``--format`` prints)."""
+    return _format_choice(_junit_file(_ctrf_file(f)))
+
+
+def wants_checks(fmt: str, junit_xml: str | None, ctrf_file: str | None) -> bool:
+    """Whether a command must build its checks: printed as JUnit/CTRF, or written to a file."""
+    return fmt in ("junit", "ctrf") or bool(junit_xml) or bool(ctrf_file)
+
 
 bundle_argument = click.argument("bundle", type=click.Path(path_type=str))
 
 
-def emit_json(data: Any) -> None:
-    """Write JSON to stdout; pydantic models are dumped in JSON mode. Non-finite floats
-    become null (``allow_nan=False`` then guarantees no bare NaN/Infinity, which is not JSON)."""
+def json_document(data: Any) -> str:
+    """``data`` as the JSON cmax prints; pydantic models are dumped in JSON mode. Non-finite
+    floats become null (``allow_nan=False`` then guarantees no bare NaN/Infinity, which is not
+    JSON)."""
     from cmax.limits import json_safe
 
     if hasattr(data, "model_dump"):  # a pydantic model; pydantic itself is not imported
         data = data.model_dump(mode="json")
-    click.echo(json.dumps(json_safe(data), indent=2, sort_keys=False, ensure_ascii=False,
-                          allow_nan=False))
+    return json.dumps(json_safe(data), indent=2, sort_keys=False, ensure_ascii=False,
+                      allow_nan=False)
+
+
+def emit_json(data: Any) -> None:
+    """Write :func:`json_document` of ``data`` to stdout."""
+    click.echo(json_document(data))
 
 
 def progress(message: str) -> None:
@@ -63,15 +90,45 @@ def verbosity() -> int:
     return _VERBOSITY[0]
 
 
-def emit_checks(fmt: str, checks: Any, command: str) -> None:
-    """Write ``checks`` (:class:`cmax.export.Check`) as JUnit XML or CTRF JSON on stdout."""
+def emit_checks(fmt: str, checks: Any, command: str, *, junit_xml: str | None = None,
+                ctrf_file: str | None = None) -> None:
+    """Write ``checks`` (:class:`cmax.export.Check`) as JUnit XML or CTRF JSON on stdout (when
+    ``fmt`` asks for one) and to the ``--junit-xml`` / ``--ctrf`` files (each written whole,
+    then moved into place, so a reader never sees half a report)."""
     from cmax._about import __version__
     from cmax.export import to_ctrf, to_junit
 
+    def junit() -> str:
+        return to_junit(checks, name=f"cmax {command}")
+
+    def ctrf() -> str:
+        return json_document(to_ctrf(checks, version=__version__, command=command))
+
+    for target, text in ((junit_xml, junit), (ctrf_file, ctrf)):
+        if target:
+            _write_whole(Path(target), text() + "\n")
     if fmt == "junit":
-        click.echo(to_junit(checks, name=f"cmax {command}"))
-    else:
-        emit_json(to_ctrf(checks, version=__version__, command=command))
+        click.echo(junit())
+    elif fmt == "ctrf":
+        click.echo(ctrf())
+
+
+def _write_whole(target: Path, text: str) -> None:
+    """``text`` into ``target`` through a temporary file beside it and one rename."""
+    import os
+    import tempfile
+
+    try:
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise click.UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, target)
+    except OSError as exc:
+        Path(temp).unlink(missing_ok=True)
+        raise click.UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
 class Progress:

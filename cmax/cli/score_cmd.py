@@ -6,7 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cmax.cli.common import bundle_argument, emit_checks, emit_json, result_format_option
+from cmax.cli.common import (
+    bundle_argument,
+    emit_checks,
+    emit_json,
+    result_format_option,
+    wants_checks,
+)
 from cmax.cli.package_options import package_options
 from cmax.cli.policies import fail_on_option, policy_checks, scorecard_trips, verdict
 from cmax.states import State, verdict_label
@@ -138,7 +144,7 @@ def scorecard_text(card: Scorecard) -> list[str]:
 @package_options
 @click.pass_context
 def command(ctx: click.Context, bundle: str, rubric_path: str | None,
-            fail_on: tuple[str, ...], fmt: str,
+            fail_on: tuple[str, ...], fmt: str, junit_xml: str | None, ctrf_file: str | None,
             commercial: Commercial | None = None) -> None:
     from cmax.pipeline import assess
     from cmax.score import load_rubric
@@ -146,12 +152,13 @@ def command(ctx: click.Context, bundle: str, rubric_path: str | None,
     rubric = load_rubric(rubric_path)
     card = assess(bundle, rubric=rubric, commercial=commercial)
     trips = {policy: scorecard_trips(card, policy) for policy in fail_on}
-    if fmt == "json":
-        emit_json(card)
-    elif fmt in ("junit", "ctrf"):
+    if wants_checks(fmt, junit_xml, ctrf_file):
         from cmax.export import scorecard_checks
 
-        emit_checks(fmt, [*scorecard_checks(card), *policy_checks(trips)], "score")
-    else:
+        emit_checks(fmt, [*scorecard_checks(card), *policy_checks(trips)], "score",
+                    junit_xml=junit_xml, ctrf_file=ctrf_file)
+    if fmt == "json":
+        emit_json(card)
+    elif fmt == "text":
         click.echo("\n".join(scorecard_text(card)))
     ctx.exit(verdict(trips))

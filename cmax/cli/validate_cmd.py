@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cmax.cli.common import emit_checks, emit_json, result_format_option
+from cmax.cli.common import emit_checks, emit_json, result_format_option, wants_checks
 from cmax.cli.package_options import package_options
 from cmax.cli.policies import fail_on_option, finding_trips, policy_checks, verdict
 
@@ -100,7 +100,8 @@ def rules_listing(fmt: str) -> None:
 @package_options
 @click.pass_context
 def command(ctx: click.Context, bundle: str | None, list_rules: bool, fail_on: tuple[str, ...],
-            fmt: str, commercial: Commercial | None = None) -> int:
+            fmt: str, junit_xml: str | None, ctrf_file: str | None,
+            commercial: Commercial | None = None) -> int:
     if list_rules:
         rules_listing("json" if fmt == "json" else "text")
         return 0
@@ -113,14 +114,15 @@ def command(ctx: click.Context, bundle: str | None, list_rules: bool, fail_on: t
         findings = loaded.findings
         claims = loaded.case.claims
     trips = {policy: finding_trips(findings, policy) for policy in fail_on}
-    if fmt == "json":
-        emit_json(findings_json(findings, claims))
-    elif fmt in ("junit", "ctrf"):
+    if wants_checks(fmt, junit_xml, ctrf_file):
         from cmax.export import finding_checks
         from cmax.validate import sorted_rules
 
         emit_checks(fmt, [*finding_checks(findings, rules_run=len(sorted_rules())),
-                          *policy_checks(trips)], "validate")
-    else:
+                          *policy_checks(trips)], "validate",
+                    junit_xml=junit_xml, ctrf_file=ctrf_file)
+    if fmt == "json":
+        emit_json(findings_json(findings, claims))
+    elif fmt == "text":
         click.echo(findings_text(findings, label=str(bundle), claims=claims))
     return verdict(trips)

@@ -1,5 +1,6 @@
-"""Checks as a CTRF report (Common Test Report Format, ``specVersion`` 0.0.0:
-``ctrf-io/ctrf:spec/ctrf.md`` and ``schema/ctrf.schema.json`` @ 08703df).
+"""Checks as a CTRF report (Common Test Report Format, ``specVersion`` 0.0.0, the version of
+the current specification, a working draft: ``ctrf-io/ctrf:spec/ctrf.md`` and
+``schema/ctrf.schema.json`` @ 84ddec5; the tests validate against that schema).
 
 CTRF admits no field outside its schema except under ``extra``; its test ``id`` must be a
 UUID, so each check's stable id becomes a UUID-5 (the same check, the same UUID, run after

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from functools import cache
+from typing import Any
 
 import pytest
 
 from cmax.export import Check, finding_checks, scorecard_checks, to_ctrf, to_junit
 from cmax.findings import Finding
 from cmax.scorecard import Scorecard
-from tests.paths import SAMPLES
+from tests.paths import DATA, SAMPLES
 
 
 @cache
@@ -86,14 +87,54 @@ def test_junit_counts_and_cases() -> None:
     cases = root.findall("./testsuite/testcase")
     assert len(cases) == len(checks) == int(root.get("tests", "0"))
     assert int(root.get("failures", "0")) == sum(c.status == "failed" for c in checks)
-    assert int(root.get("skipped", "0")) == sum(c.status == "skipped" for c in checks)
+    skipped = sum(int(s.get("skipped", "0")) for s in root.iter("testsuite"))
+    assert skipped == sum(c.status in ("skipped", "other") for c in checks)
     assert [c.get("name") for c in cases] == [c.id for c in checks]
-    suite_case = next(c for c in cases if c.get("name") == "cmax.score.exemplar-suite")
-    props = {p.get("name"): p.get("value") for p in suite_case.iter("property")}
-    assert props["requirement"] == "BM01"
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["cmax.score.exemplar-suite:requirement"] == "BM01"
+    assert props["cmax.score.exemplar-suite:title"]
 
 
-# the fields the CTRF schema allows (ctrf-io/ctrf:schema/ctrf.schema.json @ 08703df)
+JUNIT_SCHEMA = DATA / "export" / "junit-10.xsd"
+CTRF_SCHEMA = DATA / "export" / "ctrf.schema.json"
+
+
+@cache
+def _junit_schema() -> Any:
+    import xmlschema
+
+    return xmlschema.XMLSchema(str(JUNIT_SCHEMA))
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.iterdir()
+                                          if (p / "cmax.toml").is_file()))
+def test_every_samples_junit_and_ctrf_validate_against_the_strict_schemas(sample: str) -> None:
+    import json
+
+    import jsonschema
+
+    from cmax.pipeline import load
+
+    card = _card(sample)
+    with load(SAMPLES / sample) as loaded:
+        findings = loaded.findings
+    for checks, command in ((scorecard_checks(card), "score"),
+                            (finding_checks(findings, rules_run=3), "validate")):
+        _junit_schema().validate(to_junit(checks, name=f"cmax {command}"))
+        jsonschema.Draft7Validator(json.loads(CTRF_SCHEMA.read_text(encoding="utf-8"))).validate(
+            to_ctrf(checks, version="0.1.0", command=command))
+
+
+def test_a_warning_is_not_counted_as_a_passed_test() -> None:
+    warning = Check(id="cmax.w", suite="s", name="w", status="other", message="look at this")
+    root = ET.fromstring(to_junit([warning], name="n"))
+    skipped = root.find("./testsuite/testcase/skipped")
+    assert skipped is not None and skipped.get("message") == "look at this"
+    assert root.find("./testsuite").get("skipped") == "1"  # type: ignore[union-attr]
+    _junit_schema().validate(to_junit([warning], name="n"))
+
+
+# the fields the CTRF schema allows (ctrf-io/ctrf:schema/ctrf.schema.json @ 84ddec5)
 CTRF_ROOT = {"reportFormat", "specVersion", "reportId", "timestamp", "generatedBy", "extra",
              "results", "insights", "baseline"}
 CTRF_RESULTS = {"tool", "summary", "tests", "environment", "extra"}
@@ -130,10 +171,14 @@ def test_ctrf_document_uses_only_schema_fields() -> None:
 def test_every_status_is_written(status: str) -> None:
     check = Check(id="cmax.t", suite="s", name="t", status=status,  # type: ignore[arg-type]
                   message="why")
-    case = ET.fromstring(to_junit([check], name="n")).find("./testsuite/testcase")
+    document = to_junit([check], name="n")
+    _junit_schema().validate(document)
+    case = ET.fromstring(document).find("./testsuite/testcase")
     assert case is not None
-    child = {"failed": "failure", "error": "error", "skipped": "skipped", "other": "system-out",
-             "passed": "system-out"}[status]
-    assert case.find(child) is not None
+    child = {"failed": "failure", "error": "failure", "skipped": "skipped", "other": "skipped",
+             "passed": None}[status]
+    assert [c.tag for c in case] == ([child] if child else [])
+    if status == "error":
+        assert case.find("failure").get("type") == "error"  # type: ignore[union-attr]
     ctrf = to_ctrf([check], version="0", command="c")["results"]["tests"][0]
     assert ctrf["status"] == ("failed" if status == "error" else status)
