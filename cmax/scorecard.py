@@ -732,6 +732,59 @@ class ReferenceCurvePoint(_Model):
     """the reference's output tokens/s per GPU at that interactivity"""
 
 
+class StorageResult(_Model):
+    """One storage measurement against its public reference (or the contract), or shown and not
+    rated with the reason (cmax/score/storage.py)."""
+
+    source_file: str
+    line: int | None = None
+    tool: str
+    """the format that read it: mlperf-storage, fio, or the training log's (nemo2, ...)"""
+    tool_version: str | None = None
+    """MLPerf Storage round, fio version"""
+    benchmark: str
+    """training | checkpointing | fio | checkpoint-log"""
+    workload: str | None = None
+    direction: str
+    measured: float | None = None
+    """the figure compared, in ``unit``"""
+    unit: str
+    reference: float | None = None
+    """the reference figure in the same unit (None: none to compare with)"""
+    reference_source: str | None = None
+    ratio: float | None = None
+    """measured ÷ reference (None: not rated)"""
+    verdict: Literal["rated", "not rated", "shown"]
+    """rated: compared like with like; not rated: comparable in kind but disqualified (the
+    reason says why); shown: no reference exists for it"""
+    reason: str | None = None
+    declared: list[str] = Field(default_factory=list)
+    """the columns only cmax.toml's [[storage]] entry stated"""
+    detail: list[str] = Field(default_factory=list)
+    """the checks behind the verdict (utilisation, dataset ÷ memory, caching, events)"""
+
+
+class CheckpointCost(_Model):
+    """Checkpoint time as a share of wall time at the contract's checkpoint interval, against
+    the same at the reference bandwidth: a goodput term of the price advice."""
+
+    model: str
+    size_gib: float
+    save_s: float
+    """blocking save time per checkpoint on this cluster"""
+    basis: str
+    """where ``save_s`` comes from (measured save events, or size ÷ measured bandwidth)"""
+    interval_min: float
+    interval_basis: str
+    share: float = Field(ge=0, lt=1)
+    """save_s ÷ (interval + save_s): the share of wall time spent saving"""
+    reference_save_s: float
+    reference_share: float = Field(ge=0, lt=1)
+    reference_source: str
+    ratio: float = Field(gt=0)
+    """(1 − share) ÷ (1 − reference share): multiplies the goodput ratio"""
+
+
 class InferenceResult(_Model):
     """One ``[[inference]]`` entry: its per-GPU output throughput against the public reference
     at the same model, GPU, precision and input/output length (cmax/score/inference.py)."""
@@ -902,6 +955,10 @@ class Scorecard(_Model):
     """each MLPerf Training result against published results"""
     inference: list[InferenceResult] = Field(default_factory=list)
     """each serving benchmark against its reference"""
+    storage: list[StorageResult] = Field(default_factory=list)
+    """each storage measurement against its reference, or why it is not rated"""
+    checkpoint: CheckpointCost | None = None
+    """checkpoint time as a share of wall time (None: no rated checkpoint evidence)"""
     reliability: ReliabilityResult | None = None
     """interruption rate and goodput (None: no incident log)"""
     sla: SlaResult | None = None

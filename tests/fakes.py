@@ -21,6 +21,7 @@ import polars as pl
 
 from cmax.errors import NotInCatalogue
 from cmax.reference.inference import INFERENCE_COLUMNS
+from cmax.reference.storage import StorageReference, load_storage
 from tests.paths import REFERENCE
 
 PER_SAMPLE = {"llama3.1-405b": 2.17e16, "grok1-314b": 4.27e15}
@@ -193,6 +194,11 @@ class FakeReference:
     def match_inference(self, model: str, gpu: str, precision: str, input_len: int,
                         output_len: int) -> dict[str, Any] | None:
         return None
+
+    @property
+    def storage(self) -> StorageReference | None:
+        """The shipped storage references (medians, sizes, rules)."""
+        return load_storage(REFERENCE / "storage.toml")
 
     def mlperf_reference(self) -> Any:
         return self.mlperf_table

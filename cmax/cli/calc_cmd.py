@@ -63,8 +63,42 @@ def render_text(result: dict[str, Any]) -> str:
         if r["measured_energy_kwh"] is not None:
             lines.append(f"  energy, measured       {r['measured_energy_kwh']:,.0f} kWh = "
                          f"{r['measured_household_years']:,.1f} US household-years")
+    ckpt = r.get("checkpoint")
+    if ckpt is not None:
+        lines.append(f"checkpoint every {ckpt['interval_min']:g} min")
+        lines.append(f"  size                   {ckpt['size_gib']:,.0f} GiB  "
+                     f"({ckpt['size_source']})")
+        lines.append(f"  save bandwidth         {ckpt['bandwidth_gib_s']:,.2f} GiB/s  "
+                     f"({ckpt['bandwidth_source']})")
+        lines.append(f"  save time              {ckpt['save_s']:,.1f} s")
+        lines.append(f"  share of wall time     {ckpt['share'] * 100:.2f}%  (save ÷ (interval + "
+                     "save), blocking)")
     lines.append(f"reference release {r['reference_release']}")
     return "\n".join(lines)
+
+
+def _checkpoint(ref: Any, model: str, interval_min: float, bandwidth: str | None,
+                size_gib: float | None) -> dict[str, Any]:
+    from cmax.reference.storage import checkpoint_what_if, parse_bandwidth
+
+    storage = getattr(ref, "storage", None)
+    if interval_min <= 0 or (size_gib is not None and size_gib <= 0):
+        raise UsageError("--checkpoint-every-min and --checkpoint-gib must be positive")
+    if storage is None:
+        raise UsageError(f"reference release {ref.release} has no storage references",
+                         fix="use a release from 2026.11.7 on (--reference latest)")
+    try:
+        rate = parse_bandwidth(bandwidth) if bandwidth is not None else None
+    except ValueError as exc:
+        raise UsageError(f"--checkpoint-bandwidth: {exc}",
+                         fix="give the unit: 40GB/s, 156GiB/s, 500MB/s") from None
+    try:
+        return checkpoint_what_if(storage, model, interval_min, bandwidth_gib_s=rate,
+                                  size_gib=size_gib)
+    except ValueError as exc:
+        raise UsageError(f"--checkpoint-every-min: {exc}",
+                         fix="pass --checkpoint-gib (and --checkpoint-bandwidth) for a model "
+                             "reference/storage.toml does not list") from None
 
 
 @click.command("calc")
@@ -91,6 +125,14 @@ def render_text(result: dict[str, Any]) -> str:
               help="The FLOPs count the --mfu figure was measured in (e.g. nvidia-llama for "
                    "NVIDIA's per-sample constants; see `cmax docs reference`). Default: cmax's "
                    "architecture-true count.")
+@click.option("--checkpoint-every-min", "checkpoint_min", type=float, default=None,
+              help="Checkpoint interval in minutes: adds the share of wall time a blocking "
+                   "save of the model's checkpoint takes.")
+@click.option("--checkpoint-bandwidth", "checkpoint_bw", default=None, metavar="RATE",
+              help="Save bandwidth with its unit (40GB/s, 156GiB/s); default: the MLPerf "
+                   "Storage full-run median for the model.")
+@click.option("--checkpoint-gib", type=float, default=None,
+              help="Checkpoint size in GiB (default: the model's, reference/storage.toml).")
 @click.option("--reference", "release", default="latest", show_default=True,
               envvar="CMAX_REFERENCE", show_envvar=True,
               help="Reference release id.")
@@ -101,7 +143,8 @@ def command(ctx: click.Context, model: str | None, gpu: str | None, precision: s
             tokens_per_s_per_gpu: float | None, step_time_s: float | None, gbs: int | None,
             seq_len: int | None, num_gpus: int | None, usd_per_gpu_hour: float | None,
             watts_per_gpu: float | None, measured_joules_per_token: float | None,
-            tokens_text: str | None,
+            tokens_text: str | None, checkpoint_min: float | None, checkpoint_bw: str | None,
+            checkpoint_gib: float | None,
             flops_convention: str | None, release: str, fmt: str) -> None:
     """What-if: MFU <-> step time <-> tokens/s, $ per million tokens, J/token, budget cost."""
     from cmax.reference import load_reference
@@ -124,6 +167,9 @@ def command(ctx: click.Context, model: str | None, gpu: str | None, precision: s
         watts_per_gpu=watts_per_gpu, tokens=tokens, flops_convention=flops_convention,
         measured_joules_per_token=measured_joules_per_token,
     )
+    if checkpoint_min is not None:
+        result["checkpoint"] = _checkpoint(ref, model, checkpoint_min, checkpoint_bw,
+                                           checkpoint_gib)
     if fmt == "json":
         ordered = {k: result[k] for k in JSON_KEYS}
         ordered.update({k: v for k, v in result.items() if k not in ordered})

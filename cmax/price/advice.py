@@ -244,6 +244,17 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
             f"restarts; measured {rel.per_1000_gpu_days:.4f} interruptions per 1,000 GPU-days "
             f"vs {rel.reference_per_1000_gpu_days:.4f} for Llama 3 405B "
             f"({rel.reference_source}).")
+    ckpt = scorecard.checkpoint
+    if ckpt is not None:
+        goodput *= ckpt.ratio
+        steps.append(
+            f"   Checkpoint time (a goodput term): a {ckpt.model} checkpoint of "
+            f"{ckpt.size_gib:,.0f} GiB takes {ckpt.save_s:.1f} s to save here ({ckpt.basis}), "
+            f"{ckpt.share:.2%} of wall time at one save per {ckpt.interval_min:g} min "
+            f"({ckpt.interval_basis}), against {ckpt.reference_save_s:.1f} s, "
+            f"{ckpt.reference_share:.2%}, at the reference ({ckpt.reference_source}): "
+            f"× (1 − {ckpt.share:.4f}) ÷ (1 − {ckpt.reference_share:.4f}) = × {ckpt.ratio:.4f}, "
+            f"goodput ratio {goodput:.4f}.")
 
     parity = ask = adjustment = per_reference = None
     if throughput is not None:

@@ -59,14 +59,25 @@ def drivers(quoted: float, throughput: float | None, goodput: float, scorecard: 
                     f"{plural(len(compared), 'workload')}{worst_text}: each GPU-hour does "
                     + _more_or_less(1 - throughput, "work than the quote assumes"))))
     rel = scorecard.reliability
+    ckpt = scorecard.checkpoint
+    # the goodput ratio is interruptions × checkpoint time: each driver shows its own factor
+    interruptions = goodput / ckpt.ratio if ckpt is not None else goodput
     if throughput is not None and rel is not None:
         out.append(PriceDriver(
             name="Interruptions (goodput)",
-            usd_per_gpu_hour=round(quoted * throughput * (1.0 - goodput), 4),
+            usd_per_gpu_hour=round(quoted * throughput * (1.0 - interruptions), 4),
             detail=(f"{rel.per_1000_gpu_days:.2f} interruptions per 1,000 GPU-days vs "
                     f"{rel.reference_per_1000_gpu_days:.2f} at the reference: a "
-                    f"{rel.job_gpus:,}-GPU job keeps {100 * goodput:.2f}% of the "
+                    f"{rel.job_gpus:,}-GPU job keeps {100 * interruptions:.2f}% of the "
                     "reference's useful time")))
+    if throughput is not None and ckpt is not None:
+        out.append(PriceDriver(
+            name="Checkpoint time (goodput)",
+            usd_per_gpu_hour=round(quoted * throughput * interruptions * (1.0 - ckpt.ratio), 4),
+            detail=(f"a {ckpt.model} checkpoint saves in {ckpt.save_s:.0f} s here vs "
+                    f"{ckpt.reference_save_s:.0f} s at the reference bandwidth: "
+                    f"{100 * ckpt.share:.2f}% of wall time at one save per "
+                    f"{ckpt.interval_min:g} min vs {100 * ckpt.reference_share:.2f}%")))
     sla = scorecard.sla
     if sla is not None and credit and period_gpu_hours > 0:
         out.append(PriceDriver(

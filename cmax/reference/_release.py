@@ -38,6 +38,7 @@ from cmax.reference.inference import load_inference, mlperf_scenario, model_name
 from cmax.reference.mlperf import MlperfReference, load_mlperf_reference
 from cmax.reference.network import find_network_baseline, load_network, resolve_interconnect
 from cmax.reference.reliability import load_reliability
+from cmax.reference.storage import StorageReference, load_storage
 
 ARCHIVE_DIR = "releases"  # reference/releases/<id>/ holds superseded releases, if any
 _TASK_SUFFIXES: tuple[Task, ...] = ("sft", "lora")
@@ -59,6 +60,8 @@ class Reference:
     economics: dict[str, Any]
     #: public per-GPU serving references (cmax.reference.inference)
     inference: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: MLPerf Storage medians, checkpoint sizes and comparability rules (None: no storage.toml)
+    storage: StorageReference | None = None
     _gpu_aliases: dict[str, str] = field(default_factory=dict, repr=False)
     _model_aliases: dict[str, str] = field(default_factory=dict, repr=False)
     _rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -353,6 +356,7 @@ def _load_cached(directory_text: str) -> Reference:
                                      directory / "llama3_interruptions.csv"),
         economics=load_economics(directory / "economics.toml"),
         inference=load_inference(directory / "inference.csv", set(gpus)),
+        storage=load_storage(directory / "storage.toml"),
     )
 
 

@@ -22,6 +22,7 @@ from cmax.coerce import as_float
 from cmax.errors import NotInCatalogue
 from cmax.reference.catalog import canonical_precision
 from cmax.reference.inference import model_names
+from cmax.reference.storage import StorageReference
 
 if TYPE_CHECKING:
     from cmax.reference.mlperf import MlperfReference
@@ -229,6 +230,11 @@ class RefView:
         find = getattr(self.reference, "match_mlperf_inference", None)
         found = optional_lookup(lambda: find(model, gpu, scenario)) if find else None
         return dict(found) if isinstance(found, Mapping) else None
+
+    def storage(self) -> StorageReference | None:
+        """The storage references (None when the release, or a test's fake, has none)."""
+        found = getattr(self.reference, "storage", None)
+        return found if isinstance(found, StorageReference) else None
 
     def reference_inference(self) -> list[dict[str, Any]]:
         """The serving reference rows (empty when the release has none)."""

@@ -34,6 +34,7 @@ from cmax.score.reference_api import ReferenceData, canonical_gpu, market_price
 from cmax.score.reliability import reliability_result, sla_result
 from cmax.score.rubric import Rubric
 from cmax.score.scale import proven_scale
+from cmax.score.storage import storage_results
 from cmax.scorecard import (
     AuditCheck,
     AuditSummary,
@@ -119,6 +120,7 @@ def score(
         evidence, findings, RefView(reference), rubric.performance,
         manifest.pricing.usd_per_gpu_hour if manifest.pricing else None)
     reliability = reliability_result(evidence, reference)
+    storage, checkpoint = storage_results(evidence, RefView(reference))
     sla = sla_result(evidence)
     audit = audit_summary(evidence)
     throughput, _ = suite_throughput(workloads)
@@ -128,6 +130,7 @@ def score(
         gpu=gpu, declarations=manifest.declarations, audit=evidence.audit_checks,
         audit_file=audit.file if audit else None, workloads=workloads, network=network,
         mlperf=mlperf, inference=inference, reliability=reliability, sla=sla,
+        storage=storage,
         quoted_usd_per_gpu_hour=manifest.pricing.usd_per_gpu_hour if manifest.pricing else None,
         throughput_ratio=throughput, market_usd_per_gpu_hour=market,
         market_source=market_source, nodes=system.nodes,
@@ -175,7 +178,7 @@ def score(
         exemplar_pass=exemplar_pass, exemplar_bar=rubric.performance.bar,
         workloads=workloads, network=network, network_pairs=pairs,
         suspect_nodes=suspect_nodes(evidence, pairs), mlperf=mlperf, inference=inference,
-        reliability=reliability,
+        storage=storage, checkpoint=checkpoint, reliability=reliability,
         sla=sla, audit=audit, categories=categories, gates=gates, scale=scale,
         findings=ordered,
         finding_counts=count_findings(ordered),

@@ -33,6 +33,7 @@ from cmax.scorecard import (
     NetworkResult,
     ReliabilityResult,
     SlaResult,
+    StorageResult,
     WorkloadResult,
     gentler,
     tier_rank,
@@ -57,6 +58,7 @@ class RatingInputs:
     network: Sequence[NetworkResult] = ()
     mlperf: Sequence[MlperfResult] = ()
     inference: Sequence[InferenceResult] = ()
+    storage: Sequence[StorageResult] = ()
     reliability: ReliabilityResult | None = None
     sla: SlaResult | None = None
     quoted_usd_per_gpu_hour: float | None = None
@@ -225,6 +227,26 @@ def _inference_part(cid: str, comp: Component, inputs: RatingInputs,
                        "model, GPU, precision and input/output length")
 
 
+def _storage_part(cid: str, comp: Component, inputs: RatingInputs,
+                  rubric: Rubric) -> _Part | None:
+    """Storage measured against its references: only results compared like with like count; a
+    result shown or not rated (its reason on the scorecard) is no evidence here, so without a
+    rated one the component drops out and the category rests on the audit and declarations."""
+    items = [(f"{s.benchmark} {s.workload or ''} {s.direction} {s.measured:,.4g} {s.unit} vs "
+              f"{s.reference:,.4g} [{s.source_file}]", s.ratio) for s in inputs.storage
+             if s.verdict == "rated" and s.ratio is not None and s.measured is not None
+             and s.reference is not None]
+    part = _ratio_part(cid, comp, items, rubric.scoring.ratio_floor,
+                       "storage measured ÷ its reference (MLPerf Storage median of the same "
+                       "round, workload and accelerator; checkpoint save bandwidth per GPU; "
+                       "the contract for fio)")
+    if part is not None:
+        part.evidence += [f"{s.benchmark} {s.workload or ''} {s.direction} [{s.source_file}]: "
+                          f"{s.verdict}, {s.reason}" for s in inputs.storage
+                          if s.verdict != "rated"]
+    return part
+
+
 def _goodput_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) -> _Part | None:
     rel = inputs.reliability
     if rel is None:
@@ -315,7 +337,7 @@ def _declaration_part(cid: str, comp: Component, inputs: RatingInputs,
 
 _BUILDERS = {
     "training": _training_part, "nccl": _nccl_part, "mlperf": _mlperf_part,
-    "inference": _inference_part,
+    "inference": _inference_part, "storage": _storage_part,
     "goodput": _goodput_part, "mtbf": _mtbf_part, "sla": _sla_part,
     "price_value": _price_part, "declarations": _declaration_part,
 }

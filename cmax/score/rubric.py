@@ -37,11 +37,11 @@ TIER_ORDER: tuple[Tier, ...] = TIERS  # the one tier order, declared in cmax.sco
 TierName = Tier
 GradedStatus = Literal["PASS", "WARNING", "FAIL", "SKIPPED"]
 ComponentKind = Literal[
-    "audit", "training", "nccl", "mlperf", "inference", "goodput", "mtbf", "sla",
+    "audit", "training", "nccl", "mlperf", "inference", "storage", "goodput", "mtbf", "sla",
     "price_value", "declarations",
 ]
 MEASURED_KINDS: frozenset[str] = frozenset(
-    {"audit", "training", "nccl", "mlperf", "inference", "goodput", "mtbf", "sla",
+    {"audit", "training", "nccl", "mlperf", "inference", "storage", "goodput", "mtbf", "sla",
      "price_value"})
 
 

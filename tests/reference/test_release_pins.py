@@ -22,6 +22,7 @@ from cmax.resources import data_dir
 RELEASE_DIGESTS = {
     "2026.11.5": "771b508b433ec99d4cd610b7e68d1f7121c7e49a2e73deebf44ba5e808b4e48b",
     "2026.11.6": "877810a01dbdb4b9d02fa02e1e7eec2350505bb8adf0d5f1b24593c73d4665a7",
+    "2026.11.7": "65790914597c797585dad26ff0949dfe686332f6a08f2e53b198e6e90e354364",
 }
 
 

@@ -1,0 +1,285 @@
+"""Storage and checkpoints scored from evidence: each ``storage`` row against its reference.
+
+What is compared with what (docs/scoring.md, "Storage and checkpoints"):
+
+- an MLPerf Storage **training** result: its MiB/s ÷ the closed division's median for the same
+  round, workload and emulated accelerator (``reference/storage.toml``). It counts only when it
+  meets its own accelerator-utilisation bar, DLIO flagged no page-cache hits, its dataset is at
+  least 5× the clients' memory (MemTotal × hosts) and the reference has its round: otherwise
+  it is shown, not rated, with the reason;
+- an MLPerf Storage **checkpointing** result: its save GiB/s ÷ the full-run median of the same
+  round and model, at the same process count (a subset run is another experiment); the load
+  direction is shown;
+- **checkpoint lines** of a training log: the checkpoint's size (the entry's
+  ``checkpoint_gib`` or the model's, ``reference/storage.toml``) ÷ the median blocking save
+  time, per GPU, ÷ the reference's per-GPU save bandwidth for that model;
+- a **fio** group: its GiB/s ÷ the bandwidth the contract states (``contracted_gib_s``); no
+  public fio reference exists, so without one it is shown.
+
+The first rated checkpoint evidence (log events before MLPerf results) also gives the price
+advice its checkpoint term: the share of wall time a blocking save takes at the contract's
+checkpoint interval, against the same share at the reference bandwidth.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from cmax.evidence import Evidence
+from cmax.manifest import StorageSpec
+from cmax.reference.storage import StorageReference, checkpoint_share
+from cmax.reference.view import RefView
+from cmax.scorecard import CheckpointCost, StorageResult
+
+DEFAULT_INTERVAL_MIN = 30.0
+
+
+def _spec(evidence: Evidence, run_id: str) -> StorageSpec | None:
+    index = int(run_id.split("[", 1)[1].split("]", 1)[0])
+    entries = evidence.manifest.storage
+    return entries[index] if index < len(entries) else None
+
+
+def _declared(row: dict[str, Any]) -> list[str]:
+    return [c.strip() for c in str(row.get("declared") or "").split(",") if c.strip()]
+
+
+def _result(row: dict[str, Any], **values: Any) -> StorageResult:
+    return StorageResult(source_file=str(row["source_file"]), line=row.get("line"),
+                         tool=str(row["tool"]), tool_version=row.get("tool_version"),
+                         benchmark=str(row["benchmark"]), workload=row.get("workload"),
+                         direction=str(row["direction"]), declared=_declared(row), **values)
+
+
+def _training(row: dict[str, Any], ref: StorageReference) -> StorageResult:
+    workload, accel, round_ = row["workload"], row["accelerator"], row["tool_version"]
+    bar = ref.au_threshold_pct.get(str(workload))
+    detail = []
+    reasons = []
+    au = row["au_pct"]
+    if bar is not None and au is not None:
+        detail.append(f"accelerator utilisation {au:.2f}% mean over epochs (bar {bar:g}%, "
+                      f"{ref.au_source})")
+    if row["au_pass"] is False or (bar is not None and au is not None and au < bar):
+        reasons.append(f"fails its own utilisation bar: mean AU {au:.2f}% < {bar:g}%"
+                       if bar is not None and au is not None and au < bar
+                       else "DLIO's own verdict is that it failed its utilisation bar")
+    if row["caching"]:
+        reasons.append("DLIO flagged potential page-cache hits on a client host "
+                       "(potential_caching), so the reads may have come from memory")
+    memory = (row["host_mem_gib"] or 0.0) * (row["hosts"] or 0)
+    need = ref.dataset_to_memory * memory
+    if row["dataset_gib"] is not None and memory:
+        detail.append(f"dataset {row['dataset_gib']:,.0f} GiB vs {ref.dataset_to_memory:g} × "
+                      f"client memory {memory:,.0f} GiB (MemTotal {row['host_mem_gib']:.1f} "
+                      f"GiB × {row['hosts']} hosts) = {need:,.0f} GiB")
+        if row["dataset_gib"] < need:
+            reasons.append(f"dataset {row['dataset_gib']:,.0f} GiB is below "
+                           f"{ref.dataset_to_memory:g}× the clients' memory ({need:,.0f} GiB): "
+                           "the page cache can serve the reads")
+    median = ref.training_median(round_, workload, accel)
+    if median is None:
+        rounds = ref.training_rounds(workload)
+        if accel is None:
+            reasons.append("the emulated accelerator is not stated (configs/overrides.yaml, "
+                           "*_metadata.json or [[storage]] accelerator)")
+        elif round_ is None:
+            reasons.append("the round (tool version) is not stated: name it in a v<round> "
+                           "folder or [[storage]] round")
+        elif rounds and round_ not in rounds:
+            reasons.append(f"tool version {round_}: the reference median is "
+                           f"{', '.join(rounds)}'s, and the tool's version moves results "
+                           "(mlcommons/storage#682)")
+        else:
+            reasons.append(f"no closed-division median for {workload} on {accel} "
+                           f"in {round_}")
+    values: dict[str, Any] = {"measured": row["mib_per_s"], "unit": "MiB/s", "detail": detail}
+    if median is not None:
+        values.update(reference=median.mib_per_s,
+                      reference_source=(f"MLPerf Storage {median.round} closed median of "
+                                        f"{median.results} results from {median.submitters} "
+                                        f"submitters ({median.source})"))
+    if reasons:
+        return _result(row, verdict="not rated", reason="; ".join(reasons), **values)
+    assert median is not None
+    return _result(row, verdict="rated", ratio=row["mib_per_s"] / median.mib_per_s, **values)
+
+
+def _checkpointing(row: dict[str, Any], ref: StorageReference) -> StorageResult:
+    median = ref.checkpoint_median(row["workload"], row["tool_version"])
+    values: dict[str, Any] = {"measured": row["gib_per_s"], "unit": "GiB/s",
+                              "detail": [f"{row['direction']} of {row['size_gib']:,.1f} GiB in "
+                                         f"{row['duration_s']:.1f} s (mean over the run's "
+                                         f"checkpoints), {row['accelerators']} processes on "
+                                         f"{row['hosts']} hosts"]}
+    if row["direction"] != "save":
+        return _result(row, verdict="shown", reason="the reference medians are of saves",
+                       **values)
+    if median is None:
+        rounds = sorted({c.round for c in ref.checkpoint
+                         if c.model == ref.canonical_model(row["workload"])})
+        why = (f"tool version {row['tool_version']}: the reference median is "
+               f"{', '.join(rounds)}'s" if rounds else
+               f"no full-run median for {row['workload'] or 'an unnamed model'}")
+        return _result(row, verdict="not rated", reason=why, **values)
+    values.update(reference=median.save_gib_per_s,
+                  reference_source=f"MLPerf Storage {median.round} full-run median at "
+                  f"{median.gpus} processes ({median.source})")
+    if row["accelerators"] != median.gpus:
+        return _result(row, verdict="not rated", reason=(
+            f"{row['accelerators']} processes: the median is of full runs at the closed "
+            f"count of {median.gpus}, and a run of another size is another experiment "
+            f"({ref.subset_source})"), **values)
+    return _result(row, verdict="rated", ratio=row["gib_per_s"] / median.save_gib_per_s,
+                   **values)
+
+
+def _fio(row: dict[str, Any], spec: StorageSpec | None) -> StorageResult:
+    values: dict[str, Any] = {
+        "measured": row["gib_per_s"], "unit": "GiB/s",
+        "detail": [f"{row['mib_per_s']:,.1f} MiB/s: the group's data over its wall time "
+                   f"({row['duration_s']:g} s)"]}
+    contracted = spec.contracted_gib_s if spec is not None else None
+    if contracted is None:
+        return _result(row, verdict="shown", reason="no public fio reference; state "
+                       "[[storage]] contracted_gib_s to rate it against the contract", **values)
+    return _result(row, verdict="rated", ratio=row["gib_per_s"] / contracted,
+                   reference=contracted, reference_source="the contract ([[storage]] "
+                   "contracted_gib_s, declared)", **values)
+
+
+def _log_events(rows: list[dict[str, Any]], spec: StorageSpec | None,
+                ref: StorageReference) -> tuple[StorageResult, float | None]:
+    """One result for a log's checkpoint events: the median blocking save and, where the size
+    and GPUs are known, its bandwidth per GPU against the reference's. Also returns the
+    median save time (None without save events)."""
+    saves = [r for r in rows if r["direction"] == "save"]
+    first = (saves or rows)[0]
+    kinds = {d: sum(1 for r in rows if r["direction"] == d) for d in
+             dict.fromkeys(r["direction"] for r in rows)}
+    detail = ["events: " + ", ".join(f"{n} {d}" for d, n in kinds.items()) + " (lines "
+              + ", ".join(str(r["line"]) for r in rows[:8]) + (", …" if len(rows) > 8 else "")
+              + ")"]
+    if not saves:
+        return _result(first, verdict="shown", unit="s", reason="no save event",
+                       detail=detail), None
+    save_s = statistics.median(r["duration_s"] for r in saves)
+    finals = [r["duration_s"] for r in rows if r["direction"] == "finalize"]
+    if finals:
+        detail.append(f"async finalisation after each save: median {statistics.median(finals):.3f}"
+                      " s (not blocking)")
+    model = spec.model if spec is not None else None
+    size = first["size_gib"]
+    size_source = "[[storage]] checkpoint_gib (declared)"
+    known = ref.size(model)
+    if size is None and known is not None:
+        size, size_source = known.gib, f"{known.model} checkpoint size ({known.source})"
+    gpus = first["accelerators"]
+    median = ref.checkpoint_median(model)
+    detail.append(f"median blocking save {save_s:.2f} s over {len(saves)} checkpoint(s)")
+    if size is None or not gpus:
+        missing = "the checkpoint size ([[storage]] model or checkpoint_gib)" if size is None \
+            else "the run's GPUs ([[storage]] gpus)"
+        return _result(first, verdict="shown", unit="s", measured=save_s,
+                       reason=f"save time shown; its bandwidth needs {missing}",
+                       detail=detail), save_s
+    per_gpu = size / save_s / gpus
+    detail.append(f"{size:,.0f} GiB ({size_source}) ÷ {save_s:.2f} s ÷ {gpus} GPUs")
+    values: dict[str, Any] = {"measured": per_gpu, "unit": "GiB/s per GPU", "detail": detail}
+    if median is None:
+        return _result(first, verdict="shown", reason=f"no reference save bandwidth for "
+                       f"{model or 'this model'}", **values), save_s
+    return _result(first, verdict="rated", ratio=per_gpu / median.per_gpu,
+                   reference=median.per_gpu,
+                   reference_source=(f"MLPerf Storage {median.round} {median.model} full-run "
+                                     f"median {median.save_gib_per_s:g} GiB/s ÷ {median.gpus} "
+                                     f"processes ({median.source})"), **values), save_s
+
+
+def storage_results(evidence: Evidence, ref: RefView
+                    ) -> tuple[list[StorageResult], CheckpointCost | None]:
+    """Every storage row judged, and the checkpoint term of the price (None without rated
+    checkpoint evidence)."""
+    table: pl.DataFrame = evidence.storage
+    reference = ref.storage()
+    if table.height == 0:
+        return [], None
+    results: list[StorageResult] = []
+    costs: list[CheckpointCost] = []
+    interval, interval_basis = _interval(evidence)
+    by_entry: dict[str, list[dict[str, Any]]] = {}
+    for row in table.iter_rows(named=True):
+        by_entry.setdefault(str(row["run_id"]).split("#", 1)[0], []).append(row)
+    for entry, rows in by_entry.items():
+        spec = _spec(evidence, entry)
+        if reference is None:
+            results += [_result(r, verdict="shown", unit="", reason="the reference release "
+                                "has no storage references") for r in rows]
+            continue
+        if rows[0]["benchmark"] == "checkpoint-log":
+            result, save_s = _log_events(rows, spec, reference)
+            results.append(result)
+            cost = _log_cost(result, rows, spec, save_s, reference, interval, interval_basis)
+            costs += [cost] if cost is not None else []
+            continue
+        for row in rows:
+            if row["benchmark"] == "training":
+                results.append(_training(row, reference))
+            elif row["benchmark"] == "checkpointing":
+                result = _checkpointing(row, reference)
+                results.append(result)
+                cost = _mlperf_cost(result, row, reference, interval, interval_basis)
+                costs += [cost] if cost is not None else []
+            else:
+                results.append(_fio(row, spec))
+    return results, (costs[0] if costs else None)
+
+
+def _interval(evidence: Evidence) -> tuple[float, str]:
+    rel = evidence.manifest.reliability
+    if rel is not None:
+        return rel.checkpoint_interval_min, "[reliability] checkpoint_interval_min"
+    return DEFAULT_INTERVAL_MIN, (f"assumed: {DEFAULT_INTERVAL_MIN:g} min ([reliability] "
+                                  "checkpoint_interval_min's default; no [reliability] table)")
+
+
+def _cost(model: str, size: float, save_s: float, basis: str, reference_save_s: float,
+          reference_source: str, interval: float, interval_basis: str) -> CheckpointCost:
+    share = checkpoint_share(save_s, interval)
+    ref_share = checkpoint_share(reference_save_s, interval)
+    return CheckpointCost(model=model, size_gib=size, save_s=save_s, basis=basis,
+                          interval_min=interval, interval_basis=interval_basis, share=share,
+                          reference_save_s=reference_save_s, reference_share=ref_share,
+                          reference_source=reference_source,
+                          ratio=(1.0 - share) / (1.0 - ref_share))
+
+
+def _log_cost(result: StorageResult, rows: Sequence[dict[str, Any]], spec: StorageSpec | None,
+              save_s: float | None, ref: StorageReference, interval: float,
+              interval_basis: str) -> CheckpointCost | None:
+    if result.verdict != "rated" or save_s is None or result.reference is None:
+        return None
+    model = ref.canonical_model(spec.model if spec is not None else None) or "?"
+    gpus = rows[0]["accelerators"]
+    size = result.measured * save_s * gpus if result.measured is not None else 0.0
+    return _cost(model, size, save_s,
+                 f"measured: median of the blocking saves in {rows[0]['source_file']}",
+                 size / (result.reference * gpus),
+                 f"{result.reference:.4f} GiB/s per GPU × {gpus} GPUs ({result.reference_source})",
+                 interval, interval_basis)
+
+
+def _mlperf_cost(result: StorageResult, row: dict[str, Any], ref: StorageReference,
+                 interval: float, interval_basis: str) -> CheckpointCost | None:
+    if result.verdict != "rated" or result.reference is None:
+        return None
+    size = float(row["size_gib"])
+    return _cost(str(ref.canonical_model(row["workload"])), size, size / row["gib_per_s"],
+                 f"{size:,.0f} GiB ÷ the measured {row['gib_per_s']:.2f} GiB/s "
+                 f"({row['source_file']})", size / result.reference,
+                 f"{result.reference:g} GiB/s ({result.reference_source})",
+                 interval, interval_basis)
