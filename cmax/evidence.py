@@ -190,6 +190,9 @@ INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "ttft_p99_ms": pl.Float64(),
     "tpot_p99_ms": pl.Float64(),
     "tpot_mean_ms": pl.Float64(),
+    "tpot_median_ms": pl.Float64(),
+    "ttft_mean_ms": pl.Float64(),
+    "ttft_median_ms": pl.Float64(),
     "temperature": pl.Float64(),  # sampling temperature the client fixed (null: server default)
     "interactivity_tok_s_user": pl.Float64(),  # mean output tok/s per request, as the tool states
     "input_len": pl.Int64(),  # input tokens per request the file says it asked for

@@ -200,6 +200,14 @@ class FakeReference:
         """The shipped storage references (medians, sizes, rules)."""
         return load_storage(REFERENCE / "storage.toml")
 
+    def match_mlperf_inference(self, model: str, gpu: str,
+                               scenario: str) -> dict[str, Any] | None:
+        """The shipped MLPerf scenario rows, looked up as the real reference does."""
+        from cmax.reference.inference import mlperf_scenario, model_names
+        return next((r for r in self.inference.to_dicts() if r["gpu"] == gpu
+                     and mlperf_scenario(r) == scenario.lower() and model.lower()
+                     in model_names(r)), None)
+
     def mlperf_reference(self) -> Any:
         return self.mlperf_table
 

@@ -24,7 +24,9 @@ from cmax.validate.thresholds import (
     INFERENCE_ARITHMETIC_TOLERANCE,
     INFERENCE_FAILED_SHARE,
     INFERENCE_LENGTH_TOLERANCE,
+    INFERENCE_LITTLE_SLACK,
     INFERENCE_PER_USER_SLACK,
+    INFERENCE_TOO_GOOD,
 )
 
 SOURCE = "vllm-project/vllm vllm/benchmarks/serve.py @ 009e6d4; NVIDIA/TensorRT-LLM " \
@@ -57,6 +59,37 @@ register(Rule(
     "C x 1000 / T (C x U) tokens/s; more than that cannot have been measured.",
     "Submit the unedited result file.",
     f"{INFERENCE_PER_USER_SLACK:.0%} slack (thresholds.INFERENCE_PER_USER_SLACK)",
+))
+register(Rule(
+    "inference.littles-law", "error",
+    "The output rate is far below what the concurrency and the stated latencies give",
+    "Little's law: with C requests in flight, each taking mean TTFT + (output length - 1) x "
+    "mean TPOT, a closed-loop client completes C x output length / that many tokens/s. A total "
+    "well below it means the latencies (and the interactivity they place the result at) were "
+    "edited down, or the concurrency was never sustained.",
+    "Submit the unedited result file of a run that kept its concurrency.",
+    f"{INFERENCE_LITTLE_SLACK:.0%} below (thresholds.INFERENCE_LITTLE_SLACK)",
+))
+register(Rule(
+    "inference.percentiles-disordered", "error",
+    "A p99 latency is below the median or the mean of the same latency",
+    "The 99th percentile of a distribution is never below its median, and above the mean "
+    "unless nearly every request is at the mean; a p99 TTFT or TPOT below either was edited, "
+    "typically to meet a latency SLO the run missed.",
+    "Submit the result file exactly as the benchmark wrote it.",
+))
+register(Rule(
+    "inference.beyond-reference", "error",
+    "The result is faster per GPU than the best published reference by more than the "
+    "references' own spread",
+    "The offline reference is the best configuration TensorRT-LLM found and an MLPerf row the "
+    "best available system of its scenario; honest systems of one GPU lie within 1.57x of each "
+    "other. A result far beyond the best was measured on a faster GPU (a B200 result declared "
+    "H200 rates 2-4x) or is not this workload. Not applied on an InferenceX curve: its "
+    "speculative-decoding rows run several times above the curve's front, so a curve is no "
+    "ceiling.",
+    "Correct [system] gpu to the GPU that ran it, or submit the result measured on this one.",
+    f"{INFERENCE_TOO_GOOD:g}x (thresholds.INFERENCE_TOO_GOOD)",
 ))
 register(Rule(
     "inference.lengths-mismatch", "error",
@@ -158,6 +191,56 @@ def _per_user_ceiling(row: dict[str, Any]) -> tuple[float, str] | None:
     return None
 
 
+def _little(row: dict[str, Any], spec: InferenceSpec) -> tuple[float, str] | None:
+    """The output rate Little's law gives from the concurrency and the mean latencies (TTFT:
+    mean, else median, else p99, each at most the mean a p99 bounds from above), and how."""
+    conc, tpot = row["concurrency"], row["tpot_mean_ms"]
+    ttft = next((row[c] for c in ("ttft_mean_ms", "ttft_median_ms", "ttft_p99_ms")
+                 if row[c] is not None), None)
+    length = row["output_len"] or spec.output_len
+    if not conc or not tpot or tpot <= 0 or ttft is None or ttft < 0 or length < 2:
+        return None
+    seconds = (ttft + (length - 1) * tpot) / 1000.0
+    return conc * length / seconds, (f"{conc:g} requests in flight x {length} tokens over "
+                                     f"{ttft:,.1f} ms TTFT + {length - 1} x {tpot:g} ms TPOT")
+
+
+def _disordered(row: dict[str, Any]) -> Iterator[str]:
+    for name in ("ttft", "tpot"):
+        p99 = row[f"{name}_p99_ms"]
+        if p99 is None:
+            continue
+        for which in ("median", "mean"):
+            other = row[f"{name}_{which}_ms"]
+            if other is not None and p99 < other * (1 - INFERENCE_ARITHMETIC_TOLERANCE):
+                yield f"p99 {name.upper()} {p99:,.3f} ms is below its {which} {other:,.3f} ms"
+
+
+def _beyond_reference(ctx: Context, row: dict[str, Any],
+                      spec: InferenceSpec) -> tuple[float, float, str] | None:
+    """(per-GPU rate, reference per-GPU rate, which reference) when the result is beyond the
+    best published reference of its setup by more than :data:`INFERENCE_TOO_GOOD`."""
+    rate = row["output_tok_s"]
+    if not rate or rate <= 0:
+        return None
+    gpu = ctx.manifest.system.gpu
+    if str(row["tool"]).startswith("mlperf-inference") and row["scenario"]:
+        found = ctx.ref.match_mlperf_inference(spec.model, gpu, str(row["scenario"]))
+        kind = f"the best available MLPerf {row['scenario']} system"
+    elif row["request_rate"] is None and row["concurrency"] is None:
+        found = ctx.ref.match_inference(spec.model, gpu, spec.precision, spec.input_len,
+                                        spec.output_len)
+        kind = "the offline maximum"
+    else:
+        return None
+    if found is None:
+        return None
+    # both kinds of reference divide by every GPU serving (neither is disaggregated)
+    per_gpu = rate / spec.gpus
+    reference = float(found["output_tok_s_per_gpu"])
+    return (per_gpu, reference, kind) if per_gpu > reference * INFERENCE_TOO_GOOD else None
+
+
 def _lengths(row: dict[str, Any], spec: InferenceSpec) -> Iterator[str]:
     """Per-request lengths the file gives (stated, or its totals over its requests; an MLPerf
     run's tokens per sample) that are not the manifest's."""
@@ -190,6 +273,13 @@ def _row_checks(row: dict[str, Any], spec: InferenceSpec) -> Iterator[Finding]:
         yield finding("inference.per-user-beyond-total",
                       f"{rate:,.1f} output tok/s from {row['concurrency']:g} concurrent requests "
                       f"at {ceiling[1]} (at most {ceiling[0]:,.1f} tok/s)", **_where(row))
+    little = _little(row, spec)
+    if rate and little is not None and rate < little[0] * (1 - INFERENCE_LITTLE_SLACK):
+        yield finding("inference.littles-law",
+                      f"{rate:,.1f} output tok/s, where {little[1]} give "
+                      f"{little[0]:,.1f} tok/s", **_where(row))
+    for message in _disordered(row):
+        yield finding("inference.percentiles-disordered", message, **_where(row))
     for message in _lengths(row, spec):
         yield finding("inference.lengths-mismatch", message, **_where(row))
     if row["tool_valid"] is False:
@@ -217,6 +307,12 @@ def _row_checks(row: dict[str, Any], spec: InferenceSpec) -> Iterator[Finding]:
 
 
 def _identity(ctx: Context, row: dict[str, Any], spec: InferenceSpec) -> Iterator[Finding]:
+    if (beyond := _beyond_reference(ctx, row, spec)) is not None:
+        per_gpu, reference, kind = beyond
+        yield finding("inference.beyond-reference",
+                      f"{per_gpu:,.1f} output tok/s per GPU is {per_gpu / reference:.2f}x "
+                      f"{kind} on {ctx.manifest.system.gpu} ({reference:,.1f}); the references "
+                      f"of one GPU lie within {INFERENCE_TOO_GOOD:g}x", **_where(row))
     named = row["gpu_name"]
     if named:
         stated, claimed = gpu_family(str(named)), gpu_family(ctx.manifest.system.gpu)

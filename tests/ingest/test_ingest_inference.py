@@ -374,6 +374,17 @@ SUMMARIZER = {
 }
 
 
+def test_latencies_in_seconds_are_read_in_seconds() -> None:
+    """The same vLLM result with InferenceX-style keys (no `_ms`, seconds) reads the same."""
+    [ms] = _rows(INFERENCE / "vllm_bench_serve_llama3.3-70b.json")
+    [seconds] = _rows(INFERENCE / "vllm_bench_serve_seconds.json")
+    assert seconds["tool"] == "vllm-bench-serve"
+    for column in ("ttft_p99_ms", "ttft_mean_ms", "tpot_mean_ms", "tpot_median_ms",
+                   "tpot_p99_ms"):
+        assert seconds[column] == pytest.approx(ms[column]) and ms[column] is not None
+    assert seconds["tpot_p99_ms"] == pytest.approx(436.8)
+
+
 def test_an_interactive_run_is_named_by_its_folder_as_the_summarizer_names_it() -> None:
     """The LoadGen prints 'Scenario : Server' for an Interactive run; the folder says which."""
     [row] = _rows(MLPERF / "Interactive" / "performance" / "run_1" / "mlperf_log_summary.txt")

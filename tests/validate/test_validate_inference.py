@@ -26,7 +26,8 @@ LLAMA = {"model": "llama3.3-70b", "precision": "fp8", "gpus": 2}
 
 
 def _findings(path: Path, spec: dict[str, Any], gpu: str, tmp_path: Path,
-              edit: Callable[[dict[str, Any]], None] | None = None) -> list[Finding]:
+              edit: Callable[[dict[str, Any]], None] | None = None,
+              reference: Any = None) -> list[Finding]:
     """Validate the honest bundle with ``path`` as its one [[inference]] result (``edit``
     changes each row first, as a tampered file would read)."""
     fmt = by_id(detect_format(path))
@@ -41,7 +42,8 @@ def _findings(path: Path, spec: dict[str, Any], gpu: str, tmp_path: Path,
     ev.manifest = ev.manifest.model_copy(update={
         "system": system, "inference": [InferenceSpec(result=path.name, **spec)]})
     ev.inference = conform(pl.DataFrame(rows, infer_schema_length=None), INFERENCE_SCHEMA)
-    return [f for f in validate(ev, FakeReference()) if f.rule.startswith("inference.")]
+    found = validate(ev, reference or FakeReference())
+    return [f for f in found if f.rule.startswith("inference.")]
 
 
 CLEAN = [
@@ -101,6 +103,14 @@ TRIPPING = [
      "inference.lengths-mismatch", "615 output tokens per sample, the manifest rates 301"),
     ("aiperf/profile_export_aiperf.csv", _set(failed=40), "inference.failed-requests",
      "40 of 680 requests failed"),
+    # a p99 edited below the median to meet a latency SLO
+    ("vllm_bench_serve_llama3.3-70b.json", _set(tpot_p99_ms=20.0),
+     "inference.percentiles-disordered", "p99 TPOT 20.000 ms is below its median"),
+    ("sglang_bench_serving_llama3.3-70b.jsonl", _set(ttft_p99_ms=1.0),
+     "inference.percentiles-disordered", "p99 TTFT 1.000 ms is below its mean"),
+    # Little's law: a mean TPOT halved to sit higher on the curve, the total left as measured
+    ("inferencex_agg_bmk_h200.json", lambda r: r.update(tpot_mean_ms=r["tpot_mean_ms"] / 3),
+     "inference.littles-law", "requests in flight x 1024 tokens over"),
 ]
 
 
@@ -135,3 +145,36 @@ def test_a_measured_block_without_its_warmup_is_a_warning(tmp_path: Path) -> Non
     [hit] = _findings(path, spec, gpu, tmp_path / "b")
     assert (hit.rule, hit.severity, hit.line) == ("inference.no-warmup", "warning", 4)
     assert "no warm-up requests before the 1024 measured requests" in hit.message
+
+
+V61 = INFERENCE / "mlperf" / "v6.1" / "deepseek-r1" / "Server" / "performance" / \
+    "result_summary.json"
+INTERACTIVE = INFERENCE / "mlperf" / "Interactive" / "performance" / "run_1" / \
+    "mlperf_log_summary.txt"
+
+
+def test_another_systems_result_beyond_every_reference_is_an_error(tmp_path: Path) -> None:
+    """Vera Rubin NVL72's DeepSeek-R1 Server result (v6.1, preview) declared as 72 GB200: 16,332
+    tok/s per GPU against the best available GB200 NVL72 system's 2,327.5 in v5.1 (7.0x)."""
+    from cmax.reference import load_reference
+    spec = {"model": "deepseek-r1", "precision": "nvfp4", "gpus": 72, "input_len": 1000,
+            "output_len": 3792}
+    hits = [f for f in _findings(V61, spec, "gb200", tmp_path, reference=load_reference())
+            if f.rule == "inference.beyond-reference"]
+    assert [f.message for f in hits] == [
+        "16,331.8 output tok/s per GPU is 7.02x the best available MLPerf Server system on "
+        "gb200 (2,327.5); the references of one GPU lie within 1.6x"]
+
+
+@pytest.mark.parametrize(("path", "spec", "gpu"), [
+    # AMD's real Interactive result on 8 MI300X, declared as 8 H200: 0.38x, slower, not flagged
+    (INTERACTIVE, {"model": "llama2-70b", "precision": "fp8", "gpus": 8, "input_len": 1000,
+                   "output_len": 301}, "h200"),
+    # TensorRT-LLM's own H100 report against TensorRT-LLM's H100 offline row: 0.97x
+    (INFERENCE / "trtllm_bench_report_llama3.3-70b.json",
+     {**LLAMA, "input_len": 1000, "output_len": 1000}, "h100-sxm"),
+])
+def test_an_honest_result_within_the_references_is_clean(path: Path, spec: dict[str, Any],
+                                                          gpu: str, tmp_path: Path) -> None:
+    from cmax.reference import load_reference
+    assert _findings(path, spec, gpu, tmp_path, reference=load_reference()) == []

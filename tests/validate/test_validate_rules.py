@@ -535,6 +535,14 @@ TRIPS: dict[str, Case] = {
     "inference.throughput-arithmetic": after(_serving(output_tok_s=5200.0)),
     "inference.failed-requests": after(_serving(failed=120)),
     "inference.per-user-beyond-total": after(_serving(concurrency=64.0, tpot_mean_ms=40.0)),
+    "inference.littles-law": after(_serving(concurrency=64.0, tpot_mean_ms=10.0,
+                                            ttft_mean_ms=200.0)),
+    "inference.percentiles-disordered": after(_serving(tpot_p99_ms=20.0, tpot_median_ms=25.0)),
+    # an H100 MLPerf Offline llama2-70b result at twice the best available H100 system
+    "inference.beyond-reference": after(_serving(
+        {"model": "llama2-70b", "output_len": 301}, tool="mlperf-inference-summary",
+        scenario="Offline", model=None, output_tok_s=2 * 2 * 3902.47, completed=None,
+        output_tokens=None, input_tokens=None, duration_s=None)),
     "inference.lengths-mismatch": after(_serving(output_tokens=1_500_000,
                                                  duration_s=1_500_000 / 4290)),
     "inference.gpu-count-contradicted": after(_serving(gpus=4)),

@@ -43,6 +43,9 @@ INFERENCEX_SECONDS: dict[str, str] = {
     "mean_tpot": "tpot_mean_ms",
     "p99_tpot": "tpot_p99_ms",
     "p99_ttft": "ttft_p99_ms",
+    "median_tpot": "tpot_median_ms",
+    "mean_ttft": "ttft_mean_ms",
+    "median_ttft": "ttft_median_ms",
 }
 _NEEDS = ("hw", "conc", "model", "precision", "isl", "osl", "tput_per_gpu",
           "output_tput_per_gpu")

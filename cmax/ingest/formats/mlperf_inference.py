@@ -48,6 +48,10 @@ MLPERF_LINES: dict[str, tuple[str, float]] = {
     "tokens per second (inferred)": ("output_tok_s", 1.0),
     "completed tokens per second (inferred)": ("output_tok_s", 1.0),
     "99.00 percentile first token latency (ns)": ("ttft_p99_ms", 1e-6),
+    "mean first token latency (ns)": ("ttft_mean_ms", 1e-6),
+    "50.00 percentile first token latency (ns)": ("ttft_median_ms", 1e-6),
+    "50.00 percentile time to output token (ns)": ("tpot_median_ms", 1e-6),
+    "50.00 percentile time per output token (ns)": ("tpot_median_ms", 1e-6),
     "mean time to output token (ns)": ("tpot_mean_ms", 1e-6),
     "mean time per output token (ns)": ("tpot_mean_ms", 1e-6),
     "99.00 percentile time to output token (ns)": ("tpot_p99_ms", 1e-6),
@@ -198,6 +202,8 @@ register(MlperfInferenceSummary())
 _PATTERNS = {"poisson": "Server", "max_throughput": "Offline"}
 #: a v6.1 statistic block's percentile -> inference column (nanoseconds in the file)
 _ENDPOINT_PERCENTILES = (("ttft", "99.0", "ttft_p99_ms"), ("tpot", "99.0", "tpot_p99_ms"))
+_ENDPOINT_STATS = (("tpot", "avg", "tpot_mean_ms"), ("tpot", "median", "tpot_median_ms"),
+                   ("ttft", "avg", "ttft_mean_ms"), ("ttft", "median", "ttft_median_ms"))
 _ENDPOINT_NEEDS = ("version", "n_samples_completed", "duration_ns", "tps", "run_config")
 
 
@@ -252,9 +258,10 @@ def _endpoints_row(data: dict[str, Any], path: Any) -> dict[str, Any]:
         table = stats.get("percentiles") if isinstance(stats, dict) else None
         if isinstance(table, dict) and pct in table:
             row[column] = _endpoint_number(table, pct, path, block=f"{block}.percentiles") * 1e-6
-    tpot = data["tpot"]
-    if number(tpot.get("avg")) is not None:
-        row["tpot_mean_ms"] = _endpoint_number(tpot, "avg", path, block="tpot") * 1e-6
+    for block, key, column in _ENDPOINT_STATS:
+        stats = data.get(block)
+        if isinstance(stats, dict) and number(stats.get(key)) is not None:
+            row[column] = _endpoint_number(stats, key, path, block=block) * 1e-6
     if data.get("complete") is False or data.get("state") not in (None, "complete"):
         row["tool_valid"] = False
         row["tool_invalid_reason"] = f"MLPerf endpoints harness: state {data.get('state')!r}"

@@ -38,6 +38,9 @@ SGLANG_FIELDS: dict[str, tuple[str, ...]] = {
     "ttft_p99_ms": ("p99_ttft_ms",),
     "tpot_p99_ms": ("p99_tpot_ms",),
     "tpot_mean_ms": ("mean_tpot_ms",),
+    "tpot_median_ms": ("median_tpot_ms",),
+    "ttft_mean_ms": ("mean_ttft_ms",),
+    "ttft_median_ms": ("median_ttft_ms",),
 }
 _NEEDS = ("duration_s", "completed", "output_tokens", "output_tok_s")
 #: a key only SGLang writes: its re-tokenized output count, under either release's name

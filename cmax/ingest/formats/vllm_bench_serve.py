@@ -4,7 +4,8 @@ Written by ``vllm/benchmarks/serve.py`` of vllm-project/vllm @ 009e6d4: one JSON
 result, written by ``json.dump`` with no indent; ``--append-result`` appends further objects,
 each on its own line. Its keys are mapped one by one (:data:`VLLM_FIELDS`): ``duration``,
 ``completed``, ``failed``, ``total_input_tokens``, ``total_output_tokens``,
-``output_throughput``, ``total_token_throughput``, the p99 and mean latencies, the run's setup
+``output_throughput``, ``total_token_throughput``, the p99, median and mean latencies (in ms;
+the same keys without ``_ms`` in seconds, :data:`VLLM_LATENCIES`), the run's setup
 (``backend``, ``model_id``, ``request_rate`` or ``"inf"``, ``max_concurrency``) and any
 ``--metadata KEY=VALUE`` pairs. ``date`` is the save time right after the run, so the run spans
 the ``duration`` before it (what places ``[[power]]`` telemetry in it). It records **no GPU type
@@ -33,10 +34,18 @@ VLLM_FIELDS: dict[str, str] = {
     "total_token_throughput": "total_tok_s",
     "max_concurrency": "concurrency",
     "request_rate": "request_rate",
+    "temperature": "temperature",
+}
+#: vLLM latency key (milliseconds) -> inference column. A result that carries these keys in
+#: seconds with ``_ms`` dropped (``p99_ttft``, as InferenceX's process_result.py rewrites them)
+#: is read in seconds.
+VLLM_LATENCIES: dict[str, str] = {
     "p99_ttft_ms": "ttft_p99_ms",
+    "mean_ttft_ms": "ttft_mean_ms",
+    "median_ttft_ms": "ttft_median_ms",
     "p99_tpot_ms": "tpot_p99_ms",
     "mean_tpot_ms": "tpot_mean_ms",
-    "temperature": "temperature",
+    "median_tpot_ms": "tpot_median_ms",
 }
 
 
@@ -60,6 +69,7 @@ def _vllm_row(data: dict[str, Any], line: int, path: Any) -> dict[str, Any]:
         if value is not None and not math.isfinite(value):
             value = None  # an unbounded rate or concurrency: offline, as fast as possible
         row[column] = value
+    row.update(_latencies(data))
     for key in ("precision", "dtype", "quantization"):  # --metadata precision=fp8
         if isinstance(data.get(key), str):
             row["precision"] = data[key]
@@ -72,6 +82,19 @@ def _vllm_row(data: dict[str, Any], line: int, path: Any) -> dict[str, Any]:
     if saved is not None and row["duration_s"]:
         row["started_s"], row["ended_s"] = saved - row["duration_s"], saved
     return row
+
+
+def _latencies(data: dict[str, Any]) -> dict[str, float | None]:
+    """Each latency in ms: the ``*_ms`` key as vLLM writes it, else the same key without
+    ``_ms`` in seconds (never both guessed: a file with any ``*_ms`` latency is read in ms)."""
+    in_ms = any(key in data for key in VLLM_LATENCIES)
+    out: dict[str, float | None] = {}
+    for key, column in VLLM_LATENCIES.items():
+        value = number(data.get(key)) if in_ms else number(data.get(key.removesuffix("_ms")))
+        if value is not None and in_ms is False:
+            value *= 1000.0
+        out[column] = value if value is None or math.isfinite(value) else None
+    return out
 
 
 def _saved_at(text: Any) -> float | None:
