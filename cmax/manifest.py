@@ -330,6 +330,21 @@ class Pricing(_Strict):
         return value
 
 
+class UnitSpec(_Strict):
+    """A scalable unit handed over on its own (NVIDIA's BM01: every unit within 5% of the
+    target), named by its hosts."""
+
+    name: Label = Field(description="the unit's name, e.g. \"su1\"")
+    hosts: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        min_length=1, max_length=4096,
+        description="the unit's hosts: names, Slurm host lists (node[001-064]) or shell "
+        "patterns (node0*); a result belongs to the unit holding every host its file names")
+    files: list[RelPath] = Field(
+        default_factory=list, max_length=4096,
+        description="evidence files of this unit that name no host (training logs): a file "
+        "that names hosts belongs to the unit holding them, whatever is listed here")
+
+
 class Manifest(_Strict):
     provider: Provider
     system: System
@@ -347,6 +362,9 @@ class Manifest(_Strict):
     accounting: list[PathSpec] = Field(
         default_factory=list, description="Slurm accounting of the runs' jobs (sacct --json or "
         "sacct -P output): when each job started and ended, a clock the log does not write")
+    units: list[UnitSpec] = Field(
+        default_factory=list, max_length=256, description="the scalable units handed over, "
+        "each judged on its own (cmax accept)")
     audit: PathSpec | None = None
     reliability: Reliability | None = None
     sla: Sla | None = None

@@ -166,6 +166,41 @@ class WorkloadResult(_Model):
         return verdict_state(self.verdict)
 
 
+class UnitRequirement(_Model):
+    """One item of NVIDIA's Requirements for AI Clouds judged on one scalable unit."""
+
+    requirement: str
+    """the requirement's id (BM01, SLURM08) and the test judged (BM01-02)"""
+    title: str
+    """what the requirement asks, in a line"""
+    status: Literal["passed", "failed", "not_evaluated"]
+    """passed / failed on the unit's evidence, or not_evaluated when the unit holds none"""
+    detail: str
+    """why: the results that decided it, or what is missing"""
+    evidence: list[str] = Field(default_factory=list)
+    """the files (and runs) that decided it"""
+
+    @property
+    def state(self) -> State:
+        """The status in the one vocabulary of states (cmax/states.py)."""
+        return gate_state(self.status)
+
+
+class UnitAcceptance(_Model):
+    """A scalable unit handed over, judged on the requirements cmax can measure from evidence."""
+
+    name: str
+    """the unit: its llmb-run package folder, its [[units]] name, or the whole cluster"""
+    source: Literal["llmb-run package", "manifest [[units]]", "whole bundle"]
+    """where the unit comes from"""
+    hosts: list[str] = Field(default_factory=list)
+    """the hosts that make up the unit, as declared ([[units]]) or named by its evidence"""
+    requirements: list[UnitRequirement] = Field(default_factory=list)
+    """each requirement judged on the unit"""
+    accepted: bool
+    """every requirement passed (BM01 included): the unit can be accepted on this evidence"""
+
+
 class NetworkResult(_Model):
     """nccl-tests bus bandwidth at large messages against the fabric's baseline."""
 
@@ -983,6 +1018,9 @@ class Scorecard(_Model):
         "corroborated, declared only, assumed from the recipe or contradicted")
     price: PriceAdvice | None = None
     """the price advice (None: no [pricing])"""
+    acceptance: list[UnitAcceptance] = Field(
+        default_factory=list, description="per scalable unit, NVIDIA's Requirements for AI "
+        "Clouds that the evidence can decide (BM01 on every unit, NCCL multi-node bandwidth)")
     notes: list[str] = Field(default_factory=list, description="how the verdicts were reached")
 
     @computed_field  # type: ignore[prop-decorator]

@@ -6,9 +6,15 @@ stable id (the same bundle gives the same ids run after run, so a CI can track a
 runs); :mod:`cmax.export.junit` and :mod:`cmax.export.ctrf` write the two formats.
 """
 
-from cmax.export.checks import Check, audit_checks, finding_checks, scorecard_checks
+from cmax.export.checks import (
+    Check,
+    acceptance_checks,
+    audit_checks,
+    finding_checks,
+    scorecard_checks,
+)
 from cmax.export.ctrf import to_ctrf
 from cmax.export.junit import to_junit
 
-__all__ = ["Check", "audit_checks", "finding_checks", "scorecard_checks", "to_ctrf",
-           "to_junit"]
+__all__ = ["Check", "acceptance_checks", "audit_checks", "finding_checks", "scorecard_checks",
+           "to_ctrf", "to_junit"]

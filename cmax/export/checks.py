@@ -151,6 +151,29 @@ def scorecard_checks(card: Scorecard) -> list[Check]:
     return _unique([*checks, *finding_checks(card.findings)])
 
 
+def acceptance_checks(card: Scorecard) -> list[Check]:
+    """Per scalable unit a suite (``unit.<name>``): one case per requirement judged on it,
+    carrying the requirement's id, then one case for the unit's acceptance."""
+    checks = []
+    for unit in card.acceptance:
+        suite, slug = f"unit.{_slug(unit.name)}", _slug(unit.name)
+        for r in unit.requirements:
+            test = r.requirement.split(" ")[0]
+            checks.append(Check(
+                id=f"cmax.accept.{slug}.{_slug(test)}", suite=suite,
+                name=f"{unit.name}: {r.title}", status=_GATE_STATUS.get(r.status, "skipped"),
+                message=r.detail, requirements=(test,),
+                properties=tuple(("evidence", e) for e in r.evidence)))
+        checks.append(Check(
+            id=f"cmax.accept.{slug}", suite=suite, name=f"{unit.name}: accepted",
+            status="passed" if unit.accepted else "failed",
+            message="every requirement passed" if unit.accepted else "not accepted: " + "; ".join(
+                f"{r.requirement} {r.status.replace('_', ' ')}" for r in unit.requirements
+                if r.status != "passed"),
+            properties=(("source", unit.source),)))
+    return _unique(checks)
+
+
 def audit_checks(result: AuditResult) -> list[Check]:
     """Per cluster a drift case (failed with each problem, else passed) and its Exemplar
     validity; per unusable run an ``error`` case."""

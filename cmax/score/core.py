@@ -17,6 +17,7 @@ from cmax.case import resolve
 from cmax.evidence import Evidence
 from cmax.findings import Finding, count_findings, sort_findings
 from cmax.reference.view import RefView
+from cmax.score.acceptance import unit_acceptance
 from cmax.score.inference import inference_results
 from cmax.score.mlperf import mlperf_results
 from cmax.score.network import network_results, uncounted
@@ -166,6 +167,8 @@ def score(
         notes.append("categories with no evidence, left out of the weighted score: "
                      + ", ".join(absent))
     notes.extend(_unmapped_audit(evidence, rubric))
+    acceptance, unassigned = unit_acceptance(evidence, workloads, network)
+    notes.extend(unassigned)
     ordered = sort_findings(findings)
     return Scorecard(
         cmax_version=__version__, reference_release=reference.release,
@@ -185,5 +188,5 @@ def score(
         evidence_files=[EvidenceFileRef(path=f.path, kind=f.kind, sha256=f.sha256,
                                         size_bytes=f.size_bytes) for f in evidence.files],
         claims=[ClaimEntry.model_validate(c) for c in evidence.claims.as_json()],
-        notes=notes,
+        acceptance=acceptance, notes=notes,
     )

@@ -1,0 +1,91 @@
+"""Acceptance per scalable unit (cmax/score/acceptance.py, ``cmax accept``): BM01 and NCCL
+multi-node bandwidth judged unit by unit, with the unit that fails named."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from cmax.cli import exits, main
+from cmax.pipeline import assess
+from tests.paths import DATA, SAMPLES
+
+UNITS = """
+[[units]]
+name = "su1"
+hosts = ["aurora-h100-east-[000-031]"]
+files = ["training/llama3.1-405b_bf16_512.log", "training/llama3.1-405b_fp8_512.log"]
+
+[[units]]
+name = "su2"
+hosts = ["aurora-h100-east-03[2-9]", "aurora-h100-east-0[4-6]*"]
+files = ["training/grok1-314b_fp8_512.log"]
+"""
+
+
+def _two_units(tmp_path: Path) -> Path:
+    """Aurora (every run within the bar) as two units of 32 nodes, su2's run replaced by
+    Borealis' grok1 log (0.90 of the reference)."""
+    bundle = shutil.copytree(SAMPLES / "aurora-compute", tmp_path / "two-units")
+    shutil.copy(SAMPLES / "borealis-cloud" / "training" / "grok1-314b_fp8_512.log",
+                bundle / "training" / "grok1-314b_fp8_512.log")
+    manifest = bundle / "cmax.toml"
+    text = manifest.read_text(encoding="utf-8")
+    head, sep, rest = text.partition("\n[[runs]]")
+    manifest.write_text(head + UNITS + sep + rest, encoding="utf-8")
+    return bundle
+
+
+def test_a_two_unit_bundle_names_the_unit_that_fails(tmp_path: Path) -> None:
+    card = assess(_two_units(tmp_path))
+    units = {u.name: u for u in card.acceptance}
+    assert list(units) == ["su1", "su2"]
+    bm01 = {name: u.requirements[0] for name, u in units.items()}
+    assert bm01["su1"].status == "passed" and "all 2 within the bar" in bm01["su1"].detail
+    assert bm01["su2"].status == "failed" and "grok1-314b fp8 512 GPUs: fail" in bm01["su2"].detail
+    assert units["su1"].hosts[0] == "aurora-h100-east-000" and len(units["su1"].hosts) == 32
+    assert len(units["su2"].hosts) == 32
+    # the 64-node sweep spans both units: it counts for neither, and the scorecard says so
+    assert all(u.requirements[1].status == "not_evaluated" for u in units.values())
+    assert any("nccl/all_reduce_perf_64n.txt names hosts of more than one unit" in n
+               for n in card.notes)
+    assert not any(u.accepted for u in units.values())
+
+
+def test_cmax_accept_text_json_and_one_junit_suite_per_unit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import xmlschema
+
+    bundle = str(_two_units(tmp_path))
+    junit = tmp_path / "accept.xml"
+    assert main(["accept", bundle, "--junit-xml", str(junit)]) == exits.FINDINGS
+    text = capsys.readouterr().out
+    assert "su2 (manifest [[units]], 32 hosts): NOT ACCEPTED" in text
+    assert "0 of 2 unit(s) accepted" in text
+    xmlschema.XMLSchema(str(DATA / "export" / "junit-10.xsd")).validate(str(junit))
+    root = ET.parse(junit).getroot()
+    assert [s.get("name") for s in root.iter("testsuite")] == ["cmax.unit.su1", "cmax.unit.su2"]
+    failed = {c.get("name") for c in root.iter("testcase") if c.find("failure") is not None}
+    assert failed == {"cmax.accept.su2.BM01", "cmax.accept.su1", "cmax.accept.su2"}
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["cmax.accept.su2.BM01:requirement"] == "BM01"
+    assert main(["accept", bundle, "--format", "json"]) == exits.FINDINGS
+    units = json.loads(capsys.readouterr().out)["units"]
+    assert [(u["name"], u["requirements"][0]["status"]) for u in units] == [
+        ("su1", "passed"), ("su2", "failed")]
+
+
+@pytest.mark.parametrize(("sample", "code", "bm01"), [
+    ("aurora-compute", exits.OK, "passed"),
+    ("borealis-cloud", exits.FINDINGS, "failed"),
+    ("halcyon-serve", exits.FINDINGS, "not_evaluated"),  # serving only: nothing to accept on
+])
+def test_a_bundle_without_units_is_one_unit(sample: str, code: int, bm01: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["accept", str(SAMPLES / sample), "--format", "json"]) == code
+    (unit,) = json.loads(capsys.readouterr().out)["units"]
+    assert unit["source"] == "whole bundle" and unit["requirements"][0]["status"] == bm01
