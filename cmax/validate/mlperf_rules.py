@@ -14,6 +14,7 @@ the reference release (``reference/mlperf_rcp.json``, copied from the mlperf-log
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -31,6 +32,7 @@ from cmax.ingest.formats.mlperf import (
 from cmax.reference.mlperf import accelerator_family, rcp_check
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
+from cmax.validate.thresholds import MLPERF_PERIOD_DAYS
 
 if TYPE_CHECKING:
     from cmax.ingest.formats.mlperf import MlperfRun, MlperfSet
@@ -169,6 +171,28 @@ register(Rule(
     "Ship scaling.json as the MLCommons review wrote it.",
     "mlcommons/logging rcp_checker.py (_eval_submission_record, _set_results_scaling); "
     "result_summarizer._get_scaling_factor.",
+))
+register(Rule(
+    "mlperf.scaling-mismatch", "error",
+    "scaling.json disagrees with the factor the RCPs give",
+    "The review committee writes scaling.json with the factor rcp_checker derives from the "
+    "runs and the RCPs (RCP mean / submission mean when the runs converge faster than the RCP "
+    "mean, else no scaling: 1.0); the factor only ever lengthens the time. A scaling.json with "
+    "another factor, or one below 1, was written by hand and shortens or misstates the score.",
+    "Ship scaling.json as the MLCommons review wrote it, or none when the runs need no scaling.",
+    "mlcommons/logging rcp_checker.py (_set_results_scaling writes RCP mean / submission mean "
+    "only when above 1); result_summarizer._get_scaling_factor.",
+))
+register(Rule(
+    "mlperf.run-outside-period", "error",
+    "An MLPerf run is dated outside the benchmark period",
+    "Each MLLOG event carries the epoch time it was logged; the runs of a result rated for this "
+    "benchmark must have run within the 12 months before the manifest's [benchmark] date, not "
+    "after it. A run from an earlier round (a public result relabelled, or the cluster's old "
+    "hardware) says nothing about the cluster now.",
+    "Re-run the benchmark on the cluster, correct [benchmark] date, or mark the entry "
+    "`cited = true` to show it as context.",
+    f"{MLPERF_PERIOD_DAYS} days (thresholds.MLPERF_PERIOD_DAYS)",
 ))
 register(Rule(
     "mlperf.no-rcp", "info", "Convergence not checked against MLCommons RCPs",
@@ -465,6 +489,7 @@ def _rcp(s: MlperfSet, table: MlperfReference | None) -> Iterator[Finding]:
                  else f"no RCPs for {s.benchmark} in training {round_ or '(unknown round)'}")
         yield finding("mlperf.no-rcp", f"{label}: {where}; convergence speed not checked",
                       file=label)
+        yield from _shortening(s)
         return
     gbs = s.runs[0].values().get("global_batch_size") if s.runs else None
     if isinstance(gbs, bool) or not isinstance(gbs, int | float):
@@ -473,6 +498,7 @@ def _rcp(s: MlperfSet, table: MlperfReference | None) -> Iterator[Finding]:
     outcome = rcp_check(rcps, float(gbs), points)
     assumed = "" if s.round else f" (round not in the path; checked against v{round_})"
     if outcome.passed is None:
+        yield from _shortening(s)
         return
     if not outcome.passed:
         rule = "mlperf.rcp-missing" if "Missing" in outcome.message or "Cannot find" in \
@@ -488,6 +514,16 @@ def _rcp(s: MlperfSet, table: MlperfReference | None) -> Iterator[Finding]:
                       file=label)
         return
     want = outcome.norm_factor
+    expected = want if want > 1.0 else 1.0
+    if s.scaling_file is not None and not math.isclose(expected, s.scaling_factor,
+                                                       rel_tol=SCALING_TOLERANCE):
+        yield finding("mlperf.scaling-mismatch",
+                      f"{label}: scaling.json says {s.scaling_factor:.6g}, the RCPs give "
+                      f"{expected:.6g} (runs converge in {outcome.submission_mean:.6g} on "
+                      f"average, RCP mean {outcome.reference_mean:.6g}){assumed}; the score "
+                      "uses the file's factor, so it is not the official one",
+                      file=label)
+        return
     if want > 1.0 and not math.isclose(want, s.scaling_factor, rel_tol=1e-6):
         have = (f"scaling.json says {s.scaling_factor:.6g}" if s.scaling_file is not None
                 else "there is no scaling.json")
@@ -496,6 +532,41 @@ def _rcp(s: MlperfSet, table: MlperfReference | None) -> Iterator[Finding]:
                       f"{outcome.reference_mean:.6g}; "
                       f"MLCommons scales the time by {want:.6g}, but {have}{assumed}",
                       file=label)
+
+
+#: relative slack between scaling.json and the RCP factor: the review writes the factor to
+#: full float precision from the same numbers (all shipped test sets agree to 1e-9)
+SCALING_TOLERANCE = 1e-4
+
+
+def _shortening(s: MlperfSet) -> Iterator[Finding]:
+    """Without RCPs to derive the factor, a scaling.json below 1 still contradicts them: the
+    review only ever lengthens the time."""
+    if s.scaling_file is not None and s.scaling_factor < 1.0:
+        yield finding("mlperf.scaling-mismatch",
+                      f"{s.label}: scaling.json says {s.scaling_factor:.6g}, below 1: it "
+                      "shortens the time, which no RCP scaling does", file=s.label)
+
+
+def _period(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
+    """The first run of the set dated outside [benchmark date - period, benchmark date + 1]."""
+    spec = spec_of(ctx, s)
+    if spec is not None and spec.cited:
+        return
+    day = ctx.manifest.benchmark.date
+    first, last = day - dt.timedelta(days=MLPERF_PERIOD_DAYS), day + dt.timedelta(days=1)
+    for log in s.runs:
+        if log.run_start_ms is None:
+            continue
+        ran = dt.datetime.fromtimestamp(log.run_start_ms / 1000, tz=dt.UTC).date()
+        if not first <= ran <= last:
+            when = "after" if ran > last else f"more than {MLPERF_PERIOD_DAYS} days before"
+            event = log.first("run_start")
+            yield finding("mlperf.run-outside-period",
+                          f"{s.label}: run_start {ran.isoformat()} is {when} the [benchmark] "
+                          f"date {day.isoformat()}", file=log.file,
+                          line=None if event is None else event.line)
+            return
 
 
 def _system(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
@@ -658,3 +729,4 @@ def check(ctx: Context) -> Iterator[Finding]:
             yield from _clones(s)
             yield from _system(ctx, s)
             yield from _rcp(s, table)
+            yield from _period(ctx, s)

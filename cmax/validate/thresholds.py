@@ -121,6 +121,12 @@ INFERENCE_LITTLE_SLACK = 0.25
 # within 1.57x of each other (H200 llama3.1-8b Server; summary_results.json @ 965182b).
 INFERENCE_TOO_GOOD = 1.6
 
+# An MLPerf run stands as evidence of the cluster for as long as an NVIDIA Exemplar validation
+# does: 12 months (reference/drift.toml exemplar_valid_months, from NVIDIA dgxc-benchmarking
+# Exemplar_validation.md), counted back from the [benchmark] date; a run after that date by
+# more than a day (time zones) contradicts it.
+MLPERF_PERIOD_DAYS = 365
+
 # The log agrees with itself (cmax/validate/selfcheck.py).
 WALL_CLOCK_TOLERANCE = 0.05
 """Wall-clock time between the window's stamped step lines may exceed the printed step times

@@ -246,3 +246,62 @@ def test_another_clouds_published_result_is_not_this_providers(tmp_path: Path) -
     rules, m = _azure(tmp_path / "b", "Microsoft Azure")
     assert "mlperf.foreign-submitter" not in rules and "mlperf.platform-mismatch" not in rules
     assert m.verdict != "not_comparable"  # type: ignore[attr-defined]
+
+
+def test_a_hand_written_scaling_factor_is_an_error(tmp_path: Path) -> None:
+    """NVIDIA's EOS-DFW 405B runs converge faster than the RCP mean: the review wrote 1.16667;
+    a scaling.json of 0.80 would shorten the official time by a fifth."""
+    root = bundle(tmp_path / "b")
+    path = root / "v5.0" / "NVIDIA" / "results" / SYSTEM / "llama31_405b" / "scaling.json"
+    path.write_text('{"scaling_factor": 0.8}')
+    with load(root) as loaded:
+        hits = [f for f in loaded.findings if f.rule.startswith("mlperf.")]
+    assert [(f.rule, f.severity) for f in hits] == [("mlperf.scaling-mismatch", "error")]
+    assert "says 0.8, the RCPs give 1.16667" in hits[0].message
+
+
+def _org_bundle(root: Path, org_dir: Path) -> Path:
+    """One shipped submitter folder as its own provider's bundle."""
+    shutil.copytree(org_dir, root / org_dir.parent.name / org_dir.name)
+    (root / "cmax.toml").write_text(MANIFEST.replace('name = "NVIDIA"', f'name = "{org_dir.name}"')
+                                    .replace('path = "v5.0/NVIDIA"',
+                                             f'path = "{org_dir.parent.name}/{org_dir.name}"')
+                                    .format(gpu="h100-sxm"))
+    return root
+
+
+def test_every_published_scaling_json_agrees_with_the_rcps(tmp_path: Path) -> None:
+    """The control: each scaling.json in tests/data/mlperf as MLCommons published it."""
+    orgs = sorted({p.parents[3] for p in (DATA / "mlperf").rglob("scaling.json")})
+    assert len(orgs) >= 8
+    for i, org in enumerate(orgs):
+        with load(_org_bundle(tmp_path / str(i), org)) as loaded:
+            assert not [f for f in loaded.findings if f.rule == "mlperf.scaling-mismatch"], org
+
+
+ORACLE = DATA / "mlperf" / "v4.0" / "Oracle"
+
+
+def _oracle_bundle(root: Path, date: str, extra: str = "") -> Path:
+    """Oracle's public v4.0 llama2_70b_lora result (run in spring 2024) in a bundle."""
+    shutil.copytree(ORACLE, root / "v4.0" / "Oracle")
+    (root / "cmax.toml").write_text(
+        MANIFEST.replace('name = "NVIDIA"', 'name = "Oracle"').replace("nodes = 64", "nodes = 1")
+        .replace("date = 2025-06-04", f"date = {date}")
+        .replace('path = "v5.0/NVIDIA"', 'path = "v4.0/Oracle"').format(gpu="h100-sxm") + extra)
+    return root
+
+
+def test_a_run_from_an_earlier_round_is_outside_the_benchmark_period(tmp_path: Path) -> None:
+    with load(_oracle_bundle(tmp_path / "b", "2026-09-15")) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "mlperf.run-outside-period"]
+    assert len(hits) == 1 and hits[0].severity == "error"
+    assert "more than 365 days before the [benchmark] date 2026-09-15" in hits[0].message
+    assert hits[0].line is not None  # the run_start line of the file
+
+
+def test_runs_within_the_period_and_cited_results_are_not_dated(tmp_path: Path) -> None:
+    with load(_oracle_bundle(tmp_path / "a", "2024-06-01")) as loaded:
+        assert not [f for f in loaded.findings if f.rule == "mlperf.run-outside-period"]
+    with load(_oracle_bundle(tmp_path / "c", "2026-09-15", "cited = true\n")) as loaded:
+        assert not [f for f in loaded.findings if f.rule == "mlperf.run-outside-period"]

@@ -448,6 +448,12 @@ TRIPS: dict[str, Case] = {
     "mlperf.rcp-missing": edit(_mlperf_runs(overrides={  # no RCP above batch size 4608
         "global_batch_size": 9216, "opt_base_learning_rate": 6.4e-4})),
     "mlperf.rcp-scaling": edit(_mlperf_runs(first_block=4)),  # 276480 < RCP mean 313344
+    # a hand-written factor where the RCPs give none (the honest runs converge at the mean)
+    # the honest runs ran on 2025-10-09, 449 days before a benchmark dated 2027-01-01
+    "mlperf.run-outside-period": edit(lambda b: b.manifest_extra.update(
+        {"benchmark": {"date": dt.date(2027, 1, 1), "reference": "latest"}})),
+    "mlperf.scaling-mismatch": edit(lambda b: setattr(b, "mlperf_files", {
+        **HonestBundle().results(), "scaling.json": '{"scaling_factor": 0.8}'})),
     "mlperf.no-system": edit(lambda b: setattr(b, "skip_files", (MLPERF_SYSTEM,))),
     "mlperf.system-mismatch": edit(lambda b: b.extra_files.update({MLPERF_SYSTEM: json.dumps(
         mlperf_system(accelerator_model_name="NVIDIA B200-SXM-180GB"))})),
