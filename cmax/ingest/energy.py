@@ -22,6 +22,19 @@ from cmax.ingest.textlines import finite_mean
 #: power x step time may differ from the printed energy by rounding of both to 0.1 and of the
 #: step time to 0.1 ms; beyond 2 % the three numbers are not one measurement
 AGREEMENT = 0.02
+#: telemetry must cover this share of the run's GPUs for a J/token figure: the GPUs of one
+#: job draw alike, but 16 of 512 are a sample the provider chose (the 10 % left out allows a
+#: node whose exporter was down)
+MIN_COVERAGE = 0.9
+#: a GPU series whose readings in the window are all one value over this many samples is
+#: flat-lined (a stuck exporter or a written series): it does not count as covered
+FLAT_SAMPLES = 5
+#: a GPU doing dense tensor-core work at MFU_LOADED or more draws far above idle: an H100 SXM
+#: idles near 10 % of its 700 W TDP and an 8 x H100 node training Llama 2 13B drew up to
+#: 8.4 kW (Latif et al., arXiv:2412.08602); below a quarter of TDP at that load is not a
+#: measurement of this run
+LOADED_MIN_TDP_SHARE = 0.25
+MFU_LOADED = 20.0
 
 
 def measured_energy(steps: pl.DataFrame, *, tokens_per_gpu_step: float | None = None
@@ -88,12 +101,20 @@ def telemetry_energy(power: pl.DataFrame, start_s: float | None, end_s: float | 
             f"no telemetry sample inside the window ({_utc(start_s)} to {_utc(end_s)} UTC; the "
             f"telemetry spans {_utc(power['time_s'].min())} to {_utc(power['time_s'].max())})"]}
     read = inside.filter(pl.col("power_w").is_not_null() & pl.col("power_w").is_finite())
-    per_gpu = read.group_by("host", "gpu").agg(pl.col("power_w").mean())
+    per_gpu = read.group_by("host", "gpu").agg(pl.col("power_w").mean(), pl.len().alias("n"),
+                                               pl.col("power_w").n_unique().alias("values"))
     checks: list[str] = []
+    flat = per_gpu.filter((pl.col("n") >= FLAT_SAMPLES) & (pl.col("values") == 1))
+    if flat.height:
+        checks.append(f"{flat.height} GPU(s) read one value at every sample in the window "
+                      f"(e.g. {flat['host'][0]} GPU {flat['gpu'][0]} at "
+                      f"{flat['power_w'][0]:g} W): flat-lined, not counted")
+        per_gpu = per_gpu.filter(~((pl.col("n") >= FLAT_SAMPLES) & (pl.col("values") == 1)))
     seen = inside.select(pl.struct("host", "gpu").n_unique()).item()
     if seen != num_gpus:
         checks.append(f"the telemetry covers {seen} GPU(s) of the run's {num_gpus}; the mean "
                       "is over those")
+    covered = per_gpu.height / num_gpus if num_gpus > 0 else 0.0
     if missing := inside.height - read.height:
         checks.append(f"{missing} sample(s) in the window carry no reading")
     steps = (inside.sort("host", "gpu", "time_s")
@@ -113,7 +134,11 @@ def telemetry_energy(power: pl.DataFrame, start_s: float | None, end_s: float | 
         return {"telemetry_checks": [*checks, "no power reading in the window"]}
     power_w = float(per_gpu["power_w"].mean())  # type: ignore[arg-type]
     out: dict[str, object] = {"power_w_per_gpu": round(power_w, 3)}
-    if tokens_per_s_per_gpu:
+    if covered < MIN_COVERAGE:
+        checks.append(f"J/token withheld: {per_gpu.height} of the run's {num_gpus} GPUs "
+                      f"({covered:.0%}) have a reading, below the {MIN_COVERAGE:.0%} a figure "
+                      "for the whole run needs")
+    elif tokens_per_s_per_gpu:
         out["joules_per_token"] = round(power_w / tokens_per_s_per_gpu, 6)
     out["telemetry_checks"] = checks or [
         f"power telemetry: {seen} GPU(s) sampled every {interval:g} s over the whole window, "
@@ -127,3 +152,16 @@ def _utc(seconds: object) -> str:
     if not isinstance(seconds, int | float):
         return "?"
     return dt.datetime.fromtimestamp(float(seconds), dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def implausible_power(power_w: float | None, tdp_w: float | None,
+                      mfu_pct: float | None) -> str | None:
+    """Why a run's measured power cannot be its own (below a quarter of the GPU's TDP while
+    the run claims :data:`MFU_LOADED` % MFU or more), else None."""
+    if power_w is None or not tdp_w or mfu_pct is None or mfu_pct < MFU_LOADED:
+        return None
+    if power_w >= LOADED_MIN_TDP_SHARE * tdp_w:
+        return None
+    return (f"{power_w:g} W per GPU is {power_w / tdp_w:.0%} of the GPU's {tdp_w:g} W TDP "
+            f"while the run claims {mfu_pct:.0f} % MFU: a GPU at that load draws far more; "
+            "J/token withheld")

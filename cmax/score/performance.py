@@ -18,10 +18,10 @@ import numpy as np
 import polars as pl
 
 from cmax.case import Case, resolve
-from cmax.coerce import as_int
+from cmax.coerce import as_float, as_int
 from cmax.evidence import Evidence
 from cmax.findings import Finding
-from cmax.ingest.energy import measured_energy, telemetry_energy
+from cmax.ingest.energy import implausible_power, measured_energy, telemetry_energy
 from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.resolved_runs import BaselineRow, ResolvedRun
 from cmax.score.rubric import Rubric
@@ -32,7 +32,7 @@ from cmax.scorecard import Baseline, WorkloadResult
 from cmax.throughput import mfu as mfu_of
 from cmax.throughput import model_tflops as tflops_of
 from cmax.throughput import tokens_per_gpu_step, tokens_per_s_per_gpu
-from cmax.validate.engine import blocks_comparison
+from cmax.validate.engine import blocks_comparison, holds_unverified
 
 
 def _round(value: float | None, digits: int = 6) -> float | None:
@@ -221,6 +221,14 @@ def score_run(
         # else GPU power telemetry (nvidia-smi, DCGM Exporter) over the window's wall-clock span
         energy = telemetry_energy(case.tables["power"], *_window_span(in_window),
                                   num_gpus=num_gpus, tokens_per_s_per_gpu=tps) or energy
+    if energy is not None and energy.get("joules_per_token") is not None:
+        tdp = getattr(optional_lookup(lambda: reference.gpu(gpu)), "tdp_w", None)
+        why = implausible_power(as_float(energy.get("power_w_per_gpu")),
+                                float(tdp) if isinstance(tdp, int | float) else None, mfu)
+        if why is not None:
+            checks = energy.get("telemetry_checks")
+            energy = {**energy, "joules_per_token": None, "telemetry_checks": [
+                *(checks if isinstance(checks, list) else []), why]}
     if energy is not None and energy.get("telemetry_checks"):
         measured.update(
             measured_joules_per_token=energy.get("joules_per_token"),
@@ -289,6 +297,11 @@ def score_run(
     if unearned and not errors and verdict in ("pass", "inconclusive"):
         verdict = "unverified"
         notes.append(unverified_note(unearned))
+    held = sorted({f.rule for f in related if holds_unverified(f)})
+    if held and verdict == "pass":
+        verdict = "unverified"
+        notes.append("the log shows signs of fabrication (" + ", ".join(held) + "): the "
+                     "pass counts only when other evidence corroborates the run")
     return result(verdict)
 
 

@@ -91,12 +91,13 @@ def _jitter(times: np.ndarray) -> float:
 def copy_of(a: pl.DataFrame, b: pl.DataFrame) -> tuple[float, float, int] | None:
     """(median |difference| / jitter, correlation of the deviations, shared steps) when ``b``
     is a re-jittered copy of ``a`` (each: iteration, step_time_s), else None."""
+    every = math.ceil(max(a.height, b.height) / COPY_MAX_POINTS)
+    if every > 1:  # a long run: the same evenly spaced iterations of both, before the join
+        a, b = (s.filter(pl.col("iteration") % every == 0) for s in (a, b))
     both = a.join(b, on="iteration", how="inner", suffix="_b").filter(
         pl.col("step_time_s").is_finite() & pl.col("step_time_s_b").is_finite())
     if both.height < MIN_STEADY_STEPS:
         return None
-    if both.height > COPY_MAX_POINTS:
-        both = both.gather_every(math.ceil(both.height / COPY_MAX_POINTS))
     x = both["step_time_s"].to_numpy()
     y = both["step_time_s_b"].to_numpy()
     quantum = max(print_resolution(both["step_time_s"]), print_resolution(both["step_time_s_b"]))

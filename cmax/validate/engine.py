@@ -17,6 +17,7 @@ from cmax.validate import (
     consistency,
     copies,
     exemplar,
+    fabrication,
     identity,
     inference_rules,
     mlperf_rules,
@@ -49,6 +50,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     cluster_hosts.check,
     copies.check,
     clocks.check,
+    fabrication.check,
 )
 
 
@@ -90,6 +92,13 @@ def uncounted_files(findings: Iterable[Finding]) -> set[str]:
     """Files an error of :data:`NOT_COUNTED_RULES` names: the scorer does not count them."""
     return {f.file for f in findings
             if f.file and f.severity == "error" and f.rule in NOT_COUNTED_RULES}
+
+
+def holds_unverified(item: Finding) -> bool:
+    """A warning that betrays fabrication (the ``fabrication`` family): the run it concerns
+    cannot count as a pass until other evidence corroborates it; the scorer rates it
+    ``unverified``."""
+    return item.rule.startswith("fabrication.")
 
 
 def not_comparable_runs(findings: Iterable[Finding]) -> set[str]:

@@ -351,13 +351,14 @@ def test_aiperf_power_telemetry_gives_measured_joules_per_output_token(tmp_path:
 
 
 def _smi(path: Path, start: float, seconds: int, watts: float, gpus: int) -> None:
-    """nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv -l 1, one host."""
+    """nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv -l 1, one host; each
+    reading 0.5 W either side of ``watts`` (a series of one value is flat-lined, not counted)."""
     import datetime as dt
 
     rows = ["timestamp, index, power.draw [W]"]
     for k in range(seconds):
         stamp = dt.datetime.fromtimestamp(start + k, dt.UTC).strftime("%Y/%m/%d %H:%M:%S.000")
-        rows += [f"{stamp}, {g}, {watts:.2f} W" for g in range(gpus)]
+        rows += [f"{stamp}, {g}, {watts + 0.5 * (-1) ** (k + g):.2f} W" for g in range(gpus)]
     path.write_text("\n".join(rows) + "\n")
 
 

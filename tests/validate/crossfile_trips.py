@@ -133,6 +133,28 @@ def _stamped_beyond_job(b: HonestBundle, root: Path) -> Evidence:
     return with_jobs(HONEST_JOBS)(b, root)
 
 
+def _edit_run(fn: Callable[[Any], None]) -> Case:
+    def case(b: HonestBundle, root: Path) -> Evidence:
+        fn(b.runs[0])
+        return b.build(root)
+    return case
+
+
+def _no_warm_up(run: Any) -> None:
+    run.times = [run.base_step, run.base_step, *run.times[2:]]
+
+
+def _quiet(run: Any) -> None:
+    """Steps printed to the millisecond, 0.04 % apart: above the low-variance error floor."""
+    rng = random.Random(2)
+    run.times = [*run.times[:2], *(round(run.base_step * (1 + rng.gauss(0, 0.0004)), 3)
+                                   for _ in run.times[2:])]
+
+
+def _formula(run: Any) -> None:
+    run.loss = [round(12.0 - 0.1 * i, 3) for i in range(len(run.times))]
+
+
 CROSSFILE_TRIPS: dict[str, Case] = {
     "crossfile.hosts-of-another-cluster": _foreign_sweep,
     "crossfile.copied-run": _copied_run,
@@ -147,6 +169,9 @@ CROSSFILE_TRIPS: dict[str, Case] = {
     # the bf16 run's job renumbered above the others: its id is the highest, its submit first
     "crossfile.job-order": with_jobs([("5009", "aurora", 0, 1300, "node-[000-063]"),
                                       *HONEST_JOBS[1:]], ("5009", "5002", "5003")),
+    "fabrication.no-warm-up": _edit_run(_no_warm_up),
+    "fabrication.low-jitter": _edit_run(_quiet),
+    "fabrication.formula-loss": _edit_run(_formula),
     "crossfile.job-of-another-cluster": with_jobs([*HONEST_JOBS[:2],
                                                    ("5003", "aurora-b", 2400, 950,
                                                     "node-[000-063]")]),

@@ -250,3 +250,36 @@ def test_honest_jobs_are_clean(tmp_path: Path) -> None:
 
     found = run_case(with_jobs(HONEST_JOBS), tmp_path)
     assert not {f.rule for f in found if f.rule.startswith("crossfile.")}
+
+
+# --- fabrication ----------------------------------------------------------------------------
+
+
+def test_a_fabricated_looking_pass_is_held_unverified(tmp_path: Path) -> None:
+    """The aurora fp8 run with its loss replaced by a straight line: still fast enough to
+    pass, but held at unverified with the rule named."""
+    from cmax.score import score
+    from cmax.score.rubric import load_rubric
+
+    bundle = _sample(tmp_path)
+    log = bundle / "training/llama3.1-405b_fp8_512.log"
+    step = iter(range(1000))
+    log.write_text(re.sub(r"reduced_train_loss: [0-9.]+",
+                          lambda _: f"reduced_train_loss: {12.0 - 0.1 * next(step):.3f}",
+                          log.read_text(encoding="utf-8")), encoding="utf-8")
+    with load(bundle) as loaded:
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric())
+        before = {f.rule for f in loaded.findings if f.run_id == "runs[1]"}
+    assert "fabrication.formula-loss" in before
+    fp8 = card.workloads[1]
+    assert fp8.verdict == "unverified" and "fabrication.formula-loss" in fp8.notes[-1]
+
+
+def test_real_quirks_are_not_fabrication(tmp_path: Path) -> None:
+    """A restart before the window (a second warm-up mid-log), a slow checkpoint step, a log
+    printed to two decimals: none is a fabrication warning."""
+    b = HonestBundle()
+    run = b.runs[0]
+    run.times = [*run.times[:30], run.base_step * 2.5, *run.times[31:]]
+    found = _validate(b, tmp_path)
+    assert not {r for r in found if r.startswith("fabrication.")}

@@ -131,7 +131,10 @@ class RunFx:
                 f"Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/{self.num_gpus}"]
 
     def losses(self) -> list[float]:
-        return self.loss or [round(12.0 - 0.1 * i, 3) for i in range(len(self.times))]
+        # a real loss moves with each batch (fabrication.formula-loss): seeded noise on the trend
+        rng = random.Random(self.seed)
+        return self.loss or [round(12.0 - 0.1 * i + rng.gauss(0, 0.02), 3)
+                             for i in range(len(self.times))]
 
     def log_text(self) -> str:
         lines = self.header()

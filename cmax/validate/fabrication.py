@@ -1,0 +1,127 @@
+"""Statistics that betray a fabricated log: warnings that hold a run at ``unverified``.
+
+A log written by a script rather than by a training job tends to miss what every real job
+prints: slow first steps (CUDA graph capture, NCCL communicator set-up, the data loader's first
+batches, allocator growth), step-to-step jitter of a few tenths of a percent or more on a
+multi-node job, and a loss that moves with each batch rather than along a formula. None of these
+proves fabrication alone (a log may start after warm-up was cut, a quiet single-node job has
+little jitter), so each is a warning, never an error; a warning of this family keeps a passing
+run from counting as a pass (``unverified``, :func:`cmax.validate.engine.holds_unverified`)
+until other evidence (the scheduler's clock, another run) corroborates it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import polars as pl
+
+from cmax.findings import Finding
+from cmax.validate.context import Context, RunView, print_resolution, run_finding
+from cmax.validate.registry import Rule, register
+from cmax.validate.thresholds import (
+    FORMULA_LOSS_MIN_STEPS,
+    MAD_TO_SIGMA,
+    MIN_REAL_JITTER,
+    MIN_STEADY_STEPS,
+    WARMUP_FRACTION,
+    WARMUP_MIN_EXCESS,
+    WARMUP_STEPS,
+    pct,
+)
+
+register(Rule(
+    "fabrication.no-warm-up", "warning", "The run has no warm-up",
+    f"The run's first {WARMUP_STEPS} printed steps (it starts at iteration 0 or 1) are no "
+    f"slower than its steady median (none more than {pct(WARMUP_MIN_EXCESS)} above it). A "
+    "real job's first steps are slower: CUDA graph capture, NCCL communicator set-up, the "
+    "data loader's first batches. A log without them was cut or written by a script.",
+    "Submit the whole log from the job's first step.",
+    "NVIDIA DGXC recipes (the first steps are excluded from the measured window for this "
+    "reason); Megatron-Bridge perf CI skip_first_percent_time.",
+))
+register(Rule(
+    "fabrication.low-jitter", "warning", "Jitter far below a real cluster's",
+    f"After warm-up the steps vary by less than {pct(MIN_REAL_JITTER)} (robust: 1.4826 x MAD "
+    "over the median), printed finely enough to show more: real multi-node jobs jitter by "
+    "a few tenths of a percent to a few percent (collectives, stragglers, the data loader).",
+    "Submit the unedited log; a quiet single-node job says so with its own evidence "
+    "(accounting, telemetry).",
+    "NVIDIA Megatron-Bridge perf CI (5 % timing band, 3-sigma outliers on real clusters); "
+    "SemiAnalysis ClusterMAX 2.0 run-to-run variation.",
+))
+register(Rule(
+    "fabrication.formula-loss", "warning", "The loss follows a formula, not the batches",
+    f"Over {FORMULA_LOSS_MIN_STEPS} or more printed steps the loss's second differences are "
+    "all within its print resolution: it falls along a straight line (or a curve no batch "
+    "noise disturbs). A real loss moves with every batch by far more than the last printed "
+    "digit.",
+    "Submit the unedited log.",
+    "Megatron-LM training_log (lm loss per log interval, 6 significant digits); the batch-to-"
+    "batch noise of the cross-entropy loss.",
+))
+
+
+def _times(view: RunView) -> pl.DataFrame:
+    return view.clean_steps.select("iteration", "step_time_s", "loss").filter(
+        pl.col("step_time_s").is_finite() & (pl.col("step_time_s") > 0))
+
+
+def _warm_up(view: RunView, steps: pl.DataFrame) -> Iterator[Finding]:
+    if steps.height < MIN_STEADY_STEPS + WARMUP_STEPS or int(steps["iteration"][0]) > 1:
+        return
+    steady = steps.slice(math.ceil(WARMUP_FRACTION * steps.height))["step_time_s"]
+    median = float(steady.median())  # type: ignore[arg-type]
+    first = steps.head(WARMUP_STEPS)["step_time_s"]
+    if median > 0 and float(first.max()) <= median * (1 + WARMUP_MIN_EXCESS):  # type: ignore[arg-type]
+        yield run_finding(
+            "fabrication.no-warm-up", view,
+            f"its first {WARMUP_STEPS} steps ({', '.join(f'{t:g}' for t in first)} s) are no "
+            f"slower than the steady median {median:g} s", line=view.line_of(
+                int(steps["iteration"][0])))
+
+
+def _jitter(view: RunView, steps: pl.DataFrame) -> Iterator[Finding]:
+    steady = steps.slice(math.ceil(WARMUP_FRACTION * steps.height))["step_time_s"]
+    if steady.len() < MIN_STEADY_STEPS or steady.n_unique() < 3:
+        return  # constant or near-constant times are statistics.constant-step-times'
+    median = float(steady.median())  # type: ignore[arg-type]
+    quantum = print_resolution(steady)
+    if median <= 0 or quantum / median >= MIN_REAL_JITTER / 2:
+        return  # printed too coarsely to show a real cluster's jitter
+    mad = float((steady - median).abs().median())  # type: ignore[arg-type]
+    cv = MAD_TO_SIGMA * mad / median
+    if cv < MIN_REAL_JITTER:
+        yield run_finding(
+            "fabrication.low-jitter", view,
+            f"{steady.len()} steady steps vary by {cv:.3%} (robust) about {median:g} s, "
+            f"printed to {quantum:g} s")
+
+
+def _formula_loss(view: RunView, steps: pl.DataFrame) -> Iterator[Finding]:
+    loss = steps.filter(pl.col("loss").is_finite())["loss"]
+    if loss.len() < FORMULA_LOSS_MIN_STEPS or loss.n_unique() < 3:
+        return
+    values = loss.to_numpy()
+    quantum = print_resolution(loss)
+    second = np.abs(np.diff(values, n=2))
+    if float(second.max()) <= 2 * quantum + 1e-12:
+        yield run_finding(
+            "fabrication.formula-loss", view,
+            f"over {loss.len()} steps its loss ({values[0]:g} to {values[-1]:g}) has second "
+            f"differences of at most {float(second.max()):g}, within the print resolution "
+            f"{quantum:g}")
+
+
+def check(ctx: Context) -> Iterator[Finding]:
+    for view in ctx.runs:
+        if view.summary is not None:
+            continue
+        steps = _times(view)
+        if steps.is_empty():
+            continue
+        yield from _warm_up(view, steps)
+        yield from _jitter(view, steps)
+        yield from _formula_loss(view, steps)
