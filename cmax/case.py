@@ -36,7 +36,7 @@ from typing import Any
 import polars as pl
 
 from cmax.bundle_claims import bundle_claims
-from cmax.claims import Ledger, gpu_family
+from cmax.claims import Ledger
 from cmax.coerce import as_float, as_int
 from cmax.evidence import STEPS_SCHEMA, Evidence, EvidenceFile, declared_files
 from cmax.evidence import TABLES as EVIDENCE_TABLES
@@ -44,6 +44,7 @@ from cmax.facts import Fact, facts_of
 from cmax.ingest.textlines import clean_steps
 from cmax.manifest import MANIFEST_NAME, RunSpec
 from cmax.recipe import RECIPE_SCHEMA
+from cmax.reference.gpus import gpu_family
 from cmax.reference.view import ReferenceData, RefView
 from cmax.resolved_runs import BaselineRow, ResolvedRun
 from cmax.run_claims import RunInputs, known_workloads, run_claims

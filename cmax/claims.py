@@ -182,30 +182,8 @@ class Ledger:
 # ---------------------------------------------------------------------------------------------
 # reading what a file states
 
-_GPU_FAMILY = re.compile(
-    r"(?<![a-z0-9])(gb300|gb200|gh200|b300|b200|h200|h100|h800|h20|a100|a800|l40s|l40|v100|"
-    r"mi355x|mi325x|mi300x)(?![a-z0-9])")
 _NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(mxfp8|nvfp4|fp8|bf16|fp16)(?![a-z0-9])")
 _OFF = {"", "none", "null", "false", "0", "off", "no", "disabled"}
-
-
-def gpu_family(name: str) -> str | None:
-    """The GPU product a printed name or catalogue id means: 'NVIDIA H100 80GB HBM3' -> 'h100'.
-
-    Form factor matters where it changes the product (an H100 PCIe is not an H100 SXM), so a
-    name that says PCIe or NVL keeps it: 'NVIDIA H100 PCIe' -> 'h100-pcie'.
-    """
-    text = re.sub(r"[^a-z0-9]+", " ", name.lower())
-    match = _GPU_FAMILY.search(text)
-    if match is None:
-        return None
-    family = match.group(1)
-    if family == "h100":
-        if re.search(r"\bpcie\b", text):
-            return "h100-pcie"
-        if re.search(r"\bnvl\b", text):
-            return "h100-nvl"
-    return family
 
 
 def precision_family(value: str) -> str | None:

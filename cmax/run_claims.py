@@ -20,7 +20,6 @@ from cmax.claims import (
     Claim,
     ClaimStatus,
     fact_int,
-    gpu_family,
     named_workloads,
     norm_name,
     parallel_facts,
@@ -30,6 +29,7 @@ from cmax.claims import (
     status_of,
 )
 from cmax.facts import Fact, facts_of
+from cmax.reference.gpus import gpu_family
 
 if TYPE_CHECKING:
     from cmax.resolved_runs import ResolvedRun

@@ -16,7 +16,8 @@ them under ``job_config``.
 
 A node list that cannot hold the job's scale is refused too: llmb-run asks Slurm for
 ceil(scale / GPUs per node) nodes, with 8 GPUs per node for A100/H100/B200/B300 and 4 for
-GB200/GB300 (``GPU_TYPE_TO_NUM_GPUS``, cli/llmb-run/src/llmb_run/constants.py@e249aa3), so
+GB200/GB300 (``GPU_TYPE_TO_NUM_GPUS``, cli/llmb-run/src/llmb_run/constants.py@e249aa3, held
+in reference/gpus.toml), so
 fewer nodes than that means the run was not the scale it claims. The job database has the
 node list; an archive or a folder of experiments has none (llmb-config states the scale and
 GPUs per node, not the nodes), so there the node count the job's log prints is read
@@ -32,7 +33,10 @@ import json
 import math
 from typing import Any
 
-GPUS_PER_NODE = {"a100": 8, "h100": 8, "b200": 8, "b300": 8, "gb200": 4, "gb300": 4}
+from cmax.reference.gpus import gpus_per_node
+
+#: GPU family -> GPUs per node as llmb-run sizes a job (reference/gpus.toml ``gpus_per_node``)
+GPUS_PER_NODE = gpus_per_node()
 MAX_GPUS_PER_NODE = max(GPUS_PER_NODE.values())
 
 FIX = ("rerun the workload at its Exemplar configuration (`llmb-run submit` without "

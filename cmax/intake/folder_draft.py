@@ -266,7 +266,7 @@ def cluster_from_hosts(survey: Survey) -> Drafted | None:
 
 
 def gpu_from_facts(survey: Survey) -> Drafted | None:
-    from cmax.claims import gpu_family
+    from cmax.reference.gpus import gpu_family
 
     votes: Counter[str] = Counter()
     where: dict[str, str] = {}

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cmax.errors import ReferenceDataError
+from cmax.reference.gpus import gpu_family
 
 TABLE_FILE = "mlperf_nvidia.csv"
 RCP_FILE = "mlperf_rcp.json"
@@ -39,32 +40,6 @@ CSV_COLUMNS = (
 # the scaling losses of the larger job dominate the comparison (docs/scoring.md)
 MAX_SCALE_GAP = 4.0
 _FIX = "restore reference/ from the release (python tools/build_mlperf_reference.py rebuilds it)"
-
-# accelerator families, most specific first: "GB200" must not read as "B200"
-_FAMILIES = re.compile(
-    r"(gb300|gb200|b300|b200|h200|h100|h800|h20|a100|l40s|mi355x|mi350x|mi325x|mi300x|"
-    r"gaudi ?3|gaudi ?2|tpu[- ]?v5p|tpu[- ]?v5e|tpu[- ]?v6e|trillium)")
-
-
-def accelerator_family(name: str | None) -> str | None:
-    """``"NVIDIA H100-SXM5-80GB"`` -> ``h100``; PCIe and NVL parts keep a suffix.
-
-    Accelerators are compared by family because MLPerf system JSONs and manifests spell them
-    differently (``NVIDIA B200-SXM-180GB``, ``b200``); a PCIe or NVL card is a different
-    product from the SXM part of the same name.
-    """
-    if not name:
-        return None
-    text = name.lower().replace("_", "-")
-    match = _FAMILIES.search(text)
-    if match is None:
-        return None
-    family = match.group(1).replace(" ", "").replace("-", "")
-    family = {"trillium": "tpuv6e"}.get(family, family)
-    if family in ("h100", "h200") and ("pcie" in text or "nvl" in text):
-        family += "-pcie" if "pcie" in text else "-nvl"
-    return family
-
 
 @dataclass(frozen=True)
 class NvidiaResult:
@@ -155,7 +130,7 @@ class MlperfReference:
         same round first, then the latest), compared per GPU-minute. Nothing matches without
         the accelerator, the benchmark or a scale that close; the note names what is missing.
         """
-        family = accelerator_family(accelerator)
+        family = gpu_family(accelerator)
         same_bench = [r for r in self.results if r.benchmark == benchmark]
         if not same_bench:
             return Match(None, "none", f"no NVIDIA MLPerf Training submission of {benchmark} "
@@ -239,7 +214,7 @@ def _read_table(path: Path) -> tuple[NvidiaResult, ...]:
             row = NvidiaResult(
                 round=rec["round"], benchmark=rec["benchmark"],
                 system_folder=rec["system_folder"], system_name=rec["system_name"],
-                accelerator=rec["accelerator"], family=accelerator_family(rec["accelerator"]),
+                accelerator=rec["accelerator"], family=gpu_family(rec["accelerator"]),
                 num_gpus=int(rec["num_gpus"]), score_min=float(rec["score_min"]),
                 run_minutes=minutes, scaling_factor=float(rec["rcp_scaling_factor"]),
                 availability=rec["availability"], source=rec["source"], line=line)

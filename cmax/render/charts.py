@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from cmax.render.formatting import TIER_COLOURS
 from cmax.score.series import spikes
 from cmax.scorecard import (
     InferenceResult,
@@ -55,10 +56,6 @@ ACCENT = "#1f5f99"
 VERDICT_COLOURS = {
     "pass": "#2e7d32", "fail": "#c62828", "inconclusive": "#e0a100",
     "not_comparable": "#777777", "no_reference": "#777777",
-}
-TIER_COLOURS = {
-    "Platinum": "#4a5a6a", "Gold": "#b8860b", "Silver": "#8a949e",
-    "Bronze": "#a0522d", "Underperforming": "#b00020",
 }
 SERIES_COLOURS = ("#1f5f99", "#d9822b", "#2e7d32", "#8e44ad", "#c62828", "#16a085")
 WIDTH_IN = 6.6

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -22,10 +23,29 @@ MINUS = "−"  # a true minus sign: a hyphen is too short to read in a table of 
 
 # CSS classes come only from these tables, never from bundle text.
 VERDICT_CLASSES: dict[str, str] = {v: state.tone for v, state in VERDICT_STATES.items()}
-TIER_CLASSES: dict[str, str] = {
-    "Platinum": "tier-platinum", "Gold": "tier-gold", "Silver": "tier-silver",
-    "Bronze": "tier-bronze", "Underperforming": "tier-under",
+
+
+@dataclass(frozen=True)
+class TierStyle:
+    """How a tier is drawn everywhere: its CSS class, its colour (the badge and the decision's
+    rule under white text, the leaderboard's bars) and its tint (the fleet trend grid's cells
+    under dark text). ``templates/report.css`` and ``trend.css`` write their tier rules from
+    this table, and the charts colour their bars from it."""
+
+    css: str
+    colour: str
+    tint: str
+
+
+TIERS: dict[str, TierStyle] = {
+    "Platinum": TierStyle("tier-platinum", "#4a5a6a", "#dfe7f1"),
+    "Gold": TierStyle("tier-gold", "#a87b0a", "#f6e7b4"),
+    "Silver": TierStyle("tier-silver", "#7d8791", "#e4e4e4"),
+    "Bronze": TierStyle("tier-bronze", "#9a4e29", "#efd2b8"),
+    "Underperforming": TierStyle("tier-under", "#b00020", "#f3c6c6"),
 }
+TIER_CLASSES: dict[str, str] = {tier: style.css for tier, style in TIERS.items()}
+TIER_COLOURS: dict[str, str] = {tier: style.colour for tier, style in TIERS.items()}
 SEVERITY_CLASSES: dict[str, str] = {"error": "bad", "warning": "warn", "info": "neutral"}
 AUDIT_CLASSES: dict[str, str] = {
     "PASS": "good", "WARNING": "warn", "FAIL": "bad", "SKIPPED": "neutral",
@@ -225,4 +245,5 @@ GLOBALS: dict[str, Any] = {
     "where": lambda file, line: breakable(where(file, line)),
     "workload_label": workload_label,
     "MISSING": MISSING,
+    "tiers": TIERS,
 }

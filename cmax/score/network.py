@@ -16,7 +16,7 @@ import polars as pl
 
 from cmax.evidence import Evidence
 from cmax.ingest.formats._nccl_datatypes import rated_rows
-from cmax.ingest.formats._nccl_domains import NVL72_GPUS
+from cmax.reference.gpus import gpu_family, rack_scale_families
 from cmax.reference.network import gpu_applies
 from cmax.score.reference_api import ReferenceData, canonical_gpu, num, text
 from cmax.score.rubric import Rubric
@@ -36,7 +36,7 @@ def _size_label(size: int) -> str:
 def nvl72_notes(gpu: str, nodes: int, domains: int | None) -> list[str]:
     """What an NVL72 result's scope is: inside one NVLink domain, split across racks, or
     unknown (GB200/GB300 runs over 1 node need the MNNVL lines or rack host names to tell)."""
-    if nodes < 2 or not any(g in gpu.lower() for g in NVL72_GPUS):
+    if nodes < 2 or gpu_family(gpu) not in rack_scale_families():
         return []
     if domains == 1:
         return ["intra-rack: every node in one NVLink domain (multi-node NVLink/NVLS), rated "

@@ -8,7 +8,6 @@ edits that no single-value check can see.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 
 import polars as pl
@@ -16,6 +15,7 @@ import polars as pl
 from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.ingest.textlines import rising
+from cmax.reference.gpus import gpu_family
 from cmax.throughput import tokens_per_s_per_gpu
 from cmax.validate import selfcheck
 from cmax.validate.context import (
@@ -226,9 +226,9 @@ def _layout(view: RunView) -> Iterator[Finding]:
 
 
 def _gpu_family(name: str) -> str:
-    text = name.lower().replace("nvidia", " ")
-    found = re.findall(r"[a-z]*\d+[a-z]*", text)
-    return found[0] if found else text.strip()
+    """The GPU family (cmax.reference.gpus), else the name itself: an unknown GPU matches
+    only its own spelling."""
+    return gpu_family(name) or name.strip().lower()
 
 
 def _manifest(ctx: Context, view: RunView) -> Iterator[Finding]:

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 
 from cmax.claims import (
     fact_int,
-    gpu_family,
     norm_name,
     precision_family,
     release_of,
@@ -28,6 +27,7 @@ from cmax.facts import Fact, facts_of
 from cmax.findings import Finding
 from cmax.ingest.formats import all_formats
 from cmax.ingest.formats._training_log import TrainingLogFormat
+from cmax.reference.gpus import gpu_family
 from cmax.run_claims import known_workloads, shape_citations
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register

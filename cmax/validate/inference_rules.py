@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from cmax.claims import gpu_family
 from cmax.evidence import entry_rows
 from cmax.findings import Finding
 from cmax.manifest import InferenceSpec
+from cmax.reference.gpus import gpu_family
 from cmax.reference.inference import model_names
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register

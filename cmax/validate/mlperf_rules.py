@@ -29,7 +29,8 @@ from cmax.ingest.formats.mlperf import (
     olympic_drop,
     relative_path,
 )
-from cmax.reference.mlperf import accelerator_family, rcp_check
+from cmax.reference.gpus import gpu_family
+from cmax.reference.mlperf import rcp_check
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import MLPERF_PERIOD_DAYS
@@ -584,7 +585,7 @@ def _system(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
                       "under systems/<system>.json; the accelerator rated is the "
                       f"manifest's [system] gpu {system.gpu!r}, as declared", file=rel)
     accel = s.system.get("accelerator_model_name")
-    have, want = accelerator_family(accel), accelerator_family(system.gpu)
+    have, want = gpu_family(accel), gpu_family(system.gpu)
     if have and want and have != want:
         yield finding("mlperf.system-mismatch", f"accelerator_model_name {accel!r} is not the "
                       f"manifest's [system] gpu {system.gpu!r}", file=rel,

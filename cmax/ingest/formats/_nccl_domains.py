@@ -22,7 +22,6 @@ MNNVL_KEY = "NCCL INFO MNNVL"
 _MNNVL = re.compile(r"^(?P<host>[^\s:]+):\d+:\d+ \[\d+\] NCCL INFO MNNVL busId \S+ "
                     r"fabric UUID (?P<uuid>\S+) cliqueId (?P<clique>\S+)")
 _RACK = re.compile(r"(?:^|[-_.])rack[-_]?(\d+)(?=$|[-_.])", re.I)
-NVL72_GPUS = ("gb200", "gb300")
 
 
 def mnnvl_domain(body: str) -> tuple[str, str] | None:
