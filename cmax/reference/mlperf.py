@@ -47,6 +47,7 @@ class NvidiaResult:
 
     round: str
     benchmark: str
+    submitter: str
     system_folder: str
     system_name: str
     accelerator: str
@@ -62,6 +63,12 @@ class NvidiaResult:
     def describe(self) -> str:
         return (f"NVIDIA {self.system_name} ({self.num_gpus} x {self.accelerator}), "
                 f"v{self.round} {self.benchmark}: {self.score_min:.4g} min")
+
+
+#: relative agreement at which two runs' times to train are the same run (1 ms in ~17 min)
+FINGERPRINT_TOLERANCE = 1e-6
+#: runs of a result that must repeat a published result's to call it a copy
+FINGERPRINT_MIN_RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,31 @@ class MlperfReference:
 
     def rcp(self, ruleset: str, benchmark: str) -> RcpSet | None:
         return self.rcps.get(ruleset, {}).get(benchmark)
+
+    def published_copy(self, benchmark: str,
+                       minutes: list[float]) -> tuple[NvidiaResult, int] | None:
+        """The published result whose runs these durations repeat, and how many they repeat.
+
+        A run's time to train is run_stop - run_start to the millisecond; two honest runs do
+        not repeat one to :data:`FINGERPRINT_TOLERANCE`, let alone several. A copy matches at
+        least :data:`FINGERPRINT_MIN_RUNS` runs (all of them when fewer were given)."""
+        wanted = min(FINGERPRINT_MIN_RUNS, len(minutes))
+        if wanted == 0:
+            return None
+        for row in self.results:
+            if row.benchmark != benchmark:
+                continue
+            pool = [m for m in row.run_minutes if m is not None]
+            hits = 0
+            for m in minutes:
+                twin = next((p for p in pool if math.isclose(p, m,
+                                                             rel_tol=FINGERPRINT_TOLERANCE)), None)
+                if twin is not None:
+                    pool.remove(twin)
+                    hits += 1
+            if hits >= wanted:
+                return row, hits
+        return None
 
     def match(self, benchmark: str, accelerator: str | None, num_gpus: int | None,
               round_: str | None) -> Match:
@@ -212,7 +244,7 @@ def _read_table(path: Path) -> tuple[NvidiaResult, ...]:
             minutes = tuple(None if m == "failed" else float(m)
                             for m in rec["run_minutes"].split(";"))
             row = NvidiaResult(
-                round=rec["round"], benchmark=rec["benchmark"],
+                round=rec["round"], benchmark=rec["benchmark"], submitter=rec["submitter"],
                 system_folder=rec["system_folder"], system_name=rec["system_name"],
                 accelerator=rec["accelerator"], family=gpu_family(rec["accelerator"]),
                 num_gpus=int(rec["num_gpus"]), score_min=float(rec["score_min"]),

@@ -185,6 +185,17 @@ register(Rule(
     "only when above 1); result_summarizer._get_scaling_factor.",
 ))
 register(Rule(
+    "mlperf.public-result", "error",
+    "The runs repeat a published MLPerf result of another submitter",
+    "cmax ships the run-by-run times to train of NVIDIA's published MLPerf Training results "
+    "(reference/mlperf_nvidia.csv, from mlcommons/training_results_v4.0-v5.1). Times to train "
+    "are logged to the millisecond; three runs repeating a published result's is that result "
+    "relabelled (submission_org and the system JSON edited), whatever its files now say.",
+    "Submit the provider's own runs, or mark the entry `cited = true` to show the public result "
+    "as context.",
+    "mlcommons/training_results_v4.0-v5.1 (reference/mlperf_nvidia.csv run_minutes)",
+))
+register(Rule(
     "mlperf.run-outside-period", "error",
     "An MLPerf run is dated outside the benchmark period",
     "Each MLLOG event carries the epoch time it was logged; the runs of a result rated for this "
@@ -549,6 +560,23 @@ def _shortening(s: MlperfSet) -> Iterator[Finding]:
                       "shortens the time, which no RCP scaling does", file=s.label)
 
 
+def _published(ctx: Context, s: MlperfSet, table: MlperfReference | None) -> Iterator[Finding]:
+    """The set's runs against the fingerprint index of published results."""
+    spec = spec_of(ctx, s)
+    if table is None or (spec is not None and spec.cited):
+        return
+    minutes = [m for m in (r.minutes for r in s.runs) if m is not None]
+    found = table.published_copy(s.benchmark, minutes)
+    if found is None:
+        return
+    row, hits = found
+    if same_org(row.submitter, ctx.manifest.provider.name):
+        return  # the submitter's own published result
+    yield finding("mlperf.public-result",
+                  f"{s.label}: {hits} of its {len(minutes)} runs repeat, to the millisecond, "
+                  f"the published {row.describe()} ({row.source})", file=s.label)
+
+
 def _period(ctx: Context, s: MlperfSet) -> Iterator[Finding]:
     """The first run of the set dated outside [benchmark date - period, benchmark date + 1]."""
     spec = spec_of(ctx, s)
@@ -731,3 +759,4 @@ def check(ctx: Context) -> Iterator[Finding]:
             yield from _system(ctx, s)
             yield from _rcp(s, table)
             yield from _period(ctx, s)
+            yield from _published(ctx, s, table)

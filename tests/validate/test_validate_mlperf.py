@@ -305,3 +305,25 @@ def test_runs_within_the_period_and_cited_results_are_not_dated(tmp_path: Path) 
         assert not [f for f in loaded.findings if f.rule == "mlperf.run-outside-period"]
     with load(_oracle_bundle(tmp_path / "c", "2026-09-15", "cited = true\n")) as loaded:
         assert not [f for f in loaded.findings if f.rule == "mlperf.run-outside-period"]
+
+
+def test_a_published_result_relabelled_as_the_providers_is_an_error(tmp_path: Path) -> None:
+    """NVIDIA's v5.0 EOS-DFW result with every "NVIDIA" in its logs and system JSON rewritten
+    to the provider's name: the submitter checks see the provider, the run times do not lie."""
+    root = bundle(tmp_path / "b")
+    manifest = root / "cmax.toml"
+    manifest.write_text(manifest.read_text().replace('name = "NVIDIA"', 'name = "Example Cloud"'))
+    for path in (root / "v5.0" / "NVIDIA").rglob("*"):
+        if path.suffix in (".txt", ".json"):
+            path.write_text(path.read_text().replace('"NVIDIA"', '"Example Cloud"'))
+    with load(root) as loaded:
+        hits = [f for f in loaded.findings if f.rule.startswith("mlperf.")]
+    assert [(f.rule, f.severity) for f in hits] == [("mlperf.public-result", "error")]
+    assert "3 of its 3 runs repeat" in hits[0].message
+    assert "training_results_v5.0:NVIDIA/results/eos-dfw_n64_ngc25.01_nemo" in hits[0].message
+
+
+def test_other_submitters_published_results_are_not_in_the_index(tmp_path: Path) -> None:
+    """The index holds NVIDIA's submissions; Oracle's own result in Oracle's bundle is clean."""
+    with load(_oracle_bundle(tmp_path / "b", "2024-06-01")) as loaded:
+        assert not [f for f in loaded.findings if f.rule == "mlperf.public-result"]

@@ -452,6 +452,11 @@ TRIPS: dict[str, Case] = {
     # the honest runs ran on 2025-10-09, 449 days before a benchmark dated 2027-01-01
     "mlperf.run-outside-period": edit(lambda b: b.manifest_extra.update(
         {"benchmark": {"date": dt.date(2027, 1, 1), "reference": "latest"}})),
+    # NVIDIA's published v5.0 EOS-DFW 405B runs with submission_org edited to the provider's
+    "mlperf.public-result": edit(lambda b: setattr(b, "mlperf_files", {
+        p.name: p.read_text().replace('"NVIDIA"', '"Example Cloud"') for p in sorted(
+            (DATA / "mlperf" / "v5.0" / "NVIDIA" / "results" / "eos-dfw_n64_ngc25.01_nemo"
+             / "llama31_405b").glob("result_*.txt"))})),
     "mlperf.scaling-mismatch": edit(lambda b: setattr(b, "mlperf_files", {
         **HonestBundle().results(), "scaling.json": '{"scaling_factor": 0.8}'})),
     "mlperf.no-system": edit(lambda b: setattr(b, "skip_files", (MLPERF_SYSTEM,))),
