@@ -19,6 +19,8 @@ sent a bad bundle" from "our rubric is broken" without parsing the message::
     │   └── NotInCatalogue          a GPU, model, precision or FLOPs convention the release
     │                               does not know (the one miss cmax.reference.view absorbs)
     ├── RubricError             a rubric file (weights, thresholds, gates)
+    ├── MonitoringError         the buyer's monitoring: Prometheus unreachable or refusing a
+    │                           query, a saved answer or node event file that is not one
     └── HistoryError            periodic audits: the runs root, a run folder, the history
                                 table, the drift policy
 
@@ -44,6 +46,7 @@ __all__ = [
     "EvidenceFormatError",
     "HistoryError",
     "ManifestError",
+    "MonitoringError",
     "NotInCatalogue",
     "ReferenceDataError",
     "RubricError",
@@ -158,6 +161,12 @@ class NotInCatalogue(ReferenceDataError):
 
 class RubricError(CmaxError):
     """A rubric file: weights, thresholds, gates or tiers that do not make sense."""
+
+
+class MonitoringError(CmaxError):
+    """The buyer's monitoring ([monitoring]): a Prometheus server that cannot be reached or
+    refuses a query, a saved answer or node event file that is not one. Never a reason to
+    fall back silently to the provider's incident log."""
 
 
 class HistoryError(CmaxError):

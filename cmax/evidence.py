@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from cmax.ingest.formats.mlperf import MlperfSet
     from cmax.intake.facts import PackageFacts
     from cmax.manifest import Manifest  # the models (pydantic) are not needed to read a log
+    from cmax.monitoring.witness import Witness
 
 RUNS_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String(),
@@ -408,6 +409,8 @@ class Evidence:
     files: list[EvidenceFile] = field(default_factory=list)
     # an llmb-run package's suite keys, recipe releases and notes (cmax.intake), else None
     package: PackageFacts | None = None
+    # the buyer's monitoring ([monitoring]) over the reliability period (cmax.monitoring)
+    monitoring: tuple[Witness, ...] = ()
 
 
 @dataclass(frozen=True)

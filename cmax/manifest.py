@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import re
+import urllib.parse
+import zoneinfo
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -236,6 +239,9 @@ class Reliability(_Strict):
 class Sla(_Strict):
     uptime_pct: float = Field(gt=0, le=100)
     credits: list[tuple[float, float]] = Field(default_factory=list)
+    counts_gpu_faults: bool = Field(
+        default=False, description="the contract counts a node with a failed GPU as down "
+        "(the monitoring's GPU count below gpus_per_node while the node is up)")
 
     @field_validator("credits")
     @classmethod
@@ -252,6 +258,72 @@ class Sla(_Strict):
                     f"credits that grow as uptime falls (below {lower:g} % gives "
                     f"{lower_credit:g} %, less than {upper_credit:g} % below {upper:g} %)")
         return tiers
+
+
+def _prometheus_url(value: str) -> str:
+    """An http(s) address without credentials: they come from the environment, since the
+    manifest travels with the bundle (cmax/monitoring/prometheus.py)."""
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("the Prometheus server's http:// or https:// address "
+                         "(http://prometheus:9090)")
+    if parts.username or parts.password:
+        raise ValueError("an address without user or password (set CMAX_PROMETHEUS_TOKEN, or "
+                         "CMAX_PROMETHEUS_USER and CMAX_PROMETHEUS_PASSWORD, in the "
+                         "environment)")
+    if parts.query or parts.fragment:
+        raise ValueError("the server's address only, without ?query or #fragment")
+    return value
+
+
+def _regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"a regular expression ({exc})") from None
+    return value
+
+
+class Monitoring(_Strict):
+    """The buyer's own monitoring, a witness of node availability the provider does not write
+    (docs/manifest.md, cmax/monitoring/)."""
+
+    prometheus: Annotated[str, AfterValidator(_prometheus_url)] | None = Field(
+        default=None, max_length=2_000)
+    up_answer: RelPath | None = None
+    gpus_answer: RelPath | None = None
+    xid_answer: RelPath | None = None
+    slurm_events: RelPath | None = None
+    slurm_reasons: RelPath | None = None
+    kubernetes: RelPath | None = None
+    up: str = Field(default='up{job="node"}', min_length=1, max_length=2_000)
+    ready: str | None = Field(
+        default='kube_node_status_condition{condition="Ready",status="true"}', max_length=2_000)
+    gpus: str | None = Field(default="count by (Hostname) (DCGM_FI_DEV_GPU_TEMP)",
+                             max_length=2_000)
+    xid: str | None = Field(default="DCGM_FI_DEV_XID_ERRORS", max_length=2_000)
+    instance_regex: Annotated[str, AfterValidator(_regex)] = Field(
+        default=r"^([^:.]+)", max_length=500)
+    step_s: int = Field(default=60, ge=1, le=3_600)
+    slurm_timezone: str = Field(default="UTC", max_length=100)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Monitoring:
+        if self.prometheus and self.up_answer:
+            raise ValueError("either prometheus (a live server) or up_answer (a saved answer), "
+                             "not both")
+        if not (self.prometheus or self.up_answer or self.slurm_events or self.slurm_reasons
+                or self.kubernetes):
+            raise ValueError("a source: prometheus, up_answer, slurm_events, slurm_reasons or "
+                             "kubernetes")
+        if (self.gpus_answer or self.xid_answer) and not self.up_answer:
+            raise ValueError("gpus_answer and xid_answer beside an up_answer")
+        try:
+            zoneinfo.ZoneInfo(self.slurm_timezone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"slurm_timezone: an IANA time zone such as UTC or Europe/Paris "
+                             f"(found {self.slurm_timezone!r})") from None
+        return self
 
 
 class Pricing(_Strict):
@@ -367,9 +439,17 @@ class Manifest(_Strict):
         "each judged on its own (cmax accept)")
     audit: PathSpec | None = None
     reliability: Reliability | None = None
+    monitoring: Monitoring | None = None
     sla: Sla | None = None
     pricing: Pricing | None = None
     declarations: dict[str, bool | str | int | float] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _monitoring_period(self) -> Manifest:
+        if self.monitoring is not None and self.reliability is None:
+            raise ValueError("[monitoring] is read over the [reliability] period: add "
+                             "[reliability] with period_start and period_end")
+        return self
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:

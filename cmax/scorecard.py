@@ -361,6 +361,22 @@ class SlaResult(_Model):
     node_months: int = Field(default=0, description="node-months assessed (per node, per month)")
     node_months_below: int = Field(default=0, description="node-months under the contracted %")
     worst_uptime_pct: float | None = Field(default=None, description="worst node-month uptime")
+    witness: Literal["incident log", "monitoring", "both"] = Field(
+        default="incident log", description="what the downtime rests on: the provider's "
+        "incident log, the buyer's monitoring ([monitoring]), or both joined (the union of "
+        "their outages)")
+    nodes_in_breach: list[str] = Field(
+        default_factory=list, description="nodes with a node-month under the contracted %")
+    downtime_node_hours_log: float | None = Field(
+        default=None, description="unplanned downtime the incident log records, node-hours")
+    downtime_node_hours_monitoring: float | None = Field(
+        default=None, description="downtime the monitoring shows (planned maintenance "
+        "removed), node-hours; None when there is no [monitoring] or it was not assessed")
+    monitoring_resolution_s: float | None = Field(
+        default=None, description="the step of the monitoring's accounting, seconds")
+    unlogged_outages: int | None = Field(
+        default=None, description="outages the monitoring shows that the incident log "
+        "leaves out")
     notes: list[str] = Field(default_factory=list)
     """how the result was reached, in sentences"""
 

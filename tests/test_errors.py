@@ -15,7 +15,7 @@ TREE = {
     "UsageError": CmaxError, "BundleError": CmaxError, "ManifestError": CmaxError,
     "EvidenceError": CmaxError, "EvidenceFormatError": EvidenceError,
     "ReferenceDataError": CmaxError, "NotInCatalogue": errors.ReferenceDataError,
-    "RubricError": CmaxError, "HistoryError": CmaxError,
+    "RubricError": CmaxError, "HistoryError": CmaxError, "MonitoringError": CmaxError,
 }
 
 

@@ -8,6 +8,10 @@
 #                                     fontTools (slower; cmax pins its clock either way)
 #   fonts-dejavu-core                 the fonts the report templates name
 #   poppler-utils                     pdftotext/pdfinfo, used by the report tests
+# With --tests (the README's test command, CI) also:
+#   prometheus                        prometheus and promtool: the monitoring tests backfill a
+#                                     TSDB and start their own server on a free loopback port
+#                                     (the package's system service is never used)
 # Root runs apt-get directly, anyone else through sudo. Elsewhere (not Debian/Ubuntu) it
 # prints what to install and exits 0, so the Python steps still run. It fails (exit 1) with
 # the reason when it cannot install, and when python3 is older than cmax's 3.11, so the
@@ -15,6 +19,12 @@
 set -euo pipefail
 
 PACKAGES=(python3-venv libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core poppler-utils)
+for arg in "$@"; do
+    case "$arg" in
+        --tests) PACKAGES+=(prometheus) ;;
+        *) echo "install-system-deps: unknown option $arg (only --tests)" >&2; exit 2 ;;
+    esac
+done
 
 if ! command -v dpkg >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
     echo "install-system-deps: not a Debian/Ubuntu system; install the equivalents of:" \

@@ -146,6 +146,11 @@ def ingest(bundle: Bundle) -> Evidence:
             log: IncidentFormat[Any]
             log, parsed, rel = reader.read(path, IncidentFormat, table_named("incidents").what)
             evidence.incidents = conform(log.frame(parsed, source_file=rel), INCIDENTS_SCHEMA)
+    if manifest.monitoring is not None:
+        from cmax.monitoring.read import read_monitoring
+
+        evidence.monitoring = read_monitoring(
+            manifest, lambda rel, key: reader.bundle.resolve(rel, field=key))
     evidence.files = list(reader.files.values())
     return evidence
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
@@ -27,8 +27,12 @@ from cmax.errors import ReferenceDataError
 from cmax.evidence import Evidence
 from cmax.incident_review import IncidentReview, cite_lines, fleet_nodes, review_incidents
 from cmax.manifest import Sla
+from cmax.monitoring.accounting import MAX_UNWITNESSED
 from cmax.score.reference_api import ReferenceData, num, text
 from cmax.scorecard import ReliabilityResult, SlaResult
+
+if TYPE_CHECKING:
+    from cmax.monitoring.combine import MonitoringView
 
 
 def expected_ettr(job_gpus: int, failures_per_gpu_hour: float, checkpoint_interval_min: float,
@@ -193,9 +197,11 @@ def _overlap_hours(intervals: list[tuple[dt.datetime, dt.datetime]], lo: dt.date
 def sla_result(evidence: Evidence) -> SlaResult | None:
     """Per node, per month uptime against the contract (docs/scoring.md: per node and
     per calendar month), over the months the incident log covers and the fleet the evidence
-    supports (cmax/incident_review.py).
+    supports (cmax/incident_review.py), joined with the buyer's monitoring where the bundle
+    has ``[monitoring]`` (cmax/monitoring/combine.py: the union of the outages both witnesses
+    show, over the whole period).
 
-    Nodes without incidents were up all month. The fleet credit is the node-hour-weighted
+    Nodes without outages were up all month. The fleet credit is the node-hour-weighted
     average of the per node-month credits, i.e. the share of the whole bill owed back. An
     incident with a missing or backwards time counts as down to the end (or from the start)
     of the period: malformed data can never lower the credit owed.
@@ -204,31 +210,56 @@ def sla_result(evidence: Evidence) -> SlaResult | None:
     review = review_incidents(evidence)
     if sla is None or review is None:
         return None
+    from cmax.monitoring.combine import monitoring_view
+
     gpn = evidence.manifest.system.gpus_per_node
     start, end = review.start, review.end
     notes: list[str] = review_notes(review)
-    per_node: dict[str, list[tuple[dt.datetime, dt.datetime]]] = defaultdict(list)
+    per_node: dict[str, list[Span]] = defaultdict(list)
     for row in review.unplanned.iter_rows(named=True):
-        key = row["node"] or f"(no node: {row['source_file']}:{row['line']})"
+        key = (str(row["node"]).strip().lower() if row["node"]
+               else f"(no node: {row['source_file']}:{row['line']})")
         per_node[key].append((max(row["start"], start), min(row["end"], end)))
-    nodes = max(fleet_nodes(review, gpn), len(per_node))
-    spans = review.covered
-    total_hours = review.covered_hours
+    view = monitoring_view(evidence, review, sla.counts_gpu_faults)
+    watched = view is not None and view.assessed
+    hosts = set(per_node) | (set(view.down) | set(view.unwitnessed) if view else set())
+    nodes = max(fleet_nodes(review, gpn), len(hosts))
+    spans = review.period_months if watched else review.covered
+    total_hours = sum((b - a).total_seconds() for a, b in spans) / 3600.0
     node_hours = nodes * total_hours
-    downtime = 0.0
+    downtime = log_down = mon_down = 0.0
     credit_node_hours = 0.0
     below = 0
     worst = 100.0
-    for intervals in per_node.values():
-        merged = _merge(intervals)
+    breach: set[str] = set()
+    stronger = {"monitoring": 0, "incident log": 0, "equal": 0}
+    blind = 0
+    for host in sorted(hosts):
+        logged = _merge(per_node.get(host, []))
+        seen = view.down.get(host, ()) if view else ()
+        both = _merge([*logged, *seen])
         for lo, hi in spans:
             hours = (hi - lo).total_seconds() / 3600.0
-            down = _overlap_hours(merged, lo, hi)
+            by_log = _overlap_hours(logged, lo, hi)
+            log_down += by_log
+            down = by_log
+            if watched and view is not None:
+                if view.blind(host, lo, hi):
+                    blind += 1
+                else:
+                    by_mon = _overlap_hours(list(seen), lo, hi)
+                    mon_down += by_mon
+                    down = _overlap_hours(both, lo, hi)
+                    if by_mon or by_log:
+                        side = ("equal" if abs(by_mon - by_log) < 1e-9 else
+                                "monitoring" if by_mon > by_log else "incident log")
+                        stronger[side] += 1
             downtime += down
             uptime = 100.0 * (1.0 - down / hours)
             worst = min(worst, uptime)
             if uptime < sla.uptime_pct:
                 below += 1
+                breach.add(host)
             credit_node_hours += credit_for(uptime, sla.credits) * hours
     measured = 100.0 * (1.0 - downtime / node_hours)
     credit_pct = credit_node_hours / node_hours
@@ -236,10 +267,55 @@ def sla_result(evidence: Evidence) -> SlaResult | None:
         f"{nodes} nodes × {len(spans)} month(s); uptime per node-month = 1 − unplanned "
         f"downtime ÷ hours in the month; planned maintenance excluded; credit tiers "
         f"{sla.credits or 'none'} applied per node-month and weighted by node-hours")
+    witness: Literal["incident log", "monitoring", "both"] = "incident log"
+    if view is not None:
+        notes += _monitoring_notes(view, watched, stronger, blind, log_down, mon_down)
+        if watched:
+            witness = "both" if evidence.incidents.height else "monitoring"
     return SlaResult(
         contracted_uptime_pct=sla.uptime_pct, measured_uptime_pct=round(measured, 6),
         met=below == 0, credit_pct=round(credit_pct, 6),
         downtime_node_hours=round(downtime, 6), node_hours=round(node_hours, 6),
         node_months=nodes * len(spans), node_months_below=below,
-        worst_uptime_pct=round(worst, 6), notes=notes,
+        worst_uptime_pct=round(worst, 6), witness=witness,
+        nodes_in_breach=sorted(breach), downtime_node_hours_log=round(log_down, 6),
+        downtime_node_hours_monitoring=round(mon_down, 6) if watched else None,
+        monitoring_resolution_s=view.resolution_s if view is not None else None,
+        unlogged_outages=len(view.unlogged) if watched and view is not None else None,
+        notes=notes,
     )
+
+
+def _monitoring_notes(view: MonitoringView, watched: bool, stronger: dict[str, int],
+                      blind: int, log_down: float, mon_down: float) -> list[str]:
+    """How the monitoring and the incident log were combined, in the scorecard's words."""
+    notes = list(view.notes)
+    if not watched:
+        sources = ", ".join(w.source for w in view.witnesses)
+        notes.append(f"monitoring not assessed: {sources} has no samples of the cluster's "
+                     "nodes in the period; the SLA rests on the incident log alone")
+        return notes
+    notes.append(
+        f"downtime = the union of the outages the monitoring shows ({mon_down:,.2f} "
+        f"node-hours) and the unplanned ones the incident log records ({log_down:,.2f}); "
+        f"the stronger witness per node-month: monitoring {stronger['monitoring']}, incident "
+        f"log {stronger['incident log']}, equal {stronger['equal']}")
+    if view.unlogged:
+        hours = sum(o.hours for o in view.unlogged)
+        notes.append(f"{len(view.unlogged)} outage(s) the monitoring shows are missing from "
+                     f"the incident log ({hours:,.2f} node-hours), counted")
+    if blind:
+        notes.append(f"{blind} node-month(s) more than {MAX_UNWITNESSED:.0%} unwitnessed by "
+                     "the monitoring (scrape gaps) rest on the incident log alone")
+    if view.degraded:
+        hours = sum(sum((b - a).total_seconds() for a, b in s) for s in view.degraded.values())
+        counted = ("counted as downtime ([sla] counts_gpu_faults)" if view.gpu_faults_counted
+                   else "not counted: the contract counts node availability only (set [sla] "
+                   "counts_gpu_faults = true if it counts GPU faults)")
+        notes.append(f"{hours / 3600:,.2f} node-hours with fewer GPUs reporting than the node "
+                     f"has while the node was up: {counted}")
+    if view.foreign:
+        shown = ", ".join(h for h, _ in view.foreign[:5])
+        notes.append(f"{len(view.foreign)} host(s) the monitoring names but no other evidence "
+                     f"of the cluster does are left out ({shown})")
+    return notes

@@ -25,6 +25,7 @@ from cmax.ingest.formats import dcgm_diag as dcgm
 from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
 from tests.fakes import FakeReference
+from tests.monitoring.files import answer, monitored, sacctmgr_events, steps
 from tests.paths import DATA, REFERENCE
 from tests.validate.crossfile_trips import CROSSFILE_TRIPS
 from tests.validate.validate_fakes import (
@@ -214,6 +215,16 @@ def _incident_row(**changes: object) -> Callable[[HonestBundle], None]:
         rows[0] = {**rows[0], **changes}
         bundle.incidents = rows
     return fn
+
+
+_JULY, _OCTOBER = dt.datetime(2026, 7, 1, tzinfo=dt.UTC), dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+
+
+def _up_answer(gap: tuple[dt.datetime, dt.datetime] | None = None) -> str:
+    """node-020..023 up all period, hourly (node-021 unscraped in ``gap``)."""
+    return answer([({"__name__": "up", "instance": f"node-0{n}:9100", "job": "node"},
+                    steps(_JULY, _OCTOBER, 3600, lambda t, n=n: None if gap and n == 21
+                          and gap[0] <= t < gap[1] else 1.0)) for n in range(20, 24)])
 
 
 def _few_incidents(bundle: HonestBundle) -> None:
@@ -510,6 +521,27 @@ TRIPS: dict[str, Case] = {
     "reliability.fleet-beyond-evidence": edit(lambda b: setattr(b, "gpus_in_service", 100_000)),
     "reliability.partial-period": edit(lambda b: setattr(b, "incidents", [
         r for r in b.incident_rows() if r["start"].month == 7])),
+    # the incident log against the buyer's monitoring (tests/monitoring/ has the live ones)
+    "reliability.outage-not-in-log": after(monitored({"slurm.txt": sacctmgr_events([(
+        "node-020", "2026-08-03T10:00:00", "2026-08-03T16:00:00", "DOWN", "not responding")])},
+        slurm_events="slurm.txt")),
+    "reliability.outage-ended-early-in-log": after(monitored({"slurm.txt": sacctmgr_events([(
+        "node-036", "2026-07-04T11:00:00", "2026-07-04T14:00:00", "DRAIN", "xid 79")])},
+        slurm_events="slurm.txt")),
+    "reliability.xid-not-in-log": after(monitored(
+        {"up.json": _up_answer(), "xid.json": answer([(
+            {"__name__": "DCGM_FI_DEV_XID_ERRORS", "Hostname": "node-021", "gpu": "3"},
+            steps(_JULY, _OCTOBER, 3600, lambda t: 48.0 if t.day > 20 and t.month == 8 else 0))])},
+        up_answer="up.json", xid_answer="xid.json")),
+    "reliability.monitoring-outside-cluster": after(monitored({"slurm.txt": sacctmgr_events([(
+        "eos[0040-0043]", "2026-08-03T10:00:00", "2026-08-03T10:30:00", "DOWN", "reboot")])},
+        slurm_events="slurm.txt")),
+    "reliability.monitoring-gaps": after(monitored(
+        {"up.json": _up_answer(gap=(dt.datetime(2026, 8, 1, tzinfo=dt.UTC),
+                                    dt.datetime(2026, 8, 9, tzinfo=dt.UTC)))},
+        up_answer="up.json")),
+    "reliability.monitoring-not-assessed": after(monitored({"up.json": answer([])},
+                                                           up_answer="up.json")),
     # MLPerf results that are not the provider's own
     "mlperf.foreign-submitter": after(lambda ev: setattr(ev, "manifest", ev.manifest.model_copy(
         update={"provider": ev.manifest.provider.model_copy(update={"name": "NVIDIA"})}))),
