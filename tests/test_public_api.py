@@ -28,7 +28,8 @@ PUBLIC = {
     },
     "cmax.errors": {
         "BundleError", "CmaxError", "EvidenceError", "EvidenceFormatError", "HistoryError",
-        "ManifestError", "MonitoringError", "NotInCatalogue", "ReferenceDataError", "RubricError", "UsageError",
+        "ManifestError", "MonitoringError", "NotInCatalogue", "ReferenceDataError", "RubricError",
+        "UsageError",
     },
     "cmax.ingest": {"FORMATS", "Format", "Probe", "detect_format", "ingest", "inspect_file"},
     "cmax.validate": {

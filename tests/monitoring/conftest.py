@@ -4,6 +4,9 @@ cluster with known outages (``CLUSTER``), for the tests that read a live server.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,11 +40,27 @@ CLUSTER = [
 START, END = at("2026-09-01T00:00:00"), at("2026-11-01T00:00:00")
 
 
+def _blocks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The backfilled TSDB, built once per run: pytest-xdist workers share it (the first
+    builds it under a lock, the rest wait) since promtool takes a minute over two months."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    done = shared / "prometheus-blocks" / "data"
+    with (shared / "prometheus-blocks.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_dir():
+            building = shared / "prometheus-blocks-building"
+            shutil.rmtree(building, ignore_errors=True)
+            building.mkdir()
+            backfill(openmetrics(CLUSTER, START, END, SCRAPE_S), building / "data")
+            building.rename(done.parent)
+    return done
+
+
 @pytest.fixture(scope="session")
 def prometheus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     binaries()
     root: Path = tmp_path_factory.mktemp("prometheus")
-    data = root / "data"
-    backfill(openmetrics(CLUSTER, START, END, SCRAPE_S), data)
-    with serving(data) as url:
+    shutil.copytree(_blocks(tmp_path_factory), root / "data")  # a server writes to its dir
+    with serving(root / "data") as url:
         yield url
