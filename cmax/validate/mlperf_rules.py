@@ -679,7 +679,9 @@ def spec_of(ctx: Context, s: MlperfSet) -> MlperfSpec | None:
 
 
 def _submitters(s: MlperfSet) -> list[tuple[str, str, int | None]]:
-    """(submitter, file, line) as the system JSON and each run state it."""
+    """(submitter, file, line) as the system JSON and each run state it; a run that logs a
+    placeholder states none. With neither, the ``<org>`` results folder names it, as the
+    MLCommons summarizer takes it."""
     out = []
     if s.system is not None and s.system.get("submitter"):
         out.append((str(s.system.get("submitter")), s.label, s.system.lines.get("submitter")))
@@ -687,6 +689,8 @@ def _submitters(s: MlperfSet) -> list[tuple[str, str, int | None]]:
         if log.submitter:
             event = next(iter(log.all("submission_org")), None)
             out.append((log.submitter, log.file, None if event is None else event.line))
+    if not out and s.org_folder:
+        out.append((s.org_folder, s.label, None))
     return out
 
 

@@ -327,3 +327,63 @@ def test_other_submitters_published_results_are_not_in_the_index(tmp_path: Path)
     """The index holds NVIDIA's submissions; Oracle's own result in Oracle's bundle is clean."""
     with load(_oracle_bundle(tmp_path / "b", "2024-06-01")) as loaded:
         assert not [f for f in loaded.findings if f.rule == "mlperf.public-result"]
+
+
+LAMBDA = DATA / "mlperf" / "v5.0" / "Lambda"
+LAMBDA_SYSTEM = "1cc_b200_n1_ngc25.04_nemo"
+
+
+def _lambda_bundle(root: Path, provider: str, *, system_json: bool = True) -> Path:
+    """Lambda's published v5.0 llama2_70b_lora result: its logs say submission_org
+    SUBMISSION_ORG_PLACEHOLDER, its system JSON and its folder say Lambda."""
+    org = root / "v5.0" / "Lambda"
+    shutil.copytree(LAMBDA / "results", org / "results")
+    if system_json:
+        shutil.copytree(LAMBDA / "systems", org / "systems")
+    (root / "cmax.toml").write_text(
+        MANIFEST.replace('name = "NVIDIA"', f'name = "{provider}"').replace("nodes = 64",
+                                                                           "nodes = 1")
+        .replace('path = "v5.0/NVIDIA"', 'path = "v5.0/Lambda"').format(gpu="b200"))
+    return root
+
+
+def test_a_placeholder_submitter_is_named_by_the_system_json_and_folder(tmp_path: Path) -> None:
+    logs = (LAMBDA / "results" / LAMBDA_SYSTEM / "llama2_70b_lora").glob("result_*.txt")
+    assert all("SUBMISSION_ORG_PLACEHOLDER" in p.read_text() for p in logs)
+    for name, system_json in (("a", True), ("b", False)):
+        with load(_lambda_bundle(tmp_path / name, "Lambda", system_json=system_json)) as loaded:
+            [s] = loaded.case.mlperf_sets
+            assert s.submitter == "Lambda"
+            assert not [f for f in loaded.findings if f.rule == "mlperf.foreign-submitter"]
+            kinds = {(f.kind, f.value) for e in loaded.case.files for f in e.facts}
+            assert ("submitter", "SUBMISSION_ORG_PLACEHOLDER") not in kinds
+
+
+def test_a_placeholder_result_of_another_submitter_is_still_foreign(tmp_path: Path) -> None:
+    """The placeholder hides nothing: folder and system JSON name Lambda, not the provider."""
+    with load(_lambda_bundle(tmp_path / "b", "Example Cloud", system_json=False)) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "mlperf.foreign-submitter"]
+    assert len(hits) == 1 and "submitted by 'Lambda'" in hits[0].message
+
+
+def test_a_system_json_beside_the_benchmark_folder_is_used_with_its_place_stated(
+        tmp_path: Path) -> None:
+    """A provider's own layout: mlperf/llama2_70b_lora/result_*.txt and mlperf/system.json
+    (Lambda's published files; the logs carry placeholders). The system JSON gives the
+    submitter and the 8 GPUs, the result is rated, and the warning says where it was found."""
+    root = tmp_path / "b"
+    shutil.copytree(LAMBDA / "results" / LAMBDA_SYSTEM / "llama2_70b_lora",
+                    root / "mlperf" / "llama2_70b_lora")
+    shutil.copy(LAMBDA / "systems" / f"{LAMBDA_SYSTEM}.json", root / "mlperf" / "system.json")
+    (root / "cmax.toml").write_text(
+        MANIFEST.replace('name = "NVIDIA"', 'name = "Lambda"').replace("nodes = 64", "nodes = 1")
+        .replace('path = "v5.0/NVIDIA"', 'path = "mlperf/llama2_70b_lora"').format(gpu="b200"))
+    with load(root) as loaded:
+        [s] = loaded.case.mlperf_sets
+        assert (s.submitter, s.num_gpus, s.accelerator_declared) == ("Lambda", 8, True)
+        hits = [f for f in loaded.findings if f.rule.startswith("mlperf.")]
+        assert [(f.rule, f.file) for f in hits] == [("mlperf.no-system", "mlperf/system.json")]
+        assert "beside the results, not under systems/" in hits[0].message
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
+    [m] = card.mlperf
+    assert m.ratio is not None and m.num_gpus == 8

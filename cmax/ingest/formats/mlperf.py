@@ -171,9 +171,22 @@ class MlperfRun:
         for key, kind in (("submission_org", "submitter"), ("submission_platform", "system"),
                           ("submission_benchmark", "model")):
             event = self.first(key)
-            if event is not None and str(event.value or "").strip():
+            if event is not None and stated(event.value) is not None:
                 out.append(Fact(kind, str(event.value).strip(), event.line))
         return tuple(out)
+
+
+#: what NVIDIA's reference implementations log until the submitter fills it in
+#: (``SUBMISSION_ORG_PLACEHOLDER``, ``64xSUBMISSION_PLATFORM_PLACEHOLDER``); MLCommons publishes
+#: such logs (Nebius, Lambda, Oracle, HPE, Dell in training_results_v5.0) and its summarizer
+#: takes the submitter from the ``<org>/results`` folder and the system JSON instead
+PLACEHOLDER = "PLACEHOLDER"
+
+
+def stated(value: Any) -> str | None:
+    """A logged identity value, or None when it is empty or a placeholder never filled in."""
+    text = str(value or "").strip()
+    return None if not text or PLACEHOLDER in text.upper() else text
 
 
 def parse_result_file(path: Path, *, name: str | None = None) -> MlperfRun:
@@ -232,8 +245,8 @@ def _resolve(run: MlperfRun) -> None:
                       ("submission_platform", "platform"), ("submission_division", "division"),
                       ("submission_status", "availability")):
         event = run.first(key)
-        if event is not None and event.value is not None:
-            setattr(run, attr, str(event.value))
+        if event is not None and (value := stated(event.value)) is not None:
+            setattr(run, attr, value)
     if starts:
         run.run_start_ms = starts[0].time_ms
     if stops:
@@ -499,10 +512,20 @@ class MlperfSet:
         return self.folder.parent.name
 
     @property
+    def org_folder(self) -> str | None:
+        """``<org>`` of ``<org>/results/<system>/<benchmark>``, MLCommons' layout (the folder
+        the summarizer names the submitter by), else None."""
+        results = self.folder.parent.parent
+        return results.parent.name if results.name == "results" and results.parent.name \
+            else None
+
+    @property
     def submitter(self) -> str | None:
+        """The system JSON's submitter, else the logs' ``submission_org``, else (logs that
+        carry a placeholder) the ``<org>`` folder, as the summarizer names it."""
         if self.system is not None and self.system.get("submitter"):
             return self.system.get("submitter")
-        return next((r.submitter for r in self.runs if r.submitter), None)
+        return next((r.submitter for r in self.runs if r.submitter), None) or self.org_folder
 
     @property
     def division(self) -> str | None:
@@ -647,7 +670,9 @@ def find_system(folder: Path, runs: list[MlperfRun], *, root: Path) -> SystemDes
 
 def _beside(folder: Path, names: list[str], root: Path) -> SystemDesc | None:
     """A system JSON next to the benchmark folder (``<system>/<system>.json`` or
-    ``results/<system>.json``) rather than under ``systems/``: read, marked not official."""
+    ``results/<system>.json``, else the one system description in that folder whatever its
+    name: a provider's bundle rarely names it after the folder) rather than under
+    ``systems/``: read, marked not official."""
     for parent in (folder.parent, folder.parent.parent):
         if not parent.resolve().is_relative_to(root) or parent.resolve() == folder.resolve():
             continue
@@ -658,9 +683,24 @@ def _beside(folder: Path, names: list[str], root: Path) -> SystemDesc | None:
                     return load_system(candidate, official=False)
                 except CmaxError:
                     continue
+        if (lone := _lone_system(parent)) is not None:
+            return lone
         if parent.resolve() == root:
             break
     return None
+
+
+def _lone_system(parent: Path) -> SystemDesc | None:
+    """The only system description among ``parent``'s JSON files (None: none, or several)."""
+    found: list[SystemDesc] = []
+    for child in sorted(parent.glob("*.json")):
+        if child.name == "scaling.json" or not is_file_named(child):
+            continue
+        try:
+            found.append(load_system(child, official=False))
+        except CmaxError:
+            continue
+    return found[0] if len(found) == 1 else None
 
 
 def read_set(folder: Path, *, root: Path | None = None, label: str | None = None) -> MlperfSet:
