@@ -21,6 +21,7 @@ vary run to run), so a short job's unexplained tail is within honest overhead
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import polars as pl
@@ -34,6 +35,9 @@ from cmax.validate.thresholds import (
     CLOCK_SLACK_S,
     CLOCK_TOLERANCE,
     JOB_ORDER_SKEW_S,
+    MIN_STEADY_STEPS,
+    RUN_CLOCK_TOLERANCE,
+    RUN_CLOCK_TRIM,
     pct,
 )
 
@@ -84,6 +88,75 @@ register(Rule(
     "Submit the runs of the cluster being rated.",
     "SchedMD/slurm sacct cluster and nodes (PARSER_ARRAY(JOB)); cmax/hosts.py.",
 ))
+
+
+register(Rule(
+    "consistency.stamps-shorter-than-steps", "error",
+    "The log's stamps span less time than the steps they frame",
+    "Every stamped step line is printed after its step ends, so between two stamped lines "
+    "the clock must advance at least by the printed step times of the steps between them. "
+    f"Over the whole run the stamps advance more than {pct(RUN_CLOCK_TOLERANCE)} (plus "
+    f"{CLOCK_SLACK_S:g} s) less than the printed steps: the stamps or the step times were "
+    "written, not printed by the job.",
+    "Submit the unedited log.",
+    "Megatron-LM training.py training_log (the line is stamped when printed, after the "
+    "interval's iterations); NeMo 2 progress printer.",
+))
+register(Rule(
+    "consistency.run-wall-clock", "error",
+    "Outside the window the printed steps disagree with the log's own clock",
+    "consistency.wall-clock compares stamps and step times inside the window; here the whole "
+    "run is compared. Leaving out the tenth of the intervals that add most (checkpoint saves, "
+    "evaluations, a restart: the step timer does not count them), the stamps advance more "
+    f"than {pct(RUN_CLOCK_TOLERANCE)} (plus {CLOCK_SLACK_S:g} s) beyond the printed steps: "
+    "step times were shortened where the window rule does not look (a run made faster end "
+    "to end, its window's stamps rewritten to match).",
+    "Submit the unedited log of one run.",
+    "Megatron-LM training.py training_log (interval timer stopped during checkpoint saves).",
+))
+
+
+def _stamped_pairs(view: RunView) -> pl.DataFrame | None:
+    """(wall, printed) seconds between consecutive stamped step lines of the whole run, in
+    file order; a restart's pair (the iteration or the stamp going back) is left out."""
+    steps = view.steps
+    if "wall_time_s" not in steps.columns:
+        return None
+    stamped = steps.filter(pl.col("wall_time_s").is_finite() & pl.col("step_time_s").is_finite()
+                           & (pl.col("step_time_s") > 0)).sort("line")
+    if stamped.height < MIN_STEADY_STEPS:
+        return None
+    pairs = stamped.select(
+        (pl.col("wall_time_s") - pl.col("wall_time_s").shift(1)).alias("wall"),
+        ((pl.col("iteration") - pl.col("iteration").shift(1)) * pl.col("step_time_s"))
+        .alias("printed"), pl.col("line")).slice(1).filter(
+        (pl.col("wall") >= 0) & (pl.col("printed") > 0))
+    return pairs if pairs.height >= MIN_STEADY_STEPS else None
+
+
+def _run_clock(view: RunView) -> Iterator[Finding]:
+    pairs = _stamped_pairs(view)
+    if pairs is None:
+        return
+    wall, printed = (float(v) for v in pairs.select(pl.col("wall").sum(),
+                                                     pl.col("printed").sum()).row(0))
+    if wall < printed * (1 - RUN_CLOCK_TOLERANCE) - CLOCK_SLACK_S:
+        yield run_finding(
+            "consistency.stamps-shorter-than-steps", view,
+            f"over {pairs.height} stamped intervals the stamps advance {wall:,.0f} s but the "
+            f"printed steps between them add up to {printed:,.0f} s "
+            f"({1 - wall / printed:.0%} less)")
+        return
+    drop = max(1, math.ceil(RUN_CLOCK_TRIM * pairs.height))
+    kept = pairs.sort(pl.col("wall") - pl.col("printed")).head(pairs.height - drop)
+    wall, printed = (float(v) for v in kept.select(pl.col("wall").sum(),
+                                                    pl.col("printed").sum()).row(0))
+    if printed > 0 and wall > printed * (1 + RUN_CLOCK_TOLERANCE) + CLOCK_SLACK_S:
+        yield run_finding(
+            "consistency.run-wall-clock", view,
+            f"over the whole run ({kept.height} stamped intervals, the {drop} that add most "
+            f"left out) the printed steps add up to {printed:,.0f} s but the stamps advance "
+            f"{wall:,.0f} s ({wall / printed - 1:.0%} more)")
 
 
 def _printed_seconds(view: RunView) -> float | None:
@@ -212,6 +285,8 @@ def _clusters(ctx: Context, jobs: pl.DataFrame) -> Iterator[Finding]:
 
 
 def check(ctx: Context) -> Iterator[Finding]:
+    for view in ctx.runs:
+        yield from _run_clock(view)
     jobs = ctx.tables["jobs"]
     if jobs.is_empty():
         return

@@ -14,6 +14,7 @@ from cmax.validate import (
     cluster_hosts,
     comparability,
     completeness,
+    config_runs,
     consistency,
     copies,
     exemplar,
@@ -53,6 +54,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     copies.check,
     clocks.check,
     fabrication.check,
+    config_runs.check,
 )
 
 
@@ -97,10 +99,11 @@ def uncounted_files(findings: Iterable[Finding]) -> set[str]:
 
 
 def holds_unverified(item: Finding) -> bool:
-    """A warning that betrays fabrication (the ``fabrication`` family): the run it concerns
+    """A warning that betrays fabrication (the ``fabrication`` family) or a run faster than
+    the other runs of its configuration (``crossfile.runs-disagree``): the run it concerns
     cannot count as a pass until other evidence corroborates it; the scorer rates it
     ``unverified``."""
-    return item.rule.startswith("fabrication.")
+    return item.rule.startswith("fabrication.") or item.rule == "crossfile.runs-disagree"
 
 
 def not_comparable_runs(findings: Iterable[Finding]) -> set[str]:

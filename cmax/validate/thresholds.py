@@ -202,3 +202,8 @@ WARMUP_STEPS = 3
 WARMUP_MIN_EXCESS = 0.05
 MIN_REAL_JITTER = 0.001
 FORMULA_LOSS_MIN_STEPS = 20
+# The whole run's clock (cmax/validate/clocks.py): the window rule's 5 % (WALL_CLOCK_TOLERANCE),
+# with the tenth of the intervals that add most left out (checkpoint saves, evaluations and a
+# restart stop the step timer, not the clock).
+RUN_CLOCK_TOLERANCE = 0.05
+RUN_CLOCK_TRIM = 0.10

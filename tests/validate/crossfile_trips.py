@@ -155,6 +155,29 @@ def _formula(run: Any) -> None:
     run.loss = [round(12.0 - 0.1 * i, 3) for i in range(len(run.times))]
 
 
+def _stamped(factor_before: float, factor_after: float) -> Callable[[Any], None]:
+    """Stamps that advance by each step's printed time x the factor (iterations < 30, >= 30)."""
+    def fn(run: Any) -> None:
+        clock, stamps = float(START), []
+        for i, t in enumerate(run.times):
+            clock += t * (factor_before if i < 30 else factor_after)
+            stamps.append(float(round(clock)))
+        run.extra_steps["wall_time_s"] = stamps
+    return fn
+
+
+def _faster_rerun(b: HonestBundle, root: Path) -> Evidence:
+    """The fp8 configuration run three times; one of them 12 % faster than the other two."""
+    from tests.validate.validate_fakes import honest_times
+
+    first = b.runs[1]
+    for seed, scale, log in ((21, 1.0, "training/again.log"), (22, 0.88, "training/best.log")):
+        b.runs.append(dataclasses.replace(
+            first, seed=seed, times=honest_times(first.base_step * scale, seed),
+            spec={"log": log}, row={}, extra_steps={}))
+    return b.build(root)
+
+
 CROSSFILE_TRIPS: dict[str, Case] = {
     "crossfile.hosts-of-another-cluster": _foreign_sweep,
     "crossfile.copied-run": _copied_run,
@@ -169,6 +192,10 @@ CROSSFILE_TRIPS: dict[str, Case] = {
     # the bf16 run's job renumbered above the others: its id is the highest, its submit first
     "crossfile.job-order": with_jobs([("5009", "aurora", 0, 1300, "node-[000-063]"),
                                       *HONEST_JOBS[1:]], ("5009", "5002", "5003")),
+    "consistency.stamps-shorter-than-steps": _edit_run(_stamped(0.8, 0.8)),
+    # steps outside the window printed 30 % shorter than the clock shows
+    "consistency.run-wall-clock": _edit_run(_stamped(1.3, 1.0)),
+    "crossfile.runs-disagree": _faster_rerun,
     "fabrication.no-warm-up": _edit_run(_no_warm_up),
     "fabrication.low-jitter": _edit_run(_quiet),
     "fabrication.formula-loss": _edit_run(_formula),

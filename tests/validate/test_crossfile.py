@@ -283,3 +283,66 @@ def test_real_quirks_are_not_fabrication(tmp_path: Path) -> None:
     run.times = [*run.times[:30], run.base_step * 2.5, *run.times[31:]]
     found = _validate(b, tmp_path)
     assert not {r for r in found if r.startswith("fabrication.")}
+
+
+def test_an_honest_clock_with_a_checkpoint_and_a_restart_stays_clean(tmp_path: Path) -> None:
+    """Stamps one second apart from the printed steps' rounding, a 20 s checkpoint save after
+    iteration 20, and a restart after iteration 40 (the stamp jumps 300 s, the iteration goes
+    back to 38): the whole run's clock agrees with its steps."""
+    b = HonestBundle()
+    run = b.runs[0]
+    clock, stamps, its, times = 1_789_372_800.0, [], [], []
+    for i, t in enumerate(run.times):
+        clock += t + (20.0 if i == 21 else 0.0)
+        stamps.append(float(round(clock)))
+        its.append(i)
+        times.append(t)
+        if i == 40:  # the job restarts from the checkpoint of iteration 37
+            clock += 300.0
+            for j in (38, 39, 40):
+                clock += run.times[j]
+                stamps.append(float(round(clock)))
+                its.append(j)
+                times.append(run.times[j])
+    run.times, run.iterations = times, its
+    run.extra_steps["wall_time_s"] = stamps
+    found = _validate(b, tmp_path)
+    assert not {r for r in found if r in ("consistency.stamps-shorter-than-steps",
+                                         "consistency.run-wall-clock")}
+
+
+# --- runs of one configuration -------------------------------------------------------------
+
+
+def test_the_fastest_of_several_runs_is_held_and_the_configuration_pooled(tmp_path: Path) -> None:
+    """Three fp8 runs: two at the cluster's speed, one 12 % faster. The fast one is held at
+    unverified (crossfile.runs-disagree); the honest repeat is not."""
+    from tests.validate.crossfile_trips import _faster_rerun
+
+    found = run_case(_faster_rerun, tmp_path)
+    held = {f.run_id for f in found if f.rule == "crossfile.runs-disagree"}
+    assert held == {"runs[4]"}
+
+
+def test_a_newer_container_is_another_configuration(tmp_path: Path) -> None:
+    """The same workload on a newer NeMo release, genuinely 8 % faster: nothing to compare."""
+    b = HonestBundle()
+    first = b.runs[1]
+    b.runs.append(dataclasses.replace(
+        first, seed=31, times=honest_times(first.base_step * 0.92, 31),
+        container="nvcr.io/nvidia/nemo:25.07.00", spec={"log": "training/new.log"}))
+    assert "crossfile.runs-disagree" not in _validate(b, tmp_path)
+
+
+def test_a_configuration_is_rated_on_all_its_runs() -> None:
+    from cmax.score.performance import exemplar_verdict
+    from cmax.scorecard import WorkloadResult
+
+    def run(ratio: float, verdict: str) -> WorkloadResult:
+        return WorkloadResult(workload="llama3.1-405b", precision="fp8", num_gpus=512,
+                              log="t.log", status="success", steps_total=50, ratio=ratio,
+                              verdict=verdict, bar=0.95)
+
+    ok, why = exemplar_verdict([run(1.02, "pass"), run(0.85, "fail"), run(0.86, "fail")], 0.95)
+    assert not ok and "its 3 runs pool to 0.907" in why
+    assert exemplar_verdict([run(1.02, "pass"), run(0.99, "inconclusive")], 0.95)[0]
