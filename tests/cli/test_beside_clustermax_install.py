@@ -73,4 +73,39 @@ def test_both_in_one_environment_say_so_in_one_line(wheel: Path, tmp_path: Path,
         assert proc.stdout == ""
         assert proc.stderr.count("\n") == 1, proc.stderr
         assert "ClusterMAX (clustermax 0.2.1)" in proc.stderr
-        assert "uv tool install cmax-rating" in proc.stderr
+        assert f"uv tool install {wheel}" in proc.stderr  # where cmax-rating came from
+
+
+def _run(venv: Path, cwd: Path, *program: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([str(venv / "bin" / program[0]), *program[1:]], capture_output=True,
+                          text=True, check=False, env=env, cwd=cwd, timeout=120)
+
+
+def test_the_circuit_simulator_named_cmax_is_caught_too(wheel: Path, tmp_path: Path) -> None:
+    """CMax (PyPI, a circuit simulator) installs a cmax package and a cmax command too."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    _pip(venv, "--no-deps", str(wheel), "click")
+    _pip(venv, "--no-deps", "CMax==5.14")
+    proc = _run(venv, tmp_path, "cmax-rating", "--version")
+    assert proc.returncode == exits.CONFLICT and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("cmax: error: cmax 5.14 installed its own `cmax` package")
+
+
+def test_uninstalling_clustermax_leaves_a_fix_that_works(wheel: Path, tmp_path: Path) -> None:
+    """pip uninstall clustermax removes the files both tools listed (cmax/__init__.py): the
+    line names the damage and the command that repairs it, and that command does."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    _pip(venv, "--no-deps", str(wheel), "click")
+    _pip(venv, "--no-deps", CLUSTERMAX)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "uninstall", "-y", "-q",
+                    "clustermax"], check=True, capture_output=True)
+    proc = _run(venv, tmp_path, "cmax-rating", "--version")
+    assert proc.returncode == exits.CONFLICT and "half-installed" in proc.stderr, proc.stderr
+    fix = f"pip install --force-reinstall --no-deps {wheel}"
+    assert fix in proc.stderr
+    _pip(venv, "--force-reinstall", "--no-deps", str(wheel))
+    again = _run(venv, tmp_path, "cmax-rating", "--version")
+    assert again.returncode == 0 and "cmax-rating" in again.stdout, again.stderr
