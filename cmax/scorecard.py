@@ -409,7 +409,8 @@ class AuditSummary(_Model):
 
 COMPONENT_LABELS: dict[str, str] = {
     "training": "training throughput", "nccl": "fabric bus bandwidth", "mlperf": "MLPerf",
-    "inference": "serving throughput", "audit": "audit checks", "goodput": "goodput",
+    "inference": "serving throughput", "storage": "storage vs reference",
+    "audit": "audit checks", "goodput": "goodput",
     "mtbf": "MTBF", "sla": "SLA uptime", "price_value": "value for money",
     "declarations": "declarations",
 }
@@ -788,7 +789,9 @@ class StorageResult(_Model):
     rated with the reason (cmax/score/storage.py)."""
 
     source_file: str
+    """the evidence file, bundle-relative"""
     line: int | None = None
+    """the line of the first event (checkpoint lines); 1 for a JSON result"""
     tool: str
     """the format that read it: mlperf-storage, fio, or the training log's (nemo2, ...)"""
     tool_version: str | None = None
@@ -796,21 +799,27 @@ class StorageResult(_Model):
     benchmark: str
     """training | checkpointing | fio | checkpoint-log"""
     workload: str | None = None
+    """MLPerf Storage workload or model, fio group and jobs, the log's framework"""
     direction: str
+    """read | write | save | load"""
     measured: float | None = None
     """the figure compared, in ``unit``"""
     unit: str
+    """MiB/s, GiB/s, GiB/s per GPU, or s (a save time shown without its bandwidth)"""
     reference: float | None = None
     """the reference figure in the same unit (None: none to compare with)"""
     reference_source: str | None = None
+    """where the reference figure comes from"""
     ratio: float | None = None
     """measured ÷ reference (None: not rated)"""
     verdict: Literal["rated", "not rated", "shown"]
     """rated: compared like with like; not rated: comparable in kind but disqualified (the
     reason says why); shown: no reference exists for it"""
     reason: str | None = None
+    """why it is not rated or only shown"""
     declared: list[str] = Field(default_factory=list)
-    """the columns only cmax.toml's [[storage]] entry stated"""
+    """what only cmax.toml's [[storage]] entry stated (round, emulated accelerator, GPUs,
+    checkpoint size)"""
     detail: list[str] = Field(default_factory=list)
     """the checks behind the verdict (utilisation, dataset ÷ memory, caching, events)"""
 
@@ -820,20 +829,27 @@ class CheckpointCost(_Model):
     the same at the reference bandwidth: a goodput term of the price advice."""
 
     model: str
+    """the model checkpointed (reference/storage.toml id)"""
     size_gib: float
+    """its checkpoint, GiB"""
     save_s: float
-    """blocking save time per checkpoint on this cluster"""
+    """blocking save time per checkpoint on this cluster, s"""
     basis: str
     """where ``save_s`` comes from (measured save events, or size ÷ measured bandwidth)"""
     interval_min: float
+    """training minutes between checkpoints"""
     interval_basis: str
-    share: float = Field(ge=0, lt=1)
-    """save_s ÷ (interval + save_s): the share of wall time spent saving"""
+    """where the interval comes from ([reliability] checkpoint_interval_min, or assumed)"""
+    share: float = Field(ge=0, lt=1, description="save_s ÷ (interval + save_s): the share of "
+                         "wall time spent saving")
     reference_save_s: float
-    reference_share: float = Field(ge=0, lt=1)
+    """the same checkpoint's save time at the reference bandwidth, s"""
+    reference_share: float = Field(ge=0, lt=1, description="the share at the reference "
+                                   "bandwidth")
     reference_source: str
-    ratio: float = Field(gt=0)
-    """(1 − share) ÷ (1 − reference share): multiplies the goodput ratio"""
+    """the reference bandwidth and its source"""
+    ratio: float = Field(gt=0, description="(1 − share) ÷ (1 − reference share): multiplies "
+                         "the goodput ratio")
 
 
 class InferenceResult(_Model):

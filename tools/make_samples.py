@@ -268,7 +268,76 @@ path = "nccl/all_reduce_perf_nvl72_rack01.txt"
 
 [[nccl]]
 path = "nccl/all_reduce_perf_{RACKS}racks.txt"
+
+# Storage: the checkpoints the bf16 run saved (NeMo 2 "Global Checkpoint Save" lines) and an
+# MLPerf Storage v3.0 checkpointing run of the same model on the cluster's file system.
+[[storage]]
+result = "training/llama3.1-405b_bf16_{NUM_GPUS}.log"
+model = "llama3.1-405b"
+gpus = {NUM_GPUS}
+
+[[storage]]
+result = "{GB200_STORAGE_SUMMARY}"
 {terms_toml(p, RACKS * TRAYS_PER_RACK * GPUS_PER_TRAY, 99.5)}"""
+
+
+# Zenith's checkpoint evidence: the blocking save of each NeMo 2 checkpoint of the bf16 405B
+# run (s, at iterations 24 and 49) and an MLPerf Storage v3.0 llama3-405b checkpointing run at
+# the closed division's 512 processes (save and load GiB/s): below the v3.0 medians (156 GiB/s,
+# 0.305 GiB/s per GPU), as a parallel file system sized for training data rather than 5 TiB
+# bursts would be.
+GB200_SAVES_S = ((24, 40.214), (49, 39.587))
+GB200_STORAGE_SUMMARY = ("storage/mlperf_storage_v3.0/checkpointing/llama3-405b/"
+                         "20260912_101500/summary.json")
+
+
+def with_checkpoints(log: str, saves: tuple[tuple[int, float], ...]) -> str:
+    """A NeMo 2 log with the checkpoint lines NeMo prints after an async save's blocking part
+    (``Global Checkpoint Save``, NVIDIA/dgxc-benchmarking recipe READMEs) after the given
+    iterations."""
+    out = []
+    for line in log.splitlines():
+        out.append(line)
+        for it, seconds in saves:
+            if line.startswith(f"Training epoch 0, iteration {it}/"):
+                after = 20 * it  # seconds since 08:00:00, the log's start
+                clock = f"08:{after // 60:02d}:{after % 60:02d}"
+                out.append(f"[NeMo I 2026-09-14 {clock} nemo_logging:393] Global Checkpoint "
+                           f"Save : Rank: 0 : Iteration: {it} : Start time: "
+                           f"{1789372800 + after}.151s : Save duration: {seconds:.3f}s")
+                out.append(f"[NeMo I 2026-09-14 {clock} nemo_logging:393] Scheduled async "
+                           f"checkpoint save for /results/checkpoints/step={it}.ckpt")
+    return "\n".join(out) + "\n"
+
+
+def mlperf_storage_checkpointing(save_gib_s: float, load_gib_s: float, size_gib: float,
+                                 processes: int, hosts: int) -> str:
+    """A DLIO ``summary.json`` of an mlpstorage checkpointing run, with the keys and layout of
+    the published v3.0 results (mlcommons/storage_results_v3.0 @ 068d91f): per-rank arrays
+    filled on the first entry only, as DLIO fills them when a host runs several processes."""
+    host_mem_kib = 898_822_144  # a GB200 compute tray's two Grace CPUs, MemTotal as printed
+    data = {
+        "start": "2026-09-12T10:15:41.208331", "num_accelerators": processes,
+        "num_hosts": hosts, "hostname": "zenith-gb200-rack01-tray01",
+        "metric": {
+            "save_checkpoint_io_mean_GB_per_second": save_gib_s,
+            "save_checkpoint_io_stdev_GB_per_second": round(save_gib_s * 0.021, 6),
+            "save_checkpoint_duration_mean_seconds": round(size_gib / save_gib_s, 7),
+            "save_checkpoint_duration_stdev_seconds": round(size_gib / save_gib_s * 0.021, 6),
+            "load_checkpoint_io_mean_GB_per_second": load_gib_s,
+            "load_checkpoint_io_stdev_GB_per_second": round(load_gib_s * 0.017, 6),
+            "load_checkpoint_duration_mean_seconds": round(size_gib / load_gib_s, 7),
+            "load_checkpoint_duration_stdev_seconds": round(size_gib / load_gib_s * 0.017, 6),
+            "checkpoint_size_GB": size_gib},
+        "num_files_train": 8, "num_files_eval": 0, "num_samples_per_file": 1,
+        "host_cpu_count": [144 * processes // hosts] + [0] * (hosts - 1),
+        "host_processor_name": "aarch64", "potential_caching": [1] + [0] * (hosts - 1),
+        "host_cpuinfo": {"CPU implementer": "0x41", "CPU part": "0xd4f"},
+        "host_meminfo": {"MemTotal": f"{host_mem_kib} kB", "MemFree": "781240320 kB",
+                         "MemAvailable": "850114560 kB"},
+        "host_memory_GB": [host_mem_kib / 1024**2 * processes / hosts] + [0.0] * (hosts - 1),
+        "data_size_per_host_GB": 0.0, "epochs": 0, "end": "2026-09-12T10:41:03.517902"}
+    return json.dumps(data, indent=4)
 
 
 def write_gb200(p: Provider) -> None:
@@ -278,8 +347,13 @@ def write_gb200(p: Provider) -> None:
     (root / "nccl").mkdir()
     (root / "cmax.toml").write_text(gb200_manifest(p))
     for w in GB200_WORKLOADS:
-        (root / "training" / f"{w.workload}_{w.precision}_{NUM_GPUS}.log").write_text(
-            nemo2_log(p, w, rng))
+        log = nemo2_log(p, w, rng)
+        if w.precision == "bf16":
+            log = with_checkpoints(log, GB200_SAVES_S)
+        (root / "training" / f"{w.workload}_{w.precision}_{NUM_GPUS}.log").write_text(log)
+    summary = root / GB200_STORAGE_SUMMARY
+    summary.parent.mkdir(parents=True)
+    summary.write_text(mlperf_storage_checkpointing(131.42, 204.87, 5288.0, NUM_GPUS, 64))
     (root / "nccl" / "all_reduce_perf_nvl72_rack01.txt").write_text(gb200_rack_nccl(p))
     (root / "nccl" / f"all_reduce_perf_{RACKS}racks.txt").write_text(gb200_fabric_nccl(p))
     hosts = [tray_host(p, r, t) for r in range(1, RACKS + 1)

@@ -163,3 +163,37 @@ def test_calc_checkpoint_arithmetic_of_the_issue() -> None:
     assert slow["share"] == pytest.approx(0.0731, abs=5e-5)
     with pytest.raises(ValueError, match="not a bandwidth with a unit"):
         parse_bandwidth("40")
+
+
+def test_the_gb200_sample_storage_evidence_moves_its_category_and_price(tmp_path: Path) -> None:
+    """samples/zenith-nvl72 with and without its two [[storage]] entries (docs/scoring.md §9):
+    storage goes from declarations only (53.3, unverified) to measured 42.1, and checkpoint
+    time lowers the goodput ratio and the ask."""
+    from cmax.pipeline import assess
+    from tests.paths import SAMPLES
+
+    with_storage = assess(SAMPLES / "zenith-nvl72")
+    bare = tmp_path / "zenith"
+    shutil.copytree(SAMPLES / "zenith-nvl72", bare)
+    toml = (bare / "cmax.toml").read_text()
+    (bare / "cmax.toml").write_text(toml[:toml.index("[[storage]]")]
+                                    + toml[toml.index("[reliability]"):])
+    without = assess(bare)
+
+    def storage(card: Any) -> Any:
+        return next(c for c in card.categories if c.name == "storage")
+
+    assert (storage(without).score, storage(without).verified) == (pytest.approx(53.33, abs=0.01),
+                                                                   False)
+    assert (storage(with_storage).score, storage(with_storage).verified) == (
+        pytest.approx(42.13, abs=0.01), True)
+    assert [s.verdict for s in with_storage.storage] == ["rated", "rated", "shown"]
+    assert with_storage.checkpoint is not None
+    assert with_storage.checkpoint.ratio == pytest.approx(0.99674, abs=1e-5)
+    assert with_storage.price is not None and without.price is not None
+    assert (without.price.ask_usd_per_gpu_hour, with_storage.price.ask_usd_per_gpu_hour) == (
+        4.11, 4.10)
+    assert with_storage.price.goodput_ratio == pytest.approx(
+        without.price.goodput_ratio * with_storage.checkpoint.ratio, abs=1e-6)
+    assert "Checkpoint time (goodput)" in [d.name for d in with_storage.price.drivers]
+    assert with_storage.tier == without.tier == "Bronze"
