@@ -25,6 +25,7 @@ index serves no cmax-rating), or reinstall cmax-rating over the damage.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 # modules ClusterMAX 0.2.1 puts into the shared cmax/ folder and cmax-rating never ships
@@ -95,23 +96,26 @@ def _empty_folder(entry: Path) -> bool:
 
 def _compare(pkg: Path, listed: set[str]) -> tuple[list[str], list[str]]:
     """Files in the package no RECORD of ours lists, and listed files that are gone."""
-    folders = {str(Path(p).parent) for p in listed}
+    files: dict[str, set[str]] = {}  # folder -> the names listed in it (files, sub-folders)
+    for path in listed:
+        folder, _, name = path.rpartition("/")
+        files.setdefault(folder, set()).add(name)
+        while "/" in folder:  # every folder above it lists the sub-folder
+            folder, _, name = folder.rpartition("/")
+            files.setdefault(folder, set()).add(name)
     foreign: list[str] = []
     missing: list[str] = []
-    for folder in sorted(folders):
+    # the code's folders only: the shipped data (cmax/_data) is no place another tool writes
+    for folder in sorted(f for f in files if not f.startswith("cmax/_data")):
         where = pkg.parent / folder
         try:
-            present = {e.name for e in where.iterdir()
-                       if e.name not in _IGNORED and not _empty_folder(e)}
+            present = {name for name in os.listdir(where) if name not in _IGNORED}
         except OSError:
             present = set()
-        mine = {Path(p).name for p in listed if str(Path(p).parent) == folder}
-        sub = {Path(f).relative_to(folder).parts[0] for f in folders
-               if f != folder and Path(f).is_relative_to(folder)}
         inside = folder.removeprefix("cmax").lstrip("/")
-        foreign += [f"{inside}/{n}".lstrip("/") for n in sorted(present - mine - sub)
-                    if not n.endswith(".pyc")]
-        missing += [f"{inside}/{n}".lstrip("/") for n in sorted(mine - present)]
+        foreign += [f"{inside}/{n}".lstrip("/") for n in sorted(present - files[folder])
+                    if not n.endswith(".pyc") and not _empty_folder(where / n)]
+        missing += [f"{inside}/{n}".lstrip("/") for n in sorted(files[folder] - present)]
     return foreign, missing
 
 
