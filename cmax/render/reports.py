@@ -106,6 +106,7 @@ def _common(card: Scorecard) -> dict[str, Any]:
         "gates_unevaluated": views.unevaluated_gates(card),
         "gates_capping": views.capping_gates(card),
         "gap": views.evidence_gap(card),
+        "loss_basis": views.loss_basis(card),
     }
 
 
@@ -155,7 +156,8 @@ def brief_html(card: Scorecard, level: int = 0, peers: Sequence[Scorecard] = ())
     compact, max_reasons, max_demands = BRIEF_LEVELS[level]
     comparison = views.value_comparison(card, list(peers)) if len(peers) > 1 else []
     return render_template(
-        "brief.html.j2", **_common(card), compact=compact,
+        "brief.html.j2", **_common(card), compact=compact, opening=views.opening(card),
+        gates_note=views.other_gates_note(card),
         why=views.brief_reasons(card)[:max_reasons],
         demands=views.brief_demands(card)[:max_demands],
         comparison=comparison, value_line=views.value_sentence(comparison),

@@ -545,12 +545,11 @@ def brief_demands(card: Scorecard) -> list[Point]:
     offer = suspect_offer(card)
     if offer is not None:
         out.append(Point(offer.text))
-    for g in failed_gates(card):
+    for g in decisive_gates(card):
         out.append(Point(f"Fix “{g.name}”: until it passes the rating is capped at "
-                         f"{g.binding_cap}."))
-    for g in unevaluated_gates(card):
-        out.append(Point(f"Show conclusive evidence for “{g.name}”: it could not be "
-                         "evaluated from what was submitted."))
+                         f"{g.binding_cap}." if g.state is State.FAILED else
+                         f"Show conclusive evidence for “{g.name}”: it could not be evaluated "
+                         f"from what was submitted, and caps the rating at {g.binding_cap}."))
     audit = _audit_fail_summary(card)
     if audit:
         out.append(Point(audit))
@@ -561,6 +560,63 @@ def brief_demands(card: Scorecard) -> list[Point]:
     return out
 
 
+def loss_basis(card: Scorecard) -> str | None:
+    """What the goodput loss is measured against, beside the figure: the loss counts every
+    interrupted hour (against none), while the price driver compares with the reference
+    fleet's rate; side by side, "$34,834 lost" and "interruptions in the provider's favour"
+    read as a contradiction unless each names its basis."""
+    p, rel = card.price, card.reliability
+    if p is None or rel is None or p.goodput_loss_usd is None:
+        return None
+    at_reference = p.term_cost_usd * (1.0 - rel.reference_ettr)
+    side = ("in the provider's favour" if at_reference > p.goodput_loss_usd
+            else "against the provider")
+    return f"against none ({fmt.usd(at_reference, 0)} at the reference's rate: {side})"
+
+
+TRAINING_GATES = frozenset({"training", "network"})
+"""Gate kinds a serving contract is not asked about: training throughput and the fabric a
+multi-node training job waits on."""
+
+
+def decisive_gates(card: Scorecard) -> list[Gate]:
+    """Failed or unevaluated gates whose passing could change the decision: those that cap
+    the rating at the tier awarded or below. A gate capping above it cannot move it (Cinder,
+    Underperforming by its score, was asked to fix a gate capping at Gold), and none moves a
+    decision to buy."""
+    if decision(card) == "buy":
+        return []
+    held = {g.id for g in capping_gates(card)}
+    return [g for g in _open_gates(card)
+            if g.id in held or tier_rank(g.binding_cap or card.tier) >= tier_rank(card.tier)]
+
+
+def _open_gates(card: Scorecard) -> list[Gate]:
+    """Failed or unevaluated gates that apply to the contract (a serving contract is not
+    asked about training gates)."""
+    serving_only = bool(card.inference) and not card.workloads and not card.mlperf
+    return [g for g in card.gates if g.state in (State.FAILED, State.NOT_EVALUATED)
+            and g.binding_cap is not None
+            and not (serving_only and g.kind in TRAINING_GATES)]
+
+
+def other_gates(card: Scorecard) -> list[Gate]:
+    """Failed or unevaluated gates left out of the fix list (:func:`decisive_gates`)."""
+    decisive = {g.id for g in decisive_gates(card)}
+    return [g for g in _open_gates(card) if g.id not in decisive]
+
+
+def other_gates_note(card: Scorecard) -> str | None:
+    """One line naming the gates the fix list leaves out, and why."""
+    others = other_gates(card)
+    if not others:
+        return None
+    names = ", ".join(f"“{g.name}” ({g.state.label}, caps at {g.binding_cap})" for g in others)
+    why = ("the decision is to buy" if decision(card) == "buy"
+           else f"each caps above {card.tier}, so fixing it alone does not change the decision")
+    return f"Not asked for here, because {why}: {names}. The scorecard lists them."
+
+
 def missing_evidence(card: Scorecard) -> list[str]:
     """What to submit: each kind of evidence the bundle lacks, or submitted but could not
     compare, in the words of a request to the provider."""
@@ -568,6 +624,9 @@ def missing_evidence(card: Scorecard) -> list[str]:
     none_compared = bool(card.workloads) and not compared_runs(card)
     serving = bool(card.inference)
     serving_rated_any = any(serving_rated(r) for r in card.inference)
+    serving_only = serving and not card.workloads and not card.mlperf
+    declared = [f"{r.model} {r.precision} {r.input_len}/{r.output_len}" for r in card.inference
+                if r.gpus_basis == "declared"]
     missing = [
         (not card.workloads and not serving, "Provide training runs matched to NVIDIA's "
                                              "reference recipes before a price is agreed."),
@@ -578,8 +637,12 @@ def missing_evidence(card: Scorecard) -> list[str]:
         (none_compared, f"Provide training runs that match a reference result: none of the "
                         f"{len(card.workloads)} submitted could be compared ("
                         + why_not_compared(card) + "); the findings say why."),
-        (not card.network, "Provide an nccl-tests all_reduce sweep up to 16 GiB across the "
-                           "contracted nodes."),
+        (not card.network and not serving_only,
+         "Provide an nccl-tests all_reduce sweep up to 16 GiB across the contracted nodes."),
+        (serving_only and bool(declared), "Provide serving results whose own file states the "
+                                          "GPUs that served them (trtllm-bench --report_json, "
+                                          "InferenceX rows): the GPU count of "
+                                          + ", ".join(declared) + " is only declared."),
         (card.reliability is None, "Provide the interruption log for the last quarter."),
         (sla is None, "Agree per-node monthly uptime and a credit table in the contract."),
         (card.audit is None, "Provide a ClusterMAX audit (`cmax audit` output) of the cluster."),
@@ -618,9 +681,17 @@ def value_comparison(card: Scorecard, peers: list[Scorecard]) -> list[ValueRow]:
 def value_sentence(rows: list[ValueRow]) -> str | None:
     """One line a negotiator can say: the best value on the table against this provider's."""
     mine = next((r for r in rows if r.this), None)
-    best = next((r for r in rows if r.value is not None and not r.this), None)
+    signable = [r for r in rows if r.decision not in ("do not sign without fixes", "not rated")]
+    best = next((r for r in signable if r.value is not None and not r.this), None)
     if mine is None or mine.value is None or best is None or best.value is None:
         return None
+    if mine.decision in ("do not sign without fixes", "not rated"):
+        cheaper = best.value >= mine.value
+        return (f"{'The lowest' if cheaper else 'A'} price per reference-grade GPU-hour "
+                f"{'of' if cheaper else 'among'} the {len(rows)} clusters rated together "
+                f"({fmt.usd(mine.value)}), but rated {mine.tier}: value counts only once the "
+                f"fixes above are made. The best value you can sign today is {best.provider} "
+                f"({best.tier}: {best.decision}) at {fmt.usd(best.value)}.")
     if best.value >= mine.value:
         return (f"This is the best value of the {len(rows)} clusters rated together: "
                 f"{fmt.usd(mine.value)} per reference-grade GPU-hour against "
@@ -701,6 +772,54 @@ def decision(card: Scorecard) -> Decision:
     if below_quote or tier_rank(card.tier) > tier_rank("Gold"):
         return "buy at the ask"
     return "buy"
+
+
+@dataclass(frozen=True)
+class Opening:
+    """The brief's first lines: the decision, then the ask, before any reason (a buyer who
+    reads one line must not leave with a price for an offer the rating says not to sign)."""
+
+    decision: Decision
+    headline: str
+    ask: str
+    detail: str | None
+
+
+HEADLINES: dict[Decision, str] = {
+    "do not sign without fixes": "Do not sign without the fixes below",
+    "buy at the ask": "Buy at the ask",
+    "buy": "Buy",
+    "not rated": "Not rated: do not negotiate on this evidence",
+}
+
+
+def opening(card: Scorecard) -> Opening:
+    """The decision and the ask in words (:func:`decision`, the price advice)."""
+    said = decision(card)
+    p = card.price
+    blocked = said in ("do not sign without fixes", "not rated")
+    if p is None:
+        return Opening(said, HEADLINES[said], "No quote in the bundle, so no price to ask for.",
+                       None)
+    quoted = fmt.usd(p.quoted_usd_per_gpu_hour)
+    if p.ask_usd_per_gpu_hour is None:
+        what = "serving result" if card.inference and not card.workloads else "run"
+        return Opening(said, HEADLINES[said],
+                       f"No evidence-based ask against {quoted} quoted: no {what} could be "
+                       "compared with a reference. Do not agree a price on the quote alone.",
+                       None)
+    detail = (f"Parity, the price at which each dollar buys reference-grade work, is "
+              f"{fmt.usd(p.parity_usd_per_gpu_hour)}; at the quoted price one reference-grade "
+              f"GPU-hour of work costs {fmt.usd(p.usd_per_reference_gpu_hour)}.")
+    if p.adjustment_pct is not None and p.adjustment_pct < 0:
+        then = "Once they are fixed, ask" if blocked else "Ask"
+        return Opening(said, HEADLINES[said],
+                       f"{then} for {fmt.usd(p.ask_usd_per_gpu_hour)} per GPU-hour against "
+                       f"{quoted} quoted ({fmt.signed_pct(p.adjustment_pct)}).", detail)
+    then = "Once they are fixed, the" if blocked else "The"
+    return Opening(said, HEADLINES[said],
+                   f"{then} quoted {quoted} per GPU-hour is fair on performance: the cluster "
+                   "delivers reference value; negotiate on term.", detail)
 
 
 def verdict_line(card: Scorecard) -> str:

@@ -92,7 +92,7 @@ def test_long_demands_fall_back_to_compact_until_the_brief_fits(tmp_path: Any) -
     paths = reports.render_brief(card, "long", tmp_path, [card, make_weak_scorecard()])
     assert len(PdfReader(paths[1]).pages) <= 2
     html = paths[0].read_text()
-    assert "Ask for" in html and "What the provider must fix or credit" in html
+    assert "ask for $" in html.lower() and "What the provider must fix or credit" in html
 
 
 @pytest.mark.parametrize("count", [2, 5])

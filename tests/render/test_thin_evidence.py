@@ -65,7 +65,7 @@ def test_brief_claims_no_absence_of_shortfall_and_no_zero_loss() -> None:
     html = reports.brief_html(thin_card())
     assert "negotiate on market price" not in html
     assert "No measured argument yet" in html
-    assert "$0" not in html and "not measured: no incident log" in html
+    assert "$0" not in html and "not assessed: no incident log" in html
     assert "To earn a rating, submit what the list below asks for." in html
 
 
