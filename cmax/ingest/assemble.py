@@ -271,6 +271,14 @@ def _read_mlperf(reader: BundleReader, relative: str, key: str,
     target = bundle.resolve(relative, field=key)
     if not target.is_dir():
         fmt, _ = identify(target)
+        if fmt.role == "mlperf-system":
+            raise EvidenceFormatError(
+                "is an MLPerf system description, which cmax reads with its results, not as an "
+                "[[mlperf]] path", file=target, field=key,
+                expected="a result_*.txt or a benchmark, system or submitter folder",
+                fix="point path at the results (<org>, <org>/results/<system> or its "
+                "<benchmark> folder); the system JSON under <org>/systems/ or beside the "
+                "benchmark folder is found from there")
         if fmt.role != "mlperf":
             raise EvidenceFormatError(f"file holds {fmt.id}, not an MLPerf result file",
                                       file=target, expected="result_*.txt with :::MLLOG lines",

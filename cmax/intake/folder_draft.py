@@ -304,6 +304,17 @@ def per_node_from_nccl(survey: Survey) -> Drafted | None:
     return None
 
 
+def per_node_from_system_json(survey: Survey) -> Drafted | None:
+    """An MLPerf system description's accelerators per node (its GPUs over its nodes)."""
+    for item in survey.of("mlperf-system"):
+        gpus, nodes = item.fact("gpu_count"), item.fact("node_count")
+        if gpus and nodes and str(gpus["value"]).isdigit() and str(nodes["value"]).isdigit() \
+                and int(nodes["value"]) > 0 and int(gpus["value"]) % int(nodes["value"]) == 0:
+            return Drafted(int(gpus["value"]) // int(nodes["value"]),
+                           f"{item.where(gpus)} accelerators_per_node")
+    return None
+
+
 def per_node_from_gpu(survey: Survey) -> Drafted | None:
     from cmax.intake.flags import GPUS_PER_NODE
 
@@ -436,7 +447,8 @@ FIELDS: list[ValueRow] = [
           "TODO: the cluster's name (no audit names it and the hosts share no naming scheme)"),
     ValueRow("system", "gpu", (gpu_from_facts,), "TODO: no file names its GPU"),
     ValueRow("system", "gpus_per_node",
-             (per_node_from_audit, per_node_from_nccl, per_node_from_gpu),
+             (per_node_from_audit, per_node_from_system_json, per_node_from_nccl,
+              per_node_from_gpu),
              "TODO: no file states it (8 on HGX, 4 on GB200/GB300)"),
     ValueRow("system", "nodes", (nodes_from_evidence,), "TODO: no file states the node count"),
     ValueRow("system", "interconnect", (interconnect_from_evidence,), "", required=False),
@@ -486,6 +498,24 @@ def audit_entry(survey: Survey, item: Seen) -> list[str]:
     return ["", "[audit]", toml_text.line("path", item.rel, f"format {item.fmt}")]
 
 
+def mlperf_entry(survey: Survey, item: Seen) -> list[str]:
+    """One ``[[mlperf]]`` per benchmark folder (drafted at its first result file); a lone
+    result file outside any folder of results is its own entry."""
+    folder = Path(item.rel).parent
+    firsts = {Path(i.rel).parent: i for i in reversed(survey.of("mlperf"))}
+    if folder.as_posix() == "." or firsts.get(folder) is not item:
+        return [] if folder.as_posix() != "." else [
+            "", "[[mlperf]]", toml_text.line("path", item.rel, f"format {item.fmt}")]
+    runs = sum(1 for i in survey.of("mlperf") if Path(i.rel).parent == folder)
+    return ["", "[[mlperf]]", toml_text.line("path", folder.as_posix(),
+                                             f"{runs} result file(s), format {item.fmt}")]
+
+
+def mlperf_system_entry(survey: Survey, item: Seen) -> list[str]:
+    return [f"# {item.rel}: MLPerf system description, read with the [[mlperf]] results it "
+            "describes (not a path of its own)"]
+
+
 def inference_entry(survey: Survey, item: Seen) -> list[str]:
     return inference_draft.entry(survey.root / item.rel, item.rel, item.fmt, survey.reference)
 
@@ -505,7 +535,7 @@ def incidents_entry(survey: Survey, item: Seen) -> list[str]:
 
 ENTRIES: dict[str, Callable[[Survey, Seen], list[str]]] = {
     "run": run_entry, "nccl": nccl_entry, "audit": audit_entry, "inference": inference_entry,
-    "incidents": incidents_entry,
+    "incidents": incidents_entry, "mlperf": mlperf_entry, "mlperf-system": mlperf_system_entry,
 }
 """The manifest entry each evidence role drafts, per file, in this order. A role without a row
 is named at the end of the draft as evidence not drafted."""

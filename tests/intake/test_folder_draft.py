@@ -196,3 +196,28 @@ def test_an_archive_is_not_named_after_its_temporary_folder(
         in captured.out
     assert "cmax init: no file states [provider] cluster" in captured.err
     assert "date = 2026-09-14                            # bundle/training/" in captured.out
+
+
+def test_an_mlperf_system_json_drafts_the_system_and_its_results_one_entry(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Azure's published v4.1 H200 submission (64 nodes x 8 H200): the system JSON states the
+    GPU, the nodes and the GPUs per node; the ten result files are one [[mlperf]] entry; the
+    draft, with the person's cluster name, loads and rates the set on its 512 GPUs."""
+    from tests.paths import DATA
+
+    bundle = tmp_path / "b"
+    shutil.copytree(DATA / "mlperf" / "v4.1" / "Azure", bundle / "v4.1" / "Azure")
+    assert main(["init", str(bundle)]) == 0
+    out = capsys.readouterr().out
+    system = "v4.1/Azure/systems/ND_H200_v5_n64_nemo.json"
+    assert f'gpu = "h200"                                 # {system}:21' in out
+    assert f"gpus_per_node = 8                            # {system}:20" in out
+    assert f"nodes = 64                                   # {system}:6" in out
+    assert out.count("\n[[mlperf]]\n") == 1
+    assert 'path = "v4.1/Azure/results/ND_H200_v5_n64_nemo/llama2_70b_lora"' in out
+    assert f"# {system}: MLPerf system description, read with the [[mlperf]] results" in out
+    (bundle / "cmax.toml").write_text(out.replace(
+        "# cluster = ...", 'cluster = "azure-h200"').replace(
+        'name = "undeclared provider"', 'name = "Azure"'))
+    [m] = assess(bundle).mlperf
+    assert m.num_gpus == 512 and m.verdict != "invalid"

@@ -387,3 +387,22 @@ def test_a_system_json_beside_the_benchmark_folder_is_used_with_its_place_stated
         card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
     [m] = card.mlperf
     assert m.ratio is not None and m.num_gpus == 8
+
+
+def test_a_system_json_as_an_mlperf_path_is_refused_with_where_to_point(tmp_path: Path) -> None:
+    """docs/manifest.md and validate agree: the system JSON is found from the results."""
+    from cmax.errors import CmaxError
+
+    root = bundle(tmp_path / "b")
+    manifest = root / "cmax.toml"
+    manifest.write_text(manifest.read_text().replace(
+        'path = "v5.0/NVIDIA"', f'path = "v5.0/NVIDIA/systems/{SYSTEM}.json"'))
+    try:
+        with load(root):
+            raise AssertionError("a system JSON was taken as an [[mlperf]] path")
+    except CmaxError as exc:
+        text = str(exc)
+    assert "is an MLPerf system description" in text and "mlperf[0].path" in text
+    assert "point path at the results" in text
+    docs = (Path(__file__).parents[2] / "docs" / "manifest.md").read_text()
+    assert "Not the system JSON: cmax finds it from the results" in docs

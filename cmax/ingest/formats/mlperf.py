@@ -939,7 +939,7 @@ class MlperfResult(Format[MlperfRun]):
         return inspect_tree(probe.path)
 
 
-class MlperfSystemJson(Format[dict[str, Any]]):
+class MlperfSystemJson(Format[SystemDesc]):
     id = "mlperf-system-json"
     title = "MLPerf system description"
     tool = "MLPerf submission `systems/<system>.json` (checked by MLCommons system_desc_checker)"
@@ -948,11 +948,16 @@ class MlperfSystemJson(Format[dict[str, Any]]):
     priority = 70
     json_shape = staticmethod(is_system_json)
 
-    def parse(self, probe: Probe) -> dict[str, Any]:
-        return dict(load_system_json(probe.path))
+    def parse(self, probe: Probe) -> SystemDesc:
+        """The description with its key lines, so its facts (GPU, node and GPU counts) name
+        the line that states them, for ``cmax inspect`` and ``cmax init``."""
+        return load_system(probe.path, official=False)
 
-    def summarise(self, parsed: dict[str, Any], probe: Probe) -> dict[str, Any]:
-        return dict(system_summary(parsed))
+    def summarise(self, parsed: SystemDesc, probe: Probe) -> dict[str, Any]:
+        return dict(system_summary(parsed.data))
+
+    def facts(self, parsed: SystemDesc) -> tuple[Fact, ...]:
+        return parsed.facts()
 
 
 register(MlperfResult())
