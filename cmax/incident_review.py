@@ -29,6 +29,7 @@ import polars as pl
 
 from cmax.evidence import Evidence
 from cmax.hosts import HostSet, other_hosts
+from cmax.manifest import period_bounds
 
 UTC = dt.UTC
 
@@ -44,12 +45,6 @@ GPU HBM3 Memory, GPU SRAM Memory, GPU System Processor, Silent Data Corruption; 
 Table 5) name faults that interrupt jobs unannounced."""
 
 INCIDENT_KINDS = frozenset({"incidents-csv", "incidents-json"})
-
-
-def period_bounds(start: dt.date, end: dt.date) -> tuple[dt.datetime, dt.datetime]:
-    """[start 00:00 UTC, day after end 00:00 UTC): the manifest's dates are inclusive."""
-    return (dt.datetime.combine(start, dt.time(), UTC),
-            dt.datetime.combine(end + dt.timedelta(days=1), dt.time(), UTC))
 
 
 def months(start: dt.datetime, end: dt.datetime) -> list[tuple[dt.datetime, dt.datetime]]:

@@ -236,6 +236,12 @@ class Reliability(_Strict):
         return value
 
 
+def period_bounds(start: dt.date, end: dt.date) -> tuple[dt.datetime, dt.datetime]:
+    """[start 00:00 UTC, day after end 00:00 UTC): the manifest's dates are inclusive."""
+    return (dt.datetime.combine(start, dt.time(), dt.UTC),
+            dt.datetime.combine(end + dt.timedelta(days=1), dt.time(), dt.UTC))
+
+
 class Sla(_Strict):
     uptime_pct: float = Field(gt=0, le=100)
     credits: list[tuple[float, float]] = Field(default_factory=list)

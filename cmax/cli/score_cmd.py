@@ -105,6 +105,12 @@ def scorecard_text(card: Scorecard) -> list[str]:
         lines.append(f"SLA: {s.measured_uptime_pct:.3f}% measured vs {s.contracted_uptime_pct:g}% "
                      f"contracted: {'met' if s.met else 'NOT met'} ({s.node_months_below} of "
                      f"{s.node_months} node-months below); credit owed {s.credit_pct:.3f}%")
+        lines.append(f"  witness: {s.witness}" + (
+            f"; nodes in breach: {', '.join(s.nodes_in_breach[:8])}"
+            + (f" and {len(s.nodes_in_breach) - 8} more" if len(s.nodes_in_breach) > 8 else "")
+            if s.nodes_in_breach else "") + (
+            f"; {s.unlogged_outages} outage(s) the monitoring shows are not in the incident log"
+            if s.unlogged_outages else ""))
     lines += ["", "Categories (score × weight; basis)"]
     width = max((len(c.heading) for c in card.categories), default=14)
     for c in card.categories:

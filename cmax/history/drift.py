@@ -518,6 +518,15 @@ def _sla_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
                 f"average {latest['sla_measured_pct']:.3f}%)")
     else:
         what = f"uptime {observed:.3f}% below the contracted {contracted:g}%{during}"
+    nodes = latest.get("sla_nodes_in_breach") or []
+    if nodes:
+        what += f"; nodes in breach: {', '.join(nodes[:6])}" + (
+            f" and {len(nodes) - 6} more" if len(nodes) > 6 else "")
+    if latest.get("sla_witness"):
+        what += f"; witness: {latest['sla_witness']}"
+        if latest.get("sla_unlogged_outages"):
+            what += (f" ({latest['sla_unlogged_outages']} outage(s) the monitoring shows are "
+                     "not in the incident log)")
     credit = latest["sla_credit_pct"]
     return [DriftItem(
         cluster=cluster, kind="sla_breach", before=contracted, after=observed,

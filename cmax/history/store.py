@@ -120,6 +120,19 @@ ROW_SCHEMA: dict[str, pl.DataType] = {
     "busbw_gbps": pl.Float64(),
 }
 
+ADDED_COLUMNS: dict[str, pl.DataType] = {
+    # run rows: what the SLA rests on (cmax/monitoring/combine.py), so an audit over months
+    # records which periods the buyer's monitoring witnessed
+    "sla_witness": pl.String(),
+    "sla_downtime_monitoring_h": pl.Float64(),
+    "sla_unlogged_outages": pl.Int64(),
+    "sla_nodes_in_breach": pl.List(pl.String()),
+}
+"""Columns added after the table format was first written: a history without them reads them
+as null, and gains them with its next append (a Delta schema merge)."""
+
+ROW_SCHEMA.update(ADDED_COLUMNS)
+
 DATASET_SCHEMA: dict[str, pl.DataType] = {"cluster": pl.String(), **ROW_SCHEMA}
 
 _SORT = ["run_ts", "run_dir", "row_kind", "workload", "precision", "num_gpus"]
@@ -165,6 +178,10 @@ def rows_for_run(run: RunRef, card: Scorecard) -> list[dict[str, Any]]:
             "sla_node_months": sla.node_months or None,
             "sla_node_months_below": sla.node_months_below if sla.node_months else None,
             "sla_worst_pct": sla.worst_uptime_pct,
+            "sla_witness": sla.witness,
+            "sla_downtime_monitoring_h": sla.downtime_node_hours_monitoring,
+            "sla_unlogged_outages": sla.unlogged_outages,
+            "sla_nodes_in_breach": sla.nodes_in_breach,
         })
     rows = [run_row]
     # repeats of one workload (Exemplar v26.02 ran each 3x): the history keeps the worst,
@@ -210,6 +227,13 @@ def frame_from_rows(rows: Sequence[dict[str, Any]], cluster: str | None = None) 
         frame = frame.with_columns(pl.lit(cluster, pl.String()).alias("cluster")).select(
             list(DATASET_SCHEMA))
     return frame
+
+
+def with_added_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    """A frame written before :data:`ADDED_COLUMNS` with them, null."""
+    missing = [pl.lit(None, dtype).alias(name) for name, dtype in ADDED_COLUMNS.items()
+               if name not in frame.columns]
+    return frame.with_columns(missing) if missing else frame
 
 
 def is_remote(location: str) -> bool:
@@ -377,6 +401,9 @@ class HistoryStore:
             raise self._fail("unreadable history table", exc,
                              "restore the table's files (Delta keeps every version: "
                              "`cmax audit --history-version N` reads an older one)") from None
+        frame = with_added_columns(frame).select(
+            [c for c in DATASET_SCHEMA if c in frame.columns or c in ADDED_COLUMNS]
+            + [c for c in frame.columns if c not in DATASET_SCHEMA])
         if dict(frame.schema) != DATASET_SCHEMA:
             raise HistoryError("history table has unexpected columns", file=self.location,
                             expected="the columns of cmax.history.store.DATASET_SCHEMA",
@@ -500,7 +527,7 @@ class HistoryStore:
             return []
         source = pl.concat([frame_from_rows(rows, run.cluster) for run, rows in new])
         clusters = ", ".join(_sql_str(c) for c in sorted({r.cluster for r, _ in new}))
-        (table.merge(source, source_alias="s", target_alias="t",
+        (table.merge(source, source_alias="s", target_alias="t", merge_schema=True,
                      predicate=f"t.cluster IN ({clusters}) AND t.cluster = s.cluster "
                                "AND t.run_key = s.run_key",
                      writer_properties=WriterProperties(compression="ZSTD"))
@@ -530,6 +557,7 @@ class HistoryStore:
                             f"({type(exc).__name__})", file=path,
                             fix="move it out of the history folder and run cmax audit again: "
                             "the runs it held are re-scored from their bundles") from None
+        frame = with_added_columns(frame)
         if meta.get(V1_VERSION_KEY) != "1" or dict(frame.schema) != ROW_SCHEMA:
             raise HistoryError("not a file of cmax's Parquet history", file=path,
                             expected=f"{V1_VERSION_KEY} = '1' and the columns of ROW_SCHEMA",

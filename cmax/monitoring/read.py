@@ -16,8 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cmax.errors import MonitoringError
-from cmax.incident_review import period_bounds
-from cmax.manifest import Manifest, Monitoring
+from cmax.manifest import Manifest, Monitoring, period_bounds
 from cmax.monitoring.accounting import LOOKBACK_S, MAX_UNWITNESSED, Grid, account, infer_step
 from cmax.monitoring.kube import read_kubernetes
 from cmax.monitoring.prometheus import Series, fetch_range, parse_answers

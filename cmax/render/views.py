@@ -29,6 +29,11 @@ from cmax.states import State, Tone, verdict_label
 
 AUDIT_ORDER = {"FAIL": 0, "WARNING": 1, "SKIPPED": 2, "PASS": 3}
 
+_SLA_WITNESS = {"incident log": "the provider's incident log",
+                "monitoring": "the buyer's monitoring",
+                "both": "the buyer's monitoring and the incident log"}
+"""What an SLA figure rests on, in the report's words (cmax/monitoring/combine.py)."""
+
 
 @dataclass(frozen=True)
 class KeyNumber:
@@ -259,7 +264,11 @@ def key_numbers(card: Scorecard) -> list[KeyNumber]:
             + ("met" if sla.met
                else f"missed, {fmt.pct_value(sla.credit_pct, None)} service credit owed")
             + (f"; {sla.node_months_below} of {sla.node_months} node-months below"
-               if sla.node_months else ""),
+               if sla.node_months else "")
+            + f"; witness: {_SLA_WITNESS[sla.witness]}"
+            + (f"; in breach: {', '.join(sla.nodes_in_breach[:4])}"
+               + (f" and {len(sla.nodes_in_breach) - 4} more"
+                  if len(sla.nodes_in_breach) > 4 else "") if sla.nodes_in_breach else ""),
             "good" if sla.met else "bad",
         ))
     else:

@@ -14,7 +14,7 @@ import pytest
 
 from cmax.errors import CmaxError
 from cmax.history.discover import RunRef, bundle_digest, discover_runs, parse_run_timestamp
-from cmax.history.store import HistoryStore, frame_from_rows, rows_for_run
+from cmax.history.store import ADDED_COLUMNS, HistoryStore, frame_from_rows, rows_for_run
 from tests.history.test_history_support import fake_assess, make_card, tree_bytes, write_run
 
 WL = [["llama3.1-70b", "fp8", 512, 1.02, 1.01, 1.03],
@@ -140,6 +140,22 @@ def test_append_round_trip_and_idempotence(tmp_path: Path) -> None:
     before = tree_bytes(tmp_path / "h")
     assert store.append(batch) == []
     assert tree_bytes(tmp_path / "h") == before  # nothing new: no commit, no byte changed
+
+
+def test_a_history_written_before_the_added_columns_reads_and_grows(tmp_path: Path) -> None:
+    """A table of the columns before ADDED_COLUMNS (the SLA witness): read with them null,
+    and the next append merges them into the table's schema."""
+    from deltalake import write_deltalake
+
+    old = frame_from_rows(_entry("c1", "2026-01-01")[1], "c1").drop(list(ADDED_COLUMNS))
+    write_deltalake(str(tmp_path / "h"), old, partition_by=["cluster"], mode="append")
+    store = HistoryStore(tmp_path / "h")
+    first = store.read()
+    assert first.height == 3 and first["sla_witness"].null_count() == 3
+    assert store.append([_entry("c1", "2026-02-01")]) != []
+    runs = store.read().filter(pl.col("row_kind") == "run").sort("run_dir")
+    assert runs["run_dir"].to_list() == ["2026-01-01", "2026-02-01"]
+    assert dict(pl.read_delta(str(tmp_path / "h")).schema).keys() >= ADDED_COLUMNS.keys()
 
 
 def test_the_history_is_a_delta_table_partitioned_by_cluster(tmp_path: Path) -> None:
