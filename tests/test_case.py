@@ -49,7 +49,6 @@ def test_stages_give_the_same_output_after_the_bundle_is_closed(tmp_path: Path) 
     assert not root.exists()  # the archive's temporary directory is gone
     again = validate(case, reference)
     assert again == findings
-    assert "completeness.declared-file-missing" not in {f.rule for f in again}
     card_closed = score(case, again, reference, rubric)
     assert card_closed.model_dump_json() == card_open.model_dump_json()
     price_closed = price(case, card_closed, reference)

@@ -20,13 +20,6 @@ from cmax.validate.thresholds import RECIPE_STEPS
 from cmax.window import CURRENT_WINDOW, V25_05_WINDOW
 
 register(Rule(
-    "completeness.declared-file-missing", "error", "A file named in the manifest is missing",
-    "Every path in cmax.toml is evidence the submitter relies on; a missing file means part of "
-    "the claim cannot be checked. (`cmax validate` stops earlier, with exit code 2, because "
-    "ingest cannot read such a bundle; this rule reports it for Evidence built by other means.)",
-    "Add the file to the bundle or correct its path in cmax.toml.",
-))
-register(Rule(
     "completeness.no-steps", "error", "A training log yielded no steps",
     "Without per-step timings there is no throughput to rate (llmb-run status NO_DATA).",
     "Submit the full stdout of the training job (the file with the `iteration N/M` lines), "
@@ -104,21 +97,13 @@ def _rateable(ctx: Context) -> Iterator[Finding]:
                       file=ctx.manifest_file)
 
 
-def _declared_files(ctx: Context) -> Iterator[Finding]:
-    for declared in ctx.case.declared:
-        if not declared.present:
-            yield finding("completeness.declared-file-missing",
-                          f"{declared.key} = {declared.path!r} is not in the bundle",
-                          file=ctx.manifest_file, line=declared.manifest_line)
-
-
 def _empty_evidence(ctx: Context) -> Iterator[Finding]:
     """A declared file (or folder) that gave its table no row, as its table declares
     (:data:`cmax.evidence.TABLES`: which tables judge an empty file here, with which rule)."""
     for key, rel in declared_files(ctx.manifest):
         table = table_of_key(key)
         if table is None or table.empty is None or not ctx.case.is_present(rel):
-            continue  # judged by the table's own rules, or declared-file-missing
+            continue  # judged by the table's own rules (a missing file stops the bundle)
         sources = ctx.tables[table.name]["source_file"].drop_nulls().unique().to_list()
         if any(under(s, rel) if table.folder else same_file(s, rel) for s in sources):
             continue
@@ -185,6 +170,5 @@ def _runs(ctx: Context) -> Iterator[Finding]:
 
 def check(ctx: Context) -> Iterator[Finding]:
     yield from _rateable(ctx)
-    yield from _declared_files(ctx)
     yield from _empty_evidence(ctx)
     yield from _runs(ctx)

@@ -15,7 +15,6 @@ import polars as pl
 from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.ingest.textlines import rising
-from cmax.reference.gpus import gpu_family
 from cmax.throughput import tokens_per_s_per_gpu
 from cmax.validate import selfcheck
 from cmax.validate.context import (
@@ -93,12 +92,6 @@ register(Rule(
     "iteration lines is re-read from the log, because declared values take precedence in "
     "ingest and declaring the reference GBS is the easiest way to look comparable.",
     "Correct cmax.toml (or submit the log of the run it describes).",
-))
-register(Rule(
-    "consistency.gpu-type", "error", "Run GPU differs from the system GPU",
-    "The log reports a different GPU type from [system] gpu; the run cannot be rated against "
-    "this GPU's reference.",
-    "Submit runs from the system being rated, or correct [system] gpu.",
 ))
 register(Rule(
     "consistency.iteration-sequence", "error", "Iterations repeat or go backwards",
@@ -225,12 +218,6 @@ def _layout(view: RunView) -> Iterator[Finding]:
         yield run_finding("consistency.parallel-layout", view, text)
 
 
-def _gpu_family(name: str) -> str:
-    """The GPU family (cmax.reference.gpus), else the name itself: an unknown GPU matches
-    only its own spelling."""
-    return gpu_family(name) or name.strip().lower()
-
-
 def _manifest(ctx: Context, view: RunView) -> Iterator[Finding]:
     spec = view.spec
     if spec is not None:
@@ -243,17 +230,6 @@ def _manifest(ctx: Context, view: RunView) -> Iterator[Finding]:
                 diffs.append(f"{name} {logged} in the log vs {declared} in cmax.toml")
         if diffs:
             yield run_finding("consistency.manifest-vs-log", view, "; ".join(diffs))
-    gpu = view.row.get("gpu")
-    if gpu and ctx.gpu:
-        run_gpu = str(gpu).strip().lower()
-        run_id, system_id = ctx.ref.gpu_id(run_gpu), ctx.ref.gpu_id(ctx.gpu)
-        if run_id and system_id:
-            same = run_id == system_id
-        else:
-            same = run_gpu == ctx.gpu or _gpu_family(run_gpu) == _gpu_family(ctx.gpu)
-        if not same:
-            yield run_finding("consistency.gpu-type", view,
-                              f"ran on {gpu}, but [system] gpu is {ctx.gpu}")
 
 
 def _logged_gbs(view: RunView) -> Iterator[Finding]:

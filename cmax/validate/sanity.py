@@ -97,11 +97,6 @@ register(Rule(
     "Find and fix the faulty node or link, then re-run nccl-tests with validation on (-c 1).",
     "nccl-tests output format (#wrong column).",
 ))
-register(Rule(
-    "sanity.incident-order", "error", "Incident ends before it starts",
-    "An interruption with a negative duration makes downtime and uptime figures wrong.",
-    "Correct the start and end timestamps (UTC) in the incident log.",
-))
 
 
 def _bad(col: str) -> pl.Expr:
@@ -260,17 +255,6 @@ def _nccl(ctx: Context) -> Iterator[Finding]:
                           file=path or None, line=as_int(bad["line"][0]))
 
 
-def _incidents(ctx: Context) -> Iterator[Finding]:
-    incidents = ctx.tables["incidents"]
-    bad = incidents.filter(pl.col("end").is_not_null() & pl.col("start").is_not_null()
-                           & (pl.col("end") < pl.col("start")))
-    for row in bad.head(20).iter_rows(named=True):
-        yield finding("sanity.incident-order",
-                      f"incident on {row.get('node') or 'unknown node'} ends {row['end']} before "
-                      f"it starts {row['start']}",
-                      file=row.get("source_file"), line=as_int(row.get("line")))
-
-
 def check(ctx: Context) -> Iterator[Finding]:
     for view in ctx.runs:
         # the limits apply to the run as resolved: what cmax.toml or the log states, else the
@@ -280,4 +264,3 @@ def check(ctx: Context) -> Iterator[Finding]:
         yield from _peaks(ctx, resolved)
         yield from _improvement(resolved)
     yield from _nccl(ctx)
-    yield from _incidents(ctx)

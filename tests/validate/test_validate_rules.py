@@ -74,19 +74,30 @@ def run_of(bundle: HonestBundle, i: int = 0) -> RunFx:
 
 
 def edit(fn: Callable[[HonestBundle], None]) -> Case:
-    """A case that changes the bundle before it is built."""
+    """A case that changes the bundle's files, which real ingest then reads: the evidence is
+    what a user's ``cmax validate`` of those files sees."""
     def case(bundle: HonestBundle, root: Path) -> Evidence:
         fn(bundle)
-        return bundle.build(root)
+        return bundle.ingest(root)
+    case.from_files = True  # type: ignore[attr-defined]
     return case
 
 
 def after(fn: Callable[[Evidence], None]) -> Case:
-    """A case that changes the built Evidence (what a broken parser would produce)."""
+    """A case that changes Evidence built by hand (what a broken parser would produce, or a
+    statement the fixture's files cannot make yet: see HAND_BUILT)."""
     def case(bundle: HonestBundle, root: Path) -> Evidence:
         ev = bundle.build(root)
         fn(ev)
         return ev
+    return case
+
+
+def built(fn: Callable[[HonestBundle], None]) -> Case:
+    """A case that changes the bundle, then builds its Evidence by hand (no file states it)."""
+    def case(bundle: HonestBundle, root: Path) -> Evidence:
+        fn(bundle)
+        return bundle.build(root)
     return case
 
 
@@ -164,6 +175,14 @@ def _truncate(last: int, declared: int) -> Callable[[HonestBundle], None]:
     return fn
 
 
+def _tflops(i: int, fn: Callable[[int, float], float]) -> Callable[[HonestBundle], None]:
+    """Run ``i``'s log prints ``fn(step, honest value)`` as each step's TFLOPS_per_GPU."""
+    def edit_bundle(bundle: HonestBundle) -> None:
+        run = bundle.runs[i]
+        run.tflops = [None if v is None else fn(k, v) for k, v in enumerate(run.tflops_values())]
+    return edit_bundle
+
+
 def _attr(i: int, **values: object) -> Callable[[HonestBundle], None]:
     def fn(bundle: HonestBundle) -> None:
         for key, value in values.items():
@@ -177,11 +196,10 @@ def _row(i: int, **values: object) -> Callable[[HonestBundle], None]:
     return fn
 
 
-def _audit(check_id: str, status: str) -> Callable[[HonestBundle], None]:
+def _audit(dotted: str, value: object) -> Callable[[HonestBundle], None]:
+    """The audit JSON states ``value`` at ``audit_data.<dotted>`` (graded by ingest)."""
     def fn(bundle: HonestBundle) -> None:
-        for row in bundle.audit_rows:
-            if row["check_id"] == check_id:
-                row["status"] = status
+        bundle.audit_values[dotted] = value
     return fn
 
 
@@ -189,12 +207,6 @@ def _system(**values: str) -> Callable[[HonestBundle], None]:
     def fn(bundle: HonestBundle) -> None:
         bundle.system.update(values)
     return fn
-
-
-def _incident_backwards(bundle: HonestBundle) -> None:
-    rows = bundle.incident_rows()
-    rows[0] = {**rows[0], "start": rows[0]["end"], "end": rows[0]["start"]}
-    bundle.incidents = rows
 
 
 def _two_sweeps(ev: Evidence) -> None:
@@ -361,15 +373,16 @@ TRIPS: dict[str, Case] = {
     "schema.orphan-steps": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
         pl.when(pl.col("line") == 3).then(pl.lit("ghost")).otherwise(pl.col("run_id"))
         .alias("run_id")))),
-    "schema.negative-iteration": edit(_attr(0, iterations=[-1, *range(1, 50)])),
+    "schema.negative-iteration": built(_attr(0, iterations=[-1, *range(1, 50)])),
     "schema.unknown-precision": edit(_attr(2, precision="fp7")),
-    "schema.parser-note": edit(_row(0, notes="TFLOPS_per_GPU unreadable on line 7")),
+    "schema.parser-note": edit(_attr(0, cut_tail=True)),
     # completeness
-    "completeness.declared-file-missing": edit(lambda b: setattr(b, "skip_files",
-                                                                 (b.nccl_path,))),
-    "completeness.no-steps": after(_drop_steps),
-    "completeness.window-missing": after(lambda ev: setattr(ev, "steps", ev.steps.filter(
-        ~pl.col("iteration").is_between(38, 40) | (pl.col("run_id") != ev.runs["run_id"][0])))),
+    # the job was killed while printing its first step line: a NeMo 2 log with no step
+    "completeness.no-steps": edit(_attr(0, times=[], cut_tail=True)),
+    # the log skips iterations 38-40 of the window
+    "completeness.window-missing": edit(_attr(
+        0, iterations=[i for i in range(50) if not 38 <= i <= 40],
+        times=honest_times(19.86, 11)[:47])),
     "completeness.run-unfinished": edit(_truncate(46, 49)),
     "completeness.short-run": edit(_truncate(45, 45)),
     "completeness.summary-only": after(_summary),
@@ -392,32 +405,33 @@ TRIPS: dict[str, Case] = {
     "sanity.non-positive-time": edit(replace_times(0, lambda i, t: 0.0 if i == 40 else t)),
     "sanity.nan-grad-norm": edit(_attr(0, grad_norm=[0.4] * 40 + [math.nan] + [0.4] * 9)),
     "sanity.nan-loss": edit(_attr(0, loss=[10.0] * 40 + [math.nan] + [10.0] * 9)),
-    "sanity.tflops-above-peak": after(set_step("tflops_per_gpu", 2500.0)),
+    "sanity.tflops-above-peak": edit(_tflops(0, lambda i, v: 2500.0 if i == 40 else v)),
     "sanity.throughput-above-peak": edit(_attr(0, times=honest_times(7.9, 11))),
     "sanity.tflops-zero": edit(_attr(0, tflops=[0.0] * 50)),
     "sanity.unexpected-improvement": edit(_attr(0, times=honest_times(18.6, 11))),
     "sanity.too-good-to-be-true": edit(_attr(0, times=honest_times(17.4, 11))),
     "sanity.nccl-wrong-results": edit(_nccl(lambda rows: rows["wrong"].__setitem__(4, 3))),
-    "sanity.incident-order": edit(_incident_backwards),
     # internal consistency
-    "consistency.tflops-vs-step-time": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
-        pl.col("tflops_per_gpu") * 1.3))),
+    "consistency.tflops-vs-step-time": edit(_tflops(0, lambda i, v: v * 1.3)),
     "consistency.tokens-vs-step-time": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
         (256 * 8192 / 512 / pl.col("step_time_s") * 1.1).alias("tokens_per_s_per_gpu")))),
     "consistency.recipe-config-assumed": edit(_attr(0, vp=None)),
     "consistency.gpu-count": edit(_attr(0, num_gpus=1024, gbs=512)),
     "consistency.partial-nodes": edit(lambda b: (setattr(b, "gpus_per_node", 6),
-                                                 setattr(b, "nodes", 100))),
+                                                 setattr(b, "nodes", 100),
+                                                 setattr(b, "gpus_in_service", 600))),
     "consistency.parallel-layout": edit(_attr(0, tp=3)),
     "consistency.manifest-vs-log": edit(_row(0, gbs=512)),
-    "consistency.gpu-type": edit(_row(0, gpu="b200")),
     "consistency.iteration-sequence": after(_iteration_repeat),
-    "consistency.restarted-run": edit(_row(0, restarts=1)),
+    # the log's first attempt reached iteration 20; the run resumed from 12 (outside the window)
+    "consistency.restarted-run": edit(_attr(0, earlier=list(range(21)), iterations=list(
+        range(12, 62)), max_iteration=61)),
     # a resume from a checkpoint at iteration 40, inside the window 35-44
-    "consistency.spliced-window": edit(_row(0, restarts=1, resumed_at="12,40")),
-    "consistency.skipped-iterations": edit(_row(0, skipped_iterations=1, skipped_at="41")),
-    "consistency.skipped-iterations-outside": edit(_row(0, skipped_iterations=2,
-                                                        skipped_at="3,7")),
+    "consistency.spliced-window": edit(_attr(0, earlier=list(range(46)), iterations=list(
+        range(40, 90)), max_iteration=89)),
+    "consistency.skipped-iterations": built(_row(0, skipped_iterations=1, skipped_at="41")),
+    "consistency.skipped-iterations-outside": built(_row(0, skipped_iterations=2,
+                                                         skipped_at="3,7")),
     # a slow run (12 % slower) whose steps from iteration 25 on are a faster run's
     "statistics.speed-change": edit(_attr(0, times=[
         round(t * 1.12, 2) if 2 <= i < 25 else t
@@ -496,9 +510,9 @@ TRIPS: dict[str, Case] = {
     "software.versions-unknown": edit(lambda b: (setattr(b, "system", {}),
                                                  setattr(b, "audit_path", None))),
     # ClusterMAX audit
-    "audit.security-fail": edit(_audit("securityVersions.nvidiaDriver.status", "FAIL")),
-    "audit.fail": edit(_audit("healthChecks.nhcInstalled", "FAIL")),
-    "audit.warnings": edit(_audit("gpus.gdrcopy.installed", "WARNING")),
+    "audit.security-fail": edit(_audit("securityVersions.nvidiaDriver.status", "fail")),
+    "audit.fail": edit(_audit("healthChecks.nhcInstalled", False)),
+    "audit.warnings": edit(_audit("software.cudaVisibleDevicesStatus", "unknown")),
     "audit.cluster-mismatch": edit(lambda b: setattr(b, "audit_cluster", "other-h100-west")),
     # ACS reported off while its own count says every bridge has it on
     "audit.inconsistent": after(_facts(_kind("clustermax-audit"),
@@ -516,8 +530,8 @@ TRIPS: dict[str, Case] = {
         end=dt.datetime(2026, 10, 3, 2, 0, tzinfo=dt.UTC))),
     "reliability.fault-labelled-planned": edit(_incident_row(planned=True)),
     "reliability.incident-without-time": edit(_incident_row(end=None)),
-    "reliability.nodes-outside-cluster": after(_facts(_kind("nccl-tests"), *(
-        Fact("host", f"gpu{i:04d}", 7 + i) for i in range(4)))),
+    "reliability.nodes-outside-cluster": edit(lambda b: setattr(b, "nccl_host_names", [
+        f"gpu{i:04d}" for i in range(64)])),
     "reliability.fleet-beyond-evidence": edit(lambda b: setattr(b, "gpus_in_service", 100_000)),
     "reliability.partial-period": edit(lambda b: setattr(b, "incidents", [
         r for r in b.incident_rows() if r["start"].month == 7])),
@@ -543,29 +557,28 @@ TRIPS: dict[str, Case] = {
     "reliability.monitoring-not-assessed": after(monitored({"up.json": answer([])},
                                                            up_answer="up.json")),
     # MLPerf results that are not the provider's own
-    "mlperf.foreign-submitter": after(lambda ev: setattr(ev, "manifest", ev.manifest.model_copy(
-        update={"provider": ev.manifest.provider.model_copy(update={"name": "NVIDIA"})}))),
-    "mlperf.cited-context": after(lambda ev: setattr(ev, "manifest", ev.manifest.model_copy(
-        update={"mlperf": [m.model_copy(update={"cited": True}) for m in ev.manifest.mlperf]}))),
+    "mlperf.foreign-submitter": edit(lambda b: b.manifest_extra.update(
+        provider={"name": "NVIDIA", "cluster": b.cluster})),
+    "mlperf.cited-context": edit(lambda b: b.manifest_extra.update(
+        mlperf=[{"path": b.mlperf_path, "cited": True}])),
     # the slowest run replaced by a copy of the fastest with a new seed
     "mlperf.cloned-run": edit(lambda b: setattr(b, "mlperf_files", {
         **b.results(), "result_2.txt": mlperf_result(100, overrides={"seed": 102})})),
-    "network.hosts-outside-cluster": after(_facts(_kind("nccl-tests"), Fact("host", "eos0001", 7),
-                                                  Fact("host", "eos0002", 8))),
+    "network.hosts-outside-cluster": edit(lambda b: setattr(b, "nccl_host_names", [
+        "eos0001", "eos0002", *(f"node-{i:03d}" for i in range(2, 64))])),
     # two sweeps whose hosts together are more than the nodes claimed (one file alone is
     # identity.node-count's)
     "network.hosts-beyond-claim": after(_two_sweeps),
     "network.diag-not-evaluated": after(_diag("dcgm3/gpu-node-03.json")),
     "network.diag-configuration": after(_diag("dcgm/gpu-node-05.json")),
     # claims vs evidence
-    "identity.gpu": after(_facts(_kind("nccl-tests"),
-                                 Fact("gpu", "NVIDIA H200", line=6))),
-    "identity.gpu-count": after(_facts(_log(0), Fact("gpu_count", "64", line=2))),
-    "identity.node-count": after(_facts(_kind("nccl-tests"), Fact("node_count", "128", line=3))),
+    "identity.gpu": edit(lambda b: setattr(b, "nccl_gpu", "NVIDIA H200")),
+    "identity.gpu-count": edit(_attr(0, world=64)),
+    "identity.node-count": edit(lambda b: setattr(b, "nccl", nccl_rows(b.nccl_path or "",
+                                                                         nodes=128))),
     "identity.precision": after(_facts(_log(0), Fact("precision", "fp8=hybrid", line=2))),
-    "identity.model": after(_facts(_log(0), Fact("experiment", "pretrain_grok1-314b_fp8_512",
-                                                 line=1))),
-    "identity.shared-evidence": after(_same_log),
+    "identity.model": edit(_attr(0, experiment="pretrain_grok1-314b_fp8_512")),
+    "identity.shared-evidence": edit(lambda b: b.runs[1].spec.update(log=b.runs[0].log)),
     # the 405B bf16 run's log runs at the fp8 baseline's speed (fp8 declared bf16)
     "identity.arithmetic": edit(_attr(0, times=honest_times(13.05, 11))),
     # the log's argument dump: an 8B network's hidden size under the 405B claim
@@ -626,8 +639,46 @@ def fired(findings: list[Finding]) -> set[str]:
     return {f.rule for f in findings}
 
 
+_PARSER = ("guards a parser: ingest conforms every table and settles a log to one step per "
+           "iteration, so no file reaches it")
+_NOT_NEMO = "the fixture writes NeMo 2 logs, which print no such field (Megatron-LM logs do)"
+_SERVING = "the fixture writes no serving result file yet: the [[inference]] row is built"
+_PACKAGE = "the fixture is not an llmb-run package yet: the package facts are built"
+_UNSTATED = "the fixture's files do not make this statement yet: the fact is built"
+_CROSSFILE = "its case in tests/validate/crossfile_trips.py builds the evidence by hand"
+
+#: Rules whose tripping case builds Evidence by hand, and why. Every other rule trips from
+#: files that real ingest reads (an ``edit`` case). A new rule's case writes files; this
+#: list only shrinks.
+HAND_BUILT: dict[str, str] = {
+    **dict.fromkeys(("schema.table-columns", "schema.missing-value", "schema.duplicate-run",
+                     "schema.orphan-steps", "schema.negative-iteration",
+                     "consistency.iteration-sequence"), _PARSER),
+    **dict.fromkeys(("consistency.skipped-iterations", "consistency.skipped-iterations-outside",
+                     "consistency.tokens-vs-step-time"), _NOT_NEMO),
+    "completeness.summary-only": "the fixture writes no DGXC summary CSV in place of a log yet",
+    **dict.fromkeys(("audit.inconsistent", "audit.partial", "identity.architecture",
+                     "identity.precision", "identity.software", "network.socket-fallback",
+                     "network.hosts-beyond-claim", "network.diag-configuration",
+                     "network.diag-not-evaluated"), _UNSTATED),
+    **dict.fromkeys((r for r in RULES if r.startswith("inference.")), _SERVING),
+    **dict.fromkeys((r for r in RULES if r.startswith("exemplar.")), _PACKAGE),
+    **dict.fromkeys(CROSSFILE_TRIPS, _CROSSFILE),
+}
+
+
 def test_every_rule_has_a_tripping_case() -> None:
     assert set(TRIPS) == set(RULES)
+
+
+def test_every_rule_trips_from_files_or_says_why_not() -> None:
+    """A rule is tripped by files real ingest reads, unless HAND_BUILT says why not; a case
+    listed there that has since moved to files must leave the list."""
+    from_files = {rule for rule, case in TRIPS.items() if getattr(case, "from_files", False)}
+    assert set(RULES) - from_files <= set(HAND_BUILT), (
+        "trip these from files (an edit case), or say in HAND_BUILT why no file can: "
+        f"{sorted(set(RULES) - from_files - set(HAND_BUILT))}")
+    assert not from_files & set(HAND_BUILT), sorted(from_files & set(HAND_BUILT))
 
 
 @pytest.mark.parametrize("rule_id", sorted(TRIPS))
@@ -641,9 +692,11 @@ def test_rule_trips(rule_id: str, tmp_path: Path) -> None:
         assert f.message and f.fix
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def honest_findings(tmp_path_factory: pytest.TempPathFactory) -> list[Finding]:
-    return validate(HonestBundle().build(tmp_path_factory.mktemp("honest")), FakeReference())
+    """The honest bundle written and ingested once per test run: the clean case every rule
+    is checked against."""
+    return validate(HonestBundle().ingest(tmp_path_factory.mktemp("honest")), FakeReference())
 
 
 @pytest.mark.parametrize("rule_id", sorted(set(RULES) - set(INHERENT)))

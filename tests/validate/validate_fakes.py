@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from cmax.bundle import open_bundle
 from cmax.errors import EvidenceError
 from cmax.evidence import (
     AUDIT_SCHEMA,
@@ -34,12 +35,13 @@ from cmax.evidence import (
     EvidenceFile,
     conform,
 )
+from cmax.ingest import ingest
 from cmax.ingest.formats import identify, recorded_facts
 from cmax.ingest.formats.mlperf import mlperf_rows, read_tree
 from cmax.manifest import parse_manifest
 from tests.fakes import PER_SAMPLE
 
-__all__ = ["HonestBundle", "RunFx"]
+__all__ = ["HonestBundle", "RunFx", "toml_text"]
 
 # ---------------------------------------------------------------------------------------------
 # An honest bundle
@@ -93,6 +95,14 @@ class RunFx:
     stated: bool = True
     #: its place in the manifest's [[runs]] (HonestBundle sets it): ingest names a run by it
     index: int = 0
+    #: printed iterations of an earlier attempt, before the steps (a restart from a checkpoint:
+    #: the log goes back to the first of ``its()``)
+    earlier: list[int] = field(default_factory=list)
+    #: the log ends in a step line cut mid-write (the job killed while printing)
+    cut_tail: bool = False
+    #: the world size and experiment folder the log prints, where they differ from the claim
+    world: int | None = None
+    experiment: str | None = None
 
     def __post_init__(self) -> None:
         if not self.times:
@@ -127,8 +137,9 @@ class RunFx:
         if not self.stated:
             return ["[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Training starts"]
         return [f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiments will be logged at "
-                f"/results/pretrain_{self.stem}",
-                f"Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/{self.num_gpus}"]
+                f"/results/{self.experiment or 'pretrain_' + self.stem}",
+                "Initializing distributed: GLOBAL_RANK: 0, MEMBER: "
+                f"1/{self.world or self.num_gpus}"]
 
     def losses(self) -> list[float]:
         # a real loss moves with each batch (fabrication.formula-loss): seeded noise on the trend
@@ -137,18 +148,41 @@ class RunFx:
                              for i in range(len(self.times))]
 
     def log_text(self) -> str:
+        """The NeMo 2 log: its header, then one step line per step (NeMo's ProgressPrinter:
+        ``iteration n/N | key: value | ...``, prefixed with the logger's stamp when the run
+        states wall-clock times). What the log prints and the manifest does not
+        (``row``: the GBS it ran, ``extra_steps``: stamps and consumed samples, grad norms)
+        is written into the lines, so real ingest reads it back."""
         lines = self.header()
         top = self.max_iteration if self.max_iteration is not None else max(self.its())
         losses = self.losses()
+        gbs = self.row.get("gbs", self.gbs)
+        stamps = self.extra_steps.get("wall_time_s")
+        consumed = self.extra_steps.get("consumed_samples")
+        norms = self.grad_norm
+        for it in self.earlier:
+            lines.append(f"Training epoch 0, iteration {it}/{top} | global_batch_size: {gbs} | "
+                         f"global_step: {it} | train_step_timing in s: {self.times[0]}")
         for i, (it, t, tf) in enumerate(zip(self.its(), self.times, self.tflops_values(),
                                             strict=True)):
             tf_text = f"{tf:.3e}" if tf is not None else "0"
+            prefix = ""
+            if stamps is not None:
+                when = dt.datetime.fromtimestamp(float(stamps[i]), dt.UTC)
+                prefix = f"[NeMo I {when:%Y-%m-%d %H:%M:%S} nemo_logging:393] "
+            samples = consumed[i] if consumed is not None else (it + 1) * gbs
+            norm = f" | grad_norm: {norms[i]}" if norms is not None and norms[i] is not None \
+                else ""
             lines.append(
-                f"Training epoch 0, iteration {it}/{top} | lr: 6e-06 | global_batch_size: "
-                f"{self.gbs} | global_step: {it} | reduced_train_loss: {losses[i]:.3f} | "
-                f"train_step_timing in s: {t} | TFLOPS_per_GPU: {tf_text} | consumed_samples: "
-                f"{(it + 1) * self.gbs}")
-        return "\n".join(lines) + "\n"
+                f"{prefix}Training epoch 0, iteration {it}/{top} | lr: 6e-06 | "
+                f"global_batch_size: {gbs} | global_step: {it} | reduced_train_loss: "
+                f"{losses[i]:.3f}{norm} | train_step_timing in s: {t} | TFLOPS_per_GPU: "
+                f"{tf_text} | consumed_samples: {samples:g}")
+        text = "\n".join(lines) + "\n"
+        if self.cut_tail:
+            text += (f"Training epoch 0, iteration {top}/{top} | lr: 6e-06 | global_batch_size: "
+                     f"{gbs} | train_step_timing in s: 1")
+        return text
 
     def manifest_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -224,11 +258,13 @@ _NCCL_PREAMBLE = 5  # version, start, parameters, "#", "Using devices"
 _NCCL_HEADER = 4  # "#", the two column-title lines, the units line
 
 
-def nccl_text(rows: dict[str, list[Any]]) -> str:
+def nccl_text(rows: dict[str, list[Any]], *, hosts: list[str] | None = None,
+              gpu: str = "NVIDIA H100 80GB HBM3") -> str:
     """``rows`` (two per size: out-of-place, in-place) as nccl-tests 2.17 prints them
-    (NVIDIA/nccl-tests src/common.cu: one device line per rank, then the size table)."""
+    (NVIDIA/nccl-tests src/common.cu: one device line per rank naming its host and the CUDA
+    device, then the size table)."""
     ranks, nodes = int(rows["ranks"][0]), int(rows["nodes"][0])
-    hosts = nccl_hosts(nodes)
+    hosts = hosts or nccl_hosts(nodes)
     per_host = ranks // nodes
     lines = ["# nccl-tests version 2.17.6 nccl-headers=22707 nccl-library=22707",
              "# Collective test starting: all_reduce_perf",
@@ -237,7 +273,7 @@ def nccl_text(rows: dict[str, list[Any]]) -> str:
              "#", "# Using devices"]
     lines += [f"#  Rank {r:4d} Group  0 Pid {4000 + r:6d} on {hosts[r // per_host]:>10} device "
               f"{r % per_host:2d} [0000:{0x19 + 0x10 * (r % per_host):02x}:00] "
-              "NVIDIA H100 80GB HBM3" for r in range(ranks)]
+              f"{gpu}" for r in range(ranks)]
     lines += ["#", "#" + " " * 62 + "out-of-place" + " " * 23 + "in-place",
               "#       size         count      type   redop    root     time   algbw   busbw "
               "#wrong     time   algbw   busbw #wrong",
@@ -248,10 +284,41 @@ def nccl_text(rows: dict[str, list[Any]]) -> str:
         half = [f"{rows['time_us'][j]:8.1f} {rows['algbw_gbps'][j]:7.2f} "
                 f"{rows['busbw_gbps'][j]:7.2f} {rows['wrong'][j]:6d}" for j in (i, i + 1)]
         lines.append(f"{size:12d} {size // 4:13d}     float     sum      -1 {half[0]} {half[1]}")
+    if not rows["size_bytes"]:  # killed before its first size: the table header only
+        return "\n".join(lines) + "\n"
     avg = sum(rows["busbw_gbps"]) / len(rows["busbw_gbps"])
     lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {avg:.4g} ", "#",
               "# Collective test concluded: all_reduce_perf", ""]
     return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(str(value))  # JSON's escapes are TOML basic-string escapes
+
+
+def toml_text(data: dict[str, Any]) -> str:
+    """``data`` (a manifest dict: tables, arrays of tables, scalars) as TOML text."""
+    lines = [f"{k} = {_toml_value(v)}" for k, v in data.items()
+             if not isinstance(v, dict | list) or (isinstance(v, list) and not
+                                                   any(isinstance(e, dict) for e in v))]
+    for key, value in data.items():
+        if isinstance(value, dict):
+            lines += ["", f"[{key}]", *(f"{k} = {_toml_value(v)}" for k, v in value.items())]
+        elif isinstance(value, list) and any(isinstance(e, dict) for e in value):
+            for entry in value:
+                lines += ["", f"[[{key}]]", *(f"{k} = {_toml_value(v)}"
+                                              for k, v in entry.items())]
+    return "\n".join(lines) + "\n"
 
 
 def mllog(key: str, value: Any, t: float, **meta: Any) -> str:
@@ -432,6 +499,11 @@ class HonestBundle:
     skip_files: tuple[str, ...] = ()
     extra_files: dict[str, str] = field(default_factory=dict)
     drop_rows: tuple[str, ...] = ()  # tables to leave empty although files are declared
+    #: values the audit JSON states instead of the honest ones (``audit_data`` dotted paths)
+    audit_values: dict[str, Any] = field(default_factory=dict)
+    #: what the nccl-tests device lines name: the hosts (default node-000...) and the GPU
+    nccl_host_names: list[str] | None = None
+    nccl_gpu: str = "NVIDIA H100 80GB HBM3"
 
     def manifest_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -483,27 +555,57 @@ class HonestBundle:
              "source_file": "incidents.csv", "line": 5},
         ]
 
-    def write_files(self, root: Path) -> list[EvidenceFile]:
-        """Write the bundle's files; the EvidenceFile ingest would record for each."""
+    def file_texts(self) -> dict[str, str]:
+        """Every evidence file of the bundle: bundle-relative path -> its text."""
         files: dict[str, str] = {}
         for run in self.runs:
             files[run.log] = run.log_text()
         if self.nccl_path:
-            files[self.nccl_path] = nccl_text(nccl_rows(self.nccl_path))
+            rows = self.nccl if self.nccl is not None else nccl_rows(self.nccl_path)
+            if "nccl" in self.drop_rows:  # the job died before its first size line
+                rows = {k: v[:0] for k, v in rows.items()}
+                rows.update(ranks=[512], nodes=[64])
+            files[self.nccl_path] = nccl_text(rows, hosts=self.nccl_host_names,
+                                              gpu=self.nccl_gpu)
         if self.mlperf_path:
             for name, text in self.results().items():
                 files[f"{self.mlperf_path}/{name}"] = text
             files[MLPERF_SYSTEM] = json.dumps(mlperf_system(), indent=4)
         if self.audit_path:
-            files[self.audit_path] = json.dumps(audit_json(
-                self.audit_cluster, nodes=self.nodes, gpus_per_node=self.gpus_per_node,
-                system=self.system), indent=2)
-        files["incidents.csv"] = incidents_csv(self.incident_rows())
+            audit = audit_json(self.audit_cluster, nodes=self.nodes,
+                               gpus_per_node=self.gpus_per_node, system=self.system)
+            for dotted, value in self.audit_values.items():
+                *parents, leaf = dotted.split(".")
+                node = audit["audit_data"]
+                for key in parents:
+                    node = node.setdefault(key, {})
+                node[leaf] = value
+            files[self.audit_path] = json.dumps(audit, indent=2)
+        files["incidents.csv"] = incidents_csv(
+            [] if "incidents" in self.drop_rows else self.incident_rows())
         files.update(self.extra_files)
+        return {rel: text for rel, text in files.items() if rel not in self.skip_files}
+
+    def write_bundle(self, root: Path) -> Path:
+        """The bundle as a provider submits it: its files and its ``cmax.toml``."""
+        for i, run in enumerate(self.runs):
+            run.index = i
+        for rel, text in self.file_texts().items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        (root / "cmax.toml").write_text(toml_text(self.manifest_dict()), encoding="utf-8")
+        return root
+
+    def ingest(self, root: Path) -> Evidence:
+        """The Evidence real ingest reads from the written bundle (what a user's run sees)."""
+        with open_bundle(self.write_bundle(root)) as bundle:
+            return ingest(bundle)
+
+    def write_files(self, root: Path) -> list[EvidenceFile]:
+        """Write the bundle's files; the EvidenceFile ingest would record for each."""
         records = []
-        for rel, text in files.items():
-            if rel in self.skip_files:
-                continue
+        for rel, text in self.file_texts().items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
