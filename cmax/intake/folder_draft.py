@@ -482,10 +482,32 @@ def run_entry(survey: Survey, item: Seen) -> list[str]:
     if len(several) > 1 and chosen is not None:  # a summary of several: name the one
         lines.append(toml_text.line("experiment", str(chosen["value"]),
                                     f"{item.where(chosen)}; {len(several)} in the file"))
+    storage = checkpoint_entry(survey, item, workload, gpus)
     if workload and precision and gpus:
-        return ["", "[[runs]]", *lines]
+        return ["", "[[runs]]", *lines, *storage]
     return ["", "# TODO: workload, precision or GPU count not found for this run",
-            "# [[runs]]", *(f"# {line}" for line in lines)]
+            "# [[runs]]", *(f"# {line}" for line in lines), *storage]
+
+
+def checkpoint_entry(survey: Survey, item: Seen, workload: tuple[str, str] | None,
+                     gpus: tuple[int, str] | None) -> list[str]:
+    """A ``[[storage]]`` entry for a training log that prints checkpoint saves
+    (cmax.ingest.checkpoints): the run's model sizes the checkpoint, its GPUs the bandwidth."""
+    from cmax.ingest.checkpoints import events
+
+    found = events(survey.root / item.rel, run_id="storage", source_file=item.rel,
+                   tool=item.fmt)
+    saves = [line for line, d in zip(found["line"].to_list(), found["direction"].to_list(),
+                                     strict=True) if d == "save"] if found.height else []
+    if not saves:
+        return []
+    return ["", "[[storage]]",
+            toml_text.line("result", item.rel, f"{len(saves)} checkpoint save line(s), the "
+                           f"first at line {saves[0]}"),
+            toml_text.line("model", workload[0], workload[1]) if workload else
+            "# model = \"TODO\"                          # TODO: the model checkpointed",
+            toml_text.line("gpus", gpus[0], gpus[1]) if gpus else
+            "# gpus = 0                                   # TODO: the run's GPUs"]
 
 
 def nccl_entry(survey: Survey, item: Seen) -> list[str]:
@@ -520,6 +542,22 @@ def inference_entry(survey: Survey, item: Seen) -> list[str]:
     return inference_draft.entry(survey.root / item.rel, item.rel, item.fmt, survey.reference)
 
 
+def storage_entry(survey: Survey, item: Seen) -> list[str]:
+    """A storage benchmark's result; what its folder does not state is left to a person."""
+    summary = item.summary
+    lines = [toml_text.line("result", item.rel, f"format {item.fmt}")]
+    if item.fmt == "mlperf-storage" and not summary.get("round"):
+        lines.append("# round = \"v1.0\"                           # TODO: the MLPerf Storage "
+                     "round; no v<round> folder names it")
+    if summary.get("benchmark") == "training" and not summary.get("accelerator"):
+        lines.append("# accelerator = \"h100\"                     # TODO: the emulated "
+                     "accelerator; nothing beside the summary names it")
+    if item.fmt == "fio":
+        lines.append("# contracted_gib_s = 0.0                    # TODO: the bandwidth the "
+                     "contract promises, to rate fio against it")
+    return ["", "[[storage]]", *lines]
+
+
 def incidents_entry(survey: Survey, item: Seen) -> list[str]:
     if item is not survey.of("incidents")[0]:
         return [f"# {item.rel}: a second incident log; the manifest takes one"]
@@ -535,7 +573,8 @@ def incidents_entry(survey: Survey, item: Seen) -> list[str]:
 
 ENTRIES: dict[str, Callable[[Survey, Seen], list[str]]] = {
     "run": run_entry, "nccl": nccl_entry, "audit": audit_entry, "inference": inference_entry,
-    "incidents": incidents_entry, "mlperf": mlperf_entry, "mlperf-system": mlperf_system_entry,
+    "storage": storage_entry, "incidents": incidents_entry,
+    "mlperf": mlperf_entry, "mlperf-system": mlperf_system_entry,
 }
 """The manifest entry each evidence role drafts, per file, in this order. A role without a row
 is named at the end of the draft as evidence not drafted."""

@@ -218,3 +218,12 @@ def test_a_storage_entry_naming_another_kind_of_file_is_refused(tmp_path: Path) 
         pass
     assert caught.value.field == "storage[0].result"
     assert "not storage evidence" in str(caught.value)
+
+
+def test_a_log_named_for_its_checkpoints_that_prints_none_is_an_empty_evidence_error(
+        tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path, {"train.log": DATA / "ingest" / "nemo2_llama3.1-8b_fp8.log"},
+                     '[[storage]]\nresult = "train.log"\n')
+    with load(bundle) as loaded:
+        found = [f for f in loaded.findings if f.rule == "completeness.empty-evidence"]
+    assert len(found) == 1 and "storage[0].result = 'train.log'" in found[0].message

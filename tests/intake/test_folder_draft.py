@@ -25,7 +25,8 @@ EVIDENCE_KEYS = {"provider": ("cluster",), "system": ("gpu", "gpus_per_node", "n
                                                       "interconnect"), "benchmark": ("date",)}
 ENTRY_KEYS = {"runs": ("log", ("workload", "precision", "num_gpus", "gbs")),
               "nccl": ("path", ()), "inference": ("result", ("model", "precision", "gpus",
-                                                             "input_len", "output_len"))}
+                                                             "input_len", "output_len")),
+              "storage": ("result", ("model", "gpus", "round", "accelerator"))}
 
 NOT_STATED: dict[str, dict[str, Any]] = {
     "aurora-compute": {}, "borealis-cloud": {},
@@ -221,3 +222,22 @@ def test_an_mlperf_system_json_drafts_the_system_and_its_results_one_entry(
         'name = "undeclared provider"', 'name = "Azure"'))
     [m] = assess(bundle).mlperf
     assert m.num_gpus == 512 and m.verdict != "invalid"
+
+
+def test_storage_results_are_drafted_with_what_their_folder_does_not_say(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An MLPerf Storage summary outside a v<round> folder and without its overrides, and a
+    fio result: each a [[storage]] entry, the round, accelerator and contract left TODO."""
+    from tests.paths import DATA
+
+    folder = tmp_path / "evidence"
+    folder.mkdir()
+    shutil.copy(DATA / "storage" / "mlperf_storage_v1.0" / "HPE" / "summary.json",
+                folder / "summary.json")
+    shutil.copy(DATA / "storage" / "fio" / "fio3_two_groups.json", folder / "fio.json")
+    assert main(["init", str(folder)]) == 0
+    text = capsys.readouterr().out
+    draft = tomllib.loads(text)
+    assert [e["result"] for e in draft["storage"]] == ["fio.json", "summary.json"]
+    assert "# round = " in text and "# accelerator = " in text
+    assert "# contracted_gib_s = " in text

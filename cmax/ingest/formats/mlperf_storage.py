@@ -137,8 +137,7 @@ def read_summary(probe: Probe) -> Summary:
     benchmark = ("training" if all(k in metric for k in _TRAINING_KEYS) else "checkpointing")
     workload, accelerator, named_by = _beside(path)
     summary = Summary(benchmark, workload, accelerator, named_by, detect_round(path), data)
-    if accelerator:
-        summary.facts.append(Fact("gpu", accelerator, None, where=f"{named_by} (emulated)"))
+    # the emulated accelerator is a workload parameter, not the cluster's GPU: no gpu fact
     host = data.get("hostname")
     if isinstance(host, str) and host:
         summary.facts.append(Fact("host", host, None, where="hostname"))
