@@ -7,6 +7,7 @@ the same pages travel in the wheel (``cmax/_data/docs``) and this command prints
 from __future__ import annotations
 
 import click
+from click.shell_completion import CompletionItem
 
 from cmax.cli.common import emit_json, format_option
 
@@ -21,9 +22,16 @@ def _pages() -> dict[str, str]:
     return pages
 
 
+def _complete(ctx: click.Context, param: click.Parameter,
+              incomplete: str) -> list[CompletionItem]:
+    """The documentation topics for shell completion, each with its page's title."""
+    return [CompletionItem(name, help=title) for name, title in _pages().items()
+            if name.startswith(incomplete)]
+
+
 @click.command("docs", help="Print a documentation page (the docs/*.md an error message names) "
                "or, without TOPIC, list them.")
-@click.argument("topic", required=False)
+@click.argument("topic", required=False, shell_complete=_complete)
 @format_option
 def command(topic: str | None, fmt: str) -> None:
     from cmax.errors import CmaxError

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 import click
+from click.shell_completion import CompletionItem
 
 from cmax.export.checks import BM01, Check
 
@@ -84,9 +85,20 @@ def fail_on_option(command: str) -> Callable[[Any], Any]:
                 out.append(part.lower())
         return tuple(out) or DEFAULTS[command]
 
+    def complete(ctx: click.Context, param: click.Parameter,
+                 incomplete: str) -> list[CompletionItem]:
+        """The policies (and, after ``tier-below:``, the tiers) for shell completion; after a
+        comma, the next policy of the list."""
+        done, _, last = incomplete.rpartition(",")
+        lead = f"{done}," if done else ""
+        values = [n for n in names if n != "tier-below:TIER"]
+        values += [f"tier-below:{t.lower()}" for t in _tiers()[:-1]]
+        return [CompletionItem(lead + v, help=POLICIES[_key(v)].help)
+                for v in values if v.startswith(last.lower())]
+
     return click.option(
         "--fail-on", "fail_on", multiple=True, metavar="POLICY", envvar="CMAX_FAIL_ON",
-        callback=check, show_envvar=True,
+        callback=check, show_envvar=True, shell_complete=complete,
         help=f"Exit 1 when this policy trips (repeatable, or comma-separated). {listing}.  "
         f"[default: {', '.join(DEFAULTS[command])}]")
 

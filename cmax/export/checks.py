@@ -4,13 +4,15 @@ Status follows the evidence, never the manifest's claims: a verdict the evidence
 reach (inconclusive, no reference, not comparable; a gate not evaluated) is ``skipped``, not
 ``passed``. A warning or info finding is ``other``: not a failure, not a pass either.
 
-Where a check corresponds to an item of NVIDIA's "Requirements for AI Clouds" v2.3
-(``NVIDIA/ai-cloud-validation:docs/references/requirements-for-ai-clouds-v2.3.md``
-@ d895ec4), the item's id is carried (:data:`REQUIREMENTS`): BM01, "Benchmarking for Exemplar
-Cloud: achieve within 5% of an NVIDIA provided target performance number", is what the
-Exemplar-style suite, its gates and each training workload's ratio against the reference
-test. No other v2.3 item is measured by cmax's evidence (its network, telemetry and API items
-need evidence cmax does not read; NVIDIA publishes no NCCL threshold).
+Where a check corresponds to an item of NVIDIA's "Requirements for AI Clouds" v2.3.1
+(``NVIDIA/ai-cloud-validation:docs/requirements/offtake-requirements.yaml`` @ 1207cb7,
+2026-08-19, 128 requirement ids; v2.3 before it), the item's id is carried
+(:data:`REQUIREMENTS`): BM01, "Benchmarking for Exemplar Cloud: achieve within 5% of an NVIDIA
+provided target performance number", is what the Exemplar-style suite, its gates and each
+training workload's ratio against the reference test. Per scalable unit, ``cmax accept``
+(:func:`acceptance_checks`) also judges SLURM08-01, NCCL multi-node bus bandwidth
+(cmax/score/acceptance.py). No other item is measured by cmax's evidence (its provisioning,
+security, telemetry and API items need records cmax does not read).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
 Status = Literal["passed", "failed", "skipped", "other", "error"]
 
-# the v2.3 requirement each kind of check tests (see the module docstring for the source)
+# the requirement each kind of check tests (see the module docstring for the source)
 BM01 = "BM01"
 REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "exemplar-suite": (BM01,),

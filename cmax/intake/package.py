@@ -79,7 +79,7 @@ def package_root(folder: Path) -> Path | None:
 
 def unit_folders(root: Path) -> list[Path]:
     """The packages of a bundle that holds several, one per scalable unit handed over
-    (NVIDIA's Requirements for AI Clouds v2.3 BM01: the Exemplar suite on every scalable
+    (NVIDIA's Requirements for AI Clouds v2.3.1 BM01: the Exemplar suite on every scalable
     unit): two or more archive tops (``llmb-archive-<ts>/``) or install folders side by side.
     Empty for a single package."""
     if is_install(root) or root.name.startswith("llmb-archive"):

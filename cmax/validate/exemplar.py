@@ -5,10 +5,11 @@ of NVIDIA/exemplar-performance@e249aa3). What the package could not say (price, 
 incidents) is listed as info. Only a bundle opened from an llmb-run package
 (``case.package``) is judged here; a hand-written manifest makes no Exemplar claim.
 
-NVIDIA's Requirements for AI Clouds v2.3 (BM01) ask for the Exemplar benchmarks on every
+NVIDIA's Requirements for AI Clouds v2.3.1 (BM01) ask for the Exemplar benchmarks on every
 scalable unit handed over ("e.g. 512 GPUs", NVIDIA/ai-cloud-validation:docs/references/
-requirements-for-ai-clouds-v2.3.md@1207cb7). A bundle of several packages side by side (one
-archive or install folder per unit) is judged unit by unit: each unit's suite and validity on
+requirements-for-ai-clouds-v2.3.md and docs/requirements/offtake-requirements.yaml, version
+2.3.1, @ 1207cb7). A bundle of several packages side by side (one archive or install folder
+per unit) is judged unit by unit: each unit's suite and validity on
 its own, the recipe release across all of them, and the system's GPUs (``[system]`` nodes x
 GPUs per node) against the units the bundle holds, a unit being the suite's scale.
 """
@@ -56,7 +57,7 @@ register(Rule(
 ))
 register(Rule(
     "exemplar.units-missing", "warning", "Scalable units without their suite",
-    "NVIDIA's Requirements for AI Clouds v2.3 (BM01) ask for the Exemplar benchmarks on every "
+    "NVIDIA's Requirements for AI Clouds v2.3.1 (BM01) ask for the Exemplar benchmarks on every "
     "scalable unit handed over (e.g. every 512 GPUs); a system larger than the units the "
     "bundle holds has units nobody measured.",
     "Run the suite on every unit and hand over one archive per unit, side by side in one "

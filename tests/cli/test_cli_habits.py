@@ -60,6 +60,33 @@ def test_completion_script_for_either_name(program: str, variable: str, tmp_path
         proc.stdout)
 
 
+def _complete(words: str, tmp_path: Path) -> list[str]:
+    """What bash completion offers for the last of ``words`` (click's bash_complete)."""
+    import os
+    import subprocess
+    import sys
+
+    script = "import sys; sys.argv[0] = 'cmax'; from cmax.cli import run; run()"
+    env = {**os.environ, "_CMAX_COMPLETE": "bash_complete", "COMP_WORDS": words,
+           "COMP_CWORD": str(len(words.split()) - 1),
+           "PYTHONPATH": str(Path(__file__).parents[2])}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return [line.split(",", 1)[1] for line in proc.stdout.splitlines() if "," in line]
+
+
+def test_completion_offers_policies_tiers_and_docs_topics(tmp_path: Path) -> None:
+    assert _complete("cmax score b --fail-on tier", tmp_path) == [
+        "tier-below:platinum", "tier-below:gold", "tier-below:silver", "tier-below:bronze"]
+    assert _complete("cmax score b --fail-on exemplar,ga", tmp_path) == [
+        "exemplar,gate", "exemplar,gate-unevaluated"]
+    assert "drift" in _complete("cmax audit runs --fail-on d", tmp_path)
+    assert "drift" not in _complete("cmax score b --fail-on d", tmp_path)
+    assert _complete("cmax docs man", tmp_path) == ["manifest"]
+    assert {"rules", "reference"} <= set(_complete("cmax docs r", tmp_path))
+
+
 @pytest.mark.parametrize(("argv", "hint"), [
     (["valdiate", "b"], "No such command 'valdiate'. Did you mean 'validate'"),
     (["scroe", "b"], "No such command 'scroe'. Did you mean 'score'?"),
