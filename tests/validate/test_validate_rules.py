@@ -25,7 +25,7 @@ from cmax.ingest.formats import dcgm_diag as dcgm
 from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
 from tests.fakes import FakeReference
-from tests.monitoring.files import answer, monitored, sacctmgr_events, steps
+from tests.monitoring.files import answer, sacctmgr_events, steps
 from tests.paths import DATA, REFERENCE
 from tests.validate.crossfile_trips import CROSSFILE_TRIPS
 from tests.validate.validate_fakes import (
@@ -172,6 +172,14 @@ def _truncate(last: int, declared: int) -> Callable[[HonestBundle], None]:
         r = bundle.runs[0]
         r.times = r.times[: last + 1]
         r.max_iteration = declared
+    return fn
+
+
+def _monitoring(files: dict[str, str], **spec: Any) -> Callable[[HonestBundle], None]:
+    """The bundle holds monitoring ``files`` and cmax.toml names them under [monitoring]."""
+    def fn(bundle: HonestBundle) -> None:
+        bundle.extra_files.update(files)
+        bundle.manifest_extra["monitoring"] = spec
     return fn
 
 
@@ -515,14 +523,11 @@ TRIPS: dict[str, Case] = {
     "audit.warnings": edit(_audit("software.cudaVisibleDevicesStatus", "unknown")),
     "audit.cluster-mismatch": edit(lambda b: setattr(b, "audit_cluster", "other-h100-west")),
     # ACS reported off while its own count says every bridge has it on
-    "audit.inconsistent": after(_facts(_kind("clustermax-audit"),
-                                       Fact("tally", "false", None, "gpus.pcieAcs.enabled"),
-                                       Fact("tally", "16", None, "gpus.pcieAcs.enabledCount"),
-                                       Fact("tally", "16", None, "gpus.pcieAcs.totalBridges"))),
-    "audit.partial": after(_facts(_kind("clustermax-audit"),
-                                  Fact("node_count", "2", None, "cluster.nodes"))),
+    "audit.inconsistent": edit(_audit("gpus.pcieAcs", {"enabled": False, "enabledCount": 16,
+                                                     "totalBridges": 16})),
+    "audit.partial": edit(lambda b: setattr(b, "audit_nodes", 2)),
     # network fabric
-    "network.socket-fallback": after(_socket_fallback),
+    "network.socket-fallback": edit(lambda b: setattr(b, "nccl_info", ("Using network Socket",))),
     "network.below-fabric": edit(_slow_fabric),
     # incident log and fleet
     "reliability.incident-outside-period": edit(_incident_row(
@@ -536,25 +541,25 @@ TRIPS: dict[str, Case] = {
     "reliability.partial-period": edit(lambda b: setattr(b, "incidents", [
         r for r in b.incident_rows() if r["start"].month == 7])),
     # the incident log against the buyer's monitoring (tests/monitoring/ has the live ones)
-    "reliability.outage-not-in-log": after(monitored({"slurm.txt": sacctmgr_events([(
+    "reliability.outage-not-in-log": edit(_monitoring({"slurm.txt": sacctmgr_events([(
         "node-020", "2026-08-03T10:00:00", "2026-08-03T16:00:00", "DOWN", "not responding")])},
         slurm_events="slurm.txt")),
-    "reliability.outage-ended-early-in-log": after(monitored({"slurm.txt": sacctmgr_events([(
+    "reliability.outage-ended-early-in-log": edit(_monitoring({"slurm.txt": sacctmgr_events([(
         "node-036", "2026-07-04T11:00:00", "2026-07-04T14:00:00", "DRAIN", "xid 79")])},
         slurm_events="slurm.txt")),
-    "reliability.xid-not-in-log": after(monitored(
+    "reliability.xid-not-in-log": edit(_monitoring(
         {"up.json": _up_answer(), "xid.json": answer([(
             {"__name__": "DCGM_FI_DEV_XID_ERRORS", "Hostname": "node-021", "gpu": "3"},
             steps(_JULY, _OCTOBER, 3600, lambda t: 48.0 if t.day > 20 and t.month == 8 else 0))])},
         up_answer="up.json", xid_answer="xid.json")),
-    "reliability.monitoring-outside-cluster": after(monitored({"slurm.txt": sacctmgr_events([(
+    "reliability.monitoring-outside-cluster": edit(_monitoring({"slurm.txt": sacctmgr_events([(
         "eos[0040-0043]", "2026-08-03T10:00:00", "2026-08-03T10:30:00", "DOWN", "reboot")])},
         slurm_events="slurm.txt")),
-    "reliability.monitoring-gaps": after(monitored(
+    "reliability.monitoring-gaps": edit(_monitoring(
         {"up.json": _up_answer(gap=(dt.datetime(2026, 8, 1, tzinfo=dt.UTC),
                                     dt.datetime(2026, 8, 9, tzinfo=dt.UTC)))},
         up_answer="up.json")),
-    "reliability.monitoring-not-assessed": after(monitored({"up.json": answer([])},
+    "reliability.monitoring-not-assessed": edit(_monitoring({"up.json": answer([])},
                                                            up_answer="up.json")),
     # MLPerf results that are not the provider's own
     "mlperf.foreign-submitter": edit(lambda b: b.manifest_extra.update(
@@ -576,17 +581,16 @@ TRIPS: dict[str, Case] = {
     "identity.gpu-count": edit(_attr(0, world=64)),
     "identity.node-count": edit(lambda b: setattr(b, "nccl", nccl_rows(b.nccl_path or "",
                                                                          nodes=128))),
-    "identity.precision": after(_facts(_log(0), Fact("precision", "fp8=hybrid", line=2))),
+    "identity.precision": edit(_attr(0, header_extra=["fp8: hybrid"])),
     "identity.model": edit(_attr(0, experiment="pretrain_grok1-314b_fp8_512")),
     "identity.shared-evidence": edit(lambda b: b.runs[1].spec.update(log=b.runs[0].log)),
     # the 405B bf16 run's log runs at the fp8 baseline's speed (fp8 declared bf16)
     "identity.arithmetic": edit(_attr(0, times=honest_times(13.05, 11))),
     # the log's argument dump: an 8B network's hidden size under the 405B claim
-    "identity.architecture": after(_facts(_log(0), Fact("architecture", "hidden=4096", line=2))),
+    "identity.architecture": edit(_attr(0, header_extra=["hidden_size: 4096"])),
     # the run declares a newer NeMo container than its baseline (25.04.01) was measured with
     "identity.baseline-software": edit(_attr(0, container="nvcr.io/nvidia/nemo:25.09")),
-    "identity.software": after(_facts(_log(0), Fact("container", "nvcr.io#nvidia/nemo:24.09",
-                                                    line=1))),
+    "identity.software": edit(_attr(0, header_extra=["Using image nvcr.io#nvidia/nemo:24.09"])),
     # serving benchmarks
     "inference.throughput-arithmetic": after(_serving(output_tok_s=5200.0)),
     "inference.failed-requests": after(_serving(failed=120)),
@@ -657,9 +661,7 @@ HAND_BUILT: dict[str, str] = {
     **dict.fromkeys(("consistency.skipped-iterations", "consistency.skipped-iterations-outside",
                      "consistency.tokens-vs-step-time"), _NOT_NEMO),
     "completeness.summary-only": "the fixture writes no DGXC summary CSV in place of a log yet",
-    **dict.fromkeys(("audit.inconsistent", "audit.partial", "identity.architecture",
-                     "identity.precision", "identity.software", "network.socket-fallback",
-                     "network.hosts-beyond-claim", "network.diag-configuration",
+    **dict.fromkeys(("network.hosts-beyond-claim", "network.diag-configuration",
                      "network.diag-not-evaluated"), _UNSTATED),
     **dict.fromkeys((r for r in RULES if r.startswith("inference.")), _SERVING),
     **dict.fromkeys((r for r in RULES if r.startswith("exemplar.")), _PACKAGE),

@@ -103,6 +103,8 @@ class RunFx:
     #: the world size and experiment folder the log prints, where they differ from the claim
     world: int | None = None
     experiment: str | None = None
+    #: more lines the job prints before its first step (a container, a setting, an argument)
+    header_extra: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.times:
@@ -139,7 +141,7 @@ class RunFx:
         return [f"[NeMo I 2026-09-14 08:00:00 nemo_logging:393] Experiments will be logged at "
                 f"/results/{self.experiment or 'pretrain_' + self.stem}",
                 "Initializing distributed: GLOBAL_RANK: 0, MEMBER: "
-                f"1/{self.world or self.num_gpus}"]
+                f"1/{self.world or self.num_gpus}", *self.header_extra]
 
     def losses(self) -> list[float]:
         # a real loss moves with each batch (fabrication.formula-loss): seeded noise on the trend
@@ -259,7 +261,7 @@ _NCCL_HEADER = 4  # "#", the two column-title lines, the units line
 
 
 def nccl_text(rows: dict[str, list[Any]], *, hosts: list[str] | None = None,
-              gpu: str = "NVIDIA H100 80GB HBM3") -> str:
+              gpu: str = "NVIDIA H100 80GB HBM3", info: tuple[str, ...] = ()) -> str:
     """``rows`` (two per size: out-of-place, in-place) as nccl-tests 2.17 prints them
     (NVIDIA/nccl-tests src/common.cu: one device line per rank naming its host and the CUDA
     device, then the size table)."""
@@ -274,6 +276,7 @@ def nccl_text(rows: dict[str, list[Any]], *, hosts: list[str] | None = None,
     lines += [f"#  Rank {r:4d} Group  0 Pid {4000 + r:6d} on {hosts[r // per_host]:>10} device "
               f"{r % per_host:2d} [0000:{0x19 + 0x10 * (r % per_host):02x}:00] "
               f"{gpu}" for r in range(ranks)]
+    lines += [f"{hosts[0]}:4000:4000 [0] NCCL INFO {text}" for text in info]
     lines += ["#", "#" + " " * 62 + "out-of-place" + " " * 23 + "in-place",
               "#       size         count      type   redop    root     time   algbw   busbw "
               "#wrong     time   algbw   busbw #wrong",
@@ -504,6 +507,10 @@ class HonestBundle:
     #: what the nccl-tests device lines name: the hosts (default node-000...) and the GPU
     nccl_host_names: list[str] | None = None
     nccl_gpu: str = "NVIDIA H100 80GB HBM3"
+    #: NCCL INFO lines the sweep prints after its device lines ("Using network Socket")
+    nccl_info: tuple[str, ...] = ()
+    #: the node count the audit's cluster summary states, where it differs from the system's
+    audit_nodes: int | None = None
 
     def manifest_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -566,13 +573,13 @@ class HonestBundle:
                 rows = {k: v[:0] for k, v in rows.items()}
                 rows.update(ranks=[512], nodes=[64])
             files[self.nccl_path] = nccl_text(rows, hosts=self.nccl_host_names,
-                                              gpu=self.nccl_gpu)
+                                              gpu=self.nccl_gpu, info=self.nccl_info)
         if self.mlperf_path:
             for name, text in self.results().items():
                 files[f"{self.mlperf_path}/{name}"] = text
             files[MLPERF_SYSTEM] = json.dumps(mlperf_system(), indent=4)
         if self.audit_path:
-            audit = audit_json(self.audit_cluster, nodes=self.nodes,
+            audit = audit_json(self.audit_cluster, nodes=self.audit_nodes or self.nodes,
                                gpus_per_node=self.gpus_per_node, system=self.system)
             for dotted, value in self.audit_values.items():
                 *parents, leaf = dotted.split(".")
