@@ -92,6 +92,20 @@ def scorecard_text(card: Scorecard) -> list[str]:
             lines.append(f"  {inf.model[:22]:<22} {inf.precision[:6]:<6} {inf.input_len}/"
                          f"{inf.output_len} x{inf.gpus} ({inf.gpus_basis}) {per_gpu:>7} vs "
                          f"{ref:>7}  ratio {_num(inf.ratio)}  {verdict_label(inf.verdict)}{cost}")
+    if card.storage:
+        lines += ["", "Storage and checkpoints vs reference"]
+        for st in card.storage:
+            what = f"{st.benchmark} {st.workload or ''} {st.direction}".replace("  ", " ")
+            measured = f"{st.measured:,.4g} {st.unit}" if st.measured is not None else "-"
+            against = f" vs {st.reference:,.4g}" if st.reference is not None else ""
+            ratio = f"  ratio {_num(st.ratio)}" if st.ratio is not None else ""
+            why = f": {st.reason}" if st.reason else ""
+            lines.append(f"  {what[:40]:<40} {measured}{against}{ratio}  {st.verdict}{why}")
+        if card.checkpoint is not None:
+            ck = card.checkpoint
+            lines.append(f"  checkpoint time: {ck.save_s:.1f} s per save, {ck.share:.2%} of wall "
+                         f"time at one per {ck.interval_min:g} min (reference "
+                         f"{ck.reference_share:.2%}) → goodput × {ck.ratio:.4f}")
     rel = card.reliability
     if rel is not None:
         mtbf = f"{rel.mtbf_gpu_hours:,.0f} GPU-h" if rel.mtbf_gpu_hours else "no interruptions"
