@@ -21,7 +21,6 @@ import pytest
 from cmax.evidence import Evidence
 from cmax.facts import Fact
 from cmax.findings import Finding
-from cmax.ingest.formats import dcgm_diag as dcgm
 from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
 from tests.fakes import FakeReference
@@ -37,6 +36,7 @@ from tests.validate.validate_fakes import (
     mlperf_result,
     mlperf_system,
     nccl_rows,
+    nccl_text,
 )
 
 Case = Callable[[HonestBundle, Path], Evidence]
@@ -217,17 +217,6 @@ def _system(**values: str) -> Callable[[HonestBundle], None]:
     return fn
 
 
-def _two_sweeps(ev: Evidence) -> None:
-    """A one-host text sweep on node-064 and a JSON sweep of node-000..063: 65 hosts."""
-    text = next(f for f in ev.files if f.kind == "nccl-tests")
-    own = tuple(k for k in text.facts if k.kind != "host")
-    ev.files = [dataclasses.replace(f, facts=(*own, Fact("host", "node-064", 7)))
-                if f is text else f for f in ev.files]
-    ev.files.append(dataclasses.replace(
-        text, path="nccl/sweep.json", kind="nccl-tests-json",
-        facts=tuple(Fact("host", f"node-{i:03d}", None) for i in range(64))))
-
-
 def _incident_row(**changes: object) -> Callable[[HonestBundle], None]:
     """The first incident (an xid 79 GPU fault on node-036) with ``changes``."""
     def fn(bundle: HonestBundle) -> None:
@@ -269,12 +258,19 @@ def _socket_fallback(ev: Evidence) -> None:
                 if f.kind == "nccl-tests" else f for f in ev.files]
 
 
-def _diag(name: str) -> Callable[[Evidence], None]:
-    """The node-health rows dcgmi diag JSON from tests/data gives (ingest's own parse)."""
-    def put(ev: Evidence) -> None:
-        frame = dcgm.parse_dcgm(DATA / "nccl" / name)
-        ev.node_health = frame.with_columns(pl.lit(f"dcgm/{name}").alias("source_file"))
-    return put
+def _diag(name: str) -> Callable[[HonestBundle], None]:
+    """The [[nccl]] entry is a folder holding the sweep and a dcgmi diag JSON from tests/data."""
+    def fn(bundle: HonestBundle) -> None:
+        bundle.extra_files["nccl/" + name.rsplit("/", 1)[-1]] = (DATA / "nccl" / name).read_text()
+        bundle.manifest_extra["nccl"] = [{"path": "nccl"}]
+    return fn
+
+
+def _second_sweep(bundle: HonestBundle) -> None:
+    """A one-node sweep on node-064 beside the 64-node sweep: 65 hosts, 64 nodes claimed."""
+    bundle.extra_files["nccl/b.txt"] = nccl_text(nccl_rows("nccl/b.txt", ranks=8, nodes=1),
+                                                 hosts=["node-064"])
+    bundle.manifest_extra["nccl"] = [{"path": bundle.nccl_path}, {"path": "nccl/b.txt"}]
 
 
 def _slow_fabric(bundle: HonestBundle) -> None:
@@ -573,9 +569,9 @@ TRIPS: dict[str, Case] = {
         "eos0001", "eos0002", *(f"node-{i:03d}" for i in range(2, 64))])),
     # two sweeps whose hosts together are more than the nodes claimed (one file alone is
     # identity.node-count's)
-    "network.hosts-beyond-claim": after(_two_sweeps),
-    "network.diag-not-evaluated": after(_diag("dcgm3/gpu-node-03.json")),
-    "network.diag-configuration": after(_diag("dcgm/gpu-node-05.json")),
+    "network.hosts-beyond-claim": edit(_second_sweep),
+    "network.diag-not-evaluated": edit(_diag("dcgm3/gpu-node-03.json")),
+    "network.diag-configuration": edit(_diag("dcgm/gpu-node-05.json")),
     # claims vs evidence
     "identity.gpu": edit(lambda b: setattr(b, "nccl_gpu", "NVIDIA H200")),
     "identity.gpu-count": edit(_attr(0, world=64)),
@@ -648,7 +644,6 @@ _PARSER = ("guards a parser: ingest conforms every table and settles a log to on
 _NOT_NEMO = "the fixture writes NeMo 2 logs, which print no such field (Megatron-LM logs do)"
 _SERVING = "the fixture writes no serving result file yet: the [[inference]] row is built"
 _PACKAGE = "the fixture is not an llmb-run package yet: the package facts are built"
-_UNSTATED = "the fixture's files do not make this statement yet: the fact is built"
 _CROSSFILE = "its case in tests/validate/crossfile_trips.py builds the evidence by hand"
 
 #: Rules whose tripping case builds Evidence by hand, and why. Every other rule trips from
@@ -661,8 +656,6 @@ HAND_BUILT: dict[str, str] = {
     **dict.fromkeys(("consistency.skipped-iterations", "consistency.skipped-iterations-outside",
                      "consistency.tokens-vs-step-time"), _NOT_NEMO),
     "completeness.summary-only": "the fixture writes no DGXC summary CSV in place of a log yet",
-    **dict.fromkeys(("network.hosts-beyond-claim", "network.diag-configuration",
-                     "network.diag-not-evaluated"), _UNSTATED),
     **dict.fromkeys((r for r in RULES if r.startswith("inference.")), _SERVING),
     **dict.fromkeys((r for r in RULES if r.startswith("exemplar.")), _PACKAGE),
     **dict.fromkeys(CROSSFILE_TRIPS, _CROSSFILE),
