@@ -174,9 +174,10 @@ def manifest_target(path: Path) -> None:
 
 def bundle_target(path: Path) -> None:
     from cmax.bundle import open_bundle
+    from cmax.evidence import declared_files
 
     with open_bundle(path) as bundle:
-        bundle.manifest.declared_files()
+        declared_files(bundle.manifest)
 
 
 FIXTURE = REPO / "tests" / "data" / "validate" / "mbridge-405b-fp8"
