@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cmax.price.tokens import usd_per_million_tokens
 from cmax.render import views
 from cmax.scorecard import Scorecard, TokenCost
+from cmax.throughput import usd_per_million_tokens
 from tests.score.scorecard_factory import make_scorecard, make_weak_scorecard
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cmax.pipeline import assess
-from cmax.price.tokens import usd_per_million_tokens
+from cmax.throughput import usd_per_million_tokens
 from tests.paths import DATA
 
 MANIFEST = """
