@@ -13,6 +13,15 @@ text stays readable and shows that something was there, and inside a JSON string
 escape means the same character, so JSON output stays equivalent. Newline and tab are kept.
 The CLI passes everything it prints through it (:class:`SafeStream`); the report templates'
 every expression through it (``finalize`` in :mod:`cmax.render.templates`).
+
+A field meant to be one line (a provider, cluster or region name, a chart label, a CSV cell)
+must not break the line it is printed in either: a newline in a provider name printed a
+forged line ("Tier: Platinum") under the real header. :func:`one_line` also escapes tab,
+line feed and the Unicode line and paragraph separators. The other writers go through the
+same table: :func:`json_text` for JSON files (lossless: the escapes are JSON's own),
+:func:`csv_cell` for CSV, and every text of a chart before it is written as SVG
+(:func:`cmax.render.charts.one_line_texts`: a raw ESC made the SVG ill-formed XML and
+``cmax report`` exit 70).
 """
 
 from __future__ import annotations
@@ -23,12 +32,35 @@ _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _UNSAFE = {cp for cp in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *_BIDI)
            if cp not in (0x09, 0x0A)}
 _TABLE = {cp: f"\\u{cp:04x}" for cp in _UNSAFE}
+_LINE_TABLE = {**_TABLE, **{cp: f"\\u{cp:04x}" for cp in (0x09, 0x0A, 0x2028, 0x2029)}}
+# a spreadsheet runs a cell starting with these as a formula (CWE-1236)
+_CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def escape(text: str) -> str:
     """``text`` with every control and bidirectional-control character written as
     ``\\uXXXX`` (newline and tab kept)."""
     return text.translate(_TABLE) if not text.isascii() or not text.isprintable() else text
+
+
+def one_line(text: str) -> str:
+    """``text`` for a one-line field: :func:`escape`, and tab, newline and the Unicode line
+    and paragraph separators written as ``\\uXXXX`` too."""
+    return text.translate(_LINE_TABLE) if not text.isascii() or not text.isprintable() else text
+
+
+def json_text(text: str) -> str:
+    """Serialised JSON made safe to open in a viewer: ``json.dumps`` escapes C0 controls but
+    leaves C1 and bidirectional controls raw; as ``\\uXXXX`` they mean the same inside a JSON
+    string, and outside strings JSON holds none, so the document parses to the same value."""
+    return escape(text)
+
+
+def csv_cell(value: object) -> str:
+    """A CSV cell from bundle text: one line (:func:`one_line`), and a leading ``=``, ``+``,
+    ``-``, ``@`` quoted with ``'`` so a spreadsheet shows it rather than runs it."""
+    text = "" if value is None else one_line(str(value))
+    return "'" + text if text.startswith(_CSV_FORMULA_START) else text
 
 
 class SafeStream:

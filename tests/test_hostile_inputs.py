@@ -827,3 +827,24 @@ def test_a_hostile_bundle_is_one_line_under_the_memory_ceiling_and_disk_budget(
     assert rss < BENCH.MEMORY_CEILING, f"{name}: peak RSS {rss >> 20} MiB"
     assert disk <= BENCH.disk_budget(bundle), f"{name}: peak disk {disk >> 20} MiB"
     assert list(tmp.iterdir()) == []
+
+
+def test_one_unusable_bundle_does_not_stop_the_others_reports(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 39: one bad bundle stopped the leaderboard of every provider. It is now one
+    error line; the others are rated, their reports and the leaderboard written, exit 2."""
+    good = [bundle(tmp_path, "aurora-compute"), bundle(tmp_path, "borealis-cloud")]
+    bad = bundle(tmp_path, "cinder-gpu")
+    (bad / "cmax.toml").write_text((bad / "cmax.toml").read_text() + "garbage = [\n")
+    out = tmp_path / "out"
+    assert main(["report", str(good[0]), str(bad), str(good[1]), "-o", str(out),
+                 "--no-pdf"]) == 2
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if line.startswith("cmax: error: ")]
+    assert len(errors) == 1 and str(bad / "cmax.toml") in errors[0]
+    assert "Traceback" not in captured.err
+    written = sorted(p.name for p in out.iterdir())
+    assert "leaderboard.html" in written and not any("cinder" in n for n in written)
+    assert sum(n.endswith(".scorecard.json") for n in written) == 2
+    assert main(["report", str(bad), str(bad), "-o", str(tmp_path / "none"), "--no-pdf"]) == 2
+    assert "none of the 2 bundles could be rated" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import click
 from cmax.cli.common import bundle_argument, emit_json, format_option
 from cmax.cli.package_options import package_options
 from cmax.cli.score_cmd import rubric_option
+from cmax.safetext import one_line
 from cmax.states import NOT_ASSESSED
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
@@ -41,7 +42,7 @@ def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
     ratio = "-" if a.throughput_ratio is None else f"{a.throughput_ratio:.4f}"
     adj = "" if a.adjustment_pct is None else f" ({a.adjustment_pct:+.2f}% vs quote)"
     lines = [
-        f"{provider} · {cluster}",
+        f"{one_line(provider)} · {one_line(cluster)}",
         f"  quoted       {_money(a.quoted_usd_per_gpu_hour)}/GPU-hr",
         f"  parity       {_money(a.parity_usd_per_gpu_hour, 4)}/GPU-hr  (throughput {ratio} "
         f"× goodput {a.goodput_ratio:.4f}"

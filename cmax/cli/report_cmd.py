@@ -1,8 +1,10 @@
 """``cmax report BUNDLE... -o DIR``: scorecards, negotiation briefs and a leaderboard.
 
 Every bundle is checked to exist before any is assessed, so a typo in the last of ten bundles
-fails in a second rather than after minutes of scoring. Exit codes: 0 reports written; 2 a
-bundle, the rubric or the output folder is unusable.
+fails in a second rather than after minutes of scoring. A bundle that exists but cannot be
+rated (one error line) does not stop the others: they are rated and their reports and
+leaderboard written, and the exit code is 2. Exit codes: 0 reports written; 2 a bundle, the
+rubric or the output folder is unusable.
 
 The set is written all or nothing: every report is rendered into a staging folder inside the
 output folder and only moved into place once all rendered, so a failure in the fifth file (a
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cmax.cli import exits
 from cmax.cli.common import (
     ProgressCallback,
     emit_json,
@@ -110,7 +113,7 @@ def _check_inputs(bundles: tuple[str, ...], rubric: str | None, out_dir: Path) -
 @format_option
 @package_options
 def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf: bool,
-            paper: str, fmt: str, commercial: Commercial | None = None) -> None:
+            paper: str, fmt: str, commercial: Commercial | None = None) -> int:
     _check_inputs(bundles, rubric, out_dir)
     from cmax.render.views import evidence_warning
     from cmax.render.worker import DocumentWorker
@@ -119,12 +122,24 @@ def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf:
     # scorecards' charts while this process imports WeasyPrint (cmax.render.worker)
     with DocumentWorker.start() as worker:
         cards = []
+        unusable = 0
         for i, bundle in enumerate(bundles, start=1):
             progress(f"[{i}/{len(bundles)}] rating {bundle}")
-            cards.append(_assess(bundle, rubric, commercial))
+            try:
+                cards.append(_assess(bundle, rubric, commercial))
+            except CmaxError as exc:
+                if len(bundles) == 1:
+                    raise
+                # one unusable bundle is reported and the others still rated and written
+                click.echo(f"cmax: error: {exc.one_line()}", err=True)
+                unusable += 1
+                continue
             warning = evidence_warning(cards[-1])
             if warning:
                 click.echo(f"cmax: warning: {warning}", err=True)
+        if not cards:
+            raise CmaxError(f"none of the {len(bundles)} bundles could be rated (each error "
+                            "above)", fix="correct the bundles and run the report again")
         worker.submit(cards)
         progress(f"writing reports to {out_dir}")
         from cmax.render.reports import documents_from
@@ -136,3 +151,4 @@ def command(bundles: tuple[str, ...], out_dir: Path, rubric: str | None, no_pdf:
     else:
         for path in paths:
             click.echo(str(path))
+    return exits.BAD_INPUT if unusable else exits.OK

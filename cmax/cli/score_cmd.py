@@ -15,6 +15,7 @@ from cmax.cli.common import (
 )
 from cmax.cli.package_options import package_options
 from cmax.cli.policies import fail_on_option, policy_checks, scorecard_trips, verdict
+from cmax.safetext import one_line
 from cmax.states import State, verdict_label
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
@@ -38,10 +39,10 @@ def _num(value: float | None, fmt: str = ".3f") -> str:
 
 def scorecard_text(card: Scorecard) -> list[str]:
     """A compact human summary; the JSON has everything."""
-    region = f" ({card.region})" if card.region else ""
+    region = f" ({one_line(card.region)})" if card.region else ""
     fabric = f", {card.interconnect}" if card.interconnect else ""
-    lines = [
-        f"{card.provider} · {card.cluster}{region}",
+    lines = [  # names from the manifest: a line break in one must not forge a line
+        f"{one_line(card.provider)} · {one_line(card.cluster)}{region}",
         f"  {card.nodes} × {card.gpus_per_node} {card.gpu}{fabric}; benchmarked "
         f"{card.benchmark_date}; reference {card.reference_release}; rubric {card.rubric}",
         f"Tier: {card.tier}   score "

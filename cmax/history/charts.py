@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cmax.render.charts import RC, data_uri
+from cmax.render.charts import RC, data_uri, one_line_texts
 
 PALETTE = ("#1f5fa8", "#d2691e", "#2e8b57", "#8b3a8b", "#b22222", "#4682b4", "#8b8000",
            "#556b2f", "#cd5c5c", "#2f4f4f")
@@ -35,6 +35,7 @@ class Series:
 
 
 def _render(fig: Any) -> str:
+    one_line_texts(fig)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
     return data_uri(buf.getvalue())

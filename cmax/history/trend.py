@@ -29,6 +29,7 @@ from cmax.history.drift import (
     timelines,
 )
 from cmax.limits import json_safe
+from cmax.safetext import json_text
 
 MAX_LEGEND_SERIES = 10
 
@@ -289,8 +290,8 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
 
 def _attachment(payload: Any) -> bytes:
     # non-finite floats become null: NaN/Infinity are not JSON (cmax.limits)
-    return (json.dumps(json_safe(payload), indent=2, sort_keys=True, ensure_ascii=False,
-                       allow_nan=False) + "\n").encode()
+    return (json_text(json.dumps(json_safe(payload), indent=2, sort_keys=True,
+                                 ensure_ascii=False, allow_nan=False)) + "\n").encode()
 
 
 def _emit(out: Path, stem: str, template: str, context: dict[str, Any],

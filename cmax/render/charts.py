@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from cmax.render.formatting import TIER_COLOURS
+from cmax.safetext import one_line
 from cmax.score.series import spikes
 from cmax.scorecard import (
     InferenceResult,
@@ -82,9 +83,37 @@ def _figure(
         yield fig
 
 
+def one_line_texts(fig: Any) -> None:
+    """Every text of a figure (titles, tick labels, legend entries) through
+    :func:`cmax.safetext.one_line` before it is written: a raw control character is no
+    valid XML, and a provider name holding ESC made the leaderboard's SVG unreadable."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    for text in fig.findobj(Text):
+        shown = text.get_text()
+        if not (shown.isascii() and shown.isprintable()):
+            text.set_text(one_line(shown))
+    # tick labels are made only as the figure is drawn: their formatter is what holds them
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for formatter in (axis.get_major_formatter(), axis.get_minor_formatter()):
+                if isinstance(formatter, FixedFormatter):
+                    formatter.seq = [one_line(str(label)) for label in formatter.seq]
+                elif isinstance(formatter, FuncFormatter):
+                    formatter.func = _one_line_func(formatter.func)
+
+
+def _one_line_func(func: Any) -> Any:
+    def shown(value: float, pos: int | None = None) -> str:
+        return one_line(str(func(value, pos)))
+    return shown
+
+
 def _svg(fig: Any) -> str:
     import matplotlib
 
+    one_line_texts(fig)
     buf = io.BytesIO()
     with matplotlib.rc_context(RC):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "cmax"})

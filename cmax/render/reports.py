@@ -31,13 +31,13 @@ from cmax.render.pdf import (
 )
 from cmax.render.slugs import report_slugs
 from cmax.render.templates import render_template
+from cmax.safetext import csv_cell, json_text
 from cmax.scorecard import Scorecard
 
 MAX_FINDINGS_PRINTED = 150  # the rest stay in the attached CSV (long tables slow WeasyPrint)
 BRIEF_MAX_PAGES = 2
 # (compact CSS, reasons shown, demands shown): tried in order until the brief fits
 BRIEF_LEVELS: tuple[tuple[bool, int, int], ...] = ((False, 12, 12), (True, 12, 12), (True, 6, 6))
-_CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True)
@@ -75,25 +75,19 @@ def scorecard_charts(card: Scorecard) -> ScorecardCharts:
     )
 
 
-def _csv_cell(value: Any) -> str:
-    """Neutralise spreadsheet formulas: findings text comes from the bundle (CWE-1236)."""
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_CSV_FORMULA_START) else text
-
-
 def findings_csv(card: Scorecard) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["severity", "rule", "file", "line", "run_id", "message", "fix"])
     for f in sort_findings(card.findings):
-        writer.writerow([f.severity, _csv_cell(f.rule), _csv_cell(f.file),
-                         "" if f.line is None else f.line, _csv_cell(f.run_id),
-                         _csv_cell(f.message), _csv_cell(f.fix)])
+        writer.writerow([f.severity, csv_cell(f.rule), csv_cell(f.file),
+                         "" if f.line is None else f.line, csv_cell(f.run_id),
+                         csv_cell(f.message), csv_cell(f.fix)])
     return buf.getvalue()
 
 
 def scorecard_json(card: Scorecard) -> str:
-    return card.model_dump_json(indent=2) + "\n"
+    return json_text(card.model_dump_json(indent=2)) + "\n"
 
 
 def _common(card: Scorecard) -> dict[str, Any]:
@@ -220,15 +214,15 @@ def render_scorecard(card: Scorecard, slug: str, out_dir: Path, *,
     """``<slug>.scorecard.{json,html,pdf}`` on ``paper``; the PDF carries the JSON and
     findings CSV."""
     documents = _documents(card, slug)
-    json_text = scorecard_json(card)
+    card_json = scorecard_json(card)
     paths = [out_dir / f"{slug}.scorecard.{ext}" for ext in ("json", "html", "pdf")]
-    write_text_atomic(json_text, paths[0])
+    write_text_atomic(card_json, paths[0])
     write_text_atomic(on_paper(documents.html, paper), paths[1])
     if not pdf:
         return paths[:2]
     document = layout(on_paper(documents.pdf, paper))
     write_document(document, paths[2], pdf_variant=DEFAULT_VARIANT, attachments=[
-        PdfAttachment(f"{slug}.scorecard.json", json_text.encode("utf-8"),
+        PdfAttachment(f"{slug}.scorecard.json", card_json.encode("utf-8"),
                       "cmax scorecard (JSON, schema from `cmax schema`)"),
         PdfAttachment(f"{slug}.findings.csv", findings_csv(card).encode("utf-8"),
                       "all validation findings (CSV)"),
@@ -272,7 +266,8 @@ def render_brief(card: Scorecard, slug: str, out_dir: Path,
     attachments = []
     if card.price is not None:
         attachments.append(PdfAttachment(
-            f"{slug}.price.json", (card.price.model_dump_json(indent=2) + "\n").encode("utf-8"),
+            f"{slug}.price.json",
+            (json_text(card.price.model_dump_json(indent=2)) + "\n").encode("utf-8"),
             "cmax price advice (JSON)"))
     write_document(document, paths[1], pdf_variant=DEFAULT_VARIANT, attachments=attachments)
     return paths
@@ -290,7 +285,7 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
     for r in rows:
         c = r.card
         writer.writerow([
-            r.rank, _csv_cell(c.provider), _csv_cell(c.cluster), c.tier, r.decision, c.score,
+            r.rank, csv_cell(c.provider), csv_cell(c.cluster), c.tier, r.decision, c.score,
             c.exemplar_pass, "" if r.lowest_ratio is None else r.lowest_ratio,
             "" if r.network_ratio is None else r.network_ratio,
             c.price.quoted_usd_per_gpu_hour if c.price else "",
@@ -299,7 +294,7 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
             "" if r.value is None else r.value, "" if r.value_rank is None else r.value_rank,
             "" if r.serving_ratio is None else r.serving_ratio,
             "" if r.serving_usd is None else r.serving_usd,
-            _csv_cell(c.gpu), "" if r.tokens_usd is None else round(r.tokens_usd, 4),
+            csv_cell(c.gpu), "" if r.tokens_usd is None else round(r.tokens_usd, 4),
             "" if r.tokens_rank is None else r.tokens_rank,
             "" if r.joules_per_token is None else round(r.joules_per_token, 4),
             "" if r.joules_rank is None else r.joules_rank,
