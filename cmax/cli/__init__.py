@@ -13,9 +13,12 @@ import datetime as dt
 import importlib
 import os
 import re
+import signal
 import sys
 import tempfile
+import threading
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -192,9 +195,43 @@ def main(argv: list[str] | None = None) -> int:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
-        return _main(argv)
+        with _stops_unwind():
+            return _main(argv)
     finally:
         sys.stdout, sys.stderr = streams
+
+
+@contextlib.contextmanager
+def _stops_unwind() -> Iterator[None]:
+    """SIGTERM and SIGINT, at any moment of a command (an import, a worker starting), unwind
+    as ``SystemExit(128 + signal)``, which :func:`_main` reports in one line: a SIGINT was a
+    KeyboardInterrupt, which click answers with a blank line of its own (or, raised inside a
+    library, a traceback), and a SIGTERM before a command set its own handler
+    (:func:`cmax.bundle.cleanup_on_signals`) killed cmax without a word. Once stopping,
+    further stop signals are ignored so the cleanups run to the end. The handlers in place
+    before (a test runner's) are put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _stop(signum: int, frame: object) -> None:
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _ignore)
+    raise SystemExit(128 + signum)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    return None
 
 
 def _main(argv: list[str] | None) -> int:
@@ -232,14 +269,20 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:
         return exits.OK
     except SystemExit as exc:  # a stop signal (cmax.bundle.cleanup_on_signals): say what was kept
-        for note in getattr(exc, "__notes__", ()):
+        notes = getattr(exc, "__notes__", ())
+        for note in notes:
             click.echo(f"cmax: interrupted: {note}", err=True)
+        if not notes and exc.code in STOPPED:
+            click.echo(f"cmax: {STOPPED[exc.code]}", err=True)
         raise
     except Exception as exc:  # not a CmaxError: a bug in cmax
         return _internal_error(exc)
     if isinstance(result, int):
         return result
     return 0
+
+
+STOPPED = {128 + signal.SIGINT: "interrupted", 128 + signal.SIGTERM: "stopped (SIGTERM)"}
 
 
 def _finish(code: list[int]) -> None:

@@ -80,15 +80,33 @@ def score_one(run: RunRef, assess: AssessFn) -> Outcome:
 
 def _warm_worker(parent: int) -> None:
     """Pool initializer: tie the worker's life to cmax's, then import the pipeline and load
-    the reference once per worker."""
-    _die_with_parent(parent)
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _stop)
-    import cmax.pipeline  # noqa: F401  (the import is the point: Polars, pydantic, parsers)
-    from cmax.reference import load_reference
+    the reference once per worker. A stop while it runs ends the worker at once and quietly:
+    ``concurrent.futures`` logs any exception of an initializer with its traceback (a Ctrl-C
+    during start-up printed 83 lines of them). The worker never sees SIGINT (it is blocked
+    from birth, :func:`children_spared_sigint`): cmax stops its workers itself."""
+    try:
+        _die_with_parent(parent)
+        signal.signal(signal.SIGTERM, _stop)
+        import cmax.pipeline  # noqa: F401  (the import is the point: Polars, pydantic, parsers)
+        from cmax.reference import load_reference
 
-    with contextlib.suppress(CmaxError):  # the first run reports it, with its bundle named
-        load_reference()
+        with contextlib.suppress(CmaxError):  # the first run reports it, with its bundle named
+            load_reference()
+    except SystemExit as exc:
+        os._exit(exc.code if isinstance(exc.code, int) else 1)
+
+
+@contextlib.contextmanager
+def children_spared_sigint() -> Iterator[None]:
+    """Block SIGINT in this thread while it starts processes (pool workers, the resource
+    tracker), so they are born with it blocked: Ctrl-C reaches every process of the terminal's
+    group, and a worker still importing would print a KeyboardInterrupt traceback. A SIGINT
+    meant for cmax is delivered to it (on another thread, or here once unblocked)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -128,7 +146,7 @@ def _score_in_worker(run: RunRef, assess: AssessFn) -> Outcome:
         os._exit(exc.code if isinstance(exc.code, int) else 1)
 
 
-def _stop_pool(pool: Any) -> None:
+def stop_pool(pool: Any) -> None:
     """Stop a pool now: cancel what has not started, SIGTERM the workers (each removes its
     run's temporary folder), SIGKILL any still alive after ``STOP_GRACE_S``."""
     handles = list((getattr(pool, "_processes", None) or {}).values())
@@ -160,12 +178,14 @@ def score_local(pending: list[RunRef], assess: AssessFn,
 
     context = multiprocessing.get_context("spawn")
     size = min(workers, len(pending))
-    pool = ProcessPoolExecutor(max_workers=size, mp_context=context,
-                               initializer=_warm_worker, initargs=(os.getpid(),))
+    with children_spared_sigint():
+        pool = ProcessPoolExecutor(max_workers=size, mp_context=context,
+                                   initializer=_warm_worker, initargs=(os.getpid(),))
     finished = False
     try:
         def submit(run: RunRef) -> Future[Outcome]:
-            return pool.submit(_score_in_worker, run, assess)
+            with children_spared_sigint():  # a submit starts a worker when one is missing
+                return pool.submit(_score_in_worker, run, assess)
 
         def result(run: RunRef, future: Future[Outcome]) -> Outcome:
             return future.result()
@@ -176,7 +196,7 @@ def score_local(pending: list[RunRef], assess: AssessFn,
         if finished:
             pool.shutdown(wait=True)
         else:
-            _stop_pool(pool)
+            stop_pool(pool)
 
 
 def _in_order(pending: list[RunRef], submit: Callable[[RunRef], Any],

@@ -355,9 +355,19 @@ def render_trend_reports(result: AuditResult, out_dir: str | Path, *,
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from cmax.history.executors import children_spared_sigint, stop_pool
+
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        for n, files in enumerate(pool.map(_emit_cluster, *zip(*tasks, strict=True)), start=2):
+    with children_spared_sigint():  # cmax stops these workers itself: Ctrl-C is not theirs
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    try:
+        with children_spared_sigint():
+            results = pool.map(_emit_cluster, *zip(*tasks, strict=True))
+        for n, files in enumerate(results, start=2):
             written += files
             done(n)
+    except BaseException:
+        stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
     return written

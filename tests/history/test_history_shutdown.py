@@ -263,3 +263,67 @@ def test_a_finished_ray_audit_leaves_no_process_or_folder(tmp_path: Path) -> Non
         assert list(tmp.iterdir()) == []
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --- a stop while the pool's workers are still starting (issue 39) --------------------------
+
+def _workers_started(pgid: int, driver: int) -> bool:
+    """A process of the group other than the driver runs multiprocessing's spawn entry."""
+    for pid in _group(pgid):
+        if pid == driver:
+            continue
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+@pytest.mark.parametrize(("sig", "after", "code"), [
+    (signal.SIGINT, None, 130),  # while cmax itself imports, before any command runs
+    (signal.SIGTERM, None, 143),
+    (signal.SIGINT, 0.0, 130),  # the moment the first worker process exists
+    (signal.SIGINT, 0.4, 130),  # the workers importing the pipeline in their initializer
+    (signal.SIGTERM, 0.2, 143),
+])
+def test_a_stop_while_workers_start_prints_one_line_and_no_traceback(
+        tmp_path: Path, sig: signal.Signals, after: float | None, code: int) -> None:
+    """Ctrl-C reaches every process of the terminal's group: a worker still starting printed a
+    KeyboardInterrupt traceback (83 stderr lines in the review), and SIGTERM before cmax set
+    its handlers ended it without a word. Now: one line, the stop's exit code, no process or
+    temporary folder left."""
+    from tests.paths import SAMPLES
+
+    root, tmp = tmp_path / "runs", tmp_path / "tmp"
+    for n in range(4):
+        shutil.copytree(SAMPLES / "aurora-compute", root / "aurora-h100-east" / f"2026-01-0{n + 1}")
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "cmax", "audit", str(root), "-j", "2"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        if after is None:
+            time.sleep(0.3)  # the interpreter is up: cmax's own start-up
+        else:
+            deadline = time.monotonic() + 60
+            while not _workers_started(proc.pid, proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert proc.poll() is None, "the audit ended before its workers started"
+            time.sleep(after)
+        os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = err.decode()
+    assert proc.returncode == code, text[-2000:]
+    assert text.count("\n") == 1 and text.startswith("cmax: "), text[-2000:]
+    assert "Traceback" not in text
+    deadline = time.monotonic() + 30
+    while _group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _group(proc.pid) == []
+    assert list(tmp.glob("cmax-*")) == []
