@@ -36,7 +36,12 @@ def load_yaml(text: str, *, file: Where = None) -> Any:
         mark = getattr(exc, "problem_mark", None)
         raise limit_error("YAML nesting", f"{MAX_YAML_DEPTH} levels", file=file,
                           line=None if mark is None else mark.line + 1) from None
-    return yaml.load(text, Loader=loader)  # a safe loader; the shape is bounded above
+    try:
+        return yaml.load(text, Loader=loader)  # a safe loader; the shape is bounded above
+    except (ValueError, OverflowError) as exc:  # a date 2026-13-45, an int of 5,000 digits
+        raise EvidenceError(f"a YAML value cannot be read: {str(exc)[:120]}", file=file,
+                            expected="the plain YAML llmb-run writes",
+                            fix="check that the file is the unmodified tool output") from None
 
 
 def check_shape(events: Any, *, file: Where = None) -> None:

@@ -59,6 +59,7 @@ INTERESTING: tuple[bytes, ...] = (
     b"\r", b"\n\n", b"\t", b" " * 64, b"#", b"::", b"=", b"true", b"null", b"\x1b[31m",
 )
 _NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -149,6 +150,69 @@ def mutate_json(data: bytes, rng: random.Random) -> bytes:
     return json.dumps(doc).encode()
 
 
+# The fields the last two rounds taught cmax to read, as they appear in the real formats:
+# Megatron's skipped iterations, consumed samples, energy and power per GPU, the iteration
+# counter; wall-clock stamps of every logger; serving benchmarks' request counts, rates and
+# latencies. Each match's value is replaced, so the damage lands where a parser reads.
+_FIELD = re.compile(
+    rb"(?P<key>iteration|consumed samples|number of skipped iterations|number of nan "
+    rb"iterations|energy per GPU \(J/iter/GPU\)|power per GPU \(W/GPU\)|elapsed time per "
+    rb"iteration \(ms\)|global batch size|grad norm|lm loss|train_step_timing in s|"
+    rb"\"?(?:completed|request_rate|max_concurrency|duration|total_output_tokens|"
+    rb"mean_tpot_ms|mean_ttft_ms|output_throughput|num_prompts|power|energy|timestamp|"
+    rb"gpu_count|tp|ep|dp)\"?)(?P<sep>\s*[:=]\s*|\s+)(?P<value>[^\s|,}\]]+)")
+_STAMP = re.compile(rb"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?")
+_FIELD_VALUES: tuple[bytes, ...] = (
+    *INTERESTING[:17], b"", b"x", b"None", b"null", b"-", b"1x", b"/", b"0/0", b"12 34",
+    b"2026-13-45 25:61:61", b"9999-12-31 23:59:59", b"0000-00-00T00:00:00", b"1e30",
+)
+
+
+def mutate_fields(data: bytes, rng: random.Random) -> bytes:
+    """Structure-aware for line formats: one to three of the fields above (or a timestamp)
+    get a damaged or hostile value, the line otherwise intact; byte mutation when the seed
+    holds none of them."""
+    for _ in range(rng.randint(1, 3)):
+        spans = [(m.start("value"), m.end("value")) for m in _FIELD.finditer(data)]
+        spans += [(m.start(), m.end()) for m in _STAMP.finditer(data)]
+        if not spans:
+            return mutate_bytes(data, rng)
+        start, end = rng.choice(spans)
+        value = rng.choice(_FIELD_VALUES)
+        if rng.random() < 0.3:  # damage in place: a cut, a letter, a digit dropped
+            old = data[start:end]
+            cut = rng.randrange(len(old) + 1)
+            value = rng.choice([old[:cut], old[:cut] + b"x" + old[cut:], old[:cut] + old[cut + 1:]])
+        data = data[:start] + value + data[end:]
+    return data
+
+
+_YAML_TOKENS: tuple[bytes, ...] = (
+    b"&a ", b"*a", b"&a [*a, *a]", b"!!python/object/apply:os.system ['true']", b"!!binary ",
+    b"? ", b"- ", b"{", b"[" * 200, b"}" * 3, b"<<: *a", b"---\n", b"...\n", b"%YAML 1.1\n",
+    b"'", b"|\n", b">-\n", b"\t", b"~", b".inf", b".nan", b"0x7fffffffffffffffff",
+)
+
+
+def mutate_yaml(data: bytes, rng: random.Random) -> bytes:
+    """An llmb-config with YAML's own hazards put in at a random line (anchors and aliases,
+    tags, deep flow collections, a second document), or a value of a key replaced; byte
+    mutation otherwise."""
+    lines = _lines(data)
+    i = rng.randrange(len(lines))
+    line = lines[i]
+    kind = rng.randrange(3)
+    if kind == 0 and b":" in line:  # a value replaced
+        key, _, _ = line.partition(b":")
+        lines[i] = key + b": " + rng.choice((*_YAML_TOKENS, *_FIELD_VALUES)) + b"\n"
+    elif kind == 1:  # a token put into the line
+        cut = rng.randrange(len(line) + 1)
+        lines[i] = line[:cut] + rng.choice(_YAML_TOKENS) + line[cut:]
+    else:
+        return mutate_bytes(data, rng)
+    return b"".join(lines)
+
+
 def _check_json(result: Any) -> None:
     """What `--format json` would print must parse under a strict parser."""
     text = json.dumps(json_safe(result), allow_nan=False, default=_refuse)
@@ -170,6 +234,31 @@ def manifest_target(path: Path) -> None:
     from cmax.manifest import load_manifest
 
     load_manifest(path)
+
+
+def llmb_config_target(path: Path) -> None:
+    """An llmb-config read as a package reads it: its values, its job id, its flags."""
+    from cmax.intake.llmb import read_job, refuse_not_for_rating
+
+    job = read_job(path, path.parent)
+    refuse_not_for_rating(job)
+    _check_json({k: str(v.value) for k, v in job.values.items()})
+
+
+def llmb_package_target(path: Path) -> None:
+    """A folder of llmb-run experiments holding the mutated llmb-config beside a real log:
+    opened, its manifest drafted from the evidence, ingested and validated."""
+    from cmax.pipeline import load
+
+    root = path.parent / "package"
+    folder = root / "pretrain_llama3.1" / "experiments" / "e" / "e_1" / "e"
+    if not root.exists():
+        folder.mkdir(parents=True)
+        (folder / "log-e_3913022_0.out").write_bytes(
+            (DATA / "megatron_bridge_llama3.1-70b.log").read_bytes())
+    (folder / "llmb-config_3913022.yaml").write_bytes(path.read_bytes())
+    with load(root) as loaded:
+        _check_json(loaded.bundle.manifest.model_dump(mode="json"))
 
 
 def bundle_target(path: Path) -> None:
@@ -242,13 +331,16 @@ class Seed:
 
 @dataclass
 class Family:
-    """A format family: seed files, how to mutate them and what to call on the result."""
+    """A format family: seed files, how to mutate them and what to call on the result.
+    ``structured`` replaces the byte mutation of half the JSON seeds; ``fields`` that of half
+    the other seeds (a structure-aware mutation of line formats)."""
 
     name: str
     seeds: list[Seed]
     target: Callable[[Path], None]
     mutate: Callable[[bytes, random.Random], bytes] = mutate_bytes
     structured: Callable[[bytes, random.Random], bytes] | None = None
+    fields: Callable[[bytes, random.Random], bytes] | None = None
 
 
 def _read(path: Path, max_lines: int | None = None) -> Seed:
@@ -298,6 +390,95 @@ def _archives() -> list[Seed]:
     return seeds
 
 
+# more seeds of a format than its documented sample: the files that hold the fields the last
+# two rounds added (skipped iterations, consumed samples, energy, timestamps, sweeps)
+EXTRA_SEEDS: dict[str, tuple[str, ...]] = {
+    "megatron": ("ingest/megatron_lm_log_energy.log", "ingest/megatron_lm_nan_grad.log",
+                 "ingest/megatron_bridge_step_time_only.log",
+                 "ingest/megatron_bridge_tflops_by_position.log",
+                 "validate/mbridge-405b-fp8/training/log-llama3.1-405b_fp8_1024_4242_0.out"),
+    "nemo2": ("ingest/nemo2_two_epochs.log", "ingest/nemo2_identity_preamble.log",
+              "ingest/nemo2_messy.log"),
+    "vllm-bench-serve": ("inference/vllm_bench_serve_sweep.jsonl",),
+    "inferencex-agg": ("inference/inferencex_agg_gb200_disagg.json",),
+    "mlperf-inference-summary": ("inference/mlperf/offline_mlperf_log_summary.txt",),
+    "dgxc-csv": ("ingest/dgxc_parse_mbridge.csv",),
+}
+
+
+_SQL_VALUES: tuple[object, ...] = (
+    None, "", "inf", "nan", "1e999", -1, 0, 2**63 - 1, -(2**63), 1e308, float("inf"),
+    float("nan"), "x" * 100_000, b"\x00\xff", "n[1-99999999]", "n[9-1]", "n[", "success",
+    "invalid_grad_norm", "9" * 5000, "2026-13-45T25:61:61", "\u202e\x1b[2J",
+)
+_SQL_CHANGES: tuple[str, ...] = (
+    "ALTER TABLE jobs DROP COLUMN {col}", "ALTER TABLE jobs RENAME TO jobs_old",
+    "ALTER TABLE jobs ADD COLUMN pad TEXT DEFAULT 'padding'", "DELETE FROM jobs",
+    "CREATE TABLE jobs2 AS SELECT * FROM jobs",
+    "INSERT INTO jobs SELECT * FROM jobs",
+)
+
+
+def mutate_sqlite(data: bytes, rng: random.Random) -> bytes:
+    """A job database changed the way a hand edit or a hostile provider would: a cell set to a
+    hostile value (any type), a column dropped, the table renamed, emptied, doubled; byte
+    mutation (a damaged page) when the seed does not open."""
+    import sqlite3
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "jobs.sqlite3"
+        path.write_bytes(data)
+        try:
+            con = sqlite3.connect(path)
+            columns = [r[1] for r in con.execute("PRAGMA table_info(jobs)")]
+            rows = con.execute("SELECT count(*) FROM jobs").fetchone()[0]
+            if rng.random() < 0.75 and columns and rows:
+                con.execute(f'UPDATE jobs SET "{rng.choice(columns)}" = ? WHERE rowid = ?',
+                            (rng.choice(_SQL_VALUES), rng.randint(1, rows)))
+            else:
+                con.execute(rng.choice(_SQL_CHANGES).format(col=rng.choice(columns or ["x"])))
+            con.commit()
+            con.close()
+        except sqlite3.Error:
+            return mutate_bytes(data, rng)
+        return path.read_bytes()
+
+
+def _sqlite_seed() -> Seed:
+    from tests.ingest.test_ingest_formats import make_llmb_db
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return Seed("jobs.sqlite3", make_llmb_db(Path(tmp) / "jobs.sqlite3").read_bytes())
+
+
+def format_families(max_lines: int | None = None) -> list[Family]:
+    """One family per registered evidence format, from its documented sample and the seeds
+    above, each input read as ``cmax inspect`` reads it: so every format is fuzzed, including
+    a format added later."""
+    from cmax.ingest.formats import all_formats
+
+    out = []
+    for fmt in all_formats():
+        names = (fmt.sample, *EXTRA_SEEDS.get(fmt.id, ()))
+        seeds = [_read(REPO / "tests" / "data" / n, None if n.endswith(".json") else max_lines)
+                 for n in names if (REPO / "tests" / "data" / n).is_file()]
+        fields = mutate_fields
+        if fmt.id == "llmb-sqlite":
+            seeds, fields = [_sqlite_seed()], mutate_sqlite
+        out.append(Family(f"format:{fmt.id}", seeds, inspect_target, structured=mutate_json,
+                          fields=fields))
+    return out
+
+
+def _llmb_configs() -> list[Seed]:
+    from tests.intake.llmb_fakes import Job, config_text
+
+    jobs = [Job(), Job(dtype="bf16", env_overrides={"NCCL_DEBUG": "INFO"}),
+            Job(mbridge_args=("--seq-length=8192",), model_overrides={"gbs": 2048}),
+            Job(workload="microbenchmark_nccl", model_name="", dtype="")]
+    return [Seed("llmb-config_3913022.yaml", config_text(job).encode()) for job in jobs]
+
+
 def families(max_lines: int | None = None, *, pipeline: bool = False) -> list[Family]:
     """Every family with its seeds; ``max_lines`` shortens text seeds for quick runs.
     ``pipeline`` adds whole-bundle assessment (~0.2 s an input: tools only, not the suite)."""
@@ -325,8 +506,11 @@ def families(max_lines: int | None = None, *, pipeline: bool = False) -> list[Fa
                inspect_target, structured=mutate_json),
         Family("manifest", [_read(SAMPLES / "aurora-compute" / "cmax.toml")], manifest_target),
         Family("archive", _archives(), bundle_target),
-        *([Family("pipeline", _pipeline_seeds(), pipeline_target, structured=mutate_json)]
+        Family("llmb-config", _llmb_configs(), llmb_config_target, fields=mutate_yaml),
+        *([Family("pipeline", _pipeline_seeds(), pipeline_target, structured=mutate_json),
+           Family("llmb-package", _llmb_configs(), llmb_package_target, fields=mutate_yaml)]
           if pipeline else []),
+        *format_families(max_lines),
     ]
 
 
@@ -372,6 +556,9 @@ def generate(family: Family, seed: int, count: int) -> Iterator[tuple[int, Seed,
         mutate = family.mutate
         if family.structured is not None and base.name.endswith(".json") and rng.random() < 0.5:
             mutate = family.structured
+        elif family.fields is not None and not base.name.endswith(".json") and (
+                rng.random() < 0.5):
+            mutate = family.fields
         yield index, base, mutate(base.data, rng)
 
 
@@ -394,7 +581,8 @@ def run_family(family: Family, *, seed: int, count: int, workdir: Path,
             if "\n" in text or not text.strip():
                 tally.bad_errors.append(f"#{index}: {text!r}")
         except (Exception, RecursionError) as exc:  # classifying is the point
-            key = f"{type(exc).__name__}: {str(exc)[:160]}"
+            # positions and values vary; the kind of crash is what a fix addresses
+            key = f"{type(exc).__name__}: {_DIGITS.sub('N', str(exc))[:160]}"
             tally.crashes[key] += 1
             tally.examples.setdefault(key, (base.name, index))
         else:

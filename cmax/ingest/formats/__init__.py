@@ -157,8 +157,9 @@ class Probe:
         """The whole file as UTF-8 text (BOM dropped); for JSON and CSV formats, not for logs."""
         try:
             return read_bounded_text(self.path)
-        except UnicodeDecodeError:
-            raise EvidenceError("file is not UTF-8 text", file=self.path) from None
+        except UnicodeDecodeError as exc:
+            raise EvidenceError(f"file is not UTF-8 text (at byte {exc.start:,})",
+                                file=self.path) from None
 
     @cached_property
     def json(self) -> Any:

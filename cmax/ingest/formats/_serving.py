@@ -46,7 +46,11 @@ def json_objects(probe: Probe, expected: str) -> list[tuple[int, Any]]:
     if probe.has_json:
         return [(1, probe.json)]
     objects: list[tuple[int, Any]] = []
-    text = read_bounded_text(probe.path, limit=MAX_JSON_BYTES)
+    try:
+        text = read_bounded_text(probe.path, limit=MAX_JSON_BYTES)
+    except UnicodeDecodeError as exc:
+        raise EvidenceError(f"file is not UTF-8 text (at byte {exc.start:,})", file=probe.path,
+                            expected=expected) from None
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

@@ -36,6 +36,7 @@ from cmax.errors import EvidenceError
 from cmax.facts import Fact
 from cmax.ingest.formats import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
+from cmax.limits import csv_guarded
 
 #: metric tag -> (the CSV header AIPerf prints, {stat: inference column})
 AIPERF_METRICS: dict[str, tuple[str, dict[str, str]]] = {
@@ -153,9 +154,9 @@ def _json_export(data: dict[str, Any]) -> _Export:
     reason = next((str(v) for k, v in meta.items() if "reason" in k and v), None)
     if data.get("was_cancelled") is True and valid is not False:
         valid, reason = False, "run_cancelled (was_cancelled: true)"
-    seen = [g for endpoint in (_at(data, "telemetry_data", "endpoints") or {}).values()
+    seen = [g for endpoint in _mapping(_at(data, "telemetry_data", "endpoints")).values()
             if isinstance(endpoint, dict)
-            for g in (endpoint.get("gpus") or {}).values() if isinstance(g, dict)]
+            for g in _mapping(endpoint.get("gpus")).values() if isinstance(g, dict)]
     gpus = [str(g["gpu_name"]) for g in seen if g.get("gpu_name")]
     return _Export(metrics, model, concurrency, rate,
                    int(warm) if warm is not None and warm.is_integer() else None,
@@ -207,10 +208,16 @@ def _fixed(config: Any, which: str) -> int | None:
     return int(mean) if mean is not None and mean.is_integer() and spread == 0 else None
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """A JSON object of the export, or an empty one when the file has anything else there."""
+    return value if isinstance(value, dict) else {}
+
+
 def _temperature(extra: Any) -> float | None:
     """``temperature`` among ``--extra-inputs`` (name:value pairs, or a JSON object)."""
     pairs = extra.items() if isinstance(extra, dict) else (
-        (p[0], p[1]) for p in extra or () if isinstance(p, list | tuple) and len(p) == 2)
+        (p[0], p[1]) for p in (extra if isinstance(extra, list) else ())
+        if isinstance(p, list | tuple) and len(p) == 2)
     return next((number(v) for k, v in pairs if k == "temperature"), None)
 
 
@@ -255,7 +262,8 @@ def _csv_export(text: str, path: Any) -> _Export:
     metrics: dict[str, dict[str, Any]] = {}
     gpus: list[str] = []
     columns: list[str] = []
-    for line_no, cells in enumerate(csv.reader(io.StringIO(text)), start=1):
+    for line_no, cells in enumerate(csv_guarded(csv.reader(io.StringIO(text)), file=path),
+                                    start=1):
         if not cells or not any(c.strip() for c in cells):
             continue
         if cells[0] in ("Metric", "Endpoint"):

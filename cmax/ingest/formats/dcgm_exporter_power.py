@@ -45,11 +45,11 @@ def _series(data: dict[str, Any], probe: Probe) -> Series:
     for i, entry in enumerate(data["data"]["result"]):
         labels = entry["metric"]
         where = f"data.result[{i}]"
-        host = labels.get("Hostname") or str(labels.get("instance") or "").rsplit(":", 1)[0]
+        host = str(labels.get("Hostname") or str(labels.get("instance") or "").rsplit(":", 1)[0])
         try:
             gpu = int(labels["gpu"])
             values = [(float(t), _watts(v)) for t, v in entry["values"]]
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise EvidenceError(f"{where}: a series without a GPU index or with a malformed "
                                 "sample", file=probe.path,
                                 expected='metric labels with "gpu" and "values": [[<unix '

@@ -37,7 +37,6 @@ from typing import Any
 from cmax.errors import EvidenceError
 from cmax.ingest.formats import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
-from cmax.limits import read_bounded_text
 
 #: summary line label (lower case, before the colon) -> (inference column, scale)
 MLPERF_LINES: dict[str, tuple[str, float]] = {
@@ -184,7 +183,7 @@ class MlperfInferenceSummary(ServingResult):
         return probe.path.name == SUMMARY_NAME or _HEADER.search(probe.head_text) is not None
 
     def parse(self, probe: Probe) -> Results:
-        return Results([_parse(read_bounded_text(probe.path), probe.path)])
+        return Results([_parse(probe.text, probe.path)])
 
     def summarise(self, parsed: Results, probe: Probe) -> dict[str, Any]:
         row = parsed.rows[0]

@@ -28,7 +28,6 @@ from cmax.errors import EvidenceError
 from cmax.facts import Fact
 from cmax.ingest.formats import Marker, Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
-from cmax.limits import read_bounded_text
 
 #: block label (lower case, as printed before the colon) -> inference column
 SA_BENCH_LABELS: dict[str, str] = {
@@ -159,7 +158,7 @@ class SaBenchLog(ServingResult):
         r"(?m)^=+ Serving Benchmark Result =+\s*$")),)
 
     def parse(self, probe: Probe) -> Results:
-        blocks, facts = _blocks(read_bounded_text(probe.path), probe.path)
+        blocks, facts = _blocks(probe.text, probe.path)
         if not blocks:
             raise EvidenceError("no complete Serving Benchmark Result block", file=probe.path,
                                 fix="submit benchmark.out after the sweep finished")

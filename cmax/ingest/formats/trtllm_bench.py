@@ -10,6 +10,7 @@ name), ``world_info`` (tp, pp, ep, world_size), ``request_info`` and ``performan
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from cmax.errors import EvidenceError
@@ -30,16 +31,28 @@ def _section(data: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _total(requests: float | None, per_request: float | None) -> int | None:
+    """Tokens over all requests, None when either is unknown or the product is not finite."""
+    total = _finite(requests * per_request) if requests is not None and per_request is not None \
+        else None
+    return round(total) if total is not None else None
+
+
 def _trtllm_row(data: dict[str, Any]) -> dict[str, Any]:
     engine, perf = data["engine"], data["performance"]
     world, machine, requests, streaming = (
         _section(data, name) for name in ("world_info", "machine", "request_info",
                                           "streaming_metrics"))
     duration_ms = number(perf.get("total_latency_ms"))
-    num = number(requests.get("num_requests"))
-    avg_out = number(requests.get("avg_output_length"))
-    avg_in = number(requests.get("avg_input_length"))
-    world_size = number(world.get("world_size"))
+    # counts and lengths are read only when finite: int(inf) and round(inf) raise
+    num = _finite(number(requests.get("num_requests")))
+    avg_out = _finite(number(requests.get("avg_output_length")))
+    avg_in = _finite(number(requests.get("avg_input_length")))
+    world_size = _finite(number(world.get("world_size")))
     tpot, ttft = _section(streaming, "tpot_percentiles"), _section(streaming, "ttft_percentiles")
     return {
         "tool": "trtllm-bench", "line": 1,
@@ -51,9 +64,8 @@ def _trtllm_row(data: dict[str, Any]) -> dict[str, Any]:
         "duration_s": duration_ms / 1000.0 if duration_ms is not None else None,
         "completed": int(num) if num is not None else None,
         "failed": 0,
-        "input_tokens": round(num * avg_in) if num is not None and avg_in is not None else None,
-        "output_tokens": (round(num * avg_out) if num is not None and avg_out is not None
-                          else None),
+        "input_tokens": _total(num, avg_in),
+        "output_tokens": _total(num, avg_out),
         "output_tok_s": number(perf.get("system_output_throughput_tok_s")),
         "total_tok_s": number(perf.get("system_total_throughput_tok_s")),
         "output_tok_s_per_gpu_reported": number(perf.get("output_throughput_per_gpu_tok_s")),
@@ -77,7 +89,8 @@ class TrtllmBenchReport(ServingResult):
         row = _trtllm_row(data)
         for column in ("output_tok_s", "duration_s", "completed"):
             if row[column] is None:
-                raise EvidenceError(f"report has no {column.replace('_', ' ')}",
+                raise EvidenceError(f"report has no {column.replace('_', ' ')} (or not a "
+                                    "finite number)",
                                     file=probe.path, expected="the JSON trtllm-bench "
                                     "--report_json writes", fix="submit the report as written")
         facts = [Fact(kind, str(row[key]), 1) for kind, key in
