@@ -6,7 +6,13 @@ without an end time would otherwise cut the credit owed to nothing):
 
 * an incident outside the period is not counted, and is said;
 * a planned incident whose category or description is a hardware fault (an XID, an ECC error,
-  a GPU off the bus: ``HARDWARE_FAULT``) is counted as unexpected;
+  a GPU off the bus: ``HARDWARE_FAULT``) is counted as unexpected, and so is one that does not
+  say it was announced (``ANNOUNCED``);
+* a training log's restart (its own wall-clock stamps) must fall inside an incident row, and
+  a row over it cannot end before the job could have resumed: it is counted to the resume
+  minus ``restart_min``;
+* the period must lie within a month of the dates the evidence carries (the benchmark date,
+  the training logs' stamps): a clean month far from the benchmark is said;
 * an incident without an end time (or ending before it starts) lasts to the end of the period,
   and one without a start time from its beginning: the worst case, said;
 * the interruption rate and the SLA are computed over what the log covers: the calendar months
@@ -44,6 +50,14 @@ docs.nvidia.com/deploy/xid-errors) and the Llama 3 405B interruption categories 
 GPU HBM3 Memory, GPU SRAM Memory, GPU System Processor, Silent Data Corruption; arXiv:2407.21783
 Table 5) name faults that interrupt jobs unannounced."""
 
+ANNOUNCED = re.compile(r"\bannounced\b|\bscheduled\b|\bnotified\b|\bnotice\b|"
+                       r"maintenance window|change (request|ticket)", re.IGNORECASE)
+"""What makes maintenance planned: the row says it was announced (``scheduled firmware update,
+announced 7 days ahead``, ``maintenance window``, ``change ticket``). SLAs exclude scheduled
+maintenance only when the customer was told in advance (e.g. Google Cloud's and AWS's SLAs
+exclude "scheduled maintenance" announced beforehand); a row only marked planned is counted as
+unexpected, the worst case."""
+
 INCIDENT_KINDS = frozenset({"incidents-csv", "incidents-json"})
 
 
@@ -63,6 +77,73 @@ def _lines(frame: pl.DataFrame) -> list[int]:
     return [int(x) for x in frame["line"].drop_nulls().to_list()]
 
 
+PERIOD_SLACK = dt.timedelta(days=31)
+"""How far the reliability period may lie from the dates the evidence carries (the benchmark
+date, the training logs' own stamps): one calendar month, the SLA's unit. A period further
+away rates a month the benchmark never saw, so a provider could pick a clean one."""
+
+
+@dataclass(frozen=True)
+class Restart:
+    """A restart inside a training log, placed by the log's own wall-clock stamps: the last
+    step before it and the first step of the attempt that resumed."""
+
+    run_id: str
+    source_file: str | None
+    line: int | None
+    """the resumed step's line"""
+    stopped: dt.datetime
+    resumed: dt.datetime
+
+
+def log_restarts(evidence: Evidence) -> list[Restart]:
+    """Every restart the training logs show (``runs.resumed_at``, cmax.ingest.textlines
+    ``settle_steps``) whose two sides carry wall-clock stamps."""
+    out: list[Restart] = []
+    runs = evidence.runs
+    if runs.is_empty() or "resumed_at" not in runs.columns:
+        return out
+    for run_id, resumed in runs.select("run_id", "resumed_at").iter_rows():
+        if not resumed:
+            continue
+        steps = evidence.steps.filter((pl.col("run_id") == run_id)
+                                      & pl.col("wall_time_s").is_not_null())
+        if steps.is_empty():
+            continue
+        for text in str(resumed).split(","):
+            if not text.strip().lstrip("-").isdigit():
+                continue
+            at = int(text)
+            after = steps.filter(pl.col("iteration") >= at).sort("iteration").head(1)
+            before = steps.filter(pl.col("iteration") < at).sort("iteration").tail(1)
+            if after.is_empty() or before.is_empty():
+                continue
+            t0, t1 = float(before["wall_time_s"][0]), float(after["wall_time_s"][0])
+            if t1 <= t0:
+                continue
+            line = after["line"][0]
+            out.append(Restart(str(run_id), after["source_file"][0],
+                               None if line is None else int(line),
+                               dt.datetime.fromtimestamp(t0, UTC),
+                               dt.datetime.fromtimestamp(t1, UTC)))
+    return out
+
+
+def evidence_dates(evidence: Evidence) -> list[tuple[str, dt.date]]:
+    """(what, date) the evidence carries: the benchmark date and each training log's first
+    and last stamped day."""
+    dates = [("the benchmark date", evidence.manifest.benchmark.date)]
+    steps = evidence.steps
+    if not steps.is_empty() and "wall_time_s" in steps.columns:
+        span = (steps.filter(pl.col("wall_time_s").is_not_null()).group_by("run_id")
+                .agg(pl.col("wall_time_s").min().alias("a"), pl.col("wall_time_s").max()
+                     .alias("b")).sort("run_id"))
+        for run_id, a, b in span.iter_rows():
+            for t in (a, b):
+                dates.append((f"{run_id}'s log", dt.datetime.fromtimestamp(t, UTC).date()))
+    return dates
+
+
 @dataclass(frozen=True)
 class IncidentReview:
     """The incident log read against the provider (module docstring)."""
@@ -74,6 +155,8 @@ class IncidentReview:
     for relabelled hardware faults"""
     outside: pl.DataFrame
     relabelled: pl.DataFrame
+    unannounced: pl.DataFrame
+    """rows marked planned that are no fault but state no announcement: counted unexpected"""
     open_ended: pl.DataFrame
     backwards: pl.DataFrame
     no_start: pl.DataFrame
@@ -85,6 +168,15 @@ class IncidentReview:
     """the most GPUs the evidence supports: the claimed system, or the hosts it names"""
     foreign_nodes: list[tuple[str, int | None]]
     other: HostSet
+    restarts: tuple[Restart, ...] = ()
+    """the training logs' restarts inside the period"""
+    unlogged_restarts: tuple[Restart, ...] = ()
+    """restarts no incident row (any node, planned or not) overlaps"""
+    ended_before_resume: tuple[tuple[Restart, int | None, dt.datetime], ...] = ()
+    """(restart, incident line, its end as logged): rows ending more than ``restart_min``
+    before the log resumed; counted to the resume minus ``restart_min``"""
+    far_dates: tuple[tuple[str, dt.date], ...] = ()
+    """evidence dates more than PERIOD_SLACK outside the period"""
 
     @property
     def fleet_gpus(self) -> int:
@@ -128,6 +220,9 @@ def review_incidents(evidence: Evidence) -> IncidentReview | None:
              ).str.contains("(?i)" + _FAULT)
     rows = rows.with_columns(pl.col("planned").fill_null(False))
     relabelled = rows.filter(pl.col("planned") & fault)
+    announced = (pl.col("category").fill_null("") + " " + pl.col("description").fill_null("")
+                 ).str.contains("(?i)" + ANNOUNCED.pattern)
+    unannounced = rows.filter(pl.col("planned") & ~fault & ~announced)
     open_ended = rows.filter(pl.col("end").is_null())
     backwards = rows.filter(pl.col("end").is_not_null() & pl.col("start").is_not_null()
                             & (pl.col("end") < pl.col("start")))
@@ -137,8 +232,13 @@ def review_incidents(evidence: Evidence) -> IncidentReview | None:
     counted = rows.with_columns(
         pl.when(pl.col("start").is_null()).then(lo).otherwise(pl.col("start")).alias("start"),
         pl.when(worst_end).then(hi).otherwise(pl.col("end")).alias("end"),
-        (pl.col("planned") & ~fault).alias("planned"),
+        (pl.col("planned") & ~fault & announced).alias("planned"),
     )
+    restarts = tuple(r for r in log_restarts(evidence) if r.stopped < end and r.resumed > start)
+    counted, unlogged, early = _against_restarts(counted, restarts,
+                                                 dt.timedelta(minutes=spec.restart_min))
+    far = tuple((what, day) for what, day in evidence_dates(evidence)
+                if day < spec.period_start - PERIOD_SLACK or day > spec.period_end + PERIOD_SLACK)
     period_months = months(start, end)
     spans = list(zip(counted["start"].to_list(), counted["end"].to_list(), strict=True))
     covered = [(a, b) for a, b in period_months
@@ -162,9 +262,40 @@ def review_incidents(evidence: Evidence) -> IncidentReview | None:
     evidence_gpus = max(system_gpus, len(other.hosts) * system.gpus_per_node)
     return IncidentReview(
         start=start, end=end, counted=counted, outside=outside, relabelled=relabelled,
+        unannounced=unannounced,
         open_ended=open_ended, backwards=backwards, no_start=no_start, covered=covered,
         period_months=period_months, claimed_gpus=claimed, evidence_gpus=evidence_gpus,
-        foreign_nodes=foreign, other=other)
+        foreign_nodes=foreign, other=other, restarts=restarts, unlogged_restarts=unlogged,
+        ended_before_resume=early, far_dates=far)
+
+
+def _against_restarts(counted: pl.DataFrame, restarts: tuple[Restart, ...],
+                      restart: dt.timedelta
+                      ) -> tuple[pl.DataFrame, tuple[Restart, ...],
+                                 tuple[tuple[Restart, int | None, dt.datetime], ...]]:
+    """The log's rows against the training logs' restarts: restarts no row overlaps, and rows
+    over a restart that end before the job could have resumed (its resume minus the restart
+    time the buyer states), counted to that point: an outage cannot end before the log
+    resumed."""
+    if not restarts:
+        return counted, (), ()
+    rows = list(counted.select("start", "end", "line").iter_rows())
+    unlogged, early = [], []
+    ends = counted["end"].to_list()
+    for r in restarts:
+        over = [i for i, (a, b, _) in enumerate(rows)
+                if a is not None and b is not None and a <= r.resumed and b >= r.stopped]
+        if not over:
+            unlogged.append(r)
+            continue
+        last = max(over, key=lambda i: rows[i][1])
+        floor = r.resumed - restart
+        if rows[last][1] < floor:
+            early.append((r, rows[last][2], rows[last][1]))
+            ends[last] = max(ends[last], floor)
+    if early:
+        counted = counted.with_columns(pl.Series("end", ends, dtype=counted.schema["end"]))
+    return counted, tuple(unlogged), tuple(early)
 
 
 def fleet_nodes(review: IncidentReview, gpus_per_node: int) -> int:

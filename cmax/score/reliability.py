@@ -137,6 +137,12 @@ def review_notes(review: IncidentReview) -> list[str]:
     if review.outside.height:
         notes.append(f"{review.outside.height} incident(s) outside the period not counted "
                      f"({cite_lines(review.outside)})")
+    if review.unannounced.height:
+        notes.append(f"{review.unannounced.height} incident(s) marked planned but stating no "
+                     f"announcement counted as unexpected ({cite_lines(review.unannounced)})")
+    if review.ended_before_resume:
+        notes.append(f"{len(review.ended_before_resume)} incident(s) ending before the "
+                     "training log resumed counted to the resume minus restart_min")
     if review.relabelled.height:
         notes.append(f"{review.relabelled.height} incident(s) marked planned but describing a "
                      f"hardware fault counted as unexpected ({cite_lines(review.relabelled)})")
@@ -223,7 +229,12 @@ def sla_result(evidence: Evidence) -> SlaResult | None:
     view = monitoring_view(evidence, review, sla.counts_gpu_faults)
     watched = view is not None and view.assessed
     hosts = set(per_node) | (set(view.down) | set(view.unwitnessed) if view else set())
-    nodes = max(fleet_nodes(review, gpn), len(hosts))
+    # a host only the incident log names does not enlarge the fleet (a padded log would
+    # spread its downtime over more node-hours); its downtime still counts
+    witnessed = {h for h in hosts if h not in per_node or not review.other
+                 or h.split(".", 1)[0] in review.other.hosts
+                 or (view is not None and h in view.unwitnessed)}
+    nodes = max(fleet_nodes(review, gpn), len(witnessed))
     spans = review.period_months if watched else review.covered
     total_hours = sum((b - a).total_seconds() for a, b in spans) / 3600.0
     node_hours = nodes * total_hours
@@ -261,8 +272,8 @@ def sla_result(evidence: Evidence) -> SlaResult | None:
                 below += 1
                 breach.add(host)
             credit_node_hours += credit_for(uptime, sla.credits) * hours
-    measured = 100.0 * (1.0 - downtime / node_hours)
-    credit_pct = credit_node_hours / node_hours
+    measured = max(0.0, 100.0 * (1.0 - downtime / node_hours))
+    credit_pct = min(100.0, credit_node_hours / node_hours)
     notes.append(
         f"{nodes} nodes × {len(spans)} month(s); uptime per node-month = 1 − unplanned "
         f"downtime ÷ hours in the month; planned maintenance excluded; credit tiers "

@@ -76,6 +76,48 @@ register(Rule(
 ))
 
 
+register(Rule(
+    "reliability.planned-without-announcement", "error",
+    "Planned incidents without an announcement",
+    "Incidents marked planned that are no hardware fault but do not say they were announced "
+    "(scheduled, announced, notified, a maintenance window or change ticket) are counted as "
+    "unexpected interruptions and SLA downtime: an SLA excludes maintenance the customer was "
+    "told about in advance, and 'planned' alone is the provider's word after the fact.",
+    "State the announcement in the row (e.g. description = \"firmware update, announced "
+    "2026-07-01\"), or mark it planned = false.",
+    _LOG + "; cmax/incident_review.py ANNOUNCED",
+))
+register(Rule(
+    "reliability.restart-not-in-log", "error", "Training-log restarts without an incident row",
+    "A training log restarted (its steps resume from an earlier iteration) between two "
+    "stamped steps, and no incident row covers that time: the failure that stopped the job is "
+    "missing from the log the interruption rate and the SLA are computed from.",
+    "Add the incident (start, end, node, category), or a planned row if the restart was the "
+    "customer's own.",
+    "the training log's own wall-clock stamps and its resumed iterations "
+    "(cmax/ingest/textlines.py settle_steps); cmax/incident_review.py",
+))
+register(Rule(
+    "reliability.outage-ends-before-resume", "error",
+    "Incident rows that end before the job resumed",
+    "An incident row over a training-log restart ends more than [reliability] restart_min "
+    "before the log's next step: the outage is shortened below what the job itself shows. It "
+    "is counted to the resume minus restart_min.",
+    "Give the incident its real end time (when the node was back), or correct restart_min.",
+    "the training log's own wall-clock stamps; cmax/incident_review.py",
+))
+register(Rule(
+    "reliability.period-away-from-evidence", "error",
+    "Reliability period far from the benchmark and the logs",
+    "The reliability period lies more than a month from the benchmark date or from the "
+    "training logs' own stamps: the interruption rate and SLA describe months the benchmark "
+    "never saw, and a provider could pick a clean one.",
+    "Set period_start / period_end to the months around the benchmark (the contract's "
+    "measured months), with the incident log of those months.",
+    "cmax/incident_review.py PERIOD_SLACK",
+))
+
+
 def _rows(frame: pl.DataFrame) -> tuple[str | None, int | None]:
     if frame.is_empty():
         return None, None
@@ -100,6 +142,31 @@ def _findings(review: IncidentReview, log: str) -> Iterator[Finding]:
                       f"{review.relabelled.height} incident(s) marked planned describe a "
                       f"hardware fault ({what}); counted as unexpected "
                       f"({cite_lines(review.relabelled)})", file=file or log, line=line)
+    if review.unannounced.height:
+        file, line = _rows(review.unannounced)
+        what = "; ".join(f"{c}: {d}" for c, d in review.unannounced.select(
+            pl.col("category").fill_null(""), pl.col("description").fill_null("")).head(3)
+            .iter_rows())
+        yield finding("reliability.planned-without-announcement",
+                      f"{review.unannounced.height} incident(s) marked planned state no "
+                      f"announcement ({what}); counted as unexpected "
+                      f"({cite_lines(review.unannounced)})", file=file or log, line=line)
+    for r in review.unlogged_restarts:
+        yield finding("reliability.restart-not-in-log",
+                      f"{r.run_id} restarted between {_when(r.stopped)} and {_when(r.resumed)} "
+                      "(its own step stamps) and no incident row covers that time",
+                      file=r.source_file or log, line=r.line)
+    for r, line, logged in review.ended_before_resume:
+        yield finding("reliability.outage-ends-before-resume",
+                      f"the incident ends at {_when(logged)} but {r.run_id} resumed only at "
+                      f"{_when(r.resumed)}; counted to the resume minus restart_min",
+                      file=log, line=line)
+    if review.far_dates:
+        shown = "; ".join(f"{what} {day}" for what, day in review.far_dates[:4])
+        last = (review.end - dt.timedelta(days=1)).date()
+        yield finding("reliability.period-away-from-evidence",
+                      f"the period {review.start.date()} to {last} is more than a month from "
+                      f"{shown}", file=log)
     untimed = pl.concat([review.open_ended, review.backwards, review.no_start],
                         how="vertical_relaxed")
     if untimed.height:
@@ -129,6 +196,10 @@ def _findings(review: IncidentReview, log: str) -> Iterator[Finding]:
                       f"the incident log records nothing in {', '.join(empty)}: rate and SLA "
                       f"are over the {len(review.covered)} of {len(review.period_months)} "
                       "months it covers", file=log)
+
+
+def _when(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def check(ctx: Context) -> Iterator[Finding]:

@@ -12,11 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
-
-from cmax.evidence import Evidence
-from cmax.manifest import Monitoring
-from cmax.monitoring.read import read_monitoring
 
 UTC = dt.UTC
 Points = Sequence[tuple[dt.datetime, float]]
@@ -49,15 +44,3 @@ def sacctmgr_events(rows: Iterable[tuple[str, str, str, str, str]],
     lines += [f"{cluster}|{n}|{a}|{b}|{s}|{r}|slurm(64030)" for n, a, b, s, r in rows]
     return "\n".join(lines) + "\n"
 
-
-def monitored(files: dict[str, str], **spec: Any) -> Callable[[Evidence], None]:
-    """Write ``files`` into the bundle, add ``[monitoring]`` with ``spec`` and read it as
-    ingest would."""
-    def fn(ev: Evidence) -> None:
-        for rel, text in files.items():
-            path = ev.root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        ev.manifest = ev.manifest.model_copy(update={"monitoring": Monitoring(**spec)})
-        ev.monitoring = read_monitoring(ev.manifest, lambda rel, key: ev.root / rel)
-    return fn

@@ -23,7 +23,8 @@ MONITORING = DATA / "monitoring"
 OCT, NOV = dt.datetime(2026, 10, 1, tzinfo=UTC), dt.datetime(2026, 11, 1, tzinfo=UTC)
 LOG = ("start,end,node,gpu,category,planned,description\n"
        "2026-10-03T10:03:20Z,2026-10-03T22:33:20Z,gpu-001,,Host,false,kernel panic\n"
-       "2026-10-28T02:00:00Z,2026-10-28T04:00:00Z,gpu-003,,Host Maintenance,true,firmware\n")
+       "2026-10-28T02:00:00Z,2026-10-28T04:00:00Z,gpu-003,,Host Maintenance,true,"
+       "scheduled firmware update\n")
 SLA = "[sla]\nuptime_pct = 99.9\ncredits = [[99.9, 10], [99.0, 25], [95.0, 100]]\n"
 
 

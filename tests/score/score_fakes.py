@@ -137,7 +137,8 @@ def incident(start: str, end: str | None, node: str | None = "n1", *, planned: b
     counted as one: cmax/incident_review.py)."""
     category = category or ("Host Maintenance" if planned else "Faulty GPU")
     return {"start": utc(start), "end": None if end is None else utc(end), "node": node,
-            "gpu": None, "category": category, "planned": planned, "description": "test",
+            "gpu": None, "category": category, "planned": planned,
+            "description": "announced 7 days ahead" if planned else "test",
             "source_file": "incidents.csv", "line": line}
 
 

@@ -27,6 +27,7 @@ from tests.fakes import FakeReference
 from tests.monitoring.files import answer, sacctmgr_events, steps
 from tests.paths import DATA, REFERENCE
 from tests.validate.crossfile_trips import CROSSFILE_TRIPS
+from tests.validate.reliability_fakes import restarted_run
 from tests.validate.validate_fakes import (
     MLPERF_SYSTEM,
     HonestBundle,
@@ -224,6 +225,12 @@ def _incident_row(**changes: object) -> Callable[[HonestBundle], None]:
         rows[0] = {**rows[0], **changes}
         bundle.incidents = rows
     return fn
+
+
+def _unannounced(bundle: HonestBundle) -> None:
+    rows = bundle.incident_rows()
+    rows[1] = {**rows[1], "description": "firmware"}  # planned, but never said to be announced
+    bundle.incidents = rows
 
 
 _JULY, _OCTOBER = dt.datetime(2026, 7, 1, tzinfo=dt.UTC), dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
@@ -536,6 +543,12 @@ TRIPS: dict[str, Case] = {
     "reliability.fleet-beyond-evidence": edit(lambda b: setattr(b, "gpus_in_service", 100_000)),
     "reliability.partial-period": edit(lambda b: setattr(b, "incidents", [
         r for r in b.incident_rows() if r["start"].month == 7])),
+    # the incident log against the training logs' own clocks and the benchmark's dates
+    "reliability.planned-without-announcement": edit(_unannounced),
+    "reliability.restart-not-in-log": edit(restarted_run()),
+    "reliability.outage-ends-before-resume": edit(restarted_run(logged=(5, 30))),
+    "reliability.period-away-from-evidence": edit(lambda b: b.manifest_extra.update(
+        {"benchmark": {"date": dt.date(2026, 12, 20), "reference": "latest"}})),
     # the incident log against the buyer's monitoring (tests/monitoring/ has the live ones)
     "reliability.outage-not-in-log": edit(_monitoring({"slurm.txt": sacctmgr_events([(
         "node-020", "2026-08-03T10:00:00", "2026-08-03T16:00:00", "DOWN", "not responding")])},

@@ -98,6 +98,8 @@ class RunFx:
     #: printed iterations of an earlier attempt, before the steps (a restart from a checkpoint:
     #: the log goes back to the first of ``its()``)
     earlier: list[int] = field(default_factory=list)
+    #: the wall-clock stamps the earlier attempt's lines print (UTC epoch seconds), if any
+    earlier_stamps: list[float] | None = None
     #: the log ends in a step line cut mid-write (the job killed while printing)
     cut_tail: bool = False
     #: the world size and experiment folder the log prints, where they differ from the claim
@@ -162,9 +164,13 @@ class RunFx:
         stamps = self.extra_steps.get("wall_time_s")
         consumed = self.extra_steps.get("consumed_samples")
         norms = self.grad_norm
-        for it in self.earlier:
-            lines.append(f"Training epoch 0, iteration {it}/{top} | global_batch_size: {gbs} | "
-                         f"global_step: {it} | train_step_timing in s: {self.times[0]}")
+        for n, it in enumerate(self.earlier):
+            said = ""
+            if self.earlier_stamps is not None:
+                when = dt.datetime.fromtimestamp(self.earlier_stamps[n], dt.UTC)
+                said = f"[NeMo I {when:%Y-%m-%d %H:%M:%S} nemo_logging:393] "
+            lines.append(f"{said}Training epoch 0, iteration {it}/{top} | global_batch_size: "
+                         f"{gbs} | global_step: {it} | train_step_timing in s: {self.times[0]}")
         for i, (it, t, tf) in enumerate(zip(self.its(), self.times, self.tflops_values(),
                                             strict=True)):
             tf_text = f"{tf:.3e}" if tf is not None else "0"
@@ -549,16 +555,19 @@ class HonestBundle:
              "source_file": "incidents.csv", "line": 2},
             {"start": dt.datetime(2026, 7, 8, 2, 0, tzinfo=utc),
              "end": dt.datetime(2026, 7, 8, 6, 0, tzinfo=utc), "node": "node-014", "gpu": None,
-             "category": "Host Maintenance", "planned": True, "description": "firmware",
+             "category": "Host Maintenance", "planned": True,
+             "description": "scheduled firmware update",
              "source_file": "incidents.csv", "line": 3},
             # a log kept for the whole period records something every month
             {"start": dt.datetime(2026, 8, 12, 2, 0, tzinfo=utc),
              "end": dt.datetime(2026, 8, 12, 6, 0, tzinfo=utc), "node": "node-051", "gpu": None,
-             "category": "Host Maintenance", "planned": True, "description": "firmware",
+             "category": "Host Maintenance", "planned": True,
+             "description": "scheduled firmware update",
              "source_file": "incidents.csv", "line": 4},
             {"start": dt.datetime(2026, 9, 9, 2, 0, tzinfo=utc),
              "end": dt.datetime(2026, 9, 9, 6, 0, tzinfo=utc), "node": "node-007", "gpu": None,
-             "category": "Host Maintenance", "planned": True, "description": "kernel update",
+             "category": "Host Maintenance", "planned": True,
+             "description": "kernel update, announced 7 days ahead",
              "source_file": "incidents.csv", "line": 5},
         ]
 
