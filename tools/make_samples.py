@@ -37,6 +37,7 @@ are read from tests/data/ingest).
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import shutil
@@ -406,11 +407,22 @@ HALCYON = Serving(
      "passive_health_checks": True, "dcgm_metrics": True, "on_demand": True,
      "current_skus": True}, 44)
 
-#: a vLLM concurrency sweep of GPT-OSS-120B on one H200: (max concurrency, mean TPOT ms,
-#: p99 TPOT ms, mean TTFT ms, p99 TTFT ms); throughput follows from concurrency over the
-#: per-request time (prefill + 1,023 decode steps)
-SWEEP = [(8, 6.4, 7.1, 61.0, 118.0), (32, 9.8, 11.6, 142.0, 391.0),
-         (128, 23.5, 29.8, 488.0, 1620.0), (256, 41.0, 55.2, 1105.0, 3890.0)]
+#: an SGLang concurrency sweep of DeepSeek-R1-0528 FP8 on one 8-GPU H200 node, run with
+#: InferenceX's harness (agg_bmk.json rows): (max concurrency, mean TTFT s, share of the
+#: reference). InferenceX's official H200 DeepSeek-R1 FP8 1k/1k curve (reference 2026.11.6,
+#: SemiAnalysisAI/InferenceX-app cypress/fixtures/api/benchmarks.json @ 528c414) spans 29.4-102.8
+#: tok/s per user; the four lowest concurrencies sit on it at 94.6-96.8 % of the curve, the two
+#: highest below its measured range (shown, not compared). Each point's mean TPOT is solved so
+#: that Little's law (concurrency x output length / (TTFT + 1,023 x TPOT)) gives that share.
+SWEEP = [(4, 0.118, 0.968), (8, 0.142, 0.957), (16, 0.19, 0.946), (32, 0.27, 0.951),
+         (64, 0.43, None), (128, 0.81, None)]
+#: mean TPOT (s) of the points beyond the curve's range, and the mean GPU power of each point
+SWEEP_BEYOND_TPOT = {64: 0.0368, 128: 0.0462}
+SWEEP_WATTS = {4: 452.3, 8: 498.7, 16: 547.1, 32: 589.4, 64: 621.8, 128: 648.2}
+#: InferenceX's official H200 DeepSeek-R1 FP8 1k/1k front: (interactivity, output tok/s/GPU)
+H200_DSR1_FRONT = [(29.376515860854752, 224.6462741124043),
+                   (85.40484930636329, 82.37151486488753),
+                   (102.77569507341812, 49.173854925265026)]
 SWEEP_LEN = 1024
 
 
@@ -453,37 +465,71 @@ def trtllm_report(o: Offline, rng: random.Random) -> str:
     return json.dumps(data, indent=4) + "\n"
 
 
-def vllm_sweep() -> str:
-    """``vllm bench serve --save-result --append-result --temperature 0`` at four concurrency
-    caps: one result object per line, the key order of ``benchmark()``'s result and
-    ``main()``'s setup keys (vllm-project/vllm vllm/benchmarks/serve.py @ 009e6d4)."""
-    lines = []
-    for conc, tpot, tpot99, ttft, ttft99 in SWEEP:
-        prompts = conc * 10
-        e2el = ttft + tpot * (SWEEP_LEN - 1)
-        duration = round(prompts / conc * e2el / 1000.0, 3)
-        out_tokens = prompts * SWEEP_LEN
-        data = {
-            "date": "20260915-101500", "endpoint_type": "openai", "backend": "vllm",
-            "label": None, "model_id": "openai/gpt-oss-120b",
-            "tokenizer_id": "openai/gpt-oss-120b", "num_prompts": prompts,
-            "temperature": "0.0", "request_rate": "inf", "burstiness": 1.0,
-            "max_concurrency": conc, "duration": duration, "completed": prompts, "failed": 0,
-            "total_input_tokens": prompts * SWEEP_LEN, "total_output_tokens": out_tokens,
-            "request_throughput": round(prompts / duration, 4), "request_goodput": None,
-            "output_throughput": round(out_tokens / duration, 3),
-            "total_token_throughput": round(2 * out_tokens / duration, 3),
-            "max_output_tokens_per_s": round(conc * 1000.0 / tpot * 1.08, 1),
-            "max_concurrent_requests": conc, "rtfx": 0.0,
-            "mean_ttft_ms": ttft, "median_ttft_ms": round(ttft * 0.93, 2),
-            "std_ttft_ms": round(ttft * 0.41, 2), "p99_ttft_ms": ttft99,
-            "mean_tpot_ms": tpot, "median_tpot_ms": round(tpot * 0.99, 2),
-            "std_tpot_ms": round(tpot * 0.05, 2), "p99_tpot_ms": tpot99,
-            "mean_itl_ms": tpot, "median_itl_ms": round(tpot * 0.97, 2),
-            "std_itl_ms": round(tpot * 0.22, 2), "p99_itl_ms": round(tpot99 * 1.6, 2),
-        }
-        lines.append(json.dumps(data))
-    return "\n".join(lines) + "\n"
+def _front_at(x: float) -> float | None:
+    for (x0, y0), (x1, y1) in itertools.pairwise(H200_DSR1_FRONT):
+        if x0 <= x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return None
+
+
+def _sweep_tpot(conc: int, ttft: float, share: float | None) -> float:
+    """The mean TPOT (s) at which Little's law puts the point at ``share`` of the front."""
+    if share is None:
+        return SWEEP_BEYOND_TPOT[conc]
+    lo, hi = 1 / H200_DSR1_FRONT[-1][0], 1 / H200_DSR1_FRONT[0][0]
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        per_gpu = conc * SWEEP_LEN / (ttft + (SWEEP_LEN - 1) * mid) / 8
+        front = _front_at(1 / mid)
+        if front is not None and per_gpu > share * front:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def inferencex_sweep() -> str:
+    """InferenceX ``agg_bmk.json`` rows as ``utils/process_result.py`` of
+    SemiAnalysisAI/InferenceX @ 843c625 writes single-node rows (the key order of
+    tests/data/inference/inferencex_agg_bmk_h200.json): latencies in seconds, each TPOT key
+    with its ``*_intvty``, per-GPU throughputs over the 8 GPUs, and the power keys of
+    ``utils/aggregate_power.py``."""
+    rows = []
+    for conc, ttft, share in SWEEP:
+        tpot = _sweep_tpot(conc, ttft, share)
+        per_gpu = conc * SWEEP_LEN / (ttft + (SWEEP_LEN - 1) * tpot) / 8
+        e2el = ttft + (SWEEP_LEN - 1) * tpot
+        row: dict[str, object] = {
+            "hw": "h200", "conc": conc, "image": "lmsysorg/sglang:v0.5.12-cu130",
+            "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+            "framework": "sglang", "precision": "fp8", "spec_decoding": "none", "disagg": False,
+            "recipe_fingerprint": "9c2e41d07ab3f165", "isl": SWEEP_LEN, "osl": SWEEP_LEN,
+            "is_multinode": False, "tp": 8, "pp": 1, "dcp_size": 1, "pcp_size": 1, "ep": 1,
+            "dp_attention": "false",
+            "tput_per_gpu": round(2 * per_gpu + 0.35 * conc / 8, 5),
+            "output_tput_per_gpu": round(per_gpu, 4),
+            "input_tput_per_gpu": round(per_gpu + 0.35 * conc / 8, 5)}
+        for name, mean, median in (("ttft", ttft, ttft * 0.97),):
+            row.update({f"mean_{name}": round(mean, 4), f"median_{name}": round(median, 4),
+                        f"std_{name}": round(mean * 0.12, 4), f"p90_{name}": round(mean * 1.2, 4),
+                        f"p99_{name}": round(mean * 1.45, 4),
+                        f"p99.9_{name}": round(mean * 1.7, 4)})
+        for key, value in (("mean", tpot), ("median", tpot * 0.97), ("std", tpot * 0.12),
+                           ("p90", tpot * 1.2), ("p99", tpot * 1.45), ("p99.9", tpot * 1.7)):
+            row[f"{key}_tpot"] = round(value, 6)
+            row[f"{key}_intvty"] = 1 / round(value, 6)
+        for key, factor in (("mean", 0.99), ("median", 0.9603), ("std", 0.118), ("p90", 1.19),
+                            ("p99", 1.44), ("p99.9", 1.69)):
+            row[f"{key}_itl"] = round(tpot * factor, 6)
+        for key, factor in (("mean", 1.0), ("median", 0.97), ("std", 0.12), ("p90", 1.2),
+                            ("p99", 1.45), ("p99.9", 1.7)):
+            row[f"{key}_e2el"] = round(e2el * factor, 4)
+        watts = SWEEP_WATTS[conc]
+        row.update({"power_metric_schema_version": 2, "power_valid": 1, "avg_power_w": watts,
+                    "avg_total_gpu_power_w": round(watts * 8, 1),
+                    "joules_per_output_token": round(watts / per_gpu, 6)})
+        rows.append(row)
+    return json.dumps(rows, indent=2) + "\n"
 
 
 def serving_manifest(p: Serving) -> str:
@@ -496,12 +542,14 @@ def serving_manifest(p: Serving) -> str:
             f'output_len = {SWEEP_LEN}\nframework = "tensorrt-llm"\nversion = "1.1.0"\n')
     entries.append(
         "[[inference]]\n"
-        'result = "serving/vllm_gpt-oss-120b_sweep.jsonl"\nmodel = "gpt-oss-120b"\n'
-        f'precision = "fp8"\ngpus = 1\ninput_len = {SWEEP_LEN}\noutput_len = {SWEEP_LEN}\n'
-        'framework = "vllm"\nttft_p99_ms = 2000.0\ntpot_p99_ms = 50.0\n')
+        'result = "serving/inferencex_dsr1_fp8_1k1k_agg_bmk.json"\n'
+        'model = "deepseek-r1-0528"\n'
+        f'precision = "fp8"\ngpus = 8\ninput_len = {SWEEP_LEN}\noutput_len = {SWEEP_LEN}\n'
+        'framework = "sglang"\nversion = "0.5.12"\nttft_p99_ms = 2000.0\ntpot_p99_ms = 50.0\n')
     gpus = p.nodes * 8
     return f"""# Sample bundle shipped with cmax (invented provider, realistic evidence): an H200
-# serving cluster rated on serving results against TensorRT-LLM's published per-GPU figures.
+# serving cluster rated on serving results against TensorRT-LLM's published per-GPU figures
+# and, for its DeepSeek-R1 sweep, InferenceX's official H200 curve at each point's interactivity.
 [provider]
 name = "{p.name}"
 cluster = "{p.cluster}"
@@ -526,7 +574,7 @@ def write_serving(p: Serving) -> None:
     (root / "cmax.toml").write_text(serving_manifest(p))
     for o in p.offline:
         (root / "serving" / f"trtllm_{o.model}_fp8_1k1k.json").write_text(trtllm_report(o, rng))
-    (root / "serving" / "vllm_gpt-oss-120b_sweep.jsonl").write_text(vllm_sweep())
+    (root / "serving" / "inferencex_dsr1_fp8_1k1k_agg_bmk.json").write_text(inferencex_sweep())
     hosts = [f"{p.cluster}-{n:03d}" for n in range(p.nodes)]
     (root / "incidents.csv").write_text(incidents_csv(p, rng, hosts=hosts))
 

@@ -63,7 +63,8 @@ def test_demo_rates_the_serving_sample(demo: tuple[Path, dict[str, object]]) -> 
     assert 3.40 * 0.96 < halcyon["ask_usd_per_gpu_hour"] < 3.40
     card = json.loads((out / "halcyon-serve-halcyon-h200-serve.scorecard.json").read_text())
     verdicts = [r["verdict"] for r in card["inference"]]
-    assert verdicts == ["pass", "pass", "not_comparable"]
+    # the DeepSeek-R1 sweep on InferenceX's H200 curve: CI 0.949-0.964 straddles the bar
+    assert verdicts == ["pass", "pass", "inconclusive"]
 
 
 def test_sample_reports_are_short_enough_to_act_on(demo: tuple[Path, dict[str, object]]) -> None:

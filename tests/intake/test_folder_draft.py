@@ -36,8 +36,9 @@ NOT_STATED: dict[str, dict[str, Any]] = {
     # manifest counts (8 racks x 18), and no file names the other 16
     "zenith-nvl72": {"system.interconnect": None, "system.nodes": 128},
     # serving results state GPUs per result, not per node; vLLM states no GPU count or precision
+    # (InferenceX's agg rows carry no date either)
     "halcyon-serve": {"system.nodes": None, "system.gpus_per_node": None,
-                      "inference.serving/vllm_gpt-oss-120b_sweep.jsonl": None},
+                      "benchmark.date": None},
 }
 """Per sample, what its evidence does not state as its manifest does (None: left a TODO)."""
 

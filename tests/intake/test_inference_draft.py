@@ -37,15 +37,17 @@ def test_the_serving_sample_drafts_its_stated_entries(tmp_path: Path,
     assert 'model = "gpt-oss-120b"                       # line 1 openai/gpt-oss-120b' in text
     assert "gpus = 2                                     # stated by the file" in text
     assert "input_len = 1024" in text and "output_len = 1024" in text
-    # vLLM states no GPU count: the sweep's entry is a TODO, commented out
-    assert "# gpus = 0                                     # TODO: vllm-bench-serve" in text
-    assert "# a sweep: 4 result(s) at concurrency 8, 32, 128, 256" in text
-    # no file states the GPUs per node or the nodes: a person does
-    state(bundle, gpus_per_node="8", nodes="2")
+    # InferenceX's rows state the model, precision, GPUs and lengths of the sweep
+    assert 'model = "deepseek-r1-0528"                   # line 1 deepseek-ai/DeepSeek-R1-0528' \
+        in text
+    assert "# a sweep: 6 result(s) at concurrency 4, 8, 16, 32, 64, 128" in text
+    # no file states the GPUs per node, the nodes or (InferenceX rows carry none) the date
+    state(bundle, gpus_per_node="8", nodes="2", date="2026-09-15")
     with load(bundle) as loaded:  # the draft loads with them stated
         specs = loaded.bundle.manifest.inference
         assert [(s.model, s.precision, s.gpus) for s in specs] == [
-            ("gpt-oss-120b", "fp8", 1), ("llama3.3-70b", "fp8", 2)]
+            ("deepseek-r1-0528", "fp8", 8), ("gpt-oss-120b", "fp8", 1),
+            ("llama3.3-70b", "fp8", 2)]
 
 
 def test_a_single_capped_result_drafts_its_concurrency(tmp_path: Path,

@@ -77,7 +77,14 @@ def test_a_buy_decision_asks_for_no_gate() -> None:
 
 
 def test_a_serving_brief_asks_for_serving_evidence() -> None:
-    text = _brief("halcyon-serve")
+    """Halcyon's GPT-OSS-120B result as if its file stated no GPU count (vLLM's): the brief asks
+    for a file that states it, and for nothing a training contract needs."""
+    cards = _cards()
+    card = cards["halcyon-serve"]
+    declared = card.model_copy(update={"inference": [
+        r.model_copy(update={"gpus_basis": "declared", "verdict": "unverified"}) if i == 0
+        else r for i, r in enumerate(card.inference)]})
+    text = _text(reports.brief_html(declared, peers=list(cards.values())))
     fixes = text.split("What the provider must fix or credit", 1)[1].split("Over the term")[0]
     assert "Provide serving results whose own file states the GPUs that served them" in fixes
     assert "gpt-oss-120b fp8 1024/1024 is only declared" in fixes
