@@ -89,3 +89,18 @@ def test_a_bundle_without_units_is_one_unit(sample: str, code: int, bm01: str,
     assert main(["accept", str(SAMPLES / sample), "--format", "json"]) == code
     (unit,) = json.loads(capsys.readouterr().out)["units"]
     assert unit["source"] == "whole bundle" and unit["requirements"][0]["status"] == bm01
+
+
+def test_the_scorecard_shows_each_unit_and_the_one_not_accepted(tmp_path: Path) -> None:
+    import re
+
+    from cmax.render.reports import scorecard_documents
+
+    html = scorecard_documents(assess(_two_units(tmp_path)), "two-units").html
+    section = html[html.index('id="acceptance"'):]
+    section = section[:section.index("</section>")]
+    rows = re.findall(r"<tr><td>(su\d)</td>.*?</tr>", section, flags=re.S)
+    assert rows == ["su1", "su2"]
+    su2 = section[section.index("<tr><td>su2</td>"):]
+    assert "state-failed" in su2 and "grok1-314b fp8 512 GPUs: fail" in su2
+    assert "not accepted" in su2 and "[[units]]" in section
