@@ -158,14 +158,14 @@ def _algbw_only(rows: dict[str, list[object]]) -> None:
     rows["busbw_gbps"][10] = round(float(rows["algbw_gbps"][10]) * 2 * 511 / 512, 2)  # type: ignore[arg-type]
 
 
-def _drop_steps(ev: Evidence) -> None:
-    ev.steps = ev.steps.filter(pl.col("run_id") != ev.runs["run_id"][0])
-
-
-def _summary(ev: Evidence) -> None:
-    _drop_steps(ev)
-    ev.runs = ev.runs.with_columns(pl.lit(19.9).alias("reported_step_time_s"),
-                                   pl.lit(545.0).alias("reported_tflops_per_gpu"))
+def _summary_csv(bundle: HonestBundle) -> None:
+    """Run 0 submits DGXC's parse-script summary (one row: the window's mean step time and
+    TFLOP/s) in place of its log."""
+    run = bundle.runs[0]
+    bundle.extra_files[run.log] = (
+        "filename,status,time_mean_seconds,time_std_dev_seconds,tflops_per_gpu_mean,"
+        "tflops_per_gpu_std_dev,max_iteration\n"
+        "pretrain_llama3.1-405b_bf16_512_100.out,Success,19.900,0.100,545.00,5.00,49\n")
 
 
 def _truncate(last: int, declared: int) -> Callable[[HonestBundle], None]:
@@ -259,12 +259,6 @@ NETWORK = {("infiniband-ndr-8x400", "all_reduce", 64): {
     "busbw_gbps": 368.0, "message_bytes": 2 ** 33, "source": "test fabric bar"}}
 
 
-def _socket_fallback(ev: Evidence) -> None:
-    ev.files = [dataclasses.replace(f, facts=(Fact("node_count", "64", 3),
-                                              Fact("fabric", "Using network Socket", 12)))
-                if f.kind == "nccl-tests" else f for f in ev.files]
-
-
 def _diag(name: str) -> Callable[[HonestBundle], None]:
     """The [[nccl]] entry is a folder holding the sweep and a dcgmi diag JSON from tests/data."""
     def fn(bundle: HonestBundle) -> None:
@@ -344,18 +338,6 @@ def _log(i: int) -> Callable[[Evidence], str]:
     return lambda ev: str(ev.runs["source_file"][i])
 
 
-def _kind(kind: str) -> Callable[[Evidence], str]:
-    return lambda ev: next(f.path for f in ev.files if f.kind == kind)
-
-
-def _same_log(ev: Evidence) -> None:
-    """Run 1 (405B fp8) declared with the very file of run 0 (405B bf16)."""
-    first = next(f for f in ev.files if f.path == str(ev.runs["source_file"][0]))
-    second = str(ev.runs["source_file"][1])
-    ev.files = [dataclasses.replace(f, sha256=first.sha256) if f.path == second else f
-                for f in ev.files]
-
-
 def _serving(spec: dict[str, Any] | None = None, **row: Any) -> Callable[[Evidence], None]:
     """An [[inference]] entry and its result row (a trtllm-bench report of Llama 3.3 70B FP8
     on 2 GPUs, 3,000 requests of 1000/1000 tokens at 4,290 output tok/s) with edits."""
@@ -396,7 +378,7 @@ TRIPS: dict[str, Case] = {
         times=honest_times(19.86, 11)[:47])),
     "completeness.run-unfinished": edit(_truncate(46, 49)),
     "completeness.short-run": edit(_truncate(45, 45)),
-    "completeness.summary-only": after(_summary),
+    "completeness.summary-only": edit(_summary_csv),
     "completeness.empty-evidence": edit(lambda b: setattr(b, "drop_rows", ("nccl",))),
     "completeness.empty-incident-log": edit(lambda b: setattr(b, "drop_rows", ("incidents",))),
     "completeness.no-rateable-evidence": edit(lambda b: [
@@ -668,7 +650,6 @@ HAND_BUILT: dict[str, str] = {
                      "consistency.iteration-sequence"), _PARSER),
     **dict.fromkeys(("consistency.skipped-iterations", "consistency.skipped-iterations-outside",
                      "consistency.tokens-vs-step-time"), _NOT_NEMO),
-    "completeness.summary-only": "the fixture writes no DGXC summary CSV in place of a log yet",
     **dict.fromkeys((r for r in RULES if r.startswith("inference.")), _SERVING),
     **dict.fromkeys((r for r in RULES if r.startswith("exemplar.")), _PACKAGE),
     **dict.fromkeys(CROSSFILE_TRIPS, _CROSSFILE),
