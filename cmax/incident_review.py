@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from cmax.evidence import Evidence
-from cmax.hosts import HostSet, other_hosts
+from cmax.hosts import HostSet, host_stem, other_hosts
 from cmax.manifest import period_bounds
 
 UTC = dt.UTC
@@ -245,7 +245,7 @@ def review_incidents(evidence: Evidence) -> IncidentReview | None:
                if any(t0 < b and (t1 >= a if t1 >= t0 else t0 >= a) for t0, t1 in spans)]
     if not covered:
         covered = list(period_months)  # nothing recorded: nothing to narrow the period to
-    other = other_hosts(evidence, exclude_kinds=INCIDENT_KINDS)
+    other = _with_monitored(other_hosts(evidence, exclude_kinds=INCIDENT_KINDS), evidence)
     foreign: list[tuple[str, int | None]] = []
     seen: set[str] = set()
     if other:
@@ -267,6 +267,19 @@ def review_incidents(evidence: Evidence) -> IncidentReview | None:
         period_months=period_months, claimed_gpus=claimed, evidence_gpus=evidence_gpus,
         foreign_nodes=foreign, other=other, restarts=restarts, unlogged_restarts=unlogged,
         ended_before_resume=early, far_dates=far)
+
+
+def _with_monitored(other: HostSet, evidence: Evidence) -> HostSet:
+    """The hosts other evidence names, with those the buyer's monitoring names: a witness the
+    provider does not write, so an incident log's nodes are checked against it too."""
+    monitored = {h.host for w in evidence.monitoring for h in w.nodes}
+    if not monitored:
+        return other
+    hosts = other.hosts | monitored
+    stems = frozenset(s for s in (host_stem(h) for h in hosts) if len(s) >= 2)
+    return HostSet(frozenset(hosts), stems,
+                   other.files + tuple(w.source for w in evidence.monitoring if w.nodes),
+                   other.prefixes)
 
 
 def _against_restarts(counted: pl.DataFrame, restarts: tuple[Restart, ...],

@@ -38,6 +38,9 @@ def test_an_audit_over_two_months_records_both_periods_once(tmp_path: Path,
     assert runs["sla_unlogged_outages"].to_list() == [0, 1]
     assert runs["sla_nodes_in_breach"].to_list() == [["gpu-003"], ["gpu-001", "gpu-004"]]
     assert runs["sla_met"].to_list() == [False, False]
+    breaches = [i.message for i in result.items if i.kind == "sla_breach"]
+    assert any("nodes in breach: gpu-001, gpu-004; witness: both (1 outage(s)" in m
+               for m in breaches), breaches
 
     def never(path: Path) -> Scorecard:
         raise AssertionError(f"{path} scored (and its period pulled) a second time")

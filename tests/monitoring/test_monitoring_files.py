@@ -181,3 +181,15 @@ def test_host_lists() -> None:
     assert expand_hostlist("gpu[001-003,007],login1") == ["gpu001", "gpu002", "gpu003", "gpu007",
                                                           "login1"]
     assert expand_hostlist("node-9") == ["node-9"]
+
+
+def test_the_monitoring_is_a_witness_of_the_incident_logs_nodes(tmp_path: Path) -> None:
+    """With no other evidence naming hosts, the monitoring does: a log row on a node of
+    another naming scheme is an incident of another cluster; the cluster's own rows are not."""
+    files = {"events.txt": MONITORING / "sacctmgr_show_event.txt"}
+    clean = assess(bundle(tmp_path / "a", 'slurm_events = "events.txt"\n', files))
+    assert "reliability.nodes-outside-cluster" not in {f.rule for f in clean.findings}
+    foreign = LOG + "2026-10-09T01:00:00Z,2026-10-09T02:00:00Z,eos0042,,Host,false,reboot\n"
+    card = assess(bundle(tmp_path / "b", 'slurm_events = "events.txt"\n', files, log=foreign))
+    found = next(f for f in card.findings if f.rule == "reliability.nodes-outside-cluster")
+    assert "eos0042" in found.message
