@@ -78,20 +78,35 @@ def reliability_result(evidence: Evidence, reference: ReferenceData) -> Reliabil
     review = review_incidents(evidence)
     if spec is None or review is None:
         return None
+    from cmax.monitoring.combine import monitoring_view
+
     system = evidence.manifest.system
     days = (spec.period_end - spec.period_start).days + 1
-    covered_days = review.covered_days
+    view = monitoring_view(evidence, review, False)
+    watched = view is not None and view.assessed
+    # the buyer's monitoring witnesses every month of the period, not only those the log fills
+    covered_days = float(days) if watched else review.covered_days
     fleet = review.fleet_gpus
     gpu_days = float(fleet * covered_days)
     unplanned = review.unplanned
-    unexpected = unplanned.height
-    planned = review.counted.height - unexpected
+    # failures other witnesses show and the log leaves out count too: the training logs'
+    # restarts and the monitoring's outages without a row
+    missing = [r.stopped for r in review.unlogged_restarts]
+    if watched and view is not None:
+        missing += [o.start for o in view.unlogged]
+    unexpected = unplanned.height + len(missing)
+    planned = review.counted.height - unplanned.height
     notes = [
         f"period {spec.period_start} to {spec.period_end} inclusive: {days} days; the rate "
         f"is over {covered_days:g} days × {fleet} GPUs = {gpu_days:,.0f} GPU-days",
         f"{unexpected} unexpected interruption(s) counted; {planned} planned (announced "
         "maintenance) excluded, as Llama 3 counts its 47 planned interruptions separately",
     ]
+    if missing:
+        notes.append(f"{len(missing)} of them are missing from the incident log: "
+                     f"{len(review.unlogged_restarts)} training-log restart(s) and "
+                     f"{len(missing) - len(review.unlogged_restarts)} outage(s) the "
+                     "monitoring shows")
     notes += review_notes(review)
     per_gpu_hour = unexpected / (gpu_days * 24.0)
     per_1000 = per_gpu_hour * 24.0 * 1000.0
@@ -113,7 +128,7 @@ def reliability_result(evidence: Evidence, reference: ReferenceData) -> Reliabil
         f"{spec.checkpoint_interval_min:g}/2) min = {ettr:.4f} (Kokolis et al., "
         "arXiv:2410.21680; non-blocking checkpoints)")
     days_index: dict[dt.date, int] = defaultdict(int)
-    for ts in unplanned["start"]:
+    for ts in [*unplanned["start"], *missing]:
         days_index[ts.date()] += 1
     series = [(spec.period_start + dt.timedelta(days=i),
                days_index.get(spec.period_start + dt.timedelta(days=i), 0)) for i in range(days)]

@@ -71,6 +71,9 @@ def test_a_month_of_node_series_recovers_downtime_breaches_and_the_unlogged_outa
     # credit: 100 % for gpu-004's month, 25 % for gpu-001's, over 8 node-months
     assert sla.credit_pct == pytest.approx((100 + 25) / 8)
     assert sla.unlogged_outages == 1
+    # the interruption rate counts gpu-004's outage too, over the whole month
+    rel = card.reliability
+    assert rel is not None and rel.unexpected_interruptions == 3 and rel.gpu_days == 64 * 31
     notes = " ".join(sla.notes)
     assert "1 node-month(s) more than 10% unwitnessed" in notes  # gpu-005
     assert "1 host(s) the monitoring names but no other evidence" in notes  # login-01

@@ -78,3 +78,17 @@ def test_hosts_only_the_incident_log_names_do_not_dilute_the_sla(tmp_path: Path)
     honest, padded = card(False, tmp_path / "a"), card(True, tmp_path / "b")
     assert padded == honest
     assert honest[0] == 64 * (31 + 31 + 30) * 24  # July to September, 64 nodes
+
+
+def test_a_restart_the_log_leaves_out_is_an_interruption(tmp_path: Path) -> None:
+    from cmax.score.reliability import reliability_result
+
+    def interruptions(logged: tuple[int, int] | None, root: Path) -> int:
+        bundle = HonestBundle()
+        restarted_run(logged=logged)(bundle)
+        rel = reliability_result(bundle.ingest(root), FakeReference())
+        assert rel is not None
+        return rel.unexpected_interruptions
+
+    # the honest log's one fault, plus the restart: as a row of its own or, left out, counted
+    assert interruptions((5, 125), tmp_path / "a") == interruptions(None, tmp_path / "b") == 2
