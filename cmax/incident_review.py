@@ -130,17 +130,18 @@ def log_restarts(evidence: Evidence) -> list[Restart]:
 
 
 def evidence_dates(evidence: Evidence) -> list[tuple[str, dt.date]]:
-    """(what, date) the evidence carries: the benchmark date and each training log's first
-    and last stamped day."""
+    """(what, date) the evidence carries: the benchmark date and the training logs' first and
+    last stamped days (one pass over the stamps, however many runs)."""
     dates = [("the benchmark date", evidence.manifest.benchmark.date)]
     steps = evidence.steps
     if not steps.is_empty() and "wall_time_s" in steps.columns:
-        span = (steps.filter(pl.col("wall_time_s").is_not_null()).group_by("run_id")
-                .agg(pl.col("wall_time_s").min().alias("a"), pl.col("wall_time_s").max()
-                     .alias("b")).sort("run_id"))
-        for run_id, a, b in span.iter_rows():
-            for t in (a, b):
-                dates.append((f"{run_id}'s log", dt.datetime.fromtimestamp(t, UTC).date()))
+        stamps = steps.get_column("wall_time_s")
+        first, last = stamps.min(), stamps.max()
+        if isinstance(first, float) and isinstance(last, float):
+            dates += [("the training logs' first stamp",
+                       dt.datetime.fromtimestamp(first, UTC).date()),
+                      ("the training logs' last stamp",
+                       dt.datetime.fromtimestamp(last, UTC).date())]
     return dates
 
 
