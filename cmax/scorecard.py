@@ -107,7 +107,8 @@ class WorkloadResult(_Model):
     framework: str | None = None
     """the framework the log came from (nemo2, megatron, torchtitan, …); None when unknown"""
     status: str
-    """how the run ended as the log shows it: success, incomplete, invalid_grad_norm or no_data"""
+    """how the run ended as the log shows it: success, incomplete, invalid_grad_norm, no_window
+    (steps were read, none inside the steady-state window) or no_data (no step read)"""
     steps_total: int
     """steps the log records"""
     window: tuple[int, int] | None = Field(

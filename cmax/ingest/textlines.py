@@ -585,9 +585,9 @@ class TrainingLog:
     def status(self) -> str:
         """llmb-run's verdict, in its order (NVIDIA/exemplar-performance:cli/llmb-run/src/
         llmb_run/pretrain_log_parser.py@e249aa3 ``_build_result``): a NaN grad norm
-        (invalid_grad_norm); no timed step inside the window, however many before it
-        (no_data); the final iteration or a window iteration missing (incomplete); else
-        success."""
+        (invalid_grad_norm); no step read at all (no_data); steps read but none inside the
+        window (llmb-run says no_data too; cmax names why: no_window); the final iteration or
+        a window iteration missing (incomplete); else success."""
         if self.invalid_grad_norm:
             return "invalid_grad_norm"
         if self.steps.height == 0:
@@ -597,7 +597,7 @@ class TrainingLog:
         window = steady_state_window(None, last)
         present = iterations.filter(iterations.is_between(window.first, window.last)).n_unique()
         if present == 0:
-            return "no_data"
+            return "no_window"
         if self.max_iteration is not None and not (iterations == self.max_iteration).any():
             return "incomplete"
         if present < window.last - window.first + 1:

@@ -124,7 +124,7 @@ def _runs(ctx: Context) -> Iterator[Finding]:
             yield run_finding("completeness.summary-only", view,
                               "only the parser's window mean is available, no per-step times")
             status = str(view.row.get("status") or "").strip().lower()
-            if status in {"incomplete", "failed", "no_data"}:
+            if status in {"incomplete", "failed", "no_data", "no_window"}:
                 yield run_finding("completeness.run-unfinished", view,
                                   f"the parser reports status {status!r}")
             continue

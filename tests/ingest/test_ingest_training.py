@@ -119,11 +119,12 @@ def test_megatron_bridge_model_tflops_lines_win_over_inline_throughput(tmp_path:
     assert window["tflops_per_gpu"].mean() == pytest.approx(738.5)
 
 
-def test_a_log_without_a_step_in_the_window_is_no_data() -> None:
-    """llmb-run's order: steps before the window but none in it is no_data, not incomplete
-    (its ``_build_result`` tests the window's samples first; its parser reports no_data on
-    this 3-step log)."""
-    assert _parse("nemo2_identity_preamble.log").status() == "no_data"
+def test_a_log_without_a_step_in_the_window_names_why() -> None:
+    """llmb-run's order: steps before the window but none in it comes before incomplete (its
+    ``_build_result`` tests the window's samples first and reports no_data on this 3-step log);
+    cmax names why, no_window, since the steps were read."""
+    log = _parse("nemo2_identity_preamble.log")
+    assert log.steps.height == 3 and log.status() == "no_window"
 
 
 def test_megatron_bridge_tflops_paired_by_position_where_pairings_differ() -> None:
