@@ -11,6 +11,15 @@ The bounds it is held to (cmax.limits, docs/limits.md): peak memory under
 ``MEMORY_CEILING`` (1 GiB), peak disk under the archive budget (64 MiB + 100 times the
 archive's size, at most 8 GiB; nothing for a folder bundle), exit code 2 with one line.
 
+Issue 39's cases (``ISSUE_39``) add a YAML alias bomb and 50,000 nested brackets in an
+llmb-run archive, a valid .tar.zst followed by a 64 GiB zstd frame of zeros (2 MiB on disk), a
+hard link leading out through links (a named pipe waits where it leads: opening it would
+hang), a ``jobs`` view counting to 10^12, a valid WAL database with a trigger (a result, and
+nothing written beside it), a device node and a named pipe in a folder of llmb-run packages,
+and a leaderboard of provider names holding ESC, BEL, a right-to-left override and a line
+break (``cmax report``: a result). Each is also held to ``TIMEOUT_S`` (30 s, the child killed
+past it) and ``DISK_CEILING`` (200 MiB of TMPDIR).
+
 The archives are built without writing their content: a gzip stream may be a series of
 members, so a chunk is compressed once and its member written as many times as needed
 (``tar_gz``), and the folder cases use sparse files. Building all cases writes about 150 MB.
@@ -21,8 +30,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import io
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -183,6 +194,144 @@ def long_line_folder(work: Path) -> Path:
     return dest
 
 
+# --- issue 39: YAML and SQLite bombs, special files, compressed trailers, control characters --
+
+def _llmb_archive(work: Path, name: str, config_extra: str = "") -> Path:
+    """An llmb-run Exemplar archive (.tar.zst, tests/intake/llmb_fakes.py) of one job whose
+    llmb-config has ``config_extra`` put in before its job_config section."""
+    from tests.intake.llmb_fakes import Job, archive, config_text
+
+    staging = work / f"stage-{name}"
+    job = Job()
+    path = archive(work / f"{name}.tar.zst", [job], staging=staging)
+    if config_extra:
+        config = next(staging.rglob("llmb-config_*.yaml"))
+        config.write_text(config_text(job).replace("job_config:", config_extra + "job_config:"))
+        path.unlink()
+        path = archive(work / f"{name}.tar.zst", [], staging=staging)
+    shutil.rmtree(staging)
+    return path
+
+
+def yaml_alias_bomb(work: Path) -> Path:
+    """Nine levels of ten aliases (10^9 nodes expanded) in 1.3 KB of llmb-config."""
+    levels = ["a0: &a0 [lol]\n"] + [
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)]
+    return _llmb_archive(work, "yaml-alias-bomb", "".join(levels))
+
+
+def yaml_nesting(work: Path) -> Path:
+    return _llmb_archive(work, "yaml-50k-brackets", "x: " + "[" * 50_000 + "]" * 50_000 + "\n")
+
+
+def zstd_trailer(work: Path) -> Path:
+    """A valid .tar.zst followed by a 2 MiB zstd frame of 64 GiB of zeros."""
+    from tests.test_bundle_zstd import zero_frame
+
+    path = _llmb_archive(work, "zstd-trailer-64GiB")
+    with path.open("ab") as out:
+        out.write(zero_frame(64))
+    return path
+
+
+def hard_link_out(work: Path) -> Path:
+    """A hard link listed first, naming a path through links that leads two folders above the
+    extraction folder (TMPDIR/cmax-bundle-*/../.. is this folder): a named pipe waits there,
+    so opening it would hang cmax rather than pass unseen."""
+    secret = work / "secret"
+    if not secret.exists():
+        os.mkfifo(secret)
+    path = work / "hard-link-out.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, link in (("h", "=q/m/secret"), ("z/y.txt", None),
+                           ("a/b/c/l", "../../../z"), ("q/m", "../a/b/c/l/../../..")):
+            info = tarfile.TarInfo(name)
+            if link is None:
+                info.size = 2
+                tar.addfile(info, io.BytesIO(b"y\n"))
+                continue
+            info.type = tarfile.LNKTYPE if link.startswith("=") else tarfile.SYMTYPE
+            info.linkname = link.removeprefix("=")
+            tar.addfile(info)
+    return path
+
+
+def _jobs_bundle(work: Path, name: str, *schema: str) -> Path:
+    """The sample bundle whose fp8 run is read from an llmb-run jobs database."""
+    import sqlite3
+
+    dest = _folder(work, name)
+    manifest = dest / "cmax.toml"
+    manifest.write_text(manifest.read_text().replace(
+        'log = "training/llama3.1-405b_fp8_512.log"', 'log = "jobs.sqlite3"'))
+    con = sqlite3.connect(dest / "jobs.sqlite3")
+    for statement in schema:
+        con.execute(statement)
+    con.commit()
+    con.close()
+    return dest
+
+
+_JOB_COLUMNS = ("job_id TEXT, workload_key TEXT, model_size TEXT, dtype TEXT, scale INTEGER, "
+                "train_step_time_seconds REAL, tflops_per_gpu REAL, perf_parse_status TEXT")
+
+
+def sqlite_view(work: Path) -> Path:
+    """``jobs`` a view counting to 10^12: a SELECT of it never ends."""
+    return _jobs_bundle(work, "jobs-view-10^12", (
+        "CREATE VIEW jobs AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+        "LIMIT 1000000000000) SELECT x AS job_id, 'pretrain_llama3.1' AS workload_key, "
+        "'405b' AS model_size, 'fp8' AS dtype, 512 AS scale, 12.9 AS "
+        "train_step_time_seconds, 1.0 AS tflops_per_gpu, 'success' AS perf_parse_status "
+        "FROM c"))
+
+
+def sqlite_wal(work: Path) -> Path:
+    """A valid WAL-mode database with a trigger: read, and nothing written beside it."""
+    return _jobs_bundle(work, "jobs-wal", "PRAGMA journal_mode = WAL",
+                        f"CREATE TABLE jobs ({_JOB_COLUMNS})", "CREATE TABLE log (x)",
+                        "CREATE TRIGGER t AFTER INSERT ON jobs BEGIN INSERT INTO log "
+                        "VALUES (1); END",
+                        "INSERT INTO jobs VALUES ('77', 'pretrain_llama3.1', '405b', 'fp8', 512, "
+                        "12.9, 700.0, 'success')")
+
+
+def _package_folder(work: Path, name: str) -> Path:
+    folder = work / name
+    folder.mkdir()
+    shutil.move(_llmb_archive(work, "llmb-archive_26.08.00_20261101T120000Z"), folder)
+    (folder / "nccl").mkdir()
+    return folder
+
+
+def device_in_package(work: Path) -> Path:
+    """A /dev/zero clone in a sub-folder of a folder of llmb-run packages (a named pipe where
+    this process may not make device nodes)."""
+    folder = _package_folder(work, "device-in-package")
+    try:
+        os.mknod(folder / "nccl" / "zero", 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+    except PermissionError:
+        os.mkfifo(folder / "nccl" / "zero")
+    return folder
+
+
+def fifo_in_package(work: Path) -> Path:
+    folder = _package_folder(work, "fifo-in-package")
+    os.mkfifo(folder / "nccl" / "pipe")
+    return folder
+
+
+def control_names(work: Path) -> Path:
+    """Two bundles for one leaderboard, a provider name holding ESC, BEL, a right-to-left
+    override and a line break: the reports are written (a valid input: exit 0)."""
+    dest = _folder(work, "control-names")
+    manifest = dest / "cmax.toml"
+    manifest.write_text(manifest.read_text().replace(
+        'name = "Aurora Compute"', 'name = "Aur\\u001b[31m\\u0007ora\\u202eevil\\nTier: Gold"'))
+    shutil.copytree(REPO / "samples" / "borealis-cloud", work / "control-names-peer")
+    return dest
+
+
 CASES: dict[str, Callable[[Path], Path]] = {
     "nccl-3M-rows.tar.gz": nccl_rows_tgz,
     "incidents-3GiB.tar.gz": incidents_tgz,
@@ -195,6 +344,33 @@ CASES: dict[str, Callable[[Path], Path]] = {
     "nccl-1M-rows (folder)": nccl_rows_folder,
     "line-1GiB (folder)": long_line_folder,
 }
+# issue 39's cases, also held to DISK_CEILING and TIMEOUT_S
+ISSUE_39: dict[str, Callable[[Path], Path]] = {
+    "yaml-alias-bomb.tar.zst": yaml_alias_bomb,
+    "yaml-50k-brackets.tar.zst": yaml_nesting,
+    "zstd-trailer-64GiB.tar.zst": zstd_trailer,
+    "hard-link-out.tar.gz": hard_link_out,
+    "jobs-view-10^12 (folder)": sqlite_view,
+    "jobs-wal (folder)": sqlite_wal,
+    "device-in-package (folder)": device_in_package,
+    "fifo-in-package (folder)": fifo_in_package,
+    "control-names (report)": control_names,
+}
+CASES.update(ISSUE_39)
+# the cases whose input is valid, with the exit codes of a correct result (0, or 1 with
+# findings); every other case must be refused (exit 2)
+RESULTS: dict[str, tuple[int, ...]] = {"jobs-wal (folder)": (0, 1),
+                                       "control-names (report)": (0,)}
+TIMEOUT_S = 30  # every case, refusal or result, within this
+DISK_CEILING = 200 * MiB  # and at most this in TMPDIR, whatever the archive budget
+
+
+def command(name: str, bundle: Path, out: Path) -> list[str]:
+    """What a user runs on the case: ``cmax score``; a leaderboard for the report case."""
+    if name.endswith("(report)"):
+        return ["report", str(bundle), str(bundle.parent / f"{bundle.name}-peer"), "-o",
+                str(out), "--no-pdf"]
+    return ["score", str(bundle), "--format", "json"]
 
 
 def _disk(folder: Path) -> int:
@@ -206,8 +382,11 @@ def _disk(folder: Path) -> int:
     return total
 
 
-def measure(bundle: Path, tmp: Path) -> tuple[int, float, int, int, str]:
-    """Exit code, seconds, peak RSS bytes, peak TMPDIR bytes, last stderr line."""
+def measure(bundle: Path, tmp: Path, argv: list[str] | None = None,
+            timeout: float | None = None) -> tuple[int, float, int, int, str]:
+    """Exit code, seconds, peak RSS bytes, peak TMPDIR bytes, last stderr line; ``argv`` the
+    cmax command (``score BUNDLE --format json``); past ``timeout`` the child is killed
+    (exit -9), so a hang is a failure, not a stuck run."""
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(REPO)}
     peak = [0]
     done = threading.Event()
@@ -219,14 +398,19 @@ def measure(bundle: Path, tmp: Path) -> tuple[int, float, int, int, str]:
 
     watcher = threading.Thread(target=poll, daemon=True)
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "cmax", "score", str(bundle), "--format",
-                             "json"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "cmax",
+                             *(argv or ["score", str(bundle), "--format", "json"])],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     watcher.start()
+    killer = threading.Timer(timeout, proc.kill) if timeout else None
+    if killer is not None:
+        killer.start()
     assert proc.stderr is not None
     with proc.stderr:
         err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
+    if killer is not None:
+        killer.cancel()
     seconds = time.perf_counter() - start
     done.set()
     watcher.join()
@@ -235,10 +419,12 @@ def measure(bundle: Path, tmp: Path) -> tuple[int, float, int, int, str]:
     return proc.returncode, seconds, usage.ru_maxrss * 1024, peak[0], lines[-1] if lines else ""
 
 
-def disk_budget(bundle: Path) -> int:
+def disk_budget(bundle: Path, name: str = "") -> int:
     if bundle.is_dir():
         return 0
-    return min(MAX_BUNDLE_BYTES, ARCHIVE_FREE_BYTES + MAX_ARCHIVE_RATIO * bundle.stat().st_size)
+    budget = min(MAX_BUNDLE_BYTES, ARCHIVE_FREE_BYTES + MAX_ARCHIVE_RATIO * bundle.stat().st_size)
+    return min(budget, DISK_CEILING) if name in ISSUE_39 else budget
+
 
 
 def main() -> None:
@@ -260,10 +446,12 @@ def main() -> None:
                 p.stat().st_blocks * 512 for p in bundle.rglob("*") if p.is_file())
             tmp = work / "tmp"
             tmp.mkdir(exist_ok=True)
-            code, seconds, rss, disk, err = measure(bundle, tmp)
-            budget = disk_budget(bundle)
+            argv = command(name, bundle, work / "out")
+            code, seconds, rss, disk, err = measure(bundle, tmp, argv, TIMEOUT_S)
+            budget = disk_budget(bundle, name)
             ok_rss, ok_disk = rss < MEMORY_CEILING, disk <= budget
-            failures += (code != 2) + (not ok_rss) + (not ok_disk)
+            failures += (code not in RESULTS.get(name, (2,))) + (not ok_rss) + (not ok_disk) + (
+                seconds > TIMEOUT_S)
             print(f"{name:28} {size / MiB:8.1f}M {code:4d} {seconds:6.1f} {rss / MiB:8.0f}M "
                   f"{'yes' if ok_rss else 'NO':>6} {disk / MiB:8.0f}M {budget / MiB:8.0f}M "
                   f"{'yes' if ok_disk else 'NO':>7}  {err.removeprefix('cmax: error: ')[:110]}")
