@@ -11,6 +11,10 @@ from __future__ import annotations
 from cmax.score.verdicts import rated, serving_rated
 from cmax.scorecard import PriceDriver, Scorecard, WorkloadResult
 
+GOODPUT_BOTH = "Goodput (interruptions and checkpoint time)"
+"""The driver's name when both goodput factors are measured (cmax.render.views maps it to the
+interruptions tile)."""
+
 HOURS_PER_MONTH = 730.0
 """8,760 hours a year ÷ 12: the average month cloud bills are quoted against."""
 
@@ -60,24 +64,26 @@ def drivers(quoted: float, throughput: float | None, goodput: float, scorecard: 
                     + _more_or_less(1 - throughput, "work than the quote assumes"))))
     rel = scorecard.reliability
     ckpt = scorecard.checkpoint
-    # the goodput ratio is interruptions × checkpoint time: each driver shows its own factor
+    # the goodput ratio is interruptions × checkpoint time; with both measured they are one
+    # driver (one goodput), its detail naming each factor
     interruptions = goodput / ckpt.ratio if ckpt is not None else goodput
+    saves = (f"a {ckpt.model} checkpoint saves in {ckpt.save_s:.0f} s here vs "
+             f"{ckpt.reference_save_s:.0f} s at the reference bandwidth: "
+             f"{100 * ckpt.share:.2f}% of wall time at one save per {ckpt.interval_min:g} min vs "
+             f"{100 * ckpt.reference_share:.2f}%") if ckpt is not None else ""
     if throughput is not None and rel is not None:
+        detail = (f"{rel.per_1000_gpu_days:.2f} interruptions per 1,000 GPU-days vs "
+                  f"{rel.reference_per_1000_gpu_days:.2f} at the reference: a "
+                  f"{rel.job_gpus:,}-GPU job keeps {100 * interruptions:.2f}% of the "
+                  "reference's useful time")
         out.append(PriceDriver(
-            name="Interruptions (goodput)",
-            usd_per_gpu_hour=round(quoted * throughput * (1.0 - interruptions), 4),
-            detail=(f"{rel.per_1000_gpu_days:.2f} interruptions per 1,000 GPU-days vs "
-                    f"{rel.reference_per_1000_gpu_days:.2f} at the reference: a "
-                    f"{rel.job_gpus:,}-GPU job keeps {100 * interruptions:.2f}% of the "
-                    "reference's useful time")))
-    if throughput is not None and ckpt is not None:
+            name=GOODPUT_BOTH if ckpt is not None else "Interruptions (goodput)",
+            usd_per_gpu_hour=round(quoted * throughput * (1.0 - goodput), 4),
+            detail=detail + (f"; {saves}" if ckpt is not None else "")))
+    elif throughput is not None and ckpt is not None:
         out.append(PriceDriver(
             name="Checkpoint time (goodput)",
-            usd_per_gpu_hour=round(quoted * throughput * interruptions * (1.0 - ckpt.ratio), 4),
-            detail=(f"a {ckpt.model} checkpoint saves in {ckpt.save_s:.0f} s here vs "
-                    f"{ckpt.reference_save_s:.0f} s at the reference bandwidth: "
-                    f"{100 * ckpt.share:.2f}% of wall time at one save per "
-                    f"{ckpt.interval_min:g} min vs {100 * ckpt.reference_share:.2f}%")))
+            usd_per_gpu_hour=round(quoted * throughput * (1.0 - ckpt.ratio), 4), detail=saves))
     sla = scorecard.sla
     if sla is not None and credit and period_gpu_hours > 0:
         out.append(PriceDriver(

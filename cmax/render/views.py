@@ -877,7 +877,9 @@ def top_drivers(card: Scorecard, limit: int = 3) -> list[Driver]:
 
 _COVERED_BY = {"Training throughput": "Training throughput",
                "Serving throughput": "Serving throughput",
-               "Interruptions (goodput)": "Interruptions", "SLA credit owed": "SLA uptime"}
+               "Interruptions (goodput)": "Interruptions",
+               "Goodput (interruptions and checkpoint time)": "Interruptions",
+               "SLA credit owed": "SLA uptime"}
 
 
 def page1_keys(card: Scorecard, drivers: list[Driver]) -> list[KeyNumber]:

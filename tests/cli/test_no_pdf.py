@@ -46,7 +46,7 @@ def test_demo_no_pdf(tmp_path: Path) -> None:
     assert len([n for n in names if n.endswith(".scorecard.html")]) == 5
     # the cross-generation ranking: per training token, never per GPU-hour across types
     assert "Across GPU generations: $ per million training tokens" in proc.stdout
-    assert "2. Zenith Racks       gb200     $2.291/M tokens" in proc.stdout
+    assert "2. Zenith Racks       gb200     $2.299/M tokens" in proc.stdout
     assert "Zenith Racks must train 2.13x as fast per GPU as this offer" in proc.stdout
     assert "weasyprint imported: False" in proc.stdout
 

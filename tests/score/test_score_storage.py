@@ -195,5 +195,6 @@ def test_the_gb200_sample_storage_evidence_moves_its_category_and_price(tmp_path
         4.11, 4.10)
     assert with_storage.price.goodput_ratio == pytest.approx(
         without.price.goodput_ratio * with_storage.checkpoint.ratio, abs=1e-6)
-    assert "Checkpoint time (goodput)" in [d.name for d in with_storage.price.drivers]
+    assert "Goodput (interruptions and checkpoint time)" in [
+        d.name for d in with_storage.price.drivers]
     assert with_storage.tier == without.tier == "Bronze"
