@@ -21,6 +21,9 @@ import polars as pl
 from cmax.findings import Finding
 from cmax.validate.context import Context, RunView, print_resolution, run_finding
 from cmax.validate.registry import Rule, register
+
+#: steps read from a long run (the first half of them consecutive, the rest evenly spaced)
+SAMPLE_STEPS = 20_000
 from cmax.validate.thresholds import (
     FORMULA_LOSS_MIN_STEPS,
     MAD_TO_SIGMA,
@@ -65,8 +68,15 @@ register(Rule(
 
 
 def _times(view: RunView) -> pl.DataFrame:
-    return view.clean_steps.select("iteration", "step_time_s", "loss").filter(
+    """The run's valid steps; a long run's evenly sampled to at most SAMPLE_STEPS (medians,
+    jitter and a formula's smoothness show in any long stretch; the first steps are kept)."""
+    steps = view.clean_steps.select("iteration", "step_time_s", "loss").filter(
         pl.col("step_time_s").is_finite() & (pl.col("step_time_s") > 0))
+    if steps.height <= SAMPLE_STEPS:
+        return steps
+    return pl.concat([steps.head(SAMPLE_STEPS // 2),
+                      steps.slice(SAMPLE_STEPS // 2).gather_every(
+                          math.ceil(steps.height / SAMPLE_STEPS))])
 
 
 def _warm_up(view: RunView, steps: pl.DataFrame) -> Iterator[Finding]:
@@ -101,7 +111,8 @@ def _jitter(view: RunView, steps: pl.DataFrame) -> Iterator[Finding]:
 
 
 def _formula_loss(view: RunView, steps: pl.DataFrame) -> Iterator[Finding]:
-    loss = steps.filter(pl.col("loss").is_finite())["loss"]
+    # consecutive printed steps only: the first, unsampled stretch of a long run
+    loss = steps.head(SAMPLE_STEPS // 2).filter(pl.col("loss").is_finite())["loss"]
     if loss.len() < FORMULA_LOSS_MIN_STEPS or loss.n_unique() < 3:
         return
     values = loss.to_numpy()
