@@ -76,7 +76,8 @@ register(Rule(
 ))
 
 
-def _steady(view: RunView) -> pl.DataFrame:
+def steady_series(view: RunView) -> pl.DataFrame:
+    """A run's post-warm-up (iteration, step time): what copies are compared on."""
     steps = view.clean_steps
     skip = math.ceil(WARMUP_FRACTION * steps.height)
     return steps.slice(skip).select(pl.col("iteration").cast(pl.Int64),
@@ -120,7 +121,7 @@ def _runs(ctx: Context) -> Iterator[Finding]:
     for view in ctx.runs:
         if view.summary is not None:
             continue
-        series = _steady(view)
+        series = steady_series(view)
         if series.height < MIN_STEADY_STEPS:
             continue
         for first, other in seen:

@@ -21,6 +21,7 @@ from cmax.validate import (
     fabrication,
     identity,
     inference_rules,
+    known_logs,
     mlperf_rules,
     monitoring_rules,
     network_rules,
@@ -55,6 +56,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     clocks.check,
     fabrication.check,
     config_runs.check,
+    known_logs.check,
 )
 
 

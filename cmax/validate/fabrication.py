@@ -21,9 +21,6 @@ import polars as pl
 from cmax.findings import Finding
 from cmax.validate.context import Context, RunView, print_resolution, run_finding
 from cmax.validate.registry import Rule, register
-
-#: steps read from a long run (the first half of them consecutive, the rest evenly spaced)
-SAMPLE_STEPS = 20_000
 from cmax.validate.thresholds import (
     FORMULA_LOSS_MIN_STEPS,
     MAD_TO_SIGMA,
@@ -34,6 +31,9 @@ from cmax.validate.thresholds import (
     WARMUP_STEPS,
     pct,
 )
+
+#: steps read from a long run (the first half of them consecutive, the rest evenly spaced)
+SAMPLE_STEPS = 20_000
 
 register(Rule(
     "fabrication.no-warm-up", "warning", "The run has no warm-up",

@@ -346,3 +346,28 @@ def test_a_configuration_is_rated_on_all_its_runs() -> None:
     ok, why = exemplar_verdict([run(1.02, "pass"), run(0.85, "fail"), run(0.86, "fail")], 0.95)
     assert not ok and "its 3 runs pool to 0.907" in why
     assert exemplar_verdict([run(1.02, "pass"), run(0.99, "inconclusive")], 0.95)[0]
+
+
+# --- logs cmax ships ------------------------------------------------------------------------
+
+
+def test_a_sample_log_relabelled_as_another_providers_is_known(tmp_path: Path) -> None:
+    """Borealis Cloud's fp8 log submitted as Aurora Compute's."""
+    bundle = _sample(tmp_path)
+    log = "training/llama3.1-405b_fp8_512.log"
+    shutil.copy(SAMPLES / "borealis-cloud" / log, bundle / log)
+    with load(bundle) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "crossfile.known-log"]
+    assert [f.run_id for f in hits] == ["runs[1]"]
+    assert "samples/borealis-cloud/training/llama3.1-405b_fp8_512.log" in hits[0].message
+
+
+def test_the_index_of_shipped_logs_is_in_step_with_the_samples() -> None:
+    import subprocess
+    import sys
+
+    from tests.paths import REPO
+
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "write_known_logs.py"),
+                           "--check"], capture_output=True, check=False)
+    assert done.returncode == 0, "run python tools/write_known_logs.py"
