@@ -154,6 +154,13 @@ def test_nccl_two_tests_and_cut_last_row() -> None:
     summary = inspect_file(path)
     assert summary["collective"] == "alltoall,sendrecv"
     assert "cut-off" in summary["notes"][0]
+    # two collectives are never averaged together: each test reports its own figures
+    assert summary["avg_busbw_gbps"] is None and summary["max_busbw_gbps"] is None
+    assert summary["avg_busbw_source"] == "per test (2 tests)"
+    each = [(t["collective"], t["avg_busbw_gbps"], t["avg_busbw_source"], t["max_busbw_gbps"])
+            for t in summary["tests"]]  # type: ignore[attr-defined]
+    assert each == [("alltoall", 134.323, "printed", 268.57),
+                    ("sendrecv", 187.095, "computed", 374.07)]
 
 
 def test_nccl_unknown_collective_and_malformed_row(tmp_path: Path) -> None:

@@ -699,9 +699,10 @@ def test_notes(tests: list[NcclTest]) -> list[str]:
     return notes
 
 
-def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
-    frame = nccl_frame(tests, run_id="inspect", source_file=path.name, path=path)
-    collectives = sorted({str(t.collective) for t in tests})
+def _bandwidths(frame: pl.DataFrame, printed: float | None) -> tuple[dict[str, object],
+                                                                     list[str]]:
+    """One test's average (as printed, else computed over its rows) and peaks, and the notes
+    of the datatype it is rated on."""
     # nan/inf rows are reported by validation; here they would print as NaN/Infinity (no JSON)
     busbw = [v for v in frame["busbw_gbps"].to_list() if v is not None and math.isfinite(v)]
     rated, type_notes = rated_rows(frame)
@@ -711,9 +712,19 @@ def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
                             & pl.col("busbw_gbps").is_finite())["busbw_gbps"]
         return float(half.max()) if half.len() else None  # type: ignore[arg-type]
 
-    printed = [t.avg_busbw_gbps for t in tests if t.avg_busbw_gbps is not None]
-    avg = printed[0] if len(tests) == 1 and printed else (
-        sum(busbw) / len(busbw) if busbw else None)
+    avg = printed if printed is not None else (sum(busbw) / len(busbw) if busbw else None)
+    return {"avg_busbw_gbps": round(avg, 3) if avg is not None else None,
+            "avg_busbw_source": "printed" if printed is not None else "computed",
+            "max_busbw_gbps": peak(False) if peak(False) is not None else peak(True),
+            "max_busbw_in_place_gbps": peak(True)}, type_notes
+
+
+def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
+    """The file at a glance. Several tests in one paste (two collectives, or two runs of
+    one) are reported each under ``tests``; their bandwidths are never averaged together,
+    so the top-level average and peaks are those of a single test only."""
+    frame = nccl_frame(tests, run_id="inspect", source_file=path.name, path=path)
+    collectives = sorted({str(t.collective) for t in tests})
     ranks = sorted({t.rank_count for t in tests if t.rank_count is not None})
     nodes = sorted({t.node_count for t in tests if t.node_count is not None})
     out: dict[str, object] = {
@@ -722,23 +733,32 @@ def nccl_summary(tests: list[NcclTest], path: Path) -> dict[str, object]:
         "ranks": ranks[0] if len(ranks) == 1 else (ranks or None),
         "nodes": nodes[0] if len(nodes) == 1 else (nodes or None),
         "rows": sum(t.sizes for t in tests),
-        "avg_busbw_gbps": round(avg, 3) if avg is not None else None,
-        "avg_busbw_source": "printed" if len(tests) == 1 and printed else "computed",
-        "max_busbw_gbps": peak(False) if peak(False) is not None else peak(True),
-        "max_busbw_in_place_gbps": peak(True),
-        "wrong": int(sum(w for w in frame["wrong"].drop_nulls().to_list())),
     }
+    type_notes: list[str] = []
+    if len(tests) == 1:
+        figures, type_notes = _bandwidths(frame, tests[0].avg_busbw_gbps)
+        out.update(figures)
+    else:
+        out.update({"avg_busbw_gbps": None, "avg_busbw_source": f"per test ({len(tests)} tests)",
+                    "max_busbw_gbps": None, "max_busbw_in_place_gbps": None})
+    out["wrong"] = int(sum(w for w in frame["wrong"].drop_nulls().to_list()))
     if tests and tests[0].nccl_versions:
         out["nccl_version"] = ", ".join(tests[0].nccl_versions)
     notes = test_notes(tests) + type_notes
     if notes:
         out["notes"] = notes
     if len(tests) > 1:
-        out["tests"] = [
-            {"collective": t.collective, "ranks": t.rank_count, "rows": t.sizes,
-             "avg_busbw_gbps": t.avg_busbw_gbps}
-            for t in tests
-        ]
+        each: list[dict[str, object]] = []
+        for i, t in enumerate(tests):
+            figures, notes_of_test = _bandwidths(
+                nccl_frame([t], run_id="inspect", source_file=path.name, path=path),
+                t.avg_busbw_gbps)
+            type_notes += [f"test {i + 1} ({t.collective}): {n}" for n in notes_of_test]
+            each.append({"collective": t.collective, "ranks": t.rank_count,
+                         "nodes": t.node_count, "rows": t.sizes, **figures})
+        out["tests"] = each
+        if type_notes:
+            out["notes"] = [*(out.get("notes") or []), *type_notes]  # type: ignore[misc]
     return out
 
 
