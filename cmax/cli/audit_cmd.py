@@ -156,6 +156,9 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
             f"{summary['already_recorded']} already recorded, {summary['unusable']} unusable; "
             f"history holds {summary['in_history']} runs of {summary['clusters_in_history']} "
             f"cluster(s) ({result.history_path}, version {result.history_version})")
+        if not result.scored and not result.unusable:
+            click.echo("nothing new since the last audit: the standing below is the one it "
+                       "reported")
     if result.as_of is not None:
         click.echo(f"as of {result.as_of.isoformat()}")
     if result.items:

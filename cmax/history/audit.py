@@ -279,7 +279,13 @@ def run_audit(
             raise interrupted from None
     scored += store.append(batch)
     frame = store.read()
-    as_of, items, statuses = _judge(frame, as_of, pol, frozenset(r.run_key for r in scored))
+    # the runs judged are the pass's new ones; a pass that recorded nothing judges what the
+    # last recording pass added, so a rerun reports the same standing (it listed 6 drift
+    # items the first time and 2 the next: only the newest run was judged again)
+    version = store.version()
+    judged = (frozenset(r.run_key for r in scored) if scored or version is None
+              else _added_in(store, version, frame))
+    as_of, items, statuses = _judge(frame, as_of, pol, judged)
     return AuditResult(
         root=root_path, history_path=store.location, as_of=as_of, runs_found=len(runs),
         scored=scored, already_recorded=len(runs) - len(pending),

@@ -73,6 +73,19 @@ def test_second_audit_changes_nothing(root: Path) -> None:
     assert second.items == first.items and second.exit_code == first.exit_code
 
 
+def test_a_rerun_with_nothing_new_reports_the_same_standing(root: Path) -> None:
+    """Drift found in a run older than the newest (February's regression, judged when it was
+    recorded) is still the standing when nothing new has arrived: a rerun listed 6 drift
+    items the first time and 2 the next, judging only each cluster's newest run."""
+    write_run(root, "alpha", "20260301-090000", workloads=wl(0.95, 0.94, 0.96), tier="Silver",
+              audit_fail=["acs_disabled"])
+    first = run_audit(root, assess=fake_assess)
+    assert ("alpha", "tier_down") in [(i.cluster, i.kind) for i in first.items]
+    second = run_audit(root, assess=fake_assess)
+    assert second.scored == []
+    assert second.items == first.items and second.exit_code == first.exit_code == 1
+
+
 def test_only_the_new_run_is_scored_and_it_moves_the_drift(root: Path) -> None:
     run_audit(root, assess=fake_assess)
     write_run(root, "alpha", "20260301-090000", workloads=wl(1.00, 0.99, 1.01), tier="Silver",
@@ -227,8 +240,9 @@ def test_every_run_of_a_backlog_is_judged_not_only_the_newest(tmp_path: Path) ->
     first = run_audit(root, assess=fake_assess)
     assert [(i.kind, i.run, i.compared_with) for i in first.items] == [
         ("regression_vs_previous", "2026-03-01", "2026-02-01")]
-    # a pass with nothing new judges the newest state only (it recovered)
-    assert run_audit(root, assess=fake_assess).items == []
+    # a pass with nothing new reports the same standing (issue 40: it judged the newest
+    # state only, and the regression vanished from a rerun)
+    assert run_audit(root, assess=fake_assess).items == first.items
 
 
 def test_audits_that_stopped_arriving_are_flagged(root: Path) -> None:
