@@ -186,7 +186,7 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
                for field, key in zip(rest[:-1], layout.keys, strict=True)]
     checks += [pl.col(column).is_finite() for column in places]
     return frame.select(
-        pl.col("line").cast(pl.Int64),
+        pl.col("line"),
         pl.all_horizontal(checks).fill_null(False).alias("_fast"),
         iteration.cast(pl.Int64),
         *([pl.col(WALL_TIME)] if stamped else []),
