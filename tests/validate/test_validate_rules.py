@@ -338,6 +338,23 @@ def _log(i: int) -> Callable[[Evidence], str]:
     return lambda ev: str(ev.runs["source_file"][i])
 
 
+def _served(**edits: object) -> Callable[[HonestBundle], None]:
+    """An [[inference]] entry (Llama 3.3 70B FP8 on 2 GPUs, 1000/1000 tokens) and its
+    trtllm-bench report (tests/data/inference: 3,000 requests at 4,290 output tok/s), with the
+    report's ``section.field`` values ``edits``."""
+    def fn(bundle: HonestBundle) -> None:
+        report = json.loads((DATA / "inference" / "trtllm_bench_report_llama3.3-70b.json")
+                            .read_text(encoding="utf-8"))
+        for dotted, value in edits.items():
+            section, _, key = dotted.partition(".")
+            report[section][key] = value
+        bundle.extra_files["serve.json"] = json.dumps(report, indent=1)
+        bundle.manifest_extra["inference"] = [{
+            "result": "serve.json", "model": "llama3.3-70b", "precision": "fp8", "gpus": 2,
+            "input_len": 1000, "output_len": 1000}]
+    return fn
+
+
 def _serving(spec: dict[str, Any] | None = None, **row: Any) -> Callable[[Evidence], None]:
     """An [[inference]] entry and its result row (a trtllm-bench report of Llama 3.3 70B FP8
     on 2 GPUs, 3,000 requests of 1000/1000 tokens at 4,290 output tok/s) with edits."""
@@ -583,7 +600,8 @@ TRIPS: dict[str, Case] = {
     "identity.baseline-software": edit(_attr(0, container="nvcr.io/nvidia/nemo:25.09")),
     "identity.software": edit(_attr(0, header_extra=["Using image nvcr.io#nvidia/nemo:24.09"])),
     # serving benchmarks
-    "inference.throughput-arithmetic": after(_serving(output_tok_s=5200.0)),
+    "inference.throughput-arithmetic": edit(_served(
+        **{"performance.system_output_throughput_tok_s": 5200.0})),
     "inference.failed-requests": after(_serving(failed=120)),
     "inference.per-user-beyond-total": after(_serving(concurrency=64.0, tpot_mean_ms=40.0)),
     "inference.littles-law": after(_serving(concurrency=64.0, tpot_mean_ms=10.0,
@@ -594,11 +612,11 @@ TRIPS: dict[str, Case] = {
         {"model": "llama2-70b", "output_len": 301}, tool="mlperf-inference-summary",
         scenario="Offline", model=None, output_tok_s=2 * 2 * 3902.47, completed=None,
         output_tokens=None, input_tokens=None, duration_s=None)),
-    "inference.lengths-mismatch": after(_serving(output_tokens=1_500_000,
-                                                 duration_s=1_500_000 / 4290)),
-    "inference.gpu-count-contradicted": after(_serving(gpus=4)),
-    "inference.gpu-contradicted": after(_serving(gpu_name="NVIDIA H200")),
-    "inference.model-contradicted": after(_serving(model="openai/gpt-oss-120b")),
+    "inference.lengths-mismatch": edit(_served(**{"request_info.avg_output_length": 500.0,
+                                                  "performance.total_latency_ms": 1.5e9 / 4290})),
+    "inference.gpu-count-contradicted": edit(_served(**{"world_info.world_size": 4})),
+    "inference.gpu-contradicted": edit(_served(**{"machine.name": "NVIDIA H200"})),
+    "inference.model-contradicted": edit(_served(**{"engine.model": "openai/gpt-oss-120b"})),
     "inference.tool-invalid": after(_serving(tool="mlperf-inference-summary", tool_valid=False,
                                              tool_invalid_reason="LoadGen: min duration not "
                                              "satisfied")),
@@ -637,7 +655,8 @@ def fired(findings: list[Finding]) -> set[str]:
 _PARSER = ("guards a parser: ingest conforms every table and settles a log to one step per "
            "iteration, so no file reaches it")
 _NOT_NEMO = "the fixture writes NeMo 2 logs, which print no such field (Megatron-LM logs do)"
-_SERVING = "the fixture writes no serving result file yet: the [[inference]] row is built"
+_SERVING = ("the serving file it needs (vLLM, sa-bench, MLPerf summary, a streamed run's "
+            "percentiles) is not written by the fixture yet: the [[inference]] row is built")
 _PACKAGE = "the fixture is not an llmb-run package yet: the package facts are built"
 _CROSSFILE = "its case in tests/validate/crossfile_trips.py builds the evidence by hand"
 
@@ -650,7 +669,10 @@ HAND_BUILT: dict[str, str] = {
                      "consistency.iteration-sequence"), _PARSER),
     **dict.fromkeys(("consistency.skipped-iterations", "consistency.skipped-iterations-outside",
                      "consistency.tokens-vs-step-time"), _NOT_NEMO),
-    **dict.fromkeys((r for r in RULES if r.startswith("inference.")), _SERVING),
+    **dict.fromkeys(("inference.failed-requests", "inference.per-user-beyond-total",
+                     "inference.littles-law", "inference.percentiles-disordered",
+                     "inference.beyond-reference", "inference.tool-invalid",
+                     "inference.no-warmup", "inference.temperature-not-fixed"), _SERVING),
     **dict.fromkeys((r for r in RULES if r.startswith("exemplar.")), _PACKAGE),
     **dict.fromkeys(CROSSFILE_TRIPS, _CROSSFILE),
 }
