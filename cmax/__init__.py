@@ -16,6 +16,7 @@ script that only wants :class:`CmaxError` pays nothing for the rest.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from cmax._about import __version__
@@ -29,13 +30,17 @@ __all__ = [
     "__version__",
     "assess",
     "ingest",
+    "ingest_bundle",
     "load_reference",
     "open_bundle",
     "price",
+    "price_bundle",
     "render_reports",
     "sample_bundles",
     "score",
+    "score_bundle",
     "validate",
+    "validate_bundle",
 ]
 
 # name -> module holding it; a name equal to its module's last part is the (callable)
@@ -68,6 +73,46 @@ if TYPE_CHECKING:
     from cmax.render import render_reports
     from cmax.samples import sample_bundles
     from cmax.scorecard import PriceAdvice, Scorecard
+
+
+def ingest_bundle(bundle: str | os.PathLike[str]) -> Evidence:
+    """``cmax.ingest("bundle/")``: the bundle's evidence tables, read and resolved (a folder
+    or an archive; the tables are read before the archive's temporary folder goes)."""
+    pipeline = importlib.import_module("cmax.pipeline")
+    with pipeline.load(bundle) as loaded:
+        case: Evidence = loaded.case
+    return case
+
+
+def validate_bundle(bundle: str | os.PathLike[str]) -> list[Finding]:
+    """``cmax.validate("bundle/")``: the bundle's findings, errors first (what
+    ``cmax validate`` prints)."""
+    pipeline = importlib.import_module("cmax.pipeline")
+    with pipeline.load(bundle) as loaded:
+        findings: list[Finding] = list(loaded.findings)
+    return findings
+
+
+def score_bundle(bundle: str | os.PathLike[str], *, rubric: str | os.PathLike[str] | None = None,
+                 ) -> Scorecard:
+    """``cmax.score("bundle/")``: the bundle's scorecard (with its price advice in ``.price``
+    when the bundle holds a quote); ``rubric``: a rubric TOML (default: the shipped one)."""
+    pipeline = importlib.import_module("cmax.pipeline")
+    card: Scorecard = pipeline.assess(bundle, rubric_path=rubric)
+    return card
+
+
+def price_bundle(bundle: str | os.PathLike[str], *, rubric: str | os.PathLike[str] | None = None,
+                 ) -> PriceAdvice:
+    """``cmax.price("bundle/")``: the bundle's price advice (quoted, parity and ask $/GPU-hour
+    with the arithmetic). A bundle without a quote ([pricing]) raises :class:`CmaxError`."""
+    card = score_bundle(bundle, rubric=rubric)
+    if card.price is None:
+        errors = importlib.import_module("cmax.errors")
+        raise errors.CmaxError("the manifest has no [pricing] table, so there is no quote to "
+                               "advise on", file=os.fspath(bundle), field="pricing",
+                               fix="add a [pricing] table with the quoted usd_per_gpu_hour")
+    return card.price
 
 
 def __getattr__(name: str) -> Any:

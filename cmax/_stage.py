@@ -18,6 +18,8 @@ Type checkers see a module, not a function: typed code should import the functio
 from __future__ import annotations
 
 import importlib
+import inspect
+import os
 import sys
 import types
 from collections.abc import Callable
@@ -25,11 +27,32 @@ from typing import Any
 
 
 class StageModule(types.ModuleType):
-    """A module whose call runs the function named like the module's last dotted part."""
+    """A module whose call runs the function named like the module's last dotted part.
+
+    Called with a bundle's path alone (``cmax.price("bundle/")``), it runs the whole pipeline
+    up to that stage and returns its result: ``cmax.<stage>_bundle`` (a notebook user has a
+    folder, not an Evidence, a Scorecard and a reference; the stage form raised TypeError).
+    Its signature (``inspect.signature``, ``help``) is that path form's; the stage form
+    (``cmax.price(evidence, scorecard, reference)``) is the function ``cmax.price.price``.
+    """
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        stage = getattr(self, self.__name__.rpartition(".")[2])
+        name = self.__name__.rpartition(".")[2]
+        if len(args) == 1 and isinstance(args[0], str | os.PathLike):
+            return _path_form(name)(*args, **kwargs)
+        stage = getattr(self, name)
         return stage(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(_path_form(self.__name__.rpartition(".")[2]))
+
+
+def _path_form(stage: str) -> Callable[..., Any]:
+    """``cmax.<stage>_bundle``: defined by the top-level package, which may reach every
+    stage (this module sits below them all)."""
+    form: Callable[..., Any] = getattr(sys.modules["cmax"], f"{stage}_bundle")
+    return form
 
 
 def make_callable(module_name: str) -> None:

@@ -720,6 +720,25 @@ class PriceAdvice(_Model):
         """Deprecated name of ``ask_usd_per_gpu_hour`` (read-only, for older callers)."""
         return self.ask_usd_per_gpu_hour
 
+    def _summary(self) -> list[tuple[str, str]]:
+        def money(value: float | None, digits: int = 2) -> str:
+            return "not assessed" if value is None else f"${value:,.{digits}f}"
+
+        return [("quoted", f"{money(self.quoted_usd_per_gpu_hour)}/GPU-hour"),
+                ("parity", f"{money(self.parity_usd_per_gpu_hour, 4)}/GPU-hour"),
+                ("ask", f"{money(self.ask_usd_per_gpu_hour)}/GPU-hour"
+                        + ("" if self.adjustment_pct is None
+                           else f" ({self.adjustment_pct:+.2f}%)")),
+                ("SLA credit", money(self.sla_credit_usd)),
+                ("goodput loss", money(self.goodput_loss_usd, 0))]
+
+    def __repr__(self) -> str:
+        """One line (the full model is ``model_dump()``; a notebook shows a table)."""
+        return "PriceAdvice(" + ", ".join(f"{k}={v}" for k, v in self._summary()) + ")"
+
+    def _repr_html_(self) -> str:
+        return _html_table("Price advice", self._summary())
+
 
 class ClaimCitation(_Model):
     """One statement an evidence file makes, quoted for or against a claim."""
@@ -1075,3 +1094,34 @@ class Scorecard(_Model):
         if any(w.verdict in ("pass", "fail", "inconclusive") for w in self.workloads):
             return State.FAILED
         return State.NOT_EVALUATED
+
+    def _summary(self) -> list[tuple[str, str]]:
+        gpus = self.nodes * self.gpus_per_node
+        rows = [("provider", f"{self.provider} / {self.cluster}"),
+                ("GPUs", f"{gpus:,} × {self.gpu}"),
+                ("tier", f"{self.tier} (score {self.score:.1f}/100)"),
+                ("Exemplar", self.exemplar_state.label),
+                ("workloads", f"{len(self.workloads)} training, {len(self.inference)} serving")]
+        if self.price is not None:
+            rows += [(f"price: {k}", v) for k, v in self.price._summary()[:3]]
+        return rows
+
+    def __repr__(self) -> str:
+        """One line (a scorecard's JSON runs to tens of thousands of characters: that is
+        ``model_dump_json()``); a notebook shows a table (``_repr_html_``)."""
+        return (f"Scorecard({self.provider!r}, {self.cluster!r}, tier={self.tier!r}, "
+                f"score={self.score:.1f}, exemplar={self.exemplar_state.label!r}"
+                + ("" if self.price is None else
+                   f", ask={self.price.ask_usd_per_gpu_hour!r}") + ")")
+
+    def _repr_html_(self) -> str:
+        return _html_table("Scorecard", self._summary())
+
+
+def _html_table(title: str, rows: list[tuple[str, str]]) -> str:
+    """A notebook's view of a result: a small table, every value escaped."""
+    from html import escape
+
+    body = "".join(f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(v)}</td></tr>"
+                   for k, v in rows)
+    return f"<table><caption>{escape(title)}</caption>{body}</table>"

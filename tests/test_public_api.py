@@ -21,6 +21,8 @@ PUBLIC = {
         "CmaxError", "Evidence", "Finding", "PriceAdvice", "Scorecard", "__version__",
         "assess", "ingest", "load_reference", "open_bundle", "price", "render_reports",
         "sample_bundles", "score", "validate",
+        # the path forms each callable stage runs on `cmax.<stage>("bundle/")`
+        "ingest_bundle", "price_bundle", "score_bundle", "validate_bundle",
     },
     "cmax.frames": {
         "FINDING_SCHEMA", "GATE_SCHEMA", "NETWORK_SCHEMA", "SCORECARD_SCHEMA", "WORKLOAD_SCHEMA",
