@@ -34,7 +34,7 @@ def test_the_walk_through_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
     for number, cell in enumerate(_cells(), 1):
-        exec(compile(cell, f"python-api.md cell {number}", "exec"), namespace)  # noqa: S102
+        exec(compile(cell, f"python-api.md cell {number}", "exec"), namespace)
     out = capsys.readouterr().out
     assert "Scorecard('Aurora Compute', 'aurora-h100-east', tier='Gold'" in out
 
@@ -42,7 +42,7 @@ def test_the_walk_through_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 @pytest.mark.parametrize("stage", ["validate", "score", "price", "ingest"])
 def test_each_stage_shows_its_real_signature(stage: str) -> None:
     signature = inspect.signature(getattr(cmax, stage))
-    assert list(signature.parameters)[0] == "bundle"
+    assert next(iter(signature.parameters)) == "bundle"
     assert "args" not in signature.parameters
 
 
