@@ -204,7 +204,8 @@ def parse_grep(data: bytes, layout: Layout,
         schema={name: pl.String() for name in _names(layout)}, missing_columns="insert",
         encoding="utf8-lossy")
     numbered = pl.col("f0").str.splitn(":", 2)
-    got = _read(frame.lazy().with_columns(numbered.struct.field("field_0").alias("line"),
+    got = _read(frame.lazy().with_columns(numbered.struct.field("field_0").cast(pl.Int64)
+                                          .alias("line"),
                                           numbered.struct.field("field_1").alias("f0")),
                 layout).collect()
     if got.get_column("_fast").all():
