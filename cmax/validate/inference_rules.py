@@ -13,11 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import polars as pl
+
 from cmax.evidence import entry_rows
 from cmax.findings import Finding
+from cmax.ingest.energy import LOADED_MIN_TDP_SHARE
 from cmax.manifest import InferenceSpec
 from cmax.reference.gpus import gpu_family
 from cmax.reference.inference import model_names
+from cmax.reference.view import optional_lookup
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import (
@@ -90,6 +94,18 @@ register(Rule(
     "ceiling.",
     "Correct [system] gpu to the GPU that ran it, or submit the result measured on this one.",
     f"{INFERENCE_TOO_GOOD:g}x (thresholds.INFERENCE_TOO_GOOD)",
+))
+register(Rule(
+    "inference.gpus-beyond-declared", "error",
+    "Power telemetry shows more GPUs working during the result than the entry declares",
+    "The per-GPU rate divides by the [[inference]] entry's GPUs. The [[power]] telemetry "
+    "samples every GPU of its hosts: during the result's run (its own start and end) a GPU "
+    "drawing a quarter of its TDP or more is serving, an idle one draws far less. More such "
+    "GPUs than the entry (and any entry whose run overlaps it) declares means the per-GPU rate "
+    "divides by too few GPUs.",
+    "Correct `gpus` of the [[inference]] entry to the GPUs that served, or submit telemetry of "
+    "the serving hosts only.",
+    "busy at cmax.ingest.energy.LOADED_MIN_TDP_SHARE (25 %) of the GPU's TDP (reference/gpus.toml)",
 ))
 register(Rule(
     "inference.lengths-mismatch", "error",
@@ -333,8 +349,56 @@ def _identity(ctx: Context, row: dict[str, Any], spec: InferenceSpec) -> Iterato
                       f"manifest rates {spec.model!r}", **_where(row))
 
 
+def _busy_gpus(ctx: Context, start: float, end: float) -> tuple[int, float] | None:
+    """GPUs (host, index) whose mean power inside [start, end] is a loaded GPU's, and the
+    threshold in W; None without telemetry in the span or a TDP for the GPU."""
+    power = ctx.tables.get("power")
+    if power is None or power.is_empty():
+        return None
+    spec = optional_lookup(lambda: ctx.ref.reference.gpu(ctx.manifest.system.gpu))
+    tdp = getattr(spec, "tdp_w", None)
+    if not isinstance(tdp, int | float) or tdp <= 0:
+        return None
+    inside = power.filter(pl.col("time_s").is_between(start, end)
+                          & pl.col("power_w").is_finite())
+    if inside.is_empty():
+        return None
+    threshold = LOADED_MIN_TDP_SHARE * float(tdp)
+    means = inside.group_by("host", "gpu").agg(pl.col("power_w").mean())
+    return means.filter(pl.col("power_w") >= threshold).height, threshold
+
+
+def _spans(ctx: Context) -> list[tuple[int, float, float, int]]:
+    """(entry, start, end, declared GPUs) of every result that dates its own run."""
+    out = []
+    for i, spec in enumerate(ctx.manifest.inference):
+        for row in entry_rows(ctx.tables["inference"], i).iter_rows(named=True):
+            if row["started_s"] is not None and row["ended_s"] is not None:
+                out.append((i, float(row["started_s"]), float(row["ended_s"]), spec.gpus))
+    return out
+
+
+def _telemetry(ctx: Context) -> Iterator[Finding]:
+    spans = _spans(ctx)
+    for i, start, end, gpus in spans:
+        busy = _busy_gpus(ctx, start, end)
+        if busy is None:
+            continue
+        # entries whose runs overlap this one may have used the other GPUs (one each)
+        allowed = gpus + sum(g for j, s, e, g in spans if j != i and s < end and e > start)
+        if busy[0] > allowed:
+            spec = ctx.manifest.inference[i]
+            yield finding("inference.gpus-beyond-declared",
+                          f"{busy[0]} GPUs drew {busy[1]:g} W (a quarter of the TDP) or more "
+                          f"during the run, the entry declares {gpus}"
+                          + (f" ({allowed} with the runs overlapping it)" if allowed != gpus
+                             else ""), file=spec.result)
+            return
+
+
 def check(ctx: Context) -> Iterator[Finding]:
     for i, spec in enumerate(ctx.manifest.inference):
         for row in entry_rows(ctx.tables["inference"], i).iter_rows(named=True):
             yield from _row_checks(row, spec)
             yield from _identity(ctx, row, spec)
+    yield from _telemetry(ctx)

@@ -436,3 +436,36 @@ def test_a_latency_scenario_is_shown_with_its_percentile_not_rated(tmp_path: Pat
         "latency scenario: not rated against a throughput reference (MLPerf Inference "
         "SingleStream, 90th percentile latency 3,545.9 ms; the release publishes no latency "
         "reference)"]
+
+
+@pytest.mark.parametrize(("busy", "idle", "fires"), [(4, 0, True), (2, 6, False)])
+def test_telemetry_of_more_working_gpus_than_declared_is_an_error(
+        tmp_path: Path, busy: int, idle: int, fires: bool) -> None:
+    """vLLM's result (declared on 2 GPUs, 4,350 output tok/s) with nvidia-smi samples over its
+    689 s: 4 GPUs at 600 W (86 % of the H100's 700 W TDP) served it, so the per-GPU rate
+    divided by 2 is doubled: an error, and the result is invalid. The honest control: its 2 GPUs
+    at 600 W beside 6 idle ones at 70 W on the same node."""
+    import datetime as dt
+
+    from cmax.pipeline import load
+
+    name = "vllm_bench_serve_llama3.3-70b.json"
+    shutil.copy(DATA / "inference" / name, tmp_path / name)
+    end = dt.datetime(2026, 11, 2, 10, 15, tzinfo=dt.UTC).timestamp()
+    _smi(tmp_path / "serve-node-01.csv", end - 689, 689, 600.0, busy)
+    power = '\n[[power]]\npath = "serve-node-01.csv"\n'
+    if idle:
+        _smi(tmp_path / "idle.csv", end - 689, 689, 70.0, idle)
+        power += '\n[[power]]\npath = "idle.csv"\n'
+    entries = ENTRY.format(result=name, model="llama3.3-70b", gpus=2, output_len=1000) + power
+    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm", entries=entries))
+    with load(tmp_path) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "inference.gpus-beyond-declared"]
+    if fires:
+        assert [f.message for f in hits] == [
+            "4 GPUs drew 175 W (a quarter of the TDP) or more during the run, the entry "
+            "declares 2"]
+        [res] = _results(tmp_path)
+        assert res["verdict"] == "invalid"
+    else:
+        assert hits == []

@@ -374,6 +374,16 @@ def _serving(spec: dict[str, Any] | None = None, **row: Any) -> Callable[[Eviden
     return fn
 
 
+def _power_rows(gpus: int, watts: float, start: float, seconds: int) -> pl.DataFrame:
+    """The power table nvidia-smi telemetry of one host gives: each GPU every 10 s."""
+    from cmax.evidence import POWER_SCHEMA, conform
+
+    rows = [{"host": "serve-01", "gpu": g, "time_s": start + t, "power_w": watts + (t % 7),
+             "source_file": "serve-01.csv", "line": 2 + t * gpus + g}
+            for t in range(0, seconds, 10) for g in range(gpus)]
+    return conform(pl.DataFrame(rows), POWER_SCHEMA)
+
+
 TRIPS: dict[str, Case] = {
     # schema
     "schema.table-columns": after(lambda ev: setattr(ev, "steps", ev.steps.drop("loss"))),
@@ -604,6 +614,10 @@ TRIPS: dict[str, Case] = {
         **{"performance.system_output_throughput_tok_s": 5200.0})),
     "inference.failed-requests": after(_serving(failed=120)),
     "inference.per-user-beyond-total": after(_serving(concurrency=64.0, tpot_mean_ms=40.0)),
+    # 4 GPUs at 600 W over the run of a result declared on 2
+    "inference.gpus-beyond-declared": after(lambda ev: (
+        _serving(started_s=1_790_000_000.0, ended_s=1_790_000_600.0)(ev),
+        setattr(ev, "power", _power_rows(4, 600.0, 1_790_000_000.0, 600)))),
     "inference.littles-law": after(_serving(concurrency=64.0, tpot_mean_ms=10.0,
                                             ttft_mean_ms=200.0)),
     "inference.percentiles-disordered": after(_serving(tpot_p99_ms=20.0, tpot_median_ms=25.0)),
