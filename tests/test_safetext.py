@@ -155,3 +155,16 @@ def test_a_leaderboard_of_hostile_names_is_written_with_every_writer_neutralised
     assert _raw_controls(table) == [] and "evil\\u202egnp.exe" in table
     for svg in reports.leaderboard_charts(cards, reports.leaderboard_labels(rows)).values():
         assert svg is not None and _raw_controls(svg) == []
+
+
+def test_a_finding_quoting_a_line_break_prints_one_line_per_field() -> None:
+    from cmax.cli.validate_cmd import findings_text
+    from cmax.findings import Finding
+
+    text = findings_text([Finding(rule="r.x", severity="error", file="log\n.txt", line=3,
+                                  message=f"model {FORGED!s} is unknown", fix="a\rb")])
+    lines = text.splitlines()
+    assert "  r.x  log\\u000a.txt:3" in lines
+    assert "      model Evil\\u000aTier: Platinum\\u2028\\u0009x is unknown" in lines
+    assert "      fix: a\\u000db" in lines
+    assert not any(line.startswith("Tier: Platinum") for line in lines)

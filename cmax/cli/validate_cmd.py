@@ -14,6 +14,7 @@ import click
 from cmax.cli.common import emit_checks, emit_json, result_format_option, wants_checks
 from cmax.cli.package_options import package_options
 from cmax.cli.policies import fail_on_option, finding_trips, policy_checks, verdict
+from cmax.safetext import one_line
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
     from cmax.claims import Ledger
@@ -57,13 +58,13 @@ def findings_text(findings: Sequence[Finding], *, label: str = "",
         if not group:
             continue
         lines.append(f"{heading} ({len(group)})")
-        for f in group:
-            where = f.file or "-"
+        for f in group:  # each field one line: a value quoted from a bundle forges none
+            where = one_line(f.file or "-")
             if f.line is not None:
                 where += f":{f.line}"
             lines.append(f"  {f.rule}  {where}")
-            lines.append(f"      {f.message}")
-            lines.append(f"      fix: {f.fix}")
+            lines.append(f"      {one_line(f.message)}")
+            lines.append(f"      fix: {one_line(f.fix)}")
         lines.append("")
     counts = _count(findings)
     summary = (f"{counts['error']} error(s), {counts['warning']} warning(s), "
