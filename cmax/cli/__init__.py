@@ -84,7 +84,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "reference": ("cmax reference list", "cmax reference show llama3.1-405b"),
     "calc": ("cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 --mfu 42%",
              "cmax calc --model llama3.1-70b --gpu h100-sxm --precision bf16 --mfu 42% "
-             "--usd-per-gpu-hour 2.10"),
+             "--usd-per-gpu-hour 2.10",
+             "cmax calc --offer h100-sxm=1.42@727.7 --offer gb200=2.272@1200"),
     "schema": ("cmax schema --model manifest", "cmax schema --model validate",
                "cmax schema --model audit"),
     "docs": ("cmax docs", "cmax docs manifest | less"),

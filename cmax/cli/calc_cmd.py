@@ -19,6 +19,53 @@ def _fmt(value: float | None, pattern: str, unit: str = "") -> str:
     return f"{pattern.format(value)}{unit}"
 
 
+def _offer(text: str) -> tuple[str, float, float | None]:
+    gpu, _, rest = text.partition("=")
+    price, _, speed = rest.partition("@")
+    try:
+        return gpu.strip(), float(price), float(speed) if speed else None
+    except ValueError:
+        raise UsageError(f"--offer {text!r} is not GPU=USD[@TOKENS_PER_S]",
+                         fix="e.g. --offer h100-sxm=1.42@727.7 --offer gb200=2.27") from None
+
+
+def _compare(offers: tuple[str, ...], model: str | None, precision: str | None,
+             mfu_text: str | None, release: str, fmt: str) -> None:
+    """``cmax calc --offer A --offer B``: the two offers compared per token."""
+    from cmax.price.tokens import PricedOffer, offer_comparison
+    from cmax.reference import load_reference
+    from cmax.reference.calc import parse_mfu, what_if
+
+    if len(offers) != 2:
+        raise UsageError(f"--offer was given {len(offers)} time(s); compare exactly two",
+                         fix="e.g. --offer h100-sxm=1.42@727.7 --offer gb200=2.27@1500")
+    ref = load_reference(release)
+    priced = []
+    for gpu, price, speed in map(_offer, offers):
+        basis = "measured (--offer)" if speed else ""
+        if speed is None and model and precision and mfu_text:
+            speed = what_if(ref, model=model, gpu=gpu, precision=precision,
+                            mfu=parse_mfu(mfu_text))["tokens_per_s_per_gpu"]
+            basis = f"{model} {precision} at {mfu_text} MFU on {gpu}"
+        ref.gpu(gpu)  # an unknown GPU is one error naming it
+        priced.append(PricedOffer(gpu, price, speed, basis))
+    result = offer_comparison(priced[0], priced[1])
+    if fmt == "json":
+        emit_json(result)
+        return
+    lines = [f"{'offer':<12} {'$/GPU-hour':>10} {'tokens/s/GPU':>13} {'$/M tokens':>11}"]
+    for o in result["offers"]:
+        lines.append(f"{o['gpu'][:12]:<12} {o['usd_per_gpu_hour']:>10.4f} "
+                     f"{_fmt(o['tokens_per_s_per_gpu'], '{:,.1f}'):>13} "
+                     f"{_fmt(o['usd_per_million_tokens'], '{:.4f}'):>11}")
+    lines.append(f"{result['dearer']} must train {result['breakeven_speedup']:.2f}x as fast per "
+                 f"GPU as {result['cheaper']} to cost the same per token")
+    if result["speedup"] is not None:
+        lines.append(f"it trains {result['speedup']:.2f}x: cheaper per token: "
+                     f"{result['cheaper_per_token']}")
+    click.echo("\n".join(lines))
+
+
 def render_text(result: dict[str, Any]) -> str:
     r = result
     head = (f"{r['workload']} on {r['gpu']} ({r['precision']}, seq {r['seq_len']}"
@@ -136,9 +183,15 @@ def _checkpoint(ref: Any, model: str, interval_min: float, bandwidth: str | None
 @click.option("--reference", "release", default="latest", show_default=True,
               envvar="CMAX_REFERENCE", show_envvar=True,
               help="Reference release id.")
+@click.option("--offer", "offers", multiple=True, metavar="GPU=USD[@TOKENS_PER_S]",
+              help="Compare two offers (give --offer twice): a GPU type at its $/GPU-hour, "
+                   "with its measured tokens/s per GPU after @ (else worked out from --model, "
+                   "--precision and --mfu). Prints each one's $ per million tokens and how "
+                   "many times faster per GPU the dearer must train to cost the same per token.")
 @format_option
 @click.pass_context
-def command(ctx: click.Context, model: str | None, gpu: str | None, precision: str | None,
+def command(ctx: click.Context, offers: tuple[str, ...], model: str | None, gpu: str | None,
+            precision: str | None,
             mfu_text: str | None,
             tokens_per_s_per_gpu: float | None, step_time_s: float | None, gbs: int | None,
             seq_len: int | None, num_gpus: int | None, usd_per_gpu_hour: float | None,
@@ -150,6 +203,9 @@ def command(ctx: click.Context, model: str | None, gpu: str | None, precision: s
     from cmax.reference import load_reference
     from cmax.reference.calc import parse_mfu, parse_quantity, what_if
 
+    if offers:
+        _compare(offers, model, precision, mfu_text, release, fmt)
+        ctx.exit(0)
     missing = [n for n, v in (("--model", model), ("--gpu", gpu), ("--precision", precision))
                if v is None]
     if missing:

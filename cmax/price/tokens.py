@@ -293,3 +293,37 @@ def compare(cards: Sequence[Scorecard], basket: Mapping[str, float] | None = Non
                                  energy))
     ranked.sort(key=lambda r: (r.usd_per_million_tokens, r.index))
     return Comparison(dict(basket), scales, ranked, unranked)
+
+
+@dataclass(frozen=True)
+class PricedOffer:
+    """One offer of ``cmax calc --offer``: a GPU type at a price, with the training speed per
+    GPU when it was measured (or worked out from an MFU)."""
+
+    gpu: str
+    usd_per_gpu_hour: float
+    tokens_per_s_per_gpu: float | None = None
+    speed_basis: str = ""
+
+
+def offer_comparison(a: PricedOffer, b: PricedOffer) -> dict[str, Any]:
+    """Two offers side by side, in the seed's terms: each one's $ per million tokens (when
+    its speed is known) and how many times faster per GPU the dearer offer must train than the
+    cheaper to cost the same per token (their price ratio); with both speeds, the speed-up it
+    has and which is cheaper per token."""
+    dear, cheap = (a, b) if a.usd_per_gpu_hour >= b.usd_per_gpu_hour else (b, a)
+    need = breakeven_speedup(dear.usd_per_gpu_hour, cheap.usd_per_gpu_hour)
+    offers = [{"gpu": o.gpu, "usd_per_gpu_hour": o.usd_per_gpu_hour,
+               "tokens_per_s_per_gpu": o.tokens_per_s_per_gpu, "speed_basis": o.speed_basis,
+               "usd_per_million_tokens": (None if not o.tokens_per_s_per_gpu else round(
+                   usd_per_million_tokens(o.usd_per_gpu_hour, o.tokens_per_s_per_gpu), 4))}
+              for o in (a, b)]
+    out: dict[str, Any] = {"offers": offers, "dearer": dear.gpu, "cheaper": cheap.gpu,
+                           "breakeven_speedup": round(need, 4), "speedup": None,
+                           "cheaper_per_token": None}
+    if dear.tokens_per_s_per_gpu and cheap.tokens_per_s_per_gpu:
+        has = dear.tokens_per_s_per_gpu / cheap.tokens_per_s_per_gpu
+        out["speedup"] = round(has, 4)
+        out["cheaper_per_token"] = (dear.gpu if has > need else cheap.gpu if has < need
+                                    else "neither")
+    return out
