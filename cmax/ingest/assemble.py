@@ -228,6 +228,7 @@ def _read_storage(reader: BundleReader, i: int, spec: StorageSpec, key: str) -> 
     of a training log (:mod:`cmax.ingest.checkpoints`), with what the entry declares filled in
     where the file is silent (named in the row's ``declared``)."""
     from cmax.ingest import checkpoints
+    from cmax.ingest.textlines import head_facts
 
     path = reader.bundle.resolve(spec.result, field=key)
     what = table_named("storage").what
@@ -237,7 +238,11 @@ def _read_storage(reader: BundleReader, i: int, spec: StorageSpec, key: str) -> 
         raise exc.with_context(expected=what) from None
     run_id = f"storage[{i}]"
     if isinstance(fmt, RunFormat):  # a training log: its checkpoint lines
-        rel = reader.record(probe.path, fmt.id)
+        # its identity facts (the world size the bandwidth per GPU is counted over): those of
+        # its [[runs]] reading when it has one, else the head's, without a second full parse
+        known = reader.files.get(reader.rel(probe.path))
+        rel = reader.record(probe.path, fmt.id,
+                            () if known is not None else tuple(head_facts(probe.path)))
         frame = conform(checkpoints.events(probe.path, run_id=run_id, source_file=rel,
                                            tool=fmt.id), STORAGE_SCHEMA)
     else:

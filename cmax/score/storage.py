@@ -66,6 +66,11 @@ def _training(row: dict[str, Any], ref: StorageReference) -> StorageResult:
     bar = ref.au_threshold_pct.get(str(workload))
     detail = []
     reasons = []
+    if "accelerator" in str(row.get("declared") or ""):
+        # the median differs by accelerator (resnet50: 12,879 MiB/s on A100, 16,162 on H100):
+        # the emulated accelerator must come from the run's own files to be compared
+        reasons.append("the emulated accelerator rests on cmax.toml alone (the run's "
+                       "configs/overrides.yaml or *_metadata.json states it)")
     au = row["au_pct"]
     if bar is not None and au is not None:
         detail.append(f"accelerator utilisation {au:.2f}% mean over epochs (bar {bar:g}%, "
@@ -158,11 +163,17 @@ def _fio(row: dict[str, Any], spec: StorageSpec | None) -> StorageResult:
                    "contracted_gib_s, declared)", **values)
 
 
-def _log_events(rows: list[dict[str, Any]], spec: StorageSpec | None,
-                ref: StorageReference) -> tuple[StorageResult, float | None]:
+def _log_events(rows: list[dict[str, Any]], spec: StorageSpec | None, ref: StorageReference,
+                stated_gpus: set[int]) -> tuple[StorageResult, float | None, int | None]:
     """One result for a log's checkpoint events: the median blocking save and, where the size
     and GPUs are known, its bandwidth per GPU against the reference's. Also returns the
-    median save time (None without save events)."""
+    median save time (None without save events) and the GPUs it is counted over.
+
+    A figure that could flatter the provider counts only when the evidence carries it: the
+    checkpoint size is the model's (reference/storage.toml; a declared ``checkpoint_gib`` gives
+    a bandwidth shown beside no reference), and the GPU count the one the log states (its world
+    size); a GPU count only cmax.toml states is not rated.
+    """
     saves = [r for r in rows if r["direction"] == "save"]
     first = (saves or rows)[0]
     kinds = {d: sum(1 for r in rows if r["direction"] == d) for d in
@@ -172,38 +183,64 @@ def _log_events(rows: list[dict[str, Any]], spec: StorageSpec | None,
               + ")"]
     if not saves:
         return _result(first, verdict="shown", unit="s", reason="no save event",
-                       detail=detail), None
+                       detail=detail), None, None
     save_s = statistics.median(r["duration_s"] for r in saves)
     finals = [r["duration_s"] for r in rows if r["direction"] == "finalize"]
     if finals:
         detail.append(f"async finalisation after each save: median {statistics.median(finals):.3f}"
                       " s (not blocking)")
-    model = spec.model if spec is not None else None
-    size = first["size_gib"]
-    size_source = "[[storage]] checkpoint_gib (declared)"
-    known = ref.size(model)
-    if size is None and known is not None:
-        size, size_source = known.gib, f"{known.model} checkpoint size ({known.source})"
-    gpus = first["accelerators"]
-    median = ref.checkpoint_median(model)
     detail.append(f"median blocking save {save_s:.2f} s over {len(saves)} checkpoint(s)")
+    model = spec.model if spec is not None else None
+    known = ref.size(model)
+    reasons = []
+    if known is not None:
+        size: float | None = known.gib
+        size_source = f"{known.model} checkpoint size ({known.source})"
+    else:  # no reference size, so no reference bandwidth either: shown, never rated
+        size, size_source = first["size_gib"], "[[storage]] checkpoint_gib, declared"
+    declared = first["accelerators"]
+    gpus: int | None = declared
+    if stated_gpus:
+        if declared is not None and declared not in stated_gpus:
+            reasons.append(f"cmax.toml says {declared} GPUs; the log states "
+                           f"{', '.join(str(g) for g in sorted(stated_gpus))}")
+        elif declared is None and len(stated_gpus) == 1:
+            gpus = next(iter(stated_gpus))
+        detail.append(f"GPUs: the log states {', '.join(str(g) for g in sorted(stated_gpus))}")
+    elif declared is not None:
+        reasons.append("the run's GPU count rests on cmax.toml alone (the log states no world "
+                       "size)")
     if size is None or not gpus:
         missing = "the checkpoint size ([[storage]] model or checkpoint_gib)" if size is None \
             else "the run's GPUs ([[storage]] gpus)"
         return _result(first, verdict="shown", unit="s", measured=save_s,
                        reason=f"save time shown; its bandwidth needs {missing}",
-                       detail=detail), save_s
+                       detail=detail), save_s, None
     per_gpu = size / save_s / gpus
     detail.append(f"{size:,.0f} GiB ({size_source}) ÷ {save_s:.2f} s ÷ {gpus} GPUs")
     values: dict[str, Any] = {"measured": per_gpu, "unit": "GiB/s per GPU", "detail": detail}
+    median = ref.checkpoint_median(model)
     if median is None:
         return _result(first, verdict="shown", reason=f"no reference save bandwidth for "
-                       f"{model or 'this model'}", **values), save_s
-    return _result(first, verdict="rated", ratio=per_gpu / median.per_gpu,
-                   reference=median.per_gpu,
-                   reference_source=(f"MLPerf Storage {median.round} {median.model} full-run "
-                                     f"median {median.save_gib_per_s:g} GiB/s ÷ {median.gpus} "
-                                     f"processes ({median.source})"), **values), save_s
+                       f"{model or 'this model'}", **values), save_s, gpus
+    values.update(reference=median.per_gpu, reference_source=(
+        f"MLPerf Storage {median.round} {median.model} full-run median "
+        f"{median.save_gib_per_s:g} GiB/s ÷ {median.gpus} processes ({median.source})"))
+    if reasons:
+        return _result(first, verdict="not rated", reason="; ".join(reasons),
+                       **values), save_s, gpus
+    return _result(first, verdict="rated", ratio=per_gpu / median.per_gpu, **values), save_s, gpus
+
+
+def _stated_gpus(evidence: Evidence, source_file: str) -> set[int]:
+    """The GPU counts (world sizes) a log states about itself (its ``gpu_count`` facts)."""
+    found = set()
+    for record in evidence.files:
+        if record.path == source_file:
+            for fact in record.facts:
+                if fact.kind == "gpu_count" and str(fact.value).isdigit():
+                    found.add(int(fact.value))
+    return found
 
 
 def storage_results(evidence: Evidence, ref: RefView
@@ -227,9 +264,11 @@ def storage_results(evidence: Evidence, ref: RefView
                                 "has no storage references") for r in rows]
             continue
         if rows[0]["benchmark"] == "checkpoint-log":
-            result, save_s = _log_events(rows, spec, reference)
+            result, save_s, gpus = _log_events(
+                rows, spec, reference, _stated_gpus(evidence, str(rows[0]["source_file"])))
             results.append(result)
-            cost = _log_cost(result, rows, spec, save_s, reference, interval, interval_basis)
+            cost = _log_cost(result, rows, spec, save_s, gpus, reference, interval,
+                             interval_basis)
             costs += [cost] if cost is not None else []
             continue
         for row in rows:
@@ -267,12 +306,11 @@ def _cost(model: str, size: float, save_s: float, basis: str, reference_save_s: 
 
 
 def _log_cost(result: StorageResult, rows: Sequence[dict[str, Any]], spec: StorageSpec | None,
-              save_s: float | None, ref: StorageReference, interval: float,
+              save_s: float | None, gpus: int | None, ref: StorageReference, interval: float,
               interval_basis: str) -> CheckpointCost | None:
-    if result.verdict != "rated" or save_s is None or result.reference is None:
+    if result.verdict != "rated" or save_s is None or result.reference is None or not gpus:
         return None
     model = ref.canonical_model(spec.model if spec is not None else None) or "?"
-    gpus = rows[0]["accelerators"]
     size = result.measured * save_s * gpus if result.measured is not None else 0.0
     return _cost(model, size, save_s,
                  f"measured: median of the blocking saves in {rows[0]['source_file']}",

@@ -133,6 +133,24 @@ def test_checkpoint_lines_rated_per_gpu(tmp_path: Path) -> None:
     assert cost.reference_save_s == pytest.approx(911.0 / 70.0)
 
 
+@pytest.mark.parametrize(("log", "fields", "reason"), [
+    # the log states a world size of 64: a declared 32 would double the bandwidth per GPU
+    ("megatron_llama3.1-70b_ckpt.log", 'model = "llama3.1-70b"\ngpus = 32\n',
+     "cmax.toml says 32 GPUs; the log states 64"),
+    # a log that states no world size: the count is the manifest's word only
+    ("nemo2_llama3.1-8b_ckpt.log", 'model = "llama3.1-70b"\ngpus = 64\n',
+     "the run's GPU count rests on cmax.toml alone"),
+    # a size but no model: its bandwidth is shown beside no reference
+    ("megatron_llama3.1-70b_ckpt.log", "gpus = 64\ncheckpoint_gib = 911.0\n",
+     "no reference save bandwidth"),
+])
+def test_checkpoint_bandwidth_resting_on_declarations_is_not_rated(
+        tmp_path: Path, log: str, fields: str, reason: str) -> None:
+    [result], cost = _score(tmp_path, [(STORAGE / "checkpoints" / log, fields)])
+    assert result.verdict in ("not rated", "shown") and result.ratio is None
+    assert reason in str(result.reason) and cost is None
+
+
 def test_checkpoint_lines_without_size_or_gpus_are_shown(tmp_path: Path) -> None:
     [log], cost = _score(tmp_path, [(STORAGE / "checkpoints" / "nemo2_llama3.1-8b_ckpt.log",
                                      "")])
@@ -198,3 +216,15 @@ def test_the_gb200_sample_storage_evidence_moves_its_category_and_price(tmp_path
     assert "Goodput (interruptions and checkpoint time)" in [
         d.name for d in with_storage.price.drivers]
     assert with_storage.tier == without.tier == "Bronze"
+
+
+def test_an_emulated_accelerator_only_cmax_toml_states_is_not_rated(tmp_path: Path) -> None:
+    """The summary alone (no configs/overrides.yaml beside it) names no accelerator: declared
+    a100, the run would meet the A100 median (12,879 MiB/s) instead of the H100's (16,162)."""
+    summary = V1 / "HPE" / "summary.json"
+    [declared], _ = _score(tmp_path / "a", [(summary, 'accelerator = "a100"\n')])
+    assert declared.verdict == "not rated" and declared.declared == ["emulated accelerator"]
+    assert "rests on cmax.toml alone" in str(declared.reason)
+    [silent], _ = _score(tmp_path / "b", [(summary, "")])
+    assert silent.verdict == "not rated"
+    assert "the emulated accelerator is not stated" in str(silent.reason)
