@@ -449,9 +449,8 @@ TRIPS: dict[str, Case] = {
     # a resume from a checkpoint at iteration 40, inside the window 35-44
     "consistency.spliced-window": edit(_attr(0, earlier=list(range(46)), iterations=list(
         range(40, 90)), max_iteration=89)),
-    "consistency.skipped-iterations": built(_row(0, skipped_iterations=1, skipped_at="41")),
-    "consistency.skipped-iterations-outside": built(_row(0, skipped_iterations=2,
-                                                         skipped_at="3,7")),
+    "consistency.skipped-iterations": edit(_attr(0, megatron_skipped={41: 1})),
+    "consistency.skipped-iterations-outside": edit(_attr(0, megatron_skipped={3: 1, 7: 1})),
     # a slow run (12 % slower) whose steps from iteration 25 on are a faster run's
     "statistics.speed-change": edit(_attr(0, times=[
         round(t * 1.12, 2) if 2 <= i < 25 else t
@@ -668,7 +667,7 @@ def fired(findings: list[Finding]) -> set[str]:
 
 _PARSER = ("guards a parser: ingest conforms every table and settles a log to one step per "
            "iteration, so no file reaches it")
-_NOT_NEMO = "the fixture writes NeMo 2 logs, which print no such field (Megatron-LM logs do)"
+_NOT_NEMO = "the fixture's logs (NeMo 2, Megatron-LM) print no tokens/s (TorchTitan, MaxText do)"
 _SERVING = ("the serving file it needs (vLLM, sa-bench, MLPerf summary, a streamed run's "
             "percentiles) is not written by the fixture yet: the [[inference]] row is built")
 _PACKAGE = "the fixture is not an llmb-run package yet: the package facts are built"
@@ -681,8 +680,7 @@ HAND_BUILT: dict[str, str] = {
     **dict.fromkeys(("schema.table-columns", "schema.missing-value", "schema.duplicate-run",
                      "schema.orphan-steps", "schema.negative-iteration",
                      "consistency.iteration-sequence"), _PARSER),
-    **dict.fromkeys(("consistency.skipped-iterations", "consistency.skipped-iterations-outside",
-                     "consistency.tokens-vs-step-time"), _NOT_NEMO),
+    "consistency.tokens-vs-step-time": _NOT_NEMO,
     **dict.fromkeys(("inference.failed-requests", "inference.per-user-beyond-total",
                      "inference.littles-law", "inference.percentiles-disordered",
                      "inference.beyond-reference", "inference.tool-invalid",

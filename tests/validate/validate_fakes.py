@@ -107,6 +107,9 @@ class RunFx:
     experiment: str | None = None
     #: more lines the job prints before its first step (a container, a setting, an argument)
     header_extra: list[str] = field(default_factory=list)
+    #: a Megatron-LM log instead (one line per iteration, ``training.py`` ``training_log``),
+    #: which reports the optimizer steps skipped in each interval: iteration -> count
+    megatron_skipped: dict[int, int] | None = None
 
     def __post_init__(self) -> None:
         if not self.times:
@@ -151,12 +154,37 @@ class RunFx:
         return self.loss or [round(12.0 - 0.1 * i + rng.gauss(0, 0.02), 3)
                              for i in range(len(self.times))]
 
+    def megatron_text(self) -> str:
+        """The run as Megatron-LM prints it (NVIDIA/Megatron-LM megatron/training/training.py
+        ``training_log``; the line of tests/data/ingest/megatron_lm_nan_grad.log): the
+        argument summary, then per iteration its stamp, ``iteration k/ N``, consumed samples,
+        the step time in ms, TFLOP/s, the loss and the skipped and NaN counts."""
+        top = self.max_iteration if self.max_iteration is not None else max(self.its())
+        dp = self.num_gpus // ((self.tp or 1) * (self.pp or 1) * (self.cp or 1))
+        lines = [f"using world size: {self.num_gpus}, data-parallel size: {dp}, "
+                 f"context-parallel size: {self.cp or 1}, tensor-model-parallel size: "
+                 f"{self.tp or 1}, pipeline-model-parallel size: {self.pp or 1}"]
+        clock = dt.datetime(2026, 9, 14, 8, 0, tzinfo=dt.UTC)
+        skipped = self.megatron_skipped or {}
+        for it, t, tf, loss in zip(self.its(), self.times, self.tflops_values(), self.losses(),
+                                   strict=True):
+            clock += dt.timedelta(seconds=t)
+            lines.append(
+                f" [{clock:%Y-%m-%d %H:%M:%S}] iteration {it + 1:8d}/{top + 1:8d} | consumed "
+                f"samples: {(it + 1) * self.gbs:12d} | elapsed time per iteration (ms): "
+                f"{t * 1000:.1f} | throughput per GPU (TFLOP/s/GPU): {tf or 0:.1f} | lm loss: "
+                f"{loss:.6E} | number of skipped iterations: {skipped.get(it + 1, 0):3d} | "
+                "number of nan iterations:   0 |")
+        return "\n".join(lines) + "\n"
+
     def log_text(self) -> str:
         """The NeMo 2 log: its header, then one step line per step (NeMo's ProgressPrinter:
         ``iteration n/N | key: value | ...``, prefixed with the logger's stamp when the run
         states wall-clock times). What the log prints and the manifest does not
         (``row``: the GBS it ran, ``extra_steps``: stamps and consumed samples, grad norms)
         is written into the lines, so real ingest reads it back."""
+        if self.megatron_skipped is not None:
+            return self.megatron_text()
         lines = self.header()
         top = self.max_iteration if self.max_iteration is not None else max(self.its())
         losses = self.losses()
