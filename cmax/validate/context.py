@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import numpy as np
 import polars as pl
 
 from cmax.case import CONFIG_FIELDS as CONFIG_FIELDS
@@ -95,16 +96,17 @@ def print_resolution(values: pl.Series | Sequence[float]) -> float:
 
     A value is on the grid of step q when v / q is within 1e-6 (relative, at least absolute)
     of a whole number; a value too large to scale (1e308 / 0.1) carries no decimals worth
-    resolving. Column-wise: a long run has millions of step times. (Python's round-half-even
+    resolving. Array-wise: a long run has millions of step times. (Python's round-half-even
     and Polars' rounding differ only at exact halves, where both are 0.5 away.)"""
-    frame = pl.DataFrame({"v": values}, schema={"v": pl.Float64})
-    for digits in range(7):
-        q = 10.0 ** -digits
-        x = pl.col("v") / q
-        on_grid = ~x.is_finite() | ((x - x.round()).abs()
-                                    < pl.max_horizontal(x.abs(), pl.lit(1.0)) * 1e-6)
-        if frame.select(on_grid.all()).item():
-            return q
+    v = (values.cast(pl.Float64).to_numpy() if isinstance(values, pl.Series)
+         else np.asarray(values, dtype=np.float64))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for digits in range(7):
+            x = v / 10.0 ** -digits
+            on_grid = ~np.isfinite(x) | (np.abs(x - np.round(x))
+                                         < np.maximum(np.abs(x), 1.0) * 1e-6)
+            if bool(on_grid.all()):
+                return 10.0 ** -digits
     return 1e-7
 
 

@@ -35,6 +35,7 @@ from cmax.validate.thresholds import (
     COPY_CORRELATION,
     COPY_DIFF_SHARE,
     COPY_MAX_POINTS,
+    COPY_MEDIAN_BAND,
     MAD_TO_SIGMA,
     MIN_STEADY_STEPS,
     NCCL_COPY_BAND,
@@ -101,6 +102,8 @@ def copy_of(a: pl.DataFrame, b: pl.DataFrame) -> tuple[float, float, int] | None
         return None
     x = both["step_time_s"].to_numpy()
     y = both["step_time_s_b"].to_numpy()
+    if np.array_equal(x, y):
+        return 0.0, 1.0, both.height  # identical: a copy, whatever its jitter
     quantum = max(print_resolution(both["step_time_s"]), print_resolution(both["step_time_s_b"]))
     jitter = min(_jitter(x), _jitter(y))
     if jitter <= 2 * quantum:
@@ -117,15 +120,16 @@ def copy_of(a: pl.DataFrame, b: pl.DataFrame) -> tuple[float, float, int] | None
 
 
 def _runs(ctx: Context) -> Iterator[Finding]:
-    seen: list[tuple[RunView, pl.DataFrame]] = []
+    seen: list[tuple[RunView, pl.DataFrame, float]] = []
     for view in ctx.runs:
         if view.summary is not None:
             continue
         series = steady_series(view)
         if series.height < MIN_STEADY_STEPS:
             continue
-        for first, other in seen:
-            if other.equals(series):
+        median = float(series["step_time_s"].median())  # type: ignore[arg-type]
+        for first, other, other_median in seen:
+            if abs(median / other_median - 1) > COPY_MEDIAN_BAND or other.equals(series):
                 continue  # identical: statistics.duplicate-log's
             hit = copy_of(other, series)
             if hit is not None:
@@ -138,12 +142,12 @@ def _runs(ctx: Context) -> Iterator[Finding]:
                     "counted once")
                 break
         else:
-            seen.append((view, series))
+            seen.append((view, series, median))
 
 
 def _sweeps(ctx: Context) -> Iterator[Finding]:
     table = ctx.tables["nccl"]
-    if table.is_empty():
+    if table.is_empty() or table.select(pl.struct("source_file", "block").n_unique()).item() < 2:
         return
     rows = table.filter(pl.col("time_us").is_finite() & (pl.col("time_us") > 0)
                         & pl.col("size_bytes").is_not_null()

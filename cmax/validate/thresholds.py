@@ -207,3 +207,7 @@ FORMULA_LOSS_MIN_STEPS = 20
 # restart stop the step timer, not the clock).
 RUN_CLOCK_TOLERANCE = 0.05
 RUN_CLOCK_TRIM = 0.10
+# A copy re-jittered by at most a quarter of the jitter (COPY_DIFF_SHARE) has its original's
+# median to within a fraction of a percent: series whose medians are 2 % apart are not compared
+# step by step.
+COPY_MEDIAN_BAND = 0.02
