@@ -349,7 +349,9 @@ class SlaResult(_Model):
     contracted_uptime_pct: float
     """the uptime the SLA promises, %"""
     measured_uptime_pct: float
-    """uptime measured over all nodes and the period, %"""
+    """the fleet average uptime: 1 − unplanned downtime ÷ node-hours, over all nodes and the
+    period, %. The contract is judged per node-month (``met``, ``worst_uptime_pct``), never on
+    this average"""
     met: bool
     """every node-month reached the contracted uptime"""
     credit_pct: float
@@ -574,8 +576,8 @@ class WorkloadEconomics(_Model):
     tokens_per_s_per_gpu: float | None
     """measured throughput, tokens/s per GPU"""
     usd_per_million_tokens: float | None
-    """quoted $/GPU-hour over the measured throughput, $ per million tokens (goodput not priced
-    in; see token_costs)"""
+    """quoted $/GPU-hour over the measured throughput ÷ the goodput ratio, $ per million
+    tokens with interruptions priced in (the same figure as the workload's token cost)"""
     reference_usd_per_million_tokens: float | None
     """the same at the reference's throughput"""
     joules_per_token: float | None

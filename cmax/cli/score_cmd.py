@@ -117,9 +117,13 @@ def scorecard_text(card: Scorecard) -> list[str]:
                   f"{rel.job_gpus:,}-GPU job → goodput ratio {rel.goodput_ratio:.4f}"]
     if card.sla is not None:
         s = card.sla
-        lines.append(f"SLA: {s.measured_uptime_pct:.3f}% measured vs {s.contracted_uptime_pct:g}% "
-                     f"contracted: {'met' if s.met else 'NOT met'} ({s.node_months_below} of "
-                     f"{s.node_months} node-months below); credit owed {s.credit_pct:.3f}%")
+        worst = ("" if s.worst_uptime_pct is None
+                 else f", worst node-month {s.worst_uptime_pct:.3f}%")
+        lines.append(f"SLA: contracted {s.contracted_uptime_pct:g}% per node per month: "
+                     f"{'met' if s.met else 'NOT met'}, {s.node_months_below} of "
+                     f"{s.node_months} node-months below{worst} (fleet average uptime "
+                     f"{s.measured_uptime_pct:.3f}%, which the contract does not judge); "
+                     f"credit owed {s.credit_pct:.4g}% of the measured period's bill")
         lines.append(f"  witness: {s.witness}" + (
             f"; nodes in breach: {', '.join(s.nodes_in_breach[:8])}"
             + (f" and {len(s.nodes_in_breach) - 8} more" if len(s.nodes_in_breach) > 8 else "")

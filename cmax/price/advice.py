@@ -119,16 +119,20 @@ def _reference_tps(w: WorkloadResult) -> float | None:
     return None
 
 
-def _economics(w: WorkloadResult, quoted: float, watts: float | None) -> WorkloadEconomics:
+def _economics(w: WorkloadResult, quoted: float, watts: float | None,
+               goodput: float) -> WorkloadEconomics:
+    """A workload's $ per million tokens with interruptions priced in (÷ the goodput ratio),
+    the same figure as its token cost: the table printed 3.3611 and the basket 3.3647 for
+    one workload. The reference's is at reference speed and the reference's goodput."""
     tps = w.tokens_per_s_per_gpu
     ref_tps = _reference_tps(w)
 
-    def per_million(rate: float | None) -> float | None:
-        return round(_per_million(quoted, rate), 4) if rate else None
+    def per_million(rate: float | None, ratio: float = 1.0) -> float | None:
+        return round(_per_million(quoted, rate) / ratio, 4) if rate and ratio > 0 else None
 
     return WorkloadEconomics(
         workload=w.workload, precision=w.precision, num_gpus=w.num_gpus,
-        tokens_per_s_per_gpu=tps, usd_per_million_tokens=per_million(tps),
+        tokens_per_s_per_gpu=tps, usd_per_million_tokens=per_million(tps, goodput),
         reference_usd_per_million_tokens=per_million(ref_tps),
         joules_per_token=round(watts / tps, 4) if watts and tps else None,
     )
@@ -339,11 +343,13 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
             "keep the incident logs.")
 
     watts, watts_source = _watts(evidence, reference)
-    economics = [_economics(w, quoted, watts) for w in scorecard.workloads
+    economics = [_economics(w, quoted, watts, goodput) for w in scorecard.workloads
                  if w.tokens_per_s_per_gpu]
     if economics:
         steps.append(
-            f"8. $ per million tokens = quoted × 10^6 ÷ (tokens/s/GPU × 3,600); J/token = GPU "
+            f"8. $ per million tokens = quoted × 10^6 ÷ (tokens/s/GPU × 3,600) ÷ goodput ratio "
+            f"(interruptions priced in; at reference speed with the reference's interruptions "
+            f"for the reference figure); J/token = GPU "
             f"power ÷ tokens/s/GPU with {watts_source}"
             + (f": {watts:g} W." if watts else "."))
     steps.extend(_serving_money(scorecard, quoted, ask))

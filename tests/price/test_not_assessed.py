@@ -107,3 +107,24 @@ def test_a_quote_in_euros_at_a_stated_rate(no_incidents: Path,
     assert advice["reasoning"][0].startswith(
         "1. Quoted price: $2.45/GPU-hour: 2.27 EUR × 1.08 USD per EUR (the rate the manifest "
         "states, ECB, 2026-11-27)")
+
+
+def test_one_cost_per_million_tokens_per_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    """Borealis' llama3.1-405b bf16 read $3.3611 in the workload table and $3.3647 in the
+    basket (one without, one with interruptions): both now price interruptions in."""
+    assert main(["price", str(SAMPLES / "borealis-cloud"), "--format", "json"]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    costs = {(c["workload"], c["precision"]): c["usd_per_million_tokens"]
+             for c in advice["token_costs"] if c["num_gpus"] == 512}
+    for w in advice["workloads"]:
+        assert w["usd_per_million_tokens"] == costs[(w["workload"], w["precision"])]
+    assert costs[("llama3.1-405b", "bf16")] == 3.3647
+
+
+def test_the_sla_line_names_the_rule_and_the_average(capsys: pytest.CaptureFixture[str]) -> None:
+    """"99.973% measured vs 99.9% contracted: NOT met" set a fleet average beside a
+    node-month rule."""
+    main(["score", str(SAMPLES / "cinder-gpu"), "--fail-on", "none"])
+    [line] = [x for x in capsys.readouterr().out.splitlines() if x.startswith("SLA:")]
+    assert line.startswith("SLA: contracted 99.9% per node per month: NOT met, 72 of 192 "
+                           "node-months below, worst node-month 95.667% (fleet average uptime")
