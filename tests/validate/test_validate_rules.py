@@ -684,7 +684,8 @@ HAND_BUILT: dict[str, str] = {
     **dict.fromkeys(("inference.failed-requests", "inference.per-user-beyond-total",
                      "inference.littles-law", "inference.percentiles-disordered",
                      "inference.beyond-reference", "inference.tool-invalid",
-                     "inference.no-warmup", "inference.temperature-not-fixed"), _SERVING),
+                     "inference.no-warmup", "inference.temperature-not-fixed",
+                     "inference.gpus-beyond-declared"), _SERVING),
     **dict.fromkeys((r for r in RULES if r.startswith("exemplar.")), _PACKAGE),
     **dict.fromkeys(CROSSFILE_TRIPS, _CROSSFILE),
 }
