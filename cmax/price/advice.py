@@ -348,8 +348,7 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
     if economics:
         steps.append(
             f"8. $ per million tokens = quoted × 10^6 ÷ (tokens/s/GPU × 3,600) ÷ goodput ratio "
-            f"(interruptions priced in; at reference speed with the reference's interruptions "
-            f"for the reference figure); J/token = GPU "
+            f"(interruptions priced in); J/token = GPU "
             f"power ÷ tokens/s/GPU with {watts_source}"
             + (f": {watts:g} W." if watts else "."))
     steps.extend(_serving_money(scorecard, quoted, ask))
