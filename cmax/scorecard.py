@@ -202,6 +202,65 @@ class UnitAcceptance(_Model):
     """every requirement passed (BM01 included): the unit can be accepted on this evidence"""
 
 
+class SuiteRun(_Model):
+    """One training run as it bears on the Exemplar suite."""
+
+    workload: str
+    """the workload the run trained, e.g. llama3.1-405b"""
+    precision: str
+    """the training precision, e.g. bf16 or fp8"""
+    num_gpus: int
+    """GPUs the run trained on"""
+    log: str
+    """the training log, relative to the bundle"""
+    ratio: float | None = None
+    """provider ÷ reference throughput (None: not measured)"""
+    verdict: Verdict
+    """the run's verdict against the bar"""
+
+
+class SuiteWorkload(_Model):
+    """One workload of the Exemplar suite (a workload, precision and GPU count with a
+    reference) and every run of it the bundle holds: met only when every run passes."""
+
+    workload: str
+    """the workload, e.g. llama3.1-405b"""
+    precision: str
+    """the training precision"""
+    num_gpus: int
+    """the GPU count the workload ran at"""
+    state: State = Field(description="met, not_met or not_evaluated")
+    runs: list[SuiteRun] = Field(default_factory=list)
+    """every run of this workload compared with its reference, in run order"""
+
+
+SUITE_STATES = (State.MET, State.NOT_MET, State.NOT_EVALUATED)
+"""The states a bar judged over a suite can be in."""
+
+
+class ExemplarJudgement(_Model):
+    """The Exemplar suite, judged once (``cmax/judgement/exemplar.py``): every output (score,
+    the gate, ``--fail-on exemplar``, price, reports, JSON, JUnit/CTRF, frames, demo) reads
+    this and nothing else."""
+
+    state: State = Field(description="met (every run of every suite workload passes), "
+                         "not_met (a run fails or cannot be told from the bar) or "
+                         "not_evaluated (no run was compared, or a run's pass is not earned)")
+    bar: float
+    """the fraction of reference throughput every run must exceed"""
+    workloads: list[SuiteWorkload] = Field(default_factory=list)
+    """the suite: each workload with the runs that decide it"""
+    reason: str
+    """why the suite is in its state, in one sentence"""
+
+    @model_validator(mode="after")
+    def _suite_state(self) -> ExemplarJudgement:
+        if self.state not in SUITE_STATES:
+            raise ValueError(f"an Exemplar suite is met, not_met or not_evaluated, "
+                             f"not {self.state.value}")
+        return self
+
+
 class NetworkResult(_Model):
     """nccl-tests bus bandwidth at large messages against the fabric's baseline."""
 
@@ -477,7 +536,7 @@ class CategoryScore(_Model):
 
 
 GateStatus = Literal["passed", "failed", "not_evaluated", "declared"]
-GateKind = Literal["training", "network", "audit", "declarations", "gpu", "coverage"]
+GateKind = Literal["exemplar", "training", "network", "audit", "declarations", "gpu", "coverage"]
 """What decides a gate: measured training or network results against the rubric's bar,
 ClusterMAX audit checks (declarations when no check is conclusive), declarations only, the
 GPU model, or the share of category weight with evidence."""
@@ -1028,10 +1087,8 @@ class Scorecard(_Model):
     tier_thresholds: list[TierThreshold] = Field(
         default_factory=list, description="the rubric's minimum score per tier, best first "
         "(below the last is Underperforming)")
-    exemplar_pass: bool
-    """every suite workload has a passing run above the Exemplar bar"""
-    exemplar_bar: float
-    """the Exemplar bar: the fraction of reference throughput to exceed"""
+    exemplar: ExemplarJudgement
+    """the Exemplar suite, judged once: its state, bar, workloads and the runs deciding it"""
     workloads: list[WorkloadResult] = Field(default_factory=list)
     """each training run against its reference"""
     network: list[NetworkResult] = Field(default_factory=list)
@@ -1090,12 +1147,23 @@ class Scorecard(_Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def exemplar_state(self) -> State:
-        """passed, failed on a compared suite, or not evaluated when no run was compared."""
-        if self.exemplar_pass:
-            return State.PASSED
-        if any(w.verdict in ("pass", "fail", "inconclusive") for w in self.workloads):
-            return State.FAILED
-        return State.NOT_EVALUATED
+        """met, not met or not evaluated: the Exemplar judgement's state."""
+        return self.exemplar.state
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def exemplar_pass(self) -> bool | None:
+        """the Exemplar judgement as a flag: true when met, false when not met, null when
+        not evaluated (nothing decided it)."""
+        if self.exemplar.state is State.NOT_EVALUATED:
+            return None
+        return self.exemplar.state is State.MET
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def exemplar_bar(self) -> float:
+        """the Exemplar bar: the fraction of reference throughput to exceed"""
+        return self.exemplar.bar
 
     def _summary(self) -> list[tuple[str, str]]:
         gpus = self.nodes * self.gpus_per_node

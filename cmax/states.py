@@ -11,6 +11,9 @@ category's evidence) to a state live here too, so a new status is added in one p
 The states, strongest claim first:
 
 - ``passed`` / ``failed``: decided by measured evidence against a stated bar;
+- ``met`` / ``not met``: a suite of results (the Exemplar suite) judged as a whole against
+  its bar: met when every result of every workload in it passes, not met when one fails or
+  cannot be told from the bar (``cmax/judgement/exemplar.py``);
 - ``inconclusive``: measured, but the confidence range straddles the bar;
 - ``measured``: scored from measured evidence (a category, which has no bar of its own);
 - ``declared``: the provider's own statement, not checked against evidence;
@@ -31,6 +34,8 @@ Tone = Literal["good", "warn", "bad", "neutral"]
 class State(enum.StrEnum):
     PASSED = "passed"
     FAILED = "failed"
+    MET = "met"
+    NOT_MET = "not_met"
     INCONCLUSIVE = "inconclusive"
     MEASURED = "measured"
     DECLARED = "declared"
@@ -53,7 +58,8 @@ class State(enum.StrEnum):
 
 
 _TONES: dict[State, Tone] = {
-    State.PASSED: "good", State.FAILED: "bad", State.INCONCLUSIVE: "warn",
+    State.PASSED: "good", State.FAILED: "bad", State.MET: "good", State.NOT_MET: "bad",
+    State.INCONCLUSIVE: "warn",
     State.MEASURED: "good", State.DECLARED: "warn", State.NOT_VERIFIED: "bad",
     State.NOT_EVALUATED: "neutral", State.NOT_SCORED: "neutral",
 }
@@ -61,6 +67,8 @@ _TONES: dict[State, Tone] = {
 _MEANINGS: dict[State, str] = {
     State.PASSED: "measured evidence meets the bar",
     State.FAILED: "measured evidence falls short of the bar",
+    State.MET: "every result of the suite passes its bar",
+    State.NOT_MET: "a result of the suite falls short of its bar or cannot be told from it",
     State.INCONCLUSIVE: "measured, but the 95% confidence range straddles the bar",
     State.MEASURED: "scored from measured evidence",
     State.DECLARED: "the provider's own statement, not checked against evidence",

@@ -54,6 +54,7 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
             "providers": [
                 {"provider": c.provider, "cluster": c.cluster, "gpu": c.gpu, "tier": c.tier,
                  "decision": decision(c), "score": c.score, "exemplar_pass": c.exemplar_pass,
+                 "exemplar_state": c.exemplar_state.value,
                  "ask_usd_per_gpu_hour": c.price.ask_usd_per_gpu_hour if c.price else None,
                  "usd_per_reference_gpu_hour":
                      c.price.usd_per_reference_gpu_hour if c.price else None,
@@ -69,7 +70,7 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
             "files": [str(f.resolve()) for f in files],
         })
         return
-    click.echo(f"{'provider':<18} {'gpu':<9} {'tier':<16} {'score':>6} {'exemplar':>9} "
+    click.echo(f"{'provider':<18} {'gpu':<9} {'tier':<16} {'score':>6} {'exemplar':>13} "
                f"{'quoted $/h':>11} {'ask $/h':>9} {'value $/h':>10}")
     for c in cards:
         quoted = f"{c.price.quoted_usd_per_gpu_hour:.2f}" if c.price else "-"
@@ -77,9 +78,9 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
                  if c.price and c.price.usd_per_reference_gpu_hour is not None else "-")
         ask = (f"{c.price.ask_usd_per_gpu_hour:.2f}"
                if c.price and c.price.ask_usd_per_gpu_hour is not None else "-")
-        exemplar = "met" if c.exemplar_pass else "not met"
+        exemplar = c.exemplar_state.label
         click.echo(f"{c.provider[:18]:<18} {c.gpu[:9]:<9} {c.tier:<16} {c.score:6.1f} "
-                   f"{exemplar:>9} {quoted:>11} {ask:>9} {value:>10}")
+                   f"{exemplar:>13} {quoted:>11} {ask:>9} {value:>10}")
     click.echo("(value $/h: $ per reference-grade GPU-hour, comparable within one GPU type only)")
     if result.ranked:
         basket = ", ".join(f"{k.replace(':', ' ')} at {result.scales[k]:,} GPUs"

@@ -17,6 +17,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from cmax.export.checks import BM01, Check
+from cmax.states import State
 
 if TYPE_CHECKING:
     from cmax.findings import Finding
@@ -33,7 +34,8 @@ class Policy:
 POLICIES: dict[str, Policy] = {p.name: p for p in (
     Policy("error", frozenset({"validate", "score"}), "any error finding"),
     Policy("warning", frozenset({"validate", "score"}), "any error or warning finding"),
-    Policy("exemplar", frozenset({"score"}), "the Exemplar-style suite is not met "
+    Policy("exemplar", frozenset({"score"}), "the Exemplar-style suite is not met or not "
+           "evaluated "
            f"(NVIDIA Requirements for AI Clouds {BM01})"),
     Policy("gate", frozenset({"score"}), "any gate failed"),
     Policy("gate-unevaluated", frozenset({"score"}),
@@ -123,8 +125,9 @@ def scorecard_trips(card: Scorecard, policy: str) -> str | None:
         severities = _severities(policy)
         return _counted(sum(card.finding_counts.get(s, 0) for s in severities), severities)
     if policy == "exemplar":
-        return None if card.exemplar_pass else (
-            f"the Exemplar-style suite is not met (bar {card.exemplar_bar:.0%})")
+        return None if card.exemplar_state is State.MET else (
+            f"the Exemplar-style suite is {card.exemplar_state.label} "
+            f"(bar {card.exemplar_bar:.0%})")
     if policy in ("gate", "gate-unevaluated"):
         bad = ("failed",) if policy == "gate" else ("failed", "not_evaluated")
         names = [f"{g.name} ({g.status})" for g in card.gates if g.status in bad]

@@ -62,6 +62,13 @@ def scorecard_text(card: Scorecard) -> list[str]:
             lines.append(f"  {w.workload[:22]:<22} {w.precision[:6]:<6} {w.num_gpus:>5} "
                          f"{_num(w.ratio):>7} {_ci(w.ci_low, w.ci_high):>13}  "
                          f"{verdict_label(w.verdict)}")
+    if card.exemplar.workloads:
+        lines += ["", f"Exemplar-style suite: {card.exemplar_state.label} (every run of each "
+                      f"workload above {card.exemplar_bar:.0%} of reference)"]
+        for sw in card.exemplar.workloads:
+            runs = ", ".join(f"{_num(r.ratio)} {verdict_label(r.verdict)}" for r in sw.runs)
+            lines.append(f"  {sw.workload[:22]:<22} {sw.precision[:6]:<6} {sw.num_gpus:>5}  "
+                         f"{sw.state.label:<13}  {len(sw.runs)} run(s): {runs}")
     if card.network:
         lines += ["", "Network (nccl-tests bus bandwidth, large messages)"]
         for n in card.network:

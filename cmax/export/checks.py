@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from cmax.states import State
+
 if TYPE_CHECKING:
     from cmax.findings import Finding
     from cmax.history.audit import AuditResult
@@ -41,6 +43,8 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
 }
 
 _VERDICT_STATUS: dict[str, Status] = {"pass": "passed", "fail": "failed"}
+_SUITE_STATUS: dict[State, Status] = {State.MET: "passed", State.NOT_MET: "failed",
+                                      State.NOT_EVALUATED: "skipped"}
 _GATE_STATUS: dict[str, Status] = {"passed": "passed", "failed": "failed"}
 _SEVERITY_STATUS: dict[str, Status] = {"error": "failed"}
 _EXEMPLAR_STATUS: dict[str, Status] = {"valid": "passed", "never": "skipped"}
@@ -110,15 +114,11 @@ def scorecard_checks(card: Scorecard) -> list[Check]:
     """The Exemplar-style suite, every gate, training workload, network row and MLPerf
     benchmark, then every finding."""
     checks = []
-    comparable = [w for w in card.workloads if w.verdict in _VERDICT_STATUS]
     checks.append(Check(
         id="cmax.score.exemplar-suite", suite="suite",
         name=f"Exemplar-style suite (bar {card.exemplar_bar:.0%} of reference)",
-        status=("passed" if card.exemplar_pass else "failed") if comparable else "skipped",
-        message=(f"{'met' if card.exemplar_pass else 'not met'}: "
-                 f"{sum(w.verdict == 'pass' for w in card.workloads)} of "
-                 f"{len(card.workloads)} workload(s) pass; tier {card.tier}")
-        if comparable else "no training run could be compared with a reference",
+        status=_SUITE_STATUS[card.exemplar_state],
+        message=f"{card.exemplar_state.label}: {card.exemplar.reason}; tier {card.tier}",
         requirements=REQUIREMENTS["exemplar-suite"]))
     for g in card.gates:
         gid = g.id or _slug(g.name.lower())

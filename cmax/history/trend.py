@@ -207,7 +207,8 @@ def _cluster_context(cluster: str, runs: list[RunPoint], items: list[DriftItem],
         "runs": [{
             "run": r.run_dir, "date": r.day.isoformat(), "tier": r.row["tier"],
             "score": f"{r.row['score']:.1f}",
-            "exemplar": "pass" if r.row["exemplar_pass"] else "fail",
+            "exemplar": {True: "met", False: "not met"}.get(r.row["exemplar_pass"],
+                                                             "not evaluated"),
             "audit_fail": (len(r.row["audit_fail"]) if r.row["audit_fail"] is not None
                            else "–"),
             "sla": ("–" if r.row["sla_met"] is None else ("met" if r.row["sla_met"]

@@ -366,7 +366,7 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
         {k: c.usd_per_million_tokens for k, c in best_by_key(costs).items()}, basket)
     steps.append(f"Context: tier {scorecard.tier} (score {scorecard.score:.1f}/100, rubric "
                  f"{scorecard.rubric}); Exemplar (performance only): "
-                 f"{'met' if scorecard.exemplar_pass else 'not met'}.")
+                 f"{scorecard.exemplar_state.label}.")
     return PriceAdvice(
         quoted_usd_per_gpu_hour=quoted, quote_currency=pricing.currency,
         quote_in_currency=(pricing.quote_per_gpu_hour if pricing.currency != "USD" else None),

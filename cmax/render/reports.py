@@ -277,6 +277,7 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["rank", "provider", "cluster", "tier", "decision", "score", "exemplar_pass",
+                     "exemplar_state",
                      "lowest_ratio", "network_ratio", "quoted_usd_per_gpu_hour",
                      "ask_usd_per_gpu_hour", "usd_per_reference_gpu_hour", "value_rank",
                      "serving_lowest_ratio", "serving_usd_per_million_output_tokens",
@@ -286,7 +287,8 @@ def leaderboard_csv(rows: Sequence[views.LeaderboardRow]) -> str:
         c = r.card
         writer.writerow([
             r.rank, csv_cell(c.provider), csv_cell(c.cluster), c.tier, r.decision, c.score,
-            c.exemplar_pass, "" if r.lowest_ratio is None else r.lowest_ratio,
+            "" if c.exemplar_pass is None else c.exemplar_pass, c.exemplar_state.value,
+            "" if r.lowest_ratio is None else r.lowest_ratio,
             "" if r.network_ratio is None else r.network_ratio,
             c.price.quoted_usd_per_gpu_hour if c.price else "",
             "" if c.price is None or c.price.ask_usd_per_gpu_hour is None

@@ -158,23 +158,9 @@ EXEMPLAR_SCOPE = ("Exemplar covers training throughput only (every suite workloa
 
 
 def exemplar_text(card: Scorecard) -> str:
-    """Why the Exemplar suite is in its state (the state itself is ``card.exemplar_state``)."""
-    bar = fmt.pct(card.exemplar_bar, 0)
-    compared = [w for w in card.workloads if w.ratio is not None]
-    passed = [w for w in compared if w.verdict == "pass"]
-    if card.exemplar_pass:
-        return (f"all {len(passed)} suite workloads are above {bar} of reference with 95% "
-                "confidence.")
-    if not card.workloads:
-        return "no training runs were provided."
-    if card.exemplar_state is State.NOT_EVALUATED:
-        return "no run could be compared with a reference result."
-    others = [w for w in card.workloads if w.verdict != "pass"]
-    detail = "; ".join(f"{_workload_line(w)} {fmt.verdict_label(w.verdict)}"
-                       for w in others[:3])
-    more = f" and {len(others) - 3} more" if len(others) > 3 else ""
-    return (f"{len(passed)} of {len(card.workloads)} workloads pass the {bar} bar "
-            f"({detail}{more}).")
+    """Why the Exemplar suite is in its state (the state itself is ``card.exemplar_state``):
+    the judgement's own reason, so every report says the same."""
+    return f"{card.exemplar.reason}."
 
 
 def _serving_key(card: Scorecard) -> KeyNumber:

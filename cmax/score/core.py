@@ -16,13 +16,14 @@ from cmax._about import __version__
 from cmax.case import resolve
 from cmax.evidence import Evidence
 from cmax.findings import Finding, count_findings, sort_findings
+from cmax.judgement.exemplar import judge_exemplar
 from cmax.reference.view import RefView
 from cmax.score.acceptance import unit_acceptance
 from cmax.score.inference import inference_results
 from cmax.score.mlperf import mlperf_results
 from cmax.score.network import network_results, uncounted
 from cmax.score.nodes import network_pairs, suspect_nodes
-from cmax.score.performance import exemplar_verdict, suite_throughput, workload_results
+from cmax.score.performance import suite_throughput, workload_results
 from cmax.score.rating import (
     RatingInputs,
     coverage_gate,
@@ -113,7 +114,7 @@ def score(
     manifest = evidence.manifest
     system = manifest.system
     workloads = workload_results(evidence, findings, reference, rubric)
-    exemplar_pass, exemplar_note = exemplar_verdict(workloads, rubric.performance.bar)
+    exemplar = judge_exemplar(workloads, rubric.performance.bar)
     network = uncounted(network_results(evidence, reference, rubric), uncounted_files(findings))
     pairs = network_pairs(evidence)
     mlperf = mlperf_results(evidence, reference, rubric, findings)
@@ -134,7 +135,7 @@ def score(
         storage=storage,
         quoted_usd_per_gpu_hour=manifest.pricing.usd_per_gpu_hour if manifest.pricing else None,
         throughput_ratio=throughput, market_usd_per_gpu_hour=market,
-        market_source=market_source, nodes=system.nodes,
+        market_source=market_source, nodes=system.nodes, exemplar=exemplar,
         audit_doubts=audit_doubts(findings) if audit is not None else (),
     )
     categories, total, by_score, gates, tier = _rate(inputs, rubric)
@@ -143,7 +144,7 @@ def score(
                          network=network, mlperf=mlperf)
     undeclared = (_rate(dataclasses.replace(inputs, declarations={}), rubric)
                   if manifest.declarations else None)
-    notes = [exemplar_note,
+    notes = [f"Exemplar: {exemplar.state.label}: {exemplar.reason}",
              f"weighted category score {total:.1f} → {by_score} under rubric {rubric.label} "
              f"(Platinum ≥ {rubric.tiers.Platinum:g}, Gold ≥ {rubric.tiers.Gold:g}, Silver ≥ "
              f"{rubric.tiers.Silver:g}, Bronze ≥ {rubric.tiers.Bronze:g})"]
@@ -178,7 +179,7 @@ def score(
         benchmark_date=manifest.benchmark.date, tier=tier, score=total, score_tier=by_score,
         tier_without_declarations=None if undeclared is None else undeclared[4],
         tier_thresholds=rubric.tiers.as_data(),
-        exemplar_pass=exemplar_pass, exemplar_bar=rubric.performance.bar,
+        exemplar=exemplar,
         workloads=workloads, network=network, network_pairs=pairs,
         suspect_nodes=suspect_nodes(evidence, pairs), mlperf=mlperf, inference=inference,
         storage=storage, checkpoint=checkpoint, reliability=reliability,

@@ -7,9 +7,10 @@ full); a point of a latency sweep is shown, never rated against a maximum-throug
 Of several offline results in one file (``--append-result``) the best is rated, as the
 reference reports the best configuration it found.
 
-A pass is earned: the verdict is ``pass`` only when the ratio reaches the performance bar
-*and* the result file itself states the GPU count the ratio divides by; vLLM records none, so
-a vLLM result's per-GPU figure rests on the manifest and is held at ``unverified``. A result
+A pass is earned: the verdict is ``pass`` only when the ratio is above the performance bar
+(``cmax/judgement/bar.py``, as for training) *and* the result file itself states the GPU count
+the ratio divides by; vLLM records none, so a vLLM result's per-GPU figure rests on the
+manifest and is held at ``unverified``. A result
 with an error finding (its numbers contradict themselves, requests failed) is ``invalid``.
 """
 
@@ -27,11 +28,12 @@ from cmax.evidence import entry_rows, stated_splits
 from cmax.findings import Finding
 from cmax.ingest.energy import telemetry_energy
 from cmax.ingest.formats.mlperf_inference import LATENCY_SCENARIOS
+from cmax.judgement.bar import against_bar, point_against_bar
 from cmax.manifest import InferenceSpec
 from cmax.reference.view import RefView
 from cmax.score.rubric import PerformanceRules
 from cmax.score.serving_curve import CurvePoint, interactivity, interpolate
-from cmax.score.stats import bootstrap_ci, geometric_mean, verdict_for
+from cmax.score.stats import bootstrap_ci, geometric_mean
 from cmax.scorecard import InferenceResult, ReferenceCurvePoint, ServingPoint
 from cmax.throughput import usd_per_million_tokens
 
@@ -358,9 +360,7 @@ def _verdict(ratio: float | None, ci: tuple[float, float] | None, comparison: st
         return "not_comparable"
     if ratio is None:
         return "no_reference"
-    verdict = verdict_for(*(ci or (ratio, ratio)), bar)
-    if ci is None and verdict == "inconclusive":  # a point estimate at exactly the bar
-        verdict = "pass"
+    verdict = against_bar(*ci, bar) if ci else point_against_bar(ratio, bar)
     if verdict == "fail":
         return "fail"
     return verdict if basis == "corroborated" else "unverified"

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING
 from cmax.evidence import Evidence
 from cmax.findings import Finding
 from cmax.ingest.formats.mlperf import relative_path
+from cmax.judgement.bar import against_bar
 from cmax.score.reference_api import ReferenceData
 from cmax.score.rubric import Rubric
-from cmax.score.stats import FloatArray, bootstrap_ci, verdict_for
+from cmax.score.stats import FloatArray, bootstrap_ci
 from cmax.scorecard import MlperfResult
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rub
 
         ci_low, ci_high = bootstrap_ci(times, stat, resamples=rules.bootstrap_resamples,
                                        confidence=rules.confidence, seed=rules.bootstrap_seed)
-        verdict = verdict_for(ci_low, ci_high, rubric.mlperf.bar)
+        verdict = against_bar(ci_low, ci_high, rubric.mlperf.bar)
         notes.append(f"{rules.confidence:.0%} CI {ci_low:.4f}-{ci_high:.4f} from the spread of "
                      f"{len(times)} converged runs (bootstrap of their mean); pass needs the "
                      f"whole interval above {rubric.mlperf.bar:.0%}")

@@ -16,11 +16,11 @@ import polars as pl
 
 from cmax.evidence import Evidence
 from cmax.ingest.formats._nccl_datatypes import rated_rows
+from cmax.judgement.bar import point_against_bar
 from cmax.reference.gpus import gpu_family, rack_scale_families
 from cmax.reference.network import gpu_applies
 from cmax.score.reference_api import ReferenceData, canonical_gpu, num, text
 from cmax.score.rubric import Rubric
-from cmax.score.stats import verdict_for
 from cmax.scorecard import NetworkResult
 
 WRONG_RESULTS_NOTE = "nccl-tests reported"
@@ -162,7 +162,7 @@ def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per
                      f"{_size_label(rubric.network.large_message_min_bytes)} needed to measure "
                      "large-message bandwidth")
     else:
-        verdict = verdict_for(ratio, ratio, rubric.network.bar)
+        verdict = point_against_bar(ratio, rubric.network.bar)
     return NetworkResult(**common, reference_busbw_gbps=ref_bw,
                          reference_source=source, ratio=round(ratio, 6), verdict=verdict,
                          notes=notes)

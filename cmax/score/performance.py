@@ -22,13 +22,14 @@ from cmax.coerce import as_float, as_int
 from cmax.evidence import Evidence
 from cmax.findings import Finding
 from cmax.ingest.energy import implausible_power, measured_energy, telemetry_energy
+from cmax.judgement.bar import against_bar, point_against_bar
 from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.resolved_runs import BaselineRow, ResolvedRun
 from cmax.score.rubric import Rubric
 from cmax.score.series import step_series
-from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean, verdict_for
-from cmax.score.verdicts import COMPARABLE_VERDICTS, rated, unverified_note
-from cmax.scorecard import Baseline, WorkloadResult
+from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean
+from cmax.score.verdicts import rated, unverified_note
+from cmax.scorecard import Baseline, Verdict, WorkloadResult
 from cmax.throughput import mfu as mfu_of
 from cmax.throughput import model_tflops as tflops_of
 from cmax.throughput import tokens_per_gpu_step, tokens_per_s_per_gpu
@@ -270,14 +271,15 @@ def score_run(
                      "(step time, tokens/s/GPU or model TFLOP/s/GPU)")
         return result("not_comparable")
     assert ratio is not None
+    verdict: Verdict
     if ci_low is not None and ci_high is not None:
-        verdict = verdict_for(ci_low, ci_high, rules.bar)
+        verdict = against_bar(ci_low, ci_high, rules.bar)
         notes.append(f"{rules.confidence:.0%} percentile bootstrap over {len(basis.samples)} "
                      f"step(s), {rules.bootstrap_resamples} resamples, seed "
                      f"{rules.bootstrap_seed}; pass needs the whole interval above "
                      f"{rules.bar:.0%} of reference")
     elif window.first == window.last:
-        verdict = verdict_for(ratio, ratio, rules.bar)
+        verdict = point_against_bar(ratio, rules.bar)
         notes.append("the reference recipe measures a single step: verdict from the point "
                      "estimate, no confidence interval")
     else:
@@ -318,45 +320,6 @@ def workload_results(
             out.append(score_run(run, case=case, findings=findings, reference=reference,
                                  rubric=rubric))
     return out
-
-
-def exemplar_verdict(results: Sequence[WorkloadResult], bar: float) -> tuple[bool, str]:
-    """NVIDIA Exemplar style: every suite workload has a passing run.
-
-    The suite is every (workload, precision, GPU count) in the bundle that has a reference
-    baseline; Exemplar asks for "a passing run for each workload in the suite" (DGXC v26.05+).
-    A configuration run several times is rated on all its runs, pooled: it passes when one
-    run passes and the geometric mean of every run's ratio (held or not) clears the bar, so
-    the best of several is not chosen alone (docs/scoring.md, "Runs of one configuration").
-    """
-    groups: dict[tuple[str, str, int], list[WorkloadResult]] = {}
-    for r in results:
-        if r.verdict == "no_reference":
-            continue
-        groups.setdefault((r.workload, r.precision, r.num_gpus), []).append(r)
-    if not groups:
-        return False, ("Exemplar: no workload with a reference baseline, so no suite to pass")
-    failing = []
-    for (w, p, n), runs in sorted(groups.items()):
-        pooled = pooled_ratio(runs)
-        if not any(r.verdict == "pass" for r in runs):
-            failing.append(f"{w} {p} {n} GPUs")
-        elif pooled is not None and pooled < bar:
-            failing.append(f"{w} {p} {n} GPUs (its {len(runs)} runs pool to {pooled:.3f})")
-    if failing:
-        return False, (f"Exemplar: {len(groups) - len(failing)} of {len(groups)} suite "
-                       f"workloads pass at > {bar:.0%} of reference; not passing: "
-                       + ", ".join(failing))
-    return True, (f"Exemplar: all {len(groups)} suite workloads have a passing run "
-                  f"(> {bar:.0%} of reference)")
-
-
-def pooled_ratio(runs: Sequence[WorkloadResult]) -> float | None:
-    """The geometric mean ratio of a configuration's runs that carry one (a run held at
-    unverified included: it was measured), or None when fewer than two do."""
-    ratios = [r.ratio for r in runs if r.ratio is not None and r.ratio > 0
-              and r.verdict in (*COMPARABLE_VERDICTS, "unverified")]
-    return geometric_mean(ratios) if len(ratios) >= 2 else None
 
 
 def suite_throughput(results: Sequence[WorkloadResult]) -> tuple[float | None, list[str]]:

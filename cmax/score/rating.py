@@ -26,6 +26,7 @@ from cmax.scorecard import (
     TIERS,
     CategoryScore,
     ComponentScore,
+    ExemplarJudgement,
     Gate,
     GateKind,
     InferenceResult,
@@ -38,6 +39,7 @@ from cmax.scorecard import (
     gentler,
     tier_rank,
 )
+from cmax.states import State
 
 UNKNOWN_OBSERVED = frozenset({"unknown", "not-found", "none", "n/a", "", "not-installed",
                               "not-present", "untested", "unavailable"})
@@ -67,6 +69,9 @@ class RatingInputs:
     market_source: str | None = None
     nodes: int = 0
     """the nodes the manifest claims ([system] nodes): the scale the fabric must be proven at"""
+    exemplar: ExemplarJudgement | None = None
+    """the Exemplar suite's one judgement (cmax/judgement/exemplar.py): the exemplar gate
+    reads it"""
     audit_doubts: Sequence[str] = ()
     """why the audit may decide no gate (contradictory, partial or foreign: validation's
     cmax.validate.audit_rules.AUDIT_CANNOT_DECIDE findings)"""
@@ -460,6 +465,11 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
     """(passed, reason) for a gate decided by scored results against the rubric's bar;
     (None, why) or None when no result can decide it."""
     kind = rule.measured
+    if kind == "exemplar":
+        judged = inputs.exemplar
+        if judged is None or judged.state is State.NOT_EVALUATED:
+            return None, (judged.reason if judged else "no Exemplar judgement")
+        return judged.state is State.MET, f"Exemplar suite {judged.state.label}: {judged.reason}"
     if kind == "training":
         bar = rubric.performance.bar
         # an unverified run counts as one that does not pass (its claims are not earned)

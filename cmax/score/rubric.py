@@ -196,7 +196,9 @@ class GateRule(_Strict):
     evaluated ("pass" is the older spelling of "not_evaluated": no evidence never passes).
     A ``measured`` gate is decided by the scored results against the rubric's bar
     (``training``: [performance] bar, ``network``: [network] bar): ``require = "all"`` fails
-    unless every comparable result meets it, ``"any"`` fails only when none does."""
+    unless every comparable result meets it, ``"any"`` fails only when none does. An
+    ``exemplar`` gate reads the Exemplar suite's one judgement (``cmax/judgement/exemplar.py``):
+    met passes, not met fails, not evaluated leaves the gate not evaluated."""
 
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
@@ -206,7 +208,7 @@ class GateRule(_Strict):
     fail_statuses: list[GradedStatus] = Field(default_factory=_default_fail)
     keys: list[str] = Field(default_factory=list)
     allowed_gpus: list[str] = Field(default_factory=list)
-    measured: Literal["training", "network"] | None = None
+    measured: Literal["exemplar", "training", "network"] | None = None
     require: Literal["all", "any"] = "all"
     missing: Literal["fail", "not_evaluated", "pass"] = "not_evaluated"
     # overrides [scoring] not_evaluated_cap for this gate (e.g. a performance gate, so that

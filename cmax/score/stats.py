@@ -1,4 +1,5 @@
-"""Bootstrap confidence intervals and the pass / fail / inconclusive rule.
+"""Bootstrap confidence intervals and the points a ratio earns (the pass / fail /
+inconclusive rule is :mod:`cmax.judgement.bar`).
 
 The reference recipes report a mean over a fixed window of steps; a provider's mean over the
 same window is itself uncertain, and with ten steps that uncertainty is often a few percent,
@@ -39,17 +40,6 @@ def bootstrap_ci(
     alpha = (1.0 - confidence) / 2.0
     low, high = np.percentile(stats, [100.0 * alpha, 100.0 * (1.0 - alpha)])
     return float(low), float(high)
-
-
-def verdict_for(low: float, high: float, bar: float) -> str:
-    """pass when the whole interval is above the bar (NVIDIA: "> 95 %"), fail when it is
-    wholly below, inconclusive when it straddles or touches it. A point estimate is the
-    degenerate interval (low == high)."""
-    if low > bar:
-        return "pass"
-    if high < bar:
-        return "fail"
-    return "inconclusive"
 
 
 def ratio_score(ratio: float, floor: float) -> float:

@@ -59,7 +59,8 @@ def test_demo_rates_the_serving_sample(demo: tuple[Path, dict[str, object]]) -> 
     out, result = demo
     providers = {p["provider"]: p for p in result["providers"]}  # type: ignore[attr-defined]
     halcyon = providers["Halcyon Serve"]
-    assert halcyon["exemplar_pass"] is False  # no training suite: not met, never passed
+    # no training suite: not evaluated (null), never passed, never failed
+    assert halcyon["exemplar_pass"] is None and halcyon["exemplar_state"] == "not_evaluated"
     assert 3.40 * 0.96 < halcyon["ask_usd_per_gpu_hour"] < 3.40
     card = json.loads((out / "halcyon-serve-halcyon-h200-serve.scorecard.json").read_text())
     verdicts = [r["verdict"] for r in card["inference"]]

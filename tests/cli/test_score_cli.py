@@ -90,7 +90,7 @@ def test_score_text_summary(monkeypatch: pytest.MonkeyPatch,
     _stub(monkeypatch, step=9.0)
     assert main(["score", "bundle", "--format", "text"]) == 0
     out = capsys.readouterr().out
-    assert "Exemplar-style suite: passed" in out and "llama3.1-70b" in out
+    assert "Exemplar-style suite: met" in out and "llama3.1-70b" in out
     assert "Categories" in out and "Gates" in out and "ask $2.10" in out
 
 

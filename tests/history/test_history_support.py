@@ -16,12 +16,14 @@ from cmax.scorecard import (
     AuditCheck,
     AuditSummary,
     Baseline,
+    ExemplarJudgement,
     NetworkResult,
     ReliabilityResult,
     Scorecard,
     SlaResult,
     WorkloadResult,
 )
+from cmax.states import State
 
 # (workload, precision, num_gpus, ratio, ci_low, ci_high) or with a 7th item: baseline id
 WorkloadSpec = list[Any]
@@ -101,7 +103,9 @@ def make_card(
         cmax_version="0.1.0", reference_release=release, rubric="clustermax-2.0",
         provider=provider, cluster=cluster, gpu="h100-sxm", nodes=64, gpus_per_node=8,
         benchmark_date=dt.date.fromisoformat(date), tier=tier,  # type: ignore[arg-type]
-        score=score, exemplar_pass=exemplar_pass, exemplar_bar=0.95, workloads=results,
+        score=score, exemplar=ExemplarJudgement(
+            state=State.MET if exemplar_pass else State.NOT_MET, bar=0.95,
+            reason="as the test's history states"), workloads=results,
         network=nets, reliability=reliability, sla=sla_result, audit=audit,
     )
 

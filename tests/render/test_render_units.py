@@ -137,11 +137,11 @@ def test_headline_findings_rank_by_severity_then_validator_order() -> None:
 
 def test_exemplar_text() -> None:
     assert views.exemplar_text(make_strong_scorecard()).startswith("all 2 suite workloads")
-    assert make_strong_scorecard().exemplar_state is State.PASSED
-    assert make_scorecard().exemplar_state is State.FAILED
+    assert make_strong_scorecard().exemplar_state is State.MET
+    assert make_scorecard().exemplar_state is State.NOT_MET
     text = views.exemplar_text(make_scorecard())
-    assert text == ("1 of 2 workloads pass the 95% bar "
-                    "(llama3.1-70b BF16 · 512 GPUs inconclusive).")
+    assert text == ("1 of 2 suite workloads meet the bar (> 95% of reference) on all their "
+                    "runs; not met: llama3.1-70b bf16 512 GPUs (0.948 inconclusive).")
 
 
 def test_leaderboard_orders_by_tier_then_score() -> None:

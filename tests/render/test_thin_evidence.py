@@ -10,6 +10,7 @@ import pytest
 
 from cmax.cli import main, report_cmd
 from cmax.findings import Finding, count_findings
+from cmax.judgement.exemplar import judge_exemplar
 from cmax.render import reports, views
 from cmax.scorecard import CategoryScore, Scorecard
 from cmax.states import State
@@ -30,7 +31,8 @@ def thin_card() -> Scorecard:
         "goodput_loss_usd": 0.0, "drivers": [], "reasoning": []})
     return card.model_copy(update={
         "workloads": runs, "network": [], "mlperf": [], "reliability": None, "sla": None,
-        "audit": None, "exemplar_pass": False, "score": 0.0, "tier": "Underperforming",
+        "audit": None, "exemplar": judge_exemplar(runs, 0.95), "score": 0.0,
+        "tier": "Underperforming",
         "score_tier": "Underperforming", "gates": [], "findings": errors,
         "finding_counts": count_findings(errors), "price": price, "suspect_nodes": [],
         "categories": [CategoryScore(name="networking", score=0, weight=0, verified=False)]})

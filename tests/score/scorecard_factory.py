@@ -19,6 +19,7 @@ import random
 from typing import Any
 
 from cmax.findings import Finding, count_findings
+from cmax.judgement.exemplar import judge_exemplar
 from cmax.scorecard import (
     AuditCheck,
     AuditSummary,
@@ -85,6 +86,9 @@ AUDIT_ROWS: tuple[tuple[str, str, str, str, str | None, str | None], ...] = (
     ("software.perf.perfEventParanoid", "software", "perf-access", "WARNING", "4", "<= 2"),
     ("storage.rwxStatus", "storage", "csi-rwx", "SKIPPED", "n/a for slurm", None),
 )
+
+BAR = 0.95
+"""The shipped rubric's [performance] bar, which every workload here is judged against."""
 
 
 def _sha(text: str) -> str:
@@ -401,8 +405,7 @@ def make_scorecard(**overrides: Any) -> Scorecard:
         score=85.3,
         score_tier="Gold",
         tier_thresholds=THRESHOLDS,
-        exemplar_pass=False,
-        exemplar_bar=0.95,
+        exemplar=judge_exemplar([fp8, bf16], BAR),
         workloads=[fp8, bf16],
         network=[network()],
         mlperf=[MlperfResult(benchmark="llama31_8b", submitter="Example Cloud",
@@ -421,6 +424,14 @@ def make_scorecard(**overrides: Any) -> Scorecard:
                         for i, (p, k) in enumerate(evidence)],
         price=price([fp8, bf16], rel.goodput_ratio, sla.credit_pct),
     )
+    return with_overrides(card, overrides)
+
+
+def with_overrides(card: Scorecard, overrides: dict[str, Any]) -> Scorecard:
+    """The card with ``overrides``; new workloads are judged for the Exemplar suite again,
+    as score does, unless the override gives the judgement."""
+    if "workloads" in overrides and "exemplar" not in overrides:
+        overrides = {**overrides, "exemplar": judge_exemplar(overrides["workloads"], BAR)}
     return card.model_copy(update=overrides) if overrides else card
 
 
@@ -440,7 +451,6 @@ def make_weak_scorecard(**overrides: Any) -> Scorecard:
         tier="Underperforming",
         score=58.1,
         score_tier="Bronze",
-        exemplar_pass=False,
         workloads=[fp8],
         network=[net],
         mlperf=[],
@@ -453,7 +463,7 @@ def make_weak_scorecard(**overrides: Any) -> Scorecard:
         finding_counts=count_findings(found),
         price=price([fp8], rel.goodput_ratio, 25.0),
     )
-    return card.model_copy(update=overrides) if overrides else card
+    return with_overrides(card, overrides)
 
 
 def make_strong_scorecard(**overrides: Any) -> Scorecard:
@@ -469,7 +479,6 @@ def make_strong_scorecard(**overrides: Any) -> Scorecard:
         tier="Gold",
         score=87.7,
         score_tier="Gold",
-        exemplar_pass=True,
         workloads=[fp8, bf16],
         reliability=rel,
         sla=SlaResult(contracted_uptime_pct=99.9, measured_uptime_pct=99.95, met=True,
@@ -477,7 +486,7 @@ def make_strong_scorecard(**overrides: Any) -> Scorecard:
         gates=gates()[:4],
         price=price([fp8, bf16], rel.goodput_ratio, 0.0),
     )
-    return card.model_copy(update=overrides) if overrides else card
+    return with_overrides(card, overrides)
 
 
 def make_minimal_scorecard(**overrides: Any) -> Scorecard:
@@ -495,10 +504,9 @@ def make_minimal_scorecard(**overrides: Any) -> Scorecard:
         tier="Bronze",
         score=40.0,
         tier_thresholds=THRESHOLDS,
-        exemplar_pass=False,
-        exemplar_bar=0.95,
+        exemplar=judge_exemplar([], BAR),
     )
-    return card.model_copy(update=overrides) if overrides else card
+    return with_overrides(card, overrides)
 
 
 HOSTILE_PROVIDER = '<script>alert(1)</script>'

@@ -7,10 +7,13 @@ import polars as pl
 import pytest
 
 from cmax.findings import Finding
+from cmax.judgement.bar import against_bar
+from cmax.judgement.exemplar import judge_exemplar
 from cmax.score import load_rubric
-from cmax.score.performance import exemplar_verdict, suite_throughput, workload_results
-from cmax.score.stats import bootstrap_ci, geometric_mean, verdict_for
+from cmax.score.performance import suite_throughput, workload_results
+from cmax.score.stats import bootstrap_ci, geometric_mean
 from cmax.scorecard import WorkloadResult
+from cmax.states import State
 from tests.fakes import FakeReference
 from tests.score.score_fakes import (
     baseline,
@@ -200,20 +203,20 @@ def test_exemplar_needs_every_suite_workload_to_pass() -> None:
     runs = [run_row("runs[0]"), run_row("runs[1]", precision="fp8", log="training/run1.log")]
     steps = flat_steps("runs[0]", 10.0) + flat_steps("runs[1]", 10.0, log="training/run1.log")
     results = workload_results(evidence(runs=runs, steps=steps), [], ref, RUBRIC)
-    ok, why = exemplar_verdict(results, 0.95)
+    judged = judge_exemplar(results, 0.95)
     assert [r.verdict for r in results] == ["pass", "fail"]
-    assert not ok and "llama3.1-70b fp8 64 GPUs" in why
-    assert exemplar_verdict(results[:1], 0.95)[0] is True
-    assert exemplar_verdict([], 0.95)[0] is False
+    assert judged.state is State.NOT_MET and "llama3.1-70b fp8 64 GPUs" in judged.reason
+    assert judge_exemplar(results[:1], 0.95).state is State.MET
+    assert judge_exemplar([], 0.95).state is State.NOT_EVALUATED
     # geometric mean of 1.0 and 0.9
     t, lines = suite_throughput(results)
     assert t == pytest.approx(0.9 ** 0.5) and len(lines) == 2
 
 
 def test_stats_helpers() -> None:
-    assert verdict_for(0.96, 0.99, 0.95) == "pass"
-    assert verdict_for(0.90, 0.94, 0.95) == "fail"
-    assert verdict_for(0.94, 0.96, 0.95) == "inconclusive"
+    assert against_bar(0.96, 0.99, 0.95) == "pass"
+    assert against_bar(0.90, 0.94, 0.95) == "fail"
+    assert against_bar(0.94, 0.96, 0.95) == "inconclusive"
     assert geometric_mean([2.0, 0.5]) == pytest.approx(1.0)
     lo, hi = bootstrap_ci([1.0, 2.0, 3.0], lambda m: m, resamples=500, confidence=0.9, seed=1)
     assert 1.0 <= lo < 2.0 < hi <= 3.0
@@ -245,7 +248,7 @@ def test_a_pass_resting_on_declarations_alone_is_unverified() -> None:
     assert "model llama3.1-70b (declared)" in note and "precision bf16 (declared)" in note
     assert "Submit the whole log, including its configuration header" in note
     # not passing for the Exemplar suite, and nothing for the price
-    assert exemplar_verdict(results, RUBRIC.performance.bar)[0] is False
+    assert judge_exemplar(results, RUBRIC.performance.bar).state is State.NOT_EVALUATED
     assert suite_throughput(results) == (None, [])
 
 

@@ -14,6 +14,7 @@ import polars as pl
 from cmax.findings import Finding
 from cmax.hosts import Witness
 from cmax.pipeline import load
+from cmax.states import State
 from cmax.validate import validate
 from cmax.validate.cluster_hosts import foreign_witnesses
 from tests.fakes import FakeReference
@@ -335,7 +336,7 @@ def test_a_newer_container_is_another_configuration(tmp_path: Path) -> None:
 
 
 def test_a_configuration_is_rated_on_all_its_runs() -> None:
-    from cmax.score.performance import exemplar_verdict
+    from cmax.judgement.exemplar import judge_exemplar
     from cmax.scorecard import WorkloadResult
 
     def run(ratio: float, verdict: str) -> WorkloadResult:
@@ -343,9 +344,12 @@ def test_a_configuration_is_rated_on_all_its_runs() -> None:
                               log="t.log", status="success", steps_total=50, ratio=ratio,
                               verdict=verdict, bar=0.95)
 
-    ok, why = exemplar_verdict([run(1.02, "pass"), run(0.85, "fail"), run(0.86, "fail")], 0.95)
-    assert not ok and "its 3 runs pool to 0.907" in why
-    assert exemplar_verdict([run(1.02, "pass"), run(0.99, "inconclusive")], 0.95)[0]
+    judged = judge_exemplar([run(1.02, "pass"), run(0.85, "fail"), run(0.86, "fail")], 0.95)
+    assert judged.state is State.NOT_MET and "its 3 runs pool to 0.907" in judged.reason
+    assert judge_exemplar([run(1.02, "pass"), run(0.99, "inconclusive")], 0.95).state is State.MET
+    # no run fails, yet a lucky pass among slow held runs pools below the bar
+    assert judge_exemplar([run(1.02, "pass"), run(0.86, "unverified"), run(0.85, "unverified")],
+                          0.95).state is State.NOT_MET
 
 
 # --- logs cmax ships ------------------------------------------------------------------------
