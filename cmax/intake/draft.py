@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 from cmax.errors import CmaxError, EvidenceError
 from cmax.intake import toml_text
 from cmax.intake.facts import PackageFacts, PackageJob
-from cmax.intake.llmb import FRAMEWORKS, MODEL_NAMES, LlmbJob, Package, launch_date, nodes_for
+from cmax.intake.llmb import (
+    FRAMEWORKS,
+    MODEL_NAMES,
+    LlmbJob,
+    Package,
+    launch_date,
+    launch_time,
+    nodes_for,
+)
 
 if TYPE_CHECKING:
     from cmax.reference import Reference
@@ -184,7 +192,7 @@ def _package_job(job: LlmbJob, run_key: str) -> PackageJob:
         dtype=str(job.get("model_info.dtype")).lower(), scale=int(job.get("model_info.scale")),
         recipe_release=None if release is None else str(release),
         images=tuple(str(i) for i in images) if isinstance(images, list) else (),
-        launched=launch_date(job), unit=job.unit)
+        launched=launch_date(job), unit=job.unit, launched_at=launch_time(job))
 
 
 def _where(jobs: list[LlmbJob], key: str) -> str:

@@ -20,6 +20,8 @@ class PackageJob:
     images: tuple[str, ...]
     launched: dt.date | None
     unit: str = ""  # its package's folder in a bundle of several scalable units, else ""
+    # job_info.launch_time (llmb-run's clock at submission): job ids rise with it
+    launched_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True)

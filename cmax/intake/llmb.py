@@ -276,11 +276,18 @@ def read_package_at(root: Path, under: Path, *, kind: str) -> Package:
 
 
 def launch_date(job: LlmbJob) -> dt.date | None:
+    when = launch_time(job)
+    return None if when is None else when.date()
+
+
+def launch_time(job: LlmbJob) -> dt.datetime | None:
+    """``job_info.launch_time`` (ISO; read as UTC when it names no zone), else None."""
     text = str(job.get("job_info.launch_time") or "")
     try:
-        return dt.datetime.fromisoformat(text).date()
+        when = dt.datetime.fromisoformat(text)
     except ValueError:
         return None
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
 
 
 def nodes_for(scale: int, gpus_per_node: int) -> int:

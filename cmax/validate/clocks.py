@@ -27,6 +27,7 @@ from collections.abc import Iterator
 import polars as pl
 
 from cmax.coerce import as_float, as_int
+from cmax.evidence import JOBS_SCHEMA, conform
 from cmax.findings import Finding
 from cmax.hosts import host_stem, witnesses
 from cmax.validate.context import Context, RunView, run_finding
@@ -221,9 +222,27 @@ def _runs(ctx: Context, jobs: pl.DataFrame) -> Iterator[Finding]:
         yield from _span(view, job)
 
 
+def package_jobs(ctx: Context) -> pl.DataFrame:
+    """An llmb-run package's jobs as job rows: the id and llmb-run's launch time (its clock at
+    submission), one group per scalable unit."""
+    package = ctx.case.package
+    rows = [{"job_id": str(j.job_id), "cluster": j.unit or None,
+             "submit_s": j.launched_at.timestamp(), "source_file": j.config}
+            for j in (package.jobs if package is not None else ()) if j.launched_at]
+    frame = pl.DataFrame(rows, schema_overrides=JOBS_SCHEMA) if rows else pl.DataFrame(
+        schema=JOBS_SCHEMA)
+    return conform(frame, JOBS_SCHEMA).with_columns(
+        pl.lit("llmb-run package").alias("source_file"))
+
+
 def _order(ctx: Context, jobs: pl.DataFrame) -> Iterator[Finding]:
     """Adjacent jobs by id whose submit times go back (per accounting file and cluster)."""
     run_of = {v.get_str("job_id"): v for v in ctx.runs if v.get_str("job_id")}
+    package = ctx.case.package
+    for job in package.jobs if package is not None else ():
+        view = next((v for v in ctx.runs if v.run_id == job.run_key), None)
+        if view is not None:
+            run_of.setdefault(str(job.job_id), view)
     numbered = jobs.filter(pl.col("submit_s").is_not_null()
                            & pl.col("job_id").str.contains(r"^\d+$")).with_columns(
         pl.col("job_id").cast(pl.Int64).alias("_n"))
@@ -287,6 +306,9 @@ def _clusters(ctx: Context, jobs: pl.DataFrame) -> Iterator[Finding]:
 def check(ctx: Context) -> Iterator[Finding]:
     for view in ctx.runs:
         yield from _run_clock(view)
+    launched = package_jobs(ctx)
+    if launched.height > 1:
+        yield from _order(ctx, launched)
     jobs = ctx.tables["jobs"]
     if jobs.is_empty():
         return

@@ -375,3 +375,30 @@ def test_the_index_of_shipped_logs_is_in_step_with_the_samples() -> None:
     done = subprocess.run([sys.executable, str(REPO / "tools" / "write_known_logs.py"),
                            "--check"], capture_output=True, check=False)
     assert done.returncode == 0, "run python tools/write_known_logs.py"
+
+
+def _package_jobs(launch_hours: list[int]) -> object:
+    import datetime as dt
+
+    from cmax.intake.facts import PackageFacts, PackageJob
+
+    start = dt.datetime(2026, 9, 14, 8, tzinfo=dt.UTC)
+    jobs = tuple(PackageJob(job_id=100 + i, run_key=f"runs[{i}]", config=f"j{i}/llmb-config.yaml",
+                            suite_key="pretrain_llama3.1_405b", dtype="bf16", scale=512,
+                            recipe_release="26.08", images=(), launched=start.date(),
+                            launched_at=start + dt.timedelta(hours=h))
+                 for i, h in enumerate(launch_hours))
+    return PackageFacts(kind="llmb-run archive", gpu_type="h100", jobs=jobs)
+
+
+def test_a_renumbered_job_of_an_llmb_package_breaks_the_order(tmp_path: Path) -> None:
+    """llmb-run rates the highest job id of a configuration: the first run's job (launched
+    first) renumbered 102 above jobs launched after it. In order, the package is clean."""
+    reference = FakeReference(network=NETWORK)
+    ev = HonestBundle().build(tmp_path / "a")
+    ev.package = _package_jobs([2, 3, 0])  # type: ignore[assignment]
+    hits = [f for f in validate(ev, reference) if f.rule == "crossfile.job-order"]
+    assert [f.run_id for f in hits] == ["runs[2]"] and "job 102" in hits[0].message
+    ev = HonestBundle().build(tmp_path / "b")
+    ev.package = _package_jobs([0, 1, 2])  # type: ignore[assignment]
+    assert "crossfile.job-order" not in _rules(validate(ev, reference))
