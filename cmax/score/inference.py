@@ -154,7 +154,7 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
         # a latency sweep against the curve: each point at its own interactivity
         ratio = geometric_mean([p.ratio for p in on_curve if p.ratio])
         best = _best_capped(rows, on_curve, spec)
-        fields.update(comparison="curve", reference_source=str(curve_rows[0]["source"]),
+        fields.update(comparison="curve", reference_source=_curve_source(curve_rows),
                       reference_setup=_setup(curve_rows[0]))
         ci = _ci([p.ratio for p in on_curve if p.ratio], rules)
         outside = len([p for p in points if _capped_point(p)]) - len(on_curve)
@@ -268,6 +268,16 @@ def _ratio_at(best: dict[str, Any], on_curve: Sequence[ServingPoint],
               spec: InferenceSpec) -> float:
     rate = round(_per_gpu(best, spec), 4)
     return next(p.ratio for p in on_curve if p.output_tok_s_per_gpu == rate and p.ratio)
+
+
+def _curve_source(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Where a curve is published: its first row's source, and how many runs the others add
+    (a Pareto front joins the best configuration of several runs; each row names its own)."""
+    sources = list(dict.fromkeys(str(r["source"]) for r in rows))
+    if len(sources) == 1:
+        return sources[0]
+    return (f"{sources[0]}; the curve's {len(rows)} points come from {len(sources)} published "
+            "runs, each named in reference/inference.csv")
 
 
 def _setup(row: Mapping[str, Any]) -> str:

@@ -469,3 +469,14 @@ def test_telemetry_of_more_working_gpus_than_declared_is_an_error(
         assert res["verdict"] == "invalid"
     else:
         assert hits == []
+
+
+def test_a_curve_of_several_runs_names_that_it_joins_them() -> None:
+    """Halcyon's DeepSeek-R1 sweep sits on InferenceX's H200 front: three points of two runs
+    (TensorRT-LLM at concurrency 64, SGLang at 4 and 8)."""
+    from tests.paths import SAMPLES
+
+    sweep = assess(SAMPLES / "halcyon-serve").inference[2]
+    assert sweep.comparison == "curve"
+    assert str(sweep.reference_source).endswith(
+        "the curve's 3 points come from 2 published runs, each named in reference/inference.csv")
