@@ -211,23 +211,27 @@ def _documents(card: Scorecard, slug: str) -> ScorecardDocuments:
 
 def render_scorecard(card: Scorecard, slug: str, out_dir: Path, *,
                      pdf: bool = True, paper: str = DEFAULT_PAPER) -> list[Path]:
-    """``<slug>.scorecard.{json,html,pdf}`` on ``paper``; the PDF carries the JSON and
-    findings CSV."""
+    """``<slug>.scorecard.{json,html,pdf}`` and ``<slug>.findings.csv`` on ``paper``; the PDF
+    carries the JSON and the findings CSV too (the CSV beside it is for a spreadsheet, with
+    or without the PDF)."""
     documents = _documents(card, slug)
     card_json = scorecard_json(card)
+    found_csv = findings_csv(card)
     paths = [out_dir / f"{slug}.scorecard.{ext}" for ext in ("json", "html", "pdf")]
+    table = out_dir / f"{slug}.findings.csv"
     write_text_atomic(card_json, paths[0])
     write_text_atomic(on_paper(documents.html, paper), paths[1])
+    write_text_atomic(found_csv, table)
     if not pdf:
-        return paths[:2]
+        return [*paths[:2], table]
     document = layout(on_paper(documents.pdf, paper))
     write_document(document, paths[2], pdf_variant=DEFAULT_VARIANT, attachments=[
         PdfAttachment(f"{slug}.scorecard.json", card_json.encode("utf-8"),
                       "cmax scorecard (JSON, schema from `cmax schema`)"),
-        PdfAttachment(f"{slug}.findings.csv", findings_csv(card).encode("utf-8"),
+        PdfAttachment(f"{slug}.findings.csv", found_csv.encode("utf-8"),
                       "all validation findings (CSV)"),
     ])
-    return paths
+    return [*paths, table]
 
 
 def _fitted_brief(card: Scorecard, peers: Sequence[Scorecard], paper: str) -> tuple[str, Any]:
@@ -345,16 +349,18 @@ def render_leaderboard(pairs: Sequence[tuple[str, Scorecard]], out_dir: Path,
     if chart_uris is None:
         chart_uris = leaderboard_charts(cards, labels)
     paths = [out_dir / "leaderboard.html", out_dir / "leaderboard.pdf"]
+    table = out_dir / "leaderboard.csv"
+    rows_csv = leaderboard_csv(rows)
     write_text_atomic(on_paper(leaderboard_html(rows, "html", chart_uris, rank_by), paper),
                       paths[0])
+    write_text_atomic(rows_csv, table)
     if not pdf:
-        return paths[:1]
+        return [paths[0], table]
     document = layout(on_paper(leaderboard_html(rows, "pdf", chart_uris, rank_by), paper))
     write_document(document, paths[1], pdf_variant=DEFAULT_VARIANT, attachments=[
-        PdfAttachment("leaderboard.csv", leaderboard_csv(rows).encode("utf-8"),
-                      "leaderboard rows (CSV)"),
+        PdfAttachment("leaderboard.csv", rows_csv.encode("utf-8"), "leaderboard rows (CSV)"),
     ])
-    return paths
+    return [*paths, table]
 
 
 def _check_out_dir(out_dir: Path) -> None:

@@ -34,6 +34,10 @@ def test_report_no_pdf_writes_html_and_json_only(tmp_path: Path) -> None:
     assert "leaderboard.html" in names
     assert len([n for n in names if n.endswith(".brief.html")]) == 2
     assert len([n for n in names if n.endswith(".scorecard.json")]) == 2
+    # the CSV tables a PDF attaches are written beside the HTML too, for a spreadsheet
+    assert "leaderboard.csv" in names
+    assert len([n for n in names if n.endswith(".findings.csv")]) == 2
+    assert (out / "leaderboard.csv").read_text().startswith("rank,provider,cluster,tier,")
     assert "weasyprint imported: False" in proc.stdout
 
 

@@ -64,8 +64,9 @@ def test_writes_every_report_sorted(rendered: tuple[Path, list[Path], list[str]]
     names = [p.name for p in paths]
     expected = sorted(
         [f"{s}.{k}" for s in (REF, MIN) for k in
-         ("scorecard.json", "scorecard.html", "scorecard.pdf", "brief.html", "brief.pdf")]
-        + ["leaderboard.html", "leaderboard.pdf"]
+         ("scorecard.json", "scorecard.html", "scorecard.pdf", "brief.html", "brief.pdf",
+          "findings.csv")]
+        + ["leaderboard.html", "leaderboard.pdf", "leaderboard.csv"]
     )
     assert names == expected
     assert paths == sorted(paths)
