@@ -55,8 +55,8 @@ def test_text_output_is_one_path_per_line(
     lines = capsys.readouterr().out.splitlines()
     assert [Path(line).name for line in lines] == [
         "bare-metal-ltd-bm-1.brief.html", "bare-metal-ltd-bm-1.brief.pdf",
-        "bare-metal-ltd-bm-1.findings.csv", "bare-metal-ltd-bm-1.scorecard.html", "bare-metal-ltd-bm-1.scorecard.json",
-        "bare-metal-ltd-bm-1.scorecard.pdf",
+        "bare-metal-ltd-bm-1.findings.csv", "bare-metal-ltd-bm-1.scorecard.html",
+        "bare-metal-ltd-bm-1.scorecard.json", "bare-metal-ltd-bm-1.scorecard.pdf",
     ]
 
 
