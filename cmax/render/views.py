@@ -21,6 +21,7 @@ from cmax.scorecard import (
     ComponentScore,
     Gate,
     Scorecard,
+    SlaResult,
     Tier,
     WorkloadResult,
     tier_rank,
@@ -29,10 +30,20 @@ from cmax.states import State, Tone, verdict_label
 
 AUDIT_ORDER = {"FAIL": 0, "WARNING": 1, "SKIPPED": 2, "PASS": 3}
 
-_SLA_WITNESS = {"incident log": "the provider's incident log",
-                "monitoring": "the buyer's monitoring",
+_SLA_WITNESS = {"monitoring": "the buyer's monitoring",
                 "both": "the buyer's monitoring and the incident log"}
-"""What an SLA figure rests on, in the report's words (cmax/monitoring/combine.py)."""
+"""What an SLA figure rests on where the buyer's monitoring is a witness, in the report's words
+(cmax/monitoring/combine.py); a figure from the incident log alone reads as it always did."""
+
+
+def _sla_witness(sla: SlaResult) -> str:
+    """``; witness: ...; in breach: ...`` for an SLA the monitoring witnessed, else nothing."""
+    if sla.witness not in _SLA_WITNESS:
+        return ""
+    nodes = sla.nodes_in_breach
+    breach = (f"; in breach: {', '.join(nodes[:3])}"
+              + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")) if nodes else ""
+    return f"; witness: {_SLA_WITNESS[sla.witness]}{breach}"
 
 
 @dataclass(frozen=True)
@@ -251,10 +262,7 @@ def key_numbers(card: Scorecard) -> list[KeyNumber]:
                else f"missed, {fmt.pct_value(sla.credit_pct, None)} service credit owed")
             + (f"; {sla.node_months_below} of {sla.node_months} node-months below"
                if sla.node_months else "")
-            + f"; witness: {_SLA_WITNESS[sla.witness]}"
-            + (f"; in breach: {', '.join(sla.nodes_in_breach[:4])}"
-               + (f" and {len(sla.nodes_in_breach) - 4} more"
-                  if len(sla.nodes_in_breach) > 4 else "") if sla.nodes_in_breach else ""),
+            + _sla_witness(sla),
             "good" if sla.met else "bad",
         ))
     else:
