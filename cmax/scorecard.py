@@ -536,7 +536,8 @@ class CategoryScore(_Model):
 
 
 GateStatus = Literal["passed", "failed", "not_evaluated", "declared"]
-GateKind = Literal["exemplar", "training", "network", "audit", "declarations", "gpu", "coverage"]
+GateKind = Literal["exemplar", "training", "serving", "network", "audit", "declarations", "gpu",
+                   "coverage"]
 """What decides a gate: measured training or network results against the rubric's bar,
 ClusterMAX audit checks (declarations when no check is conclusive), declarations only, the
 GPU model, or the share of category weight with evidence."""

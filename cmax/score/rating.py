@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from cmax.score.network import WRONG_RESULTS_NOTE
-from cmax.score.rubric import Component, GateRule, Rubric, TierName
+from cmax.score.rubric import Component, GateRule, ResultKind, Rubric, TierName
 from cmax.score.scale import compared_sweeps, fabric_sweeps, needed_nodes
 from cmax.score.stats import log_ratio_score, ratio_score
 from cmax.score.verdicts import COMPARABLE_VERDICTS, rated, serving_rated
@@ -464,6 +464,7 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
                    rubric: Rubric) -> tuple[bool | None, str] | None:
     """(passed, reason) for a gate decided by scored results against the rubric's bar;
     (None, why) or None when no result can decide it."""
+    items: list[tuple[str, float | None, str]]
     kind = rule.measured
     if kind == "exemplar":
         judged = inputs.exemplar
@@ -477,6 +478,14 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
                  for w in inputs.workloads
                  if rated(w) or (w.verdict == "unverified" and w.ratio is not None)]
         what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
+        scale = ""
+    elif kind == "serving":
+        bar = rubric.performance.bar
+        # an unverified result (a GPU count only cmax.toml states) does not pass, as for training
+        items = [(f"{i.model} {i.precision} {i.input_len}/{i.output_len} x{i.gpus}", i.ratio,
+                  i.verdict) for i in inputs.inference
+                 if i.ratio is not None and (serving_rated(i) or i.verdict == "unverified")]
+        what = f"serving results pass the [performance] bar ({bar:.0%} of reference)"
         scale = ""
     elif kind == "network":
         bar = rubric.network.bar
@@ -578,8 +587,23 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
                        f"it (failing it would cap at {rule.cap}) {where}")
 
 
+def result_kinds(inputs: RatingInputs, rubric: Rubric) -> frozenset[ResultKind]:
+    """The kinds of result the bundle is judged as: those it holds, else the rubric's
+    ``[scoring] results_when_none``."""
+    held: set[ResultKind] = set()
+    if inputs.workloads:
+        held.add("training")
+    if inputs.inference:
+        held.add("serving")
+    return frozenset(held or {rubric.scoring.results_when_none})
+
+
 def evaluate_gates(inputs: RatingInputs, rubric: Rubric) -> list[Gate]:
-    return [_gate(rule, inputs, rubric) for rule in rubric.gates]
+    """Every gate that judges this bundle: a gate keyed to a result kind (``results``) the
+    bundle is not judged as is left out, never failed or not evaluated."""
+    kinds = result_kinds(inputs, rubric)
+    return [_gate(rule, inputs, rubric) for rule in rubric.gates
+            if rule.results is None or rule.results in kinds]
 
 
 def final_tier(score: float, gates: Sequence[Gate], rubric: Rubric) -> TierName:

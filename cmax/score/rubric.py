@@ -79,6 +79,10 @@ class MlperfRules(_Strict):
     bar: float = Field(gt=0, le=2)
 
 
+ResultKind = Literal["training", "serving"]
+"""The kinds of result a gate may be keyed to ([[gates]] results)."""
+
+
 class ScoringRules(_Strict):
     ratio_floor: float = Field(ge=0, lt=1)
     mtbf_ratio_floor: float = Field(gt=0, lt=1)
@@ -86,6 +90,9 @@ class ScoringRules(_Strict):
     declaration_credit: float = Field(ge=0, le=1)
     # the tier a gate caps at when it could not be evaluated (never harsher than failing it)
     not_evaluated_cap: TierName
+    # the result kind a bundle holding no training run and no serving result is judged as,
+    # for the gates keyed by result kind ([[gates]] results)
+    results_when_none: ResultKind
 
     @model_validator(mode="after")
     def _points(self) -> ScoringRules:
@@ -195,10 +202,13 @@ class GateRule(_Strict):
     ``missing`` says whether the absence of any evidence fails the gate or leaves it not
     evaluated ("pass" is the older spelling of "not_evaluated": no evidence never passes).
     A ``measured`` gate is decided by the scored results against the rubric's bar
-    (``training``: [performance] bar, ``network``: [network] bar): ``require = "all"`` fails
+    (``training`` and ``serving``: [performance] bar, ``network``: [network] bar):
+    ``require = "all"`` fails
     unless every comparable result meets it, ``"any"`` fails only when none does. An
     ``exemplar`` gate reads the Exemplar suite's one judgement (``cmax/judgement/exemplar.py``):
-    met passes, not met fails, not evaluated leaves the gate not evaluated."""
+    met passes, not met fails, not evaluated leaves the gate not evaluated. A gate with
+    ``results`` judges only bundles holding that kind of result, or holding neither kind and
+    judged as ``[scoring] results_when_none``."""
 
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
@@ -208,7 +218,10 @@ class GateRule(_Strict):
     fail_statuses: list[GradedStatus] = Field(default_factory=_default_fail)
     keys: list[str] = Field(default_factory=list)
     allowed_gpus: list[str] = Field(default_factory=list)
-    measured: Literal["exemplar", "training", "network"] | None = None
+    measured: Literal["exemplar", "training", "serving", "network"] | None = None
+    # the kind of result the gate judges: a bundle holding results of another kind and none of
+    # this one is not judged by it (a serving-only provider by no training gate, and the reverse)
+    results: ResultKind | None = None
     require: Literal["all", "any"] = "all"
     missing: Literal["fail", "not_evaluated", "pass"] = "not_evaluated"
     # overrides [scoring] not_evaluated_cap for this gate (e.g. a performance gate, so that

@@ -142,7 +142,7 @@ def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "MFU                    50.76%" in out
     assert "tokens/s per GPU       1,117.6" in out
-    assert "US household-years" in out and "reference release 2026.11.9" in out
+    assert "US household-years" in out and "reference release 2026.11.10" in out
 
 
 @pytest.mark.parametrize(

@@ -33,13 +33,13 @@ def _copy(tmp_path: Path) -> Path:
 
 
 def test_release_id_and_cache(ref: Reference) -> None:
-    assert ref.release == "2026.11.9"
-    assert load_reference("2026.11.9") is ref  # pinned id and "latest" share the cached load
+    assert ref.release == "2026.11.10"
+    assert load_reference("2026.11.10") is ref  # pinned id and "latest" share the cached load
     assert load_reference() is ref
 
 
 def test_unknown_release_lists_known_ones() -> None:
-    with pytest.raises(CmaxError, match=r"unknown reference release '1999\.1\.0'.*2026\.11\.9"):
+    with pytest.raises(CmaxError, match=r"unknown reference release '1999\.1\.0'.*2026\.11\.10"):
         load_reference("1999.1.0")
 
 

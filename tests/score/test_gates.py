@@ -16,10 +16,11 @@ from pydantic import ValidationError
 
 from cmax import ingest, load_reference, open_bundle, validate
 from cmax.judgement.exemplar import judge_exemplar
+from cmax.pipeline import assess
 from cmax.score import Rubric, load_rubric
 from cmax.score.core import score
 from cmax.score.rating import RatingInputs, evaluate_gates, final_tier
-from cmax.scorecard import Gate, NetworkResult, Scorecard, WorkloadResult
+from cmax.scorecard import Gate, InferenceResult, NetworkResult, Scorecard, WorkloadResult
 from tests.score.test_rating import audit
 from tools.sensitivity import BEGIN, doc_table, slower, table
 
@@ -275,3 +276,50 @@ def test_an_unverified_workload_does_not_pass_the_exemplar_suite_gate() -> None:
     assert suite.status == "not_evaluated" and suite.binding_cap == "Gold"
     assert "1.000 unverified" in suite.reason
     assert gs["performance_floor"].status == "passed"  # unverified is not conclusively below
+
+
+def serving(ratio: float, verdict: str) -> InferenceResult:
+    return InferenceResult(entry="inference[0]", tool="trtllm-bench", source_file="r.json",
+                           model="llama3.3-70b", precision="fp8", gpu="h100-sxm",
+                           input_len=1000, output_len=1000, gpus=2, gpus_basis="corroborated",
+                           results=1, offline=True, output_tok_s=2000.0 * ratio, ratio=ratio,
+                           comparison="offline", verdict=verdict)
+
+
+def test_a_serving_only_bundle_is_judged_by_serving_gates_and_no_training_gate() -> None:
+    """Issue 37: samples/halcyon-serve was capped at Silver by performance_floor and at Gold by
+    exemplar_suite, two training gates it can never satisfy, and no gate judged its serving."""
+    gs = gates(inference=[serving(0.97, "pass"), serving(0.90, "fail")],
+               network=[net(1.0, "pass")])
+    assert "exemplar_suite" not in gs and "performance_floor" not in gs
+    assert gs["serving_bar"].status == "failed" and gs["serving_bar"].cap == "Gold"
+    assert gs["serving_floor"].status == "passed"
+    assert "0.900 fail" in gs["serving_bar"].reason
+    gs = gates(inference=[serving(0.90, "fail")], network=[net(1.0, "pass")])
+    assert gs["serving_floor"].status == "failed" and gs["serving_floor"].cap == "Silver"
+
+
+def test_a_training_only_bundle_is_judged_by_no_serving_gate() -> None:
+    gs = gates(**AT_REFERENCE)
+    assert "serving_bar" not in gs and "serving_floor" not in gs
+    assert gs["exemplar_suite"].status == "passed"
+
+
+def test_a_bundle_with_neither_is_judged_as_training_and_caps_as_before() -> None:
+    gs = gates(network=[net(1.0, "pass")])
+    assert {"exemplar_suite", "performance_floor"} <= set(gs) and "serving_bar" not in gs
+    assert gs["performance_floor"].binding_cap == "Silver"
+
+
+def test_an_unverified_serving_result_does_not_pass_the_serving_gate() -> None:
+    gs = gates(inference=[serving(1.0, "unverified")], network=[net(1.0, "pass")])
+    assert gs["serving_bar"].status == "failed"
+    assert gs["serving_floor"].status == "passed"  # not conclusively below
+
+
+def test_the_halcyon_sample_is_judged_by_its_serving_results() -> None:
+    card = assess(ROOT / "samples" / "halcyon-serve")
+    assert card.tier == "Bronze"  # score-bound: 55.8, below Silver whatever the gates
+    ids = {g.id for g in card.gates}
+    assert {"serving_bar", "serving_floor"} <= ids
+    assert not ids & {"exemplar_suite", "performance_floor"}
