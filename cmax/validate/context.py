@@ -91,7 +91,7 @@ def run_finding(rule_id: str, view: RunView, message: str, *, line: int | None =
                    run_id=view.run_id, fix=fix)
 
 
-def print_resolution(values: pl.Series | Sequence[float]) -> float:
+def print_resolution(values: pl.Series | Sequence[float] | np.ndarray) -> float:
     """Smallest decimal step the values were printed with (0.01 for 12.34 and 12.3).
 
     A value is on the grid of step q when v / q is within 1e-6 (relative, at least absolute)

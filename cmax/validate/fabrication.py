@@ -67,72 +67,78 @@ register(Rule(
 ))
 
 
-def _times(view: RunView) -> pl.DataFrame:
-    """The run's valid steps; a long run's evenly sampled to at most SAMPLE_STEPS (medians,
-    jitter and a formula's smoothness show in any long stretch; the first steps are kept)."""
-    steps = view.clean_steps.select("iteration", "step_time_s", "loss").filter(
-        pl.col("step_time_s").is_finite() & (pl.col("step_time_s") > 0))
-    if steps.height <= SAMPLE_STEPS:
-        return steps
-    return pl.concat([steps.head(SAMPLE_STEPS // 2),
-                      steps.slice(SAMPLE_STEPS // 2).gather_every(
-                          math.ceil(steps.height / SAMPLE_STEPS))])
+def _times(view: RunView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's valid steps as arrays (iteration, step time, loss); a long run's evenly
+    sampled to at most SAMPLE_STEPS (medians, jitter and a formula's smoothness show in any
+    long stretch; the first steps are kept)."""
+    steps = view.clean_steps
+    its = steps["iteration"].to_numpy()
+    times = steps["step_time_s"].cast(pl.Float64).to_numpy()
+    loss = steps["loss"].cast(pl.Float64).to_numpy()
+    valid = np.isfinite(times) & (times > 0)
+    if not valid.all():
+        its, times, loss = its[valid], times[valid], loss[valid]
+    if len(times) > SAMPLE_STEPS:
+        every = math.ceil(len(times) / SAMPLE_STEPS)
+        keep = np.r_[np.arange(SAMPLE_STEPS // 2), np.arange(SAMPLE_STEPS // 2, len(times),
+                                                             every)]
+        its, times, loss = its[keep], times[keep], loss[keep]
+    return its, times, loss
 
 
-def _warm_up(view: RunView, steps: pl.DataFrame) -> Iterator[Finding]:
-    if steps.height < MIN_STEADY_STEPS + WARMUP_STEPS or int(steps["iteration"][0]) > 1:
+def _warm_up(view: RunView, its: np.ndarray, times: np.ndarray) -> Iterator[Finding]:
+    if len(times) < MIN_STEADY_STEPS + WARMUP_STEPS or int(its[0]) > 1:
         return
-    steady = steps.slice(math.ceil(WARMUP_FRACTION * steps.height))["step_time_s"]
-    median = float(steady.median())  # type: ignore[arg-type]
-    first = steps.head(WARMUP_STEPS)["step_time_s"]
-    if median > 0 and float(first.max()) <= median * (1 + WARMUP_MIN_EXCESS):  # type: ignore[arg-type]
+    median = float(np.median(times[math.ceil(WARMUP_FRACTION * len(times)):]))
+    first = times[:WARMUP_STEPS]
+    if median > 0 and float(first.max()) <= median * (1 + WARMUP_MIN_EXCESS):
         yield run_finding(
             "fabrication.no-warm-up", view,
             f"its first {WARMUP_STEPS} steps ({', '.join(f'{t:g}' for t in first)} s) are no "
-            f"slower than the steady median {median:g} s", line=view.line_of(
-                int(steps["iteration"][0])))
+            f"slower than the steady median {median:g} s", line=view.line_of(int(its[0])))
 
 
-def _jitter(view: RunView, steps: pl.DataFrame) -> Iterator[Finding]:
-    steady = steps.slice(math.ceil(WARMUP_FRACTION * steps.height))["step_time_s"]
-    if steady.len() < MIN_STEADY_STEPS or steady.n_unique() < 3:
+def _jitter(view: RunView, times: np.ndarray) -> Iterator[Finding]:
+    steady = times[math.ceil(WARMUP_FRACTION * len(times)):]
+    if len(steady) < MIN_STEADY_STEPS or len(np.unique(steady)) < 3:
         return  # constant or near-constant times are statistics.constant-step-times'
-    median = float(steady.median())  # type: ignore[arg-type]
+    median = float(np.median(steady))
     quantum = print_resolution(steady)
     if median <= 0 or quantum / median >= MIN_REAL_JITTER / 2:
         return  # printed too coarsely to show a real cluster's jitter
-    mad = float((steady - median).abs().median())  # type: ignore[arg-type]
-    cv = MAD_TO_SIGMA * mad / median
+    cv = MAD_TO_SIGMA * float(np.median(np.abs(steady - median))) / median
     if cv < MIN_REAL_JITTER:
         yield run_finding(
             "fabrication.low-jitter", view,
-            f"{steady.len()} steady steps vary by {cv:.3%} (robust) about {median:g} s, "
+            f"{len(steady)} steady steps vary by {cv:.3%} (robust) about {median:g} s, "
             f"printed to {quantum:g} s")
 
 
-def _formula_loss(view: RunView, steps: pl.DataFrame) -> Iterator[Finding]:
+def _formula_loss(view: RunView, loss: np.ndarray) -> Iterator[Finding]:
     # consecutive printed steps only: the first, unsampled stretch of a long run
-    loss = steps.head(SAMPLE_STEPS // 2).filter(pl.col("loss").is_finite())["loss"]
-    if loss.len() < FORMULA_LOSS_MIN_STEPS or loss.n_unique() < 3:
+    values = loss[:SAMPLE_STEPS // 2]
+    values = values[np.isfinite(values)]
+    if len(values) < FORMULA_LOSS_MIN_STEPS or len(np.unique(values)) < 3:
         return
-    values = loss.to_numpy()
-    quantum = print_resolution(loss)
     second = np.abs(np.diff(values, n=2))
+    if float(second.max()) > 2.0:
+        return  # beyond any print resolution (at most 1)
+    quantum = print_resolution(values)
     if float(second.max()) <= 2 * quantum + 1e-12:
         yield run_finding(
             "fabrication.formula-loss", view,
-            f"over {loss.len()} steps its loss ({values[0]:g} to {values[-1]:g}) has second "
+            f"over {len(values)} steps its loss ({values[0]:g} to {values[-1]:g}) has second "
             f"differences of at most {float(second.max()):g}, within the print resolution "
             f"{quantum:g}")
 
 
 def check(ctx: Context) -> Iterator[Finding]:
     for view in ctx.runs:
-        if view.summary is not None:
+        if view.summary is not None or view.clean_steps.is_empty():
             continue
-        steps = _times(view)
-        if steps.is_empty():
+        its, times, loss = _times(view)
+        if not len(times):
             continue
-        yield from _warm_up(view, steps)
-        yield from _jitter(view, steps)
-        yield from _formula_loss(view, steps)
+        yield from _warm_up(view, its, times)
+        yield from _jitter(view, times)
+        yield from _formula_loss(view, loss)

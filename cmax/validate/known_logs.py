@@ -30,7 +30,12 @@ from cmax.findings import Finding
 from cmax.validate.context import Context, run_finding
 from cmax.validate.copies import copy_of, steady_series
 from cmax.validate.registry import Rule, register
-from cmax.validate.thresholds import COPY_MEDIAN_BAND, MIN_STEADY_STEPS
+from cmax.validate.thresholds import (
+    COPY_DIFF_SHARE,
+    COPY_MEDIAN_BAND,
+    MAD_TO_SIGMA,
+    MIN_STEADY_STEPS,
+)
 
 INDEX = Path(__file__).with_name("known_logs.json")
 KEPT_STEPS = 60  # the steady steps a fingerprint keeps (the recipes' logs print 50)
@@ -94,14 +99,28 @@ def _same_loss(mine: dict[int, float], losses: dict[int, float]) -> bool:
     return all(abs(mine[it] - losses[it]) < 1e-9 for it in shared)
 
 
-def _matches(series: pl.DataFrame, median: float, mine: dict[int, float],
-             entry: Known) -> bool:
+def _close(times: dict[int, float], entry: Known) -> bool:
+    """A quick look before the full copy test: over the iterations both print, the median
+    difference is within a quarter of the spread of the run's own times."""
+    theirs = dict(zip(entry.series["iteration"].to_list(),
+                      entry.series["step_time_s"].to_list(), strict=True))
+    shared = [it for it in times if it in theirs]
+    if len(shared) < MIN_STEADY_STEPS:
+        return False
+    x = np.array([times[it] for it in shared])
+    diff = float(np.median(np.abs(x - np.array([theirs[it] for it in shared]))))
+    spread = float(np.median(np.abs(x - np.median(x))))
+    return diff <= COPY_DIFF_SHARE * MAD_TO_SIGMA * spread or diff == 0.0
+
+
+def _matches(series: pl.DataFrame, median: float, times: dict[int, float],
+             losses: dict[int, float], entry: Known) -> bool:
     """The run is the shipped log: its steps (a copy is within the jitter of the original's
     median, so others are not compared step by step) or its losses, value for value."""
-    if abs(median / entry.median - 1) <= COPY_MEDIAN_BAND and copy_of(
-            entry.series, series) is not None:
+    if (abs(median / entry.median - 1) <= COPY_MEDIAN_BAND and _close(times, entry)
+            and copy_of(entry.series, series) is not None):
         return True
-    return _same_loss(mine, entry.losses)
+    return _same_loss(losses, entry.losses)
 
 
 def check(ctx: Context) -> Iterator[Finding]:
@@ -119,10 +138,11 @@ def check(ctx: Context) -> Iterator[Finding]:
             continue
         median = float(series["step_time_s"].median())  # type: ignore[arg-type]
         head = view.clean_steps.slice(view.clean_steps.height - series.height, KEPT_STEPS)
-        mine = {it: loss for it, loss in zip(head["iteration"].to_list(),
-                                             head["loss"].to_list(), strict=True)
-                if loss is not None and math.isfinite(loss)}
-        hit = next((e for e in others if _matches(series, median, mine, e)), None)
+        its = head["iteration"].to_list()
+        losses = {it: loss for it, loss in zip(its, head["loss"].to_list(), strict=True)
+                  if loss is not None and math.isfinite(loss)}
+        times = dict(zip(its, head["step_time_s"].to_list(), strict=True))
+        hit = next((e for e in others if _matches(series, median, times, losses, e)), None)
         if hit is not None:
             yield run_finding(
                 "crossfile.known-log", view,
