@@ -28,12 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cmax.case import Case, resolve
-from cmax.evidence import Evidence
+from cmax.ingest.evidence import Evidence
 from cmax.pipeline import load
 from cmax.reference.view import ReferenceData
-from cmax.samples import sample_bundles
+from cmax.resolve.case import Case, resolve
 from cmax.score import load_rubric, score
+from cmax.submission.samples import sample_bundles
 from cmax.validate import validate
 from tests.fakes import FakeReference
 from tests.validate.validate_fakes import HonestBundle, honest_times

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cmax.cli import main
 from cmax.history.drift import add_months
-from cmax.samples import sample_bundles
+from cmax.submission.samples import sample_bundles
 
 _STEP = re.compile(r"(train_step_timing in s[:=] ?)([0-9.]+(?:e[+-]?\d+)?)")
 _TFLOPS = re.compile(r"(TFLOPS_per_GPU[:=] ?)([0-9.]+(?:e[+-]?\d+)?)")

@@ -7,7 +7,7 @@ gigabytes, a gigabyte line, sparse files, an nccl-tests file of a million rows),
 ``cmax score BUNDLE --format json`` on it in a fresh child process with its own TMPDIR, and
 prints for each: the exit code, the wall time, the child's peak resident memory (``wait4``),
 the peak bytes on disk in its TMPDIR (polled every 20 ms) and the first words of its error.
-The bounds it is held to (cmax.limits, docs/limits.md): peak memory under
+The bounds it is held to (cmax.reading.limits, docs/limits.md): peak memory under
 ``MEMORY_CEILING`` (1 GiB), peak disk under the archive budget (64 MiB + 100 times the
 archive's size, at most 8 GiB; nothing for a folder bundle), exit code 2 with one line.
 
@@ -47,7 +47,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from cmax.limits import (  # noqa: E402
+from cmax.reading.limits import (  # noqa: E402
     ARCHIVE_FREE_BYTES,
     MAX_ARCHIVE_RATIO,
     MAX_BUNDLE_BYTES,

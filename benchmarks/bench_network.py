@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cmax.bundle import open_bundle
 from cmax.ingest import ingest
 from cmax.ingest.formats import nccl_tests as nccl
 from cmax.score.nodes import suspect_nodes
+from cmax.submission.bundle import open_bundle
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "nccl"
 FLOOR_MB_S = 10.0  # a 1 GB debug log in under two minutes

@@ -93,7 +93,7 @@ def bench_leaderboard(cards: list[Scorecard], out: Path) -> dict[str, float]:
 
 def _sample_cards() -> list[tuple[str, Scorecard]]:
     from cmax.pipeline import assess
-    from cmax.samples import sample_bundles
+    from cmax.submission.samples import sample_bundles
 
     out = []
     for path in sample_bundles():
@@ -137,7 +137,7 @@ def bench_cli(out: Path, repeat: int) -> None:
     it (WeasyPrint's is: it was installed by pip)."""
     from _bytecode import compile_cmax
 
-    from cmax.samples import sample_bundles
+    from cmax.submission.samples import sample_bundles
 
     compile_cmax()
     bundle = sample_bundles()[0]

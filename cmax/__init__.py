@@ -47,32 +47,32 @@ __all__ = [
 # sub-package itself
 _LAZY = {
     "CmaxError": "cmax.errors",
-    "Evidence": "cmax.evidence",
+    "Evidence": "cmax.ingest.evidence",
     "Finding": "cmax.findings",
     "PriceAdvice": "cmax.scorecard",
     "Scorecard": "cmax.scorecard",
     "assess": "cmax.pipeline",
     "ingest": "cmax.ingest",
     "load_reference": "cmax.reference",
-    "open_bundle": "cmax.bundle",
+    "open_bundle": "cmax.submission.bundle",
     "price": "cmax.price",
     "render_reports": "cmax.render",
-    "sample_bundles": "cmax.samples",
+    "sample_bundles": "cmax.submission.samples",
     "score": "cmax.score",
     "validate": "cmax.validate",
 }
 
 if TYPE_CHECKING:
     from cmax import ingest, price, score, validate
-    from cmax.bundle import open_bundle
     from cmax.errors import CmaxError
-    from cmax.evidence import Evidence
     from cmax.findings import Finding
+    from cmax.ingest.evidence import Evidence
     from cmax.pipeline import assess
     from cmax.reference import load_reference
     from cmax.render import render_reports
-    from cmax.samples import sample_bundles
     from cmax.scorecard import PriceAdvice, Scorecard
+    from cmax.submission.bundle import open_bundle
+    from cmax.submission.samples import sample_bundles
 
 
 def ingest_bundle(bundle: str | os.PathLike[str]) -> Evidence:

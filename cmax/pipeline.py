@@ -1,6 +1,6 @@
 """The whole chain for one bundle: ingest -> resolve -> validate -> score -> price.
 
-Ingest reads the files; :func:`cmax.case.resolve` turns them into the case while the bundle
+Ingest reads the files; :func:`cmax.resolve.case.resolve` turns them into the case while the bundle
 is still open; every later stage reads only the case (docs/architecture.md).
 
 Commands that need only part of the chain (``cmax validate``) use :func:`load` so that every
@@ -15,23 +15,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cmax.bundle import Bundle, open_bundle
-from cmax.case import Case, resolve
 from cmax.errors import BundleError, CmaxError, ManifestError
-from cmax.evidence import declared_files
 from cmax.findings import Finding
 from cmax.ingest import ingest
-from cmax.manifest import MANIFEST_NAME
+from cmax.ingest.evidence import declared_files
 from cmax.price import price
 from cmax.price.units import check_quote_unit
+from cmax.reading.suggest import did_you_mean
 from cmax.reference import Reference, load_reference
+from cmax.resolve.case import Case, resolve
 from cmax.score import Rubric, load_rubric, score
 from cmax.scorecard import Scorecard
-from cmax.suggest import did_you_mean
+from cmax.submission.bundle import Bundle, open_bundle
+from cmax.submission.manifest import MANIFEST_NAME
 from cmax.validate import validate
 
 if TYPE_CHECKING:
-    from cmax.intake.draft import Commercial
+    from cmax.submission.intake.draft import Commercial
 
 
 @dataclass(frozen=True)

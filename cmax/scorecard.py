@@ -816,7 +816,8 @@ class ClaimCitation(_Model):
 
 
 class ClaimEntry(_Model):
-    """One entry of the claims ledger (cmax/claims.py): a claim and what the evidence says."""
+    """One entry of the claims ledger (cmax/resolve/claims.py): a claim and what the evidence
+    says."""
 
     subject: str = Field(description="what the claim is about: a run id (runs[0]), or "
                          "another part of the bundle")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-import cmax.bundle
-from cmax.bundle import open_bundle
+import cmax.submission.bundle
 from cmax.cli import main
 from cmax.errors import BundleError, CmaxError
+from cmax.submission.bundle import open_bundle
 from tests.fakes import manifest_text
 from tests.paths import DATA
 
@@ -100,7 +100,7 @@ def test_tar_device_and_fifo_refused(tmp_path: Path) -> None:
 
 
 def test_member_count_and_size_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_FILES", 5)
+    monkeypatch.setattr(cmax.submission.bundle, "MAX_BUNDLE_FILES", 5)
     many = [*_good_members(), *(_file(f"junk/{i}.txt") for i in range(10))]
     with pytest.raises(CmaxError, match="more than 5 members"), open_bundle(
             _tar(tmp_path / "many.tgz", many)):
@@ -111,8 +111,8 @@ def test_member_count_and_size_limits(tmp_path: Path, monkeypatch: pytest.Monkey
             zf.writestr(f"junk/{i}.txt", "x")
     with pytest.raises(CmaxError, match="10 members"), open_bundle(zpath):
         pass
-    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_FILES", 10_000)
-    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_BYTES", 1000)
+    monkeypatch.setattr(cmax.submission.bundle, "MAX_BUNDLE_FILES", 10_000)
+    monkeypatch.setattr(cmax.submission.bundle, "MAX_BUNDLE_BYTES", 1000)
     big = [*_good_members(), _file("big.bin", b"0" * 5000)]
     with pytest.raises(CmaxError, match="size limit") as info, open_bundle(
             _tar(tmp_path / "big.tgz", big)):
@@ -276,7 +276,7 @@ def test_named_pipe_as_bundle_path_is_refused_not_waited_on(tmp_path: Path) -> N
 
 _HOLD = """
 import sys, time
-from cmax.bundle import open_bundle
+from cmax.submission.bundle import open_bundle
 with open_bundle(sys.argv[1]) as bundle:
     print(bundle.root, flush=True)
     time.sleep(60)
@@ -389,7 +389,7 @@ def test_folder_bundle_size_and_entry_limits(tmp_path: Path,
         fh.truncate(20 * 1024**3)
     _refused(root, r"more than 8 GiB \(at 'sparse.bin'\)")
     (root / "sparse.bin").unlink()
-    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_FILES", 5)
+    monkeypatch.setattr(cmax.submission.bundle, "MAX_BUNDLE_FILES", 5)
     for i in range(5):
         (root / f"{i}.txt").write_text("x")
     _refused(root, "more than 5 files and folders")
@@ -428,7 +428,7 @@ def test_sparse_tar_member_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("suffix", ["tgz", "zip"])
 def test_compression_bomb_is_refused_after_a_bounded_write(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str) -> None:
-    monkeypatch.setattr(cmax.bundle, "ARCHIVE_FREE_BYTES", 1 << 20)
+    monkeypatch.setattr(cmax.submission.bundle, "ARCHIVE_FREE_BYTES", 1 << 20)
     zeros = b"\0" * (8 << 20)  # 8 MiB of zeros: gzip/deflate write it in ~8 KB
     archive = tmp_path / f"bomb.{suffix}"
     if suffix == "tgz":
@@ -441,6 +441,6 @@ def test_compression_bomb_is_refused_after_a_bounded_write(
     assert budget < len(zeros)
     _refused(archive, "over 100 times its own size")
     # the same archive with the ratio bound lifted unpacks: only the bound refused it
-    monkeypatch.setattr(cmax.bundle, "ARCHIVE_FREE_BYTES", 64 << 20)
+    monkeypatch.setattr(cmax.submission.bundle, "ARCHIVE_FREE_BYTES", 64 << 20)
     with open_bundle(archive) as bundle:
         assert (bundle.root / "zeros.bin").stat().st_size == len(zeros)

@@ -1,12 +1,13 @@
-"""The claims ledger beyond the runs (cmax/bundle_claims.py): cluster, reliability, price."""
+"""The claims ledger beyond the runs (cmax/resolve/bundle_claims.py): cluster, reliability,
+price."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-from cmax.claims import Ledger
 from cmax.pipeline import load
+from cmax.resolve.claims import Ledger
 from tests.paths import SAMPLES
 
 KINDS = [("cluster", "cluster_name"), ("cluster", "nodes"), ("cluster", "hosts"),

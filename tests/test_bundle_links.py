@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-import cmax.bundle
-from cmax.bundle import open_bundle
+import cmax.submission.bundle
 from cmax.errors import BundleError, CmaxError
 from cmax.pipeline import assess, load
+from cmax.submission.bundle import open_bundle
 from tests.intake.llmb_fakes import LOGIN, Job, archive, experiment_dir
 
 NAME = "llmb-archive_26.08.00_20261101T120000Z.tar.zst"
@@ -117,26 +117,26 @@ def _base() -> list[tuple[str, str | None, bytes]]:
 def test_links_that_leave_loop_or_lead_nowhere_are_refused(
         tmp_path: Path, links: list[tuple[str, str]], message: str) -> None:
     path = _tar(tmp_path / "t.tgz", [*_base(), *((n, t, b"") for n, t in links)])
-    with pytest.raises(BundleError, match=message), cmax.bundle.evidence_folder(path):
+    with pytest.raises(BundleError, match=message), cmax.submission.bundle.evidence_folder(path):
         pass
 
 
 def test_links_inside_are_kept_in_tar_and_zip(tmp_path: Path) -> None:
     path = _tar(tmp_path / "t.tgz", [*_base(), ("a/alias", "b/c/x.txt", b""),
                                      ("a/hard.txt", "=z/y.txt", b""), ("zz", "z", b"")])
-    with cmax.bundle.evidence_folder(path) as folder:
+    with cmax.submission.bundle.evidence_folder(path) as folder:
         assert (folder / "a" / "alias").is_symlink()
         assert (folder / "a" / "alias").read_bytes() == b"x\n"
         assert not (folder / "a" / "hard.txt").is_symlink()  # a copy of the member it names
         assert (folder / "a" / "hard.txt").read_bytes() == b"y\n"
         assert (folder / "zz" / "y.txt").read_bytes() == b"y\n"
     kept = _zip(tmp_path / "kept.zip", [("a/alias", "b/c/x.txt")])
-    with cmax.bundle.evidence_folder(kept) as folder:
+    with cmax.submission.bundle.evidence_folder(kept) as folder:
         assert (folder / "a" / "alias").is_symlink()
         assert (folder / "a" / "alias").read_bytes() == b"x\n"
     out = _zip(tmp_path / "out.zip", [("a/alias", "b/c/x.txt"), ("out", "../etc")])
     with pytest.raises(CmaxError, match="'out' is a link that leads outside"), \
-            cmax.bundle.evidence_folder(out):
+            cmax.submission.bundle.evidence_folder(out):
         pass
 
 
@@ -152,14 +152,16 @@ def _zip(path: Path, links: list[tuple[str, str]]) -> Path:
 
 
 def test_links_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cmax.bundle, "MAX_ARCHIVE_LINKS", 2)
+    monkeypatch.setattr(cmax.submission.bundle, "MAX_ARCHIVE_LINKS", 2)
     path = _tar(tmp_path / "t.tgz", [*_base(), *((f"l{i}", "z", b"") for i in range(3))])
     with pytest.raises(BundleError, match="more than 2 links"), \
-            cmax.bundle.evidence_folder(path):
+            cmax.submission.bundle.evidence_folder(path):
         pass
-    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_BYTES", 3)  # a hard link's copy is counted
+    # a hard link's copy is counted
+    monkeypatch.setattr(cmax.submission.bundle, "MAX_BUNDLE_BYTES", 3)
     path = _tar(tmp_path / "h.tgz", [("z/y.txt", None, b"y\n"), ("h", "=z/y.txt", b"")])
-    with pytest.raises(BundleError, match="size limit"), cmax.bundle.evidence_folder(path):
+    with (pytest.raises(BundleError, match="size limit"),
+          cmax.submission.bundle.evidence_folder(path)):
         pass
 
 
@@ -186,6 +188,6 @@ def test_a_hard_link_through_links_that_leave_is_refused_before_any_copy(
                                      ("q/m", "../a/b/c/l/../../..", b"")])
     with pytest.raises(BundleError, match="'h' is a hard link to 'q/m/secret', which is not a "
                                           "file of the archive"), \
-            cmax.bundle.evidence_folder(path):
+            cmax.submission.bundle.evidence_folder(path):
         pass
     assert not any(name.endswith("secret") for name in opened)

@@ -77,10 +77,10 @@ def test_the_package_copy_refuses_a_special_file_put_in_place_after_the_walk(
         tmp_path: Path) -> None:
     """The copy of a package folder's other files opens each without blocking and copies
     only a regular file: a pipe swapped in after the folder was checked is refused too."""
-    import cmax.bundle
+    import cmax.submission.bundle
     from cmax.errors import BundleError
 
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(BundleError, match="not a regular file"):
-        cmax.bundle._copy_regular(str(tmp_path / "pipe"), str(tmp_path / "copy"))
+        cmax.submission.bundle._copy_regular(str(tmp_path / "pipe"), str(tmp_path / "copy"))
     assert not (tmp_path / "copy").exists()

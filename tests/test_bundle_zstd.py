@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
-import cmax.bundle
-from cmax.bundle import open_bundle
+import cmax.submission.bundle
 from cmax.errors import CmaxError
+from cmax.submission.bundle import open_bundle
 from tests.test_bundle import _file, _good_members
 
 
@@ -49,7 +49,7 @@ def test_tar_zst_is_held_to_the_tar_bounds(tmp_path: Path,
     with pytest.raises(CmaxError, match="outside the bundle"), open_bundle(
             _tar_zst(tmp_path / "t.tar.zst", [*_good_members(), _file("../evil")])):
         pass
-    monkeypatch.setattr(cmax.bundle, "MAX_BUNDLE_BYTES", 1000)
+    monkeypatch.setattr(cmax.submission.bundle, "MAX_BUNDLE_BYTES", 1000)
     bomb = _tar_zst(tmp_path / "bomb.tar.zst", [*_good_members(), _file("z.bin", b"\0" * 50_000)])
     assert bomb.stat().st_size < 1000  # compresses to almost nothing
     with pytest.raises(CmaxError, match="size limit"), open_bundle(bomb):
@@ -61,7 +61,7 @@ def test_corrupt_or_cut_zstd_is_one_clear_error(tmp_path: Path) -> None:
     flipped = bytearray(good)
     flipped[len(good) // 2] ^= 0xFF
     cases = {"flipped.tar.zst": bytes(flipped), "cut.tar.zst": good[: len(good) - 9],
-             "garbage.tar.zst": cmax.bundle.ZSTD_MAGIC + b"\0" * 64}
+             "garbage.tar.zst": cmax.submission.bundle.ZSTD_MAGIC + b"\0" * 64}
     for name, data in cases.items():
         path = tmp_path / name
         path.write_bytes(data)
@@ -72,7 +72,7 @@ def test_corrupt_or_cut_zstd_is_one_clear_error(tmp_path: Path) -> None:
 
 def test_zstd_window_beyond_the_limit_is_refused(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cmax.bundle, "ZSTD_MAX_WINDOW", 1 << 10)
+    monkeypatch.setattr(cmax.submission.bundle, "ZSTD_MAX_WINDOW", 1 << 10)
     archive = _tar_zst(tmp_path / "w.tar.zst", [*_good_members(), _file("a.bin", b"ab" * 9000)])
     with pytest.raises(CmaxError, match="corrupt bundle archive"), open_bundle(archive):
         pass
@@ -141,7 +141,7 @@ def test_bytes_decompressed_after_the_tar_ends_count_against_the_budget(
     """Issue 39: a valid .tar.zst followed by a 64 GiB frame of zeros (2 MB) was read to its
     end, against no budget, and the bundle accepted. Here the budget is 1 MiB + 100 x the
     archive and the trailing frame 64 MiB; the same bundle without the frame opens."""
-    monkeypatch.setattr(cmax.bundle, "ARCHIVE_FREE_BYTES", 1 << 20)
+    monkeypatch.setattr(cmax.submission.bundle, "ARCHIVE_FREE_BYTES", 1 << 20)
     archive = _tar_zst(tmp_path / "b.tar.zst", _good_members())
     with open_bundle(archive):
         pass

@@ -16,13 +16,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cmax.case import Case, resolve
-from cmax.evidence import EvidenceFile
-from cmax.facts import Fact
+from cmax.ingest.evidence import EvidenceFile
+from cmax.ingest.facts import Fact
 from cmax.pipeline import load
 from cmax.price import price
 from cmax.render.reports import brief_html, scorecard_json
-from cmax.resolved_runs import BaselineRow
+from cmax.resolve.case import Case, resolve
+from cmax.resolve.runs import BaselineRow
 from cmax.score import load_rubric, score
 from cmax.validate import validate
 from tests.fakes import BASELINES, FakeReference
@@ -99,7 +99,8 @@ def test_each_run_carries_its_typed_baseline_window_and_clean_steps(tmp_path: Pa
 
 
 def test_the_window_follows_the_matched_baselines_recipe_release(tmp_path: Path) -> None:
-    """A v25.05 baseline was measured over iterations 11-44 (cmax/window.py): so is the run."""
+    """A v25.05 baseline was measured over iterations 11-44 (cmax/recipes/window.py): so is the
+    run."""
     ref = FakeReference([{**row, "recipe_release": "v25.05.01"} for row in BASELINES])
     run = resolve(HonestBundle().build(tmp_path), ref).resolved[0]
     assert (run.window.first, run.window.last) == (11, 44)
@@ -169,8 +170,8 @@ def test_clean_steps_are_unique_finite_and_in_iteration_order() -> None:
 
 def test_a_fallback_note_names_only_what_the_run_states() -> None:
     """A run that states its GBS but not its sequence length read "sequence length None"."""
-    from cmax.case import match_baseline
     from cmax.reference.view import RefView
+    from cmax.resolve.case import match_baseline
 
     ref = RefView(FakeReference())
     row, exact, note = match_baseline(ref, "llama3.1-405b", "h100-sxm", "bf16", 512, 999, None)

@@ -1,4 +1,5 @@
-"""The claims ledger (cmax/claims.py, cmax/run_claims.py): each run claim resolved once, to
+"""The claims ledger (cmax/resolve/claims.py, cmax/resolve/run_claims.py): each run claim resolved
+once, to
 corroborated / declared / assumed / contradicted, with the evidence cited."""
 
 from __future__ import annotations
@@ -6,10 +7,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from cmax.case import Case, resolve
-from cmax.claims import Citation, Claim, Ledger, release_of
-from cmax.evidence import Evidence
-from cmax.facts import Fact
+from cmax.ingest.evidence import Evidence
+from cmax.ingest.facts import Fact
+from cmax.resolve.case import Case, resolve
+from cmax.resolve.claims import Citation, Claim, Ledger, release_of
 from tests.fakes import FakeReference
 from tests.validate.validate_fakes import HonestBundle
 
@@ -111,5 +112,5 @@ def test_case_carries_the_ledger_after_plain_evidence(tmp_path: Path) -> None:
     case = resolve(ev, FakeReference())
     runs = {r.run_id for r in case.resolved}
     assert len([c for c in case.claims if c.subject in runs]) == 8 * len(case.resolved)
-    # and the bundle's own claims (cmax/bundle_claims.py): its manifest states no [pricing]
+    # and the bundle's own claims (cmax/resolve/bundle_claims.py): its manifest states no [pricing]
     assert {c.subject for c in case.claims} - runs == {"cluster", "reliability"}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cmax.claims import EARNS_PASS
 from cmax.pipeline import load
+from cmax.resolve.claims import EARNS_PASS
 from tests.fakes import manifest_text, run_toml
 from tests.paths import DATA
 

@@ -62,9 +62,9 @@ def test_errors_are_raised_at_their_node(what: str, expected: str, tmp_path: Pat
     from a broken rubric or history without reading the message."""
     from cmax.history.discover import discover_runs
     from cmax.ingest.textlines import query_lines
-    from cmax.manifest import load_manifest
     from cmax.reference._files import read_reference_toml
     from cmax.reference.rubric_file import read_rubric_file
+    from cmax.submission.manifest import load_manifest
 
     bad = tmp_path / "bad.toml"
     bad.write_text("x = [\n")

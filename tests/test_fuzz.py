@@ -229,10 +229,10 @@ def _raw(text: str) -> list[str]:
 def test_hostile_bundles_are_a_result_or_one_clean_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import cmax.bundle
+    import cmax.submission.bundle
 
     # a small free allowance: the ratio bound is reached in megabytes, not gigabytes
-    monkeypatch.setattr(cmax.bundle, "ARCHIVE_FREE_BYTES", 4 << 20)
+    monkeypatch.setattr(cmax.submission.bundle, "ARCHIVE_FREE_BYTES", 4 << 20)
     rng = random.Random(f"{name}-{SEED}")
     outcomes = {0: 0, 1: 0, 2: 0}
     for index in range(HOSTILE_COUNT):

@@ -13,7 +13,7 @@ import pytest
 
 from cmax.cli import main
 from cmax.errors import CmaxError
-from cmax.intake.llmb import read_job
+from cmax.submission.intake.llmb import read_job
 from tests.intake.llmb_fakes import Job, config_text
 from tests.paths import DATA
 

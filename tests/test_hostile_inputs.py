@@ -645,7 +645,8 @@ def test_audit_driver_version_of_5000_digits(
     assert code in (0, 1)
 
 
-# --- bounded memory: each reader refuses oversized input before holding it (cmax.limits) ----
+# --- bounded memory: each reader refuses oversized input before holding it (cmax.reading.limits)
+# ----
 
 def test_a_gigabyte_line_in_a_training_log_is_refused_before_parsing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -783,7 +784,7 @@ def test_a_manifest_with_a_byte_order_mark_is_read(
 
 def test_runs_beyond_the_stated_limit_are_one_error(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from cmax.limits import MAX_RUNS
+    from cmax.reading.limits import MAX_RUNS
 
     b = bundle(tmp_path)
     manifest = b / "cmax.toml"

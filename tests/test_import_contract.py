@@ -22,32 +22,34 @@ from tests.paths import REPO
 
 PACKAGE = REPO / "cmax"
 
-#: cmax's layers from the bottom up: each entry is a module or package of cmax, and a module
-#: belongs to the longest entry it is (or is inside of). Entries of one layer may import each
-#: other; a layer may import only the layers below it.
+#: cmax's layers from the bottom up: each entry is a first-level part of cmax (a package or a
+#: root module), and a module belongs to the longest entry it is (or is inside of). Entries of
+#: one layer may import each other, never in a cycle; a layer imports only the layers below.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmax._about", "cmax.errors", "cmax._stage"),
-    ("cmax.limits", "cmax.tomlfile", "cmax.yamlfile", "cmax.sqlitefile", "cmax.safetext",
-     "cmax.coerce", "cmax.suggest", "cmax.pidfolders", "cmax.resources"),
-    ("cmax.findings", "cmax.states", "cmax.throughput", "cmax.recipe", "cmax.window"),
+    ("cmax.reading", "cmax.resources"),
+    ("cmax.findings", "cmax.states", "cmax.throughput", "cmax.recipes"),
     ("cmax.scorecard",),
     ("cmax.reference",),
-    ("cmax.bundle", "cmax.manifest", "cmax.manifest_values", "cmax.basket", "cmax.samples",
-     "cmax.intake"),
-    ("cmax.ingest", "cmax.evidence", "cmax.facts", "cmax.monitoring"),
-    ("cmax.case", "cmax.resolved_runs", "cmax.claims", "cmax.run_claims", "cmax.bundle_claims",
-     "cmax.hosts", "cmax.incident_review", "cmax.monitoring.combine"),
+    ("cmax.submission",),
+    ("cmax.ingest",),
+    ("cmax.resolve",),
     ("cmax.validate",),
     ("cmax.judgement",),
     ("cmax.score",),
     ("cmax.price",),
-    ("cmax.render", "cmax.intake.folder_draft", "cmax.intake.inference_draft"),
+    ("cmax.render", "cmax.drafting"),
     ("cmax.pipeline",),
     ("cmax.history",),
     ("cmax.frames", "cmax.export"),
     ("cmax.cli",),
     ("cmax.__main__",),
 )
+
+#: at most this many modules directly in cmax/ (besides __init__ and __main__): the others are
+#: grouped into packages named for what they hold, so the folder tree shows the pipeline
+MAX_ROOT_MODULES = 15
+
 
 @dataclass(frozen=True)
 class Import:
@@ -174,6 +176,15 @@ def test_no_module_cycle() -> None:
         for c in cycles)
 
 
+def test_no_cycle_between_parts() -> None:
+    edges = {(_part(i.source), _part(i.target)) for i in IMPORTS
+             if i.target != "cmax" and _part(i.source) != _part(i.target)}
+    cycles = _cycles(edges)
+    assert not cycles, "cycles between parts of cmax: " + "; ".join(
+        " <-> ".join(c) + " [" + ", ".join(w for a in c for b in c for w in _where(a, b)) + "]"
+        for c in cycles)
+
+
 def test_every_part_has_a_layer() -> None:
     placed = [e for layer in LAYERS for e in layer]
     assert len(placed) == len(set(placed)), "an entry is listed twice"
@@ -195,10 +206,22 @@ def test_nothing_inside_imports_the_facade() -> None:
     assert not [f"{i.source}:{i.line}" for i in IMPORTS if i.target == "cmax"]
 
 
+def test_few_modules_loose_at_the_root() -> None:
+    loose = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(loose) <= MAX_ROOT_MODULES, (
+        f"{len(loose)} modules at cmax/ ({', '.join(loose)}): put new ones in the package "
+        "named for what they hold")
+
+
+def test_every_entry_is_a_first_level_part() -> None:
+    """The layers name packages and root modules, so a part's inside is free to change."""
+    assert all(e.count(".") == 1 for layer in LAYERS for e in layer)
+
+
 def test_the_contract_sees_deferred_and_type_checking_imports() -> None:
     """The graph holds imports inside functions and under TYPE_CHECKING, not only the top:
     the manifest checks the basket inside a validator; the evidence names the manifest model
     for the type checker only."""
     seen = {(i.source, i.target) for i in IMPORTS}
-    assert ("cmax.manifest", "cmax.basket") in seen
-    assert ("cmax.evidence", "cmax.manifest") in seen
+    assert ("cmax.submission.manifest", "cmax.submission.basket") in seen
+    assert ("cmax.ingest.evidence", "cmax.submission.manifest") in seen

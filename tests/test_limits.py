@@ -1,4 +1,4 @@
-"""cmax.limits: each bound refuses with one EvidenceError naming the limit, and lets genuine
+"""cmax.reading.limits: each bound refuses with one EvidenceError naming the limit, and lets genuine
 input through unchanged."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import EvidenceError
-from cmax.limits import (
+from cmax.reading.limits import (
     MAX_JSON_DEPTH,
     MAX_LINE_CHARS,
     bounded_lines,
@@ -120,7 +120,7 @@ def test_is_file_named(tmp_path: Path) -> None:
 def test_digest_lines_checks_every_line_on_the_digest_pass(tmp_path: Path) -> None:
     import hashlib
 
-    from cmax.limits import digest_lines
+    from cmax.reading.limits import digest_lines
     path = tmp_path / "log"
     # lines up to the limit, across block boundaries, pass and give the plain SHA-256
     data = b"a\n" + (b"x" * MAX_LINE_CHARS + b"\n") * 3 + b"tail"

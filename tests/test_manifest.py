@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import CmaxError
-from cmax.evidence import declared_files
-from cmax.manifest import load_manifest
+from cmax.ingest.evidence import declared_files
+from cmax.submission.manifest import load_manifest
 
 GOOD = """
 [provider]
@@ -105,7 +105,7 @@ def test_missing_manifest(tmp_path: Path) -> None:
 def test_conform_keeps_an_empty_table_empty() -> None:
     import polars as pl
 
-    from cmax.evidence import RUNS_SCHEMA, conform
+    from cmax.ingest.evidence import RUNS_SCHEMA, conform
 
     assert conform(pl.DataFrame(), RUNS_SCHEMA).shape == (0, len(RUNS_SCHEMA))
     one = conform(pl.DataFrame({"run_id": ["a"]}), RUNS_SCHEMA)

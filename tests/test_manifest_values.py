@@ -1,14 +1,14 @@
 """docs/manifest.md lists every value the manifest's id keys accept, generated from the
-reference data (cmax/manifest_values.py) and kept up to date by this test."""
+reference data (cmax/submission/manifest_values.py) and kept up to date by this test."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-from cmax.manifest_values import allowed_values_markdown, render_into
 from cmax.pipeline import load
 from cmax.reference import load_reference
+from cmax.submission.manifest_values import allowed_values_markdown, render_into
 from tests.paths import REPO, SAMPLES
 
 DOC = REPO / "docs" / "manifest.md"
@@ -17,7 +17,7 @@ DOC = REPO / "docs" / "manifest.md"
 def test_docs_manifest_lists_the_current_values() -> None:
     text = DOC.read_text(encoding="utf-8")
     assert render_into(text) == text, (
-        "docs/manifest.md is stale: python -m cmax.manifest_values docs/manifest.md")
+        "docs/manifest.md is stale: python -m cmax.submission.manifest_values docs/manifest.md")
 
 
 def test_every_id_and_alias_is_listed() -> None:

@@ -1,4 +1,5 @@
-"""cmax.safetext: control and bidirectional-control characters from a bundle are shown, never
+"""cmax.reading.safetext: control and bidirectional-control characters from a bundle are shown,
+never
 obeyed, in every text output, message and report."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cmax.cli import main
-from cmax.safetext import SafeStream, csv_cell, escape, json_text, one_line
+from cmax.reading.safetext import SafeStream, csv_cell, escape, json_text, one_line
 from tests.paths import SAMPLES
 
 HOSTILE = "Evil\x1b]0;pwned\x07\x1b[2J\rTier: Platinum \x9b31m evil\u202egnp.exe\u2066"

@@ -12,8 +12,8 @@ import pytest
 from cmax.cli import main
 from cmax.errors import CmaxError, EvidenceError
 from cmax.ingest.formats import llmb_sqlite
-from cmax.limits import MAX_SQLITE_STEPS
-from cmax.sqlitefile import open_sqlite
+from cmax.reading.limits import MAX_SQLITE_STEPS
+from cmax.reading.sqlitefile import open_sqlite
 from tests.ingest.test_ingest_formats import make_llmb_db
 
 COLUMNS = "job_id TEXT, perf_parse_status TEXT, train_step_time_seconds REAL"

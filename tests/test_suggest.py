@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import ManifestError
-from cmax.manifest import parse_manifest
 from cmax.pipeline import load
-from cmax.suggest import did_you_mean
-from cmax.tomlfile import read_toml
+from cmax.reading.suggest import did_you_mean
+from cmax.reading.tomlfile import read_toml
+from cmax.submission.manifest import parse_manifest
 from tests.paths import SAMPLES
 
 

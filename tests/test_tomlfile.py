@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import CmaxError
-from cmax.tomlfile import read_toml
+from cmax.reading.tomlfile import read_toml
 
 
 def test_reads_a_good_file(tmp_path: Path) -> None:

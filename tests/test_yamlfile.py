@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from cmax.errors import CmaxError
-from cmax.limits import MAX_YAML_ALIASES, MAX_YAML_DEPTH, MAX_YAML_NODES
-from cmax.yamlfile import load_yaml
+from cmax.reading.limits import MAX_YAML_ALIASES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from cmax.reading.yamlfile import load_yaml
 from tests.intake.llmb_fakes import Job, config_text
 
 

@@ -43,7 +43,7 @@ if str(REPO) not in sys.path:  # run as a script: make `cmax` and `tests` import
     sys.path.insert(0, str(REPO))
 
 from cmax.errors import CmaxError  # noqa: E402
-from cmax.limits import json_safe  # noqa: E402
+from cmax.reading.limits import json_safe  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "ingest"
 SAMPLES = REPO / "samples"
@@ -231,14 +231,14 @@ def inspect_target(path: Path) -> None:
 
 
 def manifest_target(path: Path) -> None:
-    from cmax.manifest import load_manifest
+    from cmax.submission.manifest import load_manifest
 
     load_manifest(path)
 
 
 def llmb_config_target(path: Path) -> None:
     """An llmb-config read as a package reads it: its values, its job id, its flags."""
-    from cmax.intake.llmb import read_job, refuse_not_for_rating
+    from cmax.submission.intake.llmb import read_job, refuse_not_for_rating
 
     job = read_job(path, path.parent)
     refuse_not_for_rating(job)
@@ -262,8 +262,8 @@ def llmb_package_target(path: Path) -> None:
 
 
 def bundle_target(path: Path) -> None:
-    from cmax.bundle import open_bundle
-    from cmax.evidence import declared_files
+    from cmax.ingest.evidence import declared_files
+    from cmax.submission.bundle import open_bundle
 
     with open_bundle(path) as bundle:
         declared_files(bundle.manifest)

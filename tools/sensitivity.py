@@ -33,8 +33,8 @@ from pathlib import Path
 import polars as pl
 
 from cmax import ingest, load_reference, open_bundle, validate
-from cmax.evidence import Evidence
 from cmax.findings import Finding
+from cmax.ingest.evidence import Evidence
 from cmax.score.core import score
 from cmax.score.reference_api import ReferenceData
 from cmax.score.rubric import Rubric, load_rubric

@@ -2,7 +2,8 @@
 
     python tools/write_known_logs.py [--check]
 
-Reads every sample bundle (cmax.samples) through the pipeline and keeps, per training run,
+Reads every sample bundle (cmax.submission.samples) through the pipeline and keeps, per training
+run,
 its owner (the bundle's provider and cluster names), its path and its first post-warm-up steps
 (cmax.validate.known_logs.fingerprint). ``--check`` exits 1 when the file is out of step.
 """
@@ -17,7 +18,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cmax.pipeline import load
-from cmax.samples import sample_bundles
+from cmax.submission.samples import sample_bundles
 from cmax.validate.copies import steady_series
 from cmax.validate.known_logs import INDEX, fingerprint
 

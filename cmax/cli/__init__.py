@@ -28,8 +28,8 @@ from cmax.cli import exits
 from cmax.cli.beside import shared_with_clustermax
 from cmax.cli.common import set_verbosity, verbosity
 from cmax.errors import CmaxError
-from cmax.safetext import SafeStream
-from cmax.suggest import did_you_mean
+from cmax.reading.safetext import SafeStream
+from cmax.reading.suggest import did_you_mean
 
 # command name -> (module, one-line help shown by `cmax --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -208,7 +208,7 @@ def _stops_unwind() -> Iterator[None]:
     as ``SystemExit(128 + signal)``, which :func:`_main` reports in one line: a SIGINT was a
     KeyboardInterrupt, which click answers with a blank line of its own (or, raised inside a
     library, a traceback), and a SIGTERM before a command set its own handler
-    (:func:`cmax.bundle.cleanup_on_signals`) killed cmax without a word. Once stopping,
+    (:func:`cmax.submission.bundle.cleanup_on_signals`) killed cmax without a word. Once stopping,
     further stop signals are ignored so the cleanups run to the end. The handlers in place
     before (a test runner's) are put back after."""
     if threading.current_thread() is not threading.main_thread():
@@ -269,7 +269,8 @@ def _main(argv: list[str] | None) -> int:
         return exits.INTERRUPTED
     except BrokenPipeError:
         return exits.OK
-    except SystemExit as exc:  # a stop signal (cmax.bundle.cleanup_on_signals): say what was kept
+    # a stop signal (cmax.submission.bundle.cleanup_on_signals): say what was kept
+    except SystemExit as exc:
         notes = getattr(exc, "__notes__", ())
         for note in notes:
             click.echo(f"cmax: interrupted: {note}", err=True)

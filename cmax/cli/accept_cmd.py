@@ -17,8 +17,8 @@ from cmax.cli.exits import FINDINGS, OK
 from cmax.cli.package_options import package_options
 
 if TYPE_CHECKING:
-    from cmax.intake.draft import Commercial
     from cmax.scorecard import Scorecard
+    from cmax.submission.intake.draft import Commercial
 
 
 def acceptance_text(card: Scorecard) -> list[str]:

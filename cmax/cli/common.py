@@ -58,7 +58,7 @@ def json_document(data: Any) -> str:
     """``data`` as the JSON cmax prints; pydantic models are dumped in JSON mode. Non-finite
     floats become null (``allow_nan=False`` then guarantees no bare NaN/Infinity, which is not
     JSON)."""
-    from cmax.limits import json_safe
+    from cmax.reading.limits import json_safe
 
     if hasattr(data, "model_dump"):  # a pydantic model; pydantic itself is not imported
         data = data.model_dump(mode="json")
@@ -150,7 +150,7 @@ class Progress:
         is_tty = sys.stderr.isatty() if tty is None else tty
         self._lines = not quiet and not is_tty
         if not quiet and is_tty and total > 0:
-            from cmax.safetext import escape, raw_stream
+            from cmax.reading.safetext import escape, raw_stream
 
             # the label (a bundle's name) escaped here, the bar's own codes written raw
             self._bar = click.progressbar(length=total, label=escape(label),

@@ -27,7 +27,7 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
         from cmax.pipeline import assess
         from cmax.render import render_reports
         from cmax.render.reports import documents_from
-        from cmax.samples import sample_bundles
+        from cmax.submission.samples import sample_bundles
 
         cards = []
         for bundle in sample_bundles():

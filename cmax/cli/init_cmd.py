@@ -1,6 +1,7 @@
 """``cmax init PATH [-o cmax.toml]``: draft a commented manifest from a folder or archive of
 evidence: an llmb-run package (the Exemplar archive, an install folder, experiments) through
-:mod:`cmax.intake.package`, any other folder through :mod:`cmax.intake.folder_draft`. Every
+:mod:`cmax.submission.intake.package`, any other folder through :mod:`cmax.drafting.folder_draft`.
+Every
 value is shown with the file and line it came from; what only a person knows is a TODO."""
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import click
               metavar="FILE", help="Write the draft here (default: print it).")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
 def command(path: Path, out: Path | None, force: bool) -> None:
-    from cmax.bundle import evidence_folder
+    from cmax.drafting.folder_draft import draft_folder
     from cmax.errors import CmaxError
-    from cmax.intake.folder_draft import draft_folder
-    from cmax.intake.package import draft_for
     from cmax.reference import load_reference
+    from cmax.submission.bundle import evidence_folder
+    from cmax.submission.intake.package import draft_for
 
     if out is not None and out.exists() and not force:
         raise CmaxError("will not overwrite an existing file", file=out,

@@ -1,6 +1,7 @@
 """``--quote``, ``--term`` and ``--manifest`` for the commands that rate a bundle: the commercial
 parts of an llmb-run package (the Exemplar archive, an install folder), which holds only logs
-and job configurations (:mod:`cmax.intake`). A bundle with its own ``cmax.toml`` states them
+and job configurations (:mod:`cmax.submission.intake`). A bundle with its own ``cmax.toml`` states
+them
 there, so the options are refused for it rather than silently ignored."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 if TYPE_CHECKING:
-    from cmax.intake.draft import Commercial
+    from cmax.submission.intake.draft import Commercial
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,8 +23,8 @@ def commercial_of(quote: float | None, term: int | None,
                   manifest: str | None) -> Commercial | None:
     if quote is None and term is None and manifest is None:
         return None
-    from cmax.intake.draft import Commercial
-    from cmax.tomlfile import decode_toml, read_toml_bytes
+    from cmax.reading.tomlfile import decode_toml, read_toml_bytes
+    from cmax.submission.intake.draft import Commercial
 
     small: dict[str, Any] = {}
     if manifest is not None:

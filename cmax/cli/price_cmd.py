@@ -9,12 +9,12 @@ import click
 from cmax.cli.common import bundle_argument, emit_json, format_option
 from cmax.cli.package_options import package_options
 from cmax.cli.score_cmd import rubric_option
-from cmax.safetext import one_line
+from cmax.reading.safetext import one_line
 from cmax.states import NOT_ASSESSED
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
-    from cmax.intake.draft import Commercial
     from cmax.scorecard import PriceAdvice
+    from cmax.submission.intake.draft import Commercial
 
 
 def _money(value: float | None, digits: int = 2) -> str:

@@ -42,8 +42,8 @@ from cmax.cli.package_options import package_options
 from cmax.errors import CmaxError
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
-    from cmax.intake.draft import Commercial
     from cmax.scorecard import Scorecard
+    from cmax.submission.intake.draft import Commercial
 
 
 def _assess(bundle: str, rubric: str | None, commercial: Commercial | None = None) -> Scorecard:
@@ -56,9 +56,9 @@ def _write_all_or_nothing(cards: Sequence[Scorecard], out_dir: Path, *,
                           pdf: bool = True, paper: str = "a4") -> list[Path]:
     """Render into ``out_dir/.cmax-report-*/`` and move the finished set into ``out_dir``;
     on any failure the staging folder goes, and so does ``out_dir`` if this call created it."""
-    from cmax.bundle import cleanup_on_signals
     from cmax.render import render_reports
     from cmax.render.publish import clean_stale, publish, staging_prefix
+    from cmax.submission.bundle import cleanup_on_signals
 
     created = not out_dir.exists()
     try:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from cmax.evidence import TABLES
+from cmax.ingest.evidence import TABLES
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -51,7 +51,7 @@ def _manifest_table() -> dict[tuple[str, str], str]:
 
 
 def manifest_schema() -> dict[str, Any]:
-    from cmax.manifest import Manifest
+    from cmax.submission.manifest import Manifest
 
     schema = Manifest.model_json_schema()
     table = _manifest_table()

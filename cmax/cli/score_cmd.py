@@ -15,12 +15,12 @@ from cmax.cli.common import (
 )
 from cmax.cli.package_options import package_options
 from cmax.cli.policies import fail_on_option, policy_checks, scorecard_trips, verdict
-from cmax.safetext import one_line
+from cmax.reading.safetext import one_line
 from cmax.states import State, verdict_label
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
-    from cmax.intake.draft import Commercial
     from cmax.scorecard import Scorecard
+    from cmax.submission.intake.draft import Commercial
 
 rubric_option = click.option(
     "--rubric", "rubric_path", type=click.Path(path_type=str), default=None,

@@ -14,12 +14,12 @@ import click
 from cmax.cli.common import emit_checks, emit_json, result_format_option, wants_checks
 from cmax.cli.package_options import package_options
 from cmax.cli.policies import fail_on_option, finding_trips, policy_checks, verdict
-from cmax.safetext import one_line
+from cmax.reading.safetext import one_line
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
-    from cmax.claims import Ledger
     from cmax.findings import Finding
-    from cmax.intake.draft import Commercial
+    from cmax.resolve.claims import Ledger
+    from cmax.submission.intake.draft import Commercial
 
 HEADINGS = {"error": "Errors", "warning": "Warnings", "info": "Info"}
 

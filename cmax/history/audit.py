@@ -26,7 +26,6 @@ from typing import Any
 
 import polars as pl
 
-from cmax.bundle import cleanup_on_signals
 from cmax.errors import HistoryError
 from cmax.history.discover import RunRef, Unusable, discover_runs
 from cmax.history.drift import (
@@ -39,6 +38,7 @@ from cmax.history.drift import (
 from cmax.history.executors import ExecutorName, require_ray, score_runs
 from cmax.history.store import HISTORY_DIRNAME, HistoryStore, rows_for_run
 from cmax.scorecard import Scorecard
+from cmax.submission.bundle import cleanup_on_signals
 
 AssessFn = Callable[[Path], Scorecard]
 ProgressFn = Callable[[int, int, RunRef], None]  # (runs done, runs to score, run just done)
@@ -61,7 +61,8 @@ def _default_assess(path: Path) -> Scorecard:
 
 class AuditInterrupted(KeyboardInterrupt):
     """Ctrl-C during an audit, raised after the runs scored so far were recorded: a second
-    ``cmax audit`` scores only the rest. (A stop signal, which cmax.bundle.cleanup_on_signals
+    ``cmax audit`` scores only the rest. (A stop signal, which
+    cmax.submission.bundle.cleanup_on_signals
     turns into SystemExit, keeps its SystemExit and carries this text as a note.)"""
 
     def __init__(self, recorded: int, pending: int) -> None:

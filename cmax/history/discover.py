@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cmax.errors import HistoryError
-from cmax.manifest import MANIFEST_NAME
+from cmax.submission.manifest import MANIFEST_NAME
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tar", ".zip")
 

@@ -63,9 +63,9 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from cmax.errors import HistoryError
+from cmax.reading.tomlfile import REINSTALL, read_toml
 from cmax.resources import data_dir
 from cmax.scorecard import TIERS
-from cmax.tomlfile import REINSTALL, read_toml
 
 TIER_ORDER: tuple[str, ...] = TIERS  # best first (declared once, in cmax.scorecard)
 

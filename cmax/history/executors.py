@@ -37,11 +37,11 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from cmax.bundle import ignore_stop_signals, stop_code
 from cmax.errors import CmaxError, UsageError
 from cmax.history.discover import RunRef, Unusable
-from cmax.pidfolders import owned_prefix, remove_stale
+from cmax.reading.pidfolders import owned_prefix, remove_stale
 from cmax.scorecard import Scorecard
+from cmax.submission.bundle import ignore_stop_signals, stop_code
 
 ExecutorName = Literal["local", "ray"]
 EXECUTORS: tuple[ExecutorName, ...] = ("local", "ray")
@@ -167,7 +167,7 @@ def score_local(pending: list[RunRef], assess: AssessFn,
     """Score in this process (one worker) or in a pool of ``workers`` processes.
 
     If the caller stops early (an exception, SIGTERM/SIGINT turned into SystemExit by
-    :func:`cmax.bundle.cleanup_on_signals`), the pool is stopped at once rather than
+    :func:`cmax.submission.bundle.cleanup_on_signals`), the pool is stopped at once rather than
     waiting for the runs in flight."""
     if workers <= 1 or len(pending) < 2:
         for run in pending:
@@ -268,7 +268,7 @@ def _keep_stop_signals() -> Iterator[None]:
     """Ray's ``init`` replaces the driver's SIGTERM handler (with a bare ``sys.exit``, and its
     core worker with a C-level one that prints a stack and exits 1), skipping every cleanup
     and the audit's last commit; put the handlers that were there back afterwards, so a stop
-    unwinds through :func:`cmax.bundle.cleanup_on_signals`."""
+    unwinds through :func:`cmax.submission.bundle.cleanup_on_signals`."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -121,7 +121,7 @@ ROW_SCHEMA: dict[str, pl.DataType] = {
 }
 
 ADDED_COLUMNS: dict[str, pl.DataType] = {
-    # run rows: what the SLA rests on (cmax/monitoring/combine.py), so an audit over months
+    # run rows: what the SLA rests on (cmax/resolve/monitoring.py), so an audit over months
     # records which periods the buyer's monitoring witnessed
     "sla_witness": pl.String(),
     "sla_downtime_monitoring_h": pl.Float64(),

@@ -28,8 +28,8 @@ from cmax.history.drift import (
     WorkloadKey,
     timelines,
 )
-from cmax.limits import json_safe
-from cmax.safetext import json_text
+from cmax.reading.limits import json_safe
+from cmax.reading.safetext import json_text
 
 MAX_LEGEND_SERIES = 10
 
@@ -290,7 +290,7 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
 
 
 def _attachment(payload: Any) -> bytes:
-    # non-finite floats become null: NaN/Infinity are not JSON (cmax.limits)
+    # non-finite floats become null: NaN/Infinity are not JSON (cmax.reading.limits)
     return (json_text(json.dumps(json_safe(payload), indent=2, sort_keys=True,
                                  ensure_ascii=False, allow_nan=False)) + "\n").encode()
 

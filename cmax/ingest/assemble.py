@@ -10,7 +10,7 @@ format turns its parsed file into rows through its role's method (``read_run``, 
 read by :func:`cmax.ingest.formats.mlperf.read_tree`; ``[[nccl]]`` entries (files or folders of
 nccl-tests and dcgmi output) by :mod:`cmax.ingest.network_files`.
 
-Every file read is recorded once as an :class:`~cmax.evidence.EvidenceFile` with its digest,
+Every file read is recorded once as an :class:`~cmax.ingest.evidence.EvidenceFile` with its digest,
 format, line count and the identity facts its format recorded, so later stages never reopen it.
 """
 
@@ -23,9 +23,9 @@ from typing import Any
 
 import polars as pl
 
-from cmax.bundle import Bundle
 from cmax.errors import EvidenceFormatError, ManifestError
-from cmax.evidence import (
+from cmax.ingest import llmb_config
+from cmax.ingest.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
     INFERENCE_SCHEMA,
@@ -41,7 +41,6 @@ from cmax.evidence import (
     conform,
     table_named,
 )
-from cmax.ingest import llmb_config
 from cmax.ingest.formats import (
     AccountingFormat,
     AuditFormat,
@@ -61,11 +60,12 @@ from cmax.ingest.network_files import network_files
 from cmax.ingest.reader import BundleReader
 from cmax.ingest.textlines import CONFIG_KEYS, table
 from cmax.ingest.training import job_of_log, pick_log
-from cmax.manifest import RunSpec, StorageSpec
+from cmax.submission.bundle import Bundle
+from cmax.submission.manifest import RunSpec, StorageSpec
 
 
 def ingest(bundle: Bundle) -> Evidence:
-    """Every declared file of ``bundle`` as canonical tables (see cmax.evidence)."""
+    """Every declared file of ``bundle`` as canonical tables (see cmax.ingest.evidence)."""
     reader = BundleReader(bundle)
     manifest = bundle.manifest
     evidence = Evidence(manifest=manifest, root=bundle.root, source=bundle.source,
@@ -147,7 +147,7 @@ def ingest(bundle: Bundle) -> Evidence:
             log, parsed, rel = reader.read(path, IncidentFormat, table_named("incidents").what)
             evidence.incidents = conform(log.frame(parsed, source_file=rel), INCIDENTS_SCHEMA)
     if manifest.monitoring is not None:
-        from cmax.monitoring.read import read_monitoring
+        from cmax.ingest.monitoring.read import read_monitoring
 
         evidence.monitoring = read_monitoring(
             manifest, lambda rel, key: reader.bundle.resolve(rel, field=key))

@@ -1,7 +1,7 @@
 """docs/formats.md, generated from the format registry and the table declarations.
 
 Kept apart from the registry (:mod:`cmax.ingest.formats`) because it reads the tables
-(:data:`cmax.evidence.TABLES`), which themselves name what the registry's formats carry: the
+(:data:`cmax.ingest.evidence.TABLES`), which themselves name what the registry's formats carry: the
 registry stays below the tables, the page above both. ``python -m cmax.ingest.formats
 docs/formats.md`` writes it; a test fails while the file is stale.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from cmax.evidence import TABLES
+from cmax.ingest.evidence import TABLES
 from cmax.ingest.formats import all_formats
 
 _DOC_HEAD = """\
@@ -28,7 +28,7 @@ embeds a framework's log, is never taken for that log. A file nothing recognises
 with an error that lists every format tried and points here.
 
 Each format has a **role**: which canonical table it fills, and so which manifest key may
-name it (declared once per table in `cmax/evidence.py` `TABLES`):
+name it (declared once per table in `cmax/ingest/evidence.py` `TABLES`):
 """
 
 _DOC_TAIL = """\
@@ -46,7 +46,7 @@ _DOC_TAIL = """\
    `register(...)`. Every module in that package is imported automatically: nothing else
    needs an edit (no list, marker table or `if` chain). `facts(parsed)` defaults to the
    parser's `facts`; return the identity statements the file makes about itself (see
-   `cmax/facts.py`).
+   `cmax/ingest/facts.py`).
 3. Regenerate this file: `python -m cmax.ingest.formats docs/formats.md`. The registry test
    checks that the format detects its own `sample`, renamed, and that this file is in step.
 """

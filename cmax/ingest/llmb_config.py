@@ -7,10 +7,11 @@ cli/llmb-run/example_llmb_config.yaml @ e249aa3): the model and its size, the dt
 submitted from that folder carries these statements as identity facts of its own (each
 citing the config file and line), so the claims ledger and the identity rules read them as
 they read the log's own lines. The file is read with the package reader
-(:func:`cmax.intake.llmb.read_config`): one reader, one set of errors for a bad file.
+(:func:`cmax.submission.intake.llmb.read_config`): one reader, one set of errors for a bad file.
 
 A package job whose log prints fewer nodes than its scale needs is refused here
-(:func:`refuse_short_logs`, with the rule of :func:`cmax.intake.flags.blockers`): only ingest
+(:func:`refuse_short_logs`, with the rule of :func:`cmax.submission.intake.flags.blockers`): only
+ingest
 has read the logs.
 """
 
@@ -21,10 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cmax.errors import EvidenceError
-from cmax.evidence import EvidenceFile
-from cmax.facts import Fact, facts_of
-from cmax.intake.facts import PackageFacts
-from cmax.intake.flags import blockers
+from cmax.ingest.evidence import EvidenceFile
+from cmax.ingest.facts import Fact, facts_of
+from cmax.submission.intake.facts import PackageFacts
+from cmax.submission.intake.flags import blockers
 
 #: llmb-config key -> the fact kind it states
 _KINDS = {"model_info.dtype": "precision", "model_info.scale": "gpu_count",
@@ -47,7 +48,7 @@ def beside(log: Path) -> Path | None:
 
 def config_facts(path: Path, rel: str) -> list[Fact]:
     """The identity facts an llmb-config states, each citing ``rel`` and its line."""
-    from cmax.intake.llmb import read_config
+    from cmax.submission.intake.llmb import read_config
 
     values = read_config(path, rel)
     facts: list[Fact] = []

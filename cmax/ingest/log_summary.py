@@ -11,7 +11,7 @@ import polars as pl
 
 from cmax.ingest.energy import measured_energy, tokens_per_gpu_step
 from cmax.ingest.textlines import TrainingLog, clean_steps, finite_mean
-from cmax.window import every_window, steady_state_window
+from cmax.recipes.window import every_window, steady_state_window
 
 
 def training_summary(log: TrainingLog) -> dict[str, object]:
@@ -59,7 +59,7 @@ def training_summary(log: TrainingLog) -> dict[str, object]:
 
 def _every_window(steps: pl.DataFrame, max_iteration: int | None) -> list[dict[str, object]]:
     """Each recipe rule's window and its mean over the clean steps, computed exactly as the
-    case computes a run's (:func:`clean_steps`, ``cmax.window``): a scorecard's window is
+    case computes a run's (:func:`clean_steps`, ``cmax.recipes.window``): a scorecard's window is
     the one of its matched baseline's recipe release, always one of these."""
     last = max_iteration
     if last is None:

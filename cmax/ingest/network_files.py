@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import CmaxError, EvidenceFormatError
-from cmax.evidence import NCCL_SCHEMA, NODE_HEALTH_SCHEMA, conform, table_named
+from cmax.ingest.evidence import NCCL_SCHEMA, NODE_HEALTH_SCHEMA, conform, table_named
 from cmax.ingest.formats import Format, NcclFormat, NodeHealthFormat, Probe, identify
 from cmax.ingest.reader import BundleReader
 

@@ -1,6 +1,6 @@
 """Reading a bundle's files once each: identify, check the format plays the role its manifest
 key needs, parse, and record the file (digest, format, facts, line count) as an
-:class:`~cmax.evidence.EvidenceFile`, with every error re-keyed to the manifest key.
+:class:`~cmax.ingest.evidence.EvidenceFile`, with every error re-keyed to the manifest key.
 
 Ingest (:mod:`cmax.ingest.assemble`) and the ``[[nccl]]`` folder reader
 (:mod:`cmax.ingest.network_files`) share one reader per bundle, so a file named twice is
@@ -14,12 +14,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cmax.bundle import Bundle
 from cmax.errors import CmaxError, EvidenceFormatError
-from cmax.evidence import EvidenceFile
-from cmax.facts import Fact
+from cmax.ingest.evidence import EvidenceFile
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import Format, Probe, identify
-from cmax.limits import digest_lines
+from cmax.reading.limits import digest_lines
+from cmax.submission.bundle import Bundle
 
 
 class BundleReader:
@@ -57,7 +57,7 @@ class BundleReader:
             raise exc.with_context(expected=what) from None
         checked = _expect(probe, fmt, role, what)
         rel = self.rel(probe.path)
-        if rel not in self.digests:  # before any reader holds a line (cmax.limits)
+        if rel not in self.digests:  # before any reader holds a line (cmax.reading.limits)
             self.digests[rel] = digest_lines(probe.path, lines=not probe.is_sqlite)
         parsed = checked.parse(probe)
         rel = self.record(probe.path, checked.id, checked.facts(parsed),

@@ -37,11 +37,11 @@ from pathlib import Path
 import polars as pl
 
 from cmax.errors import EvidenceError
-from cmax.evidence import STEPS_SCHEMA, conform
-from cmax.facts import Fact
 from cmax.ingest import _greplines as greplines
 from cmax.ingest._greplines import HEAD_BYTES, GrepChild, keyword_lines, read_head
-from cmax.window import steady_state_window
+from cmax.ingest.evidence import STEPS_SCHEMA, conform
+from cmax.ingest.facts import Fact
+from cmax.recipes.window import steady_state_window
 
 # A number as training frameworks print it: 12, 10.08, 7.401e+02, 3.000000E-05, nan, inf.
 NUM = r"([-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Inf|INF))"
@@ -685,7 +685,7 @@ def _canonical(events: pl.DataFrame) -> pl.DataFrame:
 
 def clean_steps(steps: pl.DataFrame) -> pl.DataFrame:
     """Steps with a finite, positive step time, first occurrence of each iteration: the steps a
-    window mean reads (the case's, :mod:`cmax.case`, and ``cmax inspect``'s)."""
+    window mean reads (the case's, :mod:`cmax.resolve.case`, and ``cmax inspect``'s)."""
     keep = steps.select(
         pl.col("step_time_s").is_not_null()
         & pl.col("step_time_s").is_finite()

@@ -16,10 +16,8 @@ import re
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 
-from cmax.basket import parse_basket
 from cmax.errors import CmaxError
-from cmax.evidence import Evidence
-from cmax.manifest import MANIFEST_NAME
+from cmax.ingest.evidence import Evidence
 from cmax.price.drivers import HOURS_PER_MONTH
 from cmax.price.drivers import drivers as _drivers
 from cmax.price.drivers import usd as _usd
@@ -42,6 +40,8 @@ from cmax.scorecard import (
     WorkloadResult,
 )
 from cmax.states import NOT_ASSESSED
+from cmax.submission.basket import parse_basket
+from cmax.submission.manifest import MANIFEST_NAME
 from cmax.throughput import tokens_per_s_per_gpu
 from cmax.throughput import usd_per_million_tokens as _per_million
 

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from cmax.basket import basket_key
 from cmax.scorecard import ScalePoint, Scorecard, TokenCost, WorkloadResult
+from cmax.submission.basket import basket_key
 from cmax.throughput import usd_per_million_tokens
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from cmax.errors import ManifestError
-from cmax.manifest import Manifest
 from cmax.price.drivers import HOURS_PER_MONTH
 from cmax.reference.economics import price_band
+from cmax.submission.manifest import Manifest
 
 
 @dataclass(frozen=True)

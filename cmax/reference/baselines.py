@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import ReferenceDataError
-from cmax.recipe import RECIPE_SCHEMA
+from cmax.recipes.columns import RECIPE_SCHEMA
 from cmax.reference.catalog import PRECISIONS
 
 BASELINE_SCHEMA: dict[str, pl.DataType] = {

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cmax.errors import RubricError
-from cmax.tomlfile import decode_toml, read_toml_bytes
+from cmax.reading.tomlfile import decode_toml, read_toml_bytes
 
 RUBRIC_NAME = "rubric.toml"
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import polars as pl
 
-from cmax.coerce import as_float
 from cmax.errors import NotInCatalogue
+from cmax.reading.coerce import as_float
 from cmax.reference.catalog import canonical_precision
 from cmax.reference.inference import model_names
 from cmax.reference.storage import StorageReference

@@ -19,8 +19,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from cmax.reading.safetext import one_line
 from cmax.render.formatting import TIER_COLOURS
-from cmax.safetext import one_line
 from cmax.score.series import spikes
 from cmax.scorecard import (
     InferenceResult,
@@ -85,7 +85,7 @@ def _figure(
 
 def one_line_texts(fig: Any) -> None:
     """Every text of a figure (titles, tick labels, legend entries) through
-    :func:`cmax.safetext.one_line` before it is written: a raw control character is no
+    :func:`cmax.reading.safetext.one_line` before it is written: a raw control character is no
     valid XML, and a provider name holding ESC made the leaderboard's SVG unreadable."""
     from matplotlib.text import Text
     from matplotlib.ticker import FixedFormatter, FuncFormatter

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from cmax.errors import CmaxError
-from cmax.pidfolders import owned_prefix, remove_stale
+from cmax.reading.pidfolders import owned_prefix, remove_stale
 
 STAGING_PREFIX = ".cmax-report-"
 

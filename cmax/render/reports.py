@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from cmax.errors import CmaxError
 from cmax.findings import sort_findings
+from cmax.reading.safetext import csv_cell, json_text
 from cmax.render import charts, views
 from cmax.render.pdf import (
     DEFAULT_PAPER,
@@ -31,7 +32,6 @@ from cmax.render.pdf import (
 )
 from cmax.render.slugs import report_slugs
 from cmax.render.templates import render_template
-from cmax.safetext import csv_cell, json_text
 from cmax.scorecard import Scorecard
 
 MAX_FINDINGS_PRINTED = 150  # the rest stay in the attached CSV (long tables slow WeasyPrint)

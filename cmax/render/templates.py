@@ -16,14 +16,14 @@ from typing import Any
 import jinja2
 import markupsafe
 
+from cmax.reading.safetext import escape
 from cmax.render.formatting import FILTERS, GLOBALS
 from cmax.resources import data_dir
-from cmax.safetext import escape
 
 
 def _display_safe(value: Any) -> Any:
     """Every expression's value with control and bidirectional-control characters made
-    visible (:mod:`cmax.safetext`): a right-to-left override in a provider name would
+    visible (:mod:`cmax.reading.safetext`): a right-to-left override in a provider name would
     otherwise reorder the text after it in the HTML and the PDF."""
     if isinstance(value, markupsafe.Markup):
         return markupsafe.Markup(escape(str(value)))

@@ -33,7 +33,7 @@ AUDIT_ORDER = {"FAIL": 0, "WARNING": 1, "SKIPPED": 2, "PASS": 3}
 _SLA_WITNESS = {"monitoring": "the buyer's monitoring",
                 "both": "the buyer's monitoring and the incident log"}
 """What an SLA figure rests on where the buyer's monitoring is a witness, in the report's words
-(cmax/monitoring/combine.py); a figure from the incident log alone reads as it always did."""
+(cmax/resolve/monitoring.py); a figure from the incident log alone reads as it always did."""
 
 
 def _sla_witness(sla: SlaResult) -> str:

@@ -33,9 +33,9 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cmax.evidence import Evidence
-from cmax.hosts import short_host, witnesses
+from cmax.ingest.evidence import Evidence
 from cmax.ingest.formats.llmb_sqlite import expand_hostlist
+from cmax.resolve.hosts import short_host, witnesses
 from cmax.scorecard import NetworkResult, UnitAcceptance, UnitRequirement, WorkloadResult
 
 SOURCE = ("NVIDIA Requirements for AI Clouds v2.3.1 (NVIDIA/ai-cloud-validation:docs/"
@@ -68,7 +68,7 @@ class _Unit:
 
 
 def _file_hosts(evidence: Evidence) -> dict[str, frozenset[str]]:
-    """The hosts each evidence file names (incident logs witness none: cmax.hosts)."""
+    """The hosts each evidence file names (incident logs witness none: cmax.resolve.hosts)."""
     named = {w.path: w.hosts for w in witnesses(evidence)}
     return {f.path: named.get(f.path, frozenset()) for f in evidence.files}
 

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 import polars as pl
 
 from cmax._about import __version__
-from cmax.case import resolve
-from cmax.evidence import Evidence
 from cmax.findings import Finding, count_findings, sort_findings
+from cmax.ingest.evidence import Evidence
 from cmax.judgement.exemplar import judge_exemplar
 from cmax.reference.view import RefView
+from cmax.resolve.case import resolve
 from cmax.score.acceptance import unit_acceptance
 from cmax.score.inference import inference_results
 from cmax.score.mlperf import mlperf_results

@@ -23,18 +23,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cmax.case import Case
-from cmax.evidence import entry_rows, stated_splits
 from cmax.findings import Finding
 from cmax.ingest.energy import telemetry_energy
+from cmax.ingest.evidence import entry_rows, stated_splits
 from cmax.ingest.formats.mlperf_inference import LATENCY_SCENARIOS
 from cmax.judgement.bar import against_bar, point_against_bar
-from cmax.manifest import InferenceSpec
 from cmax.reference.view import RefView
+from cmax.resolve.case import Case
 from cmax.score.rubric import PerformanceRules
 from cmax.score.serving_curve import CurvePoint, interactivity, interpolate
 from cmax.score.stats import bootstrap_ci, geometric_mean
 from cmax.scorecard import InferenceResult, ReferenceCurvePoint, ServingPoint
+from cmax.submission.manifest import InferenceSpec
 from cmax.throughput import usd_per_million_tokens
 
 

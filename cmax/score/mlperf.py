@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cmax.evidence import Evidence
 from cmax.findings import Finding
+from cmax.ingest.evidence import Evidence
 from cmax.ingest.formats.mlperf import relative_path
 from cmax.judgement.bar import against_bar
 from cmax.score.reference_api import ReferenceData

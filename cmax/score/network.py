@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from cmax.evidence import Evidence
+from cmax.ingest.evidence import Evidence
 from cmax.ingest.formats._nccl_datatypes import rated_rows
 from cmax.judgement.bar import point_against_bar
 from cmax.reference.gpus import gpu_family, rack_scale_families

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from cmax.evidence import Evidence
+from cmax.ingest.evidence import Evidence
 from cmax.ingest.formats.dcgm_diag import CONFIG_CHECK
 from cmax.scorecard import PairResult, SuspectNode
 

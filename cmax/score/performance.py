@@ -1,7 +1,7 @@
 """Training throughput per run against its matched reference baseline.
 
 The ratio is provider ÷ reference throughput over the steady-state window the reference recipe
-defines (cmax.window), so warm-up steps never count for or against a provider. When the
+defines (cmax.recipes.window), so warm-up steps never count for or against a provider. When the
 baseline prints a step time and the run uses the same GBS, sequence length and GPU count, the
 ratio is reference step time ÷ mean provider step time: the most direct comparison, free of
 the rounding in published tokens/s. Otherwise the comparison falls back to tokens/s/GPU, then
@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cmax.case import Case, resolve
-from cmax.coerce import as_float, as_int
-from cmax.evidence import Evidence
 from cmax.findings import Finding
 from cmax.ingest.energy import implausible_power, measured_energy, telemetry_energy
+from cmax.ingest.evidence import Evidence
 from cmax.judgement.bar import against_bar, point_against_bar
+from cmax.reading.coerce import as_float, as_int
 from cmax.reference.view import ReferenceData, optional_lookup
-from cmax.resolved_runs import BaselineRow, ResolvedRun
+from cmax.resolve.case import Case, resolve
+from cmax.resolve.runs import BaselineRow, ResolvedRun
 from cmax.score.rubric import Rubric
 from cmax.score.series import step_series
 from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean
@@ -143,7 +143,7 @@ def score_run(
 ) -> WorkloadResult:
     """One run's WorkloadResult: provider figures, baseline, ratio, CI and verdict.
 
-    The baseline and the steady-state window are the case's (:mod:`cmax.case`), the same the
+    The baseline and the steady-state window are the case's (:mod:`cmax.resolve.case`), the same the
     validator judged, so the two stages can never disagree on them.
     """
     rules = rubric.performance

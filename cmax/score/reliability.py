@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from cmax.errors import ReferenceDataError
-from cmax.evidence import Evidence
-from cmax.incident_review import IncidentReview, cite_lines, fleet_nodes, review_incidents
-from cmax.manifest import Sla
-from cmax.monitoring.accounting import MAX_UNWITNESSED
+from cmax.ingest.evidence import Evidence
+from cmax.ingest.monitoring.accounting import MAX_UNWITNESSED
+from cmax.resolve.incident_review import IncidentReview, cite_lines, fleet_nodes, review_incidents
 from cmax.score.reference_api import ReferenceData, num, text
 from cmax.scorecard import ReliabilityResult, SlaResult
+from cmax.submission.manifest import Sla
 
 if TYPE_CHECKING:
-    from cmax.monitoring.combine import MonitoringView
+    from cmax.resolve.monitoring import MonitoringView
 
 
 def expected_ettr(job_gpus: int, failures_per_gpu_hour: float, checkpoint_interval_min: float,
@@ -71,14 +71,14 @@ def reference_rate(baseline: Mapping[str, Any]) -> tuple[float, float, str]:
 
 def reliability_result(evidence: Evidence, reference: ReferenceData) -> ReliabilityResult | None:
     """Interruption rate, MTBF and E[ETTR] over what the incident log covers
-    (cmax/incident_review.py: the period's months it records anything in, the fleet the
+    (cmax/resolve/incident_review.py: the period's months it records anything in, the fleet the
     evidence supports; relabelled faults counted, the worst case assumed where times are
     missing)."""
     spec = evidence.manifest.reliability
     review = review_incidents(evidence)
     if spec is None or review is None:
         return None
-    from cmax.monitoring.combine import monitoring_view
+    from cmax.resolve.monitoring import monitoring_view
 
     system = evidence.manifest.system
     days = (spec.period_end - spec.period_start).days + 1
@@ -218,8 +218,8 @@ def _overlap_hours(intervals: list[tuple[dt.datetime, dt.datetime]], lo: dt.date
 def sla_result(evidence: Evidence) -> SlaResult | None:
     """Per node, per month uptime against the contract (docs/scoring.md: per node and
     per calendar month), over the months the incident log covers and the fleet the evidence
-    supports (cmax/incident_review.py), joined with the buyer's monitoring where the bundle
-    has ``[monitoring]`` (cmax/monitoring/combine.py: the union of the outages both witnesses
+    supports (cmax/resolve/incident_review.py), joined with the buyer's monitoring where the bundle
+    has ``[monitoring]`` (cmax/resolve/monitoring.py: the union of the outages both witnesses
     show, over the whole period).
 
     Nodes without outages were up all month. The fleet credit is the node-hour-weighted
@@ -231,7 +231,7 @@ def sla_result(evidence: Evidence) -> SlaResult | None:
     review = review_incidents(evidence)
     if sla is None or review is None:
         return None
-    from cmax.monitoring.combine import monitoring_view
+    from cmax.resolve.monitoring import monitoring_view
 
     gpn = evidence.manifest.system.gpus_per_node
     start, end = review.start, review.end

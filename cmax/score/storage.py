@@ -29,11 +29,11 @@ from typing import Any
 
 import polars as pl
 
-from cmax.evidence import Evidence
-from cmax.manifest import StorageSpec
+from cmax.ingest.evidence import Evidence
 from cmax.reference.storage import StorageReference, checkpoint_share
 from cmax.reference.view import RefView
 from cmax.scorecard import CheckpointCost, StorageResult
+from cmax.submission.manifest import StorageSpec
 
 DEFAULT_INTERVAL_MIN = 30.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cmax.claims import EARNS_PASS, HOW_TO_EARN, Claim
+from cmax.resolve.claims import EARNS_PASS, HOW_TO_EARN, Claim
 from cmax.scorecard import InferenceResult, WorkloadResult
 
 COMPARABLE_VERDICTS = ("pass", "fail", "inconclusive")

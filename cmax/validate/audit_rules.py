@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator
 
 import polars as pl
 
-from cmax.facts import Fact, facts_of
 from cmax.findings import Finding
+from cmax.ingest.facts import Fact, facts_of
 from cmax.validate.context import Context, norm_path
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import AUDIT_MIN_NODE_SHARE

@@ -26,10 +26,10 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from cmax.coerce import as_float, as_int
-from cmax.evidence import JOBS_SCHEMA, conform
 from cmax.findings import Finding
-from cmax.hosts import host_stem, witnesses
+from cmax.ingest.evidence import JOBS_SCHEMA, conform
+from cmax.reading.coerce import as_float, as_int
+from cmax.resolve.hosts import host_stem, witnesses
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import (
@@ -87,7 +87,7 @@ register(Rule(
     "more hosts than [system] nodes: a job copied in from a sister cluster. It is not this "
     "cluster's measurement.",
     "Submit the runs of the cluster being rated.",
-    "SchedMD/slurm sacct cluster and nodes (PARSER_ARRAY(JOB)); cmax/hosts.py.",
+    "SchedMD/slurm sacct cluster and nodes (PARSER_ARRAY(JOB)); cmax/resolve/hosts.py.",
 ))
 
 

@@ -2,14 +2,15 @@
 another cluster.
 
 nccl-tests device lines, ``dcgmi diag`` results, power telemetry, the audit and llmb-run's job
-database each name the hosts they ran on (:func:`cmax.hosts.witnesses`). The hosts of one
+database each name the hosts they ran on (:func:`cmax.resolve.hosts.witnesses`). The hosts of one
 cluster overlap from file to file; a sweep or a diagnostic that shares no host with the other
 witnesses, where the two together name more hosts than the cluster has nodes, cannot be of this
 cluster (an nccl sweep of ``node100``-``node163`` beside telemetry of ``node000``-``node063`` on
-a 64-node claim). The naming scheme does not vouch for it (``cmax.hosts.HostSet.belongs`` does
+a 64-node claim). The naming scheme does not vouch for it (``cmax.resolve.hosts.HostSet.belongs``
+does
 accept a shared stem): a sister partition is named the same way.
 
-A file is compared with the witnesses of the *other* classes (:data:`cmax.hosts.
+A file is compared with the witnesses of the *other* classes (:data:`cmax.resolve.hosts.
 WITNESS_CLASSES`): two sweeps copied from elsewhere do not vouch for each other. Incident logs
 witness nothing (a padded log would vouch for any sweep). Nothing is said when no other class
 names a host: there is nothing to cross-examine.
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cmax.findings import Finding
-from cmax.hosts import Witness, host_stem, witnesses
+from cmax.resolve.hosts import Witness, host_stem, witnesses
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
@@ -37,7 +38,8 @@ register(Rule(
     "node of this cluster.",
     "Submit the file measured on the cluster being rated (its hosts appear in the other "
     "evidence), or add the evidence that shows these hosts are part of it.",
-    "cmax/hosts.py (witnesses); NVIDIA/nccl-tests src/util.cu (device lines name each rank's "
+    "cmax/resolve/hosts.py (witnesses); NVIDIA/nccl-tests src/util.cu (device lines name each "
+    "rank's "
     "host); NVIDIA/DCGM dcgmi diag JSON (per-node results).",
 ))
 

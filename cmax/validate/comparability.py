@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from cmax.coerce import as_int
 from cmax.findings import Finding
-from cmax.resolved_runs import BaselineRow
+from cmax.reading.coerce import as_int
+from cmax.resolve.runs import BaselineRow
 from cmax.validate.context import CONFIG_FIELDS, Context, RunView, run_finding
 from cmax.validate.registry import Rule, register
 

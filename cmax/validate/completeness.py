@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cmax.case import same_file, under
-from cmax.coerce import as_int
-from cmax.evidence import declared_files, table_of_key
 from cmax.findings import Finding
+from cmax.ingest.evidence import declared_files, table_of_key
+from cmax.reading.coerce import as_int
+from cmax.recipes.window import CURRENT_WINDOW, V25_05_WINDOW
+from cmax.resolve.case import same_file, under
 from cmax.validate.context import Context, fmt_iters, run_finding, unmatched_specs
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import RECIPE_STEPS
-from cmax.window import CURRENT_WINDOW, V25_05_WINDOW
 
 register(Rule(
     "completeness.no-steps", "error", "A training log yielded no steps",
@@ -99,7 +99,8 @@ def _rateable(ctx: Context) -> Iterator[Finding]:
 
 def _empty_evidence(ctx: Context) -> Iterator[Finding]:
     """A declared file (or folder) that gave its table no row, as its table declares
-    (:data:`cmax.evidence.TABLES`: which tables judge an empty file here, with which rule)."""
+    (:data:`cmax.ingest.evidence.TABLES`: which tables judge an empty file here, with which
+    rule)."""
     for key, rel in declared_files(ctx.manifest):
         table = table_of_key(key)
         if table is None or table.empty is None or not ctx.case.is_present(rel):

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cmax.coerce import as_float
 from cmax.findings import Finding
+from cmax.reading.coerce import as_float
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, register
 from cmax.validate.thresholds import TIMING_BAND, pct

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 
 import polars as pl
 
-from cmax.coerce import as_int
 from cmax.findings import Finding
 from cmax.ingest.textlines import rising
+from cmax.reading.coerce import as_int
 from cmax.throughput import tokens_per_s_per_gpu
 from cmax.validate import selfcheck
 from cmax.validate.context import (
@@ -236,7 +236,7 @@ def _logged_gbs(view: RunView) -> Iterator[Finding]:
     """The GBS the log itself prints on the window's iteration lines, against the declared one.
 
     Ingest lets cmax.toml override what the log says, so the case carries what the log prints
-    on the window's lines (``parallel gbs=N`` facts, :mod:`cmax.case`): a manifest that
+    on the window's lines (``parallel gbs=N`` facts, :mod:`cmax.resolve.case`): a manifest that
     declares the reference GBS for a run made with another is the easiest way to make a run
     look comparable.
     """

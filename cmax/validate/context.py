@@ -1,6 +1,6 @@
 """What every rule family reads: the resolved case, one view per run.
 
-The case (:mod:`cmax.case`) already holds everything the rules need: the tables conformed to
+The case (:mod:`cmax.resolve.case`) already holds everything the rules need: the tables conformed to
 the canonical schemas (missing columns and uncastable values become nulls; the schema rules
 report both), and per run its manifest entry, its steps in file order, its clean steps, its
 matched reference baseline and its steady-state window. The rules read only that: no rule opens
@@ -18,16 +18,16 @@ from types import MappingProxyType
 import numpy as np
 import polars as pl
 
-from cmax.case import CONFIG_FIELDS as CONFIG_FIELDS
-from cmax.case import TABLES as TABLES
-from cmax.case import Case
-from cmax.case import norm_path as norm_path
-from cmax.case import safe_conform as safe_conform
-from cmax.coerce import as_int
 from cmax.findings import Finding
-from cmax.manifest import MANIFEST_NAME, Manifest, RunSpec
+from cmax.reading.coerce import as_int
 from cmax.reference.view import RefView
-from cmax.resolved_runs import ResolvedRun
+from cmax.resolve.case import CONFIG_FIELDS as CONFIG_FIELDS
+from cmax.resolve.case import TABLES as TABLES
+from cmax.resolve.case import Case
+from cmax.resolve.case import norm_path as norm_path
+from cmax.resolve.case import safe_conform as safe_conform
+from cmax.resolve.runs import ResolvedRun
+from cmax.submission.manifest import MANIFEST_NAME, Manifest, RunSpec
 from cmax.validate.registry import finding
 
 #: One training run as the rules see it: the case's resolved run.

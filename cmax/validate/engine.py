@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from cmax.case import resolve
-from cmax.evidence import Evidence
 from cmax.findings import Finding, sort_findings
+from cmax.ingest.evidence import Evidence
 from cmax.reference.view import ReferenceData, RefView
+from cmax.resolve.case import resolve
 from cmax.validate import (
     audit_rules,
     clocks,
@@ -63,7 +63,7 @@ FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
 def validate(evidence: Evidence, reference: ReferenceData) -> list[Finding]:
     """Findings for a case judged against ``reference``, in a deterministic order.
 
-    ``evidence`` is the resolved :class:`cmax.case.Case` (plain Evidence is resolved first).
+    ``evidence`` is the resolved :class:`cmax.resolve.case.Case` (plain Evidence is resolved first).
     Reads only the case: no file is opened, so a case validates the same after its bundle is
     closed. Never raises for problems in the evidence: every problem is a finding.
     (Unreadable input is the ingest stage's job to reject with a CmaxError.)

@@ -20,7 +20,7 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 
 from cmax.findings import Finding
-from cmax.intake.facts import PackageJob
+from cmax.submission.intake.facts import PackageJob
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 

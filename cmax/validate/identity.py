@@ -5,7 +5,7 @@ GPU, the precision, the model or the scale (the audit's cluster is
 ``audit.cluster-mismatch``), the rating must follow the evidence:
 a bf16 claim on an fp8 log compares fp8 throughput with NVIDIA's bf16 number (a 1.4x "pass"),
 an H200 claim on H100 device lines buys an H200 price for H100 capacity. Parsers record what
-each file states (:mod:`cmax.facts`) and the case carries it, so these rules read no file.
+each file states (:mod:`cmax.ingest.facts`) and the case carries it, so these rules read no file.
 
 Every contradiction is an error that quotes both sides: the manifest key and value, and the
 evidence file, line and text.
@@ -15,20 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cmax.claims import (
+from cmax.findings import Finding
+from cmax.ingest.evidence import EvidenceFile
+from cmax.ingest.facts import Fact, facts_of
+from cmax.ingest.formats import all_formats
+from cmax.ingest.formats._training_log import TrainingLogFormat
+from cmax.reference.gpus import gpu_family
+from cmax.resolve.claims import (
     fact_int,
     norm_name,
     precision_family,
     release_of,
     stated_precisions,
 )
-from cmax.evidence import EvidenceFile
-from cmax.facts import Fact, facts_of
-from cmax.findings import Finding
-from cmax.ingest.formats import all_formats
-from cmax.ingest.formats._training_log import TrainingLogFormat
-from cmax.reference.gpus import gpu_family
-from cmax.run_claims import known_workloads, shape_citations
+from cmax.resolve.run_claims import known_workloads, shape_citations
 from cmax.validate.context import Context, RunView, run_finding
 from cmax.validate.registry import Rule, finding, register
 

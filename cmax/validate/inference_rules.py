@@ -15,13 +15,13 @@ from typing import Any
 
 import polars as pl
 
-from cmax.evidence import entry_rows
 from cmax.findings import Finding
 from cmax.ingest.energy import LOADED_MIN_TDP_SHARE
-from cmax.manifest import InferenceSpec
+from cmax.ingest.evidence import entry_rows
 from cmax.reference.gpus import gpu_family
 from cmax.reference.inference import model_names
 from cmax.reference.view import optional_lookup
+from cmax.submission.manifest import InferenceSpec
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import (

@@ -37,8 +37,8 @@ from cmax.validate.thresholds import MLPERF_PERIOD_DAYS
 
 if TYPE_CHECKING:
     from cmax.ingest.formats.mlperf import MlperfRun, MlperfSet
-    from cmax.manifest import MlperfSpec
     from cmax.reference.mlperf import MlperfReference
+    from cmax.submission.manifest import MlperfSpec
 
 _SRC = "mlcommons/logging compliance_checker"
 

@@ -1,4 +1,4 @@
-"""The incident log read against the buyer's monitoring (cmax/monitoring/combine.py), said.
+"""The incident log read against the buyer's monitoring (cmax/resolve/monitoring.py), said.
 
 Each rule names what the monitoring saw and the log does not say (an outage, a later end, a
 GPU Xid error), or what limits the monitoring as a witness (hosts of no other evidence, scrape
@@ -12,15 +12,15 @@ import datetime as dt
 from collections.abc import Iterator
 
 from cmax.findings import Finding
-from cmax.incident_review import review_incidents
-from cmax.monitoring.accounting import MAX_UNWITNESSED
-from cmax.monitoring.combine import MIN_OUTAGE_S, XID_BEFORE_S, MonitoringView, monitoring_view
+from cmax.ingest.monitoring.accounting import MAX_UNWITNESSED
+from cmax.resolve.incident_review import review_incidents
+from cmax.resolve.monitoring import MIN_OUTAGE_S, XID_BEFORE_S, MonitoringView, monitoring_view
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
 _SOURCE = ("the buyer's monitoring ([monitoring]: Prometheus up{job=\"node\"}, DCGM exporter, "
            "Slurm node events, Kubernetes node conditions) against the incident log; "
-           "cmax/monitoring/combine.py")
+           "cmax/resolve/monitoring.py")
 
 register(Rule(
     "reliability.outage-not-in-log", "error", "Outages the monitoring shows are not in the log",
@@ -59,7 +59,7 @@ register(Rule(
     "out of the availability accounting.",
     "Narrow [monitoring] up (e.g. up{job=\"node\",cluster=\"...\"}) or instance_regex to the "
     "cluster's nodes.",
-    _SOURCE + "; cmax/hosts.py",
+    _SOURCE + "; cmax/resolve/hosts.py",
 ))
 register(Rule(
     "reliability.monitoring-gaps", "warning", "Node-months the monitoring barely witnessed",

@@ -20,12 +20,12 @@ from functools import partial
 
 import polars as pl
 
-from cmax.facts import facts_of
 from cmax.findings import Finding
-from cmax.hosts import other_hosts
+from cmax.ingest.facts import facts_of
 from cmax.ingest.formats._nccl_datatypes import rated_rows
 from cmax.ingest.formats.dcgm_diag import CONFIG_CHECK
 from cmax.reference.view import num, optional_lookup
+from cmax.resolve.hosts import other_hosts
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
@@ -46,7 +46,7 @@ register(Rule(
     "operator says nothing about this fabric.",
     "Submit the nccl-tests output of the cluster being rated (its device lines name its "
     "hosts), or explain the naming in the bundle and rename nothing by hand.",
-    "NVIDIA/nccl-tests src/util.cu (device lines: rank, host, device); cmax/hosts.py",
+    "NVIDIA/nccl-tests src/util.cu (device lines: rank, host, device); cmax/resolve/hosts.py",
 ))
 register(Rule(
     "network.hosts-beyond-claim", "error", "More nccl-tests hosts than the nodes claimed",

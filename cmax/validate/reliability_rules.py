@@ -1,4 +1,5 @@
-"""The incident log read against the provider: what ``cmax/incident_review.py`` changed, said.
+"""The incident log read against the provider: what ``cmax/resolve/incident_review.py`` changed,
+said.
 
 Each rule here reports one way an incident log can understate downtime or overstate the fleet
 (incidents outside the period, faults labelled planned, missing times, nodes of no other
@@ -15,12 +16,12 @@ from collections.abc import Iterator
 import polars as pl
 
 from cmax.findings import Finding
-from cmax.incident_review import IncidentReview, cite_lines, review_incidents
+from cmax.resolve.incident_review import IncidentReview, cite_lines, review_incidents
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
 _LOG = ("the incident log's own rows (start, end, node, category, planned, description; "
-        "docs/manifest.md); cmax/incident_review.py")
+        "docs/manifest.md); cmax/resolve/incident_review.py")
 
 register(Rule(
     "reliability.incident-outside-period", "warning", "Incidents outside the reliability period",
@@ -54,7 +55,7 @@ register(Rule(
     "another cluster's.",
     "Submit the incident log of the cluster being rated, or the evidence that names its "
     "nodes.",
-    _LOG + "; cmax/hosts.py",
+    _LOG + "; cmax/resolve/hosts.py",
 ))
 register(Rule(
     "reliability.fleet-beyond-evidence", "warning", "gpus_in_service larger than the evidence",
@@ -85,7 +86,7 @@ register(Rule(
     "told about in advance, and 'planned' alone is the provider's word after the fact.",
     "State the announcement in the row (e.g. description = \"firmware update, announced "
     "2026-07-01\"), or mark it planned = false.",
-    _LOG + "; cmax/incident_review.py ANNOUNCED",
+    _LOG + "; cmax/resolve/incident_review.py ANNOUNCED",
 ))
 register(Rule(
     "reliability.restart-not-in-log", "error", "Training-log restarts without an incident row",
@@ -95,7 +96,7 @@ register(Rule(
     "Add the incident (start, end, node, category), or a planned row if the restart was the "
     "customer's own.",
     "the training log's own wall-clock stamps and its resumed iterations "
-    "(cmax/ingest/textlines.py settle_steps); cmax/incident_review.py",
+    "(cmax/ingest/textlines.py settle_steps); cmax/resolve/incident_review.py",
 ))
 register(Rule(
     "reliability.outage-ends-before-resume", "error",
@@ -104,7 +105,7 @@ register(Rule(
     "before the log's next step: the outage is shortened below what the job itself shows. It "
     "is counted to the resume minus restart_min.",
     "Give the incident its real end time (when the node was back), or correct restart_min.",
-    "the training log's own wall-clock stamps; cmax/incident_review.py",
+    "the training log's own wall-clock stamps; cmax/resolve/incident_review.py",
 ))
 register(Rule(
     "reliability.period-away-from-evidence", "error",
@@ -114,7 +115,7 @@ register(Rule(
     "never saw, and a provider could pick a clean one.",
     "Set period_start / period_end to the months around the benchmark (the contract's "
     "measured months), with the incident log of those months.",
-    "cmax/incident_review.py PERIOD_SLACK",
+    "cmax/resolve/incident_review.py PERIOD_SLACK",
 ))
 
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from cmax.coerce import as_int
 from cmax.findings import Finding
+from cmax.reading.coerce import as_int
 from cmax.throughput import model_tflops, tokens_per_s_per_gpu
 from cmax.validate.context import Context, RunView, run_finding, under_recipe
 from cmax.validate.registry import Rule, finding, register

@@ -13,19 +13,20 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from cmax.coerce import as_int
-from cmax.evidence import Evidence
 from cmax.findings import Finding
+from cmax.ingest.evidence import Evidence
+from cmax.reading.coerce import as_int
 from cmax.validate.context import TABLES, Context
 from cmax.validate.registry import Rule, finding, register
 
 register(Rule(
     "schema.table-columns", "error", "A canonical table has missing or mistyped columns",
-    "Every evidence table has a fixed schema (cmax.evidence). A missing column or a column of "
+    "Every evidence table has a fixed schema (cmax.ingest.evidence). A missing column or a column "
+    "of "
     "the wrong type means the parser or the code that built the Evidence is broken; the "
     "validator reads the table as if the column were empty, so other findings may follow.",
     "Fix the parser (or the code building the Evidence) to emit the canonical schema, e.g. "
-    "with cmax.evidence.conform().",
+    "with cmax.ingest.evidence.conform().",
 ))
 register(Rule(
     "schema.missing-value", "error", "A required value is empty",

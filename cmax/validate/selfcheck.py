@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from cmax.coerce import as_int
 from cmax.findings import Finding
+from cmax.reading.coerce import as_int
 from cmax.validate.context import Context, RunView, run_finding, under_recipe
 from cmax.validate.registry import Rule, register
 from cmax.validate.thresholds import (
@@ -56,7 +56,7 @@ register(Rule(
     f"than their median by more than {pct(SINGLE_STEP_BAND)} (or 3 robust sigmas of them) is "
     "not noise.",
     "Submit the unedited log; if the last step really was faster, show it with a longer run.",
-    "cmax/window.py (DGXC <= v25.04 parse scripts: the last step).",
+    "cmax/recipes/window.py (DGXC <= v25.04 parse scripts: the last step).",
 ))
 
 

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from cmax.facts import facts_of
 from cmax.findings import Finding
-from cmax.limits import MAX_INT_DIGITS
+from cmax.ingest.facts import facts_of
+from cmax.reading.limits import MAX_INT_DIGITS
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 

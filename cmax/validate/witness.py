@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from cmax.coerce import as_float, as_int
 from cmax.findings import Finding
+from cmax.reading.coerce import as_float, as_int
 from cmax.throughput import model_tflops, step_time_s, tokens_per_s_per_gpu
 from cmax.validate.context import Context, RunView, run_finding, under_recipe
 from cmax.validate.registry import Rule, register

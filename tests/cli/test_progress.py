@@ -87,7 +87,7 @@ def test_trend_reports_report_progress(tmp_path: Path, monkeypatch: pytest.Monke
 
 def _terminated_on_third(path: Path) -> object:
     if Path(path).name == "20251201-000000":
-        raise SystemExit(143)  # what cmax.bundle.cleanup_on_signals raises on SIGTERM
+        raise SystemExit(143)  # what cmax.submission.bundle.cleanup_on_signals raises on SIGTERM
     return fake_assess(path)
 
 

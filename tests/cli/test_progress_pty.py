@@ -1,5 +1,5 @@
 """The progress bar on a real terminal (a pseudo-terminal): its own control codes reach the
-terminal as codes, while text from a bundle is still escaped (cmax.safetext).
+terminal as codes, while text from a bundle is still escaped (cmax.reading.safetext).
 
 The output sanitiser wrapped stderr, so the bar's carriage return and cursor codes were printed
 as the literal text ``\\u000d\\u001b[?25l``."""

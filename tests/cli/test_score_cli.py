@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from cmax.cli import main
-from cmax.evidence import Evidence
 from cmax.findings import Finding
+from cmax.ingest.evidence import Evidence
 from cmax.price import price
 from cmax.score import Rubric, score
 from cmax.scorecard import Scorecard

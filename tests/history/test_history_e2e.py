@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cmax.cli import main
-from cmax.samples import sample_bundles
+from cmax.submission.samples import sample_bundles
 
 STEP = re.compile(r"(train_step_timing in s: )([0-9.]+)")
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from cmax.bundle import open_bundle
 from cmax.scorecard import Scorecard
+from cmax.submission.bundle import open_bundle
 from tests.fakes import manifest_text
 from tests.paths import REPO
 

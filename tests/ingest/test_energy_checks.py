@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from cmax.evidence import POWER_SCHEMA
 from cmax.ingest.energy import implausible_power, telemetry_energy
+from cmax.ingest.evidence import POWER_SCHEMA
 
 
 def _power(gpus: int, *, watts: float = 650.0, flat: int = 0, samples: int = 20) -> pl.DataFrame:

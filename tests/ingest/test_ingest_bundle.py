@@ -12,9 +12,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cmax.bundle import open_bundle
 from cmax.errors import CmaxError, EvidenceFormatError
-from cmax.evidence import (
+from cmax.ingest import ingest
+from cmax.ingest.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
     MLPERF_SCHEMA,
@@ -22,7 +22,7 @@ from cmax.evidence import (
     RUNS_SCHEMA,
     STEPS_SCHEMA,
 )
-from cmax.ingest import ingest
+from cmax.submission.bundle import open_bundle
 from tests.fakes import manifest_text
 from tests.ingest.test_ingest_formats import make_llmb_db
 from tests.paths import DATA

@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 
 from cmax.errors import CmaxError, EvidenceError, EvidenceFormatError
-from cmax.evidence import TABLES
 from cmax.ingest import FORMATS, detect_format, formats, formats_doc, inspect_file
+from cmax.ingest.evidence import TABLES
 from cmax.ingest.formats import dgxc as dgxc_parse
 from cmax.ingest.formats import incidents, llmb_sqlite, mlperf
 from cmax.ingest.formats import nccl_tests as nccl
@@ -416,7 +416,7 @@ def test_a_format_whose_role_disagrees_with_its_class_is_refused() -> None:
 
 
 def test_every_role_feeds_a_declared_table() -> None:
-    """Each format role fills a table declared in cmax.evidence.TABLES (mlperf-system: the
+    """Each format role fills a table declared in cmax.ingest.evidence.TABLES (mlperf-system: the
     system facts of an MLPerf tree, recorded on its result set)."""
     fed = {role for table in TABLES for role in table.roles}
     assert {f.role for f in formats.all_formats()} - {"mlperf-system"} <= fed
@@ -501,7 +501,7 @@ def test_expand_hostlist(expression: str, hosts: list[str] | None) -> None:
 
 @pytest.mark.parametrize("sample", ["nccl/all_reduce_2node.json", "nccl/dcgm/node-a.json"])
 def test_node_health_rows_come_from_the_format(sample: str) -> None:
-    from cmax.evidence import NODE_HEALTH_SCHEMA, conform
+    from cmax.ingest.evidence import NODE_HEALTH_SCHEMA, conform
 
     fmt, probe = formats.identify(DATA.parent / sample)
     assert isinstance(fmt, formats.NcclFormat | formats.NodeHealthFormat)
@@ -516,8 +516,8 @@ def test_llmb_sqlite_beyond_its_size_or_row_limit_is_one_error(
         capsys: pytest.CaptureFixture[str]) -> None:
     """The jobs table is read whole: a hostile database is refused before (size) or while
     (rows) it is read, never held in memory."""
-    from cmax import sqlitefile
     from cmax.cli import main
+    from cmax.reading import sqlitefile
 
     db = make_llmb_db(tmp_path / "llmb.db")
     monkeypatch.setattr(llmb_sqlite, "MAX_HISTORY_JOBS", 3)

@@ -15,9 +15,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cmax.evidence import STEPS_SCHEMA
 from cmax.ingest import _fields as fields
 from cmax.ingest import _greplines as greplines
+from cmax.ingest.evidence import STEPS_SCHEMA
 from cmax.ingest.formats import nemo
 from cmax.ingest.formats.megatron import parse_megatron
 from cmax.ingest.formats.nemo import parse_nemo2

@@ -174,8 +174,8 @@ def test_list_cut_at_the_bottom_without_a_marker(tmp_path: Path) -> None:
 def test_nccl_entry_holding_another_format_is_an_evidence_format_error(tmp_path: Path) -> None:
     """An [[nccl]] entry that points at a training log parses fine as that log, but it is not
     the format the key needs: EvidenceFormatError, naming the key and the file."""
-    from cmax.bundle import open_bundle
     from cmax.ingest import ingest
+    from cmax.submission.bundle import open_bundle
     from tests.ingest.test_ingest_bundle import MANIFEST
 
     (tmp_path / "cmax.toml").write_text(MANIFEST.split("[[runs]]")[0]

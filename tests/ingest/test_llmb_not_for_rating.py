@@ -14,7 +14,7 @@ import pytest
 
 from cmax.errors import EvidenceError
 from cmax.ingest.formats import llmb_sqlite
-from cmax.intake.flags import blockers
+from cmax.submission.intake.flags import blockers
 
 SCHEMA = (
     "CREATE TABLE jobs (job_id INTEGER PRIMARY KEY, launcher_type TEXT NOT NULL, "

@@ -1,4 +1,4 @@
-"""`cmax init` on a folder drafts only what the evidence says (cmax/intake/folder_draft.py).
+"""`cmax init` on a folder drafts only what the evidence says (cmax/drafting/folder_draft.py).
 
 The shipped samples are the round trip: init on a sample's own files (its cmax.toml removed)
 must draft the values its manifest took from that evidence, leave the rest to a person, and,
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from cmax.cli import main
-from cmax.intake import toml_text
 from cmax.pipeline import assess
+from cmax.submission.intake import toml_text
 from tests.paths import SAMPLES
 
 EVIDENCE_KEYS = {"provider": ("cluster",), "system": ("gpu", "gpus_per_node", "nodes",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import CmaxError, EvidenceError
-from cmax.intake.draft import Commercial
 from cmax.pipeline import assess, load
+from cmax.submission.intake.draft import Commercial
 from tests.intake.llmb_fakes import LOGIN, Job, archive, config_text, install, write_jobs
 
 TODAY = dt.date.today().isoformat() + "T10:00:00"
@@ -142,7 +142,7 @@ def test_a_log_whose_node_count_cannot_hold_the_scale_is_refused(
 
 
 def test_the_user_login_appears_in_no_output(tmp_path: Path) -> None:
-    from cmax.intake.package import draft_for
+    from cmax.submission.intake.package import draft_for
 
     path = archive(tmp_path / "llmb-archive-x.tar.zst", [Job()], staging=tmp_path / "stage")
     with load(path) as loaded:

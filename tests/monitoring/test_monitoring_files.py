@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import ManifestError, MonitoringError
-from cmax.monitoring.kube import read_kubernetes
-from cmax.monitoring.prometheus import fetch_range, parse_answers
-from cmax.monitoring.slurm_events import expand_hostlist, read_events, read_reasons
-from cmax.monitoring.witness import span_hours
+from cmax.ingest.monitoring.kube import read_kubernetes
+from cmax.ingest.monitoring.prometheus import fetch_range, parse_answers
+from cmax.ingest.monitoring.slurm_events import expand_hostlist, read_events, read_reasons
+from cmax.ingest.monitoring.witness import span_hours
 from cmax.pipeline import assess
 from tests.fakes import manifest_text
 from tests.paths import DATA

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cmax.errors import MonitoringError
-from cmax.monitoring.witness import span_hours
+from cmax.ingest.monitoring.witness import span_hours
 from cmax.pipeline import assess
 from tests.fakes import manifest_text
 from tests.monitoring.conftest import CLUSTER, SCRAPE_S, at

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from cmax.basket import parse_basket
 from cmax.errors import UsageError
 from cmax.price.tokens import (
     Offer,
@@ -18,6 +17,7 @@ from cmax.price.tokens import (
 )
 from cmax.reference.view import RefView
 from cmax.scorecard import PriceAdvice, ScalePoint, Scorecard, TokenCost, WorkloadResult
+from cmax.submission.basket import parse_basket
 from cmax.throughput import usd_per_million_tokens
 from tests.fakes import FakeReference
 

@@ -45,7 +45,7 @@ def test_the_lists_stages_read_come_from_the_file() -> None:
     assert per_node["a100"] == 8 and per_node["gb200"] == 4
     assert set(rack_scale_families()) == {"gb200", "gb300"}
     # the llmb-run intake and the NVL72 notes read these, not lists of their own
-    from cmax.intake.flags import GPUS_PER_NODE
+    from cmax.submission.intake.flags import GPUS_PER_NODE
     assert per_node == GPUS_PER_NODE
     for entry in [*catalogue.values(), *data["families"].values()]:
         assert entry["source"], entry["name"]

@@ -163,7 +163,7 @@ def test_the_worker_draws_without_the_rating_stack(tmp_path: Path) -> None:
     code = ("import pickle, sys; from cmax.render import worker; worker._warm_up(); "
             f"cards = pickle.loads(open({str(tmp_path / 'cards.pickle')!r}, 'rb').read()); "
             "list(worker.draw_each(cards)); "
-            "print(sorted(m for m in ('polars', 'cmax.case', 'cmax.price.advice', "
+            "print(sorted(m for m in ('polars', 'cmax.resolve.case', 'cmax.price.advice', "
             "'cmax.score.core') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=REPO).stdout

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.evidence import (
+from cmax.ingest.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
     MLPERF_SCHEMA,
@@ -27,8 +27,8 @@ from cmax.evidence import (
     conform,
     empty,
 )
-from cmax.facts import Fact
-from cmax.manifest import Manifest, parse_manifest
+from cmax.ingest.facts import Fact
+from cmax.submission.manifest import Manifest, parse_manifest
 
 # reference Llama 3 interruptions per GPU-hour: 419 / (16,384 × 54 × 24)
 LLAMA3_PER_GPU_HOUR = 419 / (16384 * 54 * 24)
@@ -100,7 +100,7 @@ def evidence(m: Manifest | None = None, *, runs: Sequence[Mapping[str, Any]] = (
              mlperf: Sequence[Mapping[str, Any]] = (), stated: bool = True) -> Evidence:
     """Evidence of these rows. ``stated``: each run's log states its experiment name (model,
     precision) and world size, as a NeMo 2 log's first lines do, so the run's claims are
-    corroborated (cmax/run_claims.py); False for a log that states nothing about itself."""
+    corroborated (cmax/resolve/run_claims.py); False for a log that states nothing about itself."""
     def frame(rows: Sequence[Mapping[str, Any]], schema: dict[str, pl.DataType]
               ) -> pl.DataFrame:
         if not rows:
@@ -134,7 +134,7 @@ def utc(text: str) -> dt.datetime:
 def incident(start: str, end: str | None, node: str | None = "n1", *, planned: bool = False,
              category: str | None = None, line: int = 2) -> dict[str, Any]:
     """A fault, or announced maintenance when ``planned`` (a planned row describing a fault is
-    counted as one: cmax/incident_review.py)."""
+    counted as one: cmax/resolve/incident_review.py)."""
     category = category or ("Host Maintenance" if planned else "Faulty GPU")
     return {"start": utc(start), "end": None if end is None else utc(end), "node": node,
             "gpu": None, "category": category, "planned": planned,

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from cmax.errors import CmaxError, RubricError
-from cmax.evidence import AUDIT_SCHEMA, conform, empty
+from cmax.ingest.evidence import AUDIT_SCHEMA, conform, empty
 from cmax.score import Rubric, load_rubric
 from cmax.score.rating import (
     RatingInputs,

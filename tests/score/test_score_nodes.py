@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from cmax.bundle import open_bundle
-from cmax.evidence import Evidence
 from cmax.ingest import ingest
+from cmax.ingest.evidence import Evidence
 from cmax.score.nodes import network_pairs, suspect_nodes
+from cmax.submission.bundle import open_bundle
 from tests.fakes import manifest_text
 from tests.paths import DATA
 

@@ -279,7 +279,7 @@ def test_measured_energy_gives_the_runs_j_per_token_with_its_telemetry_checks() 
 def _telemetry(hosts: int, start: float, end: float, watts: float) -> pl.DataFrame:
     import polars as pl
 
-    from cmax.evidence import POWER_SCHEMA
+    from cmax.ingest.evidence import POWER_SCHEMA
 
     # each reading 0.5 W either side of ``watts`` (one value throughout is a flat line)
     rows = [{"host": f"node-{h:02d}", "gpu": g, "time_s": float(t),

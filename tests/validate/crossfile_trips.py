@@ -12,8 +12,8 @@ from typing import Any
 
 import polars as pl
 
-from cmax.evidence import JOBS_SCHEMA, POWER_SCHEMA, Evidence, conform
-from cmax.facts import Fact
+from cmax.ingest.evidence import JOBS_SCHEMA, POWER_SCHEMA, Evidence, conform
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import AccountingFormat, PowerFormat, identify
 from tests.validate.validate_fakes import HonestBundle
 

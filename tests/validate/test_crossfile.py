@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 
 from cmax.findings import Finding
-from cmax.hosts import Witness
 from cmax.pipeline import load
+from cmax.resolve.hosts import Witness
 from cmax.states import State
 from cmax.validate import validate
 from cmax.validate.cluster_hosts import foreign_witnesses
@@ -161,7 +161,7 @@ def test_hosts_named_only_by_the_incident_log_do_not_enlarge_the_fleet(tmp_path:
     the audit's login node: 65 x 8 = 520 GPUs)."""
     import datetime as dt
 
-    from cmax.incident_review import review_incidents
+    from cmax.resolve.incident_review import review_incidents
 
     b = HonestBundle(gpus_in_service=1600)
     padded = [{"start": dt.datetime(2026, 7, 1 + i % 28, 1, 0, tzinfo=dt.UTC),
@@ -380,7 +380,7 @@ def test_the_index_of_shipped_logs_is_in_step_with_the_samples() -> None:
 def _package_jobs(launch_hours: list[int]) -> object:
     import datetime as dt
 
-    from cmax.intake.facts import PackageFacts, PackageJob
+    from cmax.submission.intake.facts import PackageFacts, PackageJob
 
     start = dt.datetime(2026, 9, 14, 8, tzinfo=dt.UTC)
     jobs = tuple(PackageJob(job_id=100 + i, run_key=f"runs[{i}]", config=f"j{i}/llmb-config.yaml",

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cmax.claims import precision_family
-from cmax.claims import stated_precisions as _stated_precisions
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.reference.gpus import gpu_family
+from cmax.resolve.claims import precision_family
+from cmax.resolve.claims import stated_precisions as _stated_precisions
 from tests.validate.test_validate_rules import _facts, _log, after, fired, run_case
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from cmax.bundle import open_bundle
 from cmax.findings import Finding
 from cmax.ingest import ingest
 from cmax.reference import load_reference
+from cmax.submission.bundle import open_bundle
 from cmax.validate import validate
 from tests.fakes import manifest_text
 from tests.paths import DATA

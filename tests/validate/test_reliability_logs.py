@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from cmax.incident_review import review_incidents
+from cmax.resolve.incident_review import review_incidents
 from cmax.validate import validate
 from tests.fakes import FakeReference
 from tests.validate.reliability_fakes import restarted_run

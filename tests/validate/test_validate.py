@@ -13,10 +13,10 @@ from types import SimpleNamespace
 import polars as pl
 import pytest
 
-from cmax.claims import Citation, Claim, Ledger
 from cmax.cli import main
 from cmax.findings import Finding
 from cmax.reference import load_reference
+from cmax.resolve.claims import Citation, Claim, Ledger
 from cmax.validate import RULES, not_comparable_runs, runs_with_errors, validate
 from cmax.validate.context import fmt_iters, print_resolution
 from cmax.validate.docgen import render

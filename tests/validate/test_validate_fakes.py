@@ -10,9 +10,9 @@ from pathlib import Path
 
 from polars.testing import assert_frame_equal
 
-from cmax.bundle import Bundle
-from cmax.evidence import TABLES
 from cmax.ingest.assemble import ingest
+from cmax.ingest.evidence import TABLES
+from cmax.submission.bundle import Bundle
 from tests.validate.validate_fakes import HonestBundle
 
 

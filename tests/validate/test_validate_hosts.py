@@ -1,4 +1,4 @@
-"""Host names across the evidence (cmax/hosts.py) and the network rules built on it."""
+"""Host names across the evidence (cmax/resolve/hosts.py) and the network rules built on it."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cmax.facts import Fact
-from cmax.hosts import host_stem
+from cmax.ingest.facts import Fact
 from cmax.pipeline import load
+from cmax.resolve.hosts import host_stem
 from cmax.validate import validate
 from tests.fakes import FakeReference
 from tests.paths import SAMPLES

@@ -11,11 +11,11 @@ from typing import Any
 import polars as pl
 import pytest
 
-from cmax.evidence import INFERENCE_SCHEMA, Evidence, conform
 from cmax.findings import Finding
 from cmax.ingest import detect_format
+from cmax.ingest.evidence import INFERENCE_SCHEMA, Evidence, conform
 from cmax.ingest.formats import Probe, by_id
-from cmax.manifest import InferenceSpec
+from cmax.submission.manifest import InferenceSpec
 from cmax.validate import validate
 from tests.fakes import FakeReference
 from tests.paths import DATA

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cmax.case import resolve
+from cmax.resolve.case import resolve
 from cmax.validate import validate
 from cmax.validate.context import print_resolution
 from cmax.validate.statistics import _median, robust_sigma, theil_sen_slope

@@ -18,9 +18,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from cmax.evidence import Evidence
-from cmax.facts import Fact
 from cmax.findings import Finding
+from cmax.ingest.evidence import Evidence
+from cmax.ingest.facts import Fact
 from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
 from tests.fakes import FakeReference
@@ -46,8 +46,8 @@ MLPERF_REFERENCE = load_mlperf_reference(REFERENCE)
 
 def _package(*, scale: int = 512, release: str = "26.08", launched: dt.date | None = None,
              notes: tuple[str, ...] = (), nodes: int | None = None) -> Callable[[Evidence], None]:
-    """The evidence as if opened from an llmb-run package (cmax.intake) of H100 jobs."""
-    from cmax.intake.facts import PackageFacts, PackageJob
+    """The evidence as if opened from an llmb-run package (cmax.submission.intake) of H100 jobs."""
+    from cmax.submission.intake.facts import PackageFacts, PackageJob
 
     def job(i: int, key: str, dtype: str, job_scale: int, job_release: str) -> PackageJob:
         return PackageJob(job_id=100 + i, run_key=f"runs[{i}]", config=f"j{i}/llmb-config.yaml",
@@ -358,8 +358,8 @@ def _served(**edits: object) -> Callable[[HonestBundle], None]:
 def _serving(spec: dict[str, Any] | None = None, **row: Any) -> Callable[[Evidence], None]:
     """An [[inference]] entry and its result row (a trtllm-bench report of Llama 3.3 70B FP8
     on 2 GPUs, 3,000 requests of 1000/1000 tokens at 4,290 output tok/s) with edits."""
-    from cmax.evidence import INFERENCE_SCHEMA, conform
-    from cmax.manifest import InferenceSpec
+    from cmax.ingest.evidence import INFERENCE_SCHEMA, conform
+    from cmax.submission.manifest import InferenceSpec
 
     def fn(ev: Evidence) -> None:
         entry = {"result": "serve.json", "model": "llama3.3-70b", "precision": "fp8",
@@ -376,7 +376,7 @@ def _serving(spec: dict[str, Any] | None = None, **row: Any) -> Callable[[Eviden
 
 def _power_rows(gpus: int, watts: float, start: float, seconds: int) -> pl.DataFrame:
     """The power table nvidia-smi telemetry of one host gives: each GPU every 10 s."""
-    from cmax.evidence import POWER_SCHEMA, conform
+    from cmax.ingest.evidence import POWER_SCHEMA, conform
 
     rows = [{"host": "serve-01", "gpu": g, "time_s": start + t, "power_w": watts + (t % 7),
              "source_file": "serve-01.csv", "line": 2 + t * gpus + g}

@@ -22,9 +22,9 @@ from typing import Any
 
 import polars as pl
 
-from cmax.bundle import open_bundle
 from cmax.errors import EvidenceError
-from cmax.evidence import (
+from cmax.ingest import ingest
+from cmax.ingest.evidence import (
     AUDIT_SCHEMA,
     INCIDENTS_SCHEMA,
     MLPERF_SCHEMA,
@@ -35,10 +35,10 @@ from cmax.evidence import (
     EvidenceFile,
     conform,
 )
-from cmax.ingest import ingest
 from cmax.ingest.formats import identify, recorded_facts
 from cmax.ingest.formats.mlperf import mlperf_rows, read_tree
-from cmax.manifest import parse_manifest
+from cmax.submission.bundle import open_bundle
+from cmax.submission.manifest import parse_manifest
 from tests.fakes import PER_SAMPLE
 
 __all__ = ["HonestBundle", "RunFx", "toml_text"]

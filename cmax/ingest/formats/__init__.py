@@ -28,7 +28,7 @@ The protocol has three steps:
     inspect``. What a format contributes to the canonical tables depends on its ``role``
     (``run``, ``nccl``, ``mlperf``, ``mlperf-system``, ``audit``, ``incidents``): see the
     role base classes below. ``facts(parsed)`` and ``line_count(parsed)`` feed
-    :class:`cmax.evidence.EvidenceFile`.
+    :class:`cmax.ingest.evidence.EvidenceFile`.
 
 The :class:`Probe` opens the file once for detection and caches what sniffers share: the head
 bytes, the first line, the decoded text and the parsed JSON document, so a JSON file is
@@ -48,13 +48,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from cmax.errors import EvidenceError, EvidenceFormatError
-from cmax.facts import Fact
-from cmax.limits import MAX_JSON_BYTES, load_json, read_bounded_text
+from cmax.ingest.facts import Fact
+from cmax.reading.limits import MAX_JSON_BYTES, load_json, read_bounded_text
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from cmax.manifest import RunSpec
+    from cmax.submission.manifest import RunSpec
 
 __all__ = [
     "CHUNK",
@@ -180,7 +180,7 @@ class Probe:
             self.json_problem = f"invalid JSON ({exc.message})"
             return _NO_JSON
         try:
-            # bounded depth and digits (cmax.limits): past them is its own EvidenceError
+            # bounded depth and digits (cmax.reading.limits): past them is its own EvidenceError
             return load_json(text, file=self.path)
         except ValueError as exc:
             self.json_problem = f"invalid JSON ({exc})"
@@ -308,10 +308,10 @@ class NcclFormat(Format[P]):
 
     @abstractmethod
     def frame(self, parsed: P, *, run_id: str, source_file: str, path: Path) -> pl.DataFrame:
-        """Rows in :data:`cmax.evidence.NCCL_SCHEMA` (missing columns may be left out)."""
+        """Rows in :data:`cmax.ingest.evidence.NCCL_SCHEMA` (missing columns may be left out)."""
 
     def node_health(self, parsed: P, *, source_file: str) -> pl.DataFrame | None:
-        """Rows in :data:`cmax.evidence.NODE_HEALTH_SCHEMA` the measurement also yields
+        """Rows in :data:`cmax.ingest.evidence.NODE_HEALTH_SCHEMA` the measurement also yields
         (nccl-tests JSON: per-process times by host); None when it yields none."""
         return None
 
@@ -323,7 +323,7 @@ class NodeHealthFormat(Format[P]):
 
     @abstractmethod
     def node_health(self, parsed: P, *, source_file: str) -> pl.DataFrame:
-        """Rows in :data:`cmax.evidence.NODE_HEALTH_SCHEMA`."""
+        """Rows in :data:`cmax.ingest.evidence.NODE_HEALTH_SCHEMA`."""
 
 
 class IncidentFormat(Format[P]):
@@ -333,7 +333,7 @@ class IncidentFormat(Format[P]):
 
     @abstractmethod
     def frame(self, parsed: P, *, source_file: str) -> pl.DataFrame:
-        """Rows in :data:`cmax.evidence.INCIDENTS_SCHEMA`."""
+        """Rows in :data:`cmax.ingest.evidence.INCIDENTS_SCHEMA`."""
 
 
 class AuditFormat(Format[P]):
@@ -343,7 +343,7 @@ class AuditFormat(Format[P]):
 
     @abstractmethod
     def checks(self, parsed: P, *, source_file: str) -> tuple[list[dict[str, Any]], str | None]:
-        """Rows in :data:`cmax.evidence.AUDIT_SCHEMA` and the audited cluster's name."""
+        """Rows in :data:`cmax.ingest.evidence.AUDIT_SCHEMA` and the audited cluster's name."""
 
 
 class InferenceFormat(Format[P]):
@@ -357,7 +357,8 @@ class InferenceFormat(Format[P]):
 
     @abstractmethod
     def frame(self, parsed: P, *, run_id: str, source_file: str) -> pl.DataFrame:
-        """Rows in :data:`cmax.evidence.INFERENCE_SCHEMA` (missing columns may be left out)."""
+        """Rows in :data:`cmax.ingest.evidence.INFERENCE_SCHEMA` (missing columns may be left
+        out)."""
 
 
 class AccountingFormat(Format[P]):
@@ -367,7 +368,7 @@ class AccountingFormat(Format[P]):
 
     @abstractmethod
     def frame(self, parsed: P, *, source_file: str) -> pl.DataFrame:
-        """Rows in :data:`cmax.evidence.JOBS_SCHEMA`."""
+        """Rows in :data:`cmax.ingest.evidence.JOBS_SCHEMA`."""
 
 
 _REGISTRY: dict[str, Format[Any]] = {}
@@ -380,7 +381,7 @@ class PowerFormat(Format[P]):
 
     @abstractmethod
     def frame(self, parsed: P, *, source_file: str) -> pl.DataFrame:
-        """Rows in :data:`cmax.evidence.POWER_SCHEMA`."""
+        """Rows in :data:`cmax.ingest.evidence.POWER_SCHEMA`."""
 
 
 class StorageFormat(Format[P]):
@@ -390,7 +391,7 @@ class StorageFormat(Format[P]):
 
     @abstractmethod
     def frame(self, parsed: P, *, run_id: str, source_file: str) -> pl.DataFrame:
-        """Rows in :data:`cmax.evidence.STORAGE_SCHEMA` (missing columns may be left out)."""
+        """Rows in :data:`cmax.ingest.evidence.STORAGE_SCHEMA` (missing columns may be left out)."""
 
 
 _ROLE_BASES: dict[str, type[Format[Any]]] = {

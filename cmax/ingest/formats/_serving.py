@@ -1,6 +1,6 @@
 """What every serving-benchmark format shares: the result rows of one file, the number
 and JSON-lines readers, and the plugin base class that turns rows into the ``inference``
-table (:data:`cmax.evidence.INFERENCE_SCHEMA`). Each tool's own module maps its field
+table (:data:`cmax.ingest.evidence.INFERENCE_SCHEMA`). Each tool's own module maps its field
 names onto that table explicitly and registers its format.
 """
 
@@ -12,10 +12,10 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError
-from cmax.evidence import INFERENCE_SCHEMA, conform
-from cmax.facts import Fact
+from cmax.ingest.evidence import INFERENCE_SCHEMA, conform
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import InferenceFormat, Probe
-from cmax.limits import MAX_JSON_BYTES, load_json, read_bounded_text
+from cmax.reading.limits import MAX_JSON_BYTES, load_json, read_bounded_text
 
 
 @dataclass

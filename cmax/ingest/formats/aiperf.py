@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cmax.errors import EvidenceError
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
-from cmax.limits import csv_guarded
+from cmax.reading.limits import csv_guarded
 
 #: metric tag -> (the CSV header AIPerf prints, {stat: inference column})
 AIPERF_METRICS: dict[str, tuple[str, dict[str, str]]] = {

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from cmax.errors import CmaxError, EvidenceError
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import AuditFormat, Probe, register
 
 ALL = frozenset({"slurm", "k8s", "standalone"})

@@ -29,10 +29,10 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError, EvidenceFormatError
-from cmax.evidence import NODE_HEALTH_SCHEMA
+from cmax.ingest.evidence import NODE_HEALTH_SCHEMA
 from cmax.ingest.formats import NodeHealthFormat, Probe, register
 from cmax.ingest.textlines import table
-from cmax.limits import MAX_JSON_BYTES, load_json, read_bounded_text
+from cmax.reading.limits import MAX_JSON_BYTES, load_json, read_bounded_text
 
 TOP_KEYS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
 _STATUS = {"pass": "pass", "fail": "fail", "warn": "warn", "warning": "warn", "skip": "skip",

@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import PowerFormat, Probe, register
 from cmax.ingest.formats.nvidia_smi_power import power_frame
 

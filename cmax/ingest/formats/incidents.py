@@ -28,10 +28,10 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError
-from cmax.evidence import INCIDENTS_SCHEMA, conform
-from cmax.facts import Fact
+from cmax.ingest.evidence import INCIDENTS_SCHEMA, conform
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import IncidentFormat, Probe, register
-from cmax.limits import MAX_JSON_BYTES, csv_guarded, read_bounded_text, read_csv_header
+from cmax.reading.limits import MAX_JSON_BYTES, csv_guarded, read_bounded_text, read_csv_header
 
 REQUIRED = ("start", "end", "node", "category", "planned")
 OPTIONAL = ("gpu", "description")

@@ -12,7 +12,7 @@ incomplete | invalid_grad_norm | no_data | no_log | unsupported_framework``) and
 A manifest run picks its job by precision (``dtype``) and GPU count (``scale``), then by
 workload (or ``experiment``); when the same configuration was run more than once the latest
 job wins, the way a rerun supersedes a failed attempt. The database is read under the bounds
-of :mod:`cmax.sqlitefile` (immutable, nothing written beside it; real tables only).
+of :mod:`cmax.reading.sqlitefile` (immutable, nothing written beside it; real tables only).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from typing import Any
 
 import polars as pl
 
-from cmax.coerce import as_float
 from cmax.errors import EvidenceError
-from cmax.evidence import JOBS_SCHEMA, conform
-from cmax.facts import Fact
+from cmax.ingest.evidence import JOBS_SCHEMA, conform
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import Probe, RunFormat, RunPart, RunRequest, register
 from cmax.ingest.formats._slurm import elapsed_seconds, stamp
-from cmax.limits import MAX_HISTORY_JOBS, limit_error
-from cmax.sqlitefile import open_sqlite, read_rows, table_columns
+from cmax.reading.coerce import as_float
+from cmax.reading.limits import MAX_HISTORY_JOBS, limit_error
+from cmax.reading.sqlitefile import open_sqlite, read_rows, table_columns
 
 MAGIC = b"SQLite format 3\x00"
 REQUIRED_COLUMNS = ("perf_parse_status", "train_step_time_seconds")
@@ -67,7 +67,7 @@ def is_sqlite(path: Path) -> bool:
 
 def has_jobs_table(path: Path) -> bool:
     """An llmb-run ``jobs`` table is there. A view or virtual table named ``jobs`` is an
-    error (:func:`cmax.sqlitefile.table_columns`), not another format."""
+    error (:func:`cmax.reading.sqlitefile.table_columns`), not another format."""
     try:
         with open_sqlite(path, what=WHAT) as con:
             cols = table_columns(con, "jobs", file=path)
@@ -77,8 +77,9 @@ def has_jobs_table(path: Path) -> bool:
 
 
 def read_jobs(path: Path) -> list[Job]:
-    """Every job, oldest first, read under the bounds of :mod:`cmax.sqlitefile`; a table over
-    :data:`~cmax.limits.MAX_HISTORY_JOBS` rows is refused (rows are read whole)."""
+    """Every job, oldest first, read under the bounds of :mod:`cmax.reading.sqlitefile`; a table
+    over
+    :data:`~cmax.reading.limits.MAX_HISTORY_JOBS` rows is refused (rows are read whole)."""
     try:
         with open_sqlite(path, what=WHAT) as con:
             if table_columns(con, "jobs", file=path) is None:
@@ -150,8 +151,8 @@ def select_job(jobs: list[Job], *, workload: str, precision: str, num_gpus: int,
 
 def refuse_not_for_rating(job: Job, *, file: Path, field: str) -> None:
     """A proxy, profiled or overridden job, or one whose node list cannot hold its scale, is
-    one error naming the flag (:mod:`cmax.intake.flags`), never a rated run."""
-    from cmax.intake.flags import FIX, blockers
+    one error naming the flag (:mod:`cmax.submission.intake.flags`), never a rated run."""
+    from cmax.submission.intake.flags import FIX, blockers
 
     row = job.row
     node_list = row.get("node_list")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import register
 from cmax.ingest.formats._training_log import TrainingLogFormat, marker
 from cmax.ingest.linespec import WALL_TIME, wall_time

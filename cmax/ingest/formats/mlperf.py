@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from cmax.errors import CmaxError, EvidenceError
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import Format, Marker, Probe, Role, register
-from cmax.limits import MAX_JSON_BYTES, is_file_named, read_bounded, read_bounded_text
+from cmax.reading.limits import MAX_JSON_BYTES, is_file_named, read_bounded, read_bounded_text
 
 TOKEN = ":::MLLOG"
 _TOKEN_B = b":::MLLOG "  # the official parser's token ends with a space

@@ -38,9 +38,9 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import Probe, StorageFormat, register
-from cmax.limits import load_json, read_bounded_text
+from cmax.reading.limits import load_json, read_bounded_text
 
 KIB_PER_GIB = 1024**2
 _ROUND_IN_PATH = re.compile(r"(?:^|_)v(\d+\.\d+)$")

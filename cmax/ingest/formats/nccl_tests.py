@@ -58,13 +58,13 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError
-from cmax.evidence import NCCL_SCHEMA
-from cmax.facts import Fact
+from cmax.ingest.evidence import NCCL_SCHEMA
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import Marker, NcclFormat, Probe, register
 from cmax.ingest.formats._nccl_datatypes import rated_rows
 from cmax.ingest.formats._nccl_domains import MNNVL_KEY, domains_of, mnnvl_domain
 from cmax.ingest.textlines import table
-from cmax.limits import MAX_NCCL_ROWS, limit_error, read_bounded_lines
+from cmax.reading.limits import MAX_NCCL_ROWS, limit_error, read_bounded_lines
 
 COLLECTIVES = (
     "reduce_scatter", "all_reduce", "all_gather", "alltoall", "broadcast", "sendrecv",
@@ -294,7 +294,7 @@ def _collective_from_name(path: Path) -> str | None:
 
 def read_lines(path: Path) -> list[str]:
     """Lines split on ``\\n`` only (so numbers match editors), CR and bad UTF-8 tolerated;
-    the file's size and each line's length bounded while reading (cmax.limits)."""
+    the file's size and each line's length bounded while reading (cmax.reading.limits)."""
     return [ln.rstrip(b"\n").rstrip(b"\r").decode("utf-8", errors="replace")
             for ln in read_bounded_lines(path)]
 

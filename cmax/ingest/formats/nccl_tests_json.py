@@ -32,13 +32,13 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError, EvidenceFormatError
-from cmax.evidence import NODE_HEALTH_SCHEMA
-from cmax.facts import Fact
+from cmax.ingest.evidence import NODE_HEALTH_SCHEMA
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import NcclFormat, Probe, register
 from cmax.ingest.formats import nccl_tests as nccl
 from cmax.ingest.formats.nccl_tests import NcclTest, solve_ranks
 from cmax.ingest.textlines import table
-from cmax.limits import MAX_JSON_BYTES, read_bounded_text
+from cmax.reading.limits import MAX_JSON_BYTES, read_bounded_text
 
 JSON_VERSION = 3
 # a node whose per-process time is this much above the other nodes' median is slow; the 10 % matches

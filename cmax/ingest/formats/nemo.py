@@ -17,9 +17,9 @@ from pathlib import Path
 
 import polars as pl
 
-from cmax.facts import Fact
 from cmax.ingest._fields import StepQuery
 from cmax.ingest._greplines import NEMO2_KEY
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import register
 from cmax.ingest.formats._training_log import TrainingLogFormat, marker
 from cmax.ingest.linespec import WALL_TIME, StepLine, wall_time

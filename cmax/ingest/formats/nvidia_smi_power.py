@@ -24,10 +24,10 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError
-from cmax.evidence import POWER_SCHEMA, conform
-from cmax.facts import Fact
+from cmax.ingest.evidence import POWER_SCHEMA, conform
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import PowerFormat, Probe, register
-from cmax.limits import read_bounded_lines
+from cmax.reading.limits import read_bounded_lines
 
 _REQUIRED = ("timestamp", "index", "power.draw")
 _STAMP = "%Y/%m/%d %H:%M:%S.%f"

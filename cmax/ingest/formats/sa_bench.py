@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cmax.errors import EvidenceError
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import Marker, Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
 

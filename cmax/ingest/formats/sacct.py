@@ -3,7 +3,7 @@ does not write.
 
 The scheduler's database records when each job started and ended, where it ran and on which
 cluster; the provider's log cannot move those. ``[[accounting]] path`` names the file; its
-rows fill the ``jobs`` table (:data:`cmax.evidence.JOBS_SCHEMA`), which the cross-file clock
+rows fill the ``jobs`` table (:data:`cmax.ingest.evidence.JOBS_SCHEMA`), which the cross-file clock
 rules compare with each run's printed steps (:mod:`cmax.validate.clocks`).
 
 ``sacct --json`` (SchedMD/slurm ``src/plugins/data_parser/v0.0.44/parsers.c`` @
@@ -33,12 +33,12 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError
-from cmax.evidence import JOBS_SCHEMA, conform
-from cmax.facts import Fact
+from cmax.ingest.evidence import JOBS_SCHEMA, conform
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import AccountingFormat, Probe, register
 from cmax.ingest.formats._slurm import elapsed_seconds, stamp
 from cmax.ingest.formats.llmb_sqlite import expand_hostlist
-from cmax.limits import read_bounded_lines
+from cmax.reading.limits import read_bounded_lines
 
 _JOB_ID = re.compile(r"^(\d+)(?:_(\d+|\[[^\]]*\]))?(?:\+(\d+))?$")  # 123, 123_4 (array), 123+0
 _ID_FIELDS = ("JobIDRaw", "JobID")
@@ -221,7 +221,7 @@ class SacctParsable(AccountingFormat[Accounting]):
 
 
 def job_facts(parsed: Accounting) -> tuple[Fact, ...]:
-    """The hosts the jobs ran on (each a witness of the cluster: cmax.hosts)."""
+    """The hosts the jobs ran on (each a witness of the cluster: cmax.resolve.hosts)."""
     facts: list[Fact] = []
     seen: set[str] = set()
     for job in parsed.jobs:

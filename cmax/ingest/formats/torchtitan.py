@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import RunRequest, register
 from cmax.ingest.formats._training_log import TrainingLogFormat, marker
 from cmax.ingest.textlines import (

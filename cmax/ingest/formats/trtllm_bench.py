@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from cmax.errors import EvidenceError
-from cmax.facts import Fact
+from cmax.ingest.facts import Fact
 from cmax.ingest.formats import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
 

@@ -1,0 +1,127 @@
+"""The typed records of a resolved training run: the reference baseline it is compared with
+(:class:`BaselineRow`) and the run with every per-run decision made (:class:`ResolvedRun`).
+
+:func:`cmax.resolve.case.resolve` builds them; the claims of a run
+(:mod:`cmax.resolve.run_claims`), the
+rules and the score read them. They live apart from the resolver so that what reads a run
+need not import what builds the case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from cmax.reading.coerce import as_int
+from cmax.recipes.window import Window
+from cmax.reference.view import num, text
+from cmax.submission.manifest import RunSpec
+
+
+@dataclass(frozen=True)
+class BaselineRow:
+    """A reference baseline row as the stages read it (one typed row, not a dict)."""
+
+    baseline_id: str
+    workload: str | None = None
+    gpu: str | None = None
+    precision: str | None = None
+    num_gpus: int | None = None
+    seq_len: int | None = None
+    gbs: int | None = None
+    mbs: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    vp: int | None = None
+    step_time_s: float | None = None
+    tokens_per_s_per_gpu: float | None = None
+    model_tflops_per_gpu: float | None = None
+    mfu_pct: float | None = None
+    framework: str | None = None
+    container: str | None = None
+    recipe_release: str | None = None
+    source: str | None = None
+    erratum: str | None = None
+    flops_convention: str | None = None
+    proxy: bool = False
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], fallback_id: str) -> BaselineRow:
+        """Lenient conversion of a reference row (numbers as text, NaN, "true" all handled)."""
+        def i(name: str) -> int | None:
+            return as_int(row.get(name))
+
+        def t(name: str) -> str | None:
+            return text(row, name) or None
+
+        proxy = row.get("proxy")
+        return cls(
+            baseline_id=t("baseline_id") or fallback_id, workload=t("workload"), gpu=t("gpu"),
+            precision=t("precision"), num_gpus=i("num_gpus"), seq_len=i("seq_len"),
+            gbs=i("gbs"), mbs=i("mbs"), tp=i("tp"), pp=i("pp"), cp=i("cp"), ep=i("ep"),
+            vp=i("vp"), step_time_s=num(row, "step_time_s"),
+            tokens_per_s_per_gpu=num(row, "tokens_per_s_per_gpu"),
+            model_tflops_per_gpu=num(row, "model_tflops_per_gpu"), mfu_pct=num(row, "mfu_pct"),
+            framework=t("framework"), container=t("container"),
+            recipe_release=t("recipe_release"), source=t("source"), erratum=t("erratum"),
+            flops_convention=t("flops_convention"),
+            proxy=proxy is True or str(proxy).strip().lower() == "true")
+
+    def config(self, name: str) -> int | None:
+        """A recipe parameter (one of :data:`cmax.resolve.case.CONFIG_FIELDS`)."""
+        value = getattr(self, name)
+        return value if isinstance(value, int) else None
+
+
+@dataclass(frozen=True, eq=False)
+class ResolvedRun:
+    """One training run with every per-run decision made (see the module docstring)."""
+
+    run_id: str
+    row: Mapping[str, Any]
+    file: str | None
+    spec: RunSpec | None
+    spec_index: int | None
+    steps: pl.DataFrame
+    clean_steps: pl.DataFrame
+    window: Window
+    window_steps: pl.DataFrame
+    summary: pl.DataFrame | None
+    baseline: BaselineRow | None = None
+    baseline_exact: bool = False
+    baseline_note: str | None = None
+    #: (line, GBS) the log prints on the window's lines; empty when unknown
+    logged_gbs: tuple[tuple[int, int], ...] = ()
+
+    def get(self, name: str) -> Any:
+        """A run attribute: the ingested value, else the manifest's declared value."""
+        value = self.row.get(name)
+        if value is None and self.spec is not None:
+            value = getattr(self.spec, name, None)
+        return value
+
+    def get_int(self, name: str) -> int | None:
+        return as_int(self.get(name))
+
+    def get_str(self, name: str) -> str | None:
+        value = self.get(name)
+        return None if value is None else str(value).strip().lower()
+
+    def measured(self, *, window: bool = False) -> pl.DataFrame:
+        """Valid steps (only the window's if asked), or the valid summary row."""
+        if self.summary is not None:
+            return self.summary.filter(pl.col("step_time_s").is_finite()
+                                       & (pl.col("step_time_s") > 0))
+        return self.window_steps if window else self.clean_steps
+
+    def line_of(self, iteration: int) -> int | None:
+        """The log line of an iteration's first printing."""
+        hit = self.steps.filter(pl.col("iteration") == iteration)
+        if hit.is_empty():
+            return None
+        return as_int(hit["line"][0])

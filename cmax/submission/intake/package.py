@@ -1,0 +1,117 @@
+"""An llmb-run package opened as a bundle: the manifest drafted from its evidence
+(:mod:`cmax.submission.intake.draft`) stands in for the ``cmax.toml`` it does not have.
+
+Called by :func:`cmax.submission.bundle.open_bundle` when a folder (or an unpacked archive) has no
+``cmax.toml`` at its top. A ``cmax.toml`` there that holds only the commercial parts (no
+``[[runs]]``, no ``[system]``) is the optional small manifest: its tables are kept and the rest
+is drafted around them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from cmax.reading.tomlfile import decode_toml, read_toml_bytes
+from cmax.submission.intake.draft import Commercial, Draft, draft_manifest
+from cmax.submission.intake.llmb import is_install, looks_like_package, read_package
+from cmax.submission.manifest import MANIFEST_NAME, Manifest, check_sanity, parse_manifest
+
+
+@dataclass(frozen=True)
+class Drafted:
+    root: Path
+    manifest: Manifest
+    draft: Draft
+    label: str
+
+
+def small_manifest(path: Path) -> dict[str, object] | None:
+    """A ``cmax.toml`` that only adds to a package (no runs, no system), or None."""
+    if not path.is_file():
+        return None
+    data = decode_toml(read_toml_bytes(path, what="manifest"), file=path, what="manifest")
+    if data.get("runs") or "system" in data:
+        return None
+    return data
+
+
+def draft_for(folder: Path, *, label: str, commercial: Commercial | None = None,
+              reference_release: str = "latest") -> Draft | None:
+    """The drafted manifest of an llmb-run package folder, or None when it is not one."""
+    root = package_root(folder)
+    if root is None:
+        return None
+    return _draft(root, label=label, commercial=commercial, reference_release=reference_release)
+
+
+def _kind(root: Path) -> str:
+    return ("llmb-run install folder" if is_install(root) else
+            "llmb-run archive" if root.name.startswith("llmb-archive") else
+            "folder of llmb-run experiments")
+
+
+def _draft(root: Path, *, label: str, commercial: Commercial | None,
+           reference_release: str = "latest") -> Draft:
+    from cmax.reference import load_reference
+
+    given = commercial or Commercial()
+    small = small_manifest(root / MANIFEST_NAME)
+    if small is not None and not given.manifest:
+        given = Commercial(given.quote, given.term_months, small)
+    units = unit_folders(root)
+    package = read_package(root, kind=_kind(units[0] if units else root), units=units)
+    return draft_manifest(package, load_reference(reference_release), source=label,
+                          commercial=given)
+
+
+def package_root(folder: Path) -> Path | None:
+    """The package's top: the folder itself, or the one folder an archive unpacks to
+    (``llmb-archive-<ts>/`` as ``llmb-run archive`` writes, or a packed install folder)."""
+    if is_install(folder):
+        return folder
+    children = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    if len(children) == 1 and children[0].is_dir() and (
+            children[0].name.startswith("llmb-archive") or is_install(children[0])):
+        return children[0]
+    return folder if len(unit_folders(folder)) > 1 or looks_like_package(folder) else None
+
+
+def unit_folders(root: Path) -> list[Path]:
+    """The packages of a bundle that holds several, one per scalable unit handed over
+    (NVIDIA's Requirements for AI Clouds v2.3.1 BM01: the Exemplar suite on every scalable
+    unit): two or more archive tops (``llmb-archive-<ts>/``) or install folders side by side.
+    Empty for a single package."""
+    if is_install(root) or root.name.startswith("llmb-archive"):
+        return []
+    units = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()
+                   and not p.name.startswith(".")
+                   and (p.name.startswith("llmb-archive") or is_install(p)))
+    return units if len(units) > 1 else []
+
+
+def has_full_manifest(folder: Path) -> bool:
+    """A bundle with its own complete ``cmax.toml`` (at the top or in its one folder)."""
+    tops = [folder, *(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))]
+    top = next((t / MANIFEST_NAME for t in tops if (t / MANIFEST_NAME).is_file()), None)
+    if top is None:
+        return False
+    # a linked manifest is left to the bundle's own checks, which refuse what leaves it
+    return top.is_symlink() or top.parent.is_symlink() or small_manifest(top) is None
+
+
+def open_package(folder: Path, *, source: Path,
+                 commercial: Commercial | None = None) -> Drafted | None:
+    """The package as a bundle root and a validated manifest, or None if it is none."""
+    import tomllib
+
+    label = f"{source} ({MANIFEST_NAME} drafted from the llmb-run evidence)"
+    if has_full_manifest(folder):
+        return None
+    root = package_root(folder)
+    if root is None:
+        return None
+    draft = _draft(root, label=str(source), commercial=commercial)
+    manifest = check_sanity(parse_manifest(tomllib.loads(draft.text), source=label),
+                            source=label)
+    return Drafted(root=root, manifest=manifest, draft=draft, label=label)
