@@ -104,3 +104,14 @@ def test_an_llmb_config_value_yaml_cannot_build_is_one_error(
     with pytest.raises(CmaxError, match=f"a YAML value cannot be read: .*{says}") as info:
         read_job(path, tmp_path)
     assert info.value.file == "llmb-config_3913022.yaml"
+
+
+@pytest.mark.parametrize("scale", ["x", "true", "1e999", "-64", "0"])
+def test_an_llmb_config_scale_that_is_no_gpu_count_is_one_error(
+        tmp_path: Path, scale: str) -> None:
+    """The package draft took int() of model_info.scale: 'x' was a ValueError (exit 70)."""
+    path = tmp_path / "llmb-config_3913022.yaml"
+    path.write_text(config_text(Job()).replace("  scale: 64", f"  scale: {scale}"))
+    with pytest.raises(CmaxError, match=r"model_info.scale .* is not a GPU count") as info:
+        read_job(path, tmp_path)
+    assert info.value.line is not None

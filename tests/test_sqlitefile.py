@@ -106,3 +106,10 @@ def test_changes_left_in_a_wal_file_are_refused_not_half_read(tmp_path: Path) ->
     with pytest.raises(EvidenceError, match="changes not yet written into it") as info:
         llmb_sqlite.read_jobs(db)
     assert "wal_checkpoint" in str(info.value)
+
+
+def test_text_that_is_not_utf8_is_one_error(tmp_path: Path) -> None:
+    db = make_llmb_db(tmp_path / "jobs.sqlite3")
+    _db(db, "UPDATE jobs SET dtype = CAST(x'ff9c' AS TEXT) WHERE rowid = 1")
+    with pytest.raises(EvidenceError, match=r"not UTF-8|decode to UTF-8"):
+        llmb_sqlite.read_jobs(db)

@@ -79,6 +79,9 @@ def open_sqlite(path: Path, *, what: str = "SQLite database") -> Iterator[sqlite
         con.set_progress_handler(budget, _TICK)
         con.execute("PRAGMA trusted_schema = OFF")
         yield con
+    except UnicodeDecodeError as exc:  # a text value that is not UTF-8
+        raise EvidenceError(f"the {what} holds text that is not UTF-8 (at byte {exc.start:,} "
+                            "of a value)", file=path, fix=_FIX) from None
     except sqlite3.Error as exc:
         if budget.spent:
             raise limit_error(f"a query of the {what}",

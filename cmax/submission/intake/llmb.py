@@ -183,6 +183,16 @@ def read_config(path: Path, rel: str) -> dict[str, Value]:
     # a microbenchmark's or inference job's config need not name a model, dtype or scale
     # (llmb-run's microbenchmark_nccl: the workload name and no dtype); such a job is passed
     # over as not rated (read_package), never read for a run
+    scale = values.get("model_info.scale")
+    if scale is not None and scale.value not in (None, ""):
+        text = str(scale.value).strip()
+        if isinstance(scale.value, bool) or not (text.isdigit() and 0 < len(text) <= 9
+                                                 and int(text) > 0):
+            raise EvidenceError(f"model_info.scale {text[:40]!r} is not a GPU count", file=rel,
+                                line=scale.line, expected="a whole number of GPUs, as llmb-run "
+                                "writes it", fix="check that the file is the unmodified "
+                                "llmb-config")
+        values["model_info.scale"] = Value(int(text), scale.file, scale.line)
     kind = values.get("workload_info.workload_type")
     if missing and (kind is None or kind.value in (None, "", "pretrain")):
         raise EvidenceError(f"llmb-config lacks {', '.join(missing)}", file=rel,
