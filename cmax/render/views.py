@@ -577,7 +577,7 @@ def loss_basis(card: Scorecard) -> str | None:
     return f"against none ({fmt.usd(at_reference, 0)} at the reference's rate: {side})"
 
 
-TRAINING_GATES = frozenset({"training", "network"})
+TRAINING_GATES = frozenset({"training", "network", "exemplar"})
 """Gate kinds a serving contract is not asked about: training throughput and the fabric a
 multi-node training job waits on."""
 
