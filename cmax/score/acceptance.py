@@ -32,11 +32,18 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from cmax.ingest.evidence import Evidence
 from cmax.ingest.formats.llmb_sqlite import expand_hostlist
+from cmax.judgement.exemplar import judge_exemplar
 from cmax.resolve.hosts import short_host, witnesses
 from cmax.scorecard import NetworkResult, UnitAcceptance, UnitRequirement, WorkloadResult
+from cmax.states import State
+
+_BM01_STATUS: dict[State, Literal["passed", "failed", "not_evaluated"]] = {
+    State.MET: "passed", State.NOT_MET: "failed", State.NOT_EVALUATED: "not_evaluated"}
+"""A unit's BM01 status from its runs' Exemplar judgement."""
 
 SOURCE = ("NVIDIA Requirements for AI Clouds v2.3.1 (NVIDIA/ai-cloud-validation:docs/"
           "requirements/offtake-requirements.yaml @ 1207cb7)")
@@ -141,18 +148,11 @@ def _bm01(workloads: Sequence[WorkloadResult]) -> UnitRequirement:
     if not workloads:
         return UnitRequirement(status="not_evaluated", detail="no training run of this unit",
                                **base)
-    failed = [w for w in workloads if w.verdict == "fail"]
-    undecided = [w for w in workloads if w.verdict != "pass"]
-    described = "; ".join(f"{w.workload} {w.precision} {w.num_gpus} GPUs: {w.verdict}"
-                          + ("" if w.ratio is None else f" ({w.ratio:.3f} of the reference)")
-                          for w in (failed or undecided or workloads))
-    if failed:
-        return UnitRequirement(status="failed", detail=f"below the bar: {described}", **base)
-    if undecided:
-        return UnitRequirement(status="not_evaluated",
-                               detail=f"not decided by the evidence: {described}", **base)
-    return UnitRequirement(status="passed", detail=f"all {len(workloads)} within the bar: "
-                           f"{described}", **base)
+    # the unit's runs judged as the Exemplar suite is, by the one rule (a failing run or a
+    # pool below the bar is not met)
+    judged = judge_exemplar(workloads, workloads[0].bar)
+    return UnitRequirement(status=_BM01_STATUS[judged.state],
+                           detail=f"{judged.state.label}: {judged.reason}", **base)
 
 
 def _nccl(network: Sequence[NetworkResult]) -> UnitRequirement:
