@@ -73,7 +73,8 @@ class FioResult:
 
 def _int(job: dict[str, Any], direction: str, key: str, where: str, path: Path) -> int:
     value = job.get(direction, {}).get(key) if isinstance(job.get(direction), dict) else None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            0 <= value < 2**63):  # NaN and infinity fail this too
         raise EvidenceError(f"{where}.{direction}.{key} is {value!r}", file=path,
                             expected="a non-negative number, as fio writes it",
                             fix="submit the unmodified fio --output-format=json file")
@@ -95,7 +96,12 @@ def read_fio(probe: Probe) -> FioResult:
                                 file=path, expected="a fio run whose jobs all completed",
                                 fix="rerun the job that failed; a failed job's figures are "
                                 "not a measurement")
-        gid = int(job.get("groupid", 0))
+        groupid = job.get("groupid", 0)
+        if isinstance(groupid, bool) or not isinstance(groupid, int):
+            raise EvidenceError(f"{where}.groupid is {str(groupid)[:40]!r}", file=path,
+                                expected="a whole group number, as fio writes it",
+                                fix="submit the unmodified fio --output-format=json file")
+        gid = groupid
         for direction in DIRECTIONS:
             if not isinstance(job.get(direction), dict):
                 continue

@@ -184,7 +184,7 @@ _FACT_COLUMNS = (("workload_key", "model"), ("model_size", "model"), ("dtype", "
                  ("scale", "gpu_count"))
 MAX_HOSTS = 65536  # a hostlist that expands past this is recorded as no host facts
 _HOSTLIST_PART = re.compile(r"([^,\[\]]*(?:\[[^\]]*\][^,\[\]]*)*)(?:,|$)")
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE = re.compile(r"^(\d{1,18})(?:-(\d{1,18}))?$")  # a node number, never 5,000 digits
 
 
 def expand_hostlist(expression: str, limit: int = MAX_HOSTS) -> list[str] | None:

@@ -250,7 +250,8 @@ def _endpoints_row(data: dict[str, Any], path: Any) -> dict[str, Any]:
         "concurrency": number(pattern.get("target_concurrency")),
     }
     lengths = data.get("output_sequence_lengths")
-    if isinstance(lengths, dict) and (total := number(lengths.get("total"))) is not None:
+    if isinstance(lengths, dict) and (total := number(lengths.get("total"))) is not None \
+            and math.isfinite(total):
         row["output_tokens"] = int(total)
     for block, pct, column in _ENDPOINT_PERCENTILES:
         stats = data.get(block)

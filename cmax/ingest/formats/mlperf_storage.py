@@ -77,8 +77,9 @@ class Summary:
 
 
 def _number(value: Any, where: str, path: Path) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise EvidenceError(f"{where}: not a number ({value!r})", file=path,
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            -(2**53) < value < 2**53):  # NaN, infinity and 1e308 fail this too
+        raise EvidenceError(f"{where}: not a number ({str(value)[:40]!r})", file=path,
                             expected="the unmodified DLIO summary.json")
     return float(value)
 
@@ -144,6 +145,11 @@ def read_summary(probe: Probe) -> Summary:
     return summary
 
 
+def _list(value: Any) -> list[Any]:
+    """A JSON array of the summary, or none when the file has anything else there."""
+    return value if isinstance(value, list) else []
+
+
 def frame(summary: Summary, *, run_id: str, source_file: str, path: Path) -> pl.DataFrame:
     """The summary's rows: a training run's read, a checkpointing run's save and load."""
     data, metric = summary.data, summary.metric
@@ -158,8 +164,8 @@ def frame(summary: Summary, *, run_id: str, source_file: str, path: Path) -> pl.
     }
     if summary.benchmark == "training":
         per_epoch = [_number(v, "metric.train_au_percentage", path)
-                     for v in metric.get("train_au_percentage") or []]
-        caching = data.get("potential_caching") or []
+                     for v in _list(metric.get("train_au_percentage"))]
+        caching = _list(data.get("potential_caching"))
         verdict = metric.get("train_au_meet_expectation")
         row = {**common, "direction": "read",
                "samples_per_s": _number(metric.get("train_throughput_mean_samples_per_second"),
