@@ -14,8 +14,8 @@ from cmax.cli.common import emit_json, format_option, no_pdf_option, paper_optio
 @click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("cmax-demo"), show_default=True, help="Where to write the reports.")
 @click.option("--rank-by", "rank_by", type=click.Choice(["tier", "value"]), default="tier",
-              show_default=True, help="Leaderboard order: tier (then score), or value ($ per "
-              "reference-grade GPU-hour, cheapest first).")
+              show_default=True, help="Leaderboard order: tier (then the Exemplar state, then "
+              "score), or value ($ per reference-grade GPU-hour, cheapest first).")
 @no_pdf_option
 @paper_option
 @format_option

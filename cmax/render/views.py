@@ -361,13 +361,21 @@ def _value(card: Scorecard) -> float | None:
     return card.price.usd_per_reference_gpu_hour if card.price is not None else None
 
 
+#: within a tier: the Exemplar bar met, then not evaluated, then not met
+_EXEMPLAR_ORDER = {State.MET: 0, State.NOT_EVALUATED: 1, State.NOT_MET: 2}
+
+
 def leaderboard_order(cards: list[tuple[str, Scorecard]],
                       by: RankBy = "tier") -> list[tuple[str, Scorecard]]:
-    """By tier (gates can cap a high score), then score; or by value, the cheapest
-    reference-grade GPU-hour first (clusters without one last, in tier order). Names break
-    ties so the order never depends on input order."""
-    def tier_key(p: tuple[str, Scorecard]) -> tuple[int, float, str, str, str]:
-        return (tier_rank(p[1].tier), -p[1].score, p[1].provider, p[1].cluster, p[0])
+    """By tier (gates can cap a high score); within a tier, clusters that met the Exemplar
+    bar, then those it could not be evaluated on, then those that did not meet it; then score.
+    So a cloud whose runs all fall short is never ranked above one of its tier whose runs all
+    pass, whatever its other categories add. Or by value, the cheapest reference-grade
+    GPU-hour first (clusters without one last, in tier order). Names break ties so the order
+    never depends on input order."""
+    def tier_key(p: tuple[str, Scorecard]) -> tuple[int, int, float, str, str, str]:
+        return (tier_rank(p[1].tier), _EXEMPLAR_ORDER[p[1].exemplar_state], -p[1].score,
+                p[1].provider, p[1].cluster, p[0])
 
     if by == "value" and len({c.gpu for _, c in cards}) > 1:
         # per-GPU-hour value is measured against each GPU type's own reference: across types

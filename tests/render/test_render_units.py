@@ -144,6 +144,22 @@ def test_exemplar_text() -> None:
                     "runs; not met: llama3.1-70b bf16 512 GPUs (0.948 inconclusive).")
 
 
+def test_within_a_tier_a_cloud_meeting_the_exemplar_bar_ranks_above_one_that_does_not() -> None:
+    """Issue 40: Borealis (Bronze 63.0, none of its 3 runs passing) ranked above Zenith
+    (Bronze 60.9, both runs passing) by score alone; the order a reader can state is tier,
+    then the Exemplar state, then score."""
+    from cmax.pipeline import assess
+    from tests.paths import SAMPLES
+
+    cards = [(name, assess(SAMPLES / name)) for name in ("borealis-cloud", "zenith-nvl72")]
+    assert {c.tier for _, c in cards} == {"Bronze"}
+    borealis, zenith = cards[0][1], cards[1][1]
+    assert borealis.score > zenith.score
+    assert borealis.exemplar_state is State.NOT_MET and zenith.exemplar_state is State.MET
+    assert [slug for slug, _ in views.leaderboard_order(cards)] == ["zenith-nvl72",
+                                                                   "borealis-cloud"]
+
+
 def test_leaderboard_orders_by_tier_then_score() -> None:
     weak, strong, ref = make_weak_scorecard(), make_strong_scorecard(), make_scorecard()
     high_but_capped = make_scorecard(provider="Capped", score=99.0, tier="Bronze")
