@@ -12,6 +12,8 @@
 #   prometheus                        prometheus and promtool: the monitoring tests backfill a
 #                                     TSDB and start their own server on a free loopback port
 #                                     (the package's system service is never used)
+#   chromium                          headless Chromium: the browser test loads every HTML
+#                                     report (tests/render/test_html_in_browser.py)
 # Root runs apt-get directly, anyone else through sudo. Elsewhere (not Debian/Ubuntu) it
 # prints what to install and exits 0, so the Python steps still run. It fails (exit 1) with
 # the reason when it cannot install, and when python3 is older than cmax's 3.11, so the
@@ -21,7 +23,7 @@ set -euo pipefail
 PACKAGES=(python3-venv libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core poppler-utils)
 for arg in "$@"; do
     case "$arg" in
-        --tests) PACKAGES+=(prometheus) ;;
+        --tests) PACKAGES+=(prometheus chromium) ;;
         *) echo "install-system-deps: unknown option $arg (only --tests)" >&2; exit 2 ;;
     esac
 done
