@@ -58,7 +58,10 @@ class BundleReader:
         checked = _expect(probe, fmt, role, what)
         rel = self.rel(probe.path)
         if rel not in self.digests:  # before any reader holds a line (cmax.reading.limits)
-            self.digests[rel] = digest_lines(probe.path, lines=not probe.is_sqlite)
+            # a JSON document is read whole within MAX_JSON_BYTES, not line by line: its one
+            # line (a Prometheus answer, a benchmark's result) may be longer than a log's may
+            lines = not probe.is_sqlite and not probe.has_json
+            self.digests[rel] = digest_lines(probe.path, lines=lines)
         parsed = checked.parse(probe)
         rel = self.record(probe.path, checked.id, checked.facts(parsed),
                           line_count=checked.line_count(parsed, probe))

@@ -110,6 +110,12 @@ def copy_of(a: pl.DataFrame, b: pl.DataFrame) -> tuple[float, float, int] | None
         return None  # no jitter resolved: nothing tells a copy from a twin
     diff = float(np.median(np.abs(x - y))) / jitter
     dx, dy = x - np.median(x), y - np.median(y)
+    # the correlation does not depend on scale: each series is divided by its largest
+    # deviation first, so an absurd step time (1e308 s) cannot overflow the squares
+    top_x, top_y = float(np.max(np.abs(dx))), float(np.max(np.abs(dy)))
+    if not (0 < top_x < math.inf and 0 < top_y < math.inf):
+        return None
+    dx, dy = dx / top_x, dy / top_y
     sx, sy = float(np.std(dx)), float(np.std(dy))
     if sx == 0 or sy == 0:
         return None

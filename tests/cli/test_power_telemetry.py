@@ -14,6 +14,12 @@ T0 = dt.datetime(2026, 9, 14, 8, 0, 0, tzinfo=dt.UTC)
 STEP_S = 14.66  # Llama 3.1 70B BF16 on 64 H100, GBS 128: 128 x 8192 / 14.66 / 64 = 1,117.6
 
 
+def _watts(second: int, gpu: int) -> str:
+    """700 W with the half-watt wobble a real board reading has (a constant series reads as a
+    flat-lined sensor and is not counted); each second's 8 GPUs average exactly 700 W."""
+    return "700.50" if (second + gpu) % 2 else "699.50"
+
+
 def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
     (root / "training").mkdir(parents=True)
     (root / "power").mkdir()
@@ -36,7 +42,7 @@ def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
         result = [{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "gpu": str(g),
                               "Hostname": f"gpu-node-{h:02d}",
                               "instance": f"gpu-node-{h:02d}:9400"},
-                   "values": [[start + s, "700"] for s in range(0, int(STEP_S * 51))]}
+                   "values": [[start + s, _watts(s, g)] for s in range(0, int(STEP_S * 51))]}
                   for h in range(hosts) for g in range(8)]
         (root / "power" / "dcgm.json").write_text(json.dumps(
             {"status": "success", "data": {"resultType": "matrix", "result": result}}))
@@ -46,7 +52,7 @@ def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
         for s in range(0, int(STEP_S * 51)):
             for g in range(8):
                 stamp = (T0 + dt.timedelta(seconds=s)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
-                rows.append(f"{stamp}, {g}, 700.00 W, 60")
+                rows.append(f"{stamp}, {g}, {_watts(s, g)} W, 60")
         (root / "power" / f"gpu-node-{h:02d}.csv").write_text("\n".join(rows) + "\n")
     power = "".join(f'\n[[power]]\npath = "power/gpu-node-{h:02d}.csv"\n' for h in range(hosts))
     if dcgm:
