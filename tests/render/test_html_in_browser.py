@@ -34,7 +34,10 @@ from cmax.history import run_audit
 from cmax.history.trend import render_trend_reports
 from tests.history.test_history_support import fake_assess, write_run
 
-WIDTH = 1280
+#: the window every page is checked at, and a narrow one (half a laptop screen) for one page
+#: of each kind but the leaderboard, whose 14 columns need about 840 px (below that its
+#: fixed-layout table pushes past the page)
+WIDTH, NARROW = 1280, 800
 PROBE_ID = "cmax-browser-check"
 PROBE_PREFIX = "browser-probe."
 
@@ -122,18 +125,19 @@ def chromium() -> str:
     pytest.skip(reason)
 
 
-def load(browser: str, page: Path, profile: Path) -> dict[str, Any]:
-    """Load a probed copy of ``page`` in headless Chromium; the probe's JSON result."""
+def load(browser: str, page: Path, profile: Path, width: int) -> dict[str, Any]:
+    """Load a probed copy of ``page`` in a ``width``-pixel headless Chromium window; the
+    probe's JSON result."""
     text = page.read_text(encoding="utf-8")
     head = re.search(r"<head[^>]*>", text)
     assert head is not None, f"{page.name} has no <head>"
-    probed = page.with_name(PROBE_PREFIX + page.name)
+    probed = page.with_name(f"{PROBE_PREFIX}{width}.{page.name}")
     probed.write_text(text[:head.end()] + PROBE + text[head.end():], encoding="utf-8")
     try:
         proc = subprocess.run(
             [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
              "--no-first-run", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", f"--user-data-dir={profile}", f"--window-size={WIDTH},2000",
+             "--disable-sync", f"--user-data-dir={profile}", f"--window-size={width},2000",
              "--virtual-time-budget=5000", "--dump-dom", probed.as_uri()],
             capture_output=True, text=True, timeout=120, check=False)
     finally:
@@ -142,7 +146,7 @@ def load(browser: str, page: Path, profile: Path) -> dict[str, Any]:
     assert found, (f"{page.name}: no probe result (the page never finished loading); "
                    f"chromium exit {proc.returncode}: {proc.stderr[-500:]}")
     result: dict[str, Any] = json.loads(html.unescape(found.group(1)))
-    return result
+    return {**result, "width": width}
 
 
 class _Links(HTMLParser):
@@ -191,6 +195,14 @@ def broken_links(page: Path) -> list[str]:
     return broken
 
 
+def kind(name: str) -> str:
+    """A report's kind from its file name: scorecard, brief, leaderboard, trend (the fleet's)
+    or cluster trend."""
+    if name.startswith("cluster-"):
+        return "cluster trend"
+    return name.removesuffix(".html").rsplit(".", 1)[-1]
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """Every HTML report of the demo (the samples) and of a small audit: the pages to load."""
@@ -212,17 +224,24 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def loaded(pages: list[Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Each page's probe result, by file name (two browsers at a time)."""
+    """Each page's probe result, by "file name @ width" (two browsers at a time): every page
+    at ``WIDTH``, the first page of each kind but the leaderboard also at ``NARROW``."""
     browser = chromium()
     profiles = tmp_path_factory.mktemp("chromium")
+    kinds: dict[str, Path] = {}
+    for page in pages:
+        if kind(page.name) != "leaderboard":
+            kinds.setdefault(kind(page.name), page)
+    jobs = [(page, WIDTH) for page in pages] + [(page, NARROW) for page in kinds.values()]
 
-    def one(index_page: tuple[int, Path]) -> dict[str, Any]:
-        index, page = index_page
-        return load(browser, page, profiles / str(index))
+    def one(index: int) -> dict[str, Any]:
+        page, width = jobs[index]
+        return load(browser, page, profiles / str(index), width)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(one, enumerate(pages)))
-    return {page.name: result for page, result in zip(pages, results, strict=True)}
+        results = list(pool.map(one, range(len(jobs))))
+    return {f"{page.name} @{width}px": result
+            for (page, width), result in zip(jobs, results, strict=True)}
 
 
 def test_every_report_kind_is_loaded(pages: list[Path], loaded: dict[str, Any]) -> None:
@@ -233,7 +252,9 @@ def test_every_report_kind_is_loaded(pages: list[Path], loaded: dict[str, Any]) 
     assert len([n for n in names if n.endswith(".brief.html")]) == len(samples)
     assert "leaderboard.html" in names and "fleet.trend.html" in names
     assert len([n for n in names if n.startswith("cluster-")]) == 2
-    assert set(loaded) == set(names)
+    assert {key.split(" @")[0] for key in loaded} == set(names)
+    narrow = sorted(kind(key.split(" @")[0]) for key in loaded if key.endswith(f"@{NARROW}px"))
+    assert narrow == ["brief", "cluster trend", "scorecard", "trend"]
 
 
 def test_no_script_errors(loaded: dict[str, Any]) -> None:
@@ -243,7 +264,7 @@ def test_no_script_errors(loaded: dict[str, Any]) -> None:
 
 def test_nothing_is_wider_than_the_page(loaded: dict[str, Any]) -> None:
     for name, r in loaded.items():
-        assert r["window"] == WIDTH, name
+        assert r["window"] == r["width"], name
         assert r["scrollWidth"] <= r["viewport"], (name, r["wide"][:5])
         assert not r["wide"], (name, r["wide"][:5])
 
@@ -255,8 +276,8 @@ def test_every_chart_is_drawn(loaded: dict[str, Any]) -> None:
     assert not {name: charts for name, charts in undrawn.items() if charts}
     # the pages that carry charts do show them: a page that lost its charts fails here
     drawn = {name: len(r["charts"]) for name, r in loaded.items()}
-    assert all(n > 0 for name, n in drawn.items() if name.endswith(".scorecard.html")), drawn
-    assert drawn["leaderboard.html"] > 0
+    assert all(n > 0 for name, n in drawn.items() if ".scorecard.html" in name), drawn
+    assert drawn[f"leaderboard.html @{WIDTH}px"] > 0
     assert all(n > 0 for name, n in drawn.items() if name.startswith("cluster-")), drawn
 
 
