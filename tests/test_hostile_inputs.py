@@ -89,8 +89,8 @@ def test_astronomical_step_time_is_no_traceback(
     assert _fp8(card)["ratio"] == 0.0 and _fp8(card)["verdict"] != "pass"
     code, files, _ = run_json(capsys, "report", str(b), "-o", str(tmp_path / "out"))
     assert code == 0 and sorted(Path(f).name.split(".", 1)[1] for f in files["files"]) == [
-        "brief.html", "brief.pdf", "findings.csv", "scorecard.html", "scorecard.json",
-        "scorecard.pdf"]
+        "brief.html", "brief.pdf", "findings.csv", "runs.csv", "scorecard.html",
+        "scorecard.json", "scorecard.pdf"]
 
 
 def _manifest_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str,

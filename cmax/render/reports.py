@@ -86,6 +86,26 @@ def findings_csv(card: Scorecard) -> str:
     return buf.getvalue()
 
 
+#: one row per training run on the scorecard: what it measured, against what, and the verdict
+RUNS_COLUMNS = ("run_id", "log", "workload", "precision", "num_gpus", "status", "window_first",
+                "window_last", "steps_in_window", "mean_step_time_s", "tokens_per_s_per_gpu",
+                "model_tflops_per_gpu", "mfu_pct", "ratio", "ci_low", "ci_high", "verdict")
+
+
+def runs_csv(card: Scorecard) -> str:
+    """The scorecard's per-run table (training runs against their reference) as CSV."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(RUNS_COLUMNS)
+    for w in card.workloads:
+        first, last = w.window if w.window is not None else (None, None)
+        row = {**w.model_dump(include=set(RUNS_COLUMNS)), "window_first": first,
+               "window_last": last}
+        writer.writerow(["" if row.get(c) is None else csv_cell(str(row[c]))
+                         for c in RUNS_COLUMNS])
+    return buf.getvalue()
+
+
 def scorecard_json(card: Scorecard) -> str:
     return json_text(card.model_dump_json(indent=2)) + "\n"
 
@@ -211,27 +231,30 @@ def _documents(card: Scorecard, slug: str) -> ScorecardDocuments:
 
 def render_scorecard(card: Scorecard, slug: str, out_dir: Path, *,
                      pdf: bool = True, paper: str = DEFAULT_PAPER) -> list[Path]:
-    """``<slug>.scorecard.{json,html,pdf}`` and ``<slug>.findings.csv`` on ``paper``; the PDF
-    carries the JSON and the findings CSV too (the CSV beside it is for a spreadsheet, with
-    or without the PDF)."""
+    """``<slug>.scorecard.{json,html,pdf}``, ``<slug>.findings.csv`` and ``<slug>.runs.csv`` on
+    ``paper``; the PDF carries the JSON and both CSVs too (the CSVs beside it are for a
+    spreadsheet, with or without the PDF)."""
     documents = _documents(card, slug)
     card_json = scorecard_json(card)
-    found_csv = findings_csv(card)
+    found_csv, run_rows = findings_csv(card), runs_csv(card)
     paths = [out_dir / f"{slug}.scorecard.{ext}" for ext in ("json", "html", "pdf")]
-    table = out_dir / f"{slug}.findings.csv"
+    tables = [out_dir / f"{slug}.findings.csv", out_dir / f"{slug}.runs.csv"]
     write_text_atomic(card_json, paths[0])
     write_text_atomic(on_paper(documents.html, paper), paths[1])
-    write_text_atomic(found_csv, table)
+    write_text_atomic(found_csv, tables[0])
+    write_text_atomic(run_rows, tables[1])
     if not pdf:
-        return [*paths[:2], table]
+        return [*paths[:2], *tables]
     document = layout(on_paper(documents.pdf, paper))
     write_document(document, paths[2], pdf_variant=DEFAULT_VARIANT, attachments=[
         PdfAttachment(f"{slug}.scorecard.json", card_json.encode("utf-8"),
                       "cmax scorecard (JSON, schema from `cmax schema`)"),
         PdfAttachment(f"{slug}.findings.csv", found_csv.encode("utf-8"),
                       "all validation findings (CSV)"),
+        PdfAttachment(f"{slug}.runs.csv", run_rows.encode("utf-8"),
+                      "every training run against its reference (CSV)"),
     ])
-    return [*paths, table]
+    return [*paths, *tables]
 
 
 def _fitted_brief(card: Scorecard, peers: Sequence[Scorecard], paper: str) -> tuple[str, Any]:

@@ -37,6 +37,7 @@ def test_report_no_pdf_writes_html_and_json_only(tmp_path: Path) -> None:
     # the CSV tables a PDF attaches are written beside the HTML too, for a spreadsheet
     assert "leaderboard.csv" in names
     assert len([n for n in names if n.endswith(".findings.csv")]) == 2
+    assert len([n for n in names if n.endswith(".runs.csv")]) == 2
     assert (out / "leaderboard.csv").read_text().startswith("rank,provider,cluster,tier,")
     assert "weasyprint imported: False" in proc.stdout
 

@@ -40,7 +40,7 @@ def test_writes_reports_and_prints_paths(
     captured = capsys.readouterr()
     assert code == 0
     files = json.loads(captured.out)["files"]
-    assert len(files) == 15  # 2 x (3 scorecard, 2 brief, findings CSV) + leaderboard x 3
+    assert len(files) == 17  # 2 x (3 scorecard, 2 brief, findings and runs CSV) + leaderboard x 3
     assert str(out / "leaderboard.pdf") in files
     assert all(Path(f).is_file() for f in files)
     assert "[1/2] rating" in captured.err and "[2/2] rating" in captured.err
@@ -55,7 +55,8 @@ def test_text_output_is_one_path_per_line(
     lines = capsys.readouterr().out.splitlines()
     assert [Path(line).name for line in lines] == [
         "bare-metal-ltd-bm-1.brief.html", "bare-metal-ltd-bm-1.brief.pdf",
-        "bare-metal-ltd-bm-1.findings.csv", "bare-metal-ltd-bm-1.scorecard.html",
+        "bare-metal-ltd-bm-1.findings.csv", "bare-metal-ltd-bm-1.runs.csv",
+        "bare-metal-ltd-bm-1.scorecard.html",
         "bare-metal-ltd-bm-1.scorecard.json", "bare-metal-ltd-bm-1.scorecard.pdf",
     ]
 
@@ -102,7 +103,7 @@ def test_a_real_sample_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     code = main(["report", str(samples[0]), "-o", str(tmp_path), "--format", "json"])
     assert code == 0, capsys.readouterr().err
     files = [Path(f) for f in json.loads(capsys.readouterr().out)["files"]]
-    assert sorted(f.suffix for f in files) == [".csv", ".html", ".html", ".json", ".pdf",
+    assert sorted(f.suffix for f in files) == [".csv", ".csv", ".html", ".html", ".json", ".pdf",
                                                ".pdf"]
     card = Scorecard.model_validate_json(
         next(f for f in files if f.suffix == ".json").read_text())

@@ -54,7 +54,8 @@ def test_reports_are_byte_identical_across_processes(tmp_path: Path) -> None:
     finally:
         assert other.wait(timeout=120) == 0
     first, second = _digests(here), _digests(there)
-    assert len(first) == 12  # 2 x (json, 2 html, 2 pdf) + leaderboard html/pdf
+    # 2 x (json, 2 html, 2 pdf, findings and runs csv) + leaderboard html/pdf/csv
+    assert len(first) == 17
     assert first == second
     for path in here.iterdir():
         data = path.read_bytes()

@@ -65,7 +65,7 @@ def test_writes_every_report_sorted(rendered: tuple[Path, list[Path], list[str]]
     expected = sorted(
         [f"{s}.{k}" for s in (REF, MIN) for k in
          ("scorecard.json", "scorecard.html", "scorecard.pdf", "brief.html", "brief.pdf",
-          "findings.csv")]
+          "findings.csv", "runs.csv")]
         + ["leaderboard.html", "leaderboard.pdf", "leaderboard.csv"]
     )
     assert names == expected
@@ -88,7 +88,10 @@ def test_pdf_carries_scorecard_and_findings(rendered: tuple[Path, list[Path], li
     out, _, _ = rendered
     reader = PdfReader(out / f"{REF}.scorecard.pdf")
     files = reader.attachments
-    assert sorted(files) == [f"{REF}.findings.csv", f"{REF}.scorecard.json"]
+    assert sorted(files) == [f"{REF}.findings.csv", f"{REF}.runs.csv", f"{REF}.scorecard.json"]
+    runs = files[f"{REF}.runs.csv"][0].decode().splitlines()
+    assert runs[0].startswith("run_id,log,workload,precision,num_gpus,status,")
+    assert len(runs) == 1 + len(make_scorecard().workloads)
     assert json.loads(files[f"{REF}.scorecard.json"][0])["provider"] == "Example Cloud"
     csv_lines = files[f"{REF}.findings.csv"][0].decode().splitlines()
     assert csv_lines[0] == "severity,rule,file,line,run_id,message,fix"
