@@ -38,9 +38,11 @@ SMALL_FILE = 4 << 20
 # grep output read from the pipe at a time: larger chunks cost peak memory and save no CPU
 # time (benchmarks/bench_ingest.py)
 GREP_CHUNK = 1 << 20
-# grep output handed to a ``parse`` (the fields reader) at a time: a call has a fixed cost
-# whatever the size, so batches are larger than GREP_CHUNK
-GREP_BATCH = 4 << 20
+# grep output handed to a ``parse`` (the fields reader) at a time. A call has a fixed cost
+# whatever the size, but the first call's working memory stays with the process: on a 1 GiB
+# chatty log 1 MiB batches peak at 147 MiB (4 MiB: 157) for about 10% more CPU time
+# (benchmarks/bench_ingest.py; the budget for a noisy log is 150 MiB)
+GREP_BATCH = 1 << 20
 # grep output a prestarted child may hold before its output is first read: grep keeps writing
 # a chatty log's step lines while Polars is imported and the head is read
 PRESTART_HOLD = 16 << 20
