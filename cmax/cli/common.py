@@ -54,6 +54,23 @@ def wants_checks(fmt: str, junit_xml: str | None, ctrf_file: str | None) -> bool
 bundle_argument = click.argument("bundle", type=click.Path(path_type=str))
 
 
+class SuggestingGroup(click.Group):
+    """A group of sub-commands whose unknown name says which it may have meant, on every
+    click the project supports (click 8.1 suggests nothing for a group's sub-command)."""
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        from cmax.reading.suggest import did_you_mean
+
+        name = args[0] if args else ""
+        if name and name not in self.commands and not name.startswith("-") \
+                and not ctx.resilient_parsing:
+            hint = did_you_mean(name, self.commands)
+            raise click.UsageError(f"No such command {name!r}."
+                                   + (f" {hint[0].upper()}{hint[1:]}" if hint else ""), ctx=ctx)
+        return super().resolve_command(ctx, args)
+
+
 def json_document(data: Any) -> str:
     """``data`` as the JSON cmax prints; pydantic models are dumped in JSON mode. Non-finite
     floats become null (``allow_nan=False`` then guarantees no bare NaN/Infinity, which is not

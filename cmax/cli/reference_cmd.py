@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from cmax.cli.common import emit_json, format_option
+from cmax.cli.common import SuggestingGroup, emit_json, format_option
 from cmax.errors import CmaxError, UsageError
 
 _LIST_COLUMNS = [
@@ -43,7 +43,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
                      for r in cells)
 
 
-@click.group("reference")
+@click.group("reference", cls=SuggestingGroup)
 def command() -> None:
     """Browse the reference data: baselines, GPUs, models, releases."""
 
