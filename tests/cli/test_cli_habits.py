@@ -97,7 +97,9 @@ def test_a_misspelt_command_or_option_gets_a_suggestion(
         argv: list[str], hint: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == exits.BAD_INPUT
     err = capsys.readouterr().err
-    assert hint in err and err.count("\n") == 1
+    # click 8.1 (the floor) quotes no option name in its suggestion; later clicks do
+    assert (hint in err or hint.replace("'--", "--").replace("'?", "?") in err)
+    assert err.count("\n") == 1
 
 
 def test_an_unknown_word_gets_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
