@@ -235,6 +235,14 @@ def _ignore(signum: int, frame: object) -> None:
     return None
 
 
+def _after_stop() -> None:
+    """After a stop has been reported in its one line, the interpreter's teardown says
+    nothing more: a process pool's exit hook (concurrent.futures) can find its wake-up pipe
+    already closed by the stop and would print 'Exception ignored in ... OSError: Bad file
+    descriptor' under the line."""
+    sys.unraisablehook = lambda unraisable: None
+
+
 def _main(argv: list[str] | None) -> int:
     shared = shared_with_clustermax()
     if shared is not None:
@@ -249,6 +257,7 @@ def _main(argv: list[str] | None) -> int:
     except click.exceptions.Abort as exc:  # click's form of Ctrl-C
         # click 8.2+ chains the KeyboardInterrupt as the cause, click 8.1 only as the context
         cause = exc.__cause__ or exc.__context__
+        _after_stop()
         if isinstance(cause, KeyboardInterrupt):
             detail = f": {cause}" if str(cause) else ""
             click.echo(f"cmax: interrupted{detail}", err=True)
@@ -264,6 +273,7 @@ def _main(argv: list[str] | None) -> int:
         exc.show()
         return exits.BAD_INPUT if exc.exit_code in (1, 2) else exc.exit_code
     except KeyboardInterrupt as exc:
+        _after_stop()
         detail = f": {exc}" if str(exc) else ""
         click.echo(f"cmax: interrupted{detail}", err=True)
         return exits.INTERRUPTED
@@ -272,6 +282,8 @@ def _main(argv: list[str] | None) -> int:
     # a stop signal (cmax.submission.bundle.cleanup_on_signals): say what was kept
     except SystemExit as exc:
         notes = getattr(exc, "__notes__", ())
+        if notes or exc.code in STOPPED:
+            _after_stop()
         for note in notes:
             click.echo(f"cmax: interrupted: {note}", err=True)
         if not notes and exc.code in STOPPED:
