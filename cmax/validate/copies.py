@@ -125,15 +125,21 @@ def copy_of(a: pl.DataFrame, b: pl.DataFrame) -> tuple[float, float, int] | None
     return None
 
 
-def _runs(ctx: Context) -> Iterator[Finding]:
-    seen: list[tuple[RunView, pl.DataFrame, float]] = []
+def steady_runs(ctx: Context) -> Iterator[tuple[RunView, pl.DataFrame, float]]:
+    """Each logged run with a steady stretch long enough to compare: the run, that stretch
+    (iteration, step_time_s) and its median step time."""
     for view in ctx.runs:
         if view.summary is not None:
             continue
         series = steady_series(view)
         if series.height < MIN_STEADY_STEPS:
             continue
-        median = float(series["step_time_s"].median())  # type: ignore[arg-type]
+        yield view, series, float(series["step_time_s"].median())  # type: ignore[arg-type]
+
+
+def _runs(ctx: Context) -> Iterator[Finding]:
+    seen: list[tuple[RunView, pl.DataFrame, float]] = []
+    for view, series, median in steady_runs(ctx):
         for first, other, other_median in seen:
             if abs(median / other_median - 1) > COPY_MEDIAN_BAND or other.equals(series):
                 continue  # identical: statistics.duplicate-log's

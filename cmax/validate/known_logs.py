@@ -28,7 +28,7 @@ import polars as pl
 
 from cmax.findings import Finding
 from cmax.validate.context import Context, run_finding
-from cmax.validate.copies import copy_of, steady_series
+from cmax.validate.copies import copy_of, steady_runs
 from cmax.validate.registry import Rule, register
 from cmax.validate.thresholds import (
     COPY_DIFF_SHARE,
@@ -130,13 +130,7 @@ def check(ctx: Context) -> Iterator[Finding]:
     own = {ctx.manifest.provider.name.strip().lower(),
            (ctx.manifest.provider.cluster or "").strip().lower()} - {""}
     others = [e for e in entries if not {e.owner, e.cluster} & own]
-    for view in ctx.runs:
-        if view.summary is not None:
-            continue
-        series = steady_series(view)
-        if series.height < MIN_STEADY_STEPS:
-            continue
-        median = float(series["step_time_s"].median())  # type: ignore[arg-type]
+    for view, series, median in steady_runs(ctx):
         head = view.clean_steps.slice(view.clean_steps.height - series.height, KEPT_STEPS)
         its = head["iteration"].to_list()
         losses = {it: loss for it, loss in zip(its, head["loss"].to_list(), strict=True)
