@@ -7,6 +7,7 @@ import json
 import pytest
 
 from cmax.cli import main
+from tests.paths import latest_release
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -55,7 +56,7 @@ def test_show_release_item_and_match(capsys: pytest.CaptureFixture[str]) -> None
     code, out, _ = _run(capsys, "show", "--format", "json")
     assert code == 0
     info = json.loads(out)
-    assert info["release"] == "2026.11.10" and info["baselines"] == 643
+    assert info["release"] == latest_release() and info["baselines"] == 643
     code, out, _ = _run(capsys, "show", "dgxc-v25.05-grok1-314b-gb200-bf16-512")
     assert code == 0 and "erratum" in out and "disagrees" in out
     code, out, _ = _run(capsys, "show", "h100-sxm5", "--format", "json")
