@@ -37,6 +37,7 @@ are read from tests/data/ingest).
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import random
@@ -341,9 +342,9 @@ def mlperf_storage_checkpointing(save_gib_s: float, load_gib_s: float, size_gib:
     return json.dumps(data, indent=4)
 
 
-def write_gb200(p: Provider) -> None:
+def write_gb200(p: Provider, out: Path) -> None:
     rng = random.Random(p.seed)
-    root = OUT / p.slug
+    root = out / p.slug
     (root / "training").mkdir(parents=True)
     (root / "nccl").mkdir()
     (root / "cmax.toml").write_text(gb200_manifest(p))
@@ -567,9 +568,9 @@ reference = "latest"
 {chr(10).join(entries)}{terms_toml(p, gpus, 99.9)}"""
 
 
-def write_serving(p: Serving) -> None:
+def write_serving(p: Serving, out: Path) -> None:
     rng = random.Random(p.seed)
-    root = OUT / p.slug
+    root = out / p.slug
     (root / "serving").mkdir(parents=True)
     (root / "cmax.toml").write_text(serving_manifest(p))
     for o in p.offline:
@@ -712,6 +713,11 @@ def audit_json(p: Provider) -> str:
     text = json.dumps(data, indent=2)
     for old in ("example-h100-a", "example-h100-b"):
         text = text.replace(old, p.cluster)
+    # The Slurm example's hosts become the sample cluster's: its first compute node is the one
+    # the training logs and nccl sweep name (``<cluster>-000``), so the audit witnesses the same
+    # cluster as the other files; the login, controller and second node keep their role names.
+    # (Cinder's Kubernetes example keeps its own node names: the audit's k8s cluster.)
+    text = text.replace("h100a-gpu-001", f"{p.cluster}-000").replace("h100a-", f"{p.cluster}-")
     data = json.loads(text)
     return json.dumps(data, indent=2) + "\n"
 
@@ -780,12 +786,16 @@ path = "audit/audit.values.json"
 {terms_toml(p, NUM_GPUS, 99.9)}"""
 
 
-def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Write the sample bundles, replacing the folder.")
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help="where to write them (default: the repository's samples/)")
+    out: Path = parser.parse_args(argv).out
+    if out.exists():
+        shutil.rmtree(out)
     for p in PROVIDERS:
         rng = random.Random(p.seed)
-        root = OUT / p.slug
+        root = out / p.slug
         (root / "training").mkdir(parents=True)
         (root / "nccl").mkdir()
         (root / "audit").mkdir()
@@ -796,9 +806,9 @@ def main() -> None:
         (root / "nccl" / f"all_reduce_perf_{NODES}n.txt").write_text(nccl_output(p, rng))
         (root / "audit" / "audit.values.json").write_text(audit_json(p))
         (root / "incidents.csv").write_text(incidents_csv(p, rng))
-    write_gb200(GB200)
-    write_serving(HALCYON)
-    print(f"wrote {len(PROVIDERS) + 2} bundles to {OUT}")
+    write_gb200(GB200, out)
+    write_serving(HALCYON, out)
+    print(f"wrote {len(PROVIDERS) + 2} bundles to {out}")
 
 
 if __name__ == "__main__":
