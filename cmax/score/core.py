@@ -115,8 +115,9 @@ def score(
     system = manifest.system
     workloads = workload_results(evidence, findings, reference, rubric)
     exemplar = judge_exemplar(workloads, rubric.performance.bar)
-    network = uncounted(network_results(evidence, reference, rubric), uncounted_files(findings))
-    pairs = network_pairs(evidence)
+    not_counted = uncounted_files(findings)
+    network = uncounted(network_results(evidence, reference, rubric), not_counted)
+    pairs = network_pairs(evidence, not_counted)
     mlperf = mlperf_results(evidence, reference, rubric, findings)
     inference = inference_results(
         evidence, findings, RefView(reference), rubric.performance,
@@ -181,7 +182,8 @@ def score(
         tier_thresholds=rubric.tiers.as_data(),
         exemplar=exemplar,
         workloads=workloads, network=network, network_pairs=pairs,
-        suspect_nodes=suspect_nodes(evidence, pairs), mlperf=mlperf, inference=inference,
+        suspect_nodes=suspect_nodes(evidence, pairs, not_counted), mlperf=mlperf,
+        inference=inference,
         storage=storage, checkpoint=checkpoint, reliability=reliability,
         sla=sla, audit=audit, categories=categories, gates=gates, scale=scale,
         findings=ordered,

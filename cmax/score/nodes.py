@@ -18,11 +18,17 @@ Two more sources name nodes directly: nccl-tests JSON per-process times (a host 
 processes take more than 10 % longer than the node median, see
 cmax.ingest.formats.nccl_tests_json) and
 ``dcgmi diag`` results that failed. All sources for one host merge into one entry.
+
+A file validation does not count (a sweep or diagnostic of another cluster, a copied sweep:
+:func:`cmax.validate.engine.uncounted_files`) decides nothing here: its runs join no group,
+so they neither make a node suspect nor vouch for one, and its failed tests name no node of
+this cluster.
 """
 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -42,10 +48,17 @@ def _size_label(size: int) -> str:
     return f"{size} B"
 
 
-def network_pairs(evidence: Evidence) -> list[PairResult]:
-    """Every run with named hosts, at the largest size common to its group (file order)."""
+def _counted(uncounted: Collection[str]) -> pl.Expr:
+    """Rows of a file validation counts (a row naming no file is kept)."""
+    return pl.col("source_file").is_in(list(uncounted)).fill_null(False).not_()
+
+
+def network_pairs(evidence: Evidence,
+                  uncounted: Collection[str] = frozenset()) -> list[PairResult]:
+    """Every run with named hosts, at the largest size common to its group (file order),
+    leaving out the files in ``uncounted``."""
     table = evidence.nccl.filter(
-        pl.col("hosts").is_not_null() & pl.col("busbw_gbps").is_not_null()
+        _counted(uncounted) & pl.col("hosts").is_not_null() & pl.col("busbw_gbps").is_not_null()
         & pl.col("busbw_gbps").is_finite() & (pl.col("in_place").not_()
                                               | pl.col("in_place").is_null()))
     if table.is_empty():
@@ -150,12 +163,14 @@ def _from_health(health: pl.DataFrame, evidence: Evidence,
             entry.gpus = entry.gpus or gpn
 
 
-def suspect_nodes(evidence: Evidence,
-                  pairs: list[PairResult] | None = None) -> list[SuspectNode]:
-    """The suspect nodes, worst first; a healthy set gives an empty list."""
+def suspect_nodes(evidence: Evidence, pairs: list[PairResult] | None = None,
+                  uncounted: Collection[str] = frozenset()) -> list[SuspectNode]:
+    """The suspect nodes, worst first; a healthy set gives an empty list. ``pairs`` defaults
+    to :func:`network_pairs` of the counted files; ``uncounted`` files decide nothing."""
     found: dict[str, _Suspect] = {}
-    _from_pairs(network_pairs(evidence) if pairs is None else pairs, evidence, found)
-    _from_health(evidence.node_health, evidence, found)
+    _from_pairs(network_pairs(evidence, uncounted) if pairs is None else pairs, evidence, found)
+    health = evidence.node_health
+    _from_health(health.filter(_counted(uncounted)), evidence, found)
     out = [SuspectNode(node=host, sources=e.sources, shortfall_pct=e.shortfall,
                        impact=e.impact, gpus=int(e.gpus or 0))
            for host, e in found.items()]

@@ -34,8 +34,8 @@ register(Rule(
     "shares no host with the witnesses of the other kinds, and with their hosts of the "
     "same naming scheme it makes more hosts than [system] nodes: it ran on another cluster "
     "or partition (a shared naming scheme does not make it this one). It is not counted: "
-    "an nccl sweep of it does not decide the fabric gate, a diagnostic of it clears no "
-    "node of this cluster.",
+    "an nccl sweep of it does not decide the fabric gate, and neither a sweep nor a "
+    "diagnostic of it names, or clears, a suspect node of this cluster.",
     "Submit the file measured on the cluster being rated (its hosts appear in the other "
     "evidence), or add the evidence that shows these hosts are part of it.",
     "cmax/resolve/hosts.py (witnesses); NVIDIA/nccl-tests src/util.cu (device lines name each "

@@ -7,7 +7,11 @@ from pathlib import Path
 
 from cmax.ingest import ingest
 from cmax.ingest.evidence import Evidence
+from cmax.pipeline import load
+from cmax.score import score
 from cmax.score.nodes import network_pairs, suspect_nodes
+from cmax.score.rubric import load_rubric
+from cmax.scorecard import SuspectNode
 from cmax.submission.bundle import open_bundle
 from tests.fakes import manifest_text
 from tests.paths import DATA
@@ -63,3 +67,45 @@ def test_per_process_times_and_dcgm_name_nodes(tmp_path: Path) -> None:
     assert any("nccl per-process time" in s for s in node_b.sources)
     assert any("dcgmi diag: memory" in s and "GPU 5" in s for s in node_b.sources)
     assert node_b.gpus == 8
+
+
+def _numbered_cluster(tmp_path: Path, diag: dict[str, str]) -> Path:
+    """The pairwise runs of node-01..node-04 (node-03 slow) on a 4-node claim, and ``diag``:
+    a dcgmi diag file per host named, copied from tests/data/nccl/dcgm."""
+    net = tmp_path / "net"
+    (net / "dcgm").mkdir(parents=True)
+    names = {"node-a": "node-01", "node-b": "node-02", "node-c": "node-03", "node-d": "node-04"}
+    for src in (NCCL / "pairs").iterdir():
+        text, name = src.read_text(encoding="utf-8"), src.name
+        for old, new in names.items():
+            text, name = text.replace(old, new), name.replace(old, new)
+        (net / name).write_text(text, encoding="utf-8")
+    for host, source in diag.items():
+        shutil.copy(NCCL / "dcgm" / source, net / "dcgm" / f"{host}.json")
+    (tmp_path / "cmax.toml").write_text(MANIFEST)
+    return tmp_path
+
+
+def _suspects_and_rules(bundle: Path) -> tuple[dict[str, SuspectNode], set[str]]:
+    with load(bundle) as loaded:
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric())
+    return {s.node: s for s in card.suspect_nodes}, {f.rule for f in card.findings}
+
+
+def test_a_diagnostic_of_another_cluster_decides_no_node(tmp_path: Path) -> None:
+    """node-17's failed memory test beside node-01..04 on a 4-node claim is another cluster's
+    diagnostic (crossfile.hosts-of-another-cluster): it names no suspect node of this one,
+    and node-03, slow in every pair, stays suspect."""
+    found, rules = _suspects_and_rules(_numbered_cluster(tmp_path, {"node-17": "node-b.json"}))
+    assert "crossfile.hosts-of-another-cluster" in rules
+    assert set(found) == {"node-03"}
+    assert not any("dcgm" in s for s in found["node-03"].sources)
+
+
+def test_the_clusters_own_failed_diagnostic_names_its_node(tmp_path: Path) -> None:
+    found, rules = _suspects_and_rules(_numbered_cluster(tmp_path, {"node-02": "node-b.json",
+                                                                    "node-01": "node-a.json"}))
+    assert "crossfile.hosts-of-another-cluster" not in rules
+    assert set(found) == {"node-02", "node-03"}
+    assert any("net/dcgm/node-02.json" in s and "dcgmi diag: memory" in s
+               for s in found["node-02"].sources)
