@@ -119,6 +119,13 @@ register(Rule(
 ))
 
 
+def _first_three(rows: pl.DataFrame) -> str:
+    """The first three incidents as ``category: description``, for a finding's message."""
+    return "; ".join(f"{c}: {d}" for c, d in rows.select(
+        pl.col("category").fill_null(""), pl.col("description").fill_null("")).head(3)
+        .iter_rows())
+
+
 def _rows(frame: pl.DataFrame) -> tuple[str | None, int | None]:
     if frame.is_empty():
         return None, None
@@ -136,18 +143,14 @@ def _findings(review: IncidentReview, log: str) -> Iterator[Finding]:
                       file=file or log, line=line)
     if review.relabelled.height:
         file, line = _rows(review.relabelled)
-        what = "; ".join(f"{c}: {d}" for c, d in review.relabelled.select(
-            pl.col("category").fill_null(""), pl.col("description").fill_null("")).head(3)
-            .iter_rows())
+        what = _first_three(review.relabelled)
         yield finding("reliability.fault-labelled-planned",
                       f"{review.relabelled.height} incident(s) marked planned describe a "
                       f"hardware fault ({what}); counted as unexpected "
                       f"({cite_lines(review.relabelled)})", file=file or log, line=line)
     if review.unannounced.height:
         file, line = _rows(review.unannounced)
-        what = "; ".join(f"{c}: {d}" for c, d in review.unannounced.select(
-            pl.col("category").fill_null(""), pl.col("description").fill_null("")).head(3)
-            .iter_rows())
+        what = _first_three(review.unannounced)
         yield finding("reliability.planned-without-announcement",
                       f"{review.unannounced.height} incident(s) marked planned state no "
                       f"announcement ({what}); counted as unexpected "
