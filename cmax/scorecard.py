@@ -20,8 +20,17 @@ from pydantic import (
     model_validator,
 )
 
-from cmax.findings import Finding
-from cmax.states import State, gate_state, verdict_state
+from cmax.findings import Effect, Finding, Severity
+from cmax.states import (
+    BAR_STATES,
+    CLAIM_STATES,
+    INDEPENDENT_AUTHORS,
+    Author,
+    Provenance,
+    State,
+    gate_state,
+    verdict_state,
+)
 
 SCHEMA_VERSION = "1"
 
@@ -259,6 +268,110 @@ class ExemplarJudgement(_Model):
             raise ValueError(f"an Exemplar suite is met, not_met or not_evaluated, "
                              f"not {self.state.value}")
         return self
+
+
+ClaimKind = Literal["training_run", "exemplar_suite", "serving_result", "mlperf_result",
+                   "fabric", "reliability", "sla", "energy", "audit", "declaration"]
+"""The claims a rating rests on, each judged once (``cmax/judgement/claims.py``)."""
+
+
+class Witness(_Model):
+    """One statement that bears on a claim: where it is, what it says and who wrote it."""
+
+    file: str | None = None
+    """the file, relative to the bundle (cmax.toml for the manifest; a monitoring source's
+    address)"""
+    line: int | None = None
+    """the line in it"""
+    fact: str
+    """what it states, in words"""
+    author: Author = Field(description="who wrote it: provider, manifest, buyer (monitoring), "
+                           "third_party (audit), mlcommons (a published result) or scheduler "
+                           "(accounting); cmax/judgement/witnesses.py")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def independent(self) -> bool:
+        """written by someone other than the provider"""
+        return self.author in INDEPENDENT_AUTHORS
+
+
+class Bearing(_Model):
+    """A finding as it bears on a claim: the rule, and the effect its registry declaration
+    gives it."""
+
+    rule: str
+    """the rule id"""
+    severity: Severity
+    """error, warning or info"""
+    effect: Effect = Field(description="what the finding does to the claim (the rule's "
+                           "declared effect; cmax/findings.py Effect)")
+    file: str | None = None
+    """the file it names"""
+    line: int | None = None
+    """the line in it"""
+    message: str
+    """what was found"""
+
+
+class Judgement(_Model):
+    """What one claim the rating rests on amounts to, decided once (``cmax/judgement/``):
+    every stage and report reads this and decides nothing of it again."""
+
+    kind: ClaimKind
+    """what sort of claim: a training run, the Exemplar suite, a serving or MLPerf result, the
+    fabric, reliability, the SLA, a run's energy, the audit or a declaration"""
+    id: str = Field(description="which claim of its kind: a run id (runs[0]), a manifest "
+                    "entry (inference[0], mlperf[0]), a declaration key, or the kind's one "
+                    "claim (exemplar, fabric, reliability, sla, audit)")
+    label: str
+    """the claim in words"""
+    state: State = Field(description="earned, declared, assumed, contradicted or "
+                         "not_assessed")
+    bar_state: State | None = Field(
+        default=None, description="against its bar: met, not_met or not_evaluated (None: the "
+        "claim has no bar)")
+    witnesses: list[Witness] = Field(default_factory=list)
+    """the statements it rests on, each with its author"""
+    findings: list[Bearing] = Field(default_factory=list)
+    """the findings that bear on it"""
+    gates: list[str] = Field(default_factory=list)
+    """the ids of the gates that read it (rubric [[gates]] measured / keys / checks)"""
+    reason: str = ""
+    """why it is in its state, in one sentence"""
+
+    @model_validator(mode="after")
+    def _states(self) -> Judgement:
+        if self.state not in CLAIM_STATES:
+            raise ValueError(f"a claim is earned, declared, assumed, contradicted or "
+                             f"not_assessed, not {self.state.value}")
+        if self.bar_state is not None and self.bar_state not in BAR_STATES:
+            raise ValueError(f"against a bar a claim is met, not_met or not_evaluated, not "
+                             f"{self.bar_state.value}")
+        return self
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def effects(self) -> list[Effect]:
+        """the distinct effects its findings have on it, in order (none left out)"""
+        return list(dict.fromkeys(b.effect for b in self.findings if b.effect != "none"))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def provenance(self) -> Provenance:
+        """independently witnessed (a witness the provider did not write), provider-attested
+        (only the provider's own files), declared (only its statement, or the recipe's
+        assumption) or not assessed: the label every report puts on the claim's figures"""
+        if self.state is State.NOT_ASSESSED:
+            return "not assessed"
+        if self.state in (State.DECLARED, State.ASSUMED):
+            return "declared"
+        authors = {w.author for w in self.witnesses}
+        if authors & INDEPENDENT_AUTHORS:
+            return "independently witnessed"
+        if "provider" in authors:
+            return "provider-attested"
+        return "declared" if authors else "not assessed"
 
 
 class NetworkResult(_Model):
@@ -1135,6 +1248,16 @@ class Scorecard(_Model):
         default_factory=list, description="per scalable unit, NVIDIA's Requirements for AI "
         "Clouds that the evidence can decide (BM01 on every unit, NCCL multi-node bandwidth)")
     notes: list[str] = Field(default_factory=list, description="how the verdicts were reached")
+    judgements: list[Judgement] = Field(
+        default_factory=list, description="every claim the rating rests on, judged once: its "
+        "state, bar, witnesses (with who wrote them), the findings bearing on it and the gates "
+        "reading it (cmax/judgement/claims.py)")
+
+    def judgement(self, kind: ClaimKind, id: str) -> Judgement | None:
+        """The judgement of one claim (a run's: ``("training_run", result.run_id)``; a serving
+        result's: ``("serving_result", result.entry)``; the fabric's: ``("fabric", "fabric")``),
+        or None when the scorecard holds none."""
+        return next((j for j in self.judgements if j.kind == kind and j.id == id), None)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -16,10 +16,15 @@ The states, strongest claim first:
   cannot be told from the bar (``cmax/judgement/exemplar.py``);
 - ``inconclusive``: measured, but the confidence range straddles the bar;
 - ``measured``: scored from measured evidence (a category, which has no bar of its own);
+- ``earned``: a claim the evidence stands behind: measured, its identity corroborated, nothing
+  found against it (a judgement, ``cmax/judgement/claims.py``);
 - ``declared``: the provider's own statement, not checked against evidence;
+- ``assumed``: taken from the reference recipe because nothing states it;
+- ``contradicted``: the evidence says otherwise (a finding or a ledger entry shows it);
 - ``not verified``: evidence was submitted but did not pass validation, so it counts for
   nothing;
 - ``not evaluated``: nothing conclusive was submitted to decide it;
+- ``not assessed``: a claim no evidence bears on, or that could not be put to its test;
 - ``not scored``: too little evidence to give a number at all (a score of 0 would be a claim).
 """
 
@@ -38,9 +43,13 @@ class State(enum.StrEnum):
     NOT_MET = "not_met"
     INCONCLUSIVE = "inconclusive"
     MEASURED = "measured"
+    EARNED = "earned"
     DECLARED = "declared"
+    ASSUMED = "assumed"
+    CONTRADICTED = "contradicted"
     NOT_VERIFIED = "not_verified"
     NOT_EVALUATED = "not_evaluated"
+    NOT_ASSESSED = "not_assessed"
     NOT_SCORED = "not_scored"
 
     @property
@@ -60,8 +69,9 @@ class State(enum.StrEnum):
 _TONES: dict[State, Tone] = {
     State.PASSED: "good", State.FAILED: "bad", State.MET: "good", State.NOT_MET: "bad",
     State.INCONCLUSIVE: "warn",
-    State.MEASURED: "good", State.DECLARED: "warn", State.NOT_VERIFIED: "bad",
-    State.NOT_EVALUATED: "neutral", State.NOT_SCORED: "neutral",
+    State.MEASURED: "good", State.EARNED: "good", State.DECLARED: "warn",
+    State.ASSUMED: "warn", State.CONTRADICTED: "bad", State.NOT_VERIFIED: "bad",
+    State.NOT_EVALUATED: "neutral", State.NOT_ASSESSED: "neutral", State.NOT_SCORED: "neutral",
 }
 
 _MEANINGS: dict[State, str] = {
@@ -71,11 +81,40 @@ _MEANINGS: dict[State, str] = {
     State.NOT_MET: "a result of the suite falls short of its bar or cannot be told from it",
     State.INCONCLUSIVE: "measured, but the 95% confidence range straddles the bar",
     State.MEASURED: "scored from measured evidence",
+    State.EARNED: "measured, its identity corroborated and nothing found against it",
     State.DECLARED: "the provider's own statement, not checked against evidence",
+    State.ASSUMED: "taken from the reference recipe because nothing states it",
+    State.CONTRADICTED: "the evidence says otherwise",
     State.NOT_VERIFIED: "evidence was submitted but failed validation, so it counts for nothing",
     State.NOT_EVALUATED: "nothing conclusive was submitted to decide it",
+    State.NOT_ASSESSED: "no evidence bears on it, or it could not be put to its test",
     State.NOT_SCORED: "too little evidence to give a score",
 }
+
+CLAIM_STATES = (State.EARNED, State.DECLARED, State.ASSUMED, State.CONTRADICTED,
+                State.NOT_ASSESSED)
+"""What a claim amounts to (a judgement's ``state``, ``cmax/judgement/claims.py``)."""
+
+BAR_STATES = (State.MET, State.NOT_MET, State.NOT_EVALUATED)
+"""A claim judged against a bar (a judgement's ``bar_state``; the Exemplar suite's state)."""
+
+Author = Literal["provider", "manifest", "buyer", "third_party", "mlcommons", "scheduler"]
+"""Who wrote a witness: the provider's own files (logs, sweeps, diagnostics, incident log,
+telemetry), its manifest (cmax.toml), the buyer's monitoring, a third-party audit, an
+MLCommons-published result, or the scheduler's accounting."""
+
+INDEPENDENT_AUTHORS: frozenset[str] = frozenset({"buyer", "third_party", "mlcommons",
+                                                 "scheduler"})
+"""Authors who are not the provider: a witness of theirs is independent of the provider."""
+
+Provenance = Literal["independently witnessed", "provider-attested", "declared",
+                     "not assessed"]
+"""What a figure rests on, as every report labels it: a witness the provider did not write,
+only the provider's own files, only its statement, or nothing assessed."""
+
+PROVENANCES: tuple[Provenance, ...] = ("independently witnessed", "provider-attested",
+                                       "declared", "not assessed")
+
 
 GATE_STATES: dict[str, State] = {
     "passed": State.PASSED, "failed": State.FAILED, "not_evaluated": State.NOT_EVALUATED,

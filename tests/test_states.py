@@ -14,8 +14,8 @@ import pytest
 
 from cmax.cli.score_cmd import scorecard_text
 from cmax.render import render_reports
-from cmax.scorecard import SUITE_STATES, CategoryScore, Gate, Scorecard, Verdict
-from cmax.states import GATE_STATES, State, verdict_label
+from cmax.scorecard import SUITE_STATES, CategoryScore, Gate, Judgement, Scorecard, Verdict
+from cmax.states import CLAIM_STATES, GATE_STATES, State, verdict_label
 from tests.score.scorecard_factory import make_scorecard, with_overrides
 
 
@@ -36,7 +36,10 @@ def every_state_card() -> Scorecard:
     cats = [CategoryScore(name="measured cat", score=80, weight=10, verified=True),
             CategoryScore(name="declared cat", score=60, weight=5, verified=False),
             CategoryScore(name="empty cat", score=0, weight=0, verified=False)]
-    return with_overrides(card, {"workloads": runs, "gates": gates, "categories": cats})
+    judgements = [Judgement(kind="declaration", id=f"key_{s.value}", label=s.label, state=s)
+                  for s in CLAIM_STATES]
+    return with_overrides(card, {"workloads": runs, "gates": gates, "categories": cats,
+                                 "judgements": judgements})
 
 
 def test_every_state_has_one_label_and_tone() -> None:
@@ -65,15 +68,17 @@ def test_every_state_through_text_json_html_and_pdf(tmp_path: Path) -> None:
     written = card.model_dump_json()
     assert _json_states(json.loads(written)) >= {s.value for s in State}
     assert Scorecard.model_validate_json(written) == card
-    # text (cmax score)
+    # text (cmax score); a claim's state reaches the pages as its judgement's provenance
+    # label, so the page checks below cover the states of results, gates and categories
     text = "\n".join(scorecard_text(card))
-    for s in State:
+    for s in (s for s in State if s not in CLAIM_STATES or s is State.DECLARED):
         assert re.search(rf"(^|\s){re.escape(s.label)}(\s|$|:|\()", text, re.M), s
     # HTML: the same label in a chip whose class names the state
     paths = render_reports([card], tmp_path)
     html = next(p for p in paths if p.name.endswith(".scorecard.html")).read_text("utf-8")
     # a page holds one Exemplar suite, so of met / not met only the suite's own state
-    shown = [s for s in State if s not in SUITE_STATES or s is card.exemplar_state]
+    shown = [s for s in State if (s not in SUITE_STATES or s is card.exemplar_state)
+             and (s not in CLAIM_STATES or s is State.DECLARED)]
     for s in shown:
         assert re.search(rf'class="chip {s.tone} state-{s.value}">{re.escape(s.label)}', html), s
     # PDF: the same words on the page

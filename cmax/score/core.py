@@ -15,6 +15,7 @@ import polars as pl
 from cmax._about import __version__
 from cmax.findings import Finding, count_findings, sort_findings
 from cmax.ingest.evidence import Evidence
+from cmax.judgement.claims import GateReads, judge_claims
 from cmax.judgement.exemplar import judge_exemplar
 from cmax.reference.view import RefView
 from cmax.resolve.case import resolve
@@ -172,6 +173,11 @@ def score(
     acceptance, unassigned = unit_acceptance(evidence, workloads, network)
     notes.extend(unassigned)
     ordered = sort_findings(findings)
+    judgements = judge_claims(
+        evidence, ordered, workloads=workloads, exemplar=exemplar, inference=inference,
+        mlperf=mlperf, network=network, reliability=reliability, sla=sla, audit=audit,
+        gates=[GateReads(id=g.id, measured=g.measured, keys=tuple(g.keys),
+                         checks=tuple(g.checks)) for g in rubric.gates])
     return Scorecard(
         cmax_version=__version__, reference_release=reference.release,
         rubric=rubric.label, provider=manifest.provider.name, cluster=manifest.provider.cluster,
@@ -191,5 +197,5 @@ def score(
         evidence_files=[EvidenceFileRef(path=f.path, kind=f.kind, sha256=f.sha256,
                                         size_bytes=f.size_bytes) for f in evidence.files],
         claims=[ClaimEntry.model_validate(c) for c in evidence.claims.as_json()],
-        acceptance=acceptance, notes=notes,
+        acceptance=acceptance, notes=notes, judgements=judgements,
     )

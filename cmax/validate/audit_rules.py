@@ -52,6 +52,7 @@ register(Rule(
     "another system than the one whose benchmarks are rated (a contradiction between the "
     "manifest and the evidence, both names quoted). It decides no gate.",
     "Include the audit of the benchmarked cluster, or correct [provider] cluster.",
+    effect="doubt",
 ))
 register(Rule(
     "audit.inconsistent", "error", "The audit contradicts itself",
@@ -61,6 +62,7 @@ register(Rule(
     "Submit the audit.values.json exactly as `cmax audit` wrote it; re-run the audit.",
     "SemiAnalysisAI/ClusterMAX collector JSON (gpus.pcieAcs, gpus.total/nodeCount/perNode; "
     "research clustermax_audit_format.md)",
+    effect="doubt",
 ))
 register(Rule(
     "audit.partial", "error", "The audit covers a small part of the claimed system",
@@ -68,6 +70,7 @@ register(Rule(
     "or a test partition attached to a larger system): it decides no gate.",
     "Run the audit on the rated cluster's production partition, or correct [system] nodes.",
     f"cmax/validate/thresholds.py AUDIT_MIN_NODE_SHARE = {AUDIT_MIN_NODE_SHARE:g}",
+    effect="doubt",
 ))
 
 AUDIT_CANNOT_DECIDE = frozenset({"audit.cluster-mismatch", "audit.inconsistent",

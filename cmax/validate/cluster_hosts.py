@@ -41,6 +41,7 @@ register(Rule(
     "cmax/resolve/hosts.py (witnesses); NVIDIA/nccl-tests src/util.cu (device lines name each "
     "rank's "
     "host); NVIDIA/DCGM dcgmi diag JSON (per-node results).",
+    effect="not_counted",
 ))
 
 #: the witness classes whose files decide something (the fabric gate, a node's health)

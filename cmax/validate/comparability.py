@@ -30,6 +30,7 @@ register(Rule(
     "The reference has this workload on this GPU, but not at the run's precision. BF16, FP8 "
     "and FP4 runs differ by up to 2x in throughput and cannot stand in for each other.",
     "Run the workload at a precision the reference publishes for this GPU.",
+    effect="not_comparable",
 ))
 register(Rule(
     "comparability.scale-mismatch", "error", "No reference result at this GPU count",
@@ -38,6 +39,7 @@ register(Rule(
     "judged at a fixed scale (512 GPUs).",
     "Run at one of the GPU counts the reference publishes (listed in the message).",
     "DGXC Exemplar_validation.md: \"Scale: 512 GPUs\".",
+    effect="not_comparable",
 ))
 register(Rule(
     "comparability.config-mismatch", "error", "Run configuration differs from the reference",
@@ -47,6 +49,7 @@ register(Rule(
     "Re-run with the reference recipe's configuration (shown in the message) or submit the "
     "run as unrated.",
     "NVIDIA/dgxc-benchmarking recipe READMEs (configuration tables per GPU and scale).",
+    effect="not_comparable",
 ))
 register(Rule(
     "comparability.config-unverified", "warning", "Part of the run configuration is unknown",

@@ -32,6 +32,7 @@ register(Rule(
     "(a firmware or container update), declare the runs as the configurations they are.",
     "NVIDIA Megatron-Bridge perf CI timing_threshold 0.05 (scripts/performance/utils/"
     "evaluate.py @ 4ab94dfad).",
+    effect="unverified",
 ))
 
 

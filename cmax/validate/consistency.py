@@ -70,6 +70,7 @@ register(Rule(
     "A run, nccl-tests job or MLPerf result using more GPUs than [system] nodes x gpus_per_node "
     "was not run on the system being rated.",
     "Correct [system] nodes/gpus_per_node, or remove evidence from other systems.",
+    effect="other_system",
 ))
 register(Rule(
     "consistency.partial-nodes", "warning", "GPU count is not a whole number of nodes",

@@ -65,6 +65,7 @@ register(Rule(
     "and counts once.",
     "Submit each sweep's own output.",
     "NVIDIA/nccl-tests src/common.cu (time per size, printed to 0.1 us).",
+    effect="not_counted",
 ))
 register(Rule(
     "crossfile.copied-telemetry", "error", "GPU power series copied between GPUs",

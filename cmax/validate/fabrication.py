@@ -44,6 +44,7 @@ register(Rule(
     "Submit the whole log from the job's first step.",
     "NVIDIA DGXC recipes (the first steps are excluded from the measured window for this "
     "reason); Megatron-Bridge perf CI skip_first_percent_time.",
+    effect="unverified",
 ))
 register(Rule(
     "fabrication.low-jitter", "warning", "Jitter far below a real cluster's",
@@ -54,6 +55,7 @@ register(Rule(
     "(accounting, telemetry).",
     "NVIDIA Megatron-Bridge perf CI (5 % timing band, 3-sigma outliers on real clusters); "
     "SemiAnalysis ClusterMAX 2.0 run-to-run variation.",
+    effect="unverified",
 ))
 register(Rule(
     "fabrication.formula-loss", "warning", "The loss follows a formula, not the batches",
@@ -64,6 +66,7 @@ register(Rule(
     "Submit the unedited log.",
     "Megatron-LM training_log (lm loss per log interval, 6 significant digits); the batch-to-"
     "batch noise of the cross-entropy loss.",
+    effect="unverified",
 ))
 
 

@@ -51,6 +51,7 @@ register(Rule(
     "Declare the GPU count the job actually used (`runs[i].num_gpus`, `system.nodes` x "
     "`system.gpus_per_node`), or submit the log of the declared run.",
     SOURCE,
+    effect="other_system",
 ))
 register(Rule(
     "identity.node-count", "error", "The evidence spans more nodes than the system has",
@@ -58,6 +59,7 @@ register(Rule(
     "`system.nodes` means the evidence comes from another, larger system.",
     "Declare the system the evidence was measured on.",
     SOURCE,
+    effect="other_system",
 ))
 register(Rule(
     "identity.precision", "error", "The log ran at another precision than declared",

@@ -103,6 +103,7 @@ register(Rule(
     "Submit the unedited log.",
     f"{_SRC}/training_6.0.0/common.yaml; in 123 public result files (tests/data, samples) no "
     "event is timed outside its run by more than the 1 s tolerance.",
+    effect="not_independent",
 ))
 register(Rule(
     "mlperf.run-not-converged", "warning", "A run did not reach the quality target",
@@ -138,6 +139,7 @@ register(Rule(
     "Runs must be independent; the seed checker rejects two runs with the same seed.",
     "Use a distinct seed per run.",
     "mlcommons/logging seed_checker.",
+    effect="not_independent",
 ))
 register(Rule(
     "mlperf.missing-seed", "warning", "A closed-division run logged no seed",
@@ -228,12 +230,14 @@ register(Rule(
     "it as context (never rated).",
     "MLCommons results are published per submitter (mlcommons/training_results_v*: "
     "<submitter>/systems, <submitter>/results)",
+    effect="not_rated",
 ))
 register(Rule(
     "mlperf.cited-context", "info", "A cited MLPerf result, shown and not rated",
     "The [[mlperf]] entry is marked `cited = true`: another submitter's result included as "
     "context. The scorecard shows it and rates nothing from it.",
     "Nothing to fix; remove `cited` only for the provider's own results.",
+    effect="not_rated",
 ))
 register(Rule(
     "mlperf.cloned-run", "error", "Two runs of a package are copies of each other",
@@ -244,6 +248,7 @@ register(Rule(
     "Submit each run's own log as mllog wrote it.",
     "mlcommons/logging result_summarizer (olympic scoring of independent runs) and seed "
     "checker (runs must differ)",
+    effect="not_independent",
 ))
 register(Rule(
     "mlperf.system-mismatch", "error", "The system JSON contradicts the manifest",
@@ -253,6 +258,7 @@ register(Rule(
     "identity.node-count and identity.gpu-count).",
     "Rate the cluster the MLPerf result ran on, or correct [system].",
     "mlperf system_desc_checker fields accelerator_model_name, accelerators_per_node.",
+    effect="other_system",
 ))
 register(Rule(
     "mlperf.platform-mismatch", "error", "A run's submission_platform contradicts the system JSON",
@@ -264,6 +270,7 @@ register(Rule(
     "mlcommons/logging submission_platform; in every public package under tests/data the "
     "prefix equals number_of_nodes (NVIDIA Eos, Tyche, Carina, Theia, Nyx; Azure; Oracle; "
     "Lambda).",
+    effect="other_system",
 ))
 
 

@@ -47,6 +47,7 @@ register(Rule(
     "Submit the nccl-tests output of the cluster being rated (its device lines name its "
     "hosts), or explain the naming in the bundle and rename nothing by hand.",
     "NVIDIA/nccl-tests src/util.cu (device lines: rank, host, device); cmax/resolve/hosts.py",
+    effect="not_counted",
 ))
 register(Rule(
     "network.hosts-beyond-claim", "error", "More nccl-tests hosts than the nodes claimed",

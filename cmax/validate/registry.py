@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cmax.findings import SEVERITY_ORDER, Finding, Severity
+from cmax.findings import SEVERITY_ORDER, Effect, Finding, Severity
 
 FAMILIES: dict[str, str] = {
     "schema": "Schema and types",
@@ -41,7 +41,9 @@ FAMILIES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Rule:
-    """One check: its id (``family.name``), default severity and the text users read."""
+    """One check: its id (``family.name``), default severity, the text users read, and what
+    its finding does to the claim it bears on (``effect``, read by the judgement layer:
+    ``cmax/judgement/claims.py``; the vocabulary is ``cmax.findings.Effect``)."""
 
     id: str
     severity: Severity
@@ -49,6 +51,7 @@ class Rule:
     explanation: str
     fix: str
     source: str = ""
+    effect: Effect = "none"
 
     @property
     def family(self) -> str:
@@ -66,6 +69,13 @@ def register(rule: Rule) -> Rule:
         raise ValueError(f"rule {rule.id} is not in a known family")
     RULES[rule.id] = rule
     return rule
+
+
+def effect_of(rule_id: str) -> Effect:
+    """The declared effect of a rule's findings (``none`` for an id the catalogue lacks, as a
+    finding built by hand in a test may carry)."""
+    rule = RULES.get(rule_id)
+    return rule.effect if rule is not None else "none"
 
 
 def finding(
@@ -101,7 +111,8 @@ def rules_markdown() -> str:
             continue
         out.append(f"### {heading} (`{family}.*`)\n")
         for r in rules:
-            out.append(f"#### `{r.id}` — {r.severity}\n")
+            effect = f" · effect: {r.effect.replace('_', ' ')}" if r.effect != "none" else ""
+            out.append(f"#### `{r.id}` — {r.severity}{effect}\n")
             out.append(f"**{r.title}.** {r.explanation}\n")
             if r.source:
                 out.append(f"*Threshold / source:* {r.source}\n")

@@ -1,0 +1,404 @@
+"""One typed judgement per claim the rating rests on, decided once from the case, the findings
+and the scored results.
+
+Each claim (a training run, the Exemplar suite, a serving result, an MLPerf result, the
+fabric, reliability, the SLA, a run's measured energy, the audit, each declaration) gets one
+:class:`cmax.scorecard.Judgement`: its state (earned / declared / assumed / contradicted /
+not assessed), its standing against its bar where it has one (met / not met / not
+evaluated), the witnesses it rests on with who wrote each (``witnesses.py``), the findings
+that bear on it with the effect each rule declares (``cmax/validate/registry.py``), and the
+gates that read it. The judgement's ``provenance`` is what every report labels the claim's
+figures with.
+
+A claim's state:
+
+- **not assessed**: nothing was put to its test (no step in the window, no reference, not
+  comparable, no incident log, no [sla] terms);
+- **contradicted**: the ledger holds a contradicted claim of it, or an error bears on it:
+  the evidence says otherwise than the claim;
+- **declared** / **assumed**: its pass rests on what only the manifest states (declared) or
+  only the recipe supplies (assumed), or a finding holds it until corroborated;
+- **earned**: measured, its identity corroborated, nothing found against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from cmax.findings import Finding
+from cmax.judgement.witnesses import MANIFEST_CITED, MONITORING_AUTHOR, author_of
+from cmax.resolve.case import Case
+from cmax.resolve.claims import Claim
+from cmax.resolve.runs import ResolvedRun
+from cmax.scorecard import (
+    AuditSummary,
+    Bearing,
+    ClaimKind,
+    ExemplarJudgement,
+    InferenceResult,
+    Judgement,
+    MlperfResult,
+    NetworkResult,
+    ReliabilityResult,
+    SlaResult,
+    Witness,
+    WorkloadResult,
+)
+from cmax.states import State
+from cmax.validate.registry import effect_of
+
+MANIFEST = "cmax.toml"
+
+BAR_OF_VERDICT: dict[str, State] = {
+    "pass": State.MET, "fail": State.NOT_MET, "inconclusive": State.NOT_MET,
+    "unverified": State.NOT_EVALUATED, "not_comparable": State.NOT_EVALUATED,
+    "no_reference": State.NOT_EVALUATED, "invalid": State.NOT_EVALUATED,
+}
+"""A result's verdict against its bar: inconclusive is not met (measured, but not shown to
+exceed the bar, as the Exemplar suite counts it); a result not judged is not evaluated."""
+
+MEASURED = frozenset({"pass", "fail", "inconclusive", "unverified"})
+"""Verdicts of a result that was measured against its reference."""
+
+
+@dataclass(frozen=True)
+class GateReads:
+    """What one rubric gate reads, as the judgement layer needs it (the rubric lives above
+    this layer): the kind of measured result, the declaration keys, the audit checks."""
+
+    id: str
+    measured: str | None
+    keys: tuple[str, ...] = ()
+    checks: tuple[str, ...] = ()
+
+
+MEASURED_KINDS: dict[str, ClaimKind] = {
+    "exemplar": "exemplar_suite", "training": "training_run", "serving": "serving_result",
+    "network": "fabric",
+}
+"""A gate's ``measured`` (rubric ``[[gates]]``) → the claim kind it reads."""
+
+
+def _gates(kind: ClaimKind, claim_id: str, gates: Sequence[GateReads]) -> list[str]:
+    return [g.id for g in gates
+            if (g.measured is not None and MEASURED_KINDS.get(g.measured) == kind)
+            or (kind == "declaration" and claim_id in g.keys)
+            or (kind == "audit" and bool(g.checks))]
+
+
+def _same_file(a: str | None, b: str) -> bool:
+    return a is not None and (a == b or a.endswith("/" + b) or b.endswith("/" + a))
+
+
+def bearing(findings: Iterable[Finding], *, run_id: str | None = None,
+            files: Iterable[str] = ()) -> list[Bearing]:
+    """The findings that bear on a claim: those naming its run (``run_id``), else those
+    naming one of its files (a finding with a run id bears only on that run)."""
+    names = [f for f in files if f]
+    out = []
+    for f in findings:
+        if f.run_id is not None:
+            hit = run_id is not None and f.run_id == run_id
+        else:
+            hit = any(_same_file(f.file, n) for n in names)
+        if hit:
+            out.append(Bearing(rule=f.rule, severity=f.severity, effect=effect_of(f.rule),
+                               file=f.file, line=f.line, message=f.message))
+    return out
+
+
+class _Files:
+    """Each evidence file's author, from its detected format."""
+
+    def __init__(self, case: Case) -> None:
+        self.kinds = {f.path: f.kind for f in case.files}
+
+    def witness(self, file: str, fact: str, line: int | None = None) -> Witness:
+        kind = next((k for p, k in self.kinds.items() if _same_file(p, file)), "")
+        return Witness(file=file, line=line, fact=fact, author=author_of(kind))
+
+
+def _contradicted(claims: Iterable[Claim]) -> list[Claim]:
+    return [c for c in claims if c.status == "contradicted"]
+
+
+def _state(*, measured: bool, bearings: Sequence[Bearing], contradicted: Sequence[str],
+           held: Sequence[str], unearned: Sequence[Claim]) -> tuple[State, str]:
+    """A measured result's claim state and why."""
+    if not measured:
+        return State.NOT_ASSESSED, "not put to its test against a reference"
+    errors = sorted({b.rule for b in bearings if b.severity == "error"})
+    if contradicted or errors:
+        return State.CONTRADICTED, "the evidence says otherwise: " + ", ".join(
+            [*contradicted, *errors])
+    if unearned:
+        kinds = ", ".join(f"{c.kind} {c.status}" for c in unearned)
+        if all(c.status == "assumed" for c in unearned):
+            return State.ASSUMED, f"its pass rests on values the recipe supplies ({kinds})"
+        return State.DECLARED, f"its pass rests on values only the manifest states ({kinds})"
+    if held:
+        return State.DECLARED, ("held until other evidence corroborates it: "
+                                + ", ".join(held))
+    return State.EARNED, "measured, its identity corroborated, nothing found against it"
+
+
+def _run_witnesses(run: ResolvedRun, result: WorkloadResult, case: Case,
+                   files: _Files) -> list[Witness]:
+    out = []
+    log = result.log
+    window = run.window_steps
+    if result.mean_step_time_s is not None and result.window is not None:
+        line = window["line"].min() if window.height and "line" in window.columns else None
+        out.append(files.witness(
+            log, f"mean step time {result.mean_step_time_s:.4g} s over iterations "
+            f"{result.window[0]}-{result.window[1]} ({result.steps_in_window} steps)",
+            line if isinstance(line, int) else None))
+    elif result.steps_total:
+        out.append(files.witness(log, f"{result.steps_total} steps logged"))
+    job = run.row.get("job_id")
+    jobs = case.jobs
+    if job and jobs.height:
+        for row in jobs.filter(jobs["job_id"] == str(job)).iter_rows(named=True):
+            elapsed = row.get("elapsed_s")
+            held = f", held {elapsed:,.0f} s" if isinstance(elapsed, float) else ""
+            out.append(files.witness(str(row["source_file"]),
+                                     f"job {job} in the accounting{held}", row.get("line")))
+    return out
+
+
+def judge_runs(case: Case, findings: Sequence[Finding], results: Sequence[WorkloadResult],
+               gates: Sequence[GateReads]) -> list[Judgement]:
+    """One judgement per training run, in run order."""
+    files = _Files(case)
+    by_id = {r.run_id: r for r in case.resolved}
+    out = []
+    for result in results:
+        run_id = result.run_id or ""
+        run = by_id.get(run_id)
+        bears = bearing(findings, run_id=run_id, files=[result.log])
+        held = sorted({b.rule for b in bears if b.effect == "unverified"})
+        state, why = _state(
+            measured=result.verdict in MEASURED,
+            bearings=bears, contradicted=[f"{c.kind} contradicted" for c in
+                                          _contradicted(case.claims.of(run_id))],
+            held=held, unearned=case.claims.unearned(run_id))
+        out.append(Judgement(
+            kind="training_run", id=run_id,
+            label=f"{result.workload} {result.precision} {result.num_gpus} GPUs ({result.log})",
+            state=state, bar_state=BAR_OF_VERDICT[result.verdict],
+            witnesses=_run_witnesses(run, result, case, files) if run is not None else [],
+            findings=bears, gates=_gates("training_run", run_id, gates), reason=why))
+    return out
+
+
+def judge_energy(case: Case, findings: Sequence[Finding], results: Sequence[WorkloadResult]
+                 ) -> list[Judgement]:
+    """One judgement per run whose energy per token was measured or tried from telemetry."""
+    files = _Files(case)
+    power = case.tables["power"]
+    sources = sorted({str(s) for s in power["source_file"].drop_nulls()}) if power.height else []
+    out = []
+    for r in results:
+        if r.measured_joules_per_token is None and not r.energy_checks:
+            continue
+        used = sources or [r.log]
+        wit = [files.witness(f, f"GPU power {r.measured_power_w_per_gpu:.0f} W per GPU over "
+                             "the window" if r.measured_power_w_per_gpu is not None
+                             else "GPU power telemetry") for f in used]
+        bears = bearing(findings, files=used)
+        if r.measured_joules_per_token is None:
+            state, why = State.NOT_ASSESSED, "withheld: " + "; ".join(r.energy_checks)
+        elif any(b.severity == "error" for b in bears):
+            state, why = State.CONTRADICTED, "an error names its telemetry"
+        else:
+            state, why = State.EARNED, f"{r.measured_joules_per_token:.4g} J/token measured"
+        out.append(Judgement(kind="energy", id=r.run_id or r.log,
+                             label=f"energy per token of {r.log}", state=state,
+                             witnesses=wit, findings=bears, reason=why))
+    return out
+
+
+def judge_exemplar_claim(exemplar: ExemplarJudgement, runs: Sequence[Judgement],
+                         gates: Sequence[GateReads]) -> Judgement:
+    """The Exemplar suite as a claim: its bar state is the suite's; it is earned when its
+    runs decide it, declared when the runs that would decide it are not earned."""
+    logs = {r.log for w in exemplar.workloads for r in w.runs}
+    mine = [j for j in runs if any(j.label.endswith(f"({log})") for log in logs)]
+    if not exemplar.workloads:
+        state = State.NOT_ASSESSED
+    elif exemplar.state is State.NOT_EVALUATED:
+        state = State.DECLARED
+    else:
+        state = State.EARNED
+    return Judgement(
+        kind="exemplar_suite", id="exemplar", label=f"the Exemplar suite (> {exemplar.bar:.0%} "
+        "of reference on every run of every workload)", state=state, bar_state=exemplar.state,
+        witnesses=[w for j in mine for w in j.witnesses],
+        findings=[b for j in mine for b in j.findings if b.effect != "none"],
+        gates=_gates("exemplar_suite", "exemplar", gates), reason=exemplar.reason)
+
+
+def judge_serving(case: Case, findings: Sequence[Finding],
+                  results: Sequence[InferenceResult], gates: Sequence[GateReads]
+                  ) -> list[Judgement]:
+    """One judgement per serving result."""
+    files = _Files(case)
+    out = []
+    for r in results:
+        bears = bearing(findings, files=[r.source_file])
+        fact = (f"{r.output_tok_s_per_gpu:.4g} output tokens/s per GPU"
+                if r.output_tok_s_per_gpu is not None else f"{r.results} result(s)")
+        state, why = _state(
+            measured=r.verdict in MEASURED, bearings=bears,
+            contradicted=["GPU count contradicted"] if r.gpus_basis == "contradicted" else [],
+            held=sorted({b.rule for b in bears if b.effect == "unverified"}),
+            unearned=[])
+        if state is State.EARNED and r.verdict == "unverified":
+            state, why = State.DECLARED, "its pass rests on what only the manifest states"
+        out.append(Judgement(
+            kind="serving_result", id=r.entry,
+            label=f"{r.model} {r.precision} on {r.gpus} x {r.gpu} ({r.source_file})",
+            state=state, bar_state=BAR_OF_VERDICT[r.verdict],
+            witnesses=[files.witness(r.source_file, fact)], findings=bears,
+            gates=_gates("serving_result", r.entry, gates), reason=why))
+    return out
+
+
+def judge_mlperf(case: Case, findings: Sequence[Finding], results: Sequence[MlperfResult]
+                 ) -> list[Judgement]:
+    """One judgement per MLPerf result, ``mlperf[i]`` by its place in ``Scorecard.mlperf``."""
+    files = _Files(case)
+    sets = list(case.mlperf_sets)
+    cited = {e.path for e in case.manifest.mlperf if e.cited}
+    out = []
+    for i, r in enumerate(results):
+        run_files = sorted({run.file for run in sets[i].runs}) if i < len(sets) else []
+        label = sets[i].label if i < len(sets) else r.benchmark
+        wit = []
+        for f in run_files or [label]:
+            w = files.witness(f, f"{r.benchmark} run log of {r.submitter or 'the submitter'}")
+            if any(_same_file(f, c) or f.startswith(c.rstrip("/") + "/") for c in cited):
+                w = w.model_copy(update={"author": MANIFEST_CITED})
+            wit.append(w)
+        bears = bearing(findings, files=[*run_files, label])
+        state, why = _state(measured=r.verdict in MEASURED, bearings=bears, contradicted=[],
+                            held=[], unearned=[])
+        out.append(Judgement(
+            kind="mlperf_result", id=f"mlperf[{i}]",
+            label=f"MLPerf {r.benchmark} ({label})", state=state,
+            bar_state=BAR_OF_VERDICT[r.verdict], witnesses=wit, findings=bears, reason=why))
+    return out
+
+
+def judge_fabric(case: Case, findings: Sequence[Finding], results: Sequence[NetworkResult],
+                 gates: Sequence[GateReads]) -> Judgement:
+    """The fabric: every counted nccl-tests sweep against the network bar."""
+    files = _Files(case)
+    counted = [r for r in results if r.verdict in MEASURED]
+    bears = bearing(findings, files=[r.file for r in results])
+    if not counted:
+        state, bar, why = State.NOT_ASSESSED, State.NOT_EVALUATED, "no sweep was counted"
+    else:
+        verdicts = {r.verdict for r in counted}
+        bar = State.MET if verdicts == {"pass"} else State.NOT_MET
+        errors = sorted({b.rule for b in bears if b.severity == "error"})
+        state, why = ((State.CONTRADICTED, "an error names a sweep: " + ", ".join(errors))
+                      if errors else (State.EARNED, f"{len(counted)} sweep(s) measured"))
+    return Judgement(
+        kind="fabric", id="fabric", label="the fabric's large-message bus bandwidth",
+        state=state, bar_state=bar,
+        witnesses=[files.witness(r.file, f"{r.collective} {r.busbw_gbps:.4g} GB/s bus "
+                                 f"bandwidth on {r.nodes} nodes") for r in results],
+        findings=bears, gates=_gates("fabric", "fabric", gates), reason=why)
+
+
+def _incident_witnesses(case: Case, files: _Files) -> list[Witness]:
+    table = case.incidents
+    logs = sorted({str(s) for s in table["source_file"].drop_nulls()}) if table.height else []
+    if not logs and case.manifest.reliability is not None:
+        logs = [case.manifest.reliability.incidents]
+    out = [files.witness(f, f"{table.height} incident row(s)") for f in logs]
+    out += [Witness(file=w.source, fact=f"{w.kind} monitoring of {len(w.nodes)} node(s)",
+                    author=MONITORING_AUTHOR) for w in case.monitoring]
+    return out
+
+
+def judge_fleet(case: Case, findings: Sequence[Finding], reliability: ReliabilityResult | None,
+                sla: SlaResult | None) -> list[Judgement]:
+    """Reliability (interruptions, goodput) and the SLA over the incident log and the buyer's
+    monitoring."""
+    files = _Files(case)
+    wit = _incident_witnesses(case, files)
+    bears = bearing(findings, files=[w.file for w in wit if w.file])
+    errors = sorted({b.rule for b in bears if b.severity == "error"})
+    out = []
+    for kind, result, label in (("reliability", reliability, "interruptions and goodput"),
+                                ("sla", sla, "the SLA over the reliability period")):
+        if result is None:
+            state, why = State.NOT_ASSESSED, ("no incident log" if kind == "reliability"
+                                              else "no [sla] terms or no incident evidence")
+        elif errors:
+            state, why = State.CONTRADICTED, "the evidence says otherwise: " + ", ".join(errors)
+        else:
+            state, why = State.EARNED, "assessed from the incident evidence"
+        bar = None
+        if kind == "sla":
+            bar = (State.NOT_EVALUATED if sla is None
+                   else State.MET if sla.met else State.NOT_MET)
+        out.append(Judgement(kind=kind, id=kind, label=label,
+                             state=state, bar_state=bar,
+                             witnesses=wit if result is not None else [],
+                             findings=bears, reason=why))
+    return out
+
+
+def judge_audit(case: Case, findings: Sequence[Finding], audit: AuditSummary | None,
+                gates: Sequence[GateReads]) -> Judgement:
+    """The ClusterMAX audit as a claim: earned when present and nothing doubts it."""
+    if audit is None:
+        return Judgement(kind="audit", id="audit", label="the ClusterMAX audit",
+                         state=State.NOT_ASSESSED, reason="no audit was submitted",
+                         gates=_gates("audit", "audit", gates))
+    files = _Files(case)
+    bears = bearing(findings, files=[audit.file])
+    doubts = sorted({b.rule for b in bears if b.effect == "doubt"})
+    state, why = ((State.CONTRADICTED, "the audit decides no gate: " + ", ".join(doubts))
+                  if doubts else (State.EARNED, f"{len(audit.checks)} check(s) read"))
+    return Judgement(kind="audit", id="audit", label="the ClusterMAX audit", state=state,
+                     witnesses=[files.witness(audit.file, f"{len(audit.checks)} audit checks "
+                                              f"of cluster {audit.cluster or '(unnamed)'}")],
+                     findings=bears, gates=_gates("audit", "audit", gates), reason=why)
+
+
+def judge_declarations(case: Case, gates: Sequence[GateReads]) -> list[Judgement]:
+    """Each ``[declarations]`` key: the provider's statement, witnessed by its manifest only."""
+    return [Judgement(kind="declaration", id=key, label=f"declared {key} = {value!r}",
+                      state=State.DECLARED,
+                      witnesses=[Witness(file=MANIFEST, fact=f"[declarations] {key} = "
+                                         f"{value!r}", author="manifest")],
+                      gates=_gates("declaration", key, gates),
+                      reason="the provider's own statement, not checked against evidence")
+            for key, value in sorted(case.manifest.declarations.items())]
+
+
+def judge_claims(
+    case: Case, findings: Sequence[Finding], *, workloads: Sequence[WorkloadResult],
+    exemplar: ExemplarJudgement, inference: Sequence[InferenceResult],
+    mlperf: Sequence[MlperfResult], network: Sequence[NetworkResult],
+    reliability: ReliabilityResult | None, sla: SlaResult | None,
+    audit: AuditSummary | None, gates: Sequence[GateReads] = (),
+) -> list[Judgement]:
+    """Every claim of the bundle judged once, in a fixed order: runs, the suite, serving,
+    MLPerf, the fabric, reliability, the SLA, energy, the audit, declarations."""
+    runs = judge_runs(case, findings, workloads, gates)
+    return [
+        *runs, judge_exemplar_claim(exemplar, runs, gates),
+        *judge_serving(case, findings, inference, gates),
+        *judge_mlperf(case, findings, mlperf),
+        judge_fabric(case, findings, network, gates),
+        *judge_fleet(case, findings, reliability, sla),
+        *judge_energy(case, findings, workloads),
+        judge_audit(case, findings, audit, gates),
+        *judge_declarations(case, gates),
+    ]
