@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cmax.ingest.formats import all_formats, identify
+from cmax.ingest.formats import declarations, identify
 
-#: every format id registered when cmax.ingest was imported, in detection order
-FORMATS: tuple[str, ...] = tuple(f.id for f in all_formats())
+#: every declared format id, in detection order (no format module is imported for it)
+FORMATS: tuple[str, ...] = tuple(d.id for d in declarations())
 
 
 def detect_format(path: Path) -> str:

@@ -36,19 +36,24 @@ _DOC_TAIL = """\
 
 1. Put a real (or faithfully reduced) sample of the tool's output under `tests/data/`, and
    cite the tool's own source or the published output it follows.
-2. Add **one module** under `cmax/ingest/formats/`, named by the format id, holding the parser
+2. Declare it in `cmax/ingest/formats/_declarations.py` (`DECLARATIONS`): its id, the module
+   that holds it, its role, its priority, and what detection needs before that module is
+   imported: `markers` (a text format: a literal and a regex its content holds), or the head
+   facts under which its sniffer can say yes (`magic` bytes, `json`, a `head` regex, file
+   `names`). Detection imports only the module of the format it picks.
+3. Add **one module** under `cmax/ingest/formats/`, named by the format id, holding the parser
    and a plugin class that subclasses the base class of its role
    (`RunFormat`, `NcclFormat`, `NodeHealthFormat`, `IncidentFormat`, `AuditFormat`, or
-   `Format` for `mlperf`) and sets `id`, `title`, `tool`, `sample` and `priority`. It is
-   recognised by `json_shape` (a test on the parsed JSON document), `sniff(probe)`
-   (structural: `probe.first_line`, `probe.head`) or `markers` (text). It implements
-   `parse(probe)`, `summarise(parsed, probe)` and the role's method, and calls
-   `register(...)`. Every module in that package is imported automatically: nothing else
-   needs an edit (no list, marker table or `if` chain). `facts(parsed)` defaults to the
-   parser's `facts`; return the identity statements the file makes about itself (see
-   `cmax/ingest/facts.py`).
-3. Regenerate this file: `python -m cmax.ingest.formats docs/formats.md`. The registry test
-   checks that the format detects its own `sample`, renamed, and that this file is in step.
+   `Format` for `mlperf`) and sets `id`, `title`, `tool` and `sample`. A structural format
+   is recognised by `json_shape` (a test on the parsed JSON document) or `sniff(probe)`
+   (`probe.first_line`, `probe.head`). It implements `parse(probe)`, `summarise(parsed,
+   probe)` and the role's method, and calls `register(...)`, which refuses a format its
+   declaration does not state. `facts(parsed)` defaults to the parser's `facts`; return the
+   identity statements the file makes about itself (see `cmax/ingest/facts.py`).
+4. Regenerate this file: `python -m cmax.ingest.formats docs/formats.md`. The registry tests
+   check that the format detects its own `sample`, renamed, that every file under
+   `tests/data/` and `samples/` is detected the same whether every format module is imported
+   or none, and that this file is in step.
 """
 
 
@@ -66,7 +71,7 @@ def formats_markdown() -> str:
                  f"- Module: `{fmt.home}` (plugin `{type(fmt).__name__}`)",
                  f"- Sample: `tests/data/{fmt.sample}`" if not fmt.sample.startswith("(")
                  else f"- Sample: {fmt.sample}"]
-        lines += [f"- Marker: `{m.pattern.pattern}`" for m in fmt.markers]
+        lines += [f"- Marker: `{m.regex}`" for m in fmt.markers]
         first = doc.split("\n\n")[0].replace("\n", " ") if doc else ""
         if first:
             lines += ["", first]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cmax.errors import EvidenceError, EvidenceFormatError
-from cmax.ingest.formats import Format, Probe, identify, mlperf
+from cmax.ingest.formats import Format, Probe, identify
 from cmax.ingest.training import pick_log
 
 
@@ -43,6 +43,8 @@ def _summary(fmt: Format[Any], probe: Probe) -> dict[str, Any]:
 
 
 def _inspect_dir(path: Path) -> dict[str, Any]:
+    from cmax.ingest.formats import mlperf  # a folder only: a file's format module is its own
+
     if mlperf.is_mlperf_tree(path):
         return mlperf.inspect_tree(path)
     log, notes = pick_log(path)

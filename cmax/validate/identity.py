@@ -18,8 +18,7 @@ from collections.abc import Iterator
 from cmax.findings import Finding
 from cmax.ingest.evidence import EvidenceFile
 from cmax.ingest.facts import Fact, facts_of
-from cmax.ingest.formats import all_formats
-from cmax.ingest.formats._training_log import TrainingLogFormat
+from cmax.ingest.formats import declarations
 from cmax.reference.gpus import gpu_family
 from cmax.resolve.claims import (
     fact_int,
@@ -121,7 +120,7 @@ register(Rule(
 #: Formats whose facts describe the one run they hold: the per-step training logs ingest has a
 #: parser for (summaries hold many experiments: their facts are per experiment and are not used
 #: for a run's identity here).
-_RUN_LOG_FORMATS = frozenset(f.id for f in all_formats() if isinstance(f, TrainingLogFormat))
+_RUN_LOG_FORMATS = frozenset(d.id for d in declarations() if d.role == "run" and d.markers)
 
 def _cite(file: EvidenceFile, fact: Fact) -> str:
     return f"{fact.cite(file.path)}: {fact.value!r}"

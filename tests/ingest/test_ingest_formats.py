@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -390,7 +389,6 @@ def test_a_format_whose_role_disagrees_with_its_class_is_refused() -> None:
         title = "a run format without read_run"
         role = "run"
         tool, sample = "tests", "(none)"
-        markers = (formats.Marker(b"X", re.compile("X")),)
 
         def parse(self, probe: formats.Probe) -> str:
             return ""
@@ -405,14 +403,26 @@ def test_a_format_whose_role_disagrees_with_its_class_is_refused() -> None:
                    ) -> tuple[list[dict[str, object]], str | None]:
             return [], None
 
-    with pytest.raises(RuntimeError, match="not a RunFormat"):
+    with pytest.raises(RuntimeError, match="not declared"):
         formats.register(Plain())
-    with pytest.raises(RuntimeError, match=r"declares role 'run' but is not a RunFormat"):
-        formats.register(Audit())
-    Plain.role = "nonsense"  # type: ignore[assignment]
-    with pytest.raises(RuntimeError, match="unknown role"):
-        formats.register(Plain())
-    assert "plain-run" not in formats._REGISTRY and "audit-said-run" not in formats._REGISTRY
+    here = Plain.__module__
+    x = (formats.Marker(b"X", "X"),)
+    formats.declare(formats.Declaration("plain-run", here, "run", 1, markers=x))
+    formats.declare(formats.Declaration("audit-said-run", here, "run", 1, markers=x))
+    try:
+        with pytest.raises(RuntimeError, match="not a RunFormat"):
+            formats.register(Plain())
+        with pytest.raises(RuntimeError, match=r"declares role 'run' but is not a RunFormat"):
+            formats.register(Audit())
+        Plain.role = "audit"  # type: ignore[assignment]
+        with pytest.raises(RuntimeError, match="role 'audit' but declared 'run'"):
+            formats.register(Plain())
+        assert "plain-run" not in formats._REGISTRY and "audit-said-run" not in formats._REGISTRY
+    finally:
+        formats.forget("plain-run")
+        formats.forget("audit-said-run")
+    with pytest.raises(ValueError, match="unknown role"):
+        formats.Declaration("nonsense-role", here, "nonsense", 1, markers=x)  # type: ignore[arg-type]
 
 
 def test_every_role_feeds_a_declared_table() -> None:
@@ -422,15 +432,13 @@ def test_every_role_feeds_a_declared_table() -> None:
     assert {f.role for f in formats.all_formats()} - {"mlperf-system"} <= fed
 
 
-def test_a_new_format_is_one_registration(tmp_path: Path) -> None:
+def test_a_new_format_is_one_declaration_and_one_registration(tmp_path: Path) -> None:
     class Greeting(formats.Format[str]):
         id = "greeting"
         title = "a test format"
         role = "mlperf-system"
         tool = "tests"
         sample = "(none)"
-        priority = 1000
-        markers = (formats.Marker(b"HELLO", re.compile(r"^HELLO \w+", re.M)),)
 
         def parse(self, probe: formats.Probe) -> str:
             return probe.head_text.split()[1]
@@ -441,14 +449,17 @@ def test_a_new_format_is_one_registration(tmp_path: Path) -> None:
     path = tmp_path / "x.log"
     path.write_text("HELLO world\ntrain_step_timing in s: 1.0\n")
     assert detect_format(path) == "nemo2"
-    formats.register(Greeting())
+    formats.declare(formats.Declaration(
+        "greeting", Greeting.__module__, "mlperf-system", 1000,
+        markers=(formats.Marker(b"HELLO", r"(?m)^HELLO \w+"),)))
     try:
+        formats.register(Greeting())
         assert detect_format(path) == "greeting"
         assert inspect_file(path) == {"format": "greeting", "name": "world"}
         with pytest.raises(RuntimeError, match="twice"):
             formats.register(Greeting())
     finally:
-        formats._REGISTRY.pop("greeting")
+        formats.forget("greeting")
 
 
 def test_docs_formats_md_is_generated_from_the_registry() -> None:

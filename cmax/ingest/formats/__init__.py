@@ -1,13 +1,16 @@
 """Evidence formats as plugins: one protocol, one registry, detection by content.
 
-A format is a :class:`Format` subclass instance registered with :func:`register` in the module
-of this package named by its id (``nccl_tests`` for ``nccl-tests``; one module holds a
-family whose ids share that stem, ``nemo`` for ``nemo1`` and ``nemo2``): its sniffing, parser,
-facts and plugin together, with its test data under ``tests/data/``. Modules whose name starts
-with ``_`` are shared by several formats and register none.
-Every module here whose name does not start with ``_`` is imported when the package is, so
-adding a format is adding a module: no list, marker table, parser table, ``if`` chain or
-special case elsewhere needs an edit. ``docs/formats.md`` is generated from the registry
+A format is declared once (:mod:`cmax.ingest.formats._declarations`: its id, the module that
+holds it, its role, its priority and what detection needs before that module is imported)
+and is a :class:`Format` subclass instance registered with :func:`register` in that module,
+named by its id (``nccl_tests`` for ``nccl-tests``; one module holds a family whose ids share
+that stem, ``nemo`` for ``nemo1`` and ``nemo2``): its sniffing, parser, facts and plugin
+together, with its test data under ``tests/data/``. Modules whose name starts with ``_`` are
+shared by several formats and register none.
+A format's module is imported the first time it is wanted: when detection picks the format
+(or must ask its sniffer), when code holding its id asks for it (:func:`by_id`), or when every
+format is listed (:func:`all_formats`: ``cmax docs formats``); reading one NeMo log imports
+the NeMo module and no other. ``docs/formats.md`` is generated from the registry
 (``python -m cmax.ingest.formats docs/formats.md``) and a test keeps it in step.
 
 The protocol has three steps:
@@ -16,13 +19,14 @@ The protocol has three steps:
     Structural recognition from the file's head: magic bytes, the JSON document's shape (a
     JSON format only declares ``json_shape``, a test on the parsed document), a CSV header.
     Runs before any text marker, highest ``priority`` first, because a head that is SQLite,
-    JSON or a known CSV header decides the question.
+    JSON or a known CSV header decides the question; a format's sniffer is asked only when
+    the head facts of its declaration hold (:func:`may_be`).
 ``markers``
-    Text logs are recognised by marker strings instead (a literal that must be present and a
-    regex that must match). The file is scanned in growing chunks (1 MiB, then up to 8 MiB)
-    until a marker appears, so a multi-gigabyte log is decided from its first megabytes;
-    within a chunk the highest ``priority`` wins (an MLPerf result file embeds a framework's
-    log, so ``:::MLLOG`` beats every training marker).
+    Text logs are recognised by the marker strings of their declarations instead (a literal
+    that must be present and a regex that must match). The file is scanned in growing chunks
+    (1 MiB, then up to 8 MiB) until a marker appears, so a multi-gigabyte log is decided from
+    its first megabytes; within a chunk the highest ``priority`` wins (an MLPerf result file
+    embeds a framework's log, so ``:::MLLOG`` beats every training marker).
 ``parse(probe)`` / ``summarise(parsed, probe)``
     Read the file into the format's own parsed object, and summarise that for ``cmax
     inspect``. What a format contributes to the canonical tables depends on its ``role``
@@ -38,17 +42,23 @@ parsed once for both detection and parsing.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cmax.errors import EvidenceError, EvidenceFormatError
 from cmax.ingest.facts import Fact
+from cmax.ingest.formats._declarations import (
+    DECLARATIONS,
+    SQLITE_MAGIC,
+    Declaration,
+    Marker,
+    Role,
+)
 from cmax.reading.limits import MAX_JSON_BYTES, load_json, read_bounded_text
 
 if TYPE_CHECKING:
@@ -61,6 +71,7 @@ __all__ = [
     "MAX_JSON_BYTES",
     "AccountingFormat",
     "AuditFormat",
+    "Declaration",
     "Format",
     "IncidentFormat",
     "InferenceFormat",
@@ -76,29 +87,22 @@ __all__ = [
     "StorageFormat",
     "all_formats",
     "by_id",
+    "declarations",
+    "declare",
+    "forget",
     "identify",
+    "may_be",
     "recorded_facts",
     "register",
     "unknown",
 ]
 
-Role = Literal["run", "nccl", "node-health", "mlperf", "mlperf-system", "audit", "incidents",
-               "inference", "power", "storage", "accounting"]
 P = TypeVar("P")
 
 HEAD_BYTES = 1 << 16
 CHUNK = 8 << 20
-SQLITE_MAGIC = b"SQLite format 3\x00"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NO_JSON: Any = object()
-
-
-@dataclass(frozen=True)
-class Marker:
-    """A text marker: ``literal`` (bytes, checked first, cheap) and ``pattern`` that must match."""
-
-    literal: bytes
-    pattern: re.Pattern[str]
 
 
 class Probe:
@@ -246,8 +250,20 @@ class Format(ABC, Generic[P]):
     def home(self) -> str:
         """The module that holds this format (parser and registration)."""
         return type(self).__module__
-    priority: int = 0
-    markers: tuple[Marker, ...] = ()
+
+    @property
+    def declaration(self) -> Declaration:
+        """What detection knows of this format without importing it (its declaration)."""
+        return _DECLARED[self.id]
+
+    @property
+    def priority(self) -> int:
+        return self.declaration.priority
+
+    @property
+    def markers(self) -> tuple[Marker, ...]:
+        return self.declaration.markers
+
     #: a JSON format's test on the parsed document (wrap it in ``staticmethod``); the default
     #: :meth:`sniff` applies it to ``probe.json``
     json_shape: Callable[[Any], bool] | None = None
@@ -371,9 +387,6 @@ class AccountingFormat(Format[P]):
         """Rows in :data:`cmax.ingest.evidence.JOBS_SCHEMA`."""
 
 
-_REGISTRY: dict[str, Format[Any]] = {}
-# the base class whose method ingest calls for each role that fills a table that way; mlperf
-# result trees are read by cmax.ingest.formats.mlperf, so their roles have none
 class PowerFormat(Format[P]):
     """GPU power telemetry over time: rows of the ``power`` table."""
 
@@ -398,63 +411,125 @@ _ROLE_BASES: dict[str, type[Format[Any]]] = {
     base.role: base
     for base in (RunFormat, NcclFormat, NodeHealthFormat, IncidentFormat, AuditFormat,
                  InferenceFormat, PowerFormat, StorageFormat, AccountingFormat)}
-_ROLES = frozenset(Role.__args__)  # type: ignore[attr-defined]
+#: the declared formats by id (:mod:`cmax.ingest.formats._declarations`, and any a test adds)
+_DECLARED: dict[str, Declaration] = {d.id: d for d in DECLARATIONS}
+#: the formats whose modules were imported, by id
+_REGISTRY: dict[str, Format[Any]] = {}
 
 
 def register(fmt: Format[Any]) -> Format[Any]:
-    """Add ``fmt`` to the registry (its ``id`` must be new).
+    """Add ``fmt`` to the registry: called once by the module its declaration names.
 
-    A format whose ``role`` does not match its class is refused here: detected, it would then
-    be refused by ingest (a ``run`` format that is no ``RunFormat`` has no ``read_run``), or
-    fill a table other than the one its role names.
+    Refused here: a format not declared in :mod:`cmax.ingest.formats._declarations` (detection
+    would never import it), registered from another module or with another role than its
+    declaration states (detection would import the wrong module; ingest would fill another
+    table), whose role does not match its class (a ``run`` format that is no ``RunFormat``
+    has no ``read_run``), or registered twice.
     """
+    declared = _DECLARED.get(fmt.id)
+    if declared is None:
+        raise RuntimeError(f"evidence format {fmt.id!r} is not declared: add it to "
+                           "DECLARATIONS in cmax/ingest/formats/_declarations.py")
     if fmt.id in _REGISTRY:
         raise RuntimeError(f"evidence format {fmt.id!r} registered twice")
-    if fmt.role not in _ROLES:
-        raise RuntimeError(f"evidence format {fmt.id!r}: unknown role {fmt.role!r} "
-                           f"(roles: {', '.join(sorted(_ROLES))})")
+    if fmt.home != _module(declared):
+        raise RuntimeError(f"evidence format {fmt.id!r} is registered by {fmt.home} but "
+                           f"declared in {_module(declared)}")
+    if fmt.role != declared.role:
+        raise RuntimeError(f"evidence format {fmt.id!r}: role {fmt.role!r} but declared "
+                           f"{declared.role!r}")
     for role, base in _ROLE_BASES.items():
         if isinstance(fmt, base) != (fmt.role == role):
             raise RuntimeError(f"evidence format {fmt.id!r} declares role {fmt.role!r} but is "
                                f"{'a' if isinstance(fmt, base) else 'not a'} {base.__name__} "
                                f"(role {role!r}): subclass the base class of its role")
-    if not fmt.markers and fmt.json_shape is None and type(fmt).sniff is Format.sniff:
-        raise RuntimeError(f"evidence format {fmt.id!r} has neither sniff() nor markers")
+    if declared.structural and fmt.json_shape is None and type(fmt).sniff is Format.sniff:
+        raise RuntimeError(f"evidence format {fmt.id!r} is structural but has neither "
+                           "sniff() nor json_shape")
     _REGISTRY[fmt.id] = fmt
     return fmt
 
 
+def declare(declaration: Declaration) -> Declaration:
+    """Add a declaration at run time (a test's own format); the shipped formats are declared
+    in :data:`cmax.ingest.formats._declarations.DECLARATIONS`."""
+    if declaration.id in _DECLARED:
+        raise RuntimeError(f"evidence format {declaration.id!r} declared twice")
+    _DECLARED[declaration.id] = declaration
+    return declaration
+
+
+def forget(format_id: str) -> None:
+    """Remove a format declared at run time and its registration (a test's cleanup)."""
+    _DECLARED.pop(format_id, None)
+    _REGISTRY.pop(format_id, None)
+
+
+def declarations() -> list[Declaration]:
+    """Every declared format, in detection order (structural first, then by priority); none
+    of their modules is imported."""
+    return sorted(_DECLARED.values(), key=lambda d: (not d.structural, -d.priority, d.id))
+
+
 def all_formats() -> list[Format[Any]]:
-    """Every registered format, in detection order (structural first, then by priority)."""
-    return sorted(_REGISTRY.values(), key=lambda f: (bool(f.markers), -f.priority, f.id))
+    """Every format, in detection order; imports every format module (``cmax docs formats``
+    and the tests: a command reading files imports only the formats it meets)."""
+    return [by_id(d.id) for d in declarations()]
 
 
 def by_id(format_id: str) -> Format[Any]:
-    """The registered format with this id (for code that stored an id, e.g. EvidenceFile.kind)."""
-    return _REGISTRY[format_id]
+    """The format with this id, its module imported on first use (for code that stored an id,
+    e.g. EvidenceFile.kind); KeyError for an id nobody declared."""
+    fmt = _REGISTRY.get(format_id)
+    if fmt is None:
+        declared = _DECLARED[format_id]
+        importlib.import_module(_module(declared))
+        fmt = _REGISTRY.get(format_id)
+        if fmt is None:
+            raise RuntimeError(f"{_module(declared)} does not register the evidence format "
+                               f"{format_id!r} its declaration says it holds")
+    return fmt
+
+
+def _module(declared: Declaration) -> str:
+    """The module a declaration names: one of this package, or a dotted path (a test's)."""
+    return declared.module if "." in declared.module else f"{__name__}.{declared.module}"
 
 
 def unknown(path: Path, why: str = "") -> EvidenceFormatError:
     """The error for content no format recognises, pointing at the list of formats."""
-    tried = ", ".join(f.id for f in all_formats())
+    tried = ", ".join(d.id for d in declarations())
     return EvidenceFormatError(
         f"unrecognised evidence format{': ' + why if why else ''}; tried {tried}",
         file=path, fix="check that this is the unmodified tool output; `cmax docs formats` lists "
         "every format cmax reads and how each is recognised")
 
 
+def may_be(declared: Declaration, probe: Probe) -> bool:
+    """Whether a structural format's declared head facts hold for ``probe``: only then can
+    its ``sniff`` say yes, so only then is its module imported and asked."""
+    if declared.magic and probe.head.startswith(declared.magic):
+        return True
+    if declared.json and probe.has_json:
+        return True
+    pattern = declared.head_pattern
+    if pattern is not None and pattern.search(probe.head_text):
+        return True
+    return probe.path.name in declared.names
+
+
 def identify(path: Path) -> tuple[Format[Any], Probe]:
     """The format of one evidence file, decided by its content, and its probe."""
     probe = Probe(path)
-    formats = all_formats()
-    for fmt in formats:
-        if not fmt.markers and fmt.sniff(probe):
-            return fmt, probe
+    order = declarations()
+    for declared in order:
+        if declared.structural and may_be(declared, probe) and by_id(declared.id).sniff(probe):
+            return by_id(declared.id), probe
     if probe.is_sqlite:
         raise unknown(probe.path, probe.why[0] if probe.why else "an SQLite database")
-    found = _scan_markers(probe.path, [f for f in formats if f.markers])
+    found = _scan_markers(probe.path, [d for d in order if not d.structural])
     if found is not None:
-        return found, probe
+        return by_id(found.id), probe
     if probe.why:
         raise unknown(probe.path, probe.why[0])
     problem = probe.json_problem
@@ -468,7 +543,7 @@ def identify(path: Path) -> tuple[Format[Any], Probe]:
     raise unknown(probe.path)
 
 
-def _scan_markers(path: Path, formats: list[Format[Any]]) -> Format[Any] | None:
+def _scan_markers(path: Path, formats: list[Declaration]) -> Declaration | None:
     """Scan growing chunks (1 MiB, then up to 8 MiB) until a marker appears or the file ends."""
     overlap = b""
     size = 1 << 20
@@ -476,24 +551,14 @@ def _scan_markers(path: Path, formats: list[Format[Any]]) -> Format[Any] | None:
         while raw := fh.read(size):
             chunk = overlap + raw
             text: str | None = None
-            for fmt in formats:
-                for marker in fmt.markers:
+            for declared in formats:
+                for marker in declared.markers:
                     if marker.literal not in chunk:
                         continue
                     if text is None:
                         text = _ANSI.sub("", chunk.decode("utf-8", errors="replace"))
                     if marker.pattern.search(text):
-                        return fmt
+                        return declared
             overlap = chunk[-4096:]
             size = min(size * 2, CHUNK)
     return None
-
-
-def _load_plugins() -> None:
-    """Import every format module of this package (each registers its formats)."""
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
-
-
-_load_plugins()

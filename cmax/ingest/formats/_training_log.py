@@ -6,14 +6,13 @@ and registers its formats with :class:`TrainingLogFormat`, which turns a parsed
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from cmax.ingest.formats import Marker, Probe, RunFormat, RunPart, RunRequest
+from cmax.ingest.formats import Probe, RunFormat, RunPart, RunRequest
 from cmax.ingest.log_summary import training_summary
 from cmax.ingest.textlines import CONFIG_KEYS, TrainingLog
 
@@ -22,12 +21,10 @@ class TrainingLogFormat(RunFormat[TrainingLog]):
     """A per-step training log, read by its framework's parser (the registration below names
     each format's parser once)."""
 
-    def __init__(self, format_id: str, title: str, tool: str, sample: str, priority: int,
-                 marker: Marker | tuple[Marker, ...],
+    def __init__(self, format_id: str, title: str, tool: str, sample: str,
                  parser: Callable[[Path], TrainingLog]) -> None:
         self.id, self.title, self.tool, self.sample = format_id, title, tool, sample
-        markers = marker if isinstance(marker, tuple) else (marker,)
-        self.priority, self.markers, self.parser = priority, markers, parser
+        self.parser = parser
 
     @property
     def home(self) -> str:
@@ -58,8 +55,3 @@ class TrainingLogFormat(RunFormat[TrainingLog]):
         row.update(framework=request.spec.framework or parsed.framework, status=parsed.status(),
                    max_iteration=parsed.max_iteration, **parsed.run_columns())
         return RunPart(row=row, steps=steps, notes=[*notes, *parsed.notes])
-
-
-
-def marker(literal: bytes, pattern: str) -> Marker:
-    return Marker(literal, re.compile(pattern))

@@ -241,7 +241,6 @@ class AiperfJson(ServingResult):
     tool = ("`aiperf profile` (ai-dynamo/aiperf src/aiperf/exporters/metrics_json_exporter.py "
             "@ 047d59d)")
     sample = "inference/aiperf/profile_export_aiperf.json"
-    priority = 55
     json_shape = staticmethod(_looks_like_json)
 
     def parse(self, probe: Probe) -> Results:
@@ -302,7 +301,6 @@ class AiperfCsv(ServingResult):
     tool = ("`aiperf profile` (ai-dynamo/aiperf src/aiperf/exporters/metrics_csv_exporter.py "
             "@ 309c4e8)")
     sample = "inference/aiperf/profile_export_aiperf.csv"
-    priority = 55
     records_load = False  # the CSV has no input_config: the entry's concurrency is used
 
     def sniff(self, probe: Probe) -> bool:

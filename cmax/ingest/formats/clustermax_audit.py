@@ -791,7 +791,6 @@ class ClusterMaxAudit(AuditFormat[Parsed]):
     title = "ClusterMAX audit values"
     tool = "SemiAnalysis ClusterMAX `cmax audit` (audit.values.json, raw Slurm or k8s shape)"
     sample = "ingest/example_audit.values.json"
-    priority = 90
     json_shape = staticmethod(is_audit_json)
 
     def parse(self, probe: Probe) -> Parsed:

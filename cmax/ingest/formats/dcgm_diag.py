@@ -208,7 +208,6 @@ class DcgmDiag(NodeHealthFormat[pl.DataFrame]):
     title = "DCGM diagnostics (JSON)"
     tool = "NVIDIA DCGM `dcgmi diag -r 3 -j` on one node"
     sample = "nccl/dcgm/node-a.json"
-    priority = 84
     json_shape = staticmethod(is_dcgm_diag)
 
     def sniff(self, probe: Probe) -> bool:

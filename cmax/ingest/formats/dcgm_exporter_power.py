@@ -79,7 +79,6 @@ class DcgmExporterPower(PowerFormat[Series]):
     tool = ("Prometheus /api/v1/query_range of DCGM Exporter's DCGM_FI_DEV_POWER_USAGE "
             "(NVIDIA/dcgm-exporter, prometheus/prometheus docs/querying/api.md)")
     sample = "ingest/power/dcgm_power_range.json"
-    priority = 45
     json_shape = staticmethod(_looks_like)
 
     def parse(self, probe: Probe) -> Series:

@@ -249,7 +249,6 @@ class DgxcCsv(_DgxcSummary):
     tool = ("DGXC Benchmarking parse script (`filename,status,time_mean_seconds|ms,...` "
             "header; NeMo 2 in seconds, Megatron-Bridge in ms)")
     sample = "ingest/dgxc_parse_nemo2.csv"
-    priority = 50
 
     def sniff(self, probe: Probe) -> bool:
         return looks_like_csv(probe.first_line)
@@ -263,7 +262,6 @@ class DgxcJson(_DgxcSummary):
     title = "DGXC parse-script JSON"
     tool = 'DGXC Benchmarking parse script JSON (`{"analysis": ..., "results": [...]}`)'
     sample = "ingest/dgxc_parse_nemo2.json"
-    priority = 80
     json_shape = staticmethod(is_dgxc_json)
 
     def parse(self, probe: Probe) -> list[Experiment]:

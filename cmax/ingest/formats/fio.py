@@ -140,7 +140,6 @@ class FioJson(StorageFormat[FioResult]):
     title = "fio result (--output-format=json, fio 2.x and 3.x)"
     tool = "fio (axboe/fio stat.c JSON output; io_bytes/clat units per version, see the module)"
     sample = "storage/fio/fio3_read_ungrouped_uneven.json"
-    priority = 40
     json_shape = staticmethod(_looks_like)
 
     def parse(self, probe: Probe) -> FioResult:

@@ -253,7 +253,6 @@ class IncidentsCsv(_IncidentLog):
     title = "Incident log (CSV)"
     tool = "the provider (header `start,end,node,gpu,category,planned[,description]`)"
     sample = "ingest/incidents.csv"
-    priority = 40
 
     def sniff(self, probe: Probe) -> bool:
         return looks_like_incidents_csv(probe.first_line)
@@ -267,7 +266,6 @@ class IncidentsJson(_IncidentLog):
     title = "Incident log (JSON)"
     tool = 'the provider (`[{"start", "end", "node", ...}]` or `{"incidents": [...]}`)'
     sample = "ingest/incidents.json"
-    priority = 60
     json_shape = staticmethod(looks_like_incidents_json)
 
     def parse(self, probe: Probe) -> Rows:

@@ -132,7 +132,6 @@ class InferencexAgg(ServingResult):
     tool = ("InferenceX `utils/process_result.py` (SemiAnalysisAI/InferenceX @ 843c625): "
             "agg_<RESULT_FILENAME>.json, or the rows collected into agg_bmk.json")
     sample = "inference/inferencex_agg_bmk_h200.json"
-    priority = 55
     json_shape = staticmethod(_shape)
 
     def parse(self, probe: Probe) -> Results:

@@ -271,7 +271,6 @@ class LlmbSqlite(RunFormat[list[Job]]):
     title = "llmb-run job history (SQLite)"
     tool = "llmb-run (DGXC Benchmarking v26.05+), its `jobs` table"
     sample = "(built by tests/ingest/test_ingest_formats.py: make_llmb_db)"
-    priority = 100
 
     def sniff(self, probe: Probe) -> bool:
         if not probe.is_sqlite:

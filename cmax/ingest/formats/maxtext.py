@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from cmax.ingest.formats import register
-from cmax.ingest.formats._training_log import TrainingLogFormat, marker
+from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.ingest.textlines import (
     TrainingLog,
     drop_cut_tail,
@@ -51,5 +51,4 @@ def parse_maxtext(path: Path) -> TrainingLog:
 
 register(TrainingLogFormat("maxtext", "MaxText training log",
                          "MaxText (`completed step: N, seconds: ..., TFLOP/s/device: ...`)",
-                         "ingest/maxtext_llama2-70b.log", 40,
-                         marker(b"completed step:", r"completed step:\s*\d+"), parse_maxtext))
+                         "ingest/maxtext_llama2-70b.log", parse_maxtext))

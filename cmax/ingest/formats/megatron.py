@@ -19,7 +19,7 @@ import polars as pl
 
 from cmax.ingest.facts import Fact
 from cmax.ingest.formats import register
-from cmax.ingest.formats._training_log import TrainingLogFormat, marker
+from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.ingest.linespec import WALL_TIME, wall_time
 from cmax.ingest.textlines import (
     ARG_KEYS,
@@ -207,8 +207,5 @@ register(TrainingLogFormat("megatron", "Megatron-LM / Megatron-Bridge iteration 
                          "per iteration (ms): ...`), also printed by Megatron-Bridge, or "
                          "Megatron-Bridge's own `Step Time : 2.26s GPU utilization: "
                          "1156.2MODEL_TFLOP/s/GPU` lines alone",
-                         "ingest/megatron_bridge_llama3.1-70b.log", 50,
-                         (marker(b"elapsed time per iteration",
-                                  r"elapsed time per iteration \(ms\)\s*:"),
-                          marker(b"MODEL_TFLOP/s/GPU", r"Step Time\s*:\s*[\d.]+\s*s\b")),
+                         "ingest/megatron_bridge_llama3.1-70b.log",
                          parse_megatron))

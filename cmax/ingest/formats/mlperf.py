@@ -46,7 +46,7 @@ from typing import Any
 
 from cmax.errors import CmaxError, EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Format, Marker, Probe, Role, register
+from cmax.ingest.formats import Format, Probe, Role, register
 from cmax.reading.limits import MAX_JSON_BYTES, is_file_named, read_bounded, read_bounded_text
 
 TOKEN = ":::MLLOG"
@@ -928,8 +928,6 @@ class MlperfResult(Format[MlperfRun]):
     tool = "MLCommons MLPerf Training reference and submitter code (`:::MLLOG {...}` lines)"
     sample = "ingest/mlperf/results/example_h100_64x8/llama31_405b/result_0.txt"
     role: Role = "mlperf"
-    priority = 100
-    markers = (Marker(b":::MLLOG", re.compile(re.escape(TOKEN) + r"\s*\{")),)
 
     def parse(self, probe: Probe) -> MlperfRun:
         return parse_result_file(probe.path)
@@ -945,7 +943,6 @@ class MlperfSystemJson(Format[SystemDesc]):
     tool = "MLPerf submission `systems/<system>.json` (checked by MLCommons system_desc_checker)"
     sample = "ingest/mlperf/systems/example_h100_64x8.json"
     role: Role = "mlperf-system"
-    priority = 70
     json_shape = staticmethod(is_system_json)
 
     def parse(self, probe: Probe) -> SystemDesc:

@@ -175,7 +175,6 @@ class MlperfInferenceSummary(ServingResult):
     title = "MLPerf Inference `mlperf_log_summary.txt`"
     tool = "MLPerf LoadGen (mlcommons/inference loadgen/results.cc @ b66003e)"
     sample = "inference/mlperf/server_mlperf_log_summary.txt"
-    priority = 50
 
     def sniff(self, probe: Probe) -> bool:
         """The LoadGen's header, or its file name (an accuracy run's summary has no header and
@@ -287,7 +286,6 @@ class MlperfInferenceResultSummary(ServingResult):
     tool = ("MLPerf Inference endpoints harness result_summary.json "
             "(mlcommons/inference_results_v6.1 @ 10ecdff)")
     sample = "inference/mlperf/v6.1/deepseek-r1/Server/performance/result_summary.json"
-    priority = 55
     json_shape = staticmethod(_looks_like_endpoints)
 
     def parse(self, probe: Probe) -> Results:

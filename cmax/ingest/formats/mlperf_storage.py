@@ -199,7 +199,6 @@ class MlperfStorageSummary(StorageFormat[Summary]):
     tool = ("mlpstorage / DLIO (mlcommons/storage); published results "
             "mlcommons/storage_results_v1.0 @ 64c2ce4, storage_results_v3.0 @ 068d91f")
     sample = "storage/mlperf_storage_v1.0/HPE/summary.json"
-    priority = 40
     json_shape = staticmethod(_looks_like)
 
     def parse(self, probe: Probe) -> Summary:

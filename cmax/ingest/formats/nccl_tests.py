@@ -60,7 +60,7 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.ingest.evidence import NCCL_SCHEMA
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Marker, NcclFormat, Probe, register
+from cmax.ingest.formats import NcclFormat, Probe, register
 from cmax.ingest.formats._nccl_datatypes import rated_rows
 from cmax.ingest.formats._nccl_domains import MNNVL_KEY, domains_of, mnnvl_domain
 from cmax.ingest.textlines import table
@@ -767,12 +767,6 @@ class NcclTests(NcclFormat[list[NcclTest]]):
     title = "nccl-tests output (text)"
     tool = "NVIDIA nccl-tests (`all_reduce_perf -b 8 -e 16G -f 2 -g 1`, ...) stdout"
     sample = "ingest/nccl/all_reduce_1node.txt"
-    priority = 90
-    markers = (
-        Marker(b"nThread", re.compile(r"^[^\n]{0,40}?\bnThread\s+\d+\s+nGpus\s+\d+", re.M)),
-        Marker(b"Avg bus bandwidth", re.compile(r"#?\s*Avg bus bandwidth\s*:")),
-        Marker(b"count", re.compile(r"^\s*#?\s+size\s+count\s+type\b", re.M)),
-    )
 
     def parse(self, probe: Probe) -> list[NcclTest]:
         return parse_nccl_tests(probe.path)

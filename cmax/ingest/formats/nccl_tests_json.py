@@ -268,7 +268,6 @@ class NcclTestsJson(NcclFormat[Parsed]):
     title = "nccl-tests output (JSON)"
     tool = "NVIDIA nccl-tests `-J` (src/util.cu, JSON_FILE_VERSION 3)"
     sample = "nccl/all_reduce_2node.json"
-    priority = 85
     json_shape = staticmethod(is_nccl_json)
 
     def parse(self, probe: Probe) -> Parsed:

@@ -21,7 +21,7 @@ from cmax.ingest._fields import StepQuery
 from cmax.ingest._greplines import NEMO2_KEY
 from cmax.ingest.facts import Fact
 from cmax.ingest.formats import register
-from cmax.ingest.formats._training_log import TrainingLogFormat, marker
+from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.ingest.linespec import WALL_TIME, StepLine, wall_time
 from cmax.ingest.textlines import (
     TrainingLog,
@@ -155,13 +155,11 @@ def _finish(fmt: str, events: pl.DataFrame, notes: list[str], path: Path) -> Tra
 register(TrainingLogFormat("nemo2", "NeMo 2 / Megatron-Bridge training log",
                          "NeMo 2 and Megatron-Bridge recipes (Lightning progress lines, "
                          "`train_step_timing in s: ...`), e.g. DGXC Benchmarking / llmb-run "
-                         "job logs", "ingest/nemo2_llama3.1-8b_fp8.log", 60,
-                         marker(b"train_step_timing", r"train_step_timing in s\s*:"),
+                         "job logs", "ingest/nemo2_llama3.1-8b_fp8.log",
                          parse_nemo2))
 
 
 register(TrainingLogFormat("nemo1", "NeMo 1 training log",
                          "NeMo 1 (Lightning progress bar, `train_step_timing in s=...`)",
-                         "ingest/nemo1_gpt3-175b.log", 59,
-                         marker(b"train_step_timing", r"train_step_timing in s\s*="),
+                         "ingest/nemo1_gpt3-175b.log",
                          parse_nemo1))

@@ -110,7 +110,6 @@ class NvidiaSmiPower(PowerFormat[PowerLog]):
     tool = ("nvidia-smi --query-gpu=timestamp,index,power.draw[,...] --format=csv -l <s> "
             "(as SemiAnalysisAI/InferenceX benchmarks/benchmark_lib.sh collects it)")
     sample = "ingest/power/gpu-node-01.csv"
-    priority = 45
 
     def sniff(self, probe: Probe) -> bool:
         return _columns(probe.first_line) is not None

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from cmax.ingest.formats import register
-from cmax.ingest.formats._training_log import TrainingLogFormat, marker
+from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.ingest.textlines import (
     NUM,
     TrainingLog,
@@ -54,5 +54,4 @@ def parse_paxml(path: Path) -> TrainingLog:
 
 register(TrainingLogFormat("paxml", "PaxML training log",
                          "PaxML / Praxis (`train_step() took ... seconds`)",
-                         "ingest/paxml_gpt3-5b.log", 39,
-                         marker(b"train_step()", r"train_step\(\) took\s*[\d.]"), parse_paxml))
+                         "ingest/paxml_gpt3-5b.log", parse_paxml))

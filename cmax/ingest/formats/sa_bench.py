@@ -26,7 +26,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Marker, Probe, register
+from cmax.ingest.formats import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
 
 #: block label (lower case, as printed before the colon) -> inference column
@@ -153,9 +153,6 @@ class SaBenchLog(ServingResult):
             "(NVIDIA/exemplar-performance agenticInference/inference_short @ e249aa3; printer: "
             "SemiAnalysisAI/InferenceX utils/bench_serving/benchmark_serving.py @ 843c625)")
     sample = "inference/sa_bench_benchmark.out"
-    priority = 40
-    markers = (Marker(b"Serving Benchmark Result", re.compile(
-        r"(?m)^=+ Serving Benchmark Result =+\s*$")),)
 
     def parse(self, probe: Probe) -> Results:
         blocks, facts = _blocks(probe.text, probe.path)

@@ -115,7 +115,6 @@ class SacctJson(AccountingFormat[Accounting]):
     tool = ("sacct --json (SchedMD/slurm src/plugins/data_parser/v0.0.44/parsers.c "
             "PARSER_ARRAY(JOB) @ 284c3b95)")
     sample = "ingest/slurm/sacct.json"
-    priority = 40
     json_shape = staticmethod(_is_sacct_json)
 
     def parse(self, probe: Probe) -> Accounting:
@@ -199,7 +198,6 @@ class SacctParsable(AccountingFormat[Accounting]):
             "Elapsed (SchedMD/slurm src/sacct/sacct.c fields[], src/common/print_fields.c "
             "@ 284c3b95)")
     sample = "ingest/slurm/sacct_parsable.txt"
-    priority = 40
 
     def sniff(self, probe: Probe) -> bool:
         return "|" in probe.first_line and _header(probe.first_line.lstrip("\ufeff")) is not None

@@ -96,7 +96,6 @@ class SglangBenchServing(ServingResult):
     tool = ("`python -m sglang.bench_serving --output-file` (sgl-project/sglang "
             "python/sglang/benchmark/metrics.py @ 6e48df3), one result appended per line")
     sample = "inference/sglang_bench_serving_llama3.3-70b.jsonl"
-    priority = 56  # above vLLM's: older SGLang results also carry total_output_tokens
 
     def sniff(self, probe: Probe) -> bool:
         head = probe.head_text

@@ -19,7 +19,7 @@ import polars as pl
 
 from cmax.ingest.facts import Fact
 from cmax.ingest.formats import RunRequest, register
-from cmax.ingest.formats._training_log import TrainingLogFormat, marker
+from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.ingest.textlines import (
     GROUPED_NUM,
     TrainingLog,
@@ -110,6 +110,5 @@ class TorchTitanLog(TrainingLogFormat):
 
 register(TorchTitanLog("torchtitan", "TorchTitan training log",
                      "TorchTitan metrics lines (`step: N  loss: ...  tps: ...  tflops: ...`)",
-                     "ingest/torchtitan_deepseek-v3.log", 30,
-                     marker(b"step:", r"\bstep:\s*\d+\s+loss:.*\b(?:tflops|tps):"),
+                     "ingest/torchtitan_deepseek-v3.log",
                      parse_torchtitan))

@@ -81,7 +81,6 @@ class TrtllmBenchReport(ServingResult):
     tool = ("`trtllm-bench ... throughput --report_json` (NVIDIA/TensorRT-LLM "
             "tensorrt_llm/bench/dataclasses/reporting.py @ 0249976)")
     sample = "inference/trtllm_bench_report_llama3.3-70b.json"
-    priority = 55
     json_shape = staticmethod(_looks_like_trtllm)
 
     def parse(self, probe: Probe) -> Results:

@@ -115,7 +115,6 @@ class VllmBenchServe(ServingResult):
     tool = ("`vllm bench serve --save-result` (vllm-project/vllm "
             "vllm/benchmarks/serve.py @ 009e6d4), one object per line with --append-result")
     sample = "inference/vllm_bench_serve_llama3.3-70b.json"
-    priority = 55
 
     def sniff(self, probe: Probe) -> bool:
         head = probe.head_text
