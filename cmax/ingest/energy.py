@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from cmax.ingest.power_copies import copied_series
 from cmax.ingest.textlines import finite_mean
 
 #: power x step time may differ from the printed energy by rounding of both to 0.1 and of the
@@ -101,9 +102,20 @@ def telemetry_energy(power: pl.DataFrame, start_s: float | None, end_s: float | 
             f"no telemetry sample inside the window ({_utc(start_s)} to {_utc(end_s)} UTC; the "
             f"telemetry spans {_utc(power['time_s'].min())} to {_utc(power['time_s'].max())})"]}
     read = inside.filter(pl.col("power_w").is_not_null() & pl.col("power_w").is_finite())
-    per_gpu = read.group_by("host", "gpu").agg(pl.col("power_w").mean(), pl.len().alias("n"),
-                                               pl.col("power_w").n_unique().alias("values"))
     checks: list[str] = []
+    counted = read
+    if copies := copied_series(power):
+        one = copies[0]
+        checks.append(f"{len(copies)} GPU series copy another GPU's (e.g. {one.copy.host} "
+                      f"GPU {one.copy.gpu} is {one.original.host} GPU "
+                      f"{one.original.gpu}'s{'' if one.identical else ', re-jittered'}): "
+                      "not counted")
+        counted = read.join(pl.DataFrame(
+            [(c.copy.source, c.copy.host, c.copy.gpu) for c in copies],
+            schema={"source_file": pl.String, "host": pl.String, "gpu": pl.Int64},
+            orient="row"), on=["source_file", "host", "gpu"], how="anti", nulls_equal=True)
+    per_gpu = counted.group_by("host", "gpu").agg(pl.col("power_w").mean(), pl.len().alias("n"),
+                                               pl.col("power_w").n_unique().alias("values"))
     flat = per_gpu.filter((pl.col("n") >= FLAT_SAMPLES) & (pl.col("values") == 1))
     if flat.height:
         checks.append(f"{flat.height} GPU(s) read one value at every sample in the window "

@@ -13,8 +13,9 @@ median, and its deviations from the median follow the original's. Both tests tog
 * **nccl-tests sweeps**: two sweeps of the same collective over the same sizes whose times
   differ by a median of less than :data:`NCCL_COPY_BAND` (repeated sweeps differ by more than
   that at the latency-bound sizes, where the fabric's noise is largest);
-* **power telemetry**: two GPUs whose sample series are identical (one GPU's readings copied to
-  stand for another, to reach coverage).
+* **power telemetry**: a GPU's series that is another's, read for read or re-jittered about the
+  job's common load (:mod:`cmax.ingest.power_copies`, which the energy figure reads too, so
+  the copy's coverage is not counted).
 
 A series with no jitter to speak of (every step printed the same) proves nothing either way and
 is left to ``statistics.constant-step-times`` and ``statistics.low-variance``.
@@ -29,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from cmax.findings import Finding
+from cmax.ingest.power_copies import copied_series
 from cmax.validate.context import Context, RunView, print_resolution, run_finding
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import (
@@ -40,7 +42,10 @@ from cmax.validate.thresholds import (
     MIN_STEADY_STEPS,
     NCCL_COPY_BAND,
     NCCL_COPY_MIN_SIZES,
+    TELEMETRY_COPY_CORRELATION,
+    TELEMETRY_COPY_DIFF_SHARE,
     TELEMETRY_COPY_MIN_SAMPLES,
+    TELEMETRY_TREND_MIN_GPUS,
     WARMUP_FRACTION,
     pct,
 )
@@ -69,12 +74,21 @@ register(Rule(
 ))
 register(Rule(
     "crossfile.copied-telemetry", "error", "GPU power series copied between GPUs",
-    f"Two GPUs' power telemetry series of {TELEMETRY_COPY_MIN_SAMPLES} or more samples are "
-    "identical, reading for reading: two GPUs never draw the same watts at every sample. "
-    "One GPU's telemetry was copied to stand for another, and the coverage it adds is not "
-    "measured.",
+    f"A GPU's power telemetry ({TELEMETRY_COPY_MIN_SAMPLES} or more samples) is another "
+    "GPU's series, read for read or re-jittered: with the job's common load taken out (the "
+    f"median of the file's GPUs at each sample, {TELEMETRY_TREND_MIN_GPUS} or more GPUs on one "
+    "grid) "
+    f"and each GPU's own offset, the two residuals rank-correlate above "
+    f"{TELEMETRY_COPY_CORRELATION:g} and their difference varies by less than "
+    f"{pct(TELEMETRY_COPY_DIFF_SHARE)} of either's spread. The GPUs of one job rise and fall "
+    "together, but each is read at its own instant and draws its own noise about that load: "
+    "two honest GPUs differ by about as much as either varies (sqrt 2 times for independent "
+    "noise), the bar crossfile.copied-run sets for step times. The copy's coverage is not "
+    "measured and is not counted toward the energy figure.",
     "Submit each GPU's own telemetry (one nvidia-smi or DCGM Exporter series per GPU).",
-    "nvidia-smi --query-gpu=power.draw (0.01 W resolution); DCGM_FI_DEV_POWER_USAGE.",
+    "nvidia-smi --query-gpu=power.draw (0.01 W resolution); DCGM_FI_DEV_POWER_USAGE; "
+    "1.4826 x MAD (robust sigma) of the residuals and of their difference; Spearman rank "
+    "correlation (cmax/ingest/power_copies.py).",
 ))
 
 
@@ -189,27 +203,17 @@ def _sweeps(ctx: Context) -> Iterator[Finding]:
 
 
 def _telemetry(ctx: Context) -> Iterator[Finding]:
-    power = ctx.case.power
-    if power.is_empty():
-        return
-    series = (power.filter(pl.col("power_w").is_not_null())
-              .sort("source_file", "host", "gpu", "time_s")
-              .group_by("source_file", "host", "gpu", maintain_order=True)
-              .agg(pl.col("power_w"), pl.len().alias("n"), pl.col("power_w").n_unique()
-                   .alias("distinct"))
-              .filter((pl.col("n") >= TELEMETRY_COPY_MIN_SAMPLES) & (pl.col("distinct") >= 3)))
-    first: dict[tuple[float, ...], tuple[str, str, int]] = {}
-    for source, host, gpu, values, _n, _d in series.iter_rows():
-        key = tuple(values)
-        if key in first:
-            o_source, o_host, o_gpu = first[key]
-            yield finding(
-                "crossfile.copied-telemetry",
-                f"GPU {gpu} of {host} reads exactly what GPU {o_gpu} of {o_host} ({o_source}) "
-                f"reads at each of its {len(values)} samples: a copy, its coverage not counted",
-                file=str(source))
-        else:
-            first[key] = (str(source), str(host), int(gpu) if gpu is not None else -1)
+    for c in copied_series(ctx.case.power):
+        how = (f"reads exactly what GPU {c.original.gpu} of {c.original.host} "
+               f"({c.original.source}) reads at each of its {c.samples} samples"
+               if c.identical else
+               f"follows GPU {c.original.gpu} of {c.original.host} ({c.original.source}) "
+               f"about the job's common load (rank correlation {c.correlation:.3f}), differing "
+               f"by {c.diff_share:.0%} of its own spread over {c.samples} samples: that "
+               "series re-jittered")
+        yield finding("crossfile.copied-telemetry",
+                      f"GPU {c.copy.gpu} of {c.copy.host} {how}: a copy, its coverage not "
+                      "counted", file=c.copy.source)
 
 
 def check(ctx: Context) -> Iterator[Finding]:

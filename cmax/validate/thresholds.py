@@ -7,6 +7,8 @@ either published (NVIDIA, MLCommons, SemiAnalysis) or derived here from publishe
 
 from __future__ import annotations
 
+from cmax.ingest import power_copies
+
 
 def pct(fraction: float) -> str:
     """A threshold as the rule texts print it: 0.05 -> '5 %' (docs/rules.md is generated from
@@ -180,7 +182,12 @@ COPY_MAX_POINTS = 20_000  # shared steps compared; a longer run is sampled evenl
 # by well over 0.1 % between two honest runs.
 NCCL_COPY_BAND = 0.001
 NCCL_COPY_MIN_SIZES = 8
-TELEMETRY_COPY_MIN_SAMPLES = 10
+# Telemetry copies are decided where the energy figure reads them too (a copy's coverage is not
+# counted): cmax/ingest/power_copies.py holds the bars and their basis.
+TELEMETRY_COPY_MIN_SAMPLES = power_copies.TELEMETRY_COPY_MIN_SAMPLES
+TELEMETRY_TREND_MIN_GPUS = power_copies.TREND_MIN_GPUS
+TELEMETRY_COPY_DIFF_SHARE = power_copies.COPY_DIFF_SHARE
+TELEMETRY_COPY_CORRELATION = power_copies.COPY_CORRELATION
 
 # Clocks (cmax/validate/clocks.py). A job's steps run inside its allocation, so the printed step
 # times (rounded to 0.01 s, Megatron's interval averages exact) and the log's stamps (1 s) can

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -22,19 +23,29 @@ START = 1789372800  # 2026-09-14 08:00 UTC, the honest runs' date
 
 
 def power_json(hosts: list[str], *, gpus: int = 8, samples: int = 12, watts: float = 640.0,
-               seed: int = 5, copy_from: int | None = None) -> str:
+               seed: int = 5, copy_from: int | None = None, load: bool = False,
+               rejitter: float = 0.0, copies: dict[int, int] | None = None) -> str:
     """DCGM Exporter's DCGM_FI_DEV_POWER_USAGE as a Prometheus range query answers it
-    (tests/data/ingest/power/dcgm_power_range.json), one series per GPU; ``copy_from``: every
-    GPU reads what that GPU reads (a copied series)."""
+    (tests/data/ingest/power/dcgm_power_range.json), one series per GPU. ``load``: the GPUs
+    follow the job's common load (a swing of +-90 W, a checkpoint dip of 250 W every 40
+    samples) about their own offset (+-15 W), each with its own 25 W of noise; ``copy_from``:
+    every GPU reads what that GPU of the first host reads, 3 W higher and with ``rejitter`` W
+    of noise added when that is set (a re-jittered copy)."""
     rng = random.Random(seed)
+    common = [90 * math.sin(i / 7) - (250 if i % 40 < 3 else 0) + rng.gauss(0, 30)
+              if load else 0.0 for i in range(samples)]
     series = {}
     for h in hosts:
         for g in range(gpus):
-            series[(h, g)] = [round(watts + rng.gauss(0, 25), 1) for _ in range(samples)]
+            offset = rng.gauss(0, 15) if load else 0.0
+            series[(h, g)] = [round(watts + offset + c + rng.gauss(0, 25), 1) for c in common]
     result = []
     for (h, g), values in series.items():
         if copy_from is not None:
             values = series[(hosts[0], copy_from)]
+        elif copies and h == hosts[0] and g in copies:
+            values = [round(v + 3 + rng.gauss(0, rejitter), 1)
+                      for v in series[(hosts[0], copies[g])]]
         result.append({
             "metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "Hostname": h, "gpu": str(g),
                        "instance": f"{h}:9400", "job": "dcgm-exporter"},
@@ -43,16 +54,21 @@ def power_json(hosts: list[str], *, gpus: int = 8, samples: int = 12, watts: flo
                                                      "result": result}}, indent=1)
 
 
-def _with_power(text: str) -> Case:
-    """The honest bundle with a [[power]] file (its table read by the real parser)."""
+def _with_power(text: str, *more: str) -> Case:
+    """The honest bundle with [[power]] files (``text``, then ``more``; their table read by
+    the real parser)."""
     def case(b: HonestBundle, root: Path) -> Evidence:
-        b.extra_files["telemetry/power.json"] = text
-        b.manifest_extra["power"] = [{"path": "telemetry/power.json"}]
+        paths = [f"telemetry/power{i or ''}.json" for i in range(1 + len(more))]
+        for path, body in zip(paths, (text, *more), strict=True):
+            b.extra_files[path] = body
+        b.manifest_extra["power"] = [{"path": p} for p in paths]
         ev = b.build(root)
-        fmt, probe = identify(root / "telemetry/power.json")
-        assert isinstance(fmt, PowerFormat)
-        ev.power = conform(fmt.frame(fmt.parse(probe), source_file="telemetry/power.json"),
-                           POWER_SCHEMA)
+        frames = []
+        for path in paths:
+            fmt, probe = identify(root / path)
+            assert isinstance(fmt, PowerFormat)
+            frames.append(conform(fmt.frame(fmt.parse(probe), source_file=path), POWER_SCHEMA))
+        ev.power = pl.concat(frames)
         return ev
     return case
 

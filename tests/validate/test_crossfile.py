@@ -4,6 +4,7 @@ clean on the honest variants a real cluster produces (docs/rules.md, "Cross-file
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 import re
 import shutil
@@ -138,6 +139,49 @@ def test_a_copied_gpu_series_is_named(tmp_path: Path) -> None:
     hits = [f for f in run_case(_with_power(power_json(["node-000"], gpus=3, copy_from=0)),
                                 tmp_path) if f.rule == "crossfile.copied-telemetry"]
     assert len(hits) == 2 and "GPU 0 of node-000" in hits[0].message
+
+
+def test_a_rejittered_gpu_series_is_a_copy(tmp_path: Path) -> None:
+    """GPU 1's series standing for GPUs 5 and 6 of node-000, 3 W higher and re-jittered by
+    2 W (a tenth of a GPU's own noise): each follows GPU 1 about the job's load."""
+    from tests.validate.crossfile_trips import _with_power
+
+    text = power_json(["node-000"], samples=60, load=True, copies={5: 1, 6: 1}, rejitter=2.0)
+    hits = [f for f in run_case(_with_power(text), tmp_path)
+            if f.rule == "crossfile.copied-telemetry"]
+    assert [f.message.split(" follows")[0] for f in hits] == [
+        "GPU 5 of node-000", "GPU 6 of node-000"]
+    assert "follows GPU 1 of node-000" in hits[0].message and "re-jittered" in hits[0].message
+
+
+def test_a_node_copied_into_another_file_is_a_copy(tmp_path: Path) -> None:
+    """node-001's telemetry in a second file is node-000's, re-jittered, an hour later."""
+    from tests.validate.crossfile_trips import _with_power
+
+    own = power_json(["node-000"], samples=60, load=True)
+    rng = random.Random(2)
+    doc = json.loads(own)
+    for series in doc["data"]["result"]:
+        series["metric"].update(Hostname="node-001", instance="node-001:9400")
+        series["values"] = [[t + 3600, f"{float(v) + rng.gauss(0, 2):.1f}"]
+                            for t, v in series["values"]]
+    copied = json.dumps(doc)
+    hits = [f for f in run_case(_with_power(own, copied), tmp_path)
+            if f.rule == "crossfile.copied-telemetry"]
+    assert [f.file for f in hits] == ["telemetry/power1.json"] * 8
+    assert "GPU 3 of node-001 follows GPU 3 of node-000 (telemetry/power.json)" in hits[3].message
+
+
+def test_gpus_of_one_job_tracking_its_load_are_not_copies(tmp_path: Path) -> None:
+    """Eight nodes' GPUs following one load (a 90 W swing, checkpoint dips of 250 W), each
+    with its own offset and noise; and a copy re-jittered by as much as a GPU's own noise
+    (the honest limit: it is then, statistically, another GPU)."""
+    from tests.validate.crossfile_trips import _with_power
+
+    honest = power_json([f"node-{i:03d}" for i in range(8)], samples=60, load=True)
+    limit = power_json(["node-000"], samples=60, load=True, copies={5: 1}, rejitter=25.0)
+    for text in (honest, limit):
+        assert "crossfile.copied-telemetry" not in _rules(run_case(_with_power(text), tmp_path))
 
 
 def test_a_sweep_of_another_cluster_decides_nothing(tmp_path: Path) -> None:
