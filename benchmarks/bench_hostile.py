@@ -197,9 +197,9 @@ def long_line_folder(work: Path) -> Path:
 # --- issue 39: YAML and SQLite bombs, special files, compressed trailers, control characters --
 
 def _llmb_archive(work: Path, name: str, config_extra: str = "") -> Path:
-    """An llmb-run Exemplar archive (.tar.zst, tests/intake/llmb_fakes.py) of one job whose
-    llmb-config has ``config_extra`` put in before its job_config section."""
-    from tests.intake.llmb_fakes import Job, archive, config_text
+    """An llmb-run Exemplar archive (.tar.zst, tests/submission/intake/llmb_fakes.py) of one job
+    whose llmb-config has ``config_extra`` put in before its job_config section."""
+    from tests.submission.intake.llmb_fakes import Job, archive, config_text
 
     staging = work / f"stage-{name}"
     job = Job()
@@ -226,7 +226,7 @@ def yaml_nesting(work: Path) -> Path:
 
 def zstd_trailer(work: Path) -> Path:
     """A valid .tar.zst followed by a 2 MiB zstd frame of 64 GiB of zeros."""
-    from tests.test_bundle_zstd import zero_frame
+    from tests.submission.test_bundle_zstd import zero_frame
 
     path = _llmb_archive(work, "zstd-trailer-64GiB")
     with path.open("ab") as out:

@@ -27,7 +27,7 @@ from cmax.pipeline import load
 from cmax.validate import validate
 from cmax.validate.engine import holds_unverified
 from tests.fakes import FakeReference
-from tests.test_claims_public_logs import LOGS, _bundle, expected_errors
+from tests.resolve.test_claims_public_logs import LOGS, _bundle, expected_errors
 from tests.validate.validate_fakes import HonestBundle, honest_times
 
 

@@ -14,8 +14,8 @@ import pytest
 from cmax.cli import main
 from cmax.errors import CmaxError
 from cmax.submission.intake.llmb import read_job
-from tests.intake.llmb_fakes import Job, config_text
 from tests.paths import DATA
+from tests.submission.intake.llmb_fakes import Job, config_text
 
 
 def _bad_byte(data: bytes) -> bytes:

@@ -471,7 +471,7 @@ def format_families(max_lines: int | None = None) -> list[Family]:
 
 
 def _llmb_configs() -> list[Seed]:
-    from tests.intake.llmb_fakes import Job, config_text
+    from tests.submission.intake.llmb_fakes import Job, config_text
 
     jobs = [Job(), Job(dtype="bf16", env_overrides={"NCCL_DEBUG": "INFO"}),
             Job(mbridge_args=("--seq-length=8192",), model_overrides={"gbs": 2048}),

@@ -11,8 +11,8 @@ import pytest
 from cmax.cli import main
 from cmax.errors import ManifestError
 from cmax.pipeline import load
-from tests.intake.llmb_fakes import LOGIN, Job, archive
 from tests.paths import DATA, SAMPLES
+from tests.submission.intake.llmb_fakes import LOGIN, Job, archive
 
 FOLDERS = [SAMPLES / "aurora-compute", SAMPLES / "borealis-cloud", SAMPLES / "cinder-gpu",
            DATA / "ingest"]

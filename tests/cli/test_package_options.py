@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cmax.cli import main
-from tests.intake.llmb_fakes import LOGIN, Job, archive
 from tests.paths import SAMPLES
+from tests.submission.intake.llmb_fakes import LOGIN, Job, archive
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from cmax.ingest.facts import Fact
 from cmax.reference.mlperf import load_mlperf_reference
 from cmax.validate import RULES, validate
 from tests.fakes import FakeReference
-from tests.monitoring.files import answer, sacctmgr_events, steps
+from tests.ingest.monitoring.files import answer, sacctmgr_events, steps
 from tests.paths import DATA, REFERENCE
 from tests.validate.crossfile_trips import CROSSFILE_TRIPS
 from tests.validate.reliability_fakes import restarted_run
@@ -557,7 +557,7 @@ TRIPS: dict[str, Case] = {
     "reliability.outage-ends-before-resume": edit(restarted_run(logged=(5, 30))),
     "reliability.period-away-from-evidence": edit(lambda b: b.manifest_extra.update(
         {"benchmark": {"date": dt.date(2026, 12, 20), "reference": "latest"}})),
-    # the incident log against the buyer's monitoring (tests/monitoring/ has the live ones)
+    # the incident log against the buyer's monitoring (tests/ingest/monitoring/ has the live ones)
     "reliability.outage-not-in-log": edit(_monitoring({"slurm.txt": sacctmgr_events([(
         "node-020", "2026-08-03T10:00:00", "2026-08-03T16:00:00", "DOWN", "not responding")])},
         slurm_events="slurm.txt")),

@@ -13,7 +13,7 @@ import pytest
 from cmax.errors import CmaxError, EvidenceError
 from cmax.pipeline import assess, load
 from cmax.submission.intake.draft import Commercial
-from tests.intake.llmb_fakes import LOGIN, Job, archive, config_text, install, write_jobs
+from tests.submission.intake.llmb_fakes import LOGIN, Job, archive, config_text, install, write_jobs
 
 TODAY = dt.date.today().isoformat() + "T10:00:00"
 H100_SUITE = [  # reference/exemplar.toml, v26.08.00 h100
@@ -123,7 +123,7 @@ def test_a_log_whose_node_count_cannot_hold_the_scale_is_refused(
         tmp_path: Path, nodes: int, refused: bool) -> None:
     """An archive has no node list (llmb-config states scale and GPUs per node): the node
     count the job's log prints (Slurm's environment) is checked against the scale instead."""
-    from tests.intake.llmb_fakes import LOG
+    from tests.submission.intake.llmb_fakes import LOG
 
     log = f"SLURM_JOB_NUM_NODES={nodes}\n".encode() + LOG.read_bytes()
     path = archive(tmp_path / "llmb-archive-x.tar.zst", [Job(scale=512)],

@@ -10,7 +10,7 @@ issue #516: ``  fp8 ..... None``, ``  hidden_size ..... 1024``,
 dump (``trainer:`` / ``  devices: 8`` / ``  num_nodes: 2``, OmegaConf YAML as in
 tests/data/ingest/nemo2_identity_preamble.log); the llmb-config keys and order are
 NVIDIA/exemplar-performance cli/llmb-run/example_llmb_config.yaml @ e249aa3 (as
-tests/intake/llmb_fakes.py writes them).
+tests/submission/intake/llmb_fakes.py writes them).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from cmax.errors import EvidenceError
 from cmax.ingest.textlines import head_facts
 from cmax.pipeline import load
 from tests.fakes import manifest_text, run_toml
-from tests.intake.llmb_fakes import Job, config_text
 from tests.paths import DATA
+from tests.submission.intake.llmb_fakes import Job, config_text
 
 LOG = DATA / "ingest" / "megatron_bridge_llama3.1-70b.log"
 

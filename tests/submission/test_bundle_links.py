@@ -20,7 +20,7 @@ import cmax.submission.bundle
 from cmax.errors import BundleError, CmaxError
 from cmax.pipeline import assess, load
 from cmax.submission.bundle import open_bundle
-from tests.intake.llmb_fakes import LOGIN, Job, archive, experiment_dir
+from tests.submission.intake.llmb_fakes import LOGIN, Job, archive, experiment_dir
 
 NAME = "llmb-archive_26.08.00_20261101T120000Z.tar.zst"
 JOB = Job(job_id=3913022, retries=(0, 1))

@@ -9,7 +9,7 @@ import yaml
 from cmax.errors import CmaxError
 from cmax.reading.limits import MAX_YAML_ALIASES, MAX_YAML_DEPTH, MAX_YAML_NODES
 from cmax.reading.yamlfile import load_yaml
-from tests.intake.llmb_fakes import Job, config_text
+from tests.submission.intake.llmb_fakes import Job, config_text
 
 
 def laughs(levels: int, width: int = 10) -> str:

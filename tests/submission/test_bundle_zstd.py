@@ -14,7 +14,7 @@ import zstandard
 import cmax.submission.bundle
 from cmax.errors import CmaxError
 from cmax.submission.bundle import open_bundle
-from tests.test_bundle import _file, _good_members
+from tests.submission.test_bundle import _file, _good_members
 
 
 def _tar_zst(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]],
@@ -92,7 +92,7 @@ SPARSE_PAX = {
 @pytest.mark.parametrize("version", list(SPARSE_PAX))
 def test_a_pax_sparse_member_is_refused_before_its_map_is_read(
         tmp_path: Path, container: str, version: str) -> None:
-    from tests.test_bundle import _tar
+    from tests.submission.test_bundle import _tar
 
     info = tarfile.TarInfo("s.bin")
     info.pax_headers = SPARSE_PAX[version]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from cmax.cli import main
-from tests.intake.llmb_fakes import Job, archive
 from tests.paths import SAMPLES
+from tests.submission.intake.llmb_fakes import Job, archive
 
 
 def _fifo(path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from cmax.history.audit import run_audit
 from cmax.history.store import HistoryStore
 from cmax.scorecard import Scorecard
-from tests.monitoring.test_prometheus_live import OCTOBER_LOG, bundle
+from tests.ingest.monitoring.test_prometheus_live import OCTOBER_LOG, bundle
 
 pytestmark = pytest.mark.slow
 

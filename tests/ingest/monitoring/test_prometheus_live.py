@@ -1,6 +1,6 @@
 """A real Prometheus holding a month of node series with known outages, read through cmax.
 
-The series are written from ``CLUSTER`` (tests/monitoring/conftest.py), backfilled with
+The series are written from ``CLUSTER`` (tests/ingest/monitoring/conftest.py), backfilled with
 promtool and served by Debian's prometheus; cmax asks it over HTTP as it would a buyer's
 server. Downtime and breaches must come back to within one scrape step of the truth, and the
 outage the incident log leaves out must be named.
@@ -17,8 +17,8 @@ from cmax.errors import MonitoringError
 from cmax.ingest.monitoring.witness import span_hours
 from cmax.pipeline import assess
 from tests.fakes import manifest_text
-from tests.monitoring.conftest import CLUSTER, SCRAPE_S, at
-from tests.monitoring.promserver import free_port
+from tests.ingest.monitoring.conftest import CLUSTER, SCRAPE_S, at
+from tests.ingest.monitoring.promserver import free_port
 
 pytestmark = pytest.mark.slow
 

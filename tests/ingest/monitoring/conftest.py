@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.monitoring.promserver import Node, backfill, binaries, openmetrics, serving
+from tests.ingest.monitoring.promserver import Node, backfill, binaries, openmetrics, serving
 
 UTC = dt.UTC
 SCRAPE_S = 300

@@ -20,7 +20,7 @@ from cmax.cli import main
 from cmax.errors import BundleError, CmaxError
 from cmax.submission.bundle import open_bundle
 from tests.fakes import manifest_text
-from tests.paths import DATA
+from tests.paths import DATA, REPO
 
 MANIFEST = manifest_text('[[nccl]]\npath = "nccl/all_reduce.txt"', nodes=2, interconnect=None)
 
@@ -82,7 +82,7 @@ def test_tar_path_traversal_refused(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.parametrize("kind", [tarfile.SYMTYPE, tarfile.LNKTYPE])
 def test_tar_links_out_refused(tmp_path: Path, kind: bytes) -> None:
-    """Links that stay inside are kept (tests/test_bundle_links.py); these leave."""
+    """Links that stay inside are kept (tests/submission/test_bundle_links.py); these leave."""
     link = tarfile.TarInfo("nccl/link.txt")
     link.type = kind
     link.linkname = "/etc/passwd" if kind == tarfile.SYMTYPE else "../cmax.toml"
@@ -289,7 +289,7 @@ def test_signal_removes_the_extraction_directory(tmp_path: Path, sig: signal.Sig
     """Killed while an archive was open, cmax left its temporary directory behind."""
     tgz = _tar(tmp_path / "b.tar.gz", _good_members())
     with subprocess.Popen([sys.executable, "-c", _HOLD, str(tgz)], stdout=subprocess.PIPE,
-                          text=True, cwd=Path(__file__).resolve().parent.parent) as proc:
+                          text=True, cwd=REPO) as proc:
         assert proc.stdout is not None
         root = Path(proc.stdout.readline().strip())
         assert root.is_dir()
