@@ -39,7 +39,7 @@ incident log, or the bundle as a whole."""
 class Finding(BaseModel):
     """A rule that fired: where, why it matters and how to fix it."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     rule: str
     """rule id (cmax validate --rules, cmax docs rules)"""

@@ -60,11 +60,12 @@ def gentler(a: Tier, b: Tier) -> Tier:
 
 class _Model(BaseModel):
     """Frozen, strict models; each field's docstring is its description in the JSON Schema
-    (``cmax schema --model scorecard``). Computed fields (a result's ``state``, a gate's
-    ``binding_cap``) are written to JSON for readers and dropped when a scorecard is read back,
-    so a written scorecard always validates."""
+    (``cmax schema --model scorecard``, which reads the docstrings: :mod:`cmax.cli.schemas`;
+    pydantic reading them here would cost every command's start-up). Computed fields (a
+    result's ``state``, a gate's ``binding_cap``) are written to JSON for readers and dropped
+    when a scorecard is read back, so a written scorecard always validates."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     @model_validator(mode="before")
     @classmethod

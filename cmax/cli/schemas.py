@@ -6,15 +6,28 @@ them, docs/manifest.md (shipped in the package); ``validate`` and ``audit`` desc
 ``--format json`` documents of those commands, the audit's drift items and Exemplar statuses
 from their models. :func:`undescribed` lists any property left without a description (a test
 keeps it empty for manifest, validate and audit).
+
+The scorecard's and the findings' fields are described by the docstring under each field
+(a string literal on the line after ``x: int``), read here from the models' source
+(:func:`model_schema`) rather than by pydantic when each model class is made
+(``use_attribute_docstrings``): that read parses the modules' source and cost every command
+about 30 ms of start-up, for descriptions only this command prints.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
+import itertools
 import re
+import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from cmax.ingest.evidence import TABLES
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -30,6 +43,76 @@ _MANIFEST_TOP = {
     "declarations": "self-declared attestations and features (key = bool/str/number), scored "
                     "at reduced credit and marked unverified: [declarations]",
 }
+
+
+def model_schema(model: type[BaseModel],
+                 mode: Literal["validation", "serialization"] = "validation") -> dict[str, Any]:
+    """``model``'s JSON Schema with each field's docstring as its description (a description
+    given with ``Field(description=...)`` stays), for the model and every model it holds."""
+    schema = model.model_json_schema(mode=mode)
+    models = _models(model)
+    for name, part in [(schema.get("title"), schema), *schema.get("$defs", {}).items()]:
+        if name not in models:
+            continue
+        docs = _field_docs(models[name])
+        properties = part.get("properties", {})
+        for key, prop in properties.items():
+            if key in docs and "description" not in prop:
+                # pydantic writes a property's keys in sorted order: so does this
+                properties[key] = dict(sorted({**prop, "description": docs[key]}.items()))
+    return schema
+
+
+def _models(model: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """``model`` and every model its fields and computed fields hold, by class name (the
+    name pydantic gives each one's ``$defs`` entry)."""
+    from pydantic import BaseModel
+
+    found: dict[str, type[BaseModel]] = {}
+    todo = [model]
+    while todo:
+        cls = todo.pop()
+        if cls.__name__ in found:
+            continue
+        found[cls.__name__] = cls
+        types: list[Any] = [f.annotation for f in cls.model_fields.values()]
+        types += [f.return_type for f in cls.model_computed_fields.values()]
+        while types:
+            held = types.pop()
+            if isinstance(held, type) and issubclass(held, BaseModel):
+                todo.append(held)
+            types.extend(get_args(held))
+    return found
+
+
+def _field_docs(model: type[BaseModel]) -> dict[str, str]:
+    """Field name -> the docstring under it, in ``model`` and the models it derives from
+    (cleaned as pydantic cleans one: :func:`inspect.cleandoc`)."""
+    from pydantic import BaseModel
+
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or cls is BaseModel:
+            continue
+        body = _class_bodies(cls.__module__).get(cls.__qualname__, [])
+        for field, after in itertools.pairwise(body):
+            if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[field.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
+_BODIES: dict[str, dict[str, list[ast.stmt]]] = {}
+
+
+def _class_bodies(module: str) -> dict[str, list[ast.stmt]]:
+    """The statements of each top-level class of ``module``, its source parsed once."""
+    if module not in _BODIES:
+        tree = ast.parse(inspect.getsource(sys.modules[module]))
+        _BODIES[module] = {node.name: node.body for node in tree.body
+                           if isinstance(node, ast.ClassDef)}
+    return _BODIES[module]
 
 
 def _manifest_table() -> dict[tuple[str, str], str]:
@@ -79,7 +162,7 @@ def _finding() -> dict[str, Any]:
     from cmax.cli.validate_cmd import FINDING_KEYS
     from cmax.findings import Finding
 
-    props = Finding.model_json_schema()["properties"]
+    props = model_schema(Finding)["properties"]
     return {"type": "object", "description": "one way the submission could mislead",
             "required": list(FINDING_KEYS),
             "properties": {key: props[key] for key in FINDING_KEYS}}
@@ -90,7 +173,7 @@ def validate_schema() -> dict[str, Any]:
 
     counts = {sev: {"type": "integer", "description": f"{sev} findings"}
               for sev in ("error", "warning", "info")}
-    claims = ClaimEntry.model_json_schema()
+    claims = model_schema(ClaimEntry)
     return {"$schema": DIALECT, "title": "cmax validate --format json", "type": "object",
             "required": ["findings", "counts"], "$defs": claims.pop("$defs"),
             "properties": {
@@ -182,8 +265,8 @@ def audit_schema() -> dict[str, Any]:
 def schemas() -> dict[str, Any]:
     from cmax.scorecard import PriceAdvice, Scorecard
 
-    return {"scorecard": Scorecard.model_json_schema(mode="serialization"),
-            "price": PriceAdvice.model_json_schema(mode="serialization"),
+    return {"scorecard": model_schema(Scorecard, mode="serialization"),
+            "price": model_schema(PriceAdvice, mode="serialization"),
             "manifest": manifest_schema(), "validate": validate_schema(),
             "audit": audit_schema()}
 

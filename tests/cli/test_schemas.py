@@ -8,9 +8,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
 from cmax.cli import exits, main
-from cmax.cli.schemas import schemas, undescribed
+from cmax.cli.schemas import model_schema, schemas, undescribed
 from tests.paths import SAMPLES
 
 
@@ -30,6 +31,49 @@ def test_scorecard_descriptions_come_from_field_docstrings() -> None:
     defs = schemas()["scorecard"]["$defs"]
     assert "out-of-place" in defs["NetworkResult"]["properties"]["busbw_gbps"]["description"]
     assert defs["Gate"]["properties"]["cap"]["description"].startswith("the tier a failed gate")
+
+
+class _Inner(BaseModel):
+    size: int
+    """how big,
+        in bytes"""
+
+
+class _Base(BaseModel):
+    name: str
+    """what it is called"""
+
+
+class _Outer(_Base):
+    inner: list[_Inner] | None = None
+    """the parts"""
+    given: int = Field(0, description="said in Field")
+    """a docstring a Field description wins over"""
+    bare: int = 0
+
+
+def test_field_docstrings_become_descriptions_only_in_the_schema() -> None:
+    """The models do not read their docstrings when made (that parse cost every command's
+    start-up); ``cmax schema`` reads them: inherited fields, nested models, a Field's own
+    description kept, a docstring cleaned as pydantic cleans one."""
+    assert _Outer.model_fields["name"].description is None
+    schema = model_schema(_Outer)
+    props = schema["properties"]
+    assert props["name"]["description"] == "what it is called"
+    assert props["inner"]["description"] == "the parts"
+    assert props["given"]["description"] == "said in Field"
+    assert "description" not in props["bare"]
+    assert schema["$defs"]["_Inner"]["properties"]["size"]["description"] == "how big,\nin bytes"
+    assert list(props["inner"]) == sorted(props["inner"])  # pydantic's key order kept
+
+
+@pytest.mark.parametrize("model", ["cmax.scorecard:Scorecard", "cmax.findings:Finding"])
+def test_the_models_leave_their_docstrings_to_cmax_schema(model: str) -> None:
+    import importlib
+
+    module, name = model.split(":")
+    config: ConfigDict = getattr(importlib.import_module(module), name).model_config
+    assert not config.get("use_attribute_docstrings")
 
 
 def test_validate_claims_and_findings_are_described(capsys: pytest.CaptureFixture[str]) -> None:
