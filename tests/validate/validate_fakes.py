@@ -117,8 +117,9 @@ class RunFx:
 
     @property
     def log(self) -> str:
-        return self.spec.get("log", f"training/{self.workload}_{self.precision}_{self.num_gpus}"
-                                    ".log")
+        named = self.spec.get("log")
+        return named if isinstance(named, str) else (
+            f"training/{self.workload}_{self.precision}_{self.num_gpus}.log")
 
     @property
     def stem(self) -> str:
@@ -702,4 +703,6 @@ class HonestBundle:
         for name in self.drop_rows:
             tables[name] = tables[name].clear()
         return Evidence(manifest=manifest, root=root, source=root, audit_cluster=self.audit_cluster,
-                        files=files, mlperf_sets=sets, **tables)
+                        files=files, mlperf_sets=sets, runs=tables["runs"], steps=tables["steps"],
+                        nccl=tables["nccl"], incidents=tables["incidents"],
+                        audit_checks=tables["audit_checks"], mlperf=tables["mlperf"])
