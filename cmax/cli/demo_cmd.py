@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cmax.cli.common import emit_json, format_option, no_pdf_option, paper_option, progress
+from cmax.reading.safetext import one_line
+
+if TYPE_CHECKING:
+    from cmax.render.page_one import PageOne
+
+
+def table(pages: Sequence[PageOne]) -> list[str]:
+    """The demo's table: one line per provider, read from its page 1."""
+    lines = [f"{'provider':<18} {'gpu':<9} {'tier':<16} {'score':>6} {'exemplar':>13} "
+             f"{'quoted':>7} {'ask':>7} {'value':>7}  decision"]
+    for page in pages:
+        tiles = page.prices
+        quoted, ask, value = ((tiles.quoted.value, tiles.ask.value, tiles.value.value)
+                              if tiles is not None else ("-", "-", "-"))
+        lines.append(f"{one_line(page.provider[:18]):<18} {page.gpu[:9]:<9} {page.tier:<16} "
+                     f"{page.score:>6} {page.exemplar.label:>13} {quoted:>7} {ask:>7} "
+                     f"{value:>7}  {page.decision}")
+    return lines
 
 
 @click.command("demo", help="Rate the sample providers that ship with cmax and write their "
@@ -40,7 +60,8 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
                                    rank_by="value" if rank_by == "value" else "tier",
                                    pdf=not no_pdf, paper=paper)
     from cmax.price.tokens import compare
-    from cmax.render.views import decision, tokens_sentence
+    from cmax.render.page_one import decision, page_one
+    from cmax.render.views import tokens_sentence
 
     # across GPU generations offers are compared per training token, never per GPU-hour
     result = compare(cards)
@@ -70,18 +91,10 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
             "files": [str(f.resolve()) for f in files],
         })
         return
-    click.echo(f"{'provider':<18} {'gpu':<9} {'tier':<16} {'score':>6} {'exemplar':>13} "
-               f"{'quoted $/h':>11} {'ask $/h':>9} {'value $/h':>10}")
-    for c in cards:
-        quoted = f"{c.price.quoted_usd_per_gpu_hour:.2f}" if c.price else "-"
-        value = (f"{c.price.usd_per_reference_gpu_hour:.2f}"
-                 if c.price and c.price.usd_per_reference_gpu_hour is not None else "-")
-        ask = (f"{c.price.ask_usd_per_gpu_hour:.2f}"
-               if c.price and c.price.ask_usd_per_gpu_hour is not None else "-")
-        exemplar = c.exemplar_state.label
-        click.echo(f"{c.provider[:18]:<18} {c.gpu[:9]:<9} {c.tier:<16} {c.score:6.1f} "
-                   f"{exemplar:>13} {quoted:>11} {ask:>9} {value:>10}")
-    click.echo("(value $/h: $ per reference-grade GPU-hour, comparable within one GPU type only)")
+    for line in table([page_one(c) for c in cards]):
+        click.echo(line)
+    click.echo("(quoted, ask: $ per GPU-hour; value: $ per reference-grade GPU-hour, comparable "
+               "within one GPU type only)")
     if result.ranked:
         basket = ", ".join(f"{k.replace(':', ' ')} at {result.scales[k]:,} GPUs"
                            for k in result.basket)

@@ -13,7 +13,7 @@ from cmax.reading.safetext import one_line
 from cmax.states import NOT_ASSESSED
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
-    from cmax.scorecard import PriceAdvice
+    from cmax.scorecard import PriceAdvice, Scorecard
     from cmax.submission.intake.draft import Commercial
 
 
@@ -37,12 +37,21 @@ def sla_line(a: PriceAdvice) -> str:
                f"{_money(a.sla_credit_term_projection_usd)}"))
 
 
-def price_text(provider: str, cluster: str, advice: PriceAdvice) -> list[str]:
+def price_text(card: Scorecard, advice: PriceAdvice) -> list[str]:
+    """Page 1's decision and ask (:mod:`cmax.render.page_one`, with this advice), then the
+    advice's figures to more digits and the arithmetic behind them."""
+    from cmax.render.page_one import page_one
+
     a = advice
+    page = page_one(card.model_copy(update={"price": advice}))
     ratio = "-" if a.throughput_ratio is None else f"{a.throughput_ratio:.4f}"
     adj = "" if a.adjustment_pct is None else f" ({a.adjustment_pct:+.2f}% vs quote)"
     lines = [
-        f"{one_line(provider)} · {one_line(cluster)}",
+        f"{one_line(card.provider)} · {one_line(card.cluster)}",
+        f"Decision: {page.decision}. {page.ask}",
+        f"  tier {page.tier}, score {page.score}; Exemplar (performance only): "
+        f"{page.exemplar.label}",
+        "",
         f"  quoted       {_money(a.quoted_usd_per_gpu_hour)}/GPU-hr",
         f"  parity       {_money(a.parity_usd_per_gpu_hour, 4)}/GPU-hr  (throughput {ratio} "
         f"× goodput {a.goodput_ratio:.4f}"
@@ -118,4 +127,4 @@ def command(bundle: str, workload: str | None, rubric_path: str | None, fmt: str
     if fmt == "json":
         emit_json(advice)
     else:
-        click.echo("\n".join(price_text(card.provider, card.cluster, advice)))
+        click.echo("\n".join(price_text(card, advice)))

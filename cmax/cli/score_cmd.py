@@ -19,6 +19,7 @@ from cmax.reading.safetext import one_line
 from cmax.states import State, verdict_label
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
+    from cmax.render.page_one import PageOne
     from cmax.scorecard import Scorecard
     from cmax.submission.intake.draft import Commercial
 
@@ -37,23 +38,39 @@ def _num(value: float | None, fmt: str = ".3f") -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def page_one_text(page: PageOne) -> list[str]:
+    """Page 1 as text (:mod:`cmax.render.page_one`): the decision and the ask, then the key
+    figures, in the words and roundings of the HTML scorecard and the brief."""
+    lines = [f"Decision: {page.decision}. {one_line(page.ask)}"]
+    if page.prices is not None:
+        t = page.prices
+        lines.append("  " + "   ".join(f"{f.label.lower()} {f.value}"
+                                       for f in (t.quoted, t.parity, t.ask, t.value))
+                     + " per GPU-hour")
+    lines += [f"  {k.label}: {one_line(k.value)} ({one_line(k.detail)})" for k in page.keys
+              if k.label != "Price per GPU-hour"]
+    return lines
+
+
 def scorecard_text(card: Scorecard) -> list[str]:
     """A compact human summary; the JSON has everything."""
+    from cmax.render.page_one import page_one
+
+    page = page_one(card)
     region = f" ({one_line(card.region)})" if card.region else ""
     fabric = f", {card.interconnect}" if card.interconnect else ""
     lines = [  # names from the manifest: a line break in one must not forge a line
         f"{one_line(card.provider)} · {one_line(card.cluster)}{region}",
         f"  {card.nodes} × {card.gpus_per_node} {card.gpu}{fabric}; benchmarked "
         f"{card.benchmark_date}; reference {card.reference_release}; rubric {card.rubric}",
-        f"Tier: {card.tier}   score "
-        + (card.score_state.label if card.score_state is State.NOT_SCORED
-           else f"{card.score:.1f}/100")
-        + f"   Exemplar-style suite: {card.exemplar_state.label} (bar {card.exemplar_bar:.0%})",
+        f"Tier: {page.tier}   score {page.score}" + ("/100" if page.rated else "")
+        + f"   Exemplar-style suite: {page.exemplar.label} (bar {page.exemplar_bar})",
     ]
     if card.tier_without_declarations is not None:
         lines.append(f"  without self-declarations: {card.tier_without_declarations}")
     if card.scale is not None:
         lines.append(f"  scale: {card.scale.summary}")
+    lines += page_one_text(page)
     if card.workloads:
         lines += ["", "Training throughput vs reference (steady-state window)",
                   f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'ratio':>7} {'95% CI':>13}  "
@@ -156,12 +173,6 @@ def scorecard_text(card: Scorecard) -> list[str]:
     counts = card.finding_counts
     lines += ["", f"Findings: {counts.get('error', 0)} error(s), {counts.get('warning', 0)} "
                   f"warning(s), {counts.get('info', 0)} info (cmax validate lists them)"]
-    if card.price is not None:
-        p = card.price
-        ask = (f"${p.ask_usd_per_gpu_hour:.2f} ({p.adjustment_pct:+.2f}%)"
-               if p.ask_usd_per_gpu_hour is not None and p.adjustment_pct is not None else "-")
-        lines.append(f"Price: quoted ${p.quoted_usd_per_gpu_hour:.2f}/GPU-hr → ask {ask} "
-                     "(cmax price explains)")
     return lines
 
 

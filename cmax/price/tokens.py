@@ -45,6 +45,13 @@ def breakeven_speedup(quote_a: float, quote_b: float, goodput_a: float = 1.0,
     return (quote_a / goodput_a) / (quote_b / goodput_b)
 
 
+def speedup(breakeven: float, usd_a: float, usd_b: float) -> float:
+    """How many times faster per GPU offer B trains than offer A, from the break-even speed-up
+    B needs (:func:`breakeven_speedup`, B over A) and what each costs per million tokens: at
+    equal cost per token B's speed-up is the break-even, and it grows as A's cost does."""
+    return breakeven * usd_a / usd_b
+
+
 def breakeven_price(quote_b: float, tps_a: float, tps_b: float, goodput_a: float = 1.0,
                     goodput_b: float = 1.0) -> float:
     """The $/GPU-hour at which offer A costs the same per token as offer B at B's quote."""

@@ -10,13 +10,16 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from markupsafe import Markup, escape
 
 from cmax.states import VERDICT_STATES
 from cmax.states import verdict_label as _verdict_label
+
+T = TypeVar("T")
 
 MISSING = "—"
 MINUS = "−"  # a true minus sign: a hyphen is too short to read in a table of prices
@@ -218,7 +221,15 @@ def workload_label(workload: str, precision: str, num_gpus: int) -> str:
     return f"{workload} {precision.upper()} · {num_gpus:,d} GPUs"
 
 
+def columns(items: Sequence[T], n: int) -> list[list[T]]:
+    """``items`` in order, in at most ``n`` columns of equal length (the last may be shorter):
+    the split a template would otherwise work out with arithmetic."""
+    size = max(1, -(-len(items) // n))
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+
+
 FILTERS: dict[str, Any] = {
+    "columns": columns,
     "num": num,
     "num_trim": num_trim,
     "integer": integer,

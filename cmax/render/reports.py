@@ -21,6 +21,7 @@ from cmax.errors import CmaxError
 from cmax.findings import sort_findings
 from cmax.reading.safetext import csv_cell, json_text
 from cmax.render import charts, views
+from cmax.render.page_one import DRIVER_LEGEND, EXEMPLAR_SCOPE, page_one
 from cmax.render.pdf import (
     DEFAULT_PAPER,
     DEFAULT_VARIANT,
@@ -111,15 +112,14 @@ def scorecard_json(card: Scorecard) -> str:
 
 
 def _common(card: Scorecard) -> dict[str, Any]:
+    page = page_one(card)
     return {
         "card": card,
+        "page": page,
         "cmax_version": card.cmax_version,
         "headlines": views.headline_findings(card),
         "reasons": views.reasoning(card),
-        "gates_failed": views.failed_gates(card),
-        "gates_unevaluated": views.unevaluated_gates(card),
-        "gates_capping": views.capping_gates(card),
-        "gap": views.evidence_gap(card),
+        "gap": page.gap,
         "loss_basis": views.loss_basis(card),
     }
 
@@ -132,22 +132,17 @@ def scorecard_html(card: Scorecard, slug: str, medium: str, chart_set: Scorecard
                    heatmap: str | None = None) -> str:
     findings = views.all_findings(card)
     audit_checks = views.audit_checks_sorted(card)
-    drivers = views.top_drivers(card)
     return render_template(
         "scorecard.html.j2",
         **_common(card),
         slug=slug,
         medium=medium,
-        decision=views.verdict_line(card),
-        drivers=drivers,
         tier_changes=views.tier_changes(card),
         components_line=views.components_line,
         category_columns=views.category_columns(card.categories),
         rating_notes=views.rating_notes(card),
-        driver_legend=views.DRIVER_LEGEND,
-        keys=views.page1_keys(card, drivers),
-        exemplar_text=views.exemplar_text(card),
-        exemplar_scope=views.EXEMPLAR_SCOPE,
+        driver_legend=DRIVER_LEGEND,
+        exemplar_scope=EXEMPLAR_SCOPE,
         glossary_page1=views.glossary(*PAGE1_TERMS),
         charts=chart_set,
         audit_checks=audit_checks,
@@ -170,7 +165,7 @@ def brief_html(card: Scorecard, level: int = 0, peers: Sequence[Scorecard] = ())
     compact, max_reasons, max_demands = BRIEF_LEVELS[level]
     comparison = views.value_comparison(card, list(peers)) if len(peers) > 1 else []
     return render_template(
-        "brief.html.j2", **_common(card), compact=compact, opening=views.opening(card),
+        "brief.html.j2", **_common(card), compact=compact,
         gates_note=views.other_gates_note(card),
         why=views.brief_reasons(card)[:max_reasons],
         demands=views.brief_demands(card)[:max_demands],

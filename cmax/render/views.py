@@ -1,7 +1,8 @@
-"""What the first page says: key numbers, the findings that matter most, the leaderboard row.
+"""What the reports say beyond page 1 (:mod:`cmax.render.page_one`): the findings that matter
+most, the brief's reasons and demands, the leaderboard rows, what would change the tier.
 
-These only select and phrase what is already in the Scorecard; no figure is recomputed
-here, so every number in a report is the number in the attached scorecard JSON.
+These only select and phrase what is already in the Scorecard; money is computed in
+:mod:`cmax.price`, so every number in a report is the number in the attached scorecard JSON.
 """
 
 from __future__ import annotations
@@ -13,6 +14,15 @@ from typing import Literal
 
 from cmax.findings import SEVERITY_ORDER, Finding, sort_findings
 from cmax.render import formatting as fmt
+from cmax.render.page_one import (
+    Decision,
+    capping_gates,
+    decision,
+    evidence_gap,
+    missing_evidence,
+    top_drivers,
+    workload_line,
+)
 from cmax.score.verdicts import serving_rated
 from cmax.scorecard import (
     TIERS,
@@ -21,37 +31,12 @@ from cmax.scorecard import (
     ComponentScore,
     Gate,
     Scorecard,
-    SlaResult,
     Tier,
-    WorkloadResult,
     tier_rank,
 )
-from cmax.states import State, Tone, verdict_label
+from cmax.states import State
 
 AUDIT_ORDER = {"FAIL": 0, "WARNING": 1, "SKIPPED": 2, "PASS": 3}
-
-_SLA_WITNESS = {"monitoring": "the buyer's monitoring",
-                "both": "the buyer's monitoring and the incident log"}
-"""What an SLA figure rests on where the buyer's monitoring is a witness, in the report's words
-(cmax/resolve/monitoring.py); a figure from the incident log alone reads as it always did."""
-
-
-def _sla_witness(sla: SlaResult) -> str:
-    """``; witness: ...; in breach: ...`` for an SLA the monitoring witnessed, else nothing."""
-    if sla.witness not in _SLA_WITNESS:
-        return ""
-    nodes = sla.nodes_in_breach
-    breach = (f"; in breach: {', '.join(nodes[:3])}"
-              + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")) if nodes else ""
-    return f"; witness: {_SLA_WITNESS[sla.witness]}{breach}"
-
-
-@dataclass(frozen=True)
-class KeyNumber:
-    label: str
-    value: str
-    detail: str
-    tone: Tone
 
 
 def headline_findings(card: Scorecard, limit: int = 3) -> list[Finding]:
@@ -77,60 +62,6 @@ def audit_checks_sorted(card: Scorecard) -> list[AuditCheck]:
                   key=lambda c: (AUDIT_ORDER[c.status], c.category, c.check_id))
 
 
-def why_not_compared(card: Scorecard) -> str:
-    """'no reference', 'not comparable, no reference': why the runs were not compared."""
-    return ", ".join(sorted({
-        verdict_label(w.verdict).removeprefix("not evaluated (").removesuffix(")")
-        for w in card.workloads}))
-
-
-def compared_runs(card: Scorecard) -> list[WorkloadResult]:
-    """Runs measured against a reference (passed, failed or inconclusive)."""
-    return [w for w in card.workloads
-            if w.ratio is not None and w.verdict in ("pass", "fail", "inconclusive")]
-
-
-@dataclass(frozen=True)
-class EvidenceGap:
-    """Page 1's warning when the evidence is too thin to rate: why, the validation errors,
-    and what to submit to earn a rating."""
-
-    headline: str
-    errors: int
-    submit: list[str]
-
-
-def evidence_gap(card: Scorecard) -> EvidenceGap | None:
-    """None when the evidence supports a rating; otherwise what is missing. Thin means no
-    category could be scored, or runs were submitted and none could be compared."""
-    errors = card.finding_counts.get("error", 0)
-    if card.score_state is State.NOT_SCORED:
-        headline = ("Not rated: no category could be scored from the evidence submitted. "
-                    f"{card.tier} is where the rules leave a bundle without evidence, not a "
-                    "measurement.")
-    elif card.workloads and not compared_runs(card):
-        headline = (f"Thin evidence: none of the {len(card.workloads)} training runs could "
-                    "be compared with a reference, so nothing about throughput or its price "
-                    "is measured.")
-    else:
-        return None
-    return EvidenceGap(headline + _uncompared_mlperf(card), errors, missing_evidence(card))
-
-
-def _uncompared_mlperf(card: Scorecard) -> str:
-    """The MLPerf results a thin bundle did submit and why they count for nothing: an
-    MLPerf-only bundle otherwise read as if it held no evidence at all."""
-    missed = [m for m in card.mlperf if m.ratio is None]
-    if not missed:
-        return ""
-    why = next((n for m in missed for n in m.notes if n.startswith("no ")), None)
-    n = len(card.mlperf)
-    which = ("The MLPerf result submitted" if n == 1 else
-             f"None of the {n} MLPerf results submitted" if len(missed) == n else
-             f"{len(missed)} of the {n} MLPerf results submitted")
-    verb = "could be" if which.startswith("None") else "could not be"
-    return f" {which} {verb} compared with a reference" + (f": {why}." if why else ".")
-
 
 def evidence_warning(card: Scorecard) -> str | None:
     """The one-line stderr warning `cmax report` gives, as `cmax price` does."""
@@ -149,10 +80,6 @@ def evidence_warning(card: Scorecard) -> str | None:
     return " ".join(parts)
 
 
-def _workload_line(w: WorkloadResult) -> str:
-    return fmt.workload_label(w.workload, w.precision, w.num_gpus)
-
-
 def gate_state(gate: Gate) -> State:
     """What a gate's row may honestly say, in the one vocabulary of states: read from the
     gate's typed ``status``, never from the words of its reason."""
@@ -161,147 +88,6 @@ def gate_state(gate: Gate) -> State:
 
 def unevaluated_gates(card: Scorecard) -> list[Gate]:
     return [g for g in card.gates if g.state is State.NOT_EVALUATED]
-
-
-EXEMPLAR_SCOPE = ("Exemplar covers training throughput only (every suite workload above the "
-                  "bar with 95% confidence); it says nothing about networking, reliability, "
-                  "security or price and is not a recommendation: the tier is.")
-
-
-def exemplar_text(card: Scorecard) -> str:
-    """Why the Exemplar suite is in its state (the state itself is ``card.exemplar_state``):
-    the judgement's own reason, so every report says the same."""
-    return f"{card.exemplar.reason}."
-
-
-def _serving_key(card: Scorecard) -> KeyNumber:
-    """A serving bundle's first tile: its results compared like with like, the lowest ratio."""
-    compared = [r for r in card.inference if serving_rated(r)]
-    if not compared:
-        return KeyNumber("Serving throughput", "none compared",
-                         f"{len(card.inference)} serving result(s), none compared like with "
-                         "like on a GPU count its own file states", "warn")
-    worst = min(compared, key=lambda r: r.ratio or 0.0)
-    passed = sum(1 for r in compared if r.verdict == "pass")
-    tone: Tone = ("good" if passed == len(compared)
-                  else "bad" if any(r.verdict == "fail" for r in compared) else "warn")
-    return KeyNumber("Serving throughput", f"{passed} of {len(compared)} results pass",
-                     f"lowest {fmt.pct(worst.ratio)} of reference, {worst.model} "
-                     f"{worst.precision} {worst.input_len}/{worst.output_len}", tone)
-
-
-def key_numbers(card: Scorecard) -> list[KeyNumber]:
-    """Six numbers a buyer reads first; each says 'not provided' rather than disappearing."""
-    out: list[KeyNumber] = []
-    compared = [w for w in card.workloads if w.ratio is not None]
-    if compared:
-        worst = min(compared, key=lambda w: w.ratio or 0.0)
-        passed = sum(1 for w in card.workloads if w.verdict == "pass")
-        tone: Tone = ("good" if passed == len(card.workloads)
-                      else "bad" if any(w.verdict == "fail" for w in card.workloads) else "warn")
-        out.append(KeyNumber(
-            "Training throughput",
-            f"{passed} of {len(card.workloads)} workloads pass",
-            f"lowest {fmt.pct(worst.ratio)} of reference "
-            f"(CI {fmt.pct_range(worst.ci_low, worst.ci_high)}), {_workload_line(worst)}",
-            tone,
-        ))
-    elif card.workloads:
-        out.append(KeyNumber("Training throughput", "none compared",
-                             f"{len(card.workloads)} run(s) submitted, none could be compared "
-                             f"with a reference ({why_not_compared(card)})", "warn"))
-    elif card.inference:
-        out.append(_serving_key(card))
-    else:
-        out.append(KeyNumber("Training throughput", "not provided",
-                             "no training runs in the bundle", "neutral"))
-
-    nets = [n for n in card.network if n.ratio is not None]
-    if nets:
-        worst_net = min(nets, key=lambda n: n.ratio or 0.0)
-        out.append(KeyNumber(
-            "Network bus bandwidth",
-            f"{fmt.pct(worst_net.ratio)} of reference",
-            f"{worst_net.collective} at {fmt.binary_bytes(worst_net.large_message_bytes)}, "
-            f"{worst_net.nodes} nodes: {fmt.num(worst_net.busbw_gbps)} vs "
-            f"{fmt.num(worst_net.reference_busbw_gbps)} GB/s",
-            "good" if worst_net.verdict == "pass" else "bad" if worst_net.verdict == "fail"
-            else "warn",
-        ))
-    elif card.network:
-        n = card.network[0]
-        out.append(KeyNumber("Network bus bandwidth", f"{fmt.num(n.busbw_gbps)} GB/s",
-                             "no reference for this fabric", "neutral"))
-    else:
-        out.append(KeyNumber("Network bus bandwidth", "not provided",
-                             "no nccl-tests output in the bundle", "neutral"))
-
-    rel = card.reliability
-    if rel is not None:
-        ratio = rel.ratio_vs_reference
-        out.append(KeyNumber(
-            "Interruptions",
-            f"{fmt.num(rel.per_1000_gpu_days, 2)} / 1,000 GPU-days",
-            f"reference {fmt.num(rel.reference_per_1000_gpu_days, 2)}; "
-            f"MTBF {fmt.integer(rel.mtbf_gpu_hours)} GPU-hours; "
-            f"goodput {fmt.pct(rel.goodput_ratio)} of reference",
-            "neutral" if ratio is None else "good" if ratio <= 1.0
-            else "warn" if ratio <= 1.5 else "bad",
-        ))
-    else:
-        out.append(KeyNumber("Interruptions", "not provided",
-                             "no incident log in the bundle", "neutral"))
-
-    sla = card.sla
-    if sla is not None:
-        out.append(KeyNumber(
-            "SLA uptime",
-            f"{fmt.pct_value(sla.measured_uptime_pct, None)} measured",
-            f"contracted {fmt.pct_value(sla.contracted_uptime_pct, None)}: "
-            + ("met" if sla.met
-               else f"missed, {fmt.pct_value(sla.credit_pct, None)} service credit owed")
-            + (f"; {sla.node_months_below} of {sla.node_months} node-months below"
-               if sla.node_months else "")
-            + _sla_witness(sla),
-            "good" if sla.met else "bad",
-        ))
-    else:
-        out.append(KeyNumber("SLA uptime", "not provided", "no SLA terms in the manifest",
-                             "neutral"))
-
-    audit = card.audit
-    if audit is not None:
-        counts = audit.counts
-        fails, warns = counts.get("FAIL", 0), counts.get("WARNING", 0)
-        out.append(KeyNumber(
-            "ClusterMAX audit",
-            f"{fails} fail · {warns} warn · {counts.get('PASS', 0)} pass",
-            f"{sum(counts.values())} checks, {counts.get('SKIPPED', 0)} skipped",
-            "bad" if fails else "warn" if warns else "good",
-        ))
-    else:
-        out.append(KeyNumber("ClusterMAX audit", "not provided",
-                             "no audit.values.json in the bundle", "neutral"))
-
-    advice = card.price
-    if advice is not None and advice.recommended_usd_per_gpu_hour is not None:
-        adj = advice.adjustment_pct
-        out.append(KeyNumber(
-            "Price per GPU-hour",
-            f"{fmt.usd(advice.quoted_usd_per_gpu_hour)} quoted → "
-            f"{fmt.usd(advice.recommended_usd_per_gpu_hour)}",
-            f"parity {fmt.usd(advice.parity_usd_per_gpu_hour)}; "
-            f"{fmt.signed_pct(adj)} vs quoted",
-            "neutral" if adj is None else "good" if adj >= -2 else "warn" if adj >= -10
-            else "bad",
-        ))
-    elif advice is not None:
-        out.append(KeyNumber("Price per GPU-hour", fmt.usd(advice.quoted_usd_per_gpu_hour),
-                             "no recommendation: throughput could not be compared", "neutral"))
-    else:
-        out.append(KeyNumber("Price per GPU-hour", "not provided",
-                             "no [pricing] section in the manifest", "neutral"))
-    return out
 
 
 _LIST_MARKER = re.compile(r"^\s*\d{1,3}[.)]\s+")
@@ -355,6 +141,9 @@ class LeaderboardRow:
     joules_rank: int | None = None  # 1 = least energy per token, among those with energy
     serving_ratio: float | None = None  # lowest serving ratio compared like with like
     serving_usd: float | None = None  # cheapest $ per million output tokens of those results
+    gpus: int = 0  # the cluster's GPUs
+    measured_joules: float | None = None  # mean J/token the runs measured themselves
+    measured_runs: int = 0  # runs with their own energy readings
 
 
 def _value(card: Scorecard) -> float | None:
@@ -431,6 +220,8 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
     for rank, (slug, card) in enumerate(leaderboard_order(cards, by), start=1):
         ratios = [w.ratio for w in card.workloads if w.ratio is not None]
         nets = [n.ratio for n in card.network if n.ratio is not None]
+        joules = [w.measured_joules_per_token for w in card.workloads
+                  if w.measured_joules_per_token]
         rows.append(LeaderboardRow(
             rank=rank, slug=slug, card=card,
             workloads_passed=sum(1 for w in card.workloads if w.verdict == "pass"),
@@ -442,7 +233,9 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
             tokens_rank=tokens[slug][1] if slug in tokens else None,
             joules_per_token=energy[slug][0] if slug in energy else None,
             joules_rank=energy[slug][1] if slug in energy else None,
-            **_serving_columns(card),
+            **_serving_columns(card), gpus=card.nodes * card.gpus_per_node,
+            measured_joules=sum(joules) / len(joules) if joules else None,
+            measured_runs=len(joules),
         ))
     return rows
 
@@ -469,13 +262,15 @@ class ServingCost:
 
 def serving_costs(card: Scorecard) -> list[ServingCost]:
     """Every serving result with a measured rate, in manifest order."""
+    from cmax.price.derived import serving_usd_per_million
+
     ask = card.price.ask_usd_per_gpu_hour if card.price is not None else None
     out = []
     for r in card.inference:
         if not r.output_tok_s_per_gpu:
             continue
-        at_ask = (ask * 1e6 / (r.output_tok_s_per_gpu * 3600.0)
-                  if ask is not None and r.usd_per_million_output_tokens is not None else None)
+        at_ask = (serving_usd_per_million(ask, r.output_tok_s_per_gpu)
+                  if r.usd_per_million_output_tokens is not None else None)
         out.append(ServingCost(
             f"{r.model} {r.precision} {r.input_len:,}/{r.output_len:,} on {r.gpus} GPU"
             f"{'s' if r.gpus != 1 else ''}", r.ratio if serving_rated(r) else None, r.verdict,
@@ -498,7 +293,7 @@ def brief_reasons(card: Scorecard) -> list[Point]:
         points.append(Point(f"{d.name}: {d.detail}. {worth}"))
     short = [w for w in card.workloads if w.verdict in ("fail", "inconclusive")]
     if short:
-        each = "; ".join(f"{_workload_line(w)} {fmt.pct(w.ratio)} "
+        each = "; ".join(f"{workload_line(w)} {fmt.pct(w.ratio)} "
                          f"({fmt.pct_range(w.ci_low, w.ci_high)})" for w in short)
         points.append(Point(
             f"{len(short)} of {len(card.workloads)} workloads are not clearly above "
@@ -576,10 +371,12 @@ def loss_basis(card: Scorecard) -> str | None:
     interrupted hour (against none), while the price driver compares with the reference
     fleet's rate; side by side, "$34,834 lost" and "interruptions in the provider's favour"
     read as a contradiction unless each names its basis."""
+    from cmax.price.derived import goodput_loss_at_reference
+
     p, rel = card.price, card.reliability
     if p is None or rel is None or p.goodput_loss_usd is None:
         return None
-    at_reference = p.term_cost_usd * (1.0 - rel.reference_ettr)
+    at_reference = goodput_loss_at_reference(p, rel)
     side = ("in the provider's favour" if at_reference > p.goodput_loss_usd
             else "against the provider")
     return f"against none ({fmt.usd(at_reference, 0)} at the reference's rate: {side})"
@@ -626,39 +423,6 @@ def other_gates_note(card: Scorecard) -> str | None:
     why = ("the decision is to buy" if decision(card) == "buy"
            else f"each caps above {card.tier}, so fixing it alone does not change the decision")
     return f"Not asked for here, because {why}: {names}. The scorecard lists them."
-
-
-def missing_evidence(card: Scorecard) -> list[str]:
-    """What to submit: each kind of evidence the bundle lacks, or submitted but could not
-    compare, in the words of a request to the provider."""
-    sla = card.sla
-    none_compared = bool(card.workloads) and not compared_runs(card)
-    serving = bool(card.inference)
-    serving_rated_any = any(serving_rated(r) for r in card.inference)
-    serving_only = serving and not card.workloads and not card.mlperf
-    declared = [f"{r.model} {r.precision} {r.input_len}/{r.output_len}" for r in card.inference
-                if r.gpus_basis == "declared"]
-    missing = [
-        (not card.workloads and not serving, "Provide training runs matched to NVIDIA's "
-                                             "reference recipes before a price is agreed."),
-        (not card.workloads and serving and not serving_rated_any,
-         "Provide serving results a public reference can be compared with, from a tool that "
-         "states its GPU count (trtllm-bench --report_json, InferenceX rows), before a price "
-         "is agreed."),
-        (none_compared, f"Provide training runs that match a reference result: none of the "
-                        f"{len(card.workloads)} submitted could be compared ("
-                        + why_not_compared(card) + "); the findings say why."),
-        (not card.network and not serving_only,
-         "Provide an nccl-tests all_reduce sweep up to 16 GiB across the contracted nodes."),
-        (serving_only and bool(declared), "Provide serving results whose own file states the "
-                                          "GPUs that served them (trtllm-bench --report_json, "
-                                          "InferenceX rows): the GPU count of "
-                                          + ", ".join(declared) + " is only declared."),
-        (card.reliability is None, "Provide the interruption log for the last quarter."),
-        (sla is None, "Agree per-node monthly uptime and a credit table in the contract."),
-        (card.audit is None, "Provide a ClusterMAX audit (`cmax audit` output) of the cluster."),
-    ]
-    return [text for absent, text in missing if absent]
 
 
 @dataclass(frozen=True)
@@ -718,7 +482,7 @@ def tokens_sentence(card: Scorecard, peers: list[Scorecard]) -> str | None:
     """Against the cheapest offer per token of another GPU type rated together, in the seed's
     terms: how much faster per GPU one must train to beat the other at their quotes, and
     whether it does. None when no other GPU type is on the table or either is unranked."""
-    from cmax.price.tokens import breakeven_speedup, compare
+    from cmax.price.tokens import breakeven_speedup, compare, speedup
 
     if all(c.gpu == card.gpu for c in peers) or card not in peers:
         return None
@@ -734,7 +498,7 @@ def tokens_sentence(card: Scorecard, peers: list[Scorecard]) -> str | None:
     # how much faster per GPU the other offer must train than this one, and how much it does
     need = breakeven_speedup(o.price.quoted_usd_per_gpu_hour, card.price.quoted_usd_per_gpu_hour,
                              o.price.goodput_ratio, card.price.goodput_ratio)
-    has = need * here.usd_per_million_tokens / other.usd_per_million_tokens
+    has = speedup(need, here.usd_per_million_tokens, other.usd_per_million_tokens)
     verdict = "it does" if has > need else "it does not"
     return (f"Per million training tokens ({basket}, interruptions priced in) this offer costs "
             f"{fmt.usd(here.usd_per_million_tokens)} against "
@@ -750,146 +514,10 @@ def tokens_sentence(card: Scorecard, peers: list[Scorecard]) -> str | None:
                else ""))
 
 
-# ------------------------------------------------------------------ page 1: the decision
-TIER_MEANING = {
-    "Platinum": "excellent on every criterion: buy at the quoted price or negotiate on term",
-    "Gold": "strong; buy, and hold the provider to the price the evidence supports",
-    "Silver": "usable with gaps; buy only at the price the evidence supports and fix the gaps "
-              "in the contract",
-    "Bronze": "weak; buy only at a discount, with the fixes below written into the contract",
-    "Underperforming": "not recommended: do not sign until the gaps below are fixed",
-}
-
 def tier_thresholds(card: Scorecard) -> dict[Tier, float]:
     """The rubric's minimum score per tier, as the scorecard carries them (empty on a
     scorecard written before they were recorded)."""
     return {t.tier: t.min_score for t in card.tier_thresholds}
-
-
-Decision = Literal["buy", "buy at the ask", "do not sign without fixes", "not rated"]
-
-
-def decision(card: Scorecard) -> Decision:
-    """The buyer's decision in three words, read from the scorecard: not rated without any
-    scored evidence; do not sign without fixes when the tier is Underperforming or a gate
-    holds the tier down; buy at the ask when the evidence supports less than the quote or the
-    tier is below Gold; buy otherwise."""
-    if card.score_state is State.NOT_SCORED:
-        return "not rated"
-    if card.tier == TIERS[-1] or capping_gates(card):
-        return "do not sign without fixes"
-    p = card.price
-    below_quote = p is not None and p.adjustment_pct is not None and p.adjustment_pct < 0
-    if below_quote or tier_rank(card.tier) > tier_rank("Gold"):
-        return "buy at the ask"
-    return "buy"
-
-
-@dataclass(frozen=True)
-class Opening:
-    """The brief's first lines: the decision, then the ask, before any reason (a buyer who
-    reads one line must not leave with a price for an offer the rating says not to sign)."""
-
-    decision: Decision
-    headline: str
-    ask: str
-    detail: str | None
-
-
-HEADLINES: dict[Decision, str] = {
-    "do not sign without fixes": "Do not sign without the fixes below",
-    "buy at the ask": "Buy at the ask",
-    "buy": "Buy",
-    "not rated": "Not rated: do not negotiate on this evidence",
-}
-
-
-def opening(card: Scorecard) -> Opening:
-    """The decision and the ask in words (:func:`decision`, the price advice)."""
-    said = decision(card)
-    p = card.price
-    blocked = said in ("do not sign without fixes", "not rated")
-    if p is None:
-        return Opening(said, HEADLINES[said], "No quote in the bundle, so no price to ask for.",
-                       None)
-    quoted = fmt.usd(p.quoted_usd_per_gpu_hour)
-    if p.ask_usd_per_gpu_hour is None:
-        what = "serving result" if card.inference and not card.workloads else "run"
-        return Opening(said, HEADLINES[said],
-                       f"No evidence-based ask against {quoted} quoted: no {what} could be "
-                       "compared with a reference. Do not agree a price on the quote alone.",
-                       None)
-    detail = (f"Parity, the price at which each dollar buys reference-grade work, is "
-              f"{fmt.usd(p.parity_usd_per_gpu_hour)}; at the quoted price one reference-grade "
-              f"GPU-hour of work costs {fmt.usd(p.usd_per_reference_gpu_hour)}.")
-    if p.adjustment_pct is not None and p.adjustment_pct < 0:
-        then = "Once they are fixed, ask" if blocked else "Ask"
-        return Opening(said, HEADLINES[said],
-                       f"{then} for {fmt.usd(p.ask_usd_per_gpu_hour)} per GPU-hour against "
-                       f"{quoted} quoted ({fmt.signed_pct(p.adjustment_pct)}).", detail)
-    then = "Once they are fixed, the" if blocked else "The"
-    return Opening(said, HEADLINES[said],
-                   f"{then} quoted {quoted} per GPU-hour is fair on performance: the cluster "
-                   "delivers reference value; negotiate on term.", detail)
-
-
-def verdict_line(card: Scorecard) -> str:
-    """One sentence: what to do, from the tier and the ask."""
-    meaning = TIER_MEANING.get(card.tier, "")
-    p = card.price
-    if card.score_state is State.NOT_SCORED:
-        return ("Not rated: the bundle holds too little evidence to rate. Do not negotiate on "
-                "it: ask for the evidence listed below first."
-                + (" No quote in the bundle, so no price to ask for." if p is None else ""))
-    if p is None:
-        return f"{card.tier}: {meaning}. No quote in the bundle, so no price to ask for."
-    if p.ask_usd_per_gpu_hour is None:
-        return (f"{card.tier}: {meaning}. No run could be compared with a reference, so "
-                "there is no evidence-based price: ask for reference-matched runs first.")
-    if p.adjustment_pct is not None and p.adjustment_pct < 0:
-        then = "Once they are fixed, ask" if card.tier == "Underperforming" else "Ask"
-        return (f"{card.tier}: {meaning}. {then} for {fmt.usd(p.ask_usd_per_gpu_hour)} per "
-                f"GPU-hour, {fmt.signed_pct(p.adjustment_pct)} against the "
-                f"{fmt.usd(p.quoted_usd_per_gpu_hour)} quoted.")
-    return (f"{card.tier}: {meaning}. The cluster delivers reference value: the quoted "
-            f"{fmt.usd(p.quoted_usd_per_gpu_hour)} per GPU-hour is fair on performance.")
-
-
-@dataclass(frozen=True)
-class Driver:
-    name: str
-    usd_per_gpu_hour: float
-    detail: str
-    credit: bool
-
-
-DRIVER_LEGEND = ("$ per GPU-hour: how much less a GPU-hour is worth than the quote because "
-                 "of this; a minus sign means worth more (in the provider's favour); credits "
-                 "are owed back on the bill.")
-
-
-def top_drivers(card: Scorecard, limit: int = 3) -> list[Driver]:
-    """The largest effects on what a GPU-hour is worth, as computed by the price advice."""
-    from cmax.price.drivers import card_drivers
-
-    ranked = sorted(card_drivers(card), key=lambda d: -abs(d.usd_per_gpu_hour))
-    return [Driver(d.name, d.usd_per_gpu_hour, d.detail, d.kind == "credit")
-            for d in ranked[:limit]]
-
-
-_COVERED_BY = {"Training throughput": "Training throughput",
-               "Serving throughput": "Serving throughput",
-               "Interruptions (goodput)": "Interruptions",
-               "Goodput (interruptions and checkpoint time)": "Interruptions",
-               "SLA credit owed": "SLA uptime"}
-
-
-def page1_keys(card: Scorecard, drivers: list[Driver]) -> list[KeyNumber]:
-    """The key-number tiles page 1 still needs once the price drivers are shown: a tile whose
-    evidence a driver row already states is left to its section, so page 1 holds on one page."""
-    covered = {_COVERED_BY[d.name] for d in drivers if d.name in _COVERED_BY}
-    covered.add("Price per GPU-hour")
-    return [k for k in key_numbers(card) if k.label not in covered]
 
 
 _GATE_NOTES = ("gate failed: ", "gate not evaluated: ", "gate declared: ")
@@ -899,16 +527,6 @@ def rating_notes(card: Scorecard) -> list[str]:
     """The scorer's notes for the appendix, without the one-line gate summaries: the gates
     table below states each gate's result and cap once."""
     return [n for n in card.notes if not n.startswith(_GATE_NOTES)]
-
-
-def capping_gates(card: Scorecard) -> list[Gate]:
-    """The gates that hold the tier where it is: their binding cap is the tier awarded, and
-    the tier is below what the score alone reaches (a gate whose cap is above the tier, or one
-    that caps at the tier the score gives anyway, changes nothing today)."""
-    score_tier = card.score_tier or card.tier
-    if tier_rank(card.tier) <= tier_rank(score_tier):
-        return []
-    return [g for g in card.gates if g.binding_cap == card.tier]
 
 
 def _gate_fix(g: Gate) -> str:
@@ -1051,22 +669,22 @@ def suspect_nodes(card: Scorecard) -> list[object]:
 
 
 def suspect_offer(card: Scorecard) -> SuspectOffer | None:
-    """GPUs on suspect nodes × quoted price × hours: per month (730 h) and over the term."""
+    """What the suspect nodes' GPUs cost at the quoted price (:func:`cmax.price.derived.node_cost`),
+    as an offer to exclude or credit them."""
     suspects = suspect_nodes(card)
     p = card.price
     if not suspects or p is None:
         return None
+    from cmax.price.derived import node_cost
     from cmax.price.drivers import HOURS_PER_MONTH
 
     names = [str(getattr(s, "node", "?")) for s in suspects]
-    gpus = sum(int(getattr(s, "gpus", 0) or card.gpus_per_node) for s in suspects)
-    month = gpus * p.quoted_usd_per_gpu_hour * HOURS_PER_MONTH
-    term = month * p.term_months
+    cost = node_cost(sum(int(getattr(s, "gpus", 0) or card.gpus_per_node) for s in suspects), p)
     text = (f"Exclude these {len(names)} node(s) from the contract, or credit them: "
-            f"{gpus:,} GPUs × {fmt.usd(p.quoted_usd_per_gpu_hour)} × {HOURS_PER_MONTH:g} h = "
-            f"{fmt.usd(month, 0)} a month, {fmt.usd(term, 0)} over the {p.term_months}-month "
-            "term, until the provider shows them at full bandwidth.")
-    return SuspectOffer(names, gpus, round(month, 2), round(term, 2), text)
+            f"{cost.gpus:,} GPUs × {fmt.usd(p.quoted_usd_per_gpu_hour)} × {HOURS_PER_MONTH:g} h "
+            f"= {fmt.usd(cost.usd_per_month, 0)} a month, {fmt.usd(cost.usd_per_term, 0)} over "
+            f"the {p.term_months}-month term, until the provider shows them at full bandwidth.")
+    return SuspectOffer(names, cost.gpus, cost.usd_per_month, cost.usd_per_term, text)
 
 
 def pair_heatmap(card: Scorecard) -> str | None:

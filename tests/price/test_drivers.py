@@ -4,7 +4,7 @@ worth more, said in plain words (no 'does -0.1% less work', no 'below the the').
 from __future__ import annotations
 
 from cmax.price.drivers import drivers
-from cmax.render import reports, views
+from cmax.render import page_one, reports, views
 from tests.score.scorecard_factory import make_scorecard
 
 
@@ -30,7 +30,7 @@ def test_sla_credit_detail_has_no_doubled_article() -> None:
 
 def test_the_scorecard_states_the_sign_convention_beside_the_drivers() -> None:
     html = reports.scorecard_html(make_scorecard(), "x", "html", reports.ScorecardCharts())
-    assert views.DRIVER_LEGEND.replace("'", "&#39;") in html
+    assert page_one.DRIVER_LEGEND.replace("'", "&#39;") in html
 
 
 def test_the_brief_says_a_favourable_driver_in_words() -> None:

@@ -12,7 +12,7 @@ from functools import cache
 import pytest
 
 from cmax.pipeline import assess
-from cmax.render import reports, views
+from cmax.render import page_one, reports, views
 from cmax.scorecard import Scorecard
 from tests.paths import SAMPLES
 
@@ -51,7 +51,7 @@ def test_the_brief_opens_with_the_decision_then_the_ask(name: str, first: str) -
 
 def test_the_decision_comes_from_the_rating() -> None:
     cards = _cards()
-    said = {name: views.opening(card).decision for name, card in cards.items()}
+    said = {name: page_one.opening(card).decision for name, card in cards.items()}
     assert said == {"aurora-compute": "buy", "borealis-cloud": "buy at the ask",
                     "cinder-gpu": "do not sign without fixes",
                     "halcyon-serve": "buy at the ask", "zenith-nvl72": "buy at the ask"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cmax.pipeline import assess
-from cmax.render import charts, views
+from cmax.render import charts, page_one, views
 from cmax.render.reports import brief_html, leaderboard_csv, leaderboard_html
 from cmax.scorecard import Scorecard
 from tests.paths import SAMPLES
@@ -37,7 +37,7 @@ def test_no_chart_without_a_sweep(halcyon: Scorecard) -> None:
 
 
 def test_page_one_leads_with_serving_throughput(halcyon: Scorecard) -> None:
-    first = views.key_numbers(halcyon)[0]
+    first = page_one.key_numbers(halcyon)[0]
     # the DeepSeek-R1 sweep on InferenceX's H200 curve is inconclusive (CI 0.949-0.964)
     assert first.label == "Serving throughput" and first.value == "2 of 3 results pass"
     assert "lowest 95.5% of reference, deepseek-r1-0528" in first.detail
@@ -71,8 +71,8 @@ def test_brief_prices_each_served_token(halcyon: Scorecard) -> None:
 
 
 def test_a_serving_contract_is_not_asked_for_training_runs(halcyon: Scorecard) -> None:
-    asks = views.missing_evidence(halcyon)
+    asks = page_one.missing_evidence(halcyon)
     assert not any("training runs" in a for a in asks)
     declared = halcyon.model_copy(update={"inference": [
         r.model_copy(update={"verdict": "unverified"}) for r in halcyon.inference]})
-    assert any("states its GPU count" in a for a in views.missing_evidence(declared))
+    assert any("states its GPU count" in a for a in page_one.missing_evidence(declared))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cmax.findings import Finding
-from cmax.render import charts, formatting, reports, slugs, views
+from cmax.render import charts, formatting, page_one, reports, slugs, views
 from cmax.score.series import spikes
 from cmax.states import State
 from tests.score.scorecard_factory import (
@@ -100,7 +100,7 @@ def test_slugs_are_unique_and_independent_of_order() -> None:
 
 
 def test_key_numbers_for_the_reference_card() -> None:
-    keys = {k.label: k for k in views.key_numbers(make_scorecard())}
+    keys = {k.label: k for k in page_one.key_numbers(make_scorecard())}
     perf = keys["Training throughput"]
     assert perf.value == "1 of 2 workloads pass"
     # 14.80 / 15.62 = 0.9475: the BF16 run is the lowest and straddles the 95% bar
@@ -115,9 +115,9 @@ def test_key_numbers_for_the_reference_card() -> None:
 
 
 def test_missing_sections_say_not_provided() -> None:
-    keys = views.key_numbers(make_minimal_scorecard())
+    keys = page_one.key_numbers(make_minimal_scorecard())
     assert [k.value for k in keys] == ["not provided"] * 6
-    assert views.exemplar_text(make_minimal_scorecard()).startswith("no training runs")
+    assert page_one.exemplar_text(make_minimal_scorecard()).startswith("no training runs")
     assert make_minimal_scorecard().exemplar_state is State.NOT_EVALUATED
     texts = [p.text for p in views.brief_demands(make_minimal_scorecard())]
     assert any(t.startswith("Provide training runs") for t in texts)
@@ -136,10 +136,10 @@ def test_headline_findings_rank_by_severity_then_validator_order() -> None:
 
 
 def test_exemplar_text() -> None:
-    assert views.exemplar_text(make_strong_scorecard()).startswith("all 2 suite workloads")
+    assert page_one.exemplar_text(make_strong_scorecard()).startswith("all 2 suite workloads")
     assert make_strong_scorecard().exemplar_state is State.MET
     assert make_scorecard().exemplar_state is State.NOT_MET
-    text = views.exemplar_text(make_scorecard())
+    text = page_one.exemplar_text(make_scorecard())
     assert text == ("1 of 2 suite workloads meet the bar (> 95% of reference) on all their "
                     "runs; not met: llama3.1-70b bf16 512 GPUs (0.948 inconclusive).")
 

@@ -11,7 +11,7 @@ import pytest
 from cmax.cli import main, report_cmd
 from cmax.findings import Finding, count_findings
 from cmax.judgement.exemplar import judge_exemplar
-from cmax.render import reports, views
+from cmax.render import page_one, reports
 from cmax.scorecard import CategoryScore, Scorecard
 from cmax.states import State
 from tests.score.scorecard_factory import make_scorecard
@@ -41,7 +41,7 @@ def thin_card() -> Scorecard:
 def test_the_card_reads_not_scored() -> None:
     card = thin_card()
     assert card.score_state is State.NOT_SCORED
-    gap = views.evidence_gap(card)
+    gap = page_one.evidence_gap(card)
     assert gap is not None and gap.errors == 5
     assert any("none of the 2 submitted could be compared" in s for s in gap.submit)
     assert any("interruption log" in s for s in gap.submit)
@@ -72,7 +72,7 @@ def test_brief_claims_no_absence_of_shortfall_and_no_zero_loss() -> None:
 
 
 def test_a_rated_sample_like_card_has_no_gap() -> None:
-    assert views.evidence_gap(make_scorecard()) is None
+    assert page_one.evidence_gap(make_scorecard()) is None
 
 
 def test_cmax_report_warns_on_stderr(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -108,10 +108,10 @@ def test_an_mlperf_only_bundle_says_why_its_results_count_for_nothing() -> None:
     card = thin_card().model_copy(update={"workloads": [], "mlperf": [MlperfResult(
         benchmark="llama2_70b_lora", runs=10, score_min=1.6085, verdict="no_reference",
         num_gpus=512, notes=["official score 1.60852 min", why])]})
-    gap = views.evidence_gap(card)
+    gap = page_one.evidence_gap(card)
     assert gap is not None
     assert gap.headline.endswith(f"The MLPerf result submitted could not be compared with a "
                                  f"reference: {why}.")
     html = reports.scorecard_html(card, "x", "html", reports.ScorecardCharts())
     assert "The MLPerf result submitted could not be compared" in html
-    assert views.evidence_gap(thin_card()).headline.count("MLPerf") == 0  # type: ignore[union-attr]
+    assert page_one.evidence_gap(thin_card()).headline.count("MLPerf") == 0  # type: ignore[union-attr]

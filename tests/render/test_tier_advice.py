@@ -8,7 +8,7 @@ import functools
 import pytest
 
 from cmax.pipeline import assess
-from cmax.render import views
+from cmax.render import page_one, views
 from cmax.scorecard import Scorecard
 from tests.paths import SAMPLES
 
@@ -26,7 +26,7 @@ def test_aurora_gold_needs_points_for_platinum_and_holds_a_margin() -> None:
         "partnerships 40 → 100 would add 1.8).",
         "A drop of 7.3 points (below 80) would lose Gold.",
     ]
-    assert views.capping_gates(card) == []
+    assert page_one.capping_gates(card) == []
 
 
 def test_borealis_bronze_lists_no_gate_that_cannot_change_bronze() -> None:
@@ -40,7 +40,7 @@ def test_borealis_bronze_lists_no_gate_that_cannot_change_bronze() -> None:
     assert changes[0].startswith("Silver needs 68 points, 5.0 more than today")
     assert changes[1] == "A drop of 8.0 points (below 55) would lose Bronze."
     assert len(changes) == 2 and not any("gate" in c for c in changes)
-    assert views.capping_gates(card) == []
+    assert page_one.capping_gates(card) == []
 
 
 def test_cinder_needs_both_the_attestation_and_the_points() -> None:
