@@ -11,8 +11,10 @@ llmb-config files and logs are all the evidence an archive holds.
 
 A job's log is chosen as llmb-run chooses it: files matching ``^log-.*_<jobid>_(\\d+)\\.out$``
 in the config's folder, the highest retry number winning (cli/llmb-run/src/llmb_run/
-job_logs.py ``find_job_logs``/``active_job_log``). Two jobs of one configuration: the later
-job id supersedes the earlier (a rerun), as the job-database reader does.
+job_logs.py ``find_job_logs``/``active_job_log``). Every job of one configuration is kept and
+drafted as a run of its own: llmb-run reports the latest job of a configuration, but a
+configuration is rated on all its runs (:mod:`cmax.judgement.exemplar` pools them), so a best
+job renumbered last, or the one the provider chose, cannot stand for the others.
 
 Each job's ``job_config`` is checked by :mod:`cmax.submission.intake.flags`; the ``job_info.user``
 login
@@ -240,8 +242,8 @@ def refuse_not_for_rating(job: LlmbJob) -> None:
 
 
 def read_package(root: Path, *, kind: str, units: list[Path] | None = None) -> Package:
-    """Every job of the package, the not-for-rating ones refused, reruns superseded (within
-    each unit). ``units``: the packages of a bundle of several (paths under ``root``), each
+    """Every job of the package, the not-for-rating ones refused, every run of a configuration
+    kept. ``units``: the packages of a bundle of several (paths under ``root``), each
     read on its own and its jobs labelled with its folder's name."""
     if units:
         parts = [read_package_at(root, unit, kind=kind) for unit in units]
@@ -261,18 +263,23 @@ def read_package_at(root: Path, under: Path, *, kind: str) -> Package:
     unit = "" if under == root else under.name
     jobs = [read_job(path, root, unit) for path in configs]
     notes: list[str] = []
-    kept: dict[tuple[str, str, str, str], LlmbJob] = {}
+    kept: list[LlmbJob] = []
     for job in sorted(jobs, key=lambda j: j.job_id):
         if job.get("workload_info.workload_type") not in (None, "pretrain"):
             notes.append(f"job {job.job_id} ({job.config}) is a "
                          f"{job.get('workload_info.workload_type')} workload: not rated")
             continue
         refuse_not_for_rating(job)
-        if job.key in kept:
-            notes.append(f"job {kept[job.key].job_id} superseded by the later job {job.job_id} "
-                         "of the same configuration")
-        kept[job.key] = job
-    for job in kept.values():
+        kept.append(job)
+    configurations: dict[tuple[str, str, str, str], list[int]] = {}
+    for job in kept:
+        configurations.setdefault(job.key, []).append(job.job_id)
+    for (name, size, dtype, scale), ids in configurations.items():
+        if len(ids) > 1:
+            notes.append(f"jobs {', '.join(map(str, ids))} ran one configuration ({name} {size} "
+                         f"{dtype} at {scale} GPUs): each is a run of it, and it is rated on "
+                         "all of them, not on the latest (llmb-run's report) alone")
+    for job in kept:
         if job.log is None:
             notes.append(f"job {job.job_id} ({job.config}) has no log-*_{job.job_id}_<retry>.out "
                          "beside its llmb-config: not rated")
@@ -280,7 +287,7 @@ def read_package_at(root: Path, under: Path, *, kind: str) -> Package:
             notes.append(f"job {job.job_id}: retry {job.retries[-1]} of "
                          f"{', '.join(map(str, job.retries))} rated (llmb-run's rule: the "
                          "highest retry wins)")
-    rated = [j for j in kept.values() if j.log is not None]
+    rated = [j for j in kept if j.log is not None]
     if unit:
         notes = [f"{unit}: {note}" for note in notes]
     return Package(root=root, kind=kind, jobs=rated, notes=notes)

@@ -17,7 +17,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import re
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,7 @@ from tests.paths import DATA
 LOG = DATA / "ingest" / "megatron_bridge_llama3.1-70b.log"
 LOGIN = "jdoe-private-login"
 TIMESTAMP = "20261101T120000Z"
+STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\]")  # Megatron-Bridge's line stamp
 
 
 @dataclass
@@ -48,6 +51,7 @@ class Job:
     mbridge_args: tuple[str, ...] = ()
     launch_time: str = "2026-10-30T21:05:18.298517"
     image: str = "nvcr.io#nvidia/nemo:26.06.01"
+    log: bytes | None = None  # the job's log, else the package's
 
 
 def _mapping(values: dict[str, object]) -> str:
@@ -95,6 +99,26 @@ job_config:
 """
 
 
+def slower_log(factor: float) -> bytes:
+    """LOG as the same job would print it running ``factor`` times slower: every step time
+    (both lines, kept to the log's 0.1 s), TFLOP/s and every stamp's distance from the first
+    stamp scaled alike."""
+    text = LOG.read_text(encoding="utf-8")
+    first = dt.datetime.fromisoformat(STAMP.findall(text)[0])
+
+    def stamp(m: re.Match[str]) -> str:
+        at = first + (dt.datetime.fromisoformat(m[1]) - first) * factor
+        return f"[{at.replace(microsecond=0).isoformat(sep=' ')}]"
+
+    text = STAMP.sub(stamp, text)
+    text = re.sub(r"(elapsed time per iteration \(ms\): )([\d.]+)",
+                  lambda m: f"{m[1]}{round(float(m[2]) * factor, -2):.1f}", text)
+    text = re.sub(r"(Step Time : )([\d.]+)s GPU utilization: ([\d.]+)",
+                  lambda m: f"{m[1]}{round(float(m[2]) * factor, 1):.2f}s GPU utilization: "
+                            f"{float(m[3]) / factor:.1f}", text)
+    return text.encode()
+
+
 def experiment_dir(root: Path, job: Job) -> Path:
     exp = f"{job.workload}_{job.model_size}_{job.dtype}_gpus{job.scale}"
     return root / job.workload / "experiments" / exp / f"{exp}_1761858318" / exp
@@ -102,8 +126,9 @@ def experiment_dir(root: Path, job: Job) -> Path:
 
 def write_jobs(root: Path, jobs: list[Job], *, log: bytes | None = None) -> Path:
     """The experiments of ``jobs`` under ``root`` (a workloads folder or an archive top)."""
-    data = LOG.read_bytes() if log is None else log
+    default = LOG.read_bytes() if log is None else log
     for job in jobs:
+        data = default if job.log is None else job.log
         folder = experiment_dir(root, job)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"llmb-config_{job.job_id}.yaml").write_text(config_text(job))

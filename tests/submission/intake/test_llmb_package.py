@@ -12,8 +12,17 @@ import pytest
 
 from cmax.errors import CmaxError, EvidenceError
 from cmax.pipeline import assess, load
+from cmax.states import State
 from cmax.submission.intake.draft import Commercial
-from tests.submission.intake.llmb_fakes import LOGIN, Job, archive, config_text, install, write_jobs
+from tests.submission.intake.llmb_fakes import (
+    LOGIN,
+    Job,
+    archive,
+    config_text,
+    install,
+    slower_log,
+    write_jobs,
+)
 
 TODAY = dt.date.today().isoformat() + "T10:00:00"
 H100_SUITE = [  # reference/exemplar.toml, v26.08.00 h100
@@ -54,19 +63,40 @@ def test_archive_is_rated_as_it_is(tmp_path: Path, name: str) -> None:
         assert loaded.bundle.root.name == "llmb-archive-20261101T120000Z"
         assert manifest.system.gpu == "h100-sxm" and manifest.system.gpus_per_node == 8
         assert manifest.system.nodes == 8
-        runs = {(r.workload, r.precision, r.num_gpus): r for r in manifest.runs}
-        assert set(runs) == {("llama3.1-70b", "fp8", 64), ("llama3.1-70b", "bf16", 64)}
-        assert runs["llama3.1-70b", "fp8", 64].log.endswith("_3913022_2.out")  # highest retry
-        assert runs["llama3.1-70b", "bf16", 64].log.endswith("_3913030_0.out")  # later job
-        assert runs["llama3.1-70b", "fp8", 64].container == "nvcr.io/nvidia/nemo:26.06.01"
-        assert loaded.case.runs.height == 2
+        runs = {(r.workload, r.precision, r.num_gpus, r.log.split("_")[-2]): r
+                for r in manifest.runs}
+        assert set(runs) == {("llama3.1-70b", "fp8", 64, "3913022"),
+                             ("llama3.1-70b", "bf16", 64, "3913001"),
+                             ("llama3.1-70b", "bf16", 64, "3913030")}  # every job of it
+        fp8 = runs["llama3.1-70b", "fp8", 64, "3913022"]
+        assert fp8.log.endswith("_3913022_2.out")  # highest retry
+        assert fp8.container == "nvcr.io/nvidia/nemo:26.06.01"
+        assert loaded.case.runs.height == 3
         assert set(loaded.case.runs["status"].to_list()) == {"success"}
         notes = _rules(loaded.findings)["exemplar.left-out"]
         assert any("no price" in n for n in notes)
         assert manifest.pricing is None and manifest.sla is None
     with load(path) as loaded:
-        assert any("3913001 superseded by the later job 3913030" in n
+        assert any("jobs 3913001, 3913030 ran one configuration (llama3.1 70b bf16 at 64 "
+                   "GPUs): each is a run of it" in n
                    for n in _rules(loaded.findings)["exemplar.left-out"])
+
+
+def test_a_best_job_renumbered_last_does_not_stand_alone(tmp_path: Path) -> None:
+    """llmb-run reports the latest job of a configuration: the fast job renumbered above a
+    run 15 % slower. The package is rated on both: the slow run fails (and holds the fast one
+    at unverified, crossfile.runs-disagree), the suite is not met. Two honest runs of it (1 %
+    apart) meet it."""
+    slow = Job(job_id=3913001, log=slower_log(1.15), launch_time="2026-10-30T20:00:00")
+    fast = Job(job_id=3913090)
+    card = assess(write_jobs(tmp_path / "played", [slow, fast]))
+    assert sorted(w.verdict for w in card.workloads) == ["fail", "unverified"]
+    assert card.exemplar.state is State.NOT_MET
+    honest = [Job(job_id=3913001, log=slower_log(1.01), launch_time="2026-10-30T20:00:00"),
+              Job(job_id=3913090)]
+    card = assess(write_jobs(tmp_path / "honest", honest))
+    assert [w.verdict for w in card.workloads] == ["pass", "pass"]
+    assert card.exemplar.state is State.MET
 
 
 def test_install_folder_and_folder_of_experiments(tmp_path: Path) -> None:
