@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cmax.findings import Finding
+from cmax.judgement.bearings import Bearings, same_file
 from cmax.judgement.witnesses import MANIFEST_CITED, MONITORING_AUTHOR, author_of
 from cmax.resolve.case import Case
 from cmax.resolve.claims import Claim
@@ -46,7 +46,6 @@ from cmax.scorecard import (
     WorkloadResult,
 )
 from cmax.states import State
-from cmax.validate.registry import effect_of
 
 MANIFEST = "cmax.toml"
 
@@ -87,27 +86,6 @@ def _gates(kind: ClaimKind, claim_id: str, gates: Sequence[GateReads]) -> list[s
             or (kind == "audit" and bool(g.checks))]
 
 
-def _same_file(a: str | None, b: str) -> bool:
-    return a is not None and (a == b or a.endswith("/" + b) or b.endswith("/" + a))
-
-
-def bearing(findings: Iterable[Finding], *, run_id: str | None = None,
-            files: Iterable[str] = ()) -> list[Bearing]:
-    """The findings that bear on a claim: those naming its run (``run_id``), else those
-    naming one of its files (a finding with a run id bears only on that run)."""
-    names = [f for f in files if f]
-    out = []
-    for f in findings:
-        if f.run_id is not None:
-            hit = run_id is not None and f.run_id == run_id
-        else:
-            hit = any(_same_file(f.file, n) for n in names)
-        if hit:
-            out.append(Bearing(rule=f.rule, severity=f.severity, effect=effect_of(f.rule),
-                               file=f.file, line=f.line, message=f.message))
-    return out
-
-
 class _Files:
     """Each evidence file's author, from its detected format."""
 
@@ -115,7 +93,7 @@ class _Files:
         self.kinds = {f.path: f.kind for f in case.files}
 
     def witness(self, file: str, fact: str, line: int | None = None) -> Witness:
-        kind = next((k for p, k in self.kinds.items() if _same_file(p, file)), "")
+        kind = next((k for p, k in self.kinds.items() if same_file(p, file)), "")
         return Witness(file=file, line=line, fact=fact, author=author_of(kind))
 
 
@@ -167,7 +145,7 @@ def _run_witnesses(run: ResolvedRun, result: WorkloadResult, case: Case,
     return out
 
 
-def judge_runs(case: Case, findings: Sequence[Finding], results: Sequence[WorkloadResult],
+def judge_runs(case: Case, findings: Bearings, results: Sequence[WorkloadResult],
                gates: Sequence[GateReads]) -> list[Judgement]:
     """One judgement per training run, in run order."""
     files = _Files(case)
@@ -176,7 +154,7 @@ def judge_runs(case: Case, findings: Sequence[Finding], results: Sequence[Worklo
     for result in results:
         run_id = result.run_id or ""
         run = by_id.get(run_id)
-        bears = bearing(findings, run_id=run_id, files=[result.log])
+        bears = findings.on(run_id=run_id, files=[result.log])
         held = sorted({b.rule for b in bears if b.effect == "unverified"})
         state, why = _state(
             measured=result.verdict in MEASURED,
@@ -192,7 +170,7 @@ def judge_runs(case: Case, findings: Sequence[Finding], results: Sequence[Worklo
     return out
 
 
-def judge_energy(case: Case, findings: Sequence[Finding], results: Sequence[WorkloadResult]
+def judge_energy(case: Case, findings: Bearings, results: Sequence[WorkloadResult]
                  ) -> list[Judgement]:
     """One judgement per run whose energy per token was measured or tried from telemetry."""
     files = _Files(case)
@@ -206,7 +184,7 @@ def judge_energy(case: Case, findings: Sequence[Finding], results: Sequence[Work
         wit = [files.witness(f, f"GPU power {r.measured_power_w_per_gpu:.0f} W per GPU over "
                              "the window" if r.measured_power_w_per_gpu is not None
                              else "GPU power telemetry") for f in used]
-        bears = bearing(findings, files=used)
+        bears = findings.on(files=used)
         if r.measured_joules_per_token is None:
             state, why = State.NOT_ASSESSED, "withheld: " + "; ".join(r.energy_checks)
         elif any(b.severity == "error" for b in bears):
@@ -239,14 +217,14 @@ def judge_exemplar_claim(exemplar: ExemplarJudgement, runs: Sequence[Judgement],
         gates=_gates("exemplar_suite", "exemplar", gates), reason=exemplar.reason)
 
 
-def judge_serving(case: Case, findings: Sequence[Finding],
+def judge_serving(case: Case, findings: Bearings,
                   results: Sequence[InferenceResult], gates: Sequence[GateReads]
                   ) -> list[Judgement]:
     """One judgement per serving result."""
     files = _Files(case)
     out = []
     for r in results:
-        bears = bearing(findings, files=[r.source_file])
+        bears = findings.on(files=[r.source_file])
         fact = (f"{r.output_tok_s_per_gpu:.4g} output tokens/s per GPU"
                 if r.output_tok_s_per_gpu is not None else f"{r.results} result(s)")
         state, why = _state(
@@ -265,7 +243,7 @@ def judge_serving(case: Case, findings: Sequence[Finding],
     return out
 
 
-def judge_mlperf(case: Case, findings: Sequence[Finding], results: Sequence[MlperfResult]
+def judge_mlperf(case: Case, findings: Bearings, results: Sequence[MlperfResult]
                  ) -> list[Judgement]:
     """One judgement per MLPerf result, ``mlperf[i]`` by its place in ``Scorecard.mlperf``."""
     files = _Files(case)
@@ -278,10 +256,10 @@ def judge_mlperf(case: Case, findings: Sequence[Finding], results: Sequence[Mlpe
         wit = []
         for f in run_files or [label]:
             w = files.witness(f, f"{r.benchmark} run log of {r.submitter or 'the submitter'}")
-            if any(_same_file(f, c) or f.startswith(c.rstrip("/") + "/") for c in cited):
+            if any(same_file(f, c) or f.startswith(c.rstrip("/") + "/") for c in cited):
                 w = w.model_copy(update={"author": MANIFEST_CITED})
             wit.append(w)
-        bears = bearing(findings, files=[*run_files, label])
+        bears = findings.on(files=[*run_files, label])
         state, why = _state(measured=r.verdict in MEASURED, bearings=bears, contradicted=[],
                             held=[], unearned=[])
         out.append(Judgement(
@@ -291,12 +269,12 @@ def judge_mlperf(case: Case, findings: Sequence[Finding], results: Sequence[Mlpe
     return out
 
 
-def judge_fabric(case: Case, findings: Sequence[Finding], results: Sequence[NetworkResult],
+def judge_fabric(case: Case, findings: Bearings, results: Sequence[NetworkResult],
                  gates: Sequence[GateReads]) -> Judgement:
     """The fabric: every counted nccl-tests sweep against the network bar."""
     files = _Files(case)
     counted = [r for r in results if r.verdict in MEASURED]
-    bears = bearing(findings, files=[r.file for r in results])
+    bears = findings.on(files=[r.file for r in results])
     if not counted:
         state, bar, why = State.NOT_ASSESSED, State.NOT_EVALUATED, "no sweep was counted"
     else:
@@ -324,13 +302,13 @@ def _incident_witnesses(case: Case, files: _Files) -> list[Witness]:
     return out
 
 
-def judge_fleet(case: Case, findings: Sequence[Finding], reliability: ReliabilityResult | None,
+def judge_fleet(case: Case, findings: Bearings, reliability: ReliabilityResult | None,
                 sla: SlaResult | None) -> list[Judgement]:
     """Reliability (interruptions, goodput) and the SLA over the incident log and the buyer's
     monitoring."""
     files = _Files(case)
     wit = _incident_witnesses(case, files)
-    bears = bearing(findings, files=[w.file for w in wit if w.file])
+    bears = findings.on(files=[w.file for w in wit if w.file])
     errors = sorted({b.rule for b in bears if b.severity == "error"})
     out = []
     for kind, result, label in (("reliability", reliability, "interruptions and goodput"),
@@ -353,7 +331,7 @@ def judge_fleet(case: Case, findings: Sequence[Finding], reliability: Reliabilit
     return out
 
 
-def judge_audit(case: Case, findings: Sequence[Finding], audit: AuditSummary | None,
+def judge_audit(case: Case, findings: Bearings, audit: AuditSummary | None,
                 gates: Sequence[GateReads]) -> Judgement:
     """The ClusterMAX audit as a claim: earned when present and nothing doubts it."""
     if audit is None:
@@ -361,7 +339,7 @@ def judge_audit(case: Case, findings: Sequence[Finding], audit: AuditSummary | N
                          state=State.NOT_ASSESSED, reason="no audit was submitted",
                          gates=_gates("audit", "audit", gates))
     files = _Files(case)
-    bears = bearing(findings, files=[audit.file])
+    bears = findings.on(files=[audit.file])
     doubts = sorted({b.rule for b in bears if b.effect == "doubt"})
     state, why = ((State.CONTRADICTED, "the audit decides no gate: " + ", ".join(doubts))
                   if doubts else (State.EARNED, f"{len(audit.checks)} check(s) read"))
@@ -383,7 +361,7 @@ def judge_declarations(case: Case, gates: Sequence[GateReads]) -> list[Judgement
 
 
 def judge_claims(
-    case: Case, findings: Sequence[Finding], *, workloads: Sequence[WorkloadResult],
+    case: Case, findings: Bearings, *, workloads: Sequence[WorkloadResult],
     exemplar: ExemplarJudgement, inference: Sequence[InferenceResult],
     mlperf: Sequence[MlperfResult], network: Sequence[NetworkResult],
     reliability: ReliabilityResult | None, sla: SlaResult | None,

@@ -15,6 +15,7 @@ import polars as pl
 from cmax._about import __version__
 from cmax.findings import Finding, count_findings, sort_findings
 from cmax.ingest.evidence import Evidence
+from cmax.judgement.bearings import Bearings
 from cmax.judgement.claims import GateReads, judge_claims
 from cmax.judgement.exemplar import judge_exemplar
 from cmax.reference.view import RefView
@@ -48,8 +49,6 @@ from cmax.scorecard import (
     Scorecard,
     Tier,
 )
-from cmax.validate.audit_rules import audit_doubts
-from cmax.validate.engine import uncounted_files
 
 AUDIT_STATUSES = ("PASS", "WARNING", "FAIL", "SKIPPED")
 
@@ -114,14 +113,16 @@ def score(
     evidence = resolve(evidence, reference)
     manifest = evidence.manifest
     system = manifest.system
-    workloads = workload_results(evidence, findings, reference, rubric)
+    ordered = sort_findings(findings)
+    bearings = Bearings(ordered)
+    workloads = workload_results(evidence, bearings, reference, rubric)
     exemplar = judge_exemplar(workloads, rubric.performance.bar)
-    not_counted = uncounted_files(findings)
+    not_counted = bearings.files_with("not_counted")
     network = uncounted(network_results(evidence, reference, rubric), not_counted)
     pairs = network_pairs(evidence, not_counted)
-    mlperf = mlperf_results(evidence, reference, rubric, findings)
+    mlperf = mlperf_results(evidence, reference, rubric, bearings)
     inference = inference_results(
-        evidence, findings, RefView(reference), rubric.performance,
+        evidence, bearings, RefView(reference), rubric.performance,
         manifest.pricing.usd_per_gpu_hour if manifest.pricing else None)
     reliability = reliability_result(evidence, reference)
     storage, checkpoint = storage_results(evidence, RefView(reference))
@@ -138,7 +139,8 @@ def score(
         quoted_usd_per_gpu_hour=manifest.pricing.usd_per_gpu_hour if manifest.pricing else None,
         throughput_ratio=throughput, market_usd_per_gpu_hour=market,
         market_source=market_source, nodes=system.nodes, exemplar=exemplar,
-        audit_doubts=audit_doubts(findings) if audit is not None else (),
+        audit_doubts=[f"{b.rule}: {b.message}" for b in bearings.with_effect("doubt")]
+        if audit is not None else (),
     )
     categories, total, by_score, gates, tier = _rate(inputs, rubric)
     scale = proven_scale(claimed_nodes=system.nodes, gpus_per_node=system.gpus_per_node,
@@ -172,9 +174,8 @@ def score(
     notes.extend(_unmapped_audit(evidence, rubric))
     acceptance, unassigned = unit_acceptance(evidence, workloads, network)
     notes.extend(unassigned)
-    ordered = sort_findings(findings)
     judgements = judge_claims(
-        evidence, ordered, workloads=workloads, exemplar=exemplar, inference=inference,
+        evidence, bearings, workloads=workloads, exemplar=exemplar, inference=inference,
         mlperf=mlperf, network=network, reliability=reliability, sla=sla, audit=audit,
         gates=[GateReads(id=g.id, measured=g.measured, keys=tuple(g.keys),
                          checks=tuple(g.checks)) for g in rubric.gates])

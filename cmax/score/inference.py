@@ -28,6 +28,7 @@ from cmax.ingest.energy import telemetry_energy
 from cmax.ingest.evidence import entry_rows, stated_splits
 from cmax.ingest.formats.mlperf_inference import LATENCY_SCENARIOS
 from cmax.judgement.bar import against_bar, point_against_bar
+from cmax.judgement.bearings import Bearings
 from cmax.reference.view import RefView
 from cmax.resolve.case import Case
 from cmax.score.rubric import PerformanceRules
@@ -54,13 +55,13 @@ def gpus_basis(rows: pl.DataFrame, spec: InferenceSpec) -> str:
     return "corroborated" if split == {(spec.prefill_gpus, spec.decode_gpus)} else "contradicted"
 
 
-def inference_results(case: Case, findings: Sequence[Finding], ref: RefView,
+def inference_results(case: Case, findings: Bearings | Sequence[Finding], ref: RefView,
                       rules: PerformanceRules,
                       usd_per_gpu_hour: float | None) -> list[InferenceResult]:
-    """One result per ``[[inference]]`` entry, in manifest order."""
+    """One result per ``[[inference]]`` entry, in manifest order; a result whose file an
+    error names is invalid (its evidence failed validation)."""
     manifest = case.manifest
-    errors = {f.file for f in findings if f.severity == "error" and f.rule.startswith(
-        "inference.")}
+    errors: set[str | None] = set(Bearings.of(findings).files_with_errors())
     out: list[InferenceResult] = []
     for i, spec in enumerate(manifest.inference):
         rows = entry_rows(case.tables["inference"], i)

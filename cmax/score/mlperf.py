@@ -22,27 +22,16 @@ from cmax.findings import Finding
 from cmax.ingest.evidence import Evidence
 from cmax.ingest.formats.mlperf import relative_path
 from cmax.judgement.bar import against_bar
+from cmax.judgement.bearings import Bearings, rules_of
 from cmax.score.reference_api import ReferenceData
 from cmax.score.rubric import Rubric
 from cmax.score.stats import FloatArray, bootstrap_ci
 from cmax.scorecard import MlperfResult
+from cmax.validate.registry import RULES
 
 if TYPE_CHECKING:
     from cmax.ingest.formats.mlperf import MlperfSet
     from cmax.reference.mlperf import MlperfReference
-
-
-NOT_INDEPENDENT = frozenset({"mlperf.cloned-run", "mlperf.duplicate-seed",
-                             "mlperf.event-order"})
-"""Findings that make a package's runs copies of each other, or edited (a run timed outside
-its own events): its olympic mean means nothing."""
-
-NOT_THIS_CLUSTER = frozenset({"mlperf.system-mismatch", "mlperf.platform-mismatch",
-                              "identity.node-count", "identity.gpu-count",
-                              "consistency.gpu-count"})
-"""Findings on the result's own files (system JSON, runs) that put it on another system than
-the manifest's cluster (another accelerator, more nodes or GPUs than claimed): shown, not
-rated."""
 
 
 def _reference(reference: ReferenceData) -> MlperfReference | None:
@@ -52,14 +41,17 @@ def _reference(reference: ReferenceData) -> MlperfReference | None:
 
 def mlperf_results(
     evidence: Evidence, reference: ReferenceData, rubric: Rubric,
-    findings: Sequence[Finding] = (),
+    findings: Bearings | Sequence[Finding] = (),
 ) -> list[MlperfResult]:
-    """One result per MLPerf benchmark folder in the evidence."""
+    """One result per MLPerf benchmark folder in the evidence; the findings bearing on its
+    files decide by their declared effect (``not_rated``, ``other_system``: shown, not rated;
+    ``not_independent``: failed; any error: no pass)."""
     sets: list[MlperfSet] = list(getattr(evidence, "mlperf_sets", ()))
     if not sets:
         return []
     table = _reference(reference)
-    return [_rate(s, table, reference.release, rubric, findings, evidence.root) for s in sets]
+    bearings = Bearings.of(findings)
+    return [_rate(s, table, reference.release, rubric, bearings, evidence.root) for s in sets]
 
 
 def _how(s: MlperfSet) -> str:
@@ -74,7 +66,7 @@ def _how(s: MlperfSet) -> str:
 
 
 def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rubric,
-          findings: Sequence[Finding], root: Path) -> MlperfResult:
+          findings: Bearings, root: Path) -> MlperfResult:
     score = s.score
     notes = [_how(s), *(n for n in s.notes if n != score.note)]
     common = {
@@ -85,18 +77,18 @@ def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rub
     files = {r.file for r in s.runs} | {s.label}
     if s.system is not None:
         files.add(relative_path(s.system.path, root))
-    mine = {f.rule for f in findings if f.file in files}
-    if "mlperf.cited-context" in mine or "mlperf.foreign-submitter" in mine:
-        why = ("cited as context ([[mlperf]] cited = true)" if "mlperf.cited-context" in mine
-               else "another submitter's result (mlperf.foreign-submitter)")
-        notes.append(f"{why}: shown, not rated")
+    mine = findings.on(files=files)
+    shown = rules_of(mine, "not_rated")
+    if shown:
+        notes.append(f"shown, not rated ({', '.join(shown)}): "
+                     + "; ".join(RULES[r].title for r in shown if r in RULES))
         return MlperfResult(**common, verdict="not_comparable", notes=notes)
-    elsewhere = sorted(mine & NOT_THIS_CLUSTER)
+    elsewhere = rules_of(mine, "other_system")
     if elsewhere:
         notes.append(f"the result's system is not this cluster ({', '.join(elsewhere)}): "
                      "shown, not rated")
         return MlperfResult(**common, verdict="not_comparable", notes=notes)
-    copied = sorted(mine & NOT_INDEPENDENT)
+    copied = rules_of(mine, "not_independent")
     if copied:
         notes.append(f"runs that are not independent ({', '.join(copied)}): no valid result, "
                      "scored as failed")
@@ -137,8 +129,7 @@ def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rub
     else:
         verdict = "inconclusive"
         notes.append("fewer than 2 converged runs: no spread, verdict withheld")
-    errors = sorted({f.rule for f in findings if f.severity == "error"
-                     and f.rule.startswith("mlperf.") and f.file in files})
+    errors = rules_of(mine, errors=True)
     if errors and verdict == "pass":
         verdict = "inconclusive"
         notes.append("validation error(s) on this result (" + ", ".join(errors) + "): a "

@@ -170,8 +170,8 @@ def _one(rows: pl.DataFrame, collective: str, interconnect: str | None, gpus_per
 
 def uncounted(results: Sequence[NetworkResult], files: set[str]) -> list[NetworkResult]:
     """``results`` with each sweep of ``files`` (another cluster's, or a copy of another
-    sweep: :func:`cmax.validate.engine.uncounted_files`) made ``not_comparable``: it is shown,
-    but decides neither the network score nor the fabric gate."""
+    sweep: the files a finding of effect ``not_counted`` names) made ``not_comparable``: it is
+    shown, but decides neither the network score nor the fabric gate."""
     out = []
     for r in results:
         if r.file in files and r.verdict != "not_comparable":

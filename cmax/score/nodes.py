@@ -20,9 +20,9 @@ cmax.ingest.formats.nccl_tests_json) and
 ``dcgmi diag`` results that failed. All sources for one host merge into one entry.
 
 A file validation does not count (a sweep or diagnostic of another cluster, a copied sweep:
-:func:`cmax.validate.engine.uncounted_files`) decides nothing here: its runs join no group,
-so they neither make a node suspect nor vouch for one, and its failed tests name no node of
-this cluster.
+a finding of effect ``not_counted`` names it, ``cmax/judgement/bearings.py``) decides nothing
+here: its runs join no group, so they neither make a node suspect nor vouch for one, and its
+failed tests name no node of this cluster.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from cmax.findings import Finding
 from cmax.ingest.energy import implausible_power, measured_energy, telemetry_energy
 from cmax.ingest.evidence import Evidence
 from cmax.judgement.bar import against_bar, point_against_bar
+from cmax.judgement.bearings import Bearings, rules_of
 from cmax.reading.coerce import as_float, as_int
 from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.resolve.case import Case, resolve
@@ -33,24 +34,10 @@ from cmax.scorecard import Baseline, Verdict, WorkloadResult
 from cmax.throughput import mfu as mfu_of
 from cmax.throughput import model_tflops as tflops_of
 from cmax.throughput import tokens_per_gpu_step, tokens_per_s_per_gpu
-from cmax.validate.engine import blocks_comparison, holds_unverified
 
 
 def _round(value: float | None, digits: int = 6) -> float | None:
     return None if value is None else round(value, digits)
-
-
-def findings_for_run(findings: Sequence[Finding], run_id: str, log: str | None) -> list[Finding]:
-    """Findings that concern one run: by run_id when the validator sets it, else by file."""
-    out = []
-    for f in findings:
-        fid = getattr(f, "run_id", None)
-        if fid is not None:
-            if fid == run_id:
-                out.append(f)
-        elif log and f.file and (f.file == log or f.file.endswith("/" + log)):
-            out.append(f)
-    return out
 
 
 def _baseline_model(base: BaselineRow, release: str) -> Baseline:
@@ -137,7 +124,7 @@ def score_run(
     run: ResolvedRun,
     *,
     case: Case,
-    findings: Sequence[Finding],
+    findings: Bearings,
     reference: ReferenceData,
     rubric: Rubric,
 ) -> WorkloadResult:
@@ -236,9 +223,9 @@ def score_run(
             measured_power_w_per_gpu=energy.get("power_w_per_gpu"),
             energy_checks=energy["telemetry_checks"])
 
-    related = findings_for_run(findings, run_id, log)
-    blocking = [f for f in related if blocks_comparison(f)]
-    errors = sorted({f.rule for f in related if f.severity == "error"})
+    related = findings.on(run_id=run_id, files=[log])
+    blocking = [b for b in related if b.effect == "not_comparable"]
+    errors = rules_of(related, errors=True)
 
     basis = _choose_basis(base=base, base_gpus=base_gpus, num_gpus=num_gpus, gbs=gbs,
                           seq_len=seq_len, step_times=step_times, tflops=tflops,
@@ -299,7 +286,7 @@ def score_run(
     if unearned and not errors and verdict in ("pass", "inconclusive"):
         verdict = "unverified"
         notes.append(unverified_note(unearned))
-    held = sorted({f.rule for f in related if holds_unverified(f)})
+    held = rules_of(related, "unverified")
     if held and verdict == "pass":
         verdict = "unverified"
         notes.append("the log shows signs of fabrication (" + ", ".join(held) + "): the "
@@ -308,16 +295,19 @@ def score_run(
 
 
 def workload_results(
-    evidence: Evidence, findings: Sequence[Finding], reference: ReferenceData, rubric: Rubric,
+    evidence: Evidence, findings: Bearings | Sequence[Finding], reference: ReferenceData,
+    rubric: Rubric,
 ) -> list[WorkloadResult]:
-    """Every run in the case, in run order (plain Evidence is resolved first)."""
+    """Every run in the case, in run order (plain Evidence is resolved first), each with the
+    findings bearing on it (:class:`cmax.judgement.bearings.Bearings`)."""
     case = resolve(evidence, reference)
+    bearings = Bearings.of(findings)
     out = []
     for run in case.resolved:
         # a 1e308 s "step" overflows the mean to inf: the ratio is then 0, which is the
         # limit the numbers give (validation reports the stall); no numpy warning on stderr
         with np.errstate(over="ignore"):
-            out.append(score_run(run, case=case, findings=findings, reference=reference,
+            out.append(score_run(run, case=case, findings=bearings, reference=reference,
                                  rubric=rubric))
     return out
 

@@ -73,8 +73,8 @@ class RatingInputs:
     """the Exemplar suite's one judgement (cmax/judgement/exemplar.py): the exemplar gate
     reads it"""
     audit_doubts: Sequence[str] = ()
-    """why the audit may decide no gate (contradictory, partial or foreign: validation's
-    cmax.validate.audit_rules.AUDIT_CANNOT_DECIDE findings)"""
+    """why the audit may decide no gate (contradictory, partial or foreign: the findings whose
+    rule declares the effect ``doubt``, cmax/judgement/bearings.py)"""
 
 
 @dataclass

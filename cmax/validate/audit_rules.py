@@ -9,7 +9,7 @@ defect) are summarised as info.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import polars as pl
 
@@ -72,17 +72,6 @@ register(Rule(
     f"cmax/validate/thresholds.py AUDIT_MIN_NODE_SHARE = {AUDIT_MIN_NODE_SHARE:g}",
     effect="doubt",
 ))
-
-AUDIT_CANNOT_DECIDE = frozenset({"audit.cluster-mismatch", "audit.inconsistent",
-                                 "audit.partial"})
-"""Findings after which the audit decides no gate (cmax.score.rating reads them)."""
-
-
-def audit_doubts(findings: Iterable[Finding]) -> list[str]:
-    """Why the audit may decide no gate: the messages of its contradiction, partial-coverage
-    and foreign-cluster findings."""
-    return [f"{f.rule}: {f.message}" for f in findings if f.rule in AUDIT_CANNOT_DECIDE]
-
 
 def _is_security(check_id: str, category: str) -> bool:
     return (category in SECURITY_CATEGORIES or check_id in SECURITY_EXTENSIONS

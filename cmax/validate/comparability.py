@@ -3,7 +3,8 @@
 Throughput depends on global batch size, sequence length, the parallel layout and the GPU
 count as much as on the cluster. A run with a larger GBS or a friendlier layout than the
 reference recipe can beat the baseline on a worse cluster, so a config mismatch makes the run
-*not comparable* (an error in this family; the scorer reads :func:`not_comparable_runs`).
+*not comparable* (its errors declare the effect ``not_comparable``, which the judgement layer
+applies: ``cmax/judgement/bearings.py``).
 """
 
 from __future__ import annotations

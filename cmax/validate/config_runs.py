@@ -4,8 +4,8 @@ A provider who ran a configuration several times can submit the best and rename 
 away; when the bundle does hold several runs of one configuration (the same workload,
 precision, GPU count, GPU and container), they are the cluster's own witness of its speed. A
 run faster than the others' median by more than the perf-CI timing band is not that
-configuration's speed on this cluster: it is held at ``unverified``
-(:func:`cmax.validate.engine.holds_unverified`) until the others agree. A configuration is
+configuration's speed on this cluster: it is held at ``unverified`` (the rule's declared
+effect, applied by ``cmax/judgement/bearings.py``) until the others agree. A configuration is
 rated on all its runs: the scorer pools them (docs/scoring.md, "Runs of one configuration").
 A newer container is another configuration (it may be genuinely faster), so it is compared
 with nothing here.

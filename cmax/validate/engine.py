@@ -33,6 +33,7 @@ from cmax.validate import (
     witness,
 )
 from cmax.validate.context import Context, build_context
+from cmax.validate.registry import effect_of
 
 FAMILY_CHECKS: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     schema_rules.check,
@@ -80,37 +81,10 @@ def validate(evidence: Evidence, reference: ReferenceData) -> list[Finding]:
     return sort_findings(out)
 
 
-def blocks_comparison(item: Finding) -> bool:
-    """An error in the comparability family: the run it concerns is not comparable.
-
-    The one home of that decision; the scorer rates such a run ``not_comparable``.
-    """
-    return item.severity == "error" and item.rule.startswith("comparability.")
-
-
-#: errors that make the file they name not counted where it would decide something (a sweep of
-#: another cluster or a copy of another sweep does not decide the fabric gate)
-NOT_COUNTED_RULES = frozenset({"crossfile.hosts-of-another-cluster", "crossfile.copied-sweep",
-                               "network.hosts-outside-cluster"})
-
-
-def uncounted_files(findings: Iterable[Finding]) -> set[str]:
-    """Files an error of :data:`NOT_COUNTED_RULES` names: the scorer does not count them."""
-    return {f.file for f in findings
-            if f.file and f.severity == "error" and f.rule in NOT_COUNTED_RULES}
-
-
-def holds_unverified(item: Finding) -> bool:
-    """A warning that betrays fabrication (the ``fabrication`` family) or a run faster than
-    the other runs of its configuration (``crossfile.runs-disagree``): the run it concerns
-    cannot count as a pass until other evidence corroborates it; the scorer rates it
-    ``unverified``."""
-    return item.rule.startswith("fabrication.") or item.rule == "crossfile.runs-disagree"
-
-
 def not_comparable_runs(findings: Iterable[Finding]) -> set[str]:
-    """Run ids with an error in the comparability family: the scorer rates them not_comparable."""
-    return {f.run_id for f in findings if f.run_id and blocks_comparison(f)}
+    """Run ids a finding of effect ``not_comparable`` names (the rule declares it, as the
+    comparability family's errors do): the scorer rates them not_comparable."""
+    return {f.run_id for f in findings if f.run_id and effect_of(f.rule) == "not_comparable"}
 
 
 def runs_with_errors(findings: Iterable[Finding]) -> set[str]:

@@ -6,8 +6,9 @@ batches, allocator growth), step-to-step jitter of a few tenths of a percent or 
 multi-node job, and a loss that moves with each batch rather than along a formula. None of these
 proves fabrication alone (a log may start after warm-up was cut, a quiet single-node job has
 little jitter), so each is a warning, never an error; a warning of this family keeps a passing
-run from counting as a pass (``unverified``, :func:`cmax.validate.engine.holds_unverified`)
-until other evidence (the scheduler's clock, another run) corroborates it.
+run from counting as a pass (the declared effect ``unverified``, applied by
+``cmax/judgement/bearings.py``) until other evidence (the scheduler's clock, another run)
+corroborates it.
 """
 
 from __future__ import annotations

@@ -112,11 +112,11 @@ def _finding(rule: str, file: str) -> Finding:
 def test_another_submitters_or_a_cited_result_is_shown_never_rated() -> None:
     """issue 26: NVIDIA's own Eos result submitted as a provider's evidence rated 1.000."""
     label = "results/eos-dfw_n64_ngc25.01_nemo/llama31_405b"  # the folder, as the set names it
-    for rule, words in (("mlperf.foreign-submitter", "another submitter's result"),
-                        ("mlperf.cited-context", "cited as context")):
+    for rule, words in (("mlperf.foreign-submitter", "Another submitter's MLPerf result"),
+                        ("mlperf.cited-context", "A cited MLPerf result")):
         r = rate(EOS, findings=(_finding(rule, label),))
         assert r.verdict == "not_comparable" and r.ratio is None and r.score_min is not None
-        assert any(words in n and "not rated" in n for n in r.notes)
+        assert any(words in n and f"not rated ({rule})" in n for n in r.notes)
 
 
 def test_a_cloned_run_leaves_no_valid_result() -> None:

@@ -153,14 +153,14 @@ def test_no_baseline_is_no_reference() -> None:
 
 
 def test_comparability_error_makes_the_run_not_comparable() -> None:
-    bad = Finding(rule="comparability.gbs", severity="error", file="training/run0.log",
+    bad = Finding(rule="comparability.config-mismatch", severity="error", file="training/run0.log",
                   message="GBS 64 differs from the recipe's 128", fix="rerun")
     ok = Finding(rule="comparability.note", severity="warning", file="training/run0.log",
                  message="x", fix="y")
     r = one(FakeReference({KEY: baseline(10.0)}), [run_row()], flat_steps("runs[0]", 10.0),
             [bad, ok])
     assert r.verdict == "not_comparable" and r.ratio == 1.0
-    assert any("comparability.gbs" in n for n in r.notes)
+    assert any("comparability.config-mismatch" in n for n in r.notes)
 
 
 def test_a_run_with_a_validation_error_cannot_pass() -> None:
