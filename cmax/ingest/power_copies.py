@@ -31,9 +31,14 @@ read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:
+    # imported by each function that computes: every command reading a log imports this
+    # module (the energy figure), and NumPy's import is a tenth of a second no log needs
+    import numpy as np
 
 #: a series of fewer samples (or fewer than three distinct readings) proves nothing either way
 TELEMETRY_COPY_MIN_SAMPLES = 10
@@ -76,11 +81,15 @@ class PowerCopy:
 
 
 def _spread(values: np.ndarray) -> float:
+    import numpy as np
+
     return MAD_TO_SIGMA * float(np.median(np.abs(values - np.median(values))))
 
 
 def _ranks(matrix: np.ndarray) -> np.ndarray:
     """Each row's ranks, centred and scaled to unit length (Spearman by a dot product)."""
+    import numpy as np
+
     ranked = matrix.argsort(axis=1).argsort(axis=1).astype(np.float32)
     ranked -= ranked.mean(axis=1, keepdims=True)
     norms = np.linalg.norm(ranked, axis=1, keepdims=True)
@@ -92,6 +101,8 @@ def _residuals(values: list[np.ndarray], keys: list[Series]
                ) -> tuple[dict[int, np.ndarray], dict[int, float]]:
     """Each series' residual about its file's common trend, for files with a trend, and its
     robust spread."""
+    import numpy as np
+
     grids: dict[tuple[str, int], list[int]] = {}
     for i, (key, v) in enumerate(zip(keys, values, strict=True)):
         grids.setdefault((key.source, v.size), []).append(i)
@@ -111,6 +122,8 @@ def _residuals(values: list[np.ndarray], keys: list[Series]
 
 def _candidates(rows: list[int], resid: dict[int, np.ndarray]) -> list[tuple[int, int, float]]:
     """(earlier, later, rank correlation) pairs above :data:`COPY_CORRELATION`, later first."""
+    import numpy as np
+
     size = resid[rows[0]].size
     at = np.unique(np.linspace(0, size - 1, min(size, SCREEN_POINTS)).astype(np.int64))
     z = _ranks(np.vstack([resid[i][at] for i in rows]))
@@ -141,6 +154,8 @@ def copied_series(power: pl.DataFrame) -> list[PowerCopy]:
 
 
 def _copies(power: pl.DataFrame) -> list[PowerCopy]:
+    import numpy as np
+
     grouped = (power.filter(pl.col("power_w").is_not_null() & pl.col("power_w").is_finite())
                .sort("source_file", "host", "gpu", "time_s")
                .group_by("source_file", "host", "gpu", maintain_order=True)
