@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from cmax.findings import Effect, Finding, Severity
+from cmax.findings import Effect, Finding, Severity, Subject
 from cmax.states import (
     BAR_STATES,
     CLAIM_STATES,
@@ -223,6 +223,8 @@ class SuiteRun(_Model):
     """GPUs the run trained on"""
     log: str
     """the training log, relative to the bundle"""
+    run_id: str | None = None
+    """the run's id in the case (its judgement's id)"""
     ratio: float | None = None
     """provider ÷ reference throughput (None: not measured)"""
     verdict: Verdict
@@ -307,6 +309,8 @@ class Bearing(_Model):
     """error, warning or info"""
     effect: Effect = Field(description="what the finding does to the claim (the rule's "
                            "declared effect; cmax/findings.py Effect)")
+    subject: Subject = Field(description="what the rule's findings are about: run, file, "
+                             "result, audit, fleet or bundle (cmax/findings.py Subject)")
     file: str | None = None
     """the file it names"""
     line: int | None = None

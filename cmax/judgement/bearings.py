@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from cmax.findings import Effect, Finding
+from cmax.findings import Effect, Finding, Subject
 from cmax.scorecard import Bearing
-from cmax.validate.registry import effect_of
+from cmax.validate.registry import effect_of, subject_of
 
 
 def same_file(a: str | None, b: str) -> bool:
@@ -23,8 +23,8 @@ def same_file(a: str | None, b: str) -> bool:
 
 
 def _bearing(f: Finding) -> Bearing:
-    return Bearing(rule=f.rule, severity=f.severity, effect=effect_of(f.rule), file=f.file,
-                   line=f.line, message=f.message)
+    return Bearing(rule=f.rule, severity=f.severity, effect=effect_of(f.rule),
+                   subject=subject_of(f.rule), file=f.file, line=f.line, message=f.message)
 
 
 class Bearings:
@@ -39,17 +39,19 @@ class Bearings:
         """``findings`` mapped (a Bearings is returned as it is)."""
         return findings if isinstance(findings, Bearings) else cls(findings)
 
-    def on(self, *, run_id: str | None = None, files: Iterable[str | None] = ()
-           ) -> list[Bearing]:
+    def on(self, *, run_id: str | None = None, files: Iterable[str | None] = (),
+           subjects: Iterable[Subject] = ()) -> list[Bearing]:
         """The findings bearing on a claim: those naming its run (``run_id``), and those naming
-        no run but one of its ``files`` (a finding with a run id bears only on that run)."""
+        no run but one of its ``files`` or about one of its ``subjects`` (the fleet, the audit,
+        the bundle: what its rule declares); a finding with a run id bears only on that run."""
         names = [n for n in files if n]
+        about = frozenset(subjects)
         out = []
         for f, b in self.items:
             if f.run_id is not None:
                 hit = run_id is not None and f.run_id == run_id
             else:
-                hit = any(same_file(f.file, n) for n in names)
+                hit = b.subject in about or any(same_file(f.file, n) for n in names)
             if hit:
                 out.append(b)
         return out

@@ -198,11 +198,12 @@ def judge_energy(case: Case, findings: Bearings, results: Sequence[WorkloadResul
 
 
 def judge_exemplar_claim(exemplar: ExemplarJudgement, runs: Sequence[Judgement],
-                         gates: Sequence[GateReads]) -> Judgement:
+                         findings: Bearings, gates: Sequence[GateReads]) -> Judgement:
     """The Exemplar suite as a claim: its bar state is the suite's; it is earned when its
-    runs decide it, declared when the runs that would decide it are not earned."""
-    logs = {r.log for w in exemplar.workloads for r in w.runs}
-    mine = [j for j in runs if any(j.label.endswith(f"({log})") for log in logs)]
+    runs decide it, declared when the runs that would decide it are not earned. Its findings:
+    those about the bundle (the Exemplar package's rules) and those of effect on its runs."""
+    ids = {r.run_id for w in exemplar.workloads for r in w.runs}
+    mine = [j for j in runs if j.id in ids]
     if not exemplar.workloads:
         state = State.NOT_ASSESSED
     elif exemplar.state is State.NOT_EVALUATED:
@@ -213,7 +214,8 @@ def judge_exemplar_claim(exemplar: ExemplarJudgement, runs: Sequence[Judgement],
         kind="exemplar_suite", id="exemplar", label=f"the Exemplar suite (> {exemplar.bar:.0%} "
         "of reference on every run of every workload)", state=state, bar_state=exemplar.state,
         witnesses=[w for j in mine for w in j.witnesses],
-        findings=[b for j in mine for b in j.findings if b.effect != "none"],
+        findings=[*findings.on(subjects=["bundle"]),
+                  *(b for j in mine for b in j.findings if b.effect != "none")],
         gates=_gates("exemplar_suite", "exemplar", gates), reason=exemplar.reason)
 
 
@@ -308,7 +310,7 @@ def judge_fleet(case: Case, findings: Bearings, reliability: ReliabilityResult |
     monitoring."""
     files = _Files(case)
     wit = _incident_witnesses(case, files)
-    bears = findings.on(files=[w.file for w in wit if w.file])
+    bears = findings.on(files=[w.file for w in wit if w.file], subjects=["fleet"])
     errors = sorted({b.rule for b in bears if b.severity == "error"})
     out = []
     for kind, result, label in (("reliability", reliability, "interruptions and goodput"),
@@ -339,7 +341,7 @@ def judge_audit(case: Case, findings: Bearings, audit: AuditSummary | None,
                          state=State.NOT_ASSESSED, reason="no audit was submitted",
                          gates=_gates("audit", "audit", gates))
     files = _Files(case)
-    bears = findings.on(files=[audit.file])
+    bears = findings.on(files=[audit.file], subjects=["audit"])
     doubts = sorted({b.rule for b in bears if b.effect == "doubt"})
     state, why = ((State.CONTRADICTED, "the audit decides no gate: " + ", ".join(doubts))
                   if doubts else (State.EARNED, f"{len(audit.checks)} check(s) read"))
@@ -371,7 +373,7 @@ def judge_claims(
     MLPerf, the fabric, reliability, the SLA, energy, the audit, declarations."""
     runs = judge_runs(case, findings, workloads, gates)
     return [
-        *runs, judge_exemplar_claim(exemplar, runs, gates),
+        *runs, judge_exemplar_claim(exemplar, runs, findings, gates),
         *judge_serving(case, findings, inference, gates),
         *judge_mlperf(case, findings, mlperf),
         judge_fabric(case, findings, network, gates),

@@ -83,7 +83,7 @@ def judge_exemplar(results: Sequence[WorkloadResult], bar: float) -> ExemplarJud
             continue
         groups.setdefault((r.workload, r.precision, r.num_gpus), []).append(SuiteRun(
             workload=r.workload, precision=r.precision, num_gpus=r.num_gpus, log=r.log,
-            ratio=r.ratio, verdict=r.verdict))
+            run_id=r.run_id, ratio=r.ratio, verdict=r.verdict))
     workloads = [SuiteWorkload(workload=w, precision=p, num_gpus=n,
                                state=_workload_state(runs, bar), runs=runs)
                  for (w, p, n), runs in sorted(groups.items())]

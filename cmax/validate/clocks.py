@@ -53,6 +53,7 @@ register(Rule(
     "([[runs]] job_id).",
     "SchedMD/slurm sacct Elapsed / time.elapsed (src/plugins/data_parser/v0.0.44/parsers.c); "
     "llmb-run job_history.py elapsed (from sacct).",
+    subject="run",
 ))
 register(Rule(
     "crossfile.job-shorter-than-log", "error", "The log's stamps span more than its job ran",
@@ -61,6 +62,7 @@ register(Rule(
     "two attempts were joined.",
     "Submit the log of the job the accounting names.",
     "SchedMD/slurm sacct Elapsed; Megatron-LM / NeMo stamped step lines.",
+    subject="run",
 ))
 register(Rule(
     "crossfile.job-not-witnessed", "warning", "The accounting does not hold the run's job",
@@ -68,6 +70,7 @@ register(Rule(
     "the run's clock is not witnessed, so its speed rests on the log alone.",
     "Export the accounting of every rated run's job (sacct -j <ids> --json).",
     "SchedMD/slurm sacct.",
+    subject="run",
 ))
 register(Rule(
     "crossfile.job-order", "error", "Job ids and submit times do not rise together",
@@ -79,6 +82,7 @@ register(Rule(
     "rated on every run of it.",
     "SchedMD/slurm (job ids from slurmctld's sequence, time.submission); NVIDIA/"
     "exemplar-performance llmb_run/job_history.py (the latest job of a configuration).",
+    subject="run",
 ))
 register(Rule(
     "crossfile.job-of-another-cluster", "error", "A run's job ran on another cluster",
@@ -88,6 +92,7 @@ register(Rule(
     "cluster's measurement.",
     "Submit the runs of the cluster being rated.",
     "SchedMD/slurm sacct cluster and nodes (PARSER_ARRAY(JOB)); cmax/resolve/hosts.py.",
+    subject="run",
 ))
 
 

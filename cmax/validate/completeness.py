@@ -64,6 +64,7 @@ register(Rule(
     "truncated output, unsupported format), so the claim it supports is unverified.",
     "Submit the raw tool output (nccl-tests stdout, MLPerf result_*.txt, audit.values.json); "
     "run `cmax inspect FILE` to see how cmax reads it.",
+    subject="file",
 ))
 register(Rule(
     "completeness.empty-incident-log", "warning", "The incident log lists no incident",
@@ -72,6 +73,7 @@ register(Rule(
     "credit then rest on an empty file.",
     "Submit the provider's incident or maintenance log for the period (every node drain, "
     "XID/ECC fault and outage), or state in the report that none was kept.",
+    subject="fleet",
 ))
 register(Rule(
     "completeness.no-rateable-evidence", "error", "The bundle holds no evidence cmax can rate",
@@ -81,6 +83,7 @@ register(Rule(
     "nothing measured.",
     "Add the benchmark evidence to the bundle and name it in cmax.toml ([[runs]], [[nccl]], "
     "[[mlperf]], [[inference]] or [audit]); `cmax init` drafts the entries from the files.",
+    subject="bundle",
 ))
 
 QUALIFYING = frozenset({"reliability", "power"})

@@ -33,6 +33,7 @@ register(Rule(
     "NVIDIA Megatron-Bridge perf CI timing_threshold 0.05 (scripts/performance/utils/"
     "evaluate.py @ 4ab94dfad).",
     effect="unverified",
+    subject="run",
 ))
 
 

@@ -117,6 +117,7 @@ register(Rule(
     "breaks this was edited.",
     "Submit the unedited nccl-tests stdout.",
     "NVIDIA/nccl-tests doc/PERFORMANCE.md.",
+    subject="file",
 ))
 register(Rule(
     "consistency.nccl-algbw", "error", "nccl-tests algbw does not match size / time",
@@ -124,6 +125,7 @@ register(Rule(
     "edited.",
     "Submit the unedited nccl-tests stdout.",
     "NVIDIA/nccl-tests doc/PERFORMANCE.md (algbw = S / t).",
+    subject="file",
 ))
 
 

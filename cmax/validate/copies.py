@@ -61,6 +61,7 @@ register(Rule(
     "Submit each run's own log; a configuration run once is rated once.",
     "1.4826 x MAD (robust sigma) of each run's steps about its median; Pearson correlation of "
     "the two runs' deviations over the shared post-warm-up iterations.",
+    subject="run",
 ))
 register(Rule(
     "crossfile.copied-sweep", "error", "An nccl-tests sweep is a copy of another",

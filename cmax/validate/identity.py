@@ -59,6 +59,7 @@ register(Rule(
     "Declare the system the evidence was measured on.",
     SOURCE,
     effect="other_system",
+    subject="file",
 ))
 register(Rule(
     "identity.precision", "error", "The log ran at another precision than declared",

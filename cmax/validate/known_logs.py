@@ -47,6 +47,7 @@ register(Rule(
     "relabelled, and measures nothing of this cluster.",
     "Submit the log of a run on the cluster being rated.",
     "cmax/validate/known_logs.json (fingerprints of samples/*/training/*.log).",
+    subject="run",
 ))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cmax.findings import SEVERITY_ORDER, Effect, Finding, Severity
+from cmax.findings import SEVERITY_ORDER, Effect, Finding, Severity, Subject
 
 FAMILIES: dict[str, str] = {
     "schema": "Schema and types",
@@ -39,11 +39,22 @@ FAMILIES: dict[str, str] = {
 }
 
 
+FAMILY_SUBJECTS: dict[str, Subject] = {
+    "schema": "file", "completeness": "run", "comparability": "run", "sanity": "run",
+    "consistency": "run", "mlperf": "result", "statistics": "run", "software": "audit",
+    "audit": "audit", "network": "file", "reliability": "fleet", "identity": "run",
+    "exemplar": "bundle", "inference": "result", "crossfile": "file", "fabrication": "run",
+}
+"""What a family's findings are about, unless a rule declares otherwise (``Rule.subject``)."""
+
+
 @dataclass(frozen=True)
 class Rule:
-    """One check: its id (``family.name``), default severity, the text users read, and what
-    its finding does to the claim it bears on (``effect``, read by the judgement layer:
-    ``cmax/judgement/claims.py``; the vocabulary is ``cmax.findings.Effect``)."""
+    """One check: its id (``family.name``), default severity, the text users read, what its
+    findings are about (``subject``: a run, a file, a result, the audit, the fleet or the
+    bundle; its family's when not given) and what a finding does to the claim it bears on
+    (``effect``). The judgement layer reads both (``cmax/judgement/bearings.py``); the
+    vocabularies are ``cmax.findings.Subject`` and ``cmax.findings.Effect``."""
 
     id: str
     severity: Severity
@@ -52,6 +63,11 @@ class Rule:
     fix: str
     source: str = ""
     effect: Effect = "none"
+    subject: Subject | None = None
+
+    def __post_init__(self) -> None:
+        if self.subject is None and self.family in FAMILY_SUBJECTS:
+            object.__setattr__(self, "subject", FAMILY_SUBJECTS[self.family])
 
     @property
     def family(self) -> str:
@@ -65,7 +81,7 @@ def register(rule: Rule) -> Rule:
     """Add a rule to the catalogue; ids are unique and belong to a known family."""
     if rule.id in RULES:
         raise ValueError(f"duplicate rule id {rule.id}")
-    if rule.family not in FAMILIES:
+    if rule.family not in FAMILIES or rule.family not in FAMILY_SUBJECTS:
         raise ValueError(f"rule {rule.id} is not in a known family")
     RULES[rule.id] = rule
     return rule
@@ -76,6 +92,13 @@ def effect_of(rule_id: str) -> Effect:
     finding built by hand in a test may carry)."""
     rule = RULES.get(rule_id)
     return rule.effect if rule is not None else "none"
+
+
+def subject_of(rule_id: str) -> Subject:
+    """What a rule's findings are about (``file`` for an id the catalogue lacks: such a
+    finding bears on the file it names, if any)."""
+    rule = RULES.get(rule_id)
+    return rule.subject if rule is not None and rule.subject is not None else "file"
 
 
 def finding(
@@ -112,7 +135,7 @@ def rules_markdown() -> str:
         out.append(f"### {heading} (`{family}.*`)\n")
         for r in rules:
             effect = f" · effect: {r.effect.replace('_', ' ')}" if r.effect != "none" else ""
-            out.append(f"#### `{r.id}` — {r.severity}{effect}\n")
+            out.append(f"#### `{r.id}` — {r.severity} · about: {r.subject}{effect}\n")
             out.append(f"**{r.title}.** {r.explanation}\n")
             if r.source:
                 out.append(f"*Threshold / source:* {r.source}\n")

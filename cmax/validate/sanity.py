@@ -96,6 +96,7 @@ register(Rule(
     "that line is meaningless and the fabric or GPUs are faulty.",
     "Find and fix the faulty node or link, then re-run nccl-tests with validation on (-c 1).",
     "nccl-tests output format (#wrong column).",
+    subject="file",
 ))
 
 

@@ -126,6 +126,7 @@ register(Rule(
     "Two evidence files are byte-identical, or two runs have identical step-time series. Each "
     "claimed run must be a separate measurement.",
     "Submit each run's own log.",
+    subject="file",
 ))
 register(Rule(
     "statistics.too-few-incidents", "warning", "Implausibly few interruptions",
@@ -135,6 +136,7 @@ register(Rule(
     "Submit the complete incident history for the period (scheduler and health-check records).",
     "Floor of one unexpected interruption per 20,000 GPU-days: ~10x Llama 3's rate "
     "(arXiv:2407.21783, 419 in 54 days on 16,384 GPUs); P(0 | mean >= 3) < 5 %.",
+    subject="fleet",
 ))
 
 

@@ -71,3 +71,20 @@ def test_no_stage_after_validation_names_a_rule() -> None:
                         and (node.value in RULES or _FAMILY_ID.match(node.value))):
                     offenders.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value}")
     assert offenders == []
+
+
+def test_a_finding_about_the_fleet_bears_on_the_fleets_claims() -> None:
+    """statistics.too-few-incidents names the incident log's claim, not a file of it."""
+    bearings = Bearings([_finding("statistics.too-few-incidents", file=None,
+                                  severity="warning")])
+    (b,) = bearings.on(subjects=["fleet"])
+    assert b.subject == "fleet"
+    assert bearings.on(files=["incidents.csv"]) == [] and bearings.on(subjects=["audit"]) == []
+
+
+def test_every_rule_is_about_something() -> None:
+    """A family states what its findings are about; a rule of it may say otherwise."""
+    assert all(r.subject is not None for r in RULES.values())
+    assert RULES["crossfile.runs-disagree"].subject == "run"
+    assert RULES["crossfile.copied-sweep"].subject == "file"
+    assert RULES["completeness.empty-incident-log"].subject == "fleet"
