@@ -39,10 +39,11 @@ SMALL_FILE = 4 << 20
 # time (benchmarks/bench_ingest.py)
 GREP_CHUNK = 1 << 20
 # grep output handed to a ``parse`` (the fields reader) at a time. A call has a fixed cost
-# whatever the size, but the first call's working memory stays with the process: on a 1 GiB
-# chatty log 1 MiB batches peak at 147 MiB (4 MiB: 157) for about 10% more CPU time
-# (benchmarks/bench_ingest.py; the budget for a noisy log is 150 MiB)
-GREP_BATCH = 1 << 20
+# whatever the size (about what parsing 1 MiB of step lines costs), and its working memory
+# grows with the size: on a 1 GiB chatty log `cmax inspect` takes 9% less CPU time with
+# 4 MiB batches than with 1 MiB, and peaks at 139 MiB (1 MiB: 132; 8 MiB: 164); the budget
+# for a noisy log is 150 MiB (benchmarks/bench_ingest.py)
+GREP_BATCH = 4 << 20
 # grep output a prestarted child may hold before its output is first read: grep keeps writing
 # a chatty log's step lines while Polars is imported and the head is read
 PRESTART_HOLD = 16 << 20
