@@ -1,5 +1,6 @@
 """The cross-file rules' tripping cases on the honest bundle (merged into TRIPS by
-test_validate_rules): each changes one file the way a provider playing the bundle would."""
+test_validate_rules): each changes one file the way a provider playing the bundle would, and
+real ingest reads the written bundle."""
 
 from __future__ import annotations
 
@@ -11,12 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
-from cmax.ingest.evidence import JOBS_SCHEMA, POWER_SCHEMA, Evidence, conform
-from cmax.ingest.facts import Fact
-from cmax.ingest.formats import AccountingFormat, PowerFormat, identify
-from tests.validate.validate_fakes import HonestBundle
+from cmax.ingest.evidence import Evidence
+from tests.validate.validate_fakes import HonestBundle, nccl_rows, nccl_text
 
 Case = Callable[[HonestBundle, Path], Evidence]
 START = 1789372800  # 2026-09-14 08:00 UTC, the honest runs' date
@@ -54,33 +51,25 @@ def power_json(hosts: list[str], *, gpus: int = 8, samples: int = 12, watts: flo
                                                      "result": result}}, indent=1)
 
 
+def with_power(b: HonestBundle, *texts: str) -> None:
+    """The honest bundle with [[power]] files holding ``texts``."""
+    paths = [f"telemetry/power{i or ''}.json" for i in range(len(texts))]
+    b.extra_files.update(zip(paths, texts, strict=True))
+    b.manifest_extra["power"] = [{"path": p} for p in paths]
+
+
 def _with_power(text: str, *more: str) -> Case:
-    """The honest bundle with [[power]] files (``text``, then ``more``; their table read by
-    the real parser)."""
     def case(b: HonestBundle, root: Path) -> Evidence:
-        paths = [f"telemetry/power{i or ''}.json" for i in range(1 + len(more))]
-        for path, body in zip(paths, (text, *more), strict=True):
-            b.extra_files[path] = body
-        b.manifest_extra["power"] = [{"path": p} for p in paths]
-        ev = b.build(root)
-        frames = []
-        for path in paths:
-            fmt, probe = identify(root / path)
-            assert isinstance(fmt, PowerFormat)
-            frames.append(conform(fmt.frame(fmt.parse(probe), source_file=path), POWER_SCHEMA))
-        ev.power = pl.concat(frames)
-        return ev
+        with_power(b, text, *more)
+        return b.ingest(root)
     return case
 
 
 def _foreign_sweep(b: HonestBundle, root: Path) -> Evidence:
     """A sweep of node-100..node-163 beside telemetry of node-000..node-007 (64 nodes)."""
-    ev = _with_power(power_json([f"node-{i:03d}" for i in range(8)]))(b, root)
-    nccl = next(f for f in ev.files if f.kind == "nccl-tests")
-    own = tuple(k for k in nccl.facts if k.kind != "host")
-    moved = tuple(Fact("host", f"node-{100 + i:03d}", 6 + 8 * i) for i in range(64))
-    ev.files = [dataclasses.replace(f, facts=own + moved) if f is nccl else f for f in ev.files]
-    return ev
+    with_power(b, power_json([f"node-{i:03d}" for i in range(8)]))
+    b.nccl_host_names = [f"node-{100 + i:03d}" for i in range(64)]
+    return b.ingest(root)
 
 
 def _copied_run(b: HonestBundle, root: Path) -> Evidence:
@@ -89,17 +78,16 @@ def _copied_run(b: HonestBundle, root: Path) -> Evidence:
     rng = random.Random(3)
     times = [round(t + rng.choice((-0.01, 0.0, 0.01)), 2) for t in first.times]
     b.runs.append(dataclasses.replace(first, times=times, spec={"log": "training/rerun.log"}))
-    return b.build(root)
+    return b.ingest(root)
 
 
 def _copied_sweep(b: HonestBundle, root: Path) -> Evidence:
     """The honest sweep again under another name, every time moved by 0.01 %."""
-    ev = b.build(root)
-    again = ev.nccl.with_columns(
-        (pl.col("time_us") * 1.0001).round(1), pl.lit("nccl/again.txt").alias("source_file"),
-        pl.lit("nccl[1]").alias("run_id"))
-    ev.nccl = pl.concat([ev.nccl, again])
-    return ev
+    rows = nccl_rows("nccl/again.txt")
+    rows["time_us"] = [round(float(t) * 1.0001, 1) for t in rows["time_us"]]
+    b.extra_files["nccl/again.txt"] = nccl_text(rows)
+    b.manifest_extra["nccl"] = [{"path": b.nccl_path}, {"path": "nccl/again.txt"}]
+    return b.ingest(root)
 
 
 def sacct_text(jobs: list[tuple[str, str, int, int, str]]) -> str:
@@ -126,19 +114,14 @@ HONEST_JOBS = [("5001", "aurora", 0, 1300, "node-[000-063]"),
 
 def with_jobs(jobs: list[tuple[str, str, int, int, str]],
               run_jobs: tuple[str, ...] = ("5001", "5002", "5003")) -> Case:
-    """The honest bundle with an [[accounting]] sacct -P file (read by the real parser) and
-    each run naming its job."""
+    """The honest bundle with an [[accounting]] sacct -P file and each [[runs]] entry naming
+    its job."""
     def case(b: HonestBundle, root: Path) -> Evidence:
         for run, job in zip(b.runs, run_jobs, strict=False):
-            run.row["job_id"] = job
+            run.spec["job_id"] = job
         b.extra_files["slurm/sacct.txt"] = sacct_text(jobs)
         b.manifest_extra["accounting"] = [{"path": "slurm/sacct.txt"}]
-        ev = b.build(root)
-        fmt, probe = identify(root / "slurm/sacct.txt")
-        assert isinstance(fmt, AccountingFormat)
-        ev.jobs = conform(fmt.frame(fmt.parse(probe), source_file="slurm/sacct.txt"),
-                          JOBS_SCHEMA)
-        return ev
+        return b.ingest(root)
     return case
 
 
@@ -152,7 +135,7 @@ def _stamped_beyond_job(b: HonestBundle, root: Path) -> Evidence:
 def _edit_run(fn: Callable[[Any], None]) -> Case:
     def case(b: HonestBundle, root: Path) -> Evidence:
         fn(b.runs[0])
-        return b.build(root)
+        return b.ingest(root)
     return case
 
 
@@ -191,7 +174,7 @@ def _faster_rerun(b: HonestBundle, root: Path) -> Evidence:
         b.runs.append(dataclasses.replace(
             first, seed=seed, times=honest_times(first.base_step * scale, seed),
             spec={"log": log}, row={}, extra_steps={}))
-    return b.build(root)
+    return b.ingest(root)
 
 
 def _known_log(run: Any) -> None:

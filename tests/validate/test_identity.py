@@ -11,7 +11,7 @@ from cmax.ingest.facts import Fact
 from cmax.reference.gpus import gpu_family
 from cmax.resolve.claims import precision_family
 from cmax.resolve.claims import stated_precisions as _stated_precisions
-from tests.validate.test_validate_rules import _facts, _log, after, fired, run_case
+from tests.validate.test_validate_rules import Case, edit, fired, run_case
 
 
 @pytest.mark.parametrize(("name", "family"), [
@@ -50,35 +50,48 @@ def test_settings_every_run_prints_prove_nothing() -> None:
     assert [family for family, _ in named] == ["fp8"]
 
 
-@pytest.mark.parametrize("facts", [
-    (Fact("precision", "fp8=None", line=2), Fact("precision", "bf16=True", line=3)),
-    (Fact("gpu_count", "512", line=2), Fact("experiment", "pretrain_llama3.1-405b_bf16_512",
-                                                     line=1)),
-    (Fact("gpu", "NVIDIA H100 80GB HBM3", line=5),),
+def _says(run: int, *lines: str) -> Case:
+    """Run ``run``'s NeMo 2 log prints ``lines`` before its first step (after the experiment
+    folder and world size: the first of them is line 3)."""
+    return edit(lambda bundle: setattr(bundle.runs[run], "header_extra", list(lines)))
+
+
+_MIXED_PRECISION_OFF = ("mixed_precision:", "  bf16: true", "  fp8: null")
+
+
+@pytest.mark.parametrize("lines", [
+    _MIXED_PRECISION_OFF,  # the bf16 run's configuration dump: fp8 off
+    (),  # the experiment folder and world size the log states already
+    ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-6f1c2a4e-0b3d-4c55-9e1a-2b7d8c9e0f11)",),
 ])
-def test_consistent_statements_do_not_trip(facts: tuple[Fact, ...], tmp_path: Path) -> None:
-    found = fired(run_case(after(_facts(_log(0), *facts)), tmp_path))
+def test_consistent_statements_do_not_trip(lines: tuple[str, ...], tmp_path: Path) -> None:
+    found = fired(run_case(_says(0, *lines), tmp_path))
     assert not {r for r in found if r.startswith("identity.")}
 
 
 def test_fp8_declared_on_a_bf16_log_trips(tmp_path: Path) -> None:
-    # run 1 is declared fp8; its log says fp8 is off
-    findings = run_case(after(_facts(_log(1), Fact("precision", "fp8=None", line=7))), tmp_path)
+    # run 1 is declared fp8; its configuration dump says fp8 is off
+    findings = run_case(_says(1, *_MIXED_PRECISION_OFF), tmp_path)
     hits = [f for f in findings if f.rule == "identity.precision"]
-    assert hits and hits[0].line == 7 and "fp8 off" in hits[0].message
+    assert hits and hits[0].line == 5 and "fp8 off" in hits[0].message
     assert "'fp8'" in hits[0].message
 
 
 def test_a_64_gpu_log_declared_as_512_by_its_node_count(tmp_path: Path) -> None:
     """Issue 25: `num_nodes: 8` (8 x 8 GPUs = 64) contradicts a 512-GPU claim."""
-    findings = run_case(after(_facts(_log(0), Fact("node_count", "8", line=4))), tmp_path)
+    findings = run_case(_says(0, "trainer:", "  num_nodes: 8"), tmp_path)
     hits = [f for f in findings if f.rule == "identity.gpu-count"]
     assert hits and "8 node(s) x 8 GPUs = 64" in hits[0].message and hits[0].line == 4
 
 
+def _pyxis(image: str) -> Case:
+    """Run 0's log opens with pyxis importing ``image`` (line 3)."""
+    return _says(0, f"pyxis: importing docker image: {image}",
+                 f"pyxis: imported docker image: {image}")
+
+
 def test_the_declared_container_in_the_log_is_clean(tmp_path: Path) -> None:
-    findings = run_case(after(_facts(_log(0), Fact("container", "nvcr.io#nvidia/nemo:25.04.01",
-                                                   line=1))), tmp_path)
+    findings = run_case(_pyxis("nvcr.io#nvidia/nemo:25.04.01"), tmp_path)
     assert "identity.software" not in fired(findings)
 
 
@@ -91,9 +104,9 @@ def test_the_declared_container_in_the_log_is_clean(tmp_path: Path) -> None:
 ])
 def test_the_logs_container_against_the_baselines(image: str, fires: bool,
                                                   tmp_path: Path) -> None:
-    findings = run_case(after(_facts(_log(0), Fact("container", image, line=1))), tmp_path)
+    findings = run_case(_pyxis(image), tmp_path)
     hits = [f for f in findings if f.rule == "identity.baseline-software"
             and f.run_id == "runs[0]"]
     assert bool(hits) == fires
     if fires:
-        assert "nemo:25.04.01" in hits[0].message and ":1" in hits[0].message
+        assert "nemo:25.04.01" in hits[0].message and ":3" in hits[0].message

@@ -2,15 +2,18 @@
 
 Each case starts from ``HonestBundle`` (three realistic NeMo 2 runs with warm-up, ~1 % jitter
 and a brief stall, an nccl-tests sweep, three closed MLPerf llama31_405b results, a clean audit,
-an incident log) and breaks exactly one thing.
+an incident log) and breaks exactly one thing in its files, or adds a file in its real format
+(a serving result, GPU telemetry, Slurm accounting, monitoring answers); the Exemplar rules
+trip on an llmb-run package. Real ingest reads them; only the rules in ``HAND_BUILT`` are
+tripped from Evidence built by hand.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import math
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,13 +22,15 @@ import polars as pl
 import pytest
 
 from cmax.findings import Finding
+from cmax.ingest import ingest
 from cmax.ingest.evidence import Evidence
-from cmax.ingest.facts import Fact
 from cmax.reference.mlperf import load_mlperf_reference
+from cmax.submission.bundle import open_bundle
 from cmax.validate import RULES, validate
 from tests.fakes import FakeReference
 from tests.ingest.monitoring.files import answer, sacctmgr_events, steps
 from tests.paths import DATA, REFERENCE
+from tests.submission.intake.llmb_fakes import Job, write_jobs
 from tests.validate.crossfile_trips import CROSSFILE_TRIPS
 from tests.validate.reliability_fakes import restarted_run
 from tests.validate.validate_fakes import (
@@ -44,34 +49,44 @@ Case = Callable[[HonestBundle, Path], Evidence]
 MLPERF_REFERENCE = load_mlperf_reference(REFERENCE)
 
 
-def _package(*, scale: int = 512, release: str = "26.08", launched: dt.date | None = None,
-             notes: tuple[str, ...] = (), nodes: int | None = None) -> Callable[[Evidence], None]:
-    """The evidence as if opened from an llmb-run package (cmax.submission.intake) of H100 jobs."""
-    from cmax.submission.intake.facts import PackageFacts, PackageJob
+def _package(*, count: int = 5, change: Callable[[list[Job]], None] = lambda jobs: None,
+             nodes: int | None = None) -> Case:
+    """An llmb-run package (llmb-config and log per job, tests/submission/intake/llmb_fakes.py)
+    of the first ``count`` runs of the H100 Exemplar suite at 512 GPUs, launched today, with
+    ``change`` made to its jobs; opened as ``cmax validate`` opens it (its manifest drafted
+    with a price, ``nodes``: a [system] of more nodes than the package's one scalable unit)."""
+    from cmax.reference.exemplar import current_release
+    from cmax.submission.intake.draft import Commercial
 
-    def job(i: int, key: str, dtype: str, job_scale: int, job_release: str) -> PackageJob:
-        return PackageJob(job_id=100 + i, run_key=f"runs[{i}]", config=f"j{i}/llmb-config.yaml",
-                          suite_key=key, dtype=dtype, scale=job_scale,
-                          recipe_release=job_release, images=("nvcr.io/nvidia/nemo:26.06.01",),
-                          launched=launched or dt.date.today())
+    def case(bundle: HonestBundle, root: Path) -> Evidence:
+        today = dt.date.today().isoformat() + "T10:00:00"
+        jobs = []
+        for i, key in enumerate(current_release().suite("h100")[:count]):
+            run, dtype = key.split(":")
+            workload, size = run.rsplit("_", 1)
+            jobs.append(Job(job_id=101 + i, workload=workload, model_size=size, dtype=dtype,
+                            model_name=workload.removeprefix("pretrain_"), scale=512,
+                            launch_time=today))
+        change(jobs)
+        extra: dict[str, Any] = {"system": {"nodes": nodes}} if nodes else {}
+        with open_bundle(write_jobs(root / "package", jobs),
+                         commercial=Commercial(quote=2.0, manifest=extra)) as opened:
+            return ingest(opened)
+    return case
 
-    def fn(ev: Evidence) -> None:
-        keys = [("pretrain_gpt_oss_120b", "bf16"), ("pretrain_llama3.1_70b", "bf16"),
-                ("pretrain_llama3.1_70b", "fp8"), ("pretrain_nemotron-h_56b", "fp8"),
-                ("pretrain_qwen3_235b", "bf16")]
-        complete = scale != 512 or release != "26.08" or launched is not None or notes
-        jobs = [job(i, key, dtype, scale if i == 0 else 512, release if i == 1 else "26.08")
-                for i, (key, dtype) in enumerate(keys if complete else keys[:3])]
-        ev.package = PackageFacts(kind="llmb-run archive", gpu_type="h100", jobs=tuple(jobs),
-                                  notes=notes)
-        if nodes is not None:  # a system of more scalable units than the package's one
-            system = ev.manifest.system.model_copy(update={"nodes": nodes})
-            ev.manifest = ev.manifest.model_copy(update={"system": system})
+
+def _launched(when: str) -> Callable[[list[Job]], None]:
+    def fn(jobs: list[Job]) -> None:
+        for job in jobs:
+            job.launch_time = when
     return fn
 
 
-def run_of(bundle: HonestBundle, i: int = 0) -> RunFx:
-    return bundle.runs[i]
+def _job(i: int, **values: object) -> Callable[[list[Job]], None]:
+    def fn(jobs: list[Job]) -> None:
+        for key, value in values.items():
+            setattr(jobs[i], key, value)
+    return fn
 
 
 def edit(fn: Callable[[HonestBundle], None]) -> Case:
@@ -80,37 +95,17 @@ def edit(fn: Callable[[HonestBundle], None]) -> Case:
     def case(bundle: HonestBundle, root: Path) -> Evidence:
         fn(bundle)
         return bundle.ingest(root)
-    case.from_files = True  # type: ignore[attr-defined]
     return case
 
 
 def after(fn: Callable[[Evidence], None]) -> Case:
-    """A case that changes Evidence built by hand (what a broken parser would produce, or a
-    statement the fixture's files cannot make yet: see HAND_BUILT)."""
+    """A case that changes Evidence built by hand: what Evidence built outside ingest can
+    hold and no file can state (see HAND_BUILT)."""
     def case(bundle: HonestBundle, root: Path) -> Evidence:
         ev = bundle.build(root)
         fn(ev)
         return ev
     return case
-
-
-def built(fn: Callable[[HonestBundle], None]) -> Case:
-    """A case that changes the bundle, then builds its Evidence by hand (no file states it)."""
-    def case(bundle: HonestBundle, root: Path) -> Evidence:
-        fn(bundle)
-        return bundle.build(root)
-    return case
-
-
-def set_step(col: str, value: object, run: int = 0, iteration: int = 40) -> Callable[[Evidence],
-                                                                                      None]:
-    def fn(ev: Evidence) -> None:
-        run_id = ev.runs["run_id"][run]
-        hit = (pl.col("run_id") == run_id) & (pl.col("iteration") == iteration)
-        ev.steps = ev.steps.with_columns(
-            pl.when(hit).then(pl.lit(value)).otherwise(pl.col(col)).cast(ev.steps.schema[col])
-            .alias(col))
-    return fn
 
 
 def replace_times(run: int, fn: Callable[[int, float], float]) -> Callable[[HonestBundle], None]:
@@ -197,6 +192,11 @@ def _attr(i: int, **values: object) -> Callable[[HonestBundle], None]:
         for key, value in values.items():
             setattr(bundle.runs[i], key, value)
     return fn
+
+
+def _maxtext(**values: object) -> Callable[[HonestBundle], None]:
+    """Run 0 submits a MaxText log (a JAX job: no NeMo container declared) with ``values``."""
+    return _attr(0, log_format="maxtext", container=None, **values)
 
 
 def _row(i: int, **values: object) -> Callable[[HonestBundle], None]:
@@ -321,23 +321,6 @@ def _stamps(run: int, stretch: float) -> list[float]:
     return out
 
 
-def _facts(pick: Callable[[Evidence], str], *facts: Fact) -> Callable[[Evidence], None]:
-    """What a parser would have recorded had the file stated ``facts`` about itself instead
-    of what it states of those kinds."""
-    kinds = {f.kind for f in facts}
-
-    def fn(ev: Evidence) -> None:
-        path = pick(ev)
-        ev.files = [dataclasses.replace(f, facts=(*(k for k in f.facts if k.kind not in kinds),
-                                                  *facts)) if f.path == path else f
-                    for f in ev.files]
-    return fn
-
-
-def _log(i: int) -> Callable[[Evidence], str]:
-    return lambda ev: str(ev.runs["source_file"][i])
-
-
 def _served(**edits: object) -> Callable[[HonestBundle], None]:
     """An [[inference]] entry (Llama 3.3 70B FP8 on 2 GPUs, 1000/1000 tokens) and its
     trtllm-bench report (tests/data/inference: 3,000 requests at 4,290 output tok/s), with the
@@ -355,45 +338,101 @@ def _served(**edits: object) -> Callable[[HonestBundle], None]:
     return fn
 
 
-def _serving(spec: dict[str, Any] | None = None, **row: Any) -> Callable[[Evidence], None]:
-    """An [[inference]] entry and its result row (a trtllm-bench report of Llama 3.3 70B FP8
-    on 2 GPUs, 3,000 requests of 1000/1000 tokens at 4,290 output tok/s) with edits."""
-    from cmax.ingest.evidence import INFERENCE_SCHEMA, conform
-    from cmax.submission.manifest import InferenceSpec
+_SERVE_ENTRY = {"model": "llama3.3-70b", "precision": "fp8", "gpus": 2, "input_len": 1000,
+                "output_len": 1000}
 
-    def fn(ev: Evidence) -> None:
-        entry = {"result": "serve.json", "model": "llama3.3-70b", "precision": "fp8",
-                 "gpus": 2, "input_len": 1000, "output_len": 1000, **(spec or {})}
-        ev.manifest = ev.manifest.model_copy(update={"inference": [InferenceSpec(**entry)]})
-        base = {"run_id": "inference[0]", "tool": "trtllm-bench",
-                "model": "nvidia/Llama-3.3-70B-Instruct-FP8", "gpu_name": "NVIDIA H100 80GB HBM3",
-                "gpus": 2, "duration_s": 3_000_000 / 4290, "completed": 3000, "failed": 0,
-                "input_tokens": 3_000_000, "output_tokens": 3_000_000, "output_tok_s": 4290.0,
-                "temperature": 0.0, "source_file": "serve.json", "line": 1, **row}
-        ev.inference = conform(pl.DataFrame([base]), INFERENCE_SCHEMA)
+
+def _result_file(name: str, text: str, **spec: Any) -> Callable[[HonestBundle], None]:
+    """The bundle holds the serving result ``name`` and an [[inference]] entry rating it
+    (Llama 3.3 70B FP8 on 2 GPUs, 1000/1000 tokens, with ``spec``'s changes)."""
+    def fn(bundle: HonestBundle) -> None:
+        bundle.extra_files[name] = text
+        bundle.manifest_extra["inference"] = [{"result": name, **_SERVE_ENTRY, **spec}]
     return fn
 
 
-def _power_rows(gpus: int, watts: float, start: float, seconds: int) -> pl.DataFrame:
-    """The power table nvidia-smi telemetry of one host gives: each GPU every 10 s."""
-    from cmax.ingest.evidence import POWER_SCHEMA, conform
+def _vllm(drop: tuple[str, ...] = (), **values: Any) -> Callable[[HonestBundle], None]:
+    """``vllm bench serve --save-result`` of Llama 3.3 70B FP8 (tests/data/inference: 3,000
+    requests of 1000/1000 tokens in 689.7 s, 4,350 output tok/s, saved 2026-11-02 10:15 UTC)
+    with ``values`` set and the keys ``drop`` left out."""
+    data = json.loads((DATA / "inference" / "vllm_bench_serve_llama3.3-70b.json")
+                      .read_text(encoding="utf-8"))
+    data.update(values)
+    return _result_file("serve/vllm.json", json.dumps({k: v for k, v in data.items()
+                                                      if k not in drop}))
 
-    rows = [{"host": "serve-01", "gpu": g, "time_s": start + t, "power_w": watts + (t % 7),
-             "source_file": "serve-01.csv", "line": 2 + t * gpus + g}
-            for t in range(0, seconds, 10) for g in range(gpus)]
-    return conform(pl.DataFrame(rows), POWER_SCHEMA)
+
+def _loadgen_summary(**lines: str) -> str:
+    """tests/data/inference/mlperf/offline_mlperf_log_summary.txt (a real LoadGen Offline
+    summary) with the value after each ``label :`` in ``lines`` replaced."""
+    text = (DATA / "inference" / "mlperf" / "offline_mlperf_log_summary.txt").read_text(
+        encoding="utf-8")
+    out = []
+    for line in text.splitlines():
+        label = line.split(":", 1)[0].strip()
+        out.append(f"{line.split(':', 1)[0]}: {lines[label]}" if label in lines else line)
+    return "\n".join(out) + "\n"
+
+
+#: a sa-bench ``benchmark.out`` (tests/data/inference/sa_bench_benchmark.out's lines, Llama 3.3
+#: 70B FP8 at 1000/1000 tokens) whose only block at concurrency 64 had no warm-up run before it
+_SA_BENCH_COLD = """\
+Namespace(backend='vllm', base_url='http://localhost:8000', host='127.0.0.1', port=8000, \
+endpoint='/v1/completions', dataset_name='random', model='nvidia/Llama-3.3-70B-Instruct-FP8', \
+tokenizer=None, num_prompts=1024, random_input_len=1000, random_output_len=1000, \
+random_range_ratio=1.0, request_rate=inf, max_concurrency=64, save_result=False)
+Traffic request rate: inf
+Burstiness factor: 1.0 (Poisson process)
+Maximum request concurrency: 64
+Starting main benchmark run...
+============ Serving Benchmark Result ============
+Successful requests:                     1024
+Benchmark duration (s):                  306.84
+Total input tokens:                      1024000
+Total generated tokens:                  1024000
+Request throughput (req/s):              3.34
+Output token throughput (tok/s):         3337.24
+Total Token throughput (tok/s):          6674.48
+---------------Time to First Token----------------
+Mean TTFT (ms):                          1067.53
+Median TTFT (ms):                        800.17
+P99 TTFT (ms):                           5839.15
+-----Time per Output Token (excl. 1st token)------
+Mean TPOT (ms):                          17.53
+Median TPOT (ms):                        17.39
+P99 TPOT (ms):                           20.62
+==================================================
+"""
+
+
+def _busy_telemetry(bundle: HonestBundle) -> None:
+    """nvidia-smi power of serve-01 (tests/data/ingest/power/gpu-node-01.csv's columns): 4
+    GPUs at ~600 W every 10 s through the vLLM run, whose entry declares 2 GPUs."""
+    end = dt.datetime(2026, 11, 2, 10, 15, tzinfo=dt.UTC)
+    rng = random.Random(4)
+    rows = ["timestamp, index, power.draw [W], temperature.gpu, clocks.current.sm [MHz], "
+            "clocks.current.memory [MHz], utilization.gpu [%], utilization.memory [%]"]
+    for s in range(-690, 1, 10):
+        when = end + dt.timedelta(seconds=s)
+        rows += [f"{when:%Y/%m/%d %H:%M:%S}.{250 + g:03d}, {g}, {rng.gauss(600, 20):.2f} W, 60, "
+                 "1980, 2619, 100, 45" for g in range(4)]
+    _vllm()(bundle)
+    bundle.extra_files["telemetry/serve-01.csv"] = "\n".join(rows) + "\n"
+    bundle.manifest_extra["power"] = [{"path": "telemetry/serve-01.csv"}]
 
 
 TRIPS: dict[str, Case] = {
     # schema
     "schema.table-columns": after(lambda ev: setattr(ev, "steps", ev.steps.drop("loss"))),
-    "schema.missing-value": after(set_step("step_time_s", None)),
+    # a TorchTitan log prints tokens/s, no step time; without its "Training starts ...
+    # global batch size" line or a GBS in the manifest no step time can be derived
+    "schema.missing-value": edit(_attr(0, log_format="torchtitan", spec={"gbs": None})),
     "schema.duplicate-run": after(lambda ev: setattr(ev, "runs",
                                                      pl.concat([ev.runs, ev.runs.head(1)]))),
     "schema.orphan-steps": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
         pl.when(pl.col("line") == 3).then(pl.lit("ghost")).otherwise(pl.col("run_id"))
         .alias("run_id")))),
-    "schema.negative-iteration": built(_attr(0, iterations=[-1, *range(1, 50)])),
+    "schema.negative-iteration": edit(_maxtext(iterations=[-1, *range(1, 50)])),
     "schema.unknown-precision": edit(_attr(2, precision="fp7")),
     "schema.parser-note": edit(_attr(0, cut_tail=True)),
     # completeness
@@ -433,8 +472,8 @@ TRIPS: dict[str, Case] = {
     "sanity.nccl-wrong-results": edit(_nccl(lambda rows: rows["wrong"].__setitem__(4, 3))),
     # internal consistency
     "consistency.tflops-vs-step-time": edit(_tflops(0, lambda i, v: v * 1.3)),
-    "consistency.tokens-vs-step-time": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
-        (256 * 8192 / 512 / pl.col("step_time_s") * 1.1).alias("tokens_per_s_per_gpu")))),
+    # a MaxText log printing tokens/s 10 % above what its step times give
+    "consistency.tokens-vs-step-time": edit(_maxtext(tokens_scale=1.1)),
     "consistency.recipe-config-assumed": edit(_attr(0, vp=None)),
     "consistency.gpu-count": edit(_attr(0, num_gpus=1024, gbs=512)),
     "consistency.partial-nodes": edit(lambda b: (setattr(b, "gpus_per_node", 6),
@@ -611,37 +650,43 @@ TRIPS: dict[str, Case] = {
     # serving benchmarks
     "inference.throughput-arithmetic": edit(_served(
         **{"performance.system_output_throughput_tok_s": 5200.0})),
-    "inference.failed-requests": after(_serving(failed=120)),
-    "inference.per-user-beyond-total": after(_serving(concurrency=64.0, tpot_mean_ms=40.0)),
-    # 4 GPUs at 600 W over the run of a result declared on 2
-    "inference.gpus-beyond-declared": after(lambda ev: (
-        _serving(started_s=1_790_000_000.0, ended_s=1_790_000_600.0)(ev),
-        setattr(ev, "power", _power_rows(4, 600.0, 1_790_000_000.0, 600)))),
-    "inference.littles-law": after(_serving(concurrency=64.0, tpot_mean_ms=10.0,
-                                            ttft_mean_ms=200.0)),
-    "inference.percentiles-disordered": after(_serving(tpot_p99_ms=20.0, tpot_median_ms=25.0)),
-    # an H100 MLPerf Offline llama2-70b result at twice the best available H100 system
-    "inference.beyond-reference": after(_serving(
-        {"model": "llama2-70b", "output_len": 301}, tool="mlperf-inference-summary",
-        scenario="Offline", model=None, output_tok_s=2 * 2 * 3902.47, completed=None,
-        output_tokens=None, input_tokens=None, duration_s=None)),
+    "inference.failed-requests": edit(_vllm(completed=2880, failed=120,
+                                            total_input_tokens=2_880_000,
+                                            total_output_tokens=2_880_000,
+                                            duration=2_880_000 / 4350)),
+    # 64 requests in flight at 40 ms per token give at most 1,600 tok/s, the file says 4,350
+    "inference.per-user-beyond-total": edit(_vllm(max_concurrency=64, mean_tpot_ms=40.0)),
+    # 4 GPUs drawing 600 W through the run of a result declared on 2
+    "inference.gpus-beyond-declared": edit(_busy_telemetry),
+    # 64 requests in flight at 200 ms TTFT + 999 x 10 ms give 6,281 tok/s, the file 4,350
+    "inference.littles-law": edit(_vllm(max_concurrency=64, mean_tpot_ms=10.0,
+                                        mean_ttft_ms=200.0)),
+    "inference.percentiles-disordered": edit(_vllm(p99_tpot_ms=300.0)),
+    # an H100 MLPerf Offline llama2-70b result at twice the best available H100 system's
+    # tokens/s per GPU (3,902.47)
+    "inference.beyond-reference": edit(_result_file(
+        "mlperf/mlperf_log_summary.txt", _loadgen_summary(**{
+            "Tokens per second": "15609.88", "Samples per second": "51.8601"}),
+        model="llama2-70b", output_len=301)),
     "inference.lengths-mismatch": edit(_served(**{"request_info.avg_output_length": 500.0,
                                                   "performance.total_latency_ms": 1.5e9 / 4290})),
     "inference.gpu-count-contradicted": edit(_served(**{"world_info.world_size": 4})),
     "inference.gpu-contradicted": edit(_served(**{"machine.name": "NVIDIA H200"})),
     "inference.model-contradicted": edit(_served(**{"engine.model": "openai/gpt-oss-120b"})),
-    "inference.tool-invalid": after(_serving(tool="mlperf-inference-summary", tool_valid=False,
-                                             tool_invalid_reason="LoadGen: min duration not "
-                                             "satisfied")),
-    "inference.no-warmup": after(_serving(tool="sa-bench", warmup_requests=0)),
-    "inference.temperature-not-fixed": after(_serving(tool="vllm-bench-serve", gpus=None,
-                                                      gpu_name=None, temperature=None)),
-    "exemplar.suite-incomplete": after(_package()),
-    "exemplar.off-scale": after(_package(scale=256)),
-    "exemplar.recipe-release-mixed": after(_package(release="26.06")),
-    "exemplar.expired": after(_package(launched=dt.date(2024, 1, 2))),
-    "exemplar.left-out": after(_package(notes=("no price: the package states none",))),
-    "exemplar.units-missing": after(_package(nodes=256)),
+    "inference.tool-invalid": edit(_result_file(
+        "mlperf/mlperf_log_summary.txt", _loadgen_summary(**{
+            "Result is": "INVALID", "Min duration satisfied": "NO"}),
+        model="llama2-70b", gpus=8, output_len=301)),
+    "inference.no-warmup": edit(_result_file("serve/benchmark.out", _SA_BENCH_COLD)),
+    "inference.temperature-not-fixed": edit(_vllm(drop=("temperature",))),
+    "exemplar.suite-incomplete": _package(count=3),
+    "exemplar.off-scale": _package(change=_job(0, scale=256)),
+    "exemplar.recipe-release-mixed": _package(change=_job(1, image="nvcr.io#nvidia/nemo:26.04.01")),
+    "exemplar.expired": _package(change=_launched("2025-01-05T08:00:00")),
+    # the price and suite are there; the SLA and incident log are not (an llmb-run package
+    # holds neither)
+    "exemplar.left-out": _package(),
+    "exemplar.units-missing": _package(nodes=128),
 }
 
 # Rules an honest bundle does fire by design (info), each with its own clean variant.
@@ -656,60 +701,54 @@ INHERENT: dict[str, Case] = {
 TRIPS.update(CROSSFILE_TRIPS)
 
 
+def tripped(case: Case, tmp_path: Path) -> tuple[list[Finding], bool]:
+    """The findings of ``case``'s evidence, and whether that evidence was built by hand."""
+    bundle = HonestBundle()
+    evidence = case(bundle, tmp_path)
+    return (validate(evidence, FakeReference(network=NETWORK, mlperf_table=MLPERF_REFERENCE)),
+            bundle.built_by_hand)
+
+
 def run_case(case: Case, tmp_path: Path) -> list[Finding]:
-    return validate(case(HonestBundle(), tmp_path),
-                    FakeReference(network=NETWORK, mlperf_table=MLPERF_REFERENCE))
+    return tripped(case, tmp_path)[0]
 
 
 def fired(findings: list[Finding]) -> set[str]:
     return {f.rule for f in findings}
 
 
-_PARSER = ("guards a parser: ingest conforms every table and settles a log to one step per "
-           "iteration, so no file reaches it")
-_NOT_NEMO = "the fixture's logs (NeMo 2, Megatron-LM) print no tokens/s (TorchTitan, MaxText do)"
-_SERVING = ("the serving file it needs (vLLM, sa-bench, MLPerf summary, a streamed run's "
-            "percentiles) is not written by the fixture yet: the [[inference]] row is built")
-_PACKAGE = "the fixture is not an llmb-run package yet: the package facts are built"
-_CROSSFILE = "its case in tests/validate/crossfile_trips.py builds the evidence by hand"
+_PARSER = ("guards Evidence built outside ingest (cmax.Evidence handed to "
+           "cmax.validate(evidence, reference) from Python): ingest builds the runs table from "
+           "the manifest (one row per entry, named runs[i], its steps carrying that name), "
+           "conforms every table to its schema and settles each log to one step per iteration "
+           "in rising order, so no file reaches it")
 
-#: Rules whose tripping case builds Evidence by hand, and why. Every other rule trips from
-#: files that real ingest reads (an ``edit`` case). A new rule's case writes files; this
-#: list only shrinks.
-HAND_BUILT: dict[str, str] = {
-    **dict.fromkeys(("schema.table-columns", "schema.missing-value", "schema.duplicate-run",
-                     "schema.orphan-steps", "schema.negative-iteration",
-                     "consistency.iteration-sequence"), _PARSER),
-    "consistency.tokens-vs-step-time": _NOT_NEMO,
-    **dict.fromkeys(("inference.failed-requests", "inference.per-user-beyond-total",
-                     "inference.littles-law", "inference.percentiles-disordered",
-                     "inference.beyond-reference", "inference.tool-invalid",
-                     "inference.no-warmup", "inference.temperature-not-fixed",
-                     "inference.gpus-beyond-declared"), _SERVING),
-    **dict.fromkeys((r for r in RULES if r.startswith("exemplar.")), _PACKAGE),
-    **dict.fromkeys(CROSSFILE_TRIPS, _CROSSFILE),
-}
+#: Rules whose tripping case builds Evidence by hand, and why no file can state it. Every
+#: other rule trips from files that real ingest reads (test_rule_trips checks which). A new
+#: rule's case writes files; this list only shrinks.
+HAND_BUILT: dict[str, str] = dict.fromkeys(
+    ("schema.table-columns", "schema.duplicate-run", "schema.orphan-steps",
+     "consistency.iteration-sequence"), _PARSER)
+
+
+def test_hand_built_names_registered_rules() -> None:
+    assert set(HAND_BUILT) <= set(RULES), sorted(set(HAND_BUILT) - set(RULES))
 
 
 def test_every_rule_has_a_tripping_case() -> None:
     assert set(TRIPS) == set(RULES)
 
 
-def test_every_rule_trips_from_files_or_says_why_not() -> None:
-    """A rule is tripped by files real ingest reads, unless HAND_BUILT says why not; a case
-    listed there that has since moved to files must leave the list."""
-    from_files = {rule for rule, case in TRIPS.items() if getattr(case, "from_files", False)}
-    assert set(RULES) - from_files <= set(HAND_BUILT), (
-        "trip these from files (an edit case), or say in HAND_BUILT why no file can: "
-        f"{sorted(set(RULES) - from_files - set(HAND_BUILT))}")
-    assert not from_files & set(HAND_BUILT), sorted(from_files & set(HAND_BUILT))
-
-
 @pytest.mark.parametrize("rule_id", sorted(TRIPS))
 def test_rule_trips(rule_id: str, tmp_path: Path) -> None:
-    findings = run_case(TRIPS[rule_id], tmp_path)
+    """The rule fires, from files real ingest reads unless HAND_BUILT says why no file can."""
+    findings, by_hand = tripped(TRIPS[rule_id], tmp_path)
     hits = [f for f in findings if f.rule == rule_id]
     assert hits, f"{rule_id} did not fire; got {sorted(fired(findings))}"
+    assert by_hand == (rule_id in HAND_BUILT), (
+        f"{rule_id}'s case builds its evidence by hand: write files (an edit case), or say in "
+        "HAND_BUILT why no file can" if by_hand else
+        f"{rule_id} now trips from files: take it out of HAND_BUILT")
     rule = RULES[rule_id]
     for f in hits:
         assert f.severity == rule.severity
@@ -738,15 +777,21 @@ def test_honest_bundle_findings_are_info_only(honest_findings: list[Finding]) ->
     assert fired(honest_findings) == {"mlperf.no-rcp", "statistics.stall"}
 
 
-@pytest.mark.parametrize(("stated", "hit"), [((1, 1), False), ((None, None), False),
-                                              ((0, 2), True)])
+@pytest.mark.parametrize(("stated", "hit"), [
+    ({}, False), ({"is_multinode": False, "tp": 24}, False),
+    ({"num_prefill_gpu": 4, "num_decode_gpu": 20}, True)])
 def test_a_stated_prefill_decode_split_must_match_the_declared_one(
-        stated: tuple[int | None, int | None], hit: bool, tmp_path: Path) -> None:
-    """The manifest declares 1 prefill + 1 decode GPU; a file stating no split, or the same one,
-    raises nothing; a file stating another split is the GPU-count contradiction."""
-    case = after(_serving({"prefill_gpus": 1, "decode_gpus": 1},
-                          prefill_gpus=stated[0], decode_gpus=stated[1]))
+        stated: dict[str, Any], hit: bool, tmp_path: Path) -> None:
+    """The manifest declares 8 prefill + 16 decode GPUs for InferenceX's disaggregated
+    DeepSeek-R1 row (tests/data/inference/inferencex_agg_gb200_disagg.json, which states that
+    split); a row stating the same split, or none (an aggregated row on 24 GPUs), raises
+    nothing; a row stating another split is the GPU-count contradiction."""
+    data = json.loads((DATA / "inference" / "inferencex_agg_gb200_disagg.json")
+                      .read_text(encoding="utf-8"))
+    case = edit(_result_file("serve/agg.json", json.dumps({**data, **stated}),
+                             model="deepseek-r1", precision="fp4", gpus=24, prefill_gpus=8,
+                             decode_gpus=16, input_len=8192, output_len=1024))
     found = [f for f in run_case(case, tmp_path) if f.rule == "inference.gpu-count-contradicted"]
-    assert bool(found) == hit
+    assert bool(found) == hit, [f.message for f in found]
     if hit:
-        assert "0 prefill + 2 decode GPUs, the manifest 1 + 1" in found[0].message
+        assert "4 prefill + 20 decode GPUs, the manifest 8 + 16" in found[0].message

@@ -110,6 +110,13 @@ class RunFx:
     #: a Megatron-LM log instead (one line per iteration, ``training.py`` ``training_log``),
     #: which reports the optimizer steps skipped in each interval: iteration -> count
     megatron_skipped: dict[int, int] | None = None
+    #: the log's format when it is not NeMo 2's: "maxtext" (``completed step:`` lines, which
+    #: print the step time and tokens/s) or "torchtitan" (metrics lines, which print tokens/s
+    #: and no step time)
+    log_format: str = "nemo2"
+    #: the tokens/s/GPU a MaxText or TorchTitan log prints, as a multiple of what GBS x seq_len
+    #: / step time / GPUs gives (1.0: the log's own arithmetic)
+    tokens_scale: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.times:
@@ -178,6 +185,40 @@ class RunFx:
                 "number of nan iterations:   0 |")
         return "\n".join(lines) + "\n"
 
+    def tokens_per_s(self, step_time: float) -> float:
+        """The tokens/s/GPU the log prints for a step of ``step_time`` s."""
+        return self.gbs * self.seq_len / step_time / self.num_gpus * self.tokens_scale
+
+    def maxtext_text(self) -> str:
+        """The run as MaxText prints it (tests/data/ingest/maxtext_llama2-70b.log: a JAX
+        start-up line, then per step ``completed step: N, seconds: s, TFLOP/s/device: x,
+        Tokens/s/device: y, total_weights: w, loss: l``, zero-based steps)."""
+        lines = ["I0914 08:00:00.000000 139 max_utils.py:100] System Information: Jax Version: "
+                 "0.4.38"]
+        for it, t, tf, loss in zip(self.its(), self.times, self.tflops_values(), self.losses(),
+                                   strict=True):
+            lines.append(f"completed step: {it}, seconds: {t:.3f}, TFLOP/s/device: {tf or 0:.3f},"
+                         f" Tokens/s/device: {self.tokens_per_s(t):.3f}, total_weights: "
+                         f"{self.gbs * self.seq_len}, loss: {loss:.3f}")
+        return "\n".join(lines) + "\n"
+
+    def torchtitan_text(self) -> str:
+        """The run as TorchTitan prints it (tests/data/ingest/torchtitan_deepseek-v3.log:
+        ``step: N  loss: l  grad_norm: g  memory: ...  tps: t  tflops: f  mfu: m%`` per step,
+        one-based, after rank 0's logger prefix), without the ``Training starts at step 1,
+        with ... global batch size ...`` line: the step time is then known only from the
+        manifest's GBS and sequence length."""
+        lines = []
+        clock = dt.datetime(2026, 9, 14, 8, 0, tzinfo=dt.UTC)
+        for it, t, tf, loss in zip(self.its(), self.times, self.tflops_values(), self.losses(),
+                                   strict=True):
+            clock += dt.timedelta(seconds=t)
+            lines.append(f"[rank0]:[titan] {clock:%Y-%m-%d %H:%M:%S},000 - root - INFO - "
+                         f"step: {it + 1:2d}  loss: {loss:7.4f}  grad_norm:  1.5000  memory: "
+                         f"61.23GiB(77.42%)  tps: {self.tokens_per_s(t):,.0f}  tflops: "
+                         f"{tf or 0:.2f}  mfu: 48.49%")
+        return "\n".join(lines) + "\n"
+
     def log_text(self) -> str:
         """The NeMo 2 log: its header, then one step line per step (NeMo's ProgressPrinter:
         ``iteration n/N | key: value | ...``, prefixed with the logger's stamp when the run
@@ -186,6 +227,10 @@ class RunFx:
         is written into the lines, so real ingest reads it back."""
         if self.megatron_skipped is not None:
             return self.megatron_text()
+        if self.log_format == "maxtext":
+            return self.maxtext_text()
+        if self.log_format == "torchtitan":
+            return self.torchtitan_text()
         lines = self.header()
         top = self.max_iteration if self.max_iteration is not None else max(self.its())
         losses = self.losses()
@@ -226,10 +271,10 @@ class RunFx:
             "workload": self.workload, "precision": self.precision, "num_gpus": self.num_gpus,
             "log": self.log, "seq_len": self.seq_len, "gbs": self.gbs, "mbs": self.mbs,
             "tp": self.tp, "pp": self.pp, "cp": self.cp, "vp": self.vp,
-            "framework": "nemo2", "container": self.container}
+            "framework": self.log_format, "container": self.container}
         if self.ep is not None:
             entry["ep"] = self.ep
-        entry.update({k: v for k, v in self.spec.items() if v is not None})
+        entry.update(self.spec)  # a key set to None leaves the manifest without it
         return {k: v for k, v in entry.items() if v is not None}
 
     def runs_row(self) -> dict[str, Any]:
@@ -237,7 +282,7 @@ class RunFx:
                "gpu": "h100-sxm", "num_gpus": self.num_gpus, "precision": self.precision,
                "seq_len": self.seq_len, "gbs": self.gbs, "mbs": self.mbs, "tp": self.tp,
                "pp": self.pp, "cp": self.cp, "ep": self.ep, "vp": self.vp,
-               "framework": "nemo2", "container": self.container, "source_file": self.log,
+               "framework": self.log_format, "container": self.container, "source_file": self.log,
                "status": self.status, "max_iteration": self.max_iteration, "restarts": 0}
         row.update(self.row)
         return row
@@ -546,6 +591,8 @@ class HonestBundle:
     nccl_info: tuple[str, ...] = ()
     #: the node count the audit's cluster summary states, where it differs from the system's
     audit_nodes: int | None = None
+    #: set by :meth:`build`: the Evidence was built by hand, not read from the files by ingest
+    built_by_hand: bool = False
 
     def manifest_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -658,6 +705,9 @@ class HonestBundle:
         return records
 
     def build(self, root: Path) -> Evidence:
+        """The Evidence built by hand from the fixture's own tables (its files are written
+        too): what a parser would produce, for cases no file can state."""
+        self.built_by_hand = True
         for i, run in enumerate(self.runs):
             run.index = i
         files = self.write_files(root)
