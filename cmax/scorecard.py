@@ -274,7 +274,8 @@ class ExemplarJudgement(_Model):
 
 
 ClaimKind = Literal["training_run", "exemplar_suite", "serving_result", "mlperf_result",
-                   "fabric", "reliability", "sla", "energy", "audit", "declaration"]
+                   "storage_result", "fabric", "reliability", "sla", "energy", "audit",
+                   "declaration", "quote"]
 """The claims a rating rests on, each judged once (``cmax/judgement/claims.py``)."""
 
 
@@ -291,6 +292,10 @@ class Witness(_Model):
     author: Author = Field(description="who wrote it: provider, manifest, buyer (monitoring), "
                            "third_party (audit), mlcommons (a published result) or scheduler "
                            "(accounting); cmax/judgement/witnesses.py")
+    attests: Literal["figure", "context"] = Field(
+        default="figure", description="figure: it states the claim's figure itself (a log's "
+        "step times, a sweep's bandwidth, the monitoring's outages); context: it states when, "
+        "where or that the work ran (the accounting's job span and hosts), not the figure")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -364,14 +369,15 @@ class Judgement(_Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def provenance(self) -> Provenance:
-        """independently witnessed (a witness the provider did not write), provider-attested
-        (only the provider's own files), declared (only its statement, or the recipe's
-        assumption) or not assessed: the label every report puts on the claim's figures"""
+        """independently witnessed (a witness of the figure the provider did not write),
+        provider-attested (only the provider's own files state the figure), declared (only its
+        statement, or the recipe's assumption) or not assessed: the label every report puts on
+        the claim's figures. A witness of the context only (a job's span) labels nothing."""
         if self.state is State.NOT_ASSESSED:
             return "not assessed"
         if self.state in (State.DECLARED, State.ASSUMED):
             return "declared"
-        authors = {w.author for w in self.witnesses}
+        authors = {w.author for w in self.witnesses if w.attests == "figure"}
         if authors & INDEPENDENT_AUTHORS:
             return "independently witnessed"
         if "provider" in authors:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cmax.judgement.bearings import Bearings, same_file
+from cmax.judgement.bearings import Bearings, rules_of, same_file
 from cmax.judgement.witnesses import MANIFEST_CITED, MONITORING_AUTHOR, author_of
 from cmax.resolve.case import Case
 from cmax.resolve.claims import Claim
@@ -42,6 +42,7 @@ from cmax.scorecard import (
     NetworkResult,
     ReliabilityResult,
     SlaResult,
+    StorageResult,
     Witness,
     WorkloadResult,
 )
@@ -92,9 +93,11 @@ class _Files:
     def __init__(self, case: Case) -> None:
         self.kinds = {f.path: f.kind for f in case.files}
 
-    def witness(self, file: str, fact: str, line: int | None = None) -> Witness:
+    def witness(self, file: str, fact: str, line: int | None = None, *,
+                context: bool = False) -> Witness:
         kind = next((k for p, k in self.kinds.items() if same_file(p, file)), "")
-        return Witness(file=file, line=line, fact=fact, author=author_of(kind))
+        return Witness(file=file, line=line, fact=fact, author=author_of(kind),
+                       attests="context" if context else "figure")
 
 
 def _contradicted(claims: Iterable[Claim]) -> list[Claim]:
@@ -140,8 +143,11 @@ def _run_witnesses(run: ResolvedRun, result: WorkloadResult, case: Case,
         for row in jobs.filter(jobs["job_id"] == str(job)).iter_rows(named=True):
             elapsed = row.get("elapsed_s")
             held = f", held {elapsed:,.0f} s" if isinstance(elapsed, float) else ""
+            # the scheduler's clock witnesses the job's span and hosts, not the speed the log
+            # prints (a log may print faster steps than its job ran)
             out.append(files.witness(str(row["source_file"]),
-                                     f"job {job} in the accounting{held}", row.get("line")))
+                                     f"job {job} in the accounting{held}", row.get("line"),
+                                     context=True))
     return out
 
 
@@ -351,6 +357,50 @@ def judge_audit(case: Case, findings: Bearings, audit: AuditSummary | None,
                      findings=bears, gates=_gates("audit", "audit", gates), reason=why)
 
 
+def judge_storage(case: Case, findings: Bearings, results: Sequence[StorageResult]
+                  ) -> list[Judgement]:
+    """One judgement per storage result, ``storage[i]`` by its place in ``Scorecard.storage``:
+    earned when rated on what its file states, declared when the rating rests on values only
+    its entry declares, not assessed when shown or not rated."""
+    files = _Files(case)
+    out = []
+    for i, r in enumerate(results):
+        bears = findings.on(files=[r.source_file])
+        fact = (f"{r.benchmark} {r.direction} {r.measured:.4g} {r.unit}"
+                if r.measured is not None else f"{r.benchmark} {r.direction}")
+        errors = rules_of(bears, errors=True)
+        if r.verdict != "rated":
+            state, why = State.NOT_ASSESSED, r.reason or f"{r.verdict}"
+        elif errors:
+            state, why = State.CONTRADICTED, "the evidence says otherwise: " + ", ".join(errors)
+        elif r.declared:
+            state, why = State.DECLARED, ("rated on values only its entry declares: "
+                                          + ", ".join(r.declared))
+        else:
+            state, why = State.EARNED, "rated on what its file states"
+        out.append(Judgement(
+            kind="storage_result", id=f"storage[{i}]", label=f"{r.benchmark} ({r.source_file})",
+            state=state, witnesses=[files.witness(r.source_file, fact, r.line)],
+            findings=bears, reason=why))
+    return out
+
+
+def judge_quote(case: Case) -> list[Judgement]:
+    """The quoted price: the provider's statement (its unit checked against the GPU's market
+    band in the ledger, ``price_unit``), never a measured figure."""
+    pricing = case.manifest.pricing
+    if pricing is None:
+        return []
+    unit = next((c for c in case.claims if c.kind == "price_unit"), None)
+    note = f" (price unit {unit.status}: {unit.note or unit.source})" if unit else ""
+    return [Judgement(
+        kind="quote", id="pricing", label=f"the quote ${pricing.usd_per_gpu_hour:g} per "
+        "GPU-hour", state=State.DECLARED,
+        witnesses=[Witness(file=MANIFEST, fact=f"[pricing] usd_per_gpu_hour = "
+                           f"{pricing.usd_per_gpu_hour:g}", author="manifest")],
+        reason="the provider's quote, a statement" + note)]
+
+
 def judge_declarations(case: Case, gates: Sequence[GateReads]) -> list[Judgement]:
     """Each ``[declarations]`` key: the provider's statement, witnessed by its manifest only."""
     return [Judgement(kind="declaration", id=key, label=f"declared {key} = {value!r}",
@@ -367,18 +417,22 @@ def judge_claims(
     exemplar: ExemplarJudgement, inference: Sequence[InferenceResult],
     mlperf: Sequence[MlperfResult], network: Sequence[NetworkResult],
     reliability: ReliabilityResult | None, sla: SlaResult | None,
-    audit: AuditSummary | None, gates: Sequence[GateReads] = (),
+    audit: AuditSummary | None, storage: Sequence[StorageResult] = (),
+    gates: Sequence[GateReads] = (),
 ) -> list[Judgement]:
     """Every claim of the bundle judged once, in a fixed order: runs, the suite, serving,
-    MLPerf, the fabric, reliability, the SLA, energy, the audit, declarations."""
+    MLPerf, storage, the fabric, reliability, the SLA, energy, the audit, declarations, the
+    quote."""
     runs = judge_runs(case, findings, workloads, gates)
     return [
         *runs, judge_exemplar_claim(exemplar, runs, findings, gates),
         *judge_serving(case, findings, inference, gates),
         *judge_mlperf(case, findings, mlperf),
+        *judge_storage(case, findings, storage),
         judge_fabric(case, findings, network, gates),
         *judge_fleet(case, findings, reliability, sla),
         *judge_energy(case, findings, workloads),
         judge_audit(case, findings, audit, gates),
         *judge_declarations(case, gates),
+        *judge_quote(case),
     ]

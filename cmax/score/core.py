@@ -177,7 +177,7 @@ def score(
     judgements = judge_claims(
         evidence, bearings, workloads=workloads, exemplar=exemplar, inference=inference,
         mlperf=mlperf, network=network, reliability=reliability, sla=sla, audit=audit,
-        gates=[GateReads(id=g.id, measured=g.measured, keys=tuple(g.keys),
+        storage=storage, gates=[GateReads(id=g.id, measured=g.measured, keys=tuple(g.keys),
                          checks=tuple(g.checks)) for g in rubric.gates])
     return Scorecard(
         cmax_version=__version__, reference_release=reference.release,

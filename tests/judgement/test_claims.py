@@ -118,8 +118,10 @@ def test_a_partial_audit_is_doubted(tmp_path: Path) -> None:
     assert "doubt" in audit.effects and "audit.partial" in audit.reason
 
 
-def test_the_schedulers_accounting_witnesses_a_run_independently(tmp_path: Path) -> None:
-    """The aurora runs with their Slurm jobs (sacct -P output, tests/data/ingest/slurm)."""
+def test_the_schedulers_accounting_witnesses_a_runs_job_not_its_speed(tmp_path: Path) -> None:
+    """The aurora runs with their Slurm jobs (sacct -P output, tests/data/ingest/slurm): the
+    accounting is an independent witness of the job's span, but the speed is still only what
+    the provider's log prints."""
     bundle = _sample(tmp_path)
     toml = bundle / "cmax.toml"
     text = toml.read_text(encoding="utf-8")
@@ -135,8 +137,8 @@ def test_the_schedulers_accounting_witnesses_a_run_independently(tmp_path: Path)
     assert judged is not None
     job = [w for w in judged.witnesses if w.author == "scheduler"]
     assert job and job[0].file == "slurm/sacct_parsable.txt" and job[0].independent
-    assert "job 41001" in job[0].fact
-    assert judged.provenance == "independently witnessed"
+    assert "job 41001" in job[0].fact and job[0].attests == "context"
+    assert judged.provenance == "provider-attested"
 
 
 def test_a_serving_only_bundle_judges_its_results_and_no_run() -> None:
@@ -163,8 +165,34 @@ def test_provenance_follows_the_authors() -> None:
             Witness(fact="f", author=a) for a in authors]).provenance  # type: ignore[arg-type]
 
     assert judged("provider") == "provider-attested"
+    context = Witness(fact="job span", author="scheduler", attests="context")
+    assert Judgement(kind="fabric", id="fabric", label="x", state=State.EARNED, witnesses=[
+        Witness(fact="f", author="provider"), context]).provenance == "provider-attested"
     assert judged("provider", "buyer") == "independently witnessed"
     assert judged("manifest") == "declared"
     assert judged("provider", state=State.ASSUMED) == "declared"
     assert judged("buyer", state=State.NOT_ASSESSED) == "not assessed"
     assert judged() == "not assessed"
+
+
+def test_the_quote_and_storage_are_judged() -> None:
+    """halcyon-serve quotes a price and aurora submits storage results: each a judgement."""
+    quote = _card(SAMPLES / "halcyon-serve").judgement("quote", "pricing")
+    assert quote is not None and quote.state is State.DECLARED
+    assert quote.provenance == "declared" and quote.witnesses[0].file == "cmax.toml"
+
+
+def test_a_rated_storage_result_is_earned_on_its_file(tmp_path: Path) -> None:
+    """HPE's MLPerf Storage v1.0 resnet50 result (tests/data/storage), rated on what its
+    summary.json states."""
+    from tests.fakes import manifest_text
+
+    folder = tmp_path / "mlperf_storage_v1.0" / "HPE"
+    shutil.copytree(DATA / "storage" / "mlperf_storage_v1.0" / "HPE", folder)
+    (tmp_path / "cmax.toml").write_text(manifest_text(
+        '[[storage]]\nresult = "mlperf_storage_v1.0/HPE/summary.json"\n'), encoding="utf-8")
+    card = _card(tmp_path)
+    judged = card.judgement("storage_result", "storage[0]")
+    assert card.storage[0].verdict == "rated" and judged is not None
+    assert judged.state is State.EARNED and judged.provenance == "provider-attested"
+    assert judged.witnesses[0].file == "mlperf_storage_v1.0/HPE/summary.json"
