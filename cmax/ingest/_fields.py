@@ -33,7 +33,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,6 +74,8 @@ class Layout:
     lead: str = ""
     #: the stamp's width and whether it is plain (``YYYY-MM-DD HH:MM:SS``); None: no stamp
     stamp: tuple[int, bool] | None = None
+    #: value columns kept in another type than Float64 (the spec's ``dtypes``)
+    dtypes: Mapping[str, pl.DataType] = field(default_factory=dict)
 
 
 _STAMP = re.compile(STAMP)
@@ -81,13 +83,15 @@ _STAMP = re.compile(STAMP)
 _STAMP_SHAPE = r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?$"
 
 
-def learn(line: str, labels: Mapping[str, re.Pattern[str]], iteration: re.Pattern[str]
-          ) -> Layout | None:
+def learn(line: str, labels: Mapping[str, re.Pattern[str]], iteration: re.Pattern[str],
+          dtypes: Mapping[str, pl.DataType] | None = None) -> Layout | None:
     """The layout of ``line`` (one step line), or None when it cannot be read as fields.
 
     ``labels`` map output columns to the regexes the regex reader uses (group 1: the number,
     anchored at a field start); ``iteration`` is its iteration regex (groups 1 and 2: iteration
-    and max iteration). A label the line does not hold gives a null column, as it would there.
+    and max iteration); ``dtypes`` the columns kept in another type than Float64
+    (:attr:`StepLine.dtypes`). A label the line does not hold gives a null column, as it
+    would there.
     """
     if "\r" in line or "\x00" in line:
         return None
@@ -107,15 +111,15 @@ def learn(line: str, labels: Mapping[str, re.Pattern[str]], iteration: re.Patter
     if not (number.isascii() and number.isdigit() and max_text.isascii() and max_text.isdigit()):
         return None
     keys: list[str] = []
-    for field in fields[1:]:
-        colon = field.find(":")
+    for part in fields[1:]:
+        colon = part.find(":")
         if colon < 0:
             return None
-        rest = field[colon + 1:]
-        keys.append(field[: colon + 1] + rest[: len(rest) - len(rest.lstrip())])
+        rest = part[colon + 1:]
+        keys.append(part[: colon + 1] + rest[: len(rest) - len(rest.lstrip())])
     starts = [len(fields[0]) + 1]
-    for field in fields[1:-1]:
-        starts.append(starts[-1] + len(field) + 1)
+    for part in fields[1:-1]:
+        starts.append(starts[-1] + len(part) + 1)
     values: dict[str, int | None] = {}
     for column, rx in labels.items():
         found = rx.search(line)
@@ -132,7 +136,7 @@ def learn(line: str, labels: Mapping[str, re.Pattern[str]], iteration: re.Patter
     if all(index is None for index in values.values()):
         return None  # nothing to read as fields
     return Layout(head=head, tail=tail, max_iteration=int(max_text), keys=tuple(keys),
-                  values=values, lead=lead, stamp=stamp)
+                  values=values, lead=lead, stamp=stamp, dtypes=dict(dtypes or {}))
 
 
 def _finite(text: str) -> bool:
@@ -182,15 +186,16 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
     if stamped:
         checks += [head.str.starts_with(layout.head), pl.col(WALL_TIME).is_not_null(),
                    pl.col("_stamp").str.contains(_STAMP_SHAPE)]
-    checks += [field.str.starts_with(key)
-               for field, key in zip(rest[:-1], layout.keys, strict=True)]
+    checks += [part.str.starts_with(key)
+               for part, key in zip(rest[:-1], layout.keys, strict=True)]
     checks += [pl.col(column).is_finite() for column in places]
     return frame.select(
         pl.col("line"),
         pl.all_horizontal(checks).fill_null(False).alias("_fast"),
         iteration.cast(pl.Int64),
         *([pl.col(WALL_TIME)] if stamped else []),
-        *places,
+        *(pl.col(column).cast(layout.dtypes[column], strict=False) if column in layout.dtypes
+          else pl.col(column) for column in places),
     )
 
 
@@ -223,7 +228,8 @@ def _complete(fast: pl.DataFrame, layout: Layout) -> pl.DataFrame:
         absent.append(WALL_TIME)
     return fast.drop("_fast").with_columns(
         pl.lit(layout.max_iteration, pl.Int64).alias("max_iteration"),
-        *(pl.lit(None, pl.Float64).alias(column) for column in absent))
+        *(pl.lit(None, layout.dtypes.get(column, pl.Float64())).alias(column)
+          for column in absent))
 
 
 def _merge(fast: pl.DataFrame, regexed: pl.DataFrame) -> pl.DataFrame:
@@ -314,7 +320,7 @@ class StepQuery:
             if log.large:
                 self.layout = _layout(log.found, {c: re.compile(p)
                                                   for c, p in spec.patterns.items()},
-                                      re.compile(spec.iteration))
+                                      re.compile(spec.iteration), spec.dtypes)
         except BaseException:
             self.__exit__()  # not yet in a with block: stop grep here
             raise
@@ -352,12 +358,12 @@ class StepQuery:
 
 
 def _layout(found: Sequence[tuple[int, bytes]], labels: Mapping[str, re.Pattern[str]],
-            iteration: re.Pattern[str]) -> Layout | None:
+            iteration: re.Pattern[str], dtypes: Mapping[str, pl.DataType]) -> Layout | None:
     """The layout of the first of the top step lines (``found``) that has one, else None."""
     for _, raw in found[:_SAMPLES]:
         text = raw.decode("utf-8", errors="replace")
         if text.endswith("\r"):
             text = text[:-1]
-        if (layout := learn(text, labels, iteration)) is not None:
+        if (layout := learn(text, labels, iteration, dtypes)) is not None:
             return layout
     return None

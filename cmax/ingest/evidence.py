@@ -69,7 +69,9 @@ STEPS_SCHEMA: dict[str, pl.DataType] = {
     # the wall-clock stamp printed on the step line (UTC epoch seconds; cmax.ingest.linespec)
     "wall_time_s": pl.Float64(),
     "source_file": pl.String(),
-    "line": pl.Int64(),
+    # 32-bit, as Polars numbers a scanned file's lines: a long run has millions of steps, and
+    # the number every reader gets from its line scan is kept as it comes, never widened
+    "line": pl.UInt32(),
 }
 
 NCCL_SCHEMA: dict[str, pl.DataType] = {

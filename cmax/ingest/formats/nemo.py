@@ -55,6 +55,8 @@ NEMO2 = StepLine(
         # 3/59" for max_steps 60); global_step numbers them across epochs
         "global_step": r"global_step",
     },
+    # read only to renumber steps across epochs (dropped then): a whole count of steps
+    dtypes={"global_step": pl.UInt32()},
 )
 
 
