@@ -9,6 +9,11 @@ highest peak resident set (RSS) seen:
   imports, format detection, the streaming parse, the summary).
 * ``parse``: ``cmax.ingest.inspect_file`` alone, timed inside a child (no start-up or import),
   to show what start-up costs beside the parse.
+* the floor of ``cmax inspect``, under each row: ``python -c "import polars"`` (the import no
+  parse can start before) and, for ``chatter`` (its step lines selected by one grep child),
+  ``grep -a -n -F KEY FILE`` as cmax runs it (line numbers, every step line written to a
+  pipe: slower than ``grep -c``). On two cores cmax runs that grep beside its own
+  imports and parse, so its time cannot fall below the longer of the two paths.
 * ``llmb-run`` (optional, ``--llmb-run GITDIR``): NVIDIA's own log parser
   (``cli/llmb-run/src/llmb_run/pretrain_log_parser.py`` of NVIDIA/dgxc-benchmarking), copied
   from a local git mirror into the temporary directory and run there on the same file. It is
@@ -190,6 +195,14 @@ def best(cmd: list[str], repeat: int) -> tuple[float, float, str]:
     return min(r[0] for r in runs), max(r[1] for r in runs) / 1024, runs[-1][2]
 
 
+def _floor(grep_c: float, polars: float, grep_n: float | None) -> str:
+    """The floor line printed under a row: each time and its ratio to ``grep -c``."""
+    out = f"  floor: python -c 'import polars' {polars:.2f} s ({polars / grep_c:.2f}x grep -c)"
+    if grep_n is not None:
+        out += f"; grep -anF {grep_n:.2f} s ({grep_n / grep_c:.2f}x grep -c)"
+    return out
+
+
 def copy_llmb_run(gitdir: Path, into: Path) -> str | None:
     """Copy llmb-run's parser out of a git mirror into ``into``; its commit, or None."""
     pkg = into / "llmb_run"
@@ -221,10 +234,15 @@ def run_one(tmp: Path, scenario: str, size_gb: float, repeat: int,
     c_s, c_rss, c_out = best([sys.executable, "-m", "cmax", "inspect", str(path), "--format",
                               "json"], repeat)
     _, _, p_out = best([sys.executable, "-c", PARSE_CHILD, str(path)], repeat)
+    polars_s, _, _ = best([sys.executable, "-c", "import polars"], repeat)
+    grep_n_s = None
+    if scenario == "chatter":
+        grep_n_s, _, _ = best(["grep", "-a", "-n", "-F", "-e", keyword, "--", str(path)], repeat)
     row: dict[str, object] = {
         "scenario": scenario, "size_mb": round(size_mb), "steps": steps,
         "grep_s": g_s, "grep_rss": g_rss, "cmax_s": c_s, "cmax_rss": c_rss,
         "ratio": c_s / g_s, "parse_s": json.loads(p_out)["parse_s"],
+        "floor": _floor(g_s, polars_s, grep_n_s),
     }
     if llmb is not None:
         l_s, l_rss, l_out = best([sys.executable, "-c", LLMB_CHILD, str(llmb), str(path),
@@ -277,6 +295,7 @@ def main() -> int:
                 line += (f" {r['llmb_s']:>6.2f} {r['llmb_rss']:>5.0f} "
                          f"{float(r['llmb_s']) / float(r['cmax_s']):>6.2f}")  # type: ignore[arg-type]
             print(line, flush=True)
+            print(r["floor"], flush=True)
     print(f"cmax = `python -m cmax inspect FILE --format json` in a fresh process (start-up, "
           f"imports, detection, parse, summary); parse = inspect_file alone inside a child; "
           f"RSS = peak resident MiB of the process; best wall time of {args.repeat}.")

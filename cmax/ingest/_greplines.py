@@ -159,6 +159,15 @@ class GrepChild:
         self.thread = threading.Thread(target=self._drain, daemon=True)
         self.thread.start()
 
+    def take_over(self) -> GrepChild:
+        """A prestarted child handed to its reader: from now on its queue holds a batch and two
+        chunks, as a child started by the reader does. The larger hold only bridged the imports;
+        kept while the output is parsed, it would add to the parse's own memory whenever this
+        process falls behind grep (a busy machine), up to the whole hold."""
+        with self.chunks.mutex:
+            self.chunks.maxsize = (GREP_BATCH + 2 * GREP_CHUNK) // GREP_CHUNK
+        return self
+
     def stop(self) -> None:
         """Kill grep if it is still running, discard what it wrote, and reap it, its reader
         thread and its pipe (after a normal end this only closes the pipe)."""
@@ -258,7 +267,8 @@ def start_greps(path: Path, keys: Sequence[str]) -> list[GrepChild] | None:
         ident = _identity(path)
         for key in keys:
             prestarted = _PRESTARTED.pop((ident, key), None)
-            greps.append(prestarted or GrepChild(grep, path, key))
+            greps.append(prestarted.take_over() if prestarted is not None
+                         else GrepChild(grep, path, key))
     except OSError:
         for g in greps:
             g.stop()

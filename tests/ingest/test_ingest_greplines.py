@@ -59,9 +59,13 @@ def test_prestarted_grep_is_taken_over_and_reads_the_same_steps(
         raise AssertionError("a second grep was started")
 
     monkeypatch.setattr(greplines.subprocess, "Popen", refuse)
+    assert child.chunks.maxsize == greplines.PRESTART_HOLD // greplines.GREP_CHUNK
     got = parse_nemo2(path).steps
     assert got.equals(expected, null_equal=True) and got.height == 200
     assert child.proc.returncode == 0  # ran to the end and was reaped by the parser
+    # read by the parser, it held no more than a child the parser starts itself
+    assert child.chunks.maxsize == (greplines.GREP_BATCH + 2 * greplines.GREP_CHUNK
+                                    ) // greplines.GREP_CHUNK
 
 
 @pytest.mark.parametrize("case", ["dense", "other format", "small", "missing"])
