@@ -79,7 +79,7 @@ def test_validate_and_score_open_no_file(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_the_case_is_immutable(tmp_path: Path) -> None:
-    case = resolve(HonestBundle().build(tmp_path), FakeReference())
+    case = resolve(HonestBundle().ingest(tmp_path), FakeReference())
     with pytest.raises(dataclasses.FrozenInstanceError):
         case.runs = pl.DataFrame()
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -88,7 +88,7 @@ def test_the_case_is_immutable(tmp_path: Path) -> None:
 
 
 def test_each_run_carries_its_typed_baseline_window_and_clean_steps(tmp_path: Path) -> None:
-    case = resolve(HonestBundle().build(tmp_path), FakeReference())
+    case = resolve(HonestBundle().ingest(tmp_path), FakeReference())
     run = case.resolved[0]
     assert isinstance(run.baseline, BaselineRow)
     assert run.baseline.baseline_id == "dgxc-405b-bf16-512" and run.baseline_exact
@@ -102,13 +102,13 @@ def test_the_window_follows_the_matched_baselines_recipe_release(tmp_path: Path)
     """A v25.05 baseline was measured over iterations 11-44 (cmax/recipes/window.py): so is the
     run."""
     ref = FakeReference([{**row, "recipe_release": "v25.05.01"} for row in BASELINES])
-    run = resolve(HonestBundle().build(tmp_path), ref).resolved[0]
+    run = resolve(HonestBundle().ingest(tmp_path), ref).resolved[0]
     assert (run.window.first, run.window.last) == (11, 44)
 
 
 def test_a_missing_file_is_recorded_once_with_its_manifest_line(tmp_path: Path) -> None:
     bundle = HonestBundle(skip_files=("incidents.csv",))
-    evidence = bundle.build(tmp_path)
+    evidence = bundle.build(tmp_path)  # ingest refuses a bundle missing a declared file
     manifest_text = "[reliability]\nincidents = \"incidents.csv\"\n"
     case = resolve(evidence, FakeReference(), manifest_text=manifest_text)
     missing = [d for d in case.declared if not d.present]
@@ -118,7 +118,7 @@ def test_a_missing_file_is_recorded_once_with_its_manifest_line(tmp_path: Path) 
 def test_logged_gbs_comes_from_the_facts_the_parser_recorded(tmp_path: Path) -> None:
     """When the parser recorded ``gbs=`` facts, no file is read: the log may be gone."""
     bundle = HonestBundle()
-    evidence = bundle.build(tmp_path)
+    evidence = bundle.ingest(tmp_path)
     log = bundle.runs[0].log
     (tmp_path / log).unlink()
     files = [dataclasses.replace(f, facts=(Fact("parallel", "gbs=512", line=2),))
@@ -132,7 +132,7 @@ def test_logged_gbs_comes_from_the_facts_the_parser_recorded(tmp_path: Path) -> 
 
 def test_files_are_digested_once_by_ingest(tmp_path: Path) -> None:
     """Duplicate evidence is found from the recorded digests, not by hashing files again."""
-    evidence = HonestBundle().build(tmp_path)
+    evidence = HonestBundle().ingest(tmp_path)
     first = evidence.files[0]
     evidence.files = [*evidence.files, EvidenceFile(path="copy/" + first.path, kind=first.kind,
                                                     sha256=first.sha256,
@@ -145,7 +145,7 @@ def test_files_are_digested_once_by_ingest(tmp_path: Path) -> None:
 def test_each_run_reads_its_steps_in_line_order_however_ingest_gave_them(tmp_path: Path) -> None:
     """In file order (nearly always) the steps are used as they are; shuffled, they are
     sorted: the same steps and clean steps either way."""
-    evidence = HonestBundle().build(tmp_path)
+    evidence = HonestBundle().ingest(tmp_path)
     shuffled = dataclasses.replace(
         evidence, steps=evidence.steps.sample(fraction=1.0, shuffle=True, seed=7))
     assert not shuffled.steps["line"].is_sorted()

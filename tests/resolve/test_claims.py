@@ -17,7 +17,7 @@ from tests.validate.validate_fakes import HonestBundle
 
 def _case(tmp_path: Path, *facts: Fact, bundle: HonestBundle | None = None) -> Case:
     bundle = bundle or HonestBundle()
-    ev = bundle.build(tmp_path)
+    ev = bundle.ingest(tmp_path)
     log = str(ev.runs["source_file"][0])
     ev.files = [dataclasses.replace(f, facts=(*f.facts, *facts)) if f.path == log else f
                 for f in ev.files]
@@ -108,7 +108,7 @@ def test_release_of() -> None:
 
 
 def test_case_carries_the_ledger_after_plain_evidence(tmp_path: Path) -> None:
-    ev: Evidence = HonestBundle().build(tmp_path)
+    ev: Evidence = HonestBundle().ingest(tmp_path)
     case = resolve(ev, FakeReference())
     runs = {r.run_id for r in case.resolved}
     assert len([c for c in case.claims if c.subject in runs]) == 8 * len(case.resolved)

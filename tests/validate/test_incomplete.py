@@ -15,9 +15,8 @@ OLD_RELEASE = [{**row, "recipe_release": "v25.02"} for row in BASELINES]
 
 
 def _rules(last: int, declared: int, tmp_path: Path) -> dict[str, str]:
-    bundle = HonestBundle()
-    edit(_truncate(last, declared))(bundle, tmp_path)
-    found = validate(bundle.build(tmp_path), FakeReference(OLD_RELEASE))
+    evidence = edit(_truncate(last, declared))(HonestBundle(), tmp_path)
+    found = validate(evidence, FakeReference(OLD_RELEASE))
     return {f.rule: f.severity for f in found if f.run_id == "runs[0]"}
 
 

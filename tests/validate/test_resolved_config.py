@@ -11,7 +11,7 @@ from tests.validate.validate_fakes import HonestBundle, honest_times
 
 
 def _rules(bundle: HonestBundle, tmp_path: Path) -> set[str]:
-    return {f.rule for f in validate(bundle.build(tmp_path), FakeReference())
+    return {f.rule for f in validate(bundle.ingest(tmp_path), FakeReference())
             if f.run_id == bundle.runs[0].run_id}
 
 

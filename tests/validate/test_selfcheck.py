@@ -17,7 +17,7 @@ NEW = {"consistency.wall-clock", "consistency.consumed-samples",
 
 
 def _fired(bundle: HonestBundle, tmp_path: Path) -> set[str]:
-    return {f.rule for f in validate(bundle.build(tmp_path), FakeReference())} & NEW
+    return {f.rule for f in validate(bundle.ingest(tmp_path), FakeReference())} & NEW
 
 
 def test_honest_stamps_and_samples_are_clean(tmp_path: Path) -> None:

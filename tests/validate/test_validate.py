@@ -35,7 +35,7 @@ DOCS = DOCS / "rules.md"
 
 
 def findings_for(bundle: HonestBundle, root: Path) -> list[Finding]:
-    return validate(bundle.build(root), FakeReference())
+    return validate(bundle.ingest(root), FakeReference())
 
 
 def rules_of(findings: list[Finding]) -> set[str]:
@@ -173,7 +173,7 @@ def test_window_rule_follows_the_recipe_release(tmp_path: Path) -> None:
     """A v25.05 baseline averages iterations 11-44: missing 12 matters, missing 48 does not."""
     ref = FakeReference([{**row, "recipe_release": "v25.05.02"} for row in BASELINES])
     bundle = HonestBundle()
-    ev = bundle.build(tmp_path)
+    ev = bundle.ingest(tmp_path)
     ev.steps = ev.steps.filter(~pl.col("iteration").is_in([12]) | (pl.col("run_id") != "runs[0]"))
     hits = [f for f in validate(ev, ref) if f.rule == "completeness.window-missing"]
     assert len(hits) == 1 and "11-44" in hits[0].message and "12" in hits[0].message
@@ -195,7 +195,7 @@ def test_validate_is_deterministic_and_sorted(tmp_path: Path) -> None:
     bundle = HonestBundle()
     bundle.runs[0].gbs = 512
     bundle.system["driver"] = "550.54.15"
-    ev = bundle.build(tmp_path)
+    ev = bundle.ingest(tmp_path)
     first, second = validate(ev, FakeReference()), validate(ev, FakeReference())
     assert first == second
     order = {"error": 0, "warning": 1, "info": 2}
@@ -203,13 +203,13 @@ def test_validate_is_deterministic_and_sorted(tmp_path: Path) -> None:
 
 
 def test_unknown_gpu_and_empty_reference_are_findings_not_crashes(tmp_path: Path) -> None:
-    ev = HonestBundle().build(tmp_path)
+    ev = HonestBundle().ingest(tmp_path)
     findings = validate(ev, FakeReference(baselines=[]))
     assert {f.rule for f in findings if f.run_id} >= {"comparability.no-baseline"}
 
 
 def test_summary_only_run_is_checked_against_the_peak(tmp_path: Path) -> None:
-    ev = HonestBundle().build(tmp_path)
+    ev = HonestBundle().ingest(tmp_path)
     ev.steps = ev.steps.filter(pl.col("run_id") != "runs[0]")
     ev.runs = ev.runs.with_columns(
         pl.when(pl.col("run_id") == "runs[0]").then(1200.0).otherwise(None)
@@ -231,7 +231,7 @@ def real_reference() -> object:
 
 
 def test_honest_bundle_against_the_real_reference(real_reference: object, tmp_path: Path) -> None:
-    findings = validate(HonestBundle().build(tmp_path), real_reference)  # type: ignore[arg-type]
+    findings = validate(HonestBundle().ingest(tmp_path), real_reference)  # type: ignore[arg-type]
     assert {f.severity for f in findings} <= {"info"}, [f.message for f in findings]
     assert not not_comparable_runs(findings)
 
@@ -241,7 +241,7 @@ def test_real_reference_flags_config_and_scale(real_reference: object, tmp_path:
     bundle.runs[0].gbs = 512                      # the 512-GPU reference uses GBS 256
     bundle.runs[1].num_gpus = 384                 # no 405B FP8 H100 reference at 384 GPUs
     bundle.runs[1].gbs = 192
-    findings = validate(bundle.build(tmp_path), real_reference)  # type: ignore[arg-type]
+    findings = validate(bundle.ingest(tmp_path), real_reference)  # type: ignore[arg-type]
     by_rule = {f.rule: f for f in findings}
     assert "gbs 512 (reference 256)" in by_rule["comparability.config-mismatch"].message
     assert "384 GPUs" in by_rule["comparability.scale-mismatch"].message
@@ -251,7 +251,7 @@ def test_real_reference_flags_config_and_scale(real_reference: object, tmp_path:
 def test_real_reference_peak_and_flops(real_reference: object, tmp_path: Path) -> None:
     bundle = HonestBundle()
     bundle.runs[0].times = honest_times(7.5, 11)  # 405B BF16 in 7.5 s: > 989 TFLOP/s/GPU
-    fired = rules_of(validate(bundle.build(tmp_path), real_reference))  # type: ignore[arg-type]
+    fired = rules_of(validate(bundle.ingest(tmp_path), real_reference))  # type: ignore[arg-type]
     assert "sanity.throughput-above-peak" in fired
 
 
@@ -382,9 +382,11 @@ def test_run_fixture_log_is_nemo2_format() -> None:
 def test_runs_are_paired_with_their_manifest_entry(tmp_path: Path) -> None:
     """By log path, by a file inside a declared log folder, or by ingest's runs[i] id."""
     bundle = HonestBundle()
-    bundle.runs[0].spec["log"] = "training/exp1"
-    bundle.runs[0].row["source_file"] = "training/exp1/log-exp1_42_1.out"
-    ev = bundle.build(tmp_path)
+    bundle.runs[0].spec["log"] = "training/exp1"  # a folder holding the job's one log
+    bundle.skip_files = ("training/exp1",)
+    bundle.extra_files["training/exp1/log-exp1_42_1.out"] = bundle.runs[0].log_text()
+    ev = bundle.ingest(tmp_path)
+    assert ev.runs["source_file"][0] == "training/exp1/log-exp1_42_1.out"
     moved = pl.when(pl.col("run_id") == "runs[1]").then(pl.lit("elsewhere/renamed.log")
                                                         ).otherwise(pl.col("source_file"))
     ev.runs = ev.runs.with_columns(moved.alias("source_file"))

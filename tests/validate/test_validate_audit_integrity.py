@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
-from cmax.ingest.formats.clustermax_audit import audit_facts
 from cmax.validate import validate
 from tests.fakes import FakeReference
 from tests.paths import DATA
@@ -19,12 +17,14 @@ RULES = {"audit.inconsistent", "audit.partial"}
 
 
 def _rules_with(values: dict[str, Any], tmp_path: Path, nodes: int = 64) -> dict[str, str]:
+    """The honest bundle of ``nodes`` nodes whose audit file is ``values`` (the published
+    example audit, edited)."""
     bundle = HonestBundle()
-    bundle.nodes = nodes
-    ev = bundle.build(tmp_path)
-    ev.files = [dataclasses.replace(f, facts=audit_facts(values))
-                if f.kind == "clustermax-audit" else f for f in ev.files]
-    return {f.rule: f.message for f in validate(ev, FakeReference()) if f.rule in RULES}
+    bundle.nodes, bundle.gpus_in_service = nodes, nodes * bundle.gpus_per_node
+    assert bundle.audit_path is not None
+    bundle.extra_files[bundle.audit_path] = json.dumps(values, indent=2)
+    found = validate(bundle.ingest(tmp_path), FakeReference())
+    return {f.rule: f.message for f in found if f.rule in RULES}
 
 
 def test_the_published_example_audit_is_consistent(tmp_path: Path) -> None:

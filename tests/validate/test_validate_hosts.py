@@ -25,7 +25,7 @@ def test_host_stem_drops_the_node_number_and_the_domain() -> None:
 
 
 def _with_nccl_hosts(tmp_path: Path, hosts: list[str]) -> set[str]:
-    ev = HonestBundle().build(tmp_path)  # incidents name node-036 and node-014
+    ev = HonestBundle().ingest(tmp_path)  # incidents name node-036 and node-014
     ev.files = [dataclasses.replace(f, facts=(*f.facts, *(Fact("host", h, 7 + i)
                                                           for i, h in enumerate(hosts))))
                 if f.kind == "nccl-tests" else f for f in ev.files]

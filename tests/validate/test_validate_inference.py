@@ -37,7 +37,7 @@ def _findings(path: Path, spec: dict[str, Any], gpu: str, tmp_path: Path,
     for row in rows:
         if edit is not None:
             edit(row)
-    ev: Evidence = HonestBundle().build(tmp_path)
+    ev: Evidence = HonestBundle().ingest(tmp_path)
     system = ev.manifest.system.model_copy(update={"gpu": gpu})
     ev.manifest = ev.manifest.model_copy(update={
         "system": system, "inference": [InferenceSpec(result=path.name, **spec)]})

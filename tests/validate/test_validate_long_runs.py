@@ -82,7 +82,7 @@ def test_column_wise_helpers_equal_their_plain_definitions(seed: int) -> None:
 
 def _findings(tmp_path: Path, bundle: HonestBundle) -> list[tuple[str, str, int | None]]:
     fake = FakeReference()
-    case = resolve(bundle.build(tmp_path), fake)
+    case = resolve(bundle.ingest(tmp_path), fake)
     return [(f.rule, f.message, f.line) for f in validate(case, fake)]
 
 

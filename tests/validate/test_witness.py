@@ -23,7 +23,7 @@ B200_ROW: dict[str, Any] = {**BF16, "baseline_id": "mbridge-405b-b200-bf16-512",
 
 
 def _arithmetic(bundle: HonestBundle, tmp: Path, reference: FakeReference) -> list[str]:
-    findings = validate(bundle.build(tmp), reference)
+    findings = validate(bundle.ingest(tmp), reference)
     return [f.message for f in findings if f.rule == "identity.arithmetic"]
 
 
