@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
-from cmax.ingest.facts import Fact
 from cmax.pipeline import load
 from cmax.resolve.hosts import host_stem
 from cmax.validate import validate
@@ -25,11 +23,10 @@ def test_host_stem_drops_the_node_number_and_the_domain() -> None:
 
 
 def _with_nccl_hosts(tmp_path: Path, hosts: list[str]) -> set[str]:
-    ev = HonestBundle().ingest(tmp_path)  # incidents name node-036 and node-014
-    ev.files = [dataclasses.replace(f, facts=(*f.facts, *(Fact("host", h, 7 + i)
-                                                          for i, h in enumerate(hosts))))
-                if f.kind == "nccl-tests" else f for f in ev.files]
-    return {f.rule for f in validate(ev, FakeReference())} & RULES
+    """The honest bundle (its incidents name node-036 and node-014) whose 64-node nccl-tests
+    sweep names ``hosts`` in its device lines, one per node."""
+    bundle = HonestBundle(nccl_host_names=hosts)
+    return {f.rule for f in validate(bundle.ingest(tmp_path), FakeReference())} & RULES
 
 
 def test_hosts_of_the_clusters_naming_scheme_are_clean(tmp_path: Path) -> None:

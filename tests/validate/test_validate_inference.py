@@ -4,18 +4,14 @@ as the tools wrote them, tripping on the contradictions and verdicts each one ca
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 
 from cmax.findings import Finding
-from cmax.ingest import detect_format
-from cmax.ingest.evidence import INFERENCE_SCHEMA, Evidence, conform
-from cmax.ingest.formats import Probe, by_id
-from cmax.submission.manifest import InferenceSpec
 from cmax.validate import validate
 from tests.fakes import FakeReference
 from tests.paths import DATA
@@ -26,24 +22,24 @@ LLAMA = {"model": "llama3.3-70b", "precision": "fp8", "gpus": 2}
 
 
 def _findings(path: Path, spec: dict[str, Any], gpu: str, tmp_path: Path,
-              edit: Callable[[dict[str, Any]], None] | None = None,
+              edit: Callable[[str], str] | None = None,
               reference: Any = None) -> list[Finding]:
-    """Validate the honest bundle with ``path`` as its one [[inference]] result (``edit``
-    changes each row first, as a tampered file would read)."""
-    fmt = by_id(detect_format(path))
-    frame = fmt.frame(fmt.parse(Probe(path)), run_id="inference[0]",  # type: ignore[attr-defined]
-                      source_file=path.name)
-    rows = list(frame.iter_rows(named=True))
-    for row in rows:
-        if edit is not None:
-            edit(row)
-    ev: Evidence = HonestBundle().ingest(tmp_path)
-    system = ev.manifest.system.model_copy(update={"gpu": gpu})
-    ev.manifest = ev.manifest.model_copy(update={
-        "system": system, "inference": [InferenceSpec(result=path.name, **spec)]})
-    ev.inference = conform(pl.DataFrame(rows, infer_schema_length=None), INFERENCE_SCHEMA)
-    found = validate(ev, reference or FakeReference())
+    """The serving findings of the honest bundle holding ``path`` (its text changed by
+    ``edit``, as a tampered file would read) as its one [[inference]] result, on ``gpu``."""
+    bundle = HonestBundle()
+    text = path.read_text(encoding="utf-8")
+    bundle.extra_files[_name(path)] = edit(text) if edit is not None else text
+    bundle.manifest_extra["inference"] = [{"result": _name(path), **spec}]
+    bundle.manifest_extra["system"] = {**bundle.manifest_dict()["system"], "gpu": gpu}
+    found = validate(bundle.ingest(tmp_path), reference or FakeReference())
     return [f for f in found if f.rule.startswith("inference.")]
+
+
+def _name(path: Path) -> str:
+    """Where the bundle holds ``path``: its place under tests/data/inference (an MLPerf
+    summary's folders name its scenario), else its name."""
+    return "serve/" + (path.relative_to(INFERENCE).as_posix() if path.is_relative_to(INFERENCE)
+                       else path.name)
 
 
 CLEAN = [
@@ -55,8 +51,9 @@ CLEAN = [
      "h200"),
     ("aiperf/profile_export_aiperf.json", {**LLAMA, "input_len": 1024, "output_len": 1024},
      "h200"),
-    ("aiperf/profile_export_aiperf.csv", {**LLAMA, "input_len": 1024, "output_len": 1024},
-     "h200"),
+    # the CSV export records no concurrency: cmax.toml states the --concurrency it ran at
+    ("aiperf/profile_export_aiperf.csv", {**LLAMA, "input_len": 1024, "output_len": 1024,
+                                          "concurrency": 64}, "h200"),
     ("inferencex_agg_bmk_h200.json", {"model": "deepseek-r1-0528", "precision": "fp8",
                                       "gpus": 8, "input_len": 1024, "output_len": 1024}, "h200"),
     ("inferencex_agg_gb200_disagg.json", {"model": "deepseek-r1-0528", "precision": "nvfp4",
@@ -81,48 +78,89 @@ def test_each_format_as_written_is_clean(name: str, spec: dict[str, Any], gpu: s
     assert _findings(INFERENCE / name, spec, gpu, tmp_path) == []
 
 
-def _set(**values: Any) -> Callable[[dict[str, Any]], None]:
+def _json(edit: Callable[[Any], None]) -> Callable[[str], str]:
+    """A JSON result (one object, or a list of rows: each row) with ``edit`` made to it."""
+    def fn(text: str) -> str:
+        data = json.loads(text)
+        for row in data if isinstance(data, list) else [data]:
+            edit(row)
+        return json.dumps(data, indent=1)
+    return fn
+
+
+def _jsonl(**values: Any) -> Callable[[str], str]:
+    """A JSON-lines result with ``values`` set on every line."""
+    return lambda text: "".join(json.dumps({**json.loads(line), **values}) + "\n"
+                                for line in text.splitlines() if line.strip())
+
+
+def _line(label: str, value: str) -> Callable[[str], str]:
+    """A text result whose every ``label <sep> number`` line states ``value`` instead."""
+    pattern = re.compile(rf"^({re.escape(label)}\s*:?\s*)\S+", re.M)
+    return lambda text: pattern.sub(lambda m: m.group(1) + value, text)
+
+
+def _set(**values: Any) -> Callable[[Any], None]:
     return lambda row: row.update(values)
+
+
+def _aiperf_interactivity(data: dict[str, Any]) -> None:
+    """AIPerf's per-user output speed at 30 tok/s, its inter-token latency not reported."""
+    data["output_token_throughput_per_user"]["avg"] = 30.0
+    del data["inter_token_latency"]
+
+
+def _intvty_only(row: dict[str, Any]) -> None:
+    row["mean_intvty"] = 10.0
+    del row["mean_tpot"]
+
+
+def _aiperf_errors(text: str) -> str:
+    """The CSV export with an Error Request Count row (40 failed beside 640 completed)."""
+    head, _, rest = text.partition("\n")
+    return f"{head}\nError Request Count,40.00,40.00,40.00,,,,,,,,,,0.00\n{rest}"
 
 
 TRIPPING = [
     # tokens / duration against the rates the file reports
-    ("sa_bench_benchmark.out", _set(total_tok_s=41000.0), "inference.throughput-arithmetic",
+    ("sa_bench_benchmark.out", _line("Total Token throughput (tok/s)", "41000.00"),
+     "inference.throughput-arithmetic",
      "input + 943250 output tokens in 282.64 s is 30,089.5 tok/s, the file reports 41,000.0"),
-    ("trtllm_bench_report_llama3.3-70b.json", _set(output_tok_s_per_gpu_reported=2600.0),
+    ("trtllm_bench_report_llama3.3-70b.json",
+     _json(lambda d: d["performance"].update(output_throughput_per_gpu_tok_s=2600.0)),
      "inference.throughput-arithmetic", "over the 2 GPUs it states is 2,145.0 per GPU"),
     # per-user speed x concurrency beyond the total, from the interactivity alone
-    ("aiperf/profile_export_aiperf.json", _set(tpot_mean_ms=None, interactivity_tok_s_user=30.0),
+    ("aiperf/profile_export_aiperf.json", _json(_aiperf_interactivity),
      "inference.per-user-beyond-total", "at 30 tok/s per user (at most 1,920.0 tok/s)"),
-    ("inferencex_agg_bmk_h200.json", _set(tpot_mean_ms=None, interactivity_tok_s_user=10.0),
+    ("inferencex_agg_bmk_h200.json", _json(_intvty_only),
      "inference.per-user-beyond-total", "from 64 concurrent requests at 10 tok/s per user"),
     # the lengths the file states, and an MLPerf run's tokens per sample
-    ("inferencex_agg_bmk_h200.json", _set(output_len=2048), "inference.lengths-mismatch",
+    ("inferencex_agg_bmk_h200.json", _json(_set(osl=2048)), "inference.lengths-mismatch",
      "the file asked for 2048 output tokens per request, the manifest rates 1024"),
-    ("mlperf/server_mlperf_log_summary.txt", _set(samples_per_s=40.0),
+    ("mlperf/server_mlperf_log_summary.txt", _line("Completed samples per second", "40.0"),
      "inference.lengths-mismatch", "615 output tokens per sample, the manifest rates 301"),
-    ("aiperf/profile_export_aiperf.csv", _set(failed=40), "inference.failed-requests",
+    ("aiperf/profile_export_aiperf.csv", _aiperf_errors, "inference.failed-requests",
      "40 of 680 requests failed"),
     # a p99 edited below the median to meet a latency SLO
-    ("vllm_bench_serve_llama3.3-70b.json", _set(tpot_p99_ms=20.0),
+    ("vllm_bench_serve_llama3.3-70b.json", _json(_set(p99_tpot_ms=20.0)),
      "inference.percentiles-disordered", "p99 TPOT 20.000 ms is below its median"),
-    ("sglang_bench_serving_llama3.3-70b.jsonl", _set(ttft_p99_ms=1.0),
+    ("sglang_bench_serving_llama3.3-70b.jsonl", _jsonl(p99_ttft_ms=1.0),
      "inference.percentiles-disordered", "p99 TTFT 1.000 ms is below its mean"),
-    # Little's law: a mean TPOT halved to sit higher on the curve, the total left as measured
-    ("inferencex_agg_bmk_h200.json", lambda r: r.update(tpot_mean_ms=r["tpot_mean_ms"] / 3),
+    # Little's law: a mean TPOT cut to a third to sit higher on the curve, the total as measured
+    ("inferencex_agg_bmk_h200.json", _json(lambda r: r.update(mean_tpot=r["mean_tpot"] / 3)),
      "inference.littles-law", "requests in flight x 1024 tokens over"),
 ]
 
 
 @pytest.mark.parametrize(("name", "edit", "rule", "message"), TRIPPING)
-def test_a_contradicting_number_trips(name: str, edit: Callable[[dict[str, Any]], None],
-                                      rule: str, message: str, tmp_path: Path) -> None:
+def test_a_contradicting_number_trips(name: str, edit: Callable[[str], str], rule: str,
+                                      message: str, tmp_path: Path) -> None:
     """``edit`` changes every result row of the file; each row that now contradicts itself
     is one finding naming the file."""
     _, spec, gpu = next(c for c in CLEAN if c[0] == name)
     hits = [f for f in _findings(INFERENCE / name, spec, gpu, tmp_path, edit) if f.rule == rule]
     assert any(message in f.message for f in hits), [f.message for f in hits]
-    assert {f.file for f in hits} == {Path(name).name}
+    assert {f.file for f in hits} == {_name(INFERENCE / name)}
 
 
 def test_the_tools_own_invalid_verdict_is_an_error(tmp_path: Path) -> None:
