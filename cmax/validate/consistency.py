@@ -226,6 +226,8 @@ def _manifest(ctx: Context, view: RunView) -> Iterator[Finding]:
     if spec is not None:
         diffs: list[str] = []
         for name in ("workload", "precision", "num_gpus", *CONFIG_FIELDS):
+            if name == "gbs" and view.logged_gbs:
+                continue  # the window's own lines decide it, with their line (_logged_gbs)
             logged, declared = view.row.get(name), getattr(spec, name, None)
             if logged is None or declared is None:
                 continue
@@ -236,14 +238,15 @@ def _manifest(ctx: Context, view: RunView) -> Iterator[Finding]:
 
 
 def _logged_gbs(view: RunView) -> Iterator[Finding]:
-    """The GBS the log itself prints on the window's iteration lines, against the declared one.
+    """The GBS the log itself prints on the window's iteration lines, against the one cmax.toml
+    declares (else the run's record).
 
-    Ingest lets cmax.toml override what the log says, so the case carries what the log prints
-    on the window's lines (``parallel gbs=N`` facts, :mod:`cmax.resolve.case`): a manifest that
-    declares the reference GBS for a run made with another is the easiest way to make a run
-    look comparable.
+    The case carries what the log prints on the window's lines (``parallel gbs=N`` facts,
+    :mod:`cmax.resolve.case`): a manifest that declares the reference GBS for a run made with
+    another is the easiest way to make a run look comparable.
     """
-    declared = view.get_int("gbs")
+    spec_gbs = getattr(view.spec, "gbs", None) if view.spec is not None else None
+    declared = spec_gbs if isinstance(spec_gbs, int) else view.get_int("gbs")
     if declared is None:
         return
     for line, logged in view.logged_gbs:

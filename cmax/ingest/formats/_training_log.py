@@ -38,9 +38,12 @@ class TrainingLogFormat(RunFormat[TrainingLog]):
         return training_summary(parsed)
 
     def config(self, parsed: TrainingLog, request: RunRequest) -> dict[str, Any]:
-        """The manifest's parallel config where declared, else what the log printed."""
-        return {k: request.declared[k] if request.declared[k] is not None
-                else parsed.config.get(k) for k in CONFIG_KEYS}
+        """What the log printed of the parallel config; the manifest's declared value only
+        where the log is silent. The evidence table holds what the file says: a declaration
+        that disagrees with it lives in the claims ledger (contradicted) and in
+        consistency.manifest-vs-log, never in place of the printed value."""
+        return {k: parsed.config.get(k) if parsed.config.get(k) is not None
+                else request.declared[k] for k in CONFIG_KEYS}
 
     def step_rows(self, parsed: TrainingLog, config: dict[str, Any],
                   request: RunRequest) -> tuple[pl.DataFrame, list[str]]:
