@@ -55,6 +55,6 @@ class TrainingLogFormat(RunFormat[TrainingLog]):
         steps = frame.with_columns(pl.lit(request.run_id).alias("run_id"),
                                    pl.lit(request.source_file).alias("source_file"))
         row = dict(config)
-        row.update(framework=request.spec.framework or parsed.framework, status=parsed.status(),
+        row.update(framework=parsed.framework or request.spec.framework, status=parsed.status(),
                    max_iteration=parsed.max_iteration, **parsed.run_columns())
         return RunPart(row=row, steps=steps, notes=[*notes, *parsed.notes])

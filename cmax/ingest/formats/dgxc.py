@@ -236,7 +236,7 @@ class _DgxcSummary(RunFormat[list[Experiment]]):
         exp = select(parsed, request.spec.experiment, file=request.path,
                                 field=request.key)
         row = dict(request.declared)
-        row.update(framework=request.spec.framework or exp.framework, status=exp.status,
+        row.update(framework=exp.framework or request.spec.framework, status=exp.status,
                    max_iteration=exp.max_iteration, reported_step_time_s=exp.time_mean_s,
                    reported_tflops_per_gpu=exp.tflops_mean)
         return RunPart(row=row, notes=[f"summary row {exp.name!r} ({exp.raw_status}); "
