@@ -25,9 +25,9 @@ if typing.TYPE_CHECKING:
     from cmax.findings import Finding
     from cmax.scorecard import Scorecard
 
-__all__ = ["FINDING_SCHEMA", "GATE_SCHEMA", "NETWORK_SCHEMA", "SCORECARD_SCHEMA",
-           "WORKLOAD_SCHEMA", "findings", "gates", "history", "network", "scorecards",
-           "workloads"]
+__all__ = ["FINDING_SCHEMA", "GATE_SCHEMA", "JUDGEMENT_SCHEMA", "NETWORK_SCHEMA",
+           "SCORECARD_SCHEMA", "WORKLOAD_SCHEMA", "findings", "gates", "history", "judgements",
+           "network", "scorecards", "workloads"]
 
 _WHO: dict[str, pl.DataType] = {"provider": pl.String(), "cluster": pl.String()}
 
@@ -61,6 +61,12 @@ NETWORK_SCHEMA: dict[str, pl.DataType] = {
 GATE_SCHEMA: dict[str, pl.DataType] = {
     **_WHO, "id": pl.String(), "name": pl.String(), "status": pl.String(),
     "cap": pl.String(), "binding_cap": pl.String(), "reason": pl.String(),
+}
+JUDGEMENT_SCHEMA: dict[str, pl.DataType] = {
+    **_WHO, "kind": pl.String(), "id": pl.String(), "label": pl.String(), "state": pl.String(),
+    "bar_state": pl.String(), "provenance": pl.String(), "witnesses": pl.Int64(),
+    "independent_witnesses": pl.Int64(), "effects": pl.List(pl.String()),
+    "findings": pl.Int64(), "gates": pl.List(pl.String()), "reason": pl.String(),
 }
 FINDING_SCHEMA: dict[str, pl.DataType] = {
     **_WHO, "rule": pl.String(), "severity": pl.String(), "file": pl.String(),
@@ -129,6 +135,20 @@ def gates(cards: Scorecard | Iterable[Scorecard]) -> pl.DataFrame:
     """One row per gate: passed, failed or not_evaluated, and the tier it caps at."""
     return _per_item(cards, lambda c: c.gates,
                      lambda g: {**g.model_dump(), "binding_cap": g.binding_cap}, GATE_SCHEMA)
+
+
+def judgements(cards: Scorecard | Iterable[Scorecard]) -> pl.DataFrame:
+    """One row per claim the rating rests on (``Scorecard.judgements``): its state, its bar,
+    its provenance, how many witnesses and how many of them independent of the provider, the
+    effects of the findings bearing on it and the gates reading it."""
+    def row(j: Any) -> dict[str, Any]:
+        return {"kind": j.kind, "id": j.id, "label": j.label, "state": j.state.value,
+                "bar_state": j.bar_state.value if j.bar_state is not None else None,
+                "provenance": j.provenance, "witnesses": len(j.witnesses),
+                "independent_witnesses": sum(w.independent for w in j.witnesses),
+                "effects": list(j.effects), "findings": len(j.findings), "gates": j.gates,
+                "reason": j.reason}
+    return _per_item(cards, lambda c: c.judgements, row, JUDGEMENT_SCHEMA)
 
 
 def findings(source: Scorecard | Iterable[Scorecard] | Sequence[Finding]) -> pl.DataFrame:

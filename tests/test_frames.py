@@ -27,6 +27,7 @@ def _cards() -> tuple[Scorecard, ...]:
     (cf.network, cf.NETWORK_SCHEMA, lambda c: len(c.network)),
     (cf.gates, cf.GATE_SCHEMA, lambda c: len(c.gates)),
     (cf.findings, cf.FINDING_SCHEMA, lambda c: len(c.findings)),
+    (cf.judgements, cf.JUDGEMENT_SCHEMA, lambda c: len(c.judgements)),
 ])
 def test_batch_and_single_have_the_declared_columns(accessor, schema, per_card) -> None:  # type: ignore[no-untyped-def]
     cards = _cards()
@@ -49,6 +50,17 @@ def test_values_match_the_scorecard() -> None:
     gates = cf.gates(card)
     assert gates.filter(pl.col("status") == "failed")["binding_cap"].to_list() == [
         g.cap for g in card.gates if g.status == "failed"]
+
+
+def test_judgements_carry_the_provenance_of_each_claim() -> None:
+    card = _cards()[0]
+    frame = cf.judgements(card)
+    runs = frame.filter(pl.col("kind") == "training_run")
+    assert runs["id"].to_list() == [w.run_id for w in card.workloads]
+    assert set(runs["provenance"].to_list()) == {"provider-attested"}
+    audit = frame.filter(pl.col("kind") == "audit").row(0, named=True)
+    assert audit["provenance"] == "independently witnessed"
+    assert audit["independent_witnesses"] == 1
 
 
 def test_findings_from_a_list() -> None:
@@ -83,6 +95,7 @@ def _documented_columns(section: str) -> set[str]:
 @pytest.mark.parametrize(("section", "schema"), [
     ("scorecards", cf.SCORECARD_SCHEMA), ("workloads", cf.WORKLOAD_SCHEMA),
     ("network", cf.NETWORK_SCHEMA), ("gates", cf.GATE_SCHEMA), ("findings", cf.FINDING_SCHEMA),
+    ("judgements", cf.JUDGEMENT_SCHEMA),
 ])
 def test_every_frame_column_is_documented(section: str, schema: dict[str, object]) -> None:
     assert _documented_columns(section) == set(schema) - {"provider", "cluster"}

@@ -25,8 +25,9 @@ PUBLIC = {
         "ingest_bundle", "price_bundle", "score_bundle", "validate_bundle",
     },
     "cmax.frames": {
-        "FINDING_SCHEMA", "GATE_SCHEMA", "NETWORK_SCHEMA", "SCORECARD_SCHEMA", "WORKLOAD_SCHEMA",
-        "findings", "gates", "history", "network", "scorecards", "workloads",
+        "FINDING_SCHEMA", "GATE_SCHEMA", "JUDGEMENT_SCHEMA", "NETWORK_SCHEMA",
+        "SCORECARD_SCHEMA", "WORKLOAD_SCHEMA", "findings", "gates", "history", "judgements",
+        "network", "scorecards", "workloads",
     },
     "cmax.errors": {
         "BundleError", "CmaxError", "EvidenceError", "EvidenceFormatError", "HistoryError",
