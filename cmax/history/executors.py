@@ -100,13 +100,27 @@ def _warm_worker(parent: int) -> None:
 def children_spared_sigint() -> Iterator[None]:
     """Block SIGINT in this thread while it starts processes (pool workers, the resource
     tracker), so they are born with it blocked: Ctrl-C reaches every process of the terminal's
-    group, and a worker still importing would print a KeyboardInterrupt traceback. A SIGINT
-    meant for cmax is delivered to it (on another thread, or here once unblocked)."""
+    group, and a worker still importing would print a KeyboardInterrupt traceback.
+
+    A stop meant for cmax (SIGINT, SIGTERM) that arrives meanwhile is held and raised again
+    once the processes have started: Python runs its handler in this thread even while the
+    signal is blocked here (another thread takes it), and unwinding in the middle of a launch
+    closed the pipe a new worker was reading its start-up data from, so that worker printed
+    multiprocessing's ``EOFError`` traceback beside cmax's one line."""
+    held: list[int] = []
+    handlers: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handlers[sig] = signal.signal(sig, lambda signum, _frame: held.append(signum))
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for stop, handler in handlers.items():
+            signal.signal(stop, handler)
+        if held:
+            signal.raise_signal(held[0])
 
 
 def _stop(signum: int, frame: object) -> None:

@@ -95,3 +95,32 @@ def test_a_small_pass_scores_in_process_a_backlog_in_a_pool(
     assert sizes == [1, 8]
     runs = HistoryStore(big / ".cmax-history").read().filter(pl.col("row_kind") == "run")
     assert runs.height == executors.MIN_RUNS_FOR_POOL
+
+
+class _Stopped(Exception):
+    pass
+
+
+def test_a_stop_while_workers_start_is_held_until_they_have_started() -> None:
+    """A SIGTERM or SIGINT that arrives while processes are being started unwinds cmax only
+    once they have started: unwinding mid-launch cut a new worker's start-up pipe, and that
+    worker printed a traceback beside cmax's one line."""
+    import signal
+
+    from cmax.history.executors import children_spared_sigint
+
+    def stop(signum: int, _frame: object) -> None:
+        raise _Stopped(signum)
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        reached_end = False
+        with pytest.raises(_Stopped) as stopped, children_spared_sigint():
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGINT)
+            reached_end = True  # neither stop unwound the launch
+        assert reached_end and stopped.value.args == (signal.SIGTERM,)
+        assert signal.getsignal(signal.SIGTERM) is stop and signal.getsignal(signal.SIGINT) is stop
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
