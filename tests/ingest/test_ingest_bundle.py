@@ -148,6 +148,8 @@ def test_runs_table(evidence) -> None:  # type: ignore[no-untyped-def]
     assert mb["framework"] == "megatron-bridge" and mb["source_file"] == "training/megatron.log"
     dgxc = runs["runs[3]"]
     assert dgxc["status"] == "incomplete" and dgxc["reported_step_time_s"] is None
+    # the parallel config its experiment's name states (..._tp4_pp8_cp1_vp5_mbs1_gbs128_...)
+    assert (dgxc["gbs"], dgxc["tp"], dgxc["pp"], dgxc["vp"]) == (128, 4, 8, 5)
     assert dgxc["max_iteration"] == 30
     llmb = runs["runs[4]"]
     assert llmb["status"] == "success" and llmb["reported_step_time_s"] == 10.21
@@ -299,3 +301,28 @@ def test_declared_file_errors_name_key_and_file(
     assert message in err.one_line()
     if files:
         assert err.file is not None and Path(err.file).name == next(iter(files))
+
+
+def test_a_declaration_against_the_summary_stays_in_the_ledger(tmp_path: Path) -> None:
+    """cmax.toml declares gbs 256 for a DGXC summary whose experiment's name says gbs128: the
+    runs table holds 128, the ledger the contradicted declaration, and validation says so."""
+    from cmax.pipeline import load
+
+    (tmp_path / "summaries").mkdir()
+    shutil.copy(DATA / "dgxc_parse_nemo2.csv", tmp_path / "summaries" / "dgxc.csv")
+    (tmp_path / "cmax.toml").write_text(manifest_text("""
+[[runs]]
+workload = "llama3.1-8b"
+precision = "fp8"
+num_gpus = 8
+log = "summaries/dgxc.csv"
+experiment = "llama3.1_8b"
+gbs = 256
+"""), encoding="utf-8")
+    with load(tmp_path) as loaded:
+        row = loaded.case.runs.row(0, named=True)
+        claim = loaded.case.claims.get("runs[0]", "gbs")
+        rules = {f.rule for f in loaded.findings}
+    assert row["gbs"] == 128
+    assert claim is not None and claim.value == "256" and claim.status == "contradicted"
+    assert "consistency.manifest-vs-log" in rules

@@ -235,7 +235,10 @@ class _DgxcSummary(RunFormat[list[Experiment]]):
     def read_run(self, parsed: list[Experiment], request: RunRequest) -> RunPart:
         exp = select(parsed, request.spec.experiment, file=request.path,
                                 field=request.key)
-        row = dict(request.declared)
+        # what the experiment's name states of the parallel config; cmax.toml only where it
+        # is silent (the table holds what the file says, the ledger what is declared)
+        stated = {k: int(v) for k, v in _PARALLEL.findall(exp.name)}
+        row: dict[str, Any] = {k: stated.get(k, request.declared[k]) for k in request.declared}
         row.update(framework=exp.framework or request.spec.framework, status=exp.status,
                    max_iteration=exp.max_iteration, reported_step_time_s=exp.time_mean_s,
                    reported_tflops_per_gpu=exp.tflops_mean)
