@@ -19,7 +19,9 @@ FACT_KINDS: dict[str, str] = {
     "gpu": "a GPU model name as the file prints it (device line, nvidia-smi, system JSON)",
     "gpu_count": "how many GPUs the run used (world size, nccl ranks, accelerators x nodes)",
     "node_count": "how many nodes the run used",
-    "host": "a host name the file names (one fact per distinct host)",
+    "host": "a compute host the file names (one fact per distinct host)",
+    "service_host": "a host the file names that runs no rated work: the login or head node an "
+                    "audit ran from (not counted among the cluster's hosts)",
     "precision": "a precision the file states (fp8 / bf16 / fp16 / mxfp8 / nvfp4, as printed)",
     "model": "a model or workload name the file states (experiment, config or benchmark name)",
     "experiment": "the experiment or job name as printed",

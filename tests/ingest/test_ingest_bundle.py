@@ -214,7 +214,8 @@ def test_evidence_files_carry_identity_facts(evidence) -> None:  # type: ignore[
     assert facts(audit, "cluster") == ["example-h100-a"]
     assert facts(audit, "gpu") == ["NVIDIA-H100-80GB-HBM3", "H100"]
     assert facts(audit, "node_count") == ["16"]
-    assert facts(audit, "host") == ["h100a-login-01", "h100a-gpu-001"]
+    assert facts(audit, "host") == ["h100a-gpu-001"]  # the worker the collector read
+    assert facts(audit, "service_host") == ["h100a-login-01"]  # where it ran: no compute host
     assert facts("incidents.csv", "host") == ["node-017", "node-002", "node-040", "node-033"]
     assert [f.line for f in files["incidents.csv"].facts][:2] == [2, 3]
     dgxc = "summaries/dgxc.csv"

@@ -92,6 +92,24 @@ def test_a_bundle_without_units_is_one_unit(sample: str, code: int, bm01: str,
     assert unit["source"] == "whole bundle" and unit["requirements"][0]["status"] == bm01
 
 
+def test_the_audits_login_node_is_no_host_of_the_unit(tmp_path: Path) -> None:
+    """The ClusterMAX collector runs on aurora-h100-east-login-01 and reads one worker: the
+    unit is the 64 compute hosts, the fleet the 512 GPUs (before: 65 hosts, 520 GPUs). An
+    audit run on the worker it reads (standalone) counts that host as a compute host."""
+    card = assess(SAMPLES / "aurora-compute")
+    (unit,) = card.acceptance
+    assert len(unit.hosts) == 64 and not [h for h in unit.hosts if "login" in h]
+    (fleet,) = [c for c in card.claims if c.kind == "fleet"]
+    assert "support 512 GPUs" in fleet.support[0].text
+    bundle = shutil.copytree(SAMPLES / "aurora-compute", tmp_path / "standalone")
+    audit = bundle / "audit" / "audit.values.json"
+    text = audit.read_text(encoding="utf-8")
+    audit.write_text(text.replace("aurora-h100-east-login-01", "aurora-h100-east-000"),
+                     encoding="utf-8")
+    (unit,) = assess(bundle).acceptance
+    assert len(unit.hosts) == 64 and "aurora-h100-east-000" in unit.hosts
+
+
 def test_the_scorecard_shows_each_unit_and_the_one_not_accepted(tmp_path: Path) -> None:
     import re
 

@@ -201,8 +201,8 @@ def test_a_sweep_of_another_cluster_decides_nothing(tmp_path: Path) -> None:
 
 def test_hosts_named_only_by_the_incident_log_do_not_enlarge_the_fleet(tmp_path: Path) -> None:
     """200 nodes padded into the incident log and gpus_in_service 1,600 on a 64-node
-    system: the fleet stays what the system and the witnesses show (the sweep's 64 hosts and
-    the audit's login node: 65 x 8 = 520 GPUs)."""
+    system: the fleet stays what the system and the witnesses show (the sweep's 64 hosts; the
+    audit's login node is no compute host: 64 x 8 = 512 GPUs)."""
     import datetime as dt
 
     from cmax.resolve.incident_review import review_incidents
@@ -215,7 +215,7 @@ def test_hosts_named_only_by_the_incident_log_do_not_enlarge_the_fleet(tmp_path:
                "line": i + 2} for i in range(200)]
     b.incidents = [*b.incident_rows(), *padded]
     review = review_incidents(b.build(tmp_path))
-    assert review is not None and review.evidence_gpus == review.fleet_gpus == 520
+    assert review is not None and review.evidence_gpus == review.fleet_gpus == 512
 
 
 # --- clocks -------------------------------------------------------------------------------------

@@ -730,16 +730,20 @@ _FACT_PATHS = (
     ("gpu", "audit_data.gpus.model"),
     ("gpu", "cluster.gpu_model"),
     ("node_count", "cluster.nodes"),
-    ("host", "audit_data.audit.hostname"),
-    ("host", "audit_data.driveConfig.headNode.hostname"),
+    # the collector runs on a login or head node (audit.hostname, driveConfig.headNode) and
+    # reads one worker (driveConfig.workerNode): only the worker is a compute host
     ("host", "audit_data.driveConfig.workerNode.hostname"),
+    ("service_host", "audit_data.audit.hostname"),
+    ("service_host", "audit_data.driveConfig.headNode.hostname"),
     # the compute fabric's NIC class, e.g. "NDR 400G IB" (networking.nicFabric, written by
     # the collector's audit-common.sh; its count and rate are tallies below)
     ("fabric", "audit_data.networking.nicFabric.computeFabricClass"),
     # the bare collector JSON (no merge step): the same records at the top level
     ("cluster", "audit.clusterName"),
     ("gpu", "gpus.model"),
-    ("host", "audit.hostname"),
+    ("host", "driveConfig.workerNode.hostname"),
+    ("service_host", "audit.hostname"),
+    ("service_host", "driveConfig.headNode.hostname"),
     ("fabric", "networking.nicFabric.computeFabricClass"),
 )
 
@@ -767,8 +771,9 @@ def _tallies(values: dict[str, Any]) -> list[Fact]:
 
 
 def audit_facts(values: dict[str, Any]) -> tuple[Fact, ...]:
-    """The cluster name, GPU model, GPU node count and host names the audit states, and the
-    cluster-wide counts and flags its checks rest on (``tally``)."""
+    """The cluster name, GPU model, GPU node count, the compute host it read (``host``) and
+    the login or head node it ran from (``service_host``), and the cluster-wide counts and
+    flags its checks rest on (``tally``)."""
     facts: list[Fact] = _tallies(values)
     seen: set[tuple[str, str]] = set()
     for kind, dotted in _FACT_PATHS:
@@ -776,6 +781,8 @@ def audit_facts(values: dict[str, Any]) -> tuple[Fact, ...]:
         if value is MISSING or value is None or isinstance(value, (dict, list, bool)):
             continue
         text = str(value).strip()
+        if kind == "service_host" and ("host", text) in seen:
+            continue  # a standalone audit run on the worker it reads: a compute host
         if not text or text.lower() in _UNREAD or (kind, text) in seen:
             continue
         seen.add((kind, text))
