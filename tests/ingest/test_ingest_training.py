@@ -274,6 +274,33 @@ def test_line_readers_agree(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("kind", ["Step Time", "elapsed time per iteration"])
+def test_megatron_cut_off_last_line_of_either_kind(kind: str, reader: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two kinds of Megatron-Bridge step line are read apart; a cut-off last line is
+    dropped from its own kind, whichever it is: an iteration line loses its step, a TFLOP/s
+    line its pairing (one TFLOP/s line fewer than iterations)."""
+    _use_reader(reader, monkeypatch)
+    lines = (DATA / "megatron_bridge_llama3.1-70b.log").read_text().splitlines()
+    while kind not in lines[-1]:
+        lines.pop()
+    path = tmp_path / "cut.log"
+    path.write_text("\n".join(lines))  # no newline: cut off before it was written
+    log = parse_training(path, "megatron")
+    whole = parse_training(DATA / "megatron_bridge_llama3.1-70b.log", "megatron")
+    assert any("has no newline (cut off)" in note for note in log.notes)
+    iterations = sum("elapsed time per iteration" in line for line in lines)
+    timed = sum("Step Time" in line for line in lines)
+    if kind == "Step Time":
+        assert log.steps.height == iterations and timed - 1 < iterations
+        assert log.steps["tflops_per_gpu"].null_count() == iterations - (timed - 1)
+    else:
+        assert log.steps.height == iterations - 1
+    assert log.steps["step_time_s"].to_list() == whole.steps["step_time_s"].head(
+        log.steps.height).to_list()
+
+
+@pytest.mark.parametrize("reader", READERS)
 def test_nul_byte_before_a_step_line_keeps_the_step(
         reader: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Regression (issue 18): a NUL byte ended the line for the CSV parser behind grep, so the

@@ -25,11 +25,11 @@ from cmax.ingest.textlines import (
     ARG_KEYS,
     ARG_LINE,
     NUM,
+    LineQuery,
     TrainingLog,
     drop_cut_tail,
-    facts_and_lines,
-    first_line,
     first_match,
+    head_facts,
     log_facts,
     settle_steps,
     to_float,
@@ -44,13 +44,11 @@ _TFLOPS_LINE = NUM + r"\s*(?:MODEL_)?TFLOP/s/GPU"
 # Megatron-Bridge's rank-0 line: ``Step Time : 2.26s GPU utilization: 1156.2MODEL_TFLOP/s/GPU``
 _STEP_TIME = r"Step Time\s*:\s*" + NUM + r"\s*s\b"
 
-def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
-    """Iteration lines and separate TFLOP/s lines, each with only the columns it carries."""
+def _iteration_rows(lines: pl.LazyFrame) -> pl.LazyFrame:
+    """Iteration lines (holding :data:`ITER_KEY`) -> the step's numbers."""
     text = pl.col("text")
-    is_iter = text.str.contains(ITER_KEY, literal=True)
-    iters = lines.filter(is_iter).select(
+    return lines.select(
         pl.col("line"),
-        pl.lit("iter").alias("kind"),
         text.str.extract_groups(_ITER).alias("_iter"),
         to_float(value_after(r"elapsed time per iteration \(ms\)", sep=r"\s*:"))
         .alias("elapsed_ms"),
@@ -67,33 +65,64 @@ def _samples(lines: pl.LazyFrame) -> pl.LazyFrame:
         wall_time(text).alias(WALL_TIME),
     ).unnest("_iter").with_columns(
         pl.col("iteration", "max_iteration").cast(pl.Int64, strict=False))
-    tflops = lines.filter(~is_iter & text.str.contains(_TFLOPS_LINE)).select(
+
+
+def _tflops_rows(lines: pl.LazyFrame) -> pl.LazyFrame:
+    """Separate TFLOP/s lines (holding :data:`TFLOPS_KEY`, not an iteration line's inline
+    throughput, which :func:`_iteration_rows` reads) -> their numbers."""
+    text = pl.col("text")
+    return lines.filter(
+        ~text.str.contains(ITER_KEY, literal=True) & text.str.contains(_TFLOPS_LINE)
+    ).select(
         pl.col("line"),
-        pl.lit("tflops").alias("kind"),
         to_float(text.str.extract(_TFLOPS_LINE, 1)).alias("line_tflops"),
         text.str.contains(BRIDGE_KEY, literal=True).alias("bridge"),
         to_float(text.str.extract(_STEP_TIME, 1)).alias("line_step_s"),
         wall_time(text).alias(WALL_TIME),
     )
-    return pl.concat([iters, tflops], how="diagonal_relaxed")
 
 
-def _step_time_lines(samples: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
+def _read_lines(path: Path) -> tuple[list[Fact], pl.DataFrame, pl.DataFrame]:
+    """The head's facts, the iteration rows and the TFLOP/s rows, each kind in file order.
+
+    Each kind is read by a query of its own (both greps start at once): one table of both
+    kinds would carry every column on every row and need sorting by line, two more copies
+    of it (a 1 GiB log: +120 MiB at the peak)."""
+    head: list[Fact] = []
+    with LineQuery(path, [ITER_KEY]) as iter_lines, LineQuery(path, [TFLOPS_KEY]) as tflops:
+        iters = iter_lines.collect(_iteration_rows,
+                                   meanwhile=lambda: head.extend(head_facts(path)))
+        return head, iters, tflops.collect(_tflops_rows)
+
+
+def _drop_cut_tail(iters: pl.DataFrame, tflops: pl.DataFrame, path: Path,
+                   notes: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`drop_cut_tail` over both kinds: the row of a cut-off last line is the last row
+    of the kind that holds the file's last line read."""
+    last = [int(f["line"][-1]) if f.height else 0 for f in (iters, tflops)]
+    if last[0] >= last[1]:
+        return drop_cut_tail(iters, path, [ITER_KEY, TFLOPS_KEY], notes), tflops
+    return iters, drop_cut_tail(tflops, path, [ITER_KEY, TFLOPS_KEY], notes)
+
+
+def _step_time_lines(iters: pl.DataFrame, tflops: pl.DataFrame,
+                     notes: list[str]) -> pl.DataFrame:
     """Megatron-Bridge's ``Step Time : ...s`` lines as the iterations of a log without any
     ``iteration N/M`` line: one step per line, numbered from 1 in file order (the counter
     Megatron's own lines would print), the step time in seconds as printed."""
-    timed = samples.filter((pl.col("kind") == "tflops") & pl.col("line_step_s").is_not_null())
+    timed = tflops.filter(pl.col("line_step_s").is_not_null())
     if timed.is_empty():
-        return samples.filter(pl.col("kind") == "iter")
+        return iters
     notes.append(f"no 'iteration N/M' lines: the {timed.height} Megatron-Bridge 'Step Time' "
                  "lines are the steps, numbered 1.. in file order")
-    return timed.with_columns(
-        pl.lit("iter").alias("kind"),
+    return pl.concat([iters.clear(), timed.select(
+        pl.col("line"),
         pl.int_range(1, timed.height + 1, dtype=pl.Int64).alias("iteration"),
         pl.lit(None, dtype=pl.Int64).alias("max_iteration"),
         (pl.col("line_step_s") * 1000.0).alias("elapsed_ms"),
         pl.col("line_tflops").alias("inline_tflops"),
-    )
+        pl.col(WALL_TIME),
+    )], how="diagonal_relaxed").select(iters.columns)
 
 
 def _arguments(path: Path, before_line: int | None) -> dict[str, int]:
@@ -144,22 +173,13 @@ def _skipped(events: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
 
 
 def parse_megatron(path: Path) -> TrainingLog:
-    head, rows = facts_and_lines(path, _samples, keys=[ITER_KEY, TFLOPS_KEY])
-    for name, dtype in (("bridge", pl.Boolean()), ("line_tflops", pl.Float64()),
-                        ("iteration", pl.Int64()), ("max_iteration", pl.Int64()),
-                        ("elapsed_ms", pl.Float64()), ("inline_tflops", pl.Float64()),
-                        ("loss", pl.Float64()), ("grad_norm", pl.Float64()),
-                        ("consumed_samples", pl.Float64()), (WALL_TIME, pl.Float64()),
-                        ("line_step_s", pl.Float64()), ("energy_j_per_gpu", pl.Float64()),
-                        ("power_w_per_gpu", pl.Float64()), ("skipped", pl.Float64())):
-        if name not in rows.columns:  # a log with only one of the two line kinds
-            rows = rows.with_columns(pl.lit(None, dtype=dtype).alias(name))
+    head, iters, tflops_rows = _read_lines(path)
     notes: list[str] = []
-    samples = drop_cut_tail(rows, path, [ITER_KEY, TFLOPS_KEY], notes)
-    iters = samples.filter(pl.col("kind") == "iter")
+    iters, tflops_rows = _drop_cut_tail(iters, tflops_rows, path, notes)
+    first = min((int(f["line"][0]) for f in (iters, tflops_rows) if f.height), default=None)
     if iters.is_empty():
-        iters = _step_time_lines(samples, notes)
-    tflops = samples.filter(pl.col("kind") == "tflops")["line_tflops"]
+        iters = _step_time_lines(iters, tflops_rows, notes)
+    tflops = tflops_rows["line_tflops"]
     paired = pl.Series("paired", [None] * iters.height, dtype=pl.Float64)
     if tflops.len():
         n = min(tflops.len(), iters.height)
@@ -171,7 +191,7 @@ def parse_megatron(path: Path) -> TrainingLog:
     # a Megatron-Bridge log's TFLOP/s are its MODEL_TFLOP/s/GPU lines even where its
     # iteration lines also print Megatron's "throughput per GPU": llmb-run reads only the
     # former (pretrain_log_parser.py@e249aa3); a Megatron-LM log has only the inline value
-    bridge = bool(rows["bridge"].fill_null(False).any())
+    bridge = bool(tflops_rows["bridge"].fill_null(False).any())
     events = iters.with_columns(
         (pl.col("elapsed_ms") / 1000.0).alias("step_time_s"),
         (pl.lit(paired) if bridge else pl.coalesce(pl.col("inline_tflops"), pl.lit(paired)))
@@ -198,7 +218,7 @@ def parse_megatron(path: Path) -> TrainingLog:
         skipped_at=tuple(int(v) for v in skipped["iteration"].to_list()),
         skipped=int(skipped["skipped"].sum()) if skipped.height else 0, notes=notes,
         source=path,
-        facts=log_facts(head, framework, first_line(samples), extra),
+        facts=log_facts(head, framework, first, extra),
     )
 
 
