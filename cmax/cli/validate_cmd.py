@@ -80,12 +80,15 @@ def rules_listing(fmt: str) -> None:
     if fmt == "json":
         emit_json({"rules": [
             {"id": r.id, "severity": r.severity, "title": r.title,
-             "explanation": r.explanation, "fix": r.fix, "source": r.source or None}
+             "explanation": r.explanation, "fix": r.fix, "source": r.source or None,
+             "subject": r.subject, "effect": r.effect}
             for r in rules]})
         return
     width = max(len(r.id) for r in rules)
+    effect = max(len(r.effect) for r in rules)
     for r in rules:
-        click.echo(f"{r.id:<{width}}  {r.severity:<7}  {r.title}")
+        click.echo(f"{r.id:<{width}}  {r.severity:<7}  {r.effect.replace('_', ' '):<{effect}}  "
+                   f"{r.title}")
     click.echo(f"\n{len(rules)} rules; details with `cmax docs rules` or --rules --format json")
 
 

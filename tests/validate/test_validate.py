@@ -332,6 +332,9 @@ def test_cli_rules_listing(capsys: pytest.CaptureFixture[str]) -> None:
     rules = json.loads(capsys.readouterr().out)["rules"]
     assert {r["id"] for r in rules} == set(RULES)
     assert all(r["severity"] in ("error", "warning", "info") and r["fix"] for r in rules)
+    by_id = {r["id"]: r for r in rules}
+    assert by_id["fabrication.low-jitter"]["effect"] == "unverified"
+    assert by_id["crossfile.copied-sweep"]["subject"] == "file"
 
 
 # --- helpers and docs -------------------------------------------------------------------------
