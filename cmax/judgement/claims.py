@@ -1,8 +1,9 @@
 """One typed judgement per claim the rating rests on, decided once from the case, the findings
 and the scored results.
 
-Each claim (a training run, the Exemplar suite, a serving result, an MLPerf result, the
-fabric, reliability, the SLA, a run's measured energy, the audit, each declaration) gets one
+Each claim (a training run, the Exemplar suite, a serving, MLPerf or storage result, the
+fabric, reliability, the SLA, a run's measured energy, the audit, each declaration, the
+quote) gets one
 :class:`cmax.scorecard.Judgement`: its state (earned / declared / assumed / contradicted /
 not assessed), its standing against its bar where it has one (met / not met / not
 evaluated), the witnesses it rests on with who wrote each (``witnesses.py``), the findings
@@ -109,7 +110,7 @@ def _state(*, measured: bool, bearings: Sequence[Bearing], contradicted: Sequenc
     """A measured result's claim state and why."""
     if not measured:
         return State.NOT_ASSESSED, "not put to its test against a reference"
-    errors = sorted({b.rule for b in bearings if b.severity == "error"})
+    errors = rules_of(bearings, errors=True)
     if contradicted or errors:
         return State.CONTRADICTED, "the evidence says otherwise: " + ", ".join(
             [*contradicted, *errors])
@@ -161,7 +162,7 @@ def judge_runs(case: Case, findings: Bearings, results: Sequence[WorkloadResult]
         run_id = result.run_id or ""
         run = by_id.get(run_id)
         bears = findings.on(run_id=run_id, files=[result.log])
-        held = sorted({b.rule for b in bears if b.effect == "unverified"})
+        held = rules_of(bears, "unverified")
         state, why = _state(
             measured=result.verdict in MEASURED,
             bearings=bears, contradicted=[f"{c.kind} contradicted" for c in
@@ -238,7 +239,7 @@ def judge_serving(case: Case, findings: Bearings,
         state, why = _state(
             measured=r.verdict in MEASURED, bearings=bears,
             contradicted=["GPU count contradicted"] if r.gpus_basis == "contradicted" else [],
-            held=sorted({b.rule for b in bears if b.effect == "unverified"}),
+            held=rules_of(bears, "unverified"),
             unearned=[])
         if state is State.EARNED and r.verdict == "unverified":
             state, why = State.DECLARED, "its pass rests on what only the manifest states"
@@ -288,7 +289,7 @@ def judge_fabric(case: Case, findings: Bearings, results: Sequence[NetworkResult
     else:
         verdicts = {r.verdict for r in counted}
         bar = State.MET if verdicts == {"pass"} else State.NOT_MET
-        errors = sorted({b.rule for b in bears if b.severity == "error"})
+        errors = rules_of(bears, errors=True)
         state, why = ((State.CONTRADICTED, "an error names a sweep: " + ", ".join(errors))
                       if errors else (State.EARNED, f"{len(counted)} sweep(s) measured"))
     return Judgement(
@@ -317,7 +318,7 @@ def judge_fleet(case: Case, findings: Bearings, reliability: ReliabilityResult |
     files = _Files(case)
     wit = _incident_witnesses(case, files)
     bears = findings.on(files=[w.file for w in wit if w.file], subjects=["fleet"])
-    errors = sorted({b.rule for b in bears if b.severity == "error"})
+    errors = rules_of(bears, errors=True)
     out = []
     for kind, result, label in (("reliability", reliability, "interruptions and goodput"),
                                 ("sla", sla, "the SLA over the reliability period")):
@@ -348,7 +349,7 @@ def judge_audit(case: Case, findings: Bearings, audit: AuditSummary | None,
                          gates=_gates("audit", "audit", gates))
     files = _Files(case)
     bears = findings.on(files=[audit.file], subjects=["audit"])
-    doubts = sorted({b.rule for b in bears if b.effect == "doubt"})
+    doubts = rules_of(bears, "doubt")
     state, why = ((State.CONTRADICTED, "the audit decides no gate: " + ", ".join(doubts))
                   if doubts else (State.EARNED, f"{len(audit.checks)} check(s) read"))
     return Judgement(kind="audit", id="audit", label="the ClusterMAX audit", state=state,
