@@ -21,6 +21,7 @@ import polars as pl
 
 from cmax.errors import NotInCatalogue
 from cmax.reference.inference import INFERENCE_COLUMNS
+from cmax.reference.known_logs import KnownEvidence, load_known_logs
 from cmax.reference.storage import StorageReference, load_storage
 from tests.paths import REFERENCE
 
@@ -210,6 +211,11 @@ class FakeReference:
 
     def mlperf_reference(self) -> Any:
         return self.mlperf_table
+
+    def known_evidence(self) -> KnownEvidence:
+        """The shipped release's fingerprints of public evidence (they name no number a
+        test's rows could change)."""
+        return load_known_logs(REFERENCE)
 
 
 def manifest_text(evidence: str, *, nodes: int = 64, gpus_per_node: int = 8,

@@ -35,6 +35,7 @@ from cmax.reference.flops import (
     source_flops_per_token,
 )
 from cmax.reference.inference import load_inference, mlperf_scenario, model_names
+from cmax.reference.known_logs import KnownEvidence, load_known_logs
 from cmax.reference.mlperf import MlperfReference, load_mlperf_reference
 from cmax.reference.network import find_network_baseline, load_network, resolve_interconnect
 from cmax.reference.reliability import load_reliability
@@ -277,6 +278,10 @@ class Reference:
     def mlperf_reference(self) -> MlperfReference:
         """NVIDIA's MLPerf Training submissions and MLCommons' RCPs (cmax.reference.mlperf)."""
         return load_mlperf_reference(self.directory)
+
+    def known_evidence(self) -> KnownEvidence:
+        """Fingerprints of the public logs and sweeps cmax ships (cmax.reference.known_logs)."""
+        return load_known_logs(self.directory)
 
     def default_watts_per_gpu(self, gpu_id: str) -> float | None:
         """All-in watts per GPU (system max power / GPUs x PUE) where sourced, else None."""

@@ -38,6 +38,7 @@ GUARDED_FILES = (
     "inference.csv",
     "mlperf_nvidia.csv",
     "mlperf_rcp.json",
+    "known_logs.json",
 )
 
 REGENERATE = "python -m cmax.reference.checksum --write"

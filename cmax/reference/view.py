@@ -25,6 +25,7 @@ from cmax.reference.inference import model_names
 from cmax.reference.storage import StorageReference
 
 if TYPE_CHECKING:
+    from cmax.reference.known_logs import KnownEvidence
     from cmax.reference.mlperf import MlperfReference
 
 T = TypeVar("T")
@@ -72,6 +73,8 @@ class ReferenceData(Protocol):
     def reliability_baseline(self) -> Mapping[str, Any]: ...
 
     def mlperf_reference(self) -> MlperfReference | None: ...
+
+    def known_evidence(self) -> KnownEvidence: ...
 
     def match_inference(self, model: str, gpu: str, precision: str, input_len: int,
                         output_len: int, /) -> Mapping[str, Any] | None: ...

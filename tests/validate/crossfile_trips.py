@@ -72,6 +72,17 @@ def _foreign_sweep(b: HonestBundle, root: Path) -> Evidence:
     return b.ingest(root)
 
 
+def _known_sweep(b: HonestBundle, root: Path) -> Evidence:
+    """Oracle's published two-node A100 sweep (tests/data/nccl/exec_cmd_2node.txt, copied
+    verbatim from its OCI docs) submitted as a second [[nccl]] sweep of this cluster."""
+    from tests.paths import DATA
+
+    b.extra_files["nccl/two_node.txt"] = (DATA / "nccl" / "exec_cmd_2node.txt").read_text(
+        encoding="utf-8")
+    b.manifest_extra["nccl"] = [{"path": b.nccl_path}, {"path": "nccl/two_node.txt"}]
+    return b.ingest(root)
+
+
 def _copied_run(b: HonestBundle, root: Path) -> Evidence:
     """runs[0] submitted again with each step re-jittered by up to 10 ms."""
     first = b.runs[0]
@@ -180,10 +191,11 @@ def _faster_rerun(b: HonestBundle, root: Path) -> Evidence:
 def _known_log(run: Any) -> None:
     """runs[0] printing the step times of a log cmax ships as another cluster's (re-jittered by
     10 ms)."""
-    from cmax.validate.known_logs import known
+    from cmax.reference.known_logs import load_known_logs
+    from tests.paths import REFERENCE
 
-    entry = next(e for e in known() if e["cluster"] != HonestBundle.cluster)
-    by_it = dict(zip(entry["iteration"], entry["step_time_s"], strict=True))
+    entry = next(e for e in load_known_logs(REFERENCE).logs if e.cluster != HonestBundle.cluster)
+    by_it = dict(zip(entry.iteration, entry.step_time_s, strict=True))
     rng = random.Random(9)
     run.times = [round(by_it[i] + rng.choice((-0.01, 0.01)), 2) if i in by_it else t
                  for i, t in enumerate(run.times)]
@@ -208,6 +220,7 @@ CROSSFILE_TRIPS: dict[str, Case] = {
     "consistency.run-wall-clock": _edit_run(_stamped(1.3, 1.0)),
     "crossfile.runs-disagree": _faster_rerun,
     "crossfile.known-log": _edit_run(_known_log),
+    "crossfile.known-sweep": _known_sweep,
     "fabrication.no-warm-up": _edit_run(_no_warm_up),
     "fabrication.low-jitter": _edit_run(_quiet),
     "fabrication.formula-loss": _edit_run(_formula),

@@ -410,6 +410,36 @@ def test_a_sample_log_relabelled_as_another_providers_is_known(tmp_path: Path) -
     assert "samples/borealis-cloud/training/llama3.1-405b_fp8_512.log" in hits[0].message
 
 
+def test_a_published_sweep_of_another_operator_is_known_and_not_counted(tmp_path: Path) -> None:
+    """CoreWeave's published NVL72 rack run (its five rows, both passes) printed as Zenith's
+    own intra-rack sweep: known, and it decides nothing; Oracle's published sweep in Oracle's
+    own bundle is Oracle's."""
+    from cmax.score import score
+    from cmax.score.rubric import load_rubric
+
+    bundle = _sample(tmp_path, "zenith-nvl72")
+    manifest = bundle / "cmax.toml"
+    shutil.copy(DATA / "nccl" / "nvl72" / "gb200_one_rack.txt", bundle / "nccl" / "rack.txt")
+    manifest.write_text(manifest.read_text(encoding="utf-8")
+                        + '\n[[nccl]]\npath = "nccl/rack.txt"\n', encoding="utf-8")
+    with load(bundle) as loaded:
+        hits = [f for f in loaded.findings if f.rule == "crossfile.known-sweep"]
+        card = score(loaded.case, loaded.findings, loaded.reference, load_rubric())
+    assert [f.file for f in hits] == ["nccl/rack.txt"]
+    assert "coreweave/nccl-tests pull request #43" in hits[0].message
+    rack = [n for n in card.network if n.file == "nccl/rack.txt"]
+    assert rack and all(n.verdict == "not_comparable" for n in rack)
+
+    oracle = _sample(tmp_path, "borealis-cloud")
+    shutil.copy(DATA / "nccl" / "exec_cmd_2node.txt", oracle / "nccl" / "two_node.txt")
+    toml = oracle / "cmax.toml"
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(re.sub(r'name = "[^"]*"', 'name = "Oracle"', text, count=1)
+                    + '\n[[nccl]]\npath = "nccl/two_node.txt"\n', encoding="utf-8")
+    with load(oracle) as loaded:
+        assert "crossfile.known-sweep" not in _rules(loaded.findings)
+
+
 def test_the_index_of_shipped_logs_is_in_step_with_the_samples() -> None:
     import subprocess
     import sys
