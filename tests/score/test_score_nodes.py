@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from cmax.ingest import ingest
 from cmax.ingest.evidence import Evidence
 from cmax.pipeline import load
@@ -92,11 +94,12 @@ def _suspects_and_rules(bundle: Path) -> tuple[dict[str, SuspectNode], set[str]]
     return {s.node: s for s in card.suspect_nodes}, {f.rule for f in card.findings}
 
 
-def test_a_diagnostic_of_another_cluster_decides_no_node(tmp_path: Path) -> None:
-    """node-17's failed memory test beside node-01..04 on a 4-node claim is another cluster's
-    diagnostic (crossfile.hosts-of-another-cluster): it names no suspect node of this one,
-    and node-03, slow in every pair, stays suspect."""
-    found, rules = _suspects_and_rules(_numbered_cluster(tmp_path, {"node-17": "node-b.json"}))
+@pytest.mark.parametrize("diag", ["node-b.json", "node-a.json"])
+def test_a_diagnostic_of_another_cluster_decides_no_node(tmp_path: Path, diag: str) -> None:
+    """node-17's diagnostic (a failed memory test, or all healthy) beside node-01..04 on a
+    4-node claim is another cluster's (crossfile.hosts-of-another-cluster): it names no
+    suspect node of this one and clears none; node-03, slow in every pair, stays suspect."""
+    found, rules = _suspects_and_rules(_numbered_cluster(tmp_path, {"node-17": diag}))
     assert "crossfile.hosts-of-another-cluster" in rules
     assert set(found) == {"node-03"}
     assert not any("dcgm" in s for s in found["node-03"].sources)
