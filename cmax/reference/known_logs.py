@@ -54,9 +54,10 @@ class KnownSweep:
     rows: tuple[tuple[int, bool, float], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class KnownEvidence:
-    """Every fingerprint of a release (empty for a release without the index)."""
+    """Every fingerprint of a release (empty for a release without the index); compared and
+    hashed by identity, as one release's index is loaded once."""
 
     logs: tuple[KnownLog, ...] = ()
     sweeps: tuple[KnownSweep, ...] = ()

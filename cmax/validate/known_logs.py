@@ -169,7 +169,13 @@ def _sweeps(ctx: Context, index: KnownEvidence) -> Iterator[Finding]:
     own = _own(ctx)
     sweeps = [s for s in index.sweeps
               if not (s.owner and any(s.owner.lower() in name for name in own))]
-    rows = table.filter(pl.col("time_us").is_finite() & pl.col("size_bytes").is_not_null())
+    # only rows printing a published time can make a match: most bundles have none
+    times = np.array(sorted({round(time, 2) for s in sweeps for _, _, time in s.rows}))
+    printed_times = table["time_us"].to_numpy()
+    mask = np.isin(np.round(printed_times, 2), times)
+    if not mask.any():
+        return
+    rows = table.filter(pl.Series(mask) & pl.col("size_bytes").is_not_null())
     for (source, _block), block in rows.group_by("source_file", "block", maintain_order=True):
         printed: dict[tuple[int, bool], list[float]] = {}
         for size, in_place, time in block.select("size_bytes", "in_place",
