@@ -38,8 +38,8 @@ Scenarios (NeMo 2 step lines as DGXC recipes print them, noise as multi-node job
   size.
 * ``dense``: one step line in three (a long quiet run): about 2.1 M steps per GiB. cmax splits
   the whole file into ``|`` fields with Polars' CSV reader (``cmax.ingest._fields.scan``); the
-  step table itself grows with the file (7 columns of 8 bytes a step, ~110 MiB here), so
-  memory must grow here.
+  step table itself grows with the file (48 bytes a step: the iteration and four values at 8
+  bytes, the line and the global step at 4; ~95 MiB here), so memory must grow here.
 * ``stamped``: ``dense`` with NeMo's logger stamp (``[NeMo I 2026-05-01 10:00:00
   nemo_logging:393]``) in front of every step line, so the step table gains a wall-clock
   column (``cmax.ingest.linespec``); its time beside ``dense`` is what reading the stamp costs.
