@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -345,6 +346,19 @@ def test_docs_rules_md_is_in_step_with_the_registry() -> None:
     assert render(text) == text, "regenerate: python -m cmax.validate.docgen docs/rules.md"
     for rule_id, rule in RULES.items():
         assert f"#### `{rule_id}` — {rule.severity}" in text
+
+
+def test_the_cross_file_catalogue_lists_every_cross_file_rule() -> None:
+    """docs/rules.md's "Cross-file rules" table gives each crossfile.* and fabrication.* rule
+    (and the other rules it lists) the attack it answers and its control: a new rule of those
+    families needs its row, and a row naming no registered rule is stale."""
+    text = DOCS.read_text(encoding="utf-8")
+    head = "## Cross-file rules: the attack each answers and its control"
+    table = text[text.index(head):].split("\n### ", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z]+\.[a-z0-9-]+)`", table, flags=re.M))
+    families = ("crossfile.", "fabrication.")
+    assert not sorted(r for r in RULES if r.startswith(families) and r not in listed)
+    assert not sorted(listed - set(RULES)), "a row names a rule that is not registered"
 
 
 def test_every_rule_is_documented_well() -> None:
