@@ -20,6 +20,7 @@ from cmax.states import State, verdict_label
 
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
     from cmax.render.page_one import PageOne
+    from cmax.render.provenance import Source
     from cmax.scorecard import Scorecard
     from cmax.submission.intake.draft import Commercial
 
@@ -38,6 +39,11 @@ def _num(value: float | None, fmt: str = ".3f") -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def _label(source: Source | None) -> str:
+    """' [provider-attested]': a figure's evidence label at the end of its line."""
+    return "" if source is None else f" [{one_line(source.text)}]"
+
+
 def page_one_text(page: PageOne) -> list[str]:
     """Page 1 as text (:mod:`cmax.render.page_one`): the decision and the ask, then the key
     figures, in the words and roundings of the HTML scorecard and the brief."""
@@ -47,16 +53,21 @@ def page_one_text(page: PageOne) -> list[str]:
         lines.append("  " + "   ".join(f"{f.label.lower()} {f.value}"
                                        for f in (t.quoted, t.parity, t.ask, t.value))
                      + " per GPU-hour")
-    lines += [f"  {k.label}: {one_line(k.value)} ({one_line(k.detail)})" for k in page.keys
-              if k.label != "Price per GPU-hour"]
+    lines += [f"  {k.label}: {one_line(k.value)} ({one_line(k.detail)})"
+              + _label(k.source)
+              for k in page.keys if k.label != "Price per GPU-hour"]
+    if page.prices is not None:
+        lines.append(f"  {page.prices.inputs}")
     return lines
 
 
 def scorecard_text(card: Scorecard) -> list[str]:
     """A compact human summary; the JSON has everything."""
     from cmax.render.page_one import page_one
+    from cmax.render.provenance import LEGEND, Sources
 
     page = page_one(card)
+    sources = Sources(card)
     region = f" ({one_line(card.region)})" if card.region else ""
     fabric = f", {card.interconnect}" if card.interconnect else ""
     lines = [  # names from the manifest: a line break in one must not forge a line
@@ -74,30 +85,34 @@ def scorecard_text(card: Scorecard) -> list[str]:
     if card.workloads:
         lines += ["", "Training throughput vs reference (steady-state window)",
                   f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'ratio':>7} {'95% CI':>13}  "
-                  "verdict"]
+                  f"{'verdict':<28} evidence"]
         for w in card.workloads:
+            basis = sources.run(w)
             lines.append(f"  {w.workload[:22]:<22} {w.precision[:6]:<6} {w.num_gpus:>5} "
                          f"{_num(w.ratio):>7} {_ci(w.ci_low, w.ci_high):>13}  "
-                         f"{verdict_label(w.verdict)}")
+                         f"{verdict_label(w.verdict):<28} "
+                         + (one_line(basis.text) if basis is not None else "-"))
     if card.exemplar.workloads:
         lines += ["", f"Exemplar-style suite: {card.exemplar_state.label} (every run of each "
-                      f"workload above {card.exemplar_bar:.0%} of reference)"]
+                      f"workload above {card.exemplar_bar:.0%} of reference)"
+                  + _label(page.exemplar_source)]
         for sw in card.exemplar.workloads:
             runs = ", ".join(f"{_num(r.ratio)} {verdict_label(r.verdict)}" for r in sw.runs)
             lines.append(f"  {sw.workload[:22]:<22} {sw.precision[:6]:<6} {sw.num_gpus:>5}  "
                          f"{sw.state.label:<13}  {len(sw.runs)} run(s): {runs}")
     if card.network:
-        lines += ["", "Network (nccl-tests bus bandwidth, large messages)"]
+        lines += ["", "Network (nccl-tests bus bandwidth, large messages)"
+                  + _label(sources.of("fabric"))]
         for n in card.network:
             ref = f"{n.reference_busbw_gbps:g}" if n.reference_busbw_gbps is not None else "-"
             lines.append(f"  {n.collective:<14} {n.nodes:>3} node(s) {n.busbw_gbps:8.1f} GB/s "
                          f"vs {ref:>6}  ratio {_num(n.ratio)}  {verdict_label(n.verdict)}")
     if card.mlperf:
         lines += ["", "MLPerf Training (olympic time to train)"]
-        for m in card.mlperf:
+        for i, m in enumerate(card.mlperf):
             lines.append(f"  {m.benchmark:<22} {_num(m.score_min, '.2f'):>8} min vs "
                          f"{_num(m.reference_min, '.2f'):>8}  ratio {_num(m.ratio)}  "
-                         f"{verdict_label(m.verdict)}")
+                         f"{verdict_label(m.verdict)}{_label(sources.mlperf(i))}")
     if card.inference:
         lines += ["", "Serving throughput vs reference (output tok/s per GPU, same model, GPU, "
                       "precision, lengths)"]
@@ -116,16 +131,18 @@ def scorecard_text(card: Scorecard) -> list[str]:
                 cost += f"  (on the curve, {len([p for p in inf.points if p.ratio])} points)"
             lines.append(f"  {inf.model[:22]:<22} {inf.precision[:6]:<6} {inf.input_len}/"
                          f"{inf.output_len} x{inf.gpus} ({inf.gpus_basis}) {per_gpu:>7} vs "
-                         f"{ref:>7}  ratio {_num(inf.ratio)}  {verdict_label(inf.verdict)}{cost}")
+                         f"{ref:>7}  ratio {_num(inf.ratio)}  {verdict_label(inf.verdict)}{cost}"
+                         + _label(sources.serving(inf)))
     if card.storage:
         lines += ["", "Storage and checkpoints vs reference"]
-        for st in card.storage:
+        for i, st in enumerate(card.storage):
             what = f"{st.benchmark} {st.workload or ''} {st.direction}".replace("  ", " ")
             measured = f"{st.measured:,.4g} {st.unit}" if st.measured is not None else "-"
             against = f" vs {st.reference:,.4g}" if st.reference is not None else ""
             ratio = f"  ratio {_num(st.ratio)}" if st.ratio is not None else ""
             why = f": {st.reason}" if st.reason else ""
-            lines.append(f"  {what[:40]:<40} {measured}{against}{ratio}  {st.verdict}{why}")
+            lines.append(f"  {what[:40]:<40} {measured}{against}{ratio}  {st.verdict}{why}"
+                         + _label(sources.storage(i)))
         if card.checkpoint is not None:
             ck = card.checkpoint
             lines.append(f"  checkpoint time: {ck.save_s:.1f} s per save, {ck.share:.2%} of wall "
@@ -138,7 +155,8 @@ def scorecard_text(card: Scorecard) -> list[str]:
                       f"GPU-days (Llama 3 405B: {rel.reference_per_1000_gpu_days:.4f}); "
                       f"MTBF {mtbf}",
                   f"  E[ETTR] {rel.ettr:.4f} vs reference {rel.reference_ettr:.4f} for a "
-                  f"{rel.job_gpus:,}-GPU job → goodput ratio {rel.goodput_ratio:.4f}"]
+                  f"{rel.job_gpus:,}-GPU job → goodput ratio {rel.goodput_ratio:.4f}",
+                  f"  evidence: {_label(sources.of('reliability'))[2:-1] or '-'}"]
     if card.sla is not None:
         s = card.sla
         worst = ("" if s.worst_uptime_pct is None
@@ -148,6 +166,7 @@ def scorecard_text(card: Scorecard) -> list[str]:
                      f"{s.node_months} node-months below{worst} (fleet average uptime "
                      f"{s.measured_uptime_pct:.3f}%, which the contract does not judge); "
                      f"credit owed {s.credit_pct:.4g}% of the measured period's bill")
+        lines.append(f"  evidence: {_label(sources.of('sla'))[2:-1] or '-'}")
         lines.append(f"  witness: {s.witness}" + (
             f"; nodes in breach: {', '.join(s.nodes_in_breach[:8])}"
             + (f" and {len(s.nodes_in_breach) - 8} more" if len(s.nodes_in_breach) > 8 else "")
@@ -171,7 +190,8 @@ def scorecard_text(card: Scorecard) -> list[str]:
             cap = "" if g.binding_cap is None else f" → caps the tier at {g.binding_cap}"
             lines.append(f"  {g.state.label:<13}  {g.name}{cap}")
     counts = card.finding_counts
-    lines += ["", f"Findings: {counts.get('error', 0)} error(s), {counts.get('warning', 0)} "
+    lines += ["", LEGEND,
+              "", f"Findings: {counts.get('error', 0)} error(s), {counts.get('warning', 0)} "
                   f"warning(s), {counts.get('info', 0)} info (cmax validate lists them)"]
     return lines
 

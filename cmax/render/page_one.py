@@ -11,13 +11,16 @@ in :mod:`cmax.price`, verdicts in :mod:`cmax.judgement` and :mod:`cmax.score`.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from cmax.render import formatting as fmt
-from cmax.score.verdicts import serving_rated
+from cmax.render.provenance import Source, grouped, source
+from cmax.score.verdicts import rated, serving_rated
 from cmax.scorecard import (
     TIERS,
+    ClaimKind,
     Gate,
     Scorecard,
     SlaResult,
@@ -54,6 +57,8 @@ class Figure:
     value: str
     detail: str
     tone: Tone
+    source: Source | None = None
+    """what the figure rests on (its claim's judgement); None for a figure of no claim"""
 
 def why_not_compared(card: Scorecard) -> str:
     """'no reference', 'not comparable, no reference': why the runs were not compared."""
@@ -140,8 +145,35 @@ def _serving_key(card: Scorecard) -> Figure:
                      f"{worst.precision} {worst.input_len}/{worst.output_len}", tone)
 
 
+def _key_source(card: Scorecard, key: Figure) -> Source | None:
+    """The judgement behind a key figure: the run or serving result its value names (the
+    lowest), or the kind's one claim; none for a figure with nothing provided or compared."""
+    if key.value in ("not provided", "none compared"):
+        return None
+    if key.label == "Training throughput":
+        runs = [w for w in card.workloads if w.ratio is not None]
+        worst = min(runs, key=lambda w: w.ratio or 0.0)
+        return source(card, "training_run", worst.run_id or "")
+    if key.label == "Serving throughput":
+        rated = [r for r in card.inference if serving_rated(r)]
+        lowest = min(rated, key=lambda r: r.ratio or 0.0)
+        return source(card, "serving_result", lowest.entry)
+    kind = _KEY_CLAIMS.get(key.label)
+    return source(card, kind, kind) if kind is not None else None
+
+
+_KEY_CLAIMS: dict[str, ClaimKind] = {"Network bus bandwidth": "fabric",
+                                     "Interruptions": "reliability", "SLA uptime": "sla",
+                                     "ClusterMAX audit": "audit"}
+
+
 def key_numbers(card: Scorecard) -> list[Figure]:
-    """Six numbers a buyer reads first; each says 'not provided' rather than disappearing."""
+    """Six numbers a buyer reads first; each says 'not provided' rather than disappearing,
+    and each measured one what it rests on."""
+    return [replace(k, source=_key_source(card, k)) for k in _key_numbers(card)]
+
+
+def _key_numbers(card: Scorecard) -> list[Figure]:
     out: list[Figure] = []
     compared = [w for w in card.workloads if w.ratio is not None]
     if compared:
@@ -441,6 +473,40 @@ class Prices:
     parity: Figure
     ask: Figure
     value: Figure
+    inputs: str
+    """what the price's measured inputs (throughput, goodput) rest on"""
+
+
+def _labels(sources: list[Source | None]) -> str:
+    """'provider-attested', or '2 independently witnessed, 1 provider-attested' when the
+    sources differ."""
+    counts = Counter(s.provenance for s in sources if s is not None)
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{n} {label}" for label, n in counts.most_common())
+
+
+def price_inputs(card: Scorecard) -> str:
+    """What the price's measured inputs rest on: the runs (or serving results) whose ratios
+    make its throughput ratio (:func:`cmax.score.verdicts.rated`), the incident evidence its
+    goodput ratio comes from, and the quote."""
+    runs = [w for w in card.workloads if rated(w)]
+    served = [r for r in card.inference if serving_rated(r) and r.ratio is not None]
+    if runs:
+        throughput = (f"throughput from {len(runs)} run{'s' if len(runs) > 1 else ''}, "
+                      + _labels([source(card, "training_run", w.run_id or "") for w in runs]))
+    elif served:
+        throughput = (f"throughput from {len(served)} serving result"
+                      f"{'s' if len(served) > 1 else ''}, "
+                      + _labels([source(card, "serving_result", r.entry) for r in served]))
+    else:
+        throughput = "throughput not measured"
+    rel = source(card, "reliability", "reliability") if card.reliability is not None else None
+    goodput = (f"goodput {rel.text}" if rel is not None
+               else "goodput not assessed (counted as 100%)")
+    quote = source(card, "quote", "pricing")
+    return (f"Price inputs: {throughput}; {goodput}"
+            + (f"; the quote {quote.text}." if quote is not None else "."))
 
 
 def _prices(card: Scorecard) -> Prices | None:
@@ -462,7 +528,8 @@ def _prices(card: Scorecard) -> Prices | None:
                    "neutral" if adj is None else "good" if adj >= 0 else "bad"),
         value=Figure("Value", fmt.usd(p.usd_per_reference_gpu_hour),
                      "per reference-grade GPU-hour of work: quoted ÷ (throughput × goodput)",
-                     "neutral"))
+                     "neutral"),
+        inputs=price_inputs(card))
 
 
 def _score_line(card: Scorecard) -> str:
@@ -513,6 +580,7 @@ class PageOne:
     exemplar: State
     exemplar_reason: str
     exemplar_bar: str
+    exemplar_source: Source | None
     prices: Prices | None
     drivers: tuple[Driver, ...]
     keys: tuple[Figure, ...]
@@ -520,6 +588,8 @@ class PageOne:
     shown_keys: tuple[Figure, ...]
     """the key figures the scorecard's page 1 shows beside the drivers (:func:`page1_keys`)"""
     gap: EvidenceGap | None
+    basis: tuple[str, ...] = ()
+    """the figures above grouped by what they rest on, one sentence per provenance"""
 
 
 def page_one(card: Scorecard) -> PageOne:
@@ -541,5 +611,22 @@ def page_one(card: Scorecard) -> PageOne:
         decision=said.decision, headline=said.headline, verdict=verdict_line(card),
         ask=said.ask, ask_detail=said.detail, exemplar=card.exemplar_state,
         exemplar_reason=exemplar_text(card), exemplar_bar=fmt.pct(card.exemplar_bar, 0),
+        exemplar_source=source(card, "exemplar_suite", "exemplar"),
         prices=_prices(card), drivers=tuple(drivers), keys=tuple(keys),
-        shown_keys=tuple(_uncovered(keys, drivers)), gap=evidence_gap(card))
+        shown_keys=tuple(_uncovered(keys, drivers)), gap=evidence_gap(card),
+        basis=tuple(_basis(card, keys)))
+
+
+def _basis(card: Scorecard, keys: list[Figure]) -> list[str]:
+    named = [(_BASIS_NAMES.get(k.label, k.label), k.source) for k in keys
+             if k.source is not None]
+    exemplar = source(card, "exemplar_suite", "exemplar")
+    if exemplar is not None and exemplar.provenance != "not assessed":
+        named.append(("Exemplar", exemplar))
+    return grouped(named)
+
+
+_BASIS_NAMES = {"Training throughput": "training throughput", "Serving throughput":
+                "serving throughput", "Network bus bandwidth": "fabric",
+                "Interruptions": "interruptions", "SLA uptime": "SLA", "ClusterMAX audit": "audit"}
+"""The key figures' names in the one-line summary of what they rest on."""

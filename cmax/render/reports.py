@@ -31,6 +31,7 @@ from cmax.render.pdf import (
     write_document,
     write_text_atomic,
 )
+from cmax.render.provenance import LEGEND, Sources
 from cmax.render.slugs import report_slugs
 from cmax.render.templates import render_template
 from cmax.scorecard import Scorecard
@@ -121,6 +122,7 @@ def _common(card: Scorecard) -> dict[str, Any]:
         "reasons": views.reasoning(card),
         "gap": page.gap,
         "loss_basis": views.loss_basis(card),
+        "sources": Sources(card),
     }
 
 
@@ -143,6 +145,7 @@ def scorecard_html(card: Scorecard, slug: str, medium: str, chart_set: Scorecard
         rating_notes=views.rating_notes(card),
         driver_legend=DRIVER_LEGEND,
         exemplar_scope=EXEMPLAR_SCOPE,
+        evidence_legend=LEGEND,
         glossary_page1=views.glossary(*PAGE1_TERMS),
         charts=chart_set,
         audit_checks=audit_checks,
@@ -164,15 +167,19 @@ BRIEF_TERMS = ("tier", "Exemplar", "reference", "parity price", "value", "goodpu
 def brief_html(card: Scorecard, level: int = 0, peers: Sequence[Scorecard] = ()) -> str:
     compact, max_reasons, max_demands = BRIEF_LEVELS[level]
     comparison = views.value_comparison(card, list(peers)) if len(peers) > 1 else []
+    common = _common(card)
+    basis = common["page"].basis
+    # what the figures rest on, beside the terms: the shortest column of the glossary has room
+    evidence = [views.Term("evidence", " ".join(basis))] if basis else []
     return render_template(
-        "brief.html.j2", **_common(card), compact=compact,
+        "brief.html.j2", **common, compact=compact,
         gates_note=views.other_gates_note(card),
         why=views.brief_reasons(card)[:max_reasons],
         demands=views.brief_demands(card)[:max_demands],
         comparison=comparison, value_line=views.value_sentence(comparison),
         tokens_line=views.tokens_sentence(card, list(peers)) if len(peers) > 1 else None,
         serving=views.serving_costs(card),
-        glossary=views.glossary(*BRIEF_TERMS),
+        glossary=[*views.glossary(*BRIEF_TERMS), *evidence],
     )
 
 

@@ -62,7 +62,8 @@ def test_every_surface_states_page_one_alike(name: str) -> None:
         surfaces["cmax price"] = "\n".join(price_text(card, card.price))
     for surface, text in surfaces.items():
         for value in _shared(page):
-            assert value in text, (surface, value)
+            if not (surface == "brief" and value == page.score):  # the brief states no score
+                assert value in text, (surface, value)
     # the decision and the ask in the same words wherever a sentence fits
     for surface in ("brief", "cmax score", "cmax price"):
         if surface in surfaces:
