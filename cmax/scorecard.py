@@ -278,6 +278,12 @@ ClaimKind = Literal["training_run", "exemplar_suite", "serving_result", "mlperf_
                    "declaration", "quote"]
 """The claims a rating rests on, each judged once (``cmax/judgement/claims.py``)."""
 
+BarVerdict = Literal["pass", "fail", "inconclusive", "unverified", "not_rated"]
+"""A result's verdict at its bar as the gates count it (``cmax/judgement/claims.py``
+``bar_verdict``): pass, fail (conclusively below) or inconclusive; unverified (measured, but
+its pass rests on what only the manifest states: counted, never passing); not rated (no ratio,
+not comparable, or an error bears on it: no gate counts it)."""
+
 
 class Witness(_Model):
     """One statement that bears on a claim: where it is, what it says and who wrote it."""
@@ -341,6 +347,11 @@ class Judgement(_Model):
     bar_state: State | None = Field(
         default=None, description="against its bar: met, not_met or not_evaluated (None: the "
         "claim has no bar)")
+    verdict: BarVerdict | None = Field(
+        default=None, description="a result's verdict at its bar as the gates count it: pass, "
+        "fail, inconclusive, unverified or not_rated (None: the claim is no single result "
+        "against a bar); bar_state merges fail and inconclusive, which an 'any' gate tells "
+        "apart")
     witnesses: list[Witness] = Field(default_factory=list)
     """the statements it rests on, each with its author"""
     findings: list[Bearing] = Field(default_factory=list)

@@ -34,6 +34,7 @@ from cmax.resolve.claims import Claim
 from cmax.resolve.runs import ResolvedRun
 from cmax.scorecard import (
     AuditSummary,
+    BarVerdict,
     Bearing,
     ClaimKind,
     ExemplarJudgement,
@@ -61,6 +62,24 @@ exceed the bar, as the Exemplar suite counts it); a result not judged is not eva
 
 MEASURED = frozenset({"pass", "fail", "inconclusive", "unverified"})
 """Verdicts of a result that was measured against its reference."""
+
+AT_THE_BAR: frozenset[BarVerdict] = frozenset({"pass", "fail", "inconclusive"})
+"""Verdicts a gate counts as decided against the bar (the others are unverified or not
+rated)."""
+
+
+def bar_verdict(verdict: str, ratio: float | None, *, errors: bool = False) -> BarVerdict:
+    """A result's verdict at its bar as the gates count it, from the one verdict its result
+    carries: pass / fail / inconclusive when its ratio was compared like with like and no
+    error bears on it; unverified when it was measured but its pass rests on what only the
+    manifest states (counted by a gate, never as passing, so hiding a header keeps no pass);
+    not rated otherwise (no ratio, not comparable, no reference, or a figure an error says
+    could flatter the provider)."""
+    if ratio is None:
+        return "not_rated"
+    if verdict in AT_THE_BAR and not errors:
+        return verdict
+    return "unverified" if verdict == "unverified" else "not_rated"
 
 
 @dataclass(frozen=True)
@@ -172,6 +191,8 @@ def judge_runs(case: Case, findings: Bearings, results: Sequence[WorkloadResult]
             kind="training_run", id=run_id,
             label=f"{result.workload} {result.precision} {result.num_gpus} GPUs ({result.log})",
             state=state, bar_state=BAR_OF_VERDICT[result.verdict],
+            verdict=bar_verdict(result.verdict, result.ratio,
+                                errors=bool(result.validation_errors)),
             witnesses=_run_witnesses(run, result, case, files) if run is not None else [],
             findings=bears, gates=_gates("training_run", run_id, gates), reason=why))
     return out
@@ -247,6 +268,7 @@ def judge_serving(case: Case, findings: Bearings,
             kind="serving_result", id=r.entry,
             label=f"{r.model} {r.precision} on {r.gpus} x {r.gpu} ({r.source_file})",
             state=state, bar_state=BAR_OF_VERDICT[r.verdict],
+            verdict=bar_verdict(r.verdict, r.ratio),
             witnesses=[files.witness(r.source_file, fact)], findings=bears,
             gates=_gates("serving_result", r.entry, gates), reason=why))
     return out
@@ -274,7 +296,8 @@ def judge_mlperf(case: Case, findings: Bearings, results: Sequence[MlperfResult]
         out.append(Judgement(
             kind="mlperf_result", id=f"mlperf[{i}]",
             label=f"MLPerf {r.benchmark} ({label})", state=state,
-            bar_state=BAR_OF_VERDICT[r.verdict], witnesses=wit, findings=bears, reason=why))
+            bar_state=BAR_OF_VERDICT[r.verdict], verdict=bar_verdict(r.verdict, r.ratio),
+            witnesses=wit, findings=bears, reason=why))
     return out
 
 

@@ -131,6 +131,12 @@ def score(
     throughput, _ = suite_throughput(workloads)
     gpu = canonical_gpu(reference, system.gpu) or system.gpu
     market, market_source = market_price(reference, gpu)
+    # judged before the rating: the measured gates read these verdicts
+    judgements = judge_claims(
+        evidence, bearings, workloads=workloads, exemplar=exemplar, inference=inference,
+        mlperf=mlperf, network=network, reliability=reliability, sla=sla, audit=audit,
+        storage=storage, gates=[GateReads(id=g.id, measured=g.measured, keys=tuple(g.keys),
+                         checks=tuple(g.checks)) for g in rubric.gates])
     inputs = RatingInputs(
         gpu=gpu, declarations=manifest.declarations, audit=evidence.audit_checks,
         audit_file=audit.file if audit else None, workloads=workloads, network=network,
@@ -139,6 +145,7 @@ def score(
         quoted_usd_per_gpu_hour=manifest.pricing.usd_per_gpu_hour if manifest.pricing else None,
         throughput_ratio=throughput, market_usd_per_gpu_hour=market,
         market_source=market_source, nodes=system.nodes, exemplar=exemplar,
+        judgements=judgements,
         audit_doubts=[f"{b.rule}: {b.message}" for b in bearings.with_effect("doubt")]
         if audit is not None else (),
     )
@@ -174,11 +181,6 @@ def score(
     notes.extend(_unmapped_audit(evidence, rubric))
     acceptance, unassigned = unit_acceptance(evidence, workloads, network)
     notes.extend(unassigned)
-    judgements = judge_claims(
-        evidence, bearings, workloads=workloads, exemplar=exemplar, inference=inference,
-        mlperf=mlperf, network=network, reliability=reliability, sla=sla, audit=audit,
-        storage=storage, gates=[GateReads(id=g.id, measured=g.measured, keys=tuple(g.keys),
-                         checks=tuple(g.checks)) for g in rubric.gates])
     return Scorecard(
         cmax_version=__version__, reference_release=reference.release,
         rubric=rubric.label, provider=manifest.provider.name, cluster=manifest.provider.cluster,

@@ -24,12 +24,15 @@ from cmax.score.stats import log_ratio_score, ratio_score
 from cmax.score.verdicts import COMPARABLE_VERDICTS, rated, serving_rated
 from cmax.scorecard import (
     TIERS,
+    BarVerdict,
     CategoryScore,
+    ClaimKind,
     ComponentScore,
     ExemplarJudgement,
     Gate,
     GateKind,
     InferenceResult,
+    Judgement,
     MlperfResult,
     NetworkResult,
     ReliabilityResult,
@@ -70,11 +73,22 @@ class RatingInputs:
     nodes: int = 0
     """the nodes the manifest claims ([system] nodes): the scale the fabric must be proven at"""
     exemplar: ExemplarJudgement | None = None
-    """the Exemplar suite's one judgement (cmax/judgement/exemplar.py): the exemplar gate
-    reads it"""
+    """the Exemplar suite's one judgement (cmax/judgement/exemplar.py)"""
+    judgements: Sequence[Judgement] = ()
+    """every claim judged once (cmax/judgement/claims.py): the measured gates read the
+    verdicts at the bar from these, never from the results"""
     audit_doubts: Sequence[str] = ()
     """why the audit may decide no gate (contradictory, partial or foreign: the findings whose
     rule declares the effect ``doubt``, cmax/judgement/bearings.py)"""
+
+    def judgement(self, kind: ClaimKind, id: str) -> Judgement | None:
+        """The judgement of one claim, or None when none was made."""
+        return next((j for j in self.judgements if j.kind == kind and j.id == id), None)
+
+    def verdict(self, kind: ClaimKind, id: str) -> BarVerdict:
+        """A result's verdict at its bar, from its judgement (not rated when it has none)."""
+        judged = self.judgement(kind, id)
+        return judged.verdict if judged is not None and judged.verdict else "not_rated"
 
 
 @dataclass
@@ -467,24 +481,23 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
     items: list[tuple[str, float | None, str]]
     kind = rule.measured
     if kind == "exemplar":
-        judged = inputs.exemplar
-        if judged is None or judged.state is State.NOT_EVALUATED:
-            return None, (judged.reason if judged else "no Exemplar judgement")
-        return judged.state is State.MET, f"Exemplar suite {judged.state.label}: {judged.reason}"
+        suite = inputs.judgement("exemplar_suite", "exemplar")
+        if suite is None or suite.bar_state in (None, State.NOT_EVALUATED):
+            return None, (suite.reason if suite else "no Exemplar judgement")
+        return suite.bar_state is State.MET, (f"Exemplar suite {suite.bar_state.label}: "
+                                              f"{suite.reason}")
     if kind == "training":
         bar = rubric.performance.bar
-        # an unverified run counts as one that does not pass (its claims are not earned)
-        items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs", w.ratio, w.verdict)
-                 for w in inputs.workloads
-                 if rated(w) or (w.verdict == "unverified" and w.ratio is not None)]
+        runs = [(w, inputs.verdict("training_run", w.run_id or "")) for w in inputs.workloads]
+        items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs", w.ratio, verdict)
+                 for w, verdict in runs if verdict != "not_rated"]
         what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
         scale = ""
     elif kind == "serving":
         bar = rubric.performance.bar
-        # an unverified result (a GPU count only cmax.toml states) does not pass, as for training
+        served = [(i, inputs.verdict("serving_result", i.entry)) for i in inputs.inference]
         items = [(f"{i.model} {i.precision} {i.input_len}/{i.output_len} x{i.gpus}", i.ratio,
-                  i.verdict) for i in inputs.inference
-                 if i.ratio is not None and (serving_rated(i) or i.verdict == "unverified")]
+                  verdict) for i, verdict in served if verdict != "not_rated"]
         what = f"serving results pass the [performance] bar ({bar:.0%} of reference)"
         scale = ""
     elif kind == "network":

@@ -96,6 +96,27 @@ def test_a_run_held_by_a_fabrication_warning_is_judged_with_it(tmp_path: Path) -
     assert other is not None and other.state is State.EARNED and not other.effects
 
 
+def test_a_run_judged_unverified_passes_no_bar_gate(tmp_path: Path) -> None:
+    """The gates read each run's verdict at the bar from its judgement: the held fp8 run
+    (its loss a straight line) is fast enough to pass, but it passes no gate."""
+    bundle = _sample(tmp_path)
+    log = bundle / "training/llama3.1-405b_fp8_512.log"
+    step = iter(range(1000))
+    log.write_text(re.sub(r"reduced_train_loss: [0-9.]+",
+                          lambda _: f"reduced_train_loss: {12.0 - 0.1 * next(step):.3f}",
+                          log.read_text(encoding="utf-8")), encoding="utf-8")
+    card = _card(bundle)
+    held, other = (card.judgement("training_run", f"runs[{i}]") for i in (1, 0))
+    assert held is not None and held.verdict == "unverified"
+    assert other is not None and other.verdict == "pass"
+    gates = {g.id: g for g in card.gates}
+    assert gates["exemplar_suite"].status == "not_evaluated"
+    floor = gates["performance_floor"]
+    assert "2 of 3 training workloads" in floor.reason
+    assert re.search(r"fp8 512 GPUs \d\.\d{3} unverified", floor.reason)
+    assert card.tier != "Platinum"
+
+
 def test_a_sweep_of_another_cluster_is_not_counted_by_its_declared_effect(
         tmp_path: Path) -> None:
     bundle = _sample(tmp_path)

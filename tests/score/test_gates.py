@@ -15,12 +15,24 @@ import pytest
 from pydantic import ValidationError
 
 from cmax import ingest, load_reference, open_bundle, validate
+from cmax.judgement.bearings import Bearings
+from cmax.judgement.claims import BAR_OF_VERDICT, bar_verdict, judge_exemplar_claim
 from cmax.judgement.exemplar import judge_exemplar
 from cmax.pipeline import assess
 from cmax.score import Rubric, load_rubric
 from cmax.score.core import score
 from cmax.score.rating import RatingInputs, evaluate_gates, final_tier
-from cmax.scorecard import Gate, InferenceResult, NetworkResult, Scorecard, WorkloadResult
+from cmax.scorecard import (
+    ClaimKind,
+    ExemplarJudgement,
+    Gate,
+    InferenceResult,
+    Judgement,
+    NetworkResult,
+    Scorecard,
+    WorkloadResult,
+)
+from cmax.states import State
 from tests.score.test_rating import audit
 from tools.sensitivity import BEGIN, doc_table, slower, table
 
@@ -42,11 +54,33 @@ def net(ratio: float, verdict: str) -> NetworkResult:
                          verdict=verdict)
 
 
+def _judgement(kind: ClaimKind, id: str, verdict: str, ratio: float | None,
+               errors: bool = False) -> Judgement:
+    return Judgement(kind=kind, id=id, label=id, state=State.EARNED,
+                     bar_state=BAR_OF_VERDICT[verdict],
+                     verdict=bar_verdict(verdict, ratio, errors=errors))
+
+
+def judged(workloads: list[WorkloadResult], inference: list[InferenceResult],
+           exemplar: ExemplarJudgement) -> list[Judgement]:
+    """The judgements the gates read, made as cmax/judgement/claims.py makes them from each
+    result's verdict (the case they also rest on is not needed by a gate)."""
+    runs = [_judgement("training_run", w.run_id or "", w.verdict, w.ratio,
+                       bool(w.validation_errors)) for w in workloads]
+    return [*runs, judge_exemplar_claim(exemplar, runs, Bearings([]), ()),
+            *(_judgement("serving_result", r.entry, r.verdict, r.ratio) for r in inference)]
+
+
 def gates(**kw: Any) -> dict[str, Gate]:
     base: dict[str, Any] = {"gpu": "h100-sxm", "declarations": DECLARED, "audit": audit(),
                             "audit_file": None}
     base.update(kw)
-    base["exemplar"] = judge_exemplar(base.get("workloads", []), RUBRIC.performance.bar)
+    base["workloads"] = [w.model_copy(update={"run_id": f"runs[{i}]"})
+                         for i, w in enumerate(base.get("workloads", []))]
+    base["inference"] = [r.model_copy(update={"entry": f"inference[{i}]"})
+                         for i, r in enumerate(base.get("inference", []))]
+    base["exemplar"] = judge_exemplar(base["workloads"], RUBRIC.performance.bar)
+    base["judgements"] = judged(base["workloads"], base["inference"], base["exemplar"])
     rules = {r.name: r.id for r in RUBRIC.gates}
     return {rules[g.name]: g for g in evaluate_gates(RatingInputs(**base), RUBRIC)}
 
@@ -276,6 +310,30 @@ def test_an_unverified_workload_does_not_pass_the_exemplar_suite_gate() -> None:
     assert suite.status == "not_evaluated" and suite.binding_cap == "Gold"
     assert "1.000 unverified" in suite.reason
     assert gs["performance_floor"].status == "passed"  # unverified is not conclusively below
+
+
+def test_the_bar_gates_follow_the_judgement_not_the_result() -> None:
+    """A run whose result says pass but whose judgement holds it unverified passes no bar gate:
+    the gates read the verdict at the bar from the judgements (cmax/judgement/claims.py)."""
+    runs = [wl(1.0, "pass").model_copy(update={"run_id": "runs[0]"})]
+    exemplar = judge_exemplar(runs, RUBRIC.performance.bar)
+    held = [_judgement("training_run", "runs[0]", "unverified", 1.0),
+            judge_exemplar_claim(exemplar.model_copy(update={
+                "state": State.NOT_EVALUATED, "reason": "held"}), [], Bearings([]), ())]
+    by_id = {r.name: r.id for r in RUBRIC.gates}
+    gs = {by_id[g.name]: g for g in evaluate_gates(RatingInputs(
+        gpu="h100-sxm", declarations=DECLARED, audit=audit(), audit_file=None,
+        workloads=runs, network=[net(1.0, "pass")], exemplar=exemplar, judgements=held),
+        RUBRIC)}
+    assert gs["exemplar_suite"].status == "not_evaluated"
+    assert "0 of 1 training workloads" in gs["performance_floor"].reason
+    assert "1.000 unverified" in gs["performance_floor"].reason
+    assert gs["performance_floor"].status == "passed"  # unverified is not conclusively below
+    # a result with no judgement is counted by no gate
+    unjudged = {by_id[g.name]: g.status for g in evaluate_gates(RatingInputs(
+        gpu="h100-sxm", declarations=DECLARED, audit=audit(), audit_file=None,
+        workloads=runs, exemplar=exemplar), RUBRIC)}
+    assert unjudged["exemplar_suite"] == unjudged["performance_floor"] == "not_evaluated"
 
 
 def serving(ratio: float, verdict: str) -> InferenceResult:
