@@ -64,7 +64,8 @@ GATE_SCHEMA: dict[str, pl.DataType] = {
 }
 JUDGEMENT_SCHEMA: dict[str, pl.DataType] = {
     **_WHO, "kind": pl.String(), "id": pl.String(), "label": pl.String(), "state": pl.String(),
-    "bar_state": pl.String(), "provenance": pl.String(), "witnesses": pl.Int64(),
+    "bar_state": pl.String(), "verdict": pl.String(), "provenance": pl.String(),
+    "witnesses": pl.Int64(),
     "independent_witnesses": pl.Int64(), "effects": pl.List(pl.String()),
     "findings": pl.Int64(), "gates": pl.List(pl.String()), "reason": pl.String(),
 }
@@ -139,11 +140,13 @@ def gates(cards: Scorecard | Iterable[Scorecard]) -> pl.DataFrame:
 
 def judgements(cards: Scorecard | Iterable[Scorecard]) -> pl.DataFrame:
     """One row per claim the rating rests on (``Scorecard.judgements``): its state, its bar,
-    its provenance, how many witnesses and how many of them independent of the provider, the
-    effects of the findings bearing on it and the gates reading it."""
+    a result's verdict at its bar as the gates count it, its provenance, how many witnesses
+    and how many of them independent of the provider, the effects of the findings bearing on
+    it and the gates reading it."""
     def row(j: Any) -> dict[str, Any]:
         return {"kind": j.kind, "id": j.id, "label": j.label, "state": j.state.value,
                 "bar_state": j.bar_state.value if j.bar_state is not None else None,
+                "verdict": j.verdict,
                 "provenance": j.provenance, "witnesses": len(j.witnesses),
                 "independent_witnesses": sum(w.independent for w in j.witnesses),
                 "effects": list(j.effects), "findings": len(j.findings), "gates": j.gates,
