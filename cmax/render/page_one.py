@@ -333,13 +333,17 @@ TIER_MEANING = {
 def decision(card: Scorecard) -> Decision:
     """The buyer's decision in three words, read from the scorecard: not rated without any
     scored evidence; do not sign without fixes when the tier is Underperforming or a gate
-    holds the tier down; buy at the ask when the evidence supports less than the quote or the
-    tier is below Gold; buy otherwise."""
+    holds the tier down; not rated either when a price is quoted but no result could be
+    compared with a reference (there is no ask to buy at: a tier earned on the other
+    categories says nothing of what the GPU-hour is worth); buy at the ask when the evidence
+    supports less than the quote or the tier is below Gold; buy otherwise."""
     if card.score_state is State.NOT_SCORED:
         return "not rated"
     if card.tier == TIERS[-1] or capping_gates(card):
         return "do not sign without fixes"
     p = card.price
+    if p is not None and p.ask_usd_per_gpu_hour is None:
+        return "not rated"
     below_quote = p is not None and p.adjustment_pct is not None and p.adjustment_pct < 0
     if below_quote or tier_rank(card.tier) > tier_rank("Gold"):
         return "buy at the ask"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 from functools import cache
+from pathlib import Path
 
 import pytest
 from jinja2 import nodes
@@ -19,6 +20,7 @@ from cmax.render import reports
 from cmax.render.page_one import PageOne, page_one
 from cmax.render.templates import environment
 from cmax.scorecard import Scorecard
+from tests.cli.test_exemplar_everywhere import only_run_unverified
 from tests.paths import SAMPLES
 
 NAMES = ("aurora-compute", "borealis-cloud", "cinder-gpu", "halcyon-serve", "zenith-nvl72")
@@ -90,6 +92,18 @@ def test_price_text_states_the_page_one_of_its_own_advice() -> None:
     text = "\n".join(price_text(card, dearer))
     assert "Ask for $1.50 per GPU-hour against $2.25 quoted (−33.3%)." in text
 
+
+
+def test_a_quote_with_no_ask_is_not_a_buy(tmp_path: Path) -> None:
+    """A tier earned on the other categories while the only run is held unverified (its log
+    states no configuration) leaves no price to buy at: the decision is not rated, never "buy
+    at the ask" beside "no evidence-based ask"."""
+    card = assess(only_run_unverified(tmp_path))
+    assert card.price is not None and card.price.ask_usd_per_gpu_hour is None
+    assert card.tier == "Silver"
+    first = page_one(card)
+    assert first.decision == "not rated"
+    assert "Not rated" in first.headline and "No evidence-based ask" in first.ask
 
 _ARITHMETIC = (nodes.Add, nodes.Sub, nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow)
 _COMPUTING_FILTERS = frozenset({"sum", "round", "abs", "int", "float", "max", "min"})
