@@ -59,8 +59,8 @@ def test_judgements_carry_the_provenance_of_each_claim() -> None:
     assert runs["id"].to_list() == [w.run_id for w in card.workloads]
     assert set(runs["provenance"].to_list()) == {"provider-attested"}
     audit = frame.filter(pl.col("kind") == "audit").row(0, named=True)
-    assert audit["provenance"] == "independently witnessed"
-    assert audit["independent_witnesses"] == 1
+    assert audit["provenance"] == "provider-attested"
+    assert audit["independent_witnesses"] == 0
 
 
 def test_findings_from_a_list() -> None:

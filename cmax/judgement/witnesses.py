@@ -4,9 +4,10 @@ A figure is only as independent as the hand that wrote it. The provider writes i
 logs, nccl-tests sweeps, DCGM diagnostics, incident log, telemetry and manifest; a figure
 resting on those alone is *provider-attested*, however consistent it looks. Scheduler
 accounting (Slurm's ``sacct``), the buyer's own monitoring (Prometheus, Slurm node events,
-Kubernetes node events), a third-party audit (ClusterMAX's collector run by the auditor) and
-a result MLCommons published are not the provider's word: a witness of theirs makes a figure
-*independently witnessed*.
+Kubernetes node events) and a result MLCommons published are not the provider's word: a
+witness of theirs makes a figure *independently witnessed*. A ClusterMAX audit file is not
+among them: its collector is an open CLI the provider can run itself, and the file names no
+auditor.
 
 Authorship is data (:data:`FORMAT_AUTHORS`, one entry per registered format id, checked by
 ``tests/judgement/test_witnesses.py`` so a new format is placed deliberately); nothing decides
@@ -39,8 +40,10 @@ FORMAT_AUTHORS: dict[str, Author] = {
     # the provider's incident log and its GPU telemetry
     "incidents-json": "provider", "incidents-csv": "provider",
     "nvidia-smi-power": "provider", "dcgm-exporter-power": "provider",
-    # the ClusterMAX audit, collected by the auditor
-    "clustermax-audit": "third_party",
+    # the ClusterMAX audit as submitted: the collector's raw JSON (SemiAnalysisAI/ClusterMAX
+    # `cmax audit`), an open CLI the provider can run on its own cluster and edit after; the
+    # file records no auditor, so it is the provider's word like the other files
+    "clustermax-audit": "provider",
     # the scheduler's accounting: the job's start and end as Slurm recorded them
     "sacct-json": "scheduler", "sacct-parsable": "scheduler",
 }
