@@ -515,6 +515,13 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
         return None
     met = sum(verdict == "pass" for *_, verdict in items)
     below = sum(verdict == "fail" for *_, verdict in items)
+    if rule.require == "any" and all(verdict == "unverified" for *_, verdict in items):
+        # a floor passes on evidence that is not conclusively below it; a result resting on
+        # what only cmax.toml states is no such evidence, so it leaves the floor unjudged
+        # (capped as the rubric caps no comparable result), never passed
+        detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
+        return None, (f"none of the {len(items)} results is earned (each rests on what only "
+                      f"cmax.toml states): {detail}{scale}")
     if rule.require == "all":
         passed, need = met == len(items), "needs every one above it"
     else:

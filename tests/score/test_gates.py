@@ -326,9 +326,12 @@ def test_the_bar_gates_follow_the_judgement_not_the_result() -> None:
         workloads=runs, network=[net(1.0, "pass")], exemplar=exemplar, judgements=held),
         RUBRIC)}
     assert gs["exemplar_suite"].status == "not_evaluated"
-    assert "0 of 1 training workloads" in gs["performance_floor"].reason
+    assert "none of the 1 results is earned" in gs["performance_floor"].reason
     assert "1.000 unverified" in gs["performance_floor"].reason
-    assert gs["performance_floor"].status == "passed"  # unverified is not conclusively below
+    # a floor passes on evidence not conclusively below it; an unverified result is no such
+    # evidence, so the floor is left unjudged and caps as the rubric caps no comparable run
+    assert gs["performance_floor"].status == "not_evaluated"
+    assert gs["performance_floor"].binding_cap == "Silver"
     # a result with no judgement is counted by no gate
     unjudged = {by_id[g.name]: g.status for g in evaluate_gates(RatingInputs(
         gpu="h100-sxm", declarations=DECLARED, audit=audit(), audit_file=None,
@@ -372,7 +375,10 @@ def test_a_bundle_with_neither_is_judged_as_training_and_caps_as_before() -> Non
 def test_an_unverified_serving_result_does_not_pass_the_serving_gate() -> None:
     gs = gates(inference=[serving(1.0, "unverified")], network=[net(1.0, "pass")])
     assert gs["serving_bar"].status == "failed"
-    assert gs["serving_floor"].status == "passed"  # not conclusively below
+    assert gs["serving_floor"].status == "not_evaluated"  # nothing earned either way
+    both = gates(inference=[serving(1.0, "unverified"), serving(0.97, "pass")],
+                 network=[net(1.0, "pass")])
+    assert both["serving_floor"].status == "passed"  # one earned result above the floor
 
 
 def test_the_halcyon_sample_is_judged_by_its_serving_results() -> None:
