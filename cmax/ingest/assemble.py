@@ -83,8 +83,8 @@ def ingest(bundle: Bundle) -> Evidence:
             step_frames.append(steps)
     if bundle.package is not None:  # an llmb-run package: its logs' node counts vs its scale
         llmb_config.refuse_short_logs(
-            bundle.package, {f"runs[{i}]": reader.files.get(str(row["source_file"]))
-                             for i, row in enumerate(run_rows)}, manifest.system.gpus_per_node)
+            bundle.package, {row["entry"]: reader.files.get(str(row["source_file"]))
+                             for row in run_rows}, manifest.system.gpus_per_node)
     evidence.runs = table(run_rows, RUNS_SCHEMA)
     evidence.steps = _concat(step_frames, STEPS_SCHEMA)
 
@@ -110,7 +110,8 @@ def ingest(bundle: Bundle) -> Evidence:
     evidence.mlperf = _concat(mlperf_frames, MLPERF_SCHEMA)
 
     def served(fmt: Any, parsed: Any, rel: str, i: int) -> pl.DataFrame:
-        frame = fmt.frame(parsed, run_id=f"inference[{i}]", source_file=rel)
+        frame = fmt.frame(parsed, run_id=f"inference[{i}]", source_file=rel).with_columns(
+            pl.lit(i, dtype=INFERENCE_SCHEMA["entry"]).alias("entry"))
         return frame if fmt.records_load else _declared_load(
             frame, manifest.inference[i].concurrency, table_named("inference").key(i))
 
@@ -192,7 +193,7 @@ def _read_run(reader: BundleReader, i: int, spec: RunSpec, key: str,
         reader.files[rel] = dataclasses.replace(record, facts=(*record.facts, *stated))
     run_id = f"runs[{i}]"
     row: dict[str, Any] = {
-        "run_id": run_id, "workload": spec.workload, "model": spec.workload,
+        "run_id": run_id, "entry": i, "workload": spec.workload, "model": spec.workload,
         "gpu": manifest.system.gpu, "num_gpus": spec.num_gpus, "precision": spec.precision,
         "framework": spec.framework, "container": spec.container, "source_file": rel,
     }
@@ -262,7 +263,7 @@ def _read_storage(reader: BundleReader, i: int, spec: StorageSpec, key: str) -> 
         named.append(column)
     if exprs:
         frame = frame.with_columns(*exprs, pl.lit(", ".join(named)).alias("declared"))
-    return frame
+    return frame.with_columns(pl.lit(i, dtype=STORAGE_SCHEMA["entry"]).alias("entry"))
 
 
 def _read_mlperf(reader: BundleReader, relative: str, key: str,

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 RUNS_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String(),
+    # the cmax.toml [[runs]] entry the row was read for (runs[entry]), set by ingest: the run's
+    # declarations are that entry's, whatever its id or log path reads
+    "entry": pl.Int64(),
     "workload": pl.String(),
     "model": pl.String(),
     "gpu": pl.String(),
@@ -176,6 +179,7 @@ witness the training log does not write (cmax.validate.clocks)."""
 
 INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String(),  # inference[i] (#k for the k-th result of an --append-result file)
+    "entry": pl.Int64(),  # the cmax.toml [[inference]] entry the row was read for
     "tool": pl.String(),  # the format id that read it (vllm-bench-serve, trtllm-bench, ...)
     "model": pl.String(),  # as the result file names it
     "precision": pl.String(),  # as the result file names it, when it does
@@ -225,6 +229,7 @@ several). What a tool does not record (vLLM: no GPU type or count) comes from th
 
 STORAGE_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String(),  # storage[i] (#k for the k-th row of one file)
+    "entry": pl.Int64(),  # the cmax.toml [[storage]] entry the row was read for (storage[entry])
     "tool": pl.String(),  # the format id that read it (mlperf-storage, fio, or the log's format)
     "tool_version": pl.String(),  # MLPerf Storage round (v1.0, v3.0), fio-3.33, ...
     "benchmark": pl.String(),  # training | checkpointing | fio | checkpoint-log
@@ -355,11 +360,9 @@ def table_of_key(key: str) -> Table | None:
 
 
 def entry_rows(inference: pl.DataFrame, index: int) -> pl.DataFrame:
-    """The inference table's rows of ``[[inference]]`` entry ``index``: ``inference[i]``, or
-    ``inference[i]#k`` for the k-th result of an ``--append-result`` file."""
-    entry = f"inference[{index}]"
-    return inference.filter((pl.col("run_id") == entry)
-                            | pl.col("run_id").str.starts_with(entry + "#"))
+    """The inference table's rows of ``[[inference]]`` entry ``index`` (their ``entry``, which
+    ingest writes: every result of an ``--append-result`` file is the entry's)."""
+    return inference.filter(pl.col("entry") == index)
 
 
 def stated_splits(rows: pl.DataFrame) -> set[tuple[int | None, int]]:

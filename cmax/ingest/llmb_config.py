@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cmax.errors import EvidenceError
-from cmax.ingest.evidence import EvidenceFile
+from cmax.ingest.evidence import EvidenceFile, table_named
 from cmax.ingest.facts import Fact, facts_of
 from cmax.submission.intake.facts import PackageFacts
 from cmax.submission.intake.flags import blockers
@@ -75,12 +75,12 @@ def config_facts(path: Path, rel: str) -> list[Fact]:
     return facts
 
 
-def refuse_short_logs(package: PackageFacts, logs: Mapping[str, EvidenceFile | None],
+def refuse_short_logs(package: PackageFacts, logs: Mapping[int, EvidenceFile | None],
                       gpus_per_node: int) -> None:
     """A package job whose log prints a node count that cannot hold its scale is one error
-    naming the log's line (``logs``: each drafted run's key -> its ingested log)."""
+    naming the log's line (``logs``: each drafted ``[[runs]]`` entry -> its ingested log)."""
     for job in package.jobs:
-        log = logs.get(job.run_key)
+        log = logs.get(job.entry)
         stated = [f for f in facts_of(log.facts, "node_count") if f.value.isdigit()] \
             if log is not None else []
         if log is None or not stated:
@@ -92,6 +92,6 @@ def refuse_short_logs(package: PackageFacts, logs: Mapping[str, EvidenceFile | N
         if found:
             raise EvidenceError(f"llmb-run job {job.job_id} is not for rating: "
                                 + "; ".join(found), file=log.path, line=fewest.line,
-                                field=f"{job.run_key}.log",
+                                field=table_named("runs").key(job.entry),
                                 fix="rate a job that ran at its llmb-config's scale "
                                 f"({job.config}), or correct model_info.scale")

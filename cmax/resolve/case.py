@@ -4,7 +4,8 @@ Ingest reads the files into canonical tables (:mod:`cmax.ingest.evidence`); :fun
 makes
 every decision that more than one stage needs, once, against the reference release:
 
-* which manifest ``[[runs]]`` entry each ingested run came from;
+* which manifest ``[[runs]]`` entry each ingested run came from (the ``entry`` ingest wrote on
+  its row: never guessed from its id or its log's path);
 * each run's steps in file order and its *clean* steps (finite, positive step time, first
   occurrence of each iteration), computed once instead of once per rule;
 * each run's matched reference baseline, as a typed :class:`BaselineRow` (exact match on GBS
@@ -159,23 +160,14 @@ def _frame(evidence: Evidence, name: str) -> pl.DataFrame:
     return value if isinstance(value, pl.DataFrame) else pl.DataFrame()
 
 
-def _match_spec(row: Mapping[str, Any], specs: list[RunSpec],
-                used: set[int]) -> tuple[RunSpec | None, int | None]:
-    """The manifest entry a run came from: same log path, a file inside the declared log
-    folder (llmb-run experiment folders), or ingest's ``runs[i]`` id."""
-    source = norm_path(row.get("source_file"))
-    free = [(i, spec) for i, spec in enumerate(specs) if i not in used]
-    for i, spec in free:
-        if source and norm_path(spec.log) == source:
-            return spec, i
-    for i, spec in free:
-        folder = norm_path(spec.log).rstrip("/")
-        if source and folder and source.startswith(folder + "/"):
-            return spec, i
-    match = re.fullmatch(r"runs\[(\d+)\]", str(row.get("run_id") or ""))
-    if match and int(match.group(1)) < len(specs) and int(match.group(1)) not in used:
-        return specs[int(match.group(1))], int(match.group(1))
-    return None, None
+def _spec_of(row: Mapping[str, Any],
+             specs: Sequence[RunSpec]) -> tuple[RunSpec | None, int | None]:
+    """The manifest ``[[runs]]`` entry a run was read for: the ``entry`` ingest recorded on its
+    row. A row without one (or naming no entry) answers to no declaration."""
+    index = as_int(row.get("entry"))
+    if index is None or not 0 <= index < len(specs):
+        return None, None
+    return specs[index], index
 
 
 def _summary(run_id: str, row: Mapping[str, Any], file: str | None,
@@ -353,15 +345,12 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
     specs = list(manifest.runs)
     system_gpu = manifest.system.gpu.strip().lower()
     files = {f.path: f for f in evidence.files}
-    used: set[int] = set()
     runs: list[ResolvedRun] = []
     run_rows = tables["runs"].filter(pl.col("run_id").is_not_null()).unique(
         subset="run_id", keep="first", maintain_order=True)
     for raw in run_rows.iter_rows(named=True):
         row = MappingProxyType(dict(raw))
-        spec, index = _match_spec(row, specs, used)
-        if index is not None:
-            used.add(index)
+        spec, index = _spec_of(row, specs)
         run_id = str(row["run_id"])
         file = row.get("source_file") or (spec.log if spec else None)
         steps = _in_line_order(steps_by_run.get(run_id, steps_all.clear()))

@@ -85,6 +85,7 @@ class ResolvedRun:
     run_id: str
     row: Mapping[str, Any]
     file: str | None
+    #: the ``[[runs]]`` entry the run was read for (its runs-table ``entry``), and its index
     spec: RunSpec | None
     spec_index: int | None
     steps: pl.DataFrame

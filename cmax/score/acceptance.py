@@ -135,10 +135,12 @@ def _package_units(evidence: Evidence, workloads: Sequence[WorkloadResult]) -> l
     package = evidence.package
     if package is None or len(package.units) < 2:
         return []
-    logs = {w.run_id: w.log for w in workloads}
+    entry_of = {run_id: entry for run_id, entry
+                in evidence.runs.select("run_id", "entry").iter_rows()}
+    logs = {entry_of.get(w.run_id): w.log for w in workloads}
     return [_Unit(unit, "llmb-run package", frozenset(),
-                  frozenset(logs[j.run_key] for j in package.jobs
-                            if j.unit == unit and j.run_key in logs))
+                  frozenset(logs[j.entry] for j in package.jobs
+                            if j.unit == unit and j.entry in logs))
             for unit in package.units]
 
 

@@ -38,10 +38,10 @@ from cmax.submission.manifest import StorageSpec
 DEFAULT_INTERVAL_MIN = 30.0
 
 
-def _spec(evidence: Evidence, run_id: str) -> StorageSpec | None:
-    index = int(run_id.split("[", 1)[1].split("]", 1)[0])
+def _spec(evidence: Evidence, entry: int | None) -> StorageSpec | None:
+    """The ``[[storage]]`` entry ingest read the rows for (their ``entry`` column)."""
     entries = evidence.manifest.storage
-    return entries[index] if index < len(entries) else None
+    return entries[entry] if entry is not None and 0 <= entry < len(entries) else None
 
 
 #: the storage columns a [[storage]] entry can fill, as a reader names them
@@ -254,9 +254,9 @@ def storage_results(evidence: Evidence, ref: RefView
     results: list[StorageResult] = []
     costs: list[CheckpointCost] = []
     interval, interval_basis = _interval(evidence)
-    by_entry: dict[str, list[dict[str, Any]]] = {}
+    by_entry: dict[int | None, list[dict[str, Any]]] = {}
     for row in table.iter_rows(named=True):
-        by_entry.setdefault(str(row["run_id"]).split("#", 1)[0], []).append(row)
+        by_entry.setdefault(row.get("entry"), []).append(row)
     for entry, rows in by_entry.items():
         spec = _spec(evidence, entry)
         if reference is None:

@@ -245,7 +245,7 @@ def _order(ctx: Context, jobs: pl.DataFrame) -> Iterator[Finding]:
     run_of = {v.get_str("job_id"): v for v in ctx.runs if v.get_str("job_id")}
     package = ctx.case.package
     for job in package.jobs if package is not None else ():
-        view = next((v for v in ctx.runs if v.run_id == job.run_key), None)
+        view = next((v for v in ctx.runs if v.spec_index == job.entry), None)
         if view is not None:
             run_of.setdefault(str(job.job_id), view)
     numbered = jobs.filter(pl.col("submit_s").is_not_null()

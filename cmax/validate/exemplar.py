@@ -99,12 +99,13 @@ def check(ctx: Context, *, today: dt.date | None = None) -> Iterator[Finding]:
                       f"the system's {system.nodes * system.gpus_per_node:,} GPUs ([system] "
                       f"nodes x gpus_per_node) are {held} scalable units of {release.scale}; "
                       f"the bundle holds the suite of {len(units)}", file=first)
+    run_of = {v.spec_index: v.run_id for v in ctx.runs if v.spec_index is not None}
     for job in package.jobs:
         if job.scale != release.scale:
             yield finding("exemplar.off-scale",
                           f"job {job.job_id} ({job.suite_key} {job.dtype}) ran at {job.scale} "
                           f"GPUs; the Exemplar suite runs at {release.scale}",
-                          file=job.config, run_id=job.run_key)
+                          file=job.config, run_id=run_of.get(job.entry))
     releases = {(job.recipe_release, job.images) for job in package.jobs}
     if len(releases) > 1:
         shown = "; ".join(f"{r or 'unknown'} ({', '.join(i) or 'no image'})"

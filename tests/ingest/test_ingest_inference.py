@@ -9,10 +9,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from cmax.errors import EvidenceError, ManifestError
 from cmax.ingest import detect_format, inspect_file
+from cmax.ingest.evidence import entry_rows
 from cmax.ingest.formats import Probe, by_id
 from cmax.pipeline import load
 from tests.fakes import manifest_text
@@ -466,3 +468,21 @@ def test_aiperf_csv_without_a_declared_concurrency_is_refused(tmp_path: Path) ->
         pass
     assert caught.value.field == "inference[0].concurrency"
     assert "records no concurrency or request rate" in str(caught.value)
+
+
+def test_each_result_row_carries_its_inference_entry(tmp_path: Path) -> None:
+    """An --append-result file's rows and a second entry's row each carry the [[inference]]
+    entry they were read for; entry_rows finds them by it, whatever their ids read."""
+    shutil.copy(INFERENCE / "vllm_bench_serve_sweep.jsonl", tmp_path / "sweep.jsonl")
+    shutil.copy(INFERENCE / "vllm_bench_serve_llama3.3-70b.json", tmp_path / "one.json")
+    entry = ('model = "llama3.3-70b"\nprecision = "fp8"\ngpus = 8\ninput_len = 1024\n'
+             'output_len = 1024\n')
+    (tmp_path / "cmax.toml").write_text(manifest_text(
+        f'[[inference]]\nresult = "sweep.jsonl"\n{entry}\n'
+        f'[[inference]]\nresult = "one.json"\n{entry}'))
+    with load(tmp_path) as loaded:
+        table = loaded.case.tables["inference"]
+    assert table["entry"].to_list() == [0, 0, 0, 1]
+    renamed = table.with_columns(pl.format("result-{}", pl.int_range(pl.len())).alias("run_id"))
+    assert entry_rows(renamed, 0)["line"].to_list() == [1, 2, 3]
+    assert entry_rows(renamed, 1)["source_file"].to_list() == ["one.json"]

@@ -70,8 +70,10 @@ def manifest(**sections: Any) -> Manifest:
 def run_row(run_id: str = "runs[0]", *, workload: str = "llama3.1-70b", precision: str = "bf16",
             num_gpus: int = 64, gbs: int | None = 128, seq_len: int | None = 8192,
             status: str = "success", log: str = "training/run0.log",
-            max_iteration: int | None = None) -> dict[str, Any]:
-    return {"run_id": run_id, "workload": workload, "model": workload, "gpu": "h100-sxm",
+            max_iteration: int | None = None, entry: int | None = 0) -> dict[str, Any]:
+    """A runs-table row as ingest writes it for cmax.toml's ``[[runs]]`` ``entry``."""
+    return {"run_id": run_id, "entry": entry, "workload": workload, "model": workload,
+            "gpu": "h100-sxm",
             "num_gpus": num_gpus, "precision": precision, "seq_len": seq_len, "gbs": gbs,
             "framework": "nemo2", "source_file": log, "status": status,
             "max_iteration": max_iteration}

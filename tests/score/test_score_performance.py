@@ -200,7 +200,8 @@ def test_mfu_from_logged_tflops() -> None:
 
 def test_exemplar_needs_every_suite_workload_to_pass() -> None:
     ref = FakeReference({KEY: baseline(10.0), ("llama3.1-70b", "fp8", 64): baseline(9.0)})
-    runs = [run_row("runs[0]"), run_row("runs[1]", precision="fp8", log="training/run1.log")]
+    runs = [run_row("runs[0]"), run_row("runs[1]", precision="fp8", log="training/run1.log",
+                                           entry=None)]
     steps = flat_steps("runs[0]", 10.0) + flat_steps("runs[1]", 10.0, log="training/run1.log")
     results = workload_results(evidence(runs=runs, steps=steps), [], ref, RUBRIC)
     judged = judge_exemplar(results, 0.95)

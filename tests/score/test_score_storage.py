@@ -3,12 +3,14 @@ shown and not rated with the reason; the checkpoint term of the price."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from cmax.pipeline import load
@@ -164,6 +166,24 @@ def test_fio_is_rated_only_against_a_contract(tmp_path: Path) -> None:
     [shown], _ = _score(tmp_path / "a", [(fio, "")])
     assert shown.verdict == "shown" and "contracted_gib_s" in str(shown.reason)
     [rated], _ = _score(tmp_path / "b", [(fio, "contracted_gib_s = 2.0\n")])
+    assert rated.verdict == "rated" and rated.ratio == pytest.approx((256 / 0.19 / 1024) / 2.0)
+
+
+def test_a_result_keeps_its_storage_entry_whatever_its_id(tmp_path: Path) -> None:
+    """The [[storage]] entry a row was read for is its ``entry``, not its id: rows relabelled
+    away from ``storage[i]`` are still held to their own entry's contract."""
+    fio = STORAGE / "fio" / "fio3_randread_grouped.json"
+    for name in ("a.json", "b.json"):
+        shutil.copy(fio, tmp_path / name)
+    (tmp_path / "cmax.toml").write_text(manifest_text(
+        '[[storage]]\nresult = "a.json"\n\n'
+        '[[storage]]\nresult = "b.json"\ncontracted_gib_s = 2.0\n'))
+    with load(tmp_path) as loaded:
+        case = loaded.case
+        relabelled = dataclasses.replace(case, storage=case.storage.with_columns(
+            pl.format("fio-run-{}", pl.int_range(pl.len())).alias("run_id")))
+        shown, rated = storage_results(relabelled, RefView(load_reference("latest")))[0]
+    assert shown.verdict == "shown" and "contracted_gib_s" in str(shown.reason)
     assert rated.verdict == "rated" and rated.ratio == pytest.approx((256 / 0.19 / 1024) / 2.0)
 
 

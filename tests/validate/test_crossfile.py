@@ -457,7 +457,7 @@ def _package_jobs(launch_hours: list[int]) -> object:
     from cmax.submission.intake.facts import PackageFacts, PackageJob
 
     start = dt.datetime(2026, 9, 14, 8, tzinfo=dt.UTC)
-    jobs = tuple(PackageJob(job_id=100 + i, run_key=f"runs[{i}]", config=f"j{i}/llmb-config.yaml",
+    jobs = tuple(PackageJob(job_id=100 + i, entry=i, config=f"j{i}/llmb-config.yaml",
                             suite_key="pretrain_llama3.1_405b", dtype="bf16", scale=512,
                             recipe_release="26.08", images=(), launched=start.date(),
                             launched_at=start + dt.timedelta(hours=h))

@@ -278,12 +278,13 @@ class RunFx:
         return {k: v for k, v in entry.items() if v is not None}
 
     def runs_row(self) -> dict[str, Any]:
-        row = {"run_id": self.run_id, "workload": self.workload, "model": self.workload,
-               "gpu": "h100-sxm", "num_gpus": self.num_gpus, "precision": self.precision,
-               "seq_len": self.seq_len, "gbs": self.gbs, "mbs": self.mbs, "tp": self.tp,
-               "pp": self.pp, "cp": self.cp, "ep": self.ep, "vp": self.vp,
-               "framework": self.log_format, "container": self.container, "source_file": self.log,
-               "status": self.status, "max_iteration": self.max_iteration, "restarts": 0}
+        row = {"run_id": self.run_id, "entry": self.index, "workload": self.workload,
+               "model": self.workload, "gpu": "h100-sxm", "num_gpus": self.num_gpus,
+               "precision": self.precision, "seq_len": self.seq_len, "gbs": self.gbs,
+               "mbs": self.mbs, "tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep,
+               "vp": self.vp, "framework": self.log_format, "container": self.container,
+               "source_file": self.log, "status": self.status,
+               "max_iteration": self.max_iteration, "restarts": 0}
         row.update(self.row)
         return row
 

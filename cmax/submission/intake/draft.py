@@ -175,11 +175,11 @@ def draft_manifest(package: Package, reference: Reference, *, source: str,
     if small.get("declarations"):
         out += ["", *toml_text.table("[declarations]", small["declarations"])]
     facts = PackageFacts(kind=package.kind, gpu_type=gpu_type, notes=tuple(notes), jobs=tuple(
-        _package_job(job, f"runs[{i}]") for i, job in enumerate(jobs)), units=package.units)
+        _package_job(job, i) for i, job in enumerate(jobs)), units=package.units)
     return Draft(text="\n".join(out) + "\n", notes=notes, facts=facts)
 
 
-def _package_job(job: LlmbJob, run_key: str) -> PackageJob:
+def _package_job(job: LlmbJob, entry: int) -> PackageJob:
     parts = job.config.split("/")
     workload_key = parts[parts.index("experiments") - 1] if "experiments" in parts[1:] else (
         f"{job.get('workload_info.workload_type') or 'pretrain'}_"
@@ -187,7 +187,7 @@ def _package_job(job: LlmbJob, run_key: str) -> PackageJob:
     images = job.get("container_info.images")
     release = job.get("workload_info.gsw_version")
     return PackageJob(
-        job_id=job.job_id, run_key=run_key, config=job.config,
+        job_id=job.job_id, entry=entry, config=job.config,
         suite_key=f"{workload_key}_{str(job.get('model_info.model_size')).lower()}",
         dtype=str(job.get("model_info.dtype")).lower(), scale=int(job.get("model_info.scale")),
         recipe_release=None if release is None else str(release),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class PackageJob:
     job_id: int
-    run_key: str  # the drafted manifest's run, e.g. "runs[0]"
+    entry: int  # the drafted manifest's [[runs]] entry its log is read for (runs[entry])
     config: str  # bundle-relative llmb-config path
     suite_key: str  # exemplar.yaml's "<workload_key>_<model_size>", e.g. pretrain_llama3.1_70b
     dtype: str

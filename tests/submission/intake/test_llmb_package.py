@@ -82,6 +82,23 @@ def test_archive_is_rated_as_it_is(tmp_path: Path, name: str) -> None:
                    for n in _rules(loaded.findings)["exemplar.left-out"])
 
 
+def test_each_job_of_one_configuration_knows_its_runs_entry(tmp_path: Path) -> None:
+    """Several jobs of one configuration are several [[runs]] entries: each package job names
+    the entry drafted from it, and the run read for that entry is that job's."""
+    jobs = [Job(job_id=3913001, dtype="bf16"), Job(job_id=3913030, dtype="bf16"),
+            Job(job_id=3913022, dtype="bf16", retries=(0, 1))]
+    with load(write_jobs(tmp_path / "pkg", jobs)) as loaded:
+        package, case = loaded.case.package, loaded.case
+        assert package is not None and len(package.jobs) == 3
+        runs = case.runs.select("entry", "job_id").rows()
+        for job in package.jobs:
+            spec = loaded.bundle.manifest.runs[job.entry]
+            assert f"_{job.job_id}_" in spec.log
+            assert (job.entry, str(job.job_id)) in runs
+            resolved = next(r for r in case.resolved if r.spec_index == job.entry)
+            assert resolved.get_str("job_id") == str(job.job_id)
+
+
 def test_a_best_job_renumbered_last_does_not_stand_alone(tmp_path: Path) -> None:
     """llmb-run reports the latest job of a configuration: the fast job renumbered above a
     run 15 % slower. The package is rated on both: the slow run fails (and holds the fast one
