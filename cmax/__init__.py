@@ -20,6 +20,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from cmax._about import __version__
+from cmax._stage import give_path_forms as _give_path_forms
 
 __all__ = [
     "CmaxError",
@@ -113,6 +114,12 @@ def price_bundle(bundle: str | os.PathLike[str], *, rubric: str | os.PathLike[st
                                "advise on", file=os.fspath(bundle), field="pricing",
                                fix="add a [pricing] table with the quoted usd_per_gpu_hour")
     return card.price
+
+
+# `cmax.price("bundle/")` calls price_bundle: the stage sub-packages sit below the pipeline
+# these functions run, so this package hands them down (see cmax/_stage.py)
+_give_path_forms(ingest=ingest_bundle, validate=validate_bundle, score=score_bundle,
+                 price=price_bundle)
 
 
 def __getattr__(name: str) -> Any:

@@ -18,12 +18,14 @@ Type checkers see a module, not a function: typed code should import the functio
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
 import sys
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import inspect
 
 
 class StageModule(types.ModuleType):
@@ -45,14 +47,26 @@ class StageModule(types.ModuleType):
 
     @property
     def __signature__(self) -> inspect.Signature:
+        import inspect  # here, not at the top: `import cmax` loads this module, never inspect
+
         return inspect.signature(_path_form(self.__name__.rpartition(".")[2]))
 
 
+#: each stage's path form by stage name (``"price"``: ``cmax.price_bundle``). The top-level
+#: package defines them (they run the pipeline, above every stage) and hands them down with
+#: :func:`give_path_forms` when it is imported, which Python always does before any stage
+#: sub-package; so this module, below every stage, never reaches up for them.
+_PATH_FORMS: dict[str, Callable[..., Any]] = {}
+
+
+def give_path_forms(**forms: Callable[..., Any]) -> None:
+    """Record each stage's path form (``price=price_bundle``): called by ``cmax/__init__``."""
+    _PATH_FORMS.update(forms)
+
+
 def _path_form(stage: str) -> Callable[..., Any]:
-    """``cmax.<stage>_bundle``: defined by the top-level package, which may reach every
-    stage (this module sits below them all)."""
-    form: Callable[..., Any] = getattr(sys.modules["cmax"], f"{stage}_bundle")
-    return form
+    """``cmax.<stage>_bundle``, as the top-level package gave it."""
+    return _PATH_FORMS[stage]
 
 
 def make_callable(module_name: str) -> None:

@@ -2,7 +2,10 @@
 
 Every import counts: at the top of a module, inside a function (deferred for start-up time)
 and under ``TYPE_CHECKING``; a cycle held apart only by a deferred import is still a cycle,
-and the day someone moves that import to the top it fails at import time.
+and the day someone moves that import to the top it fails at import time. So do imports by
+name: ``sys.modules["cmax.x"]`` and ``import_module("cmax.x")`` are edges, and one whose name
+is computed (the format registry importing each declared module) is resolved in ``DYNAMIC``
+from the data that names its targets; an unresolved one fails.
 
 ``LAYERS`` lists the parts of ``cmax`` (its sub-packages and root modules) from the bottom up.
 A module may import from its own part, from a part in its own layer, or from a lower layer;
@@ -14,7 +17,7 @@ importing module and line.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,34 +83,176 @@ def _owner(name: str) -> str | None:
     return None
 
 
-def _imports() -> list[Import]:
-    found = []
-    for module, path in MODULES.items():
-        here = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = here.split(".")[: len(here.split(".")) - node.level + 1]
-                    base = ".".join([*up, base] if base else up)
-                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
-                         for a in node.names]
-            elif (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module")
-                  and node.args and isinstance(node.args[0], ast.Constant)
-                  and isinstance(node.args[0].value, str)):
-                names = [node.args[0].value]  # importlib.import_module("cmax....")
-            else:
-                continue
-            for name in names:
-                target = _owner(name) if name.split(".")[0] == "cmax" else None
-                if target is not None and target != module:
+def _is_import_call(node: ast.AST) -> bool:
+    """``importlib.import_module(...)`` or ``__import__(...)``, under any alias."""
+    return (isinstance(node, ast.Call) and bool(node.args)
+            and ast.unparse(node.func).rpartition(".")[2] in ("import_module", "__import__"))
+
+
+def _modules_lookup(node: ast.AST) -> ast.expr | None:
+    """The key of ``sys.modules[key]`` or ``sys.modules.get(key)``: a module found by name."""
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules":
+        return node.slice
+    if (isinstance(node, ast.Call) and ast.unparse(node.func) == "sys.modules.get"
+            and node.args):
+        return node.args[0]
+    return None
+
+
+def _loop_values(tree: ast.AST) -> dict[ast.AST, list[str]]:
+    """Names bound by ``for name in ("a", "b")`` (a literal of strings), where they are used:
+    ``for name in (...): import_module(name)`` names its modules as plainly as a literal."""
+    out: dict[ast.AST, list[str]] = {}
+    for loop in ast.walk(tree):
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)
+                and isinstance(loop.iter, ast.Tuple | ast.List)
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                        for e in loop.iter.elts)):
+            continue
+        values = [str(e.value) for e in loop.iter.elts if isinstance(e, ast.Constant)]
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Name) and node.id == loop.target.id:
+                out[node] = values
+    return out
+
+
+@dataclass(frozen=True)
+class Dynamic:
+    """An import by a computed name (``import_module(name)``, ``sys.modules[name]``)."""
+
+    module: str
+    function: str  # the enclosing function's qualified name ("" at module level)
+    line: int
+
+
+def _scan(module: str, tree: ast.AST) -> tuple[list[Import], list[Dynamic]]:
+    """The imports of one module: the statements, ``import_module``/``sys.modules`` with a
+    literal name (or a loop over literals), and the dynamic ones the caller must resolve."""
+    here = module if MODULES.get(module, Path()).name == "__init__.py" else \
+        module.rpartition(".")[0]
+    loops = _loop_values(tree)
+    found: list[Import] = []
+    dynamic: list[Dynamic] = []
+
+    def visit(node: ast.AST, function: str) -> None:
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = here.split(".")[: len(here.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                     for a in node.names]
+        else:
+            key = node.args[0] if isinstance(node, ast.Call) and _is_import_call(node) \
+                else _modules_lookup(node)
+            if key is not None:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    names = [key.value]
+                elif key in loops:
+                    names = loops[key]
+                else:
+                    dynamic.append(Dynamic(module, function, getattr(node, "lineno", 0)))
+        for name in names:
+            target = _owner(name) if name.split(".")[0] == "cmax" else None
+            if target is not None and target != module:
+                found.append(Import(module, target, getattr(node, "lineno", 0)))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            function = f"{function}.{node.name}" if function else node.name
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(tree, "")
+    return found, dynamic
+
+
+def _table(module: str, name: str) -> set[str]:
+    """The module names held by the module-level dict ``name`` of ``module`` (its values, or
+    the first item of each tuple value): the table a lazy ``__getattr__`` imports from."""
+    for node in ast.parse(MODULES[module].read_text(encoding="utf-8")).body:
+        target: ast.expr
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign):
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == name:
+            table = ast.literal_eval(value)
+            return {v[0] if isinstance(v, tuple) else v for v in table.values()}
+    raise AssertionError(f"{module} has no literal table {name}")
+
+
+def _declared_formats() -> set[str]:
+    """The modules the format declarations name: what the registry imports by computed name."""
+    from cmax.ingest.formats._declarations import DECLARATIONS
+    from cmax.ingest.formats._protocol import module_of
+
+    return {module_of(d) for d in DECLARATIONS}
+
+
+#: every import by a computed name, by (module, function): the modules it can reach, read
+#: from the data that names them. The registry imports each declared format's module (so a
+#: format module importing the package :mod:`cmax.ingest.formats` would be a cycle); a lazy
+#: ``__getattr__`` imports from its table. ``cmax._stage`` looks up its caller's own module,
+#: and its ``lazy_names`` imports the submodules its callers list: those edges are drawn from
+#: each caller (:func:`_lazy_names_edges`). A new dynamic import fails
+#: :func:`test_every_dynamic_import_is_followed` until it is resolved here.
+DYNAMIC: dict[tuple[str, str], Callable[[], set[str]]] = {
+    ("cmax", "__getattr__"): lambda: _table("cmax", "_LAZY"),
+    ("cmax.render", "__getattr__"): lambda: _table("cmax.render", "_LAZY"),
+    ("cmax.cli", "LazyGroup.get_command"): lambda: _table("cmax.cli", "COMMANDS"),
+    ("cmax.ingest.formats", "by_id"): _declared_formats,
+    # sys.modules[fmt.home]: the docstring of each format's module, all_formats() imported
+    ("cmax.ingest.formats_doc", "formats_markdown"): _declared_formats,
+    # sys.modules[cls.__module__]: the source of a model class it already holds
+    ("cmax.cli.schemas", "_class_bodies"): set,
+    ("cmax._stage", "make_callable"): set,
+    ("cmax._stage", "lazy_names.__getattr__"): set,
+}
+
+
+def _lazy_names_edges(module: str, tree: ast.AST) -> tuple[list[Import], list[Dynamic]]:
+    """``lazy_names(__name__, {"name": "submodule"})``: the package imports those submodules."""
+    found: list[Import] = []
+    unresolved: list[Dynamic] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("lazy_names")):
+            continue
+        if (len(node.args) == 2 and ast.unparse(node.args[0]) == "__name__"
+                and isinstance(node.args[1], ast.Dict)):
+            for home in ast.literal_eval(node.args[1]).values():
+                target = _owner(f"{module}.{home}")
+                if target is not None:
                     found.append(Import(module, target, node.lineno))
-    return found
+        else:
+            unresolved.append(Dynamic(module, "lazy_names(...)", node.lineno))
+    return found, unresolved
 
 
-IMPORTS = _imports()
+def _imports() -> tuple[list[Import], list[Dynamic]]:
+    found: list[Import] = []
+    dynamic: list[Dynamic] = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for scan in (_scan, _lazy_names_edges):
+            imports, computed = scan(module, tree)
+            found += imports
+            dynamic += computed
+    unresolved = []
+    for site in dynamic:
+        resolve = DYNAMIC.get((site.module, site.function))
+        if resolve is None:
+            unresolved.append(site)
+            continue
+        found += [Import(site.module, target, site.line) for name in resolve()
+                  if (target := _owner(name)) is not None and target != site.module]
+    return found, unresolved
+
+
+IMPORTS, UNRESOLVED = _imports()
 
 
 _ENTRIES = sorted((e for layer in LAYERS for e in layer), key=len, reverse=True)
@@ -225,3 +370,42 @@ def test_the_contract_sees_deferred_and_type_checking_imports() -> None:
     seen = {(i.source, i.target) for i in IMPORTS}
     assert ("cmax.submission.manifest", "cmax.submission.basket") in seen
     assert ("cmax.ingest.evidence", "cmax.submission.manifest") in seen
+
+
+def test_every_dynamic_import_is_followed() -> None:
+    """An import by a computed name is an edge the contract cannot read off the code: each
+    one is resolved in DYNAMIC, so a cycle through it fails like any other."""
+    assert not UNRESOLVED, "imports by a computed name the contract cannot follow (resolve " \
+        "them in DYNAMIC): " + ", ".join(f"{d.module}:{d.line} in {d.function or 'module'}"
+                                         for d in UNRESOLVED)
+
+
+def test_every_dynamic_entry_is_in_use() -> None:
+    sites = set()
+    for module, path in MODULES.items():
+        sites |= {(d.module, d.function)
+                  for d in _scan(module, ast.parse(path.read_text(encoding="utf-8")))[1]}
+    assert not set(DYNAMIC) - sites, f"stale DYNAMIC entries: {sorted(set(DYNAMIC) - sites)}"
+
+
+def test_the_contract_sees_dynamic_imports() -> None:
+    """The registry imports every declared format's module; a lazy package its submodules;
+    the CLI each command's module."""
+    seen = {(i.source, i.target) for i in IMPORTS}
+    assert ("cmax.ingest.formats", "cmax.ingest.formats.nemo") in seen
+    assert ("cmax.ingest.formats", "cmax.ingest.formats.fio") in seen
+    assert ("cmax.score", "cmax.score.rubric") in seen
+    assert ("cmax.cli", "cmax.cli.inspect_cmd") in seen
+
+
+def test_the_contract_sees_a_module_looked_up_by_name() -> None:
+    """``sys.modules["cmax"]`` reaches the top-level package as surely as ``import cmax``;
+    a computed key is a dynamic import to resolve; a loop over literal names is followed."""
+    tree = ast.parse("import sys\nimport importlib\n"
+                     "def form(stage):\n    return getattr(sys.modules['cmax'], stage)\n"
+                     "def other(name):\n    return sys.modules.get(name)\n"
+                     "def warm():\n    for n in ('cmax.score', 'json'):\n"
+                     "        importlib.import_module(n)\n")
+    found, dynamic = _scan("cmax._stage", tree)
+    assert [(i.target, i.line) for i in found] == [("cmax", 4), ("cmax.score", 9)]
+    assert dynamic == [Dynamic("cmax._stage", "other", 6)]

@@ -14,7 +14,7 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.ingest.evidence import INFERENCE_SCHEMA, conform
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import InferenceFormat, Probe
+from cmax.ingest.formats._protocol import InferenceFormat, Probe
 from cmax.reading.limits import MAX_JSON_BYTES, load_json, read_bounded_text
 
 

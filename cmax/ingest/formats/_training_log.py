@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from cmax.ingest.formats import Probe, RunFormat, RunPart, RunRequest
+from cmax.ingest.formats._protocol import Probe, RunFormat, RunPart, RunRequest
 from cmax.ingest.log_summary import training_summary
 from cmax.ingest.textlines import CONFIG_KEYS, TrainingLog
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Probe, register
+from cmax.ingest.formats._protocol import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
 from cmax.reading.limits import csv_guarded
 

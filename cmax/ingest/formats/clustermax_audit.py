@@ -35,7 +35,7 @@ from typing import Any
 
 from cmax.errors import CmaxError, EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import AuditFormat, Probe, register
+from cmax.ingest.formats._protocol import AuditFormat, Probe, register
 
 ALL = frozenset({"slurm", "k8s", "standalone"})
 SO = frozenset({"slurm", "k8s"})

@@ -30,7 +30,7 @@ import polars as pl
 
 from cmax.errors import EvidenceError, EvidenceFormatError
 from cmax.ingest.evidence import NODE_HEALTH_SCHEMA
-from cmax.ingest.formats import NodeHealthFormat, Probe, register
+from cmax.ingest.formats._protocol import NodeHealthFormat, Probe, register
 from cmax.ingest.textlines import table
 from cmax.reading.limits import MAX_JSON_BYTES, load_json, read_bounded_text
 

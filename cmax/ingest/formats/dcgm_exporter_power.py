@@ -20,7 +20,7 @@ import polars as pl
 
 from cmax.errors import EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import PowerFormat, Probe, register
+from cmax.ingest.formats._protocol import PowerFormat, Probe, register
 from cmax.ingest.formats.nvidia_smi_power import power_frame
 
 METRIC = "DCGM_FI_DEV_POWER_USAGE"

@@ -28,7 +28,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Probe, RunFormat, RunPart, RunRequest, register
+from cmax.ingest.formats._protocol import Probe, RunFormat, RunPart, RunRequest, register
 from cmax.reading.limits import MAX_JSON_BYTES, csv_guarded, read_bounded, read_bounded_text, whole
 
 CSV_PREFIX = "filename,status,time_mean_"

@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 
 from cmax.errors import EvidenceError
-from cmax.ingest.formats import Probe, StorageFormat, register
+from cmax.ingest.formats._protocol import Probe, StorageFormat, register
 
 DIRECTIONS = ("read", "write", "trim")
 MIB = 1024**2

@@ -30,7 +30,7 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.ingest.evidence import INCIDENTS_SCHEMA, conform
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import IncidentFormat, Probe, register
+from cmax.ingest.formats._protocol import IncidentFormat, Probe, register
 from cmax.reading.limits import MAX_JSON_BYTES, csv_guarded, read_bounded_text, read_csv_header
 
 REQUIRED = ("start", "end", "node", "category", "planned")

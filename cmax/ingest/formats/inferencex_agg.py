@@ -27,7 +27,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Probe, register
+from cmax.ingest.formats._protocol import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
 
 #: InferenceX key -> inference column, for the values copied as written

@@ -28,7 +28,7 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.ingest.evidence import JOBS_SCHEMA, conform
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Probe, RunFormat, RunPart, RunRequest, register
+from cmax.ingest.formats._protocol import Probe, RunFormat, RunPart, RunRequest, register
 from cmax.ingest.formats._slurm import elapsed_seconds, stamp
 from cmax.reading.coerce import as_float
 from cmax.reading.limits import MAX_HISTORY_JOBS, limit_error

@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import register
+from cmax.ingest.formats._protocol import register
 from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.ingest.linespec import WALL_TIME, wall_time
 from cmax.ingest.textlines import (

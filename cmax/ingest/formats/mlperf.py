@@ -46,7 +46,8 @@ from typing import Any
 
 from cmax.errors import CmaxError, EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Format, Probe, Role, register
+from cmax.ingest.formats._declarations import Role
+from cmax.ingest.formats._protocol import Format, Probe, register
 from cmax.reading.limits import MAX_JSON_BYTES, is_file_named, read_bounded, read_bounded_text
 
 TOKEN = ":::MLLOG"

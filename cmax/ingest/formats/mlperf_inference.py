@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from cmax.errors import EvidenceError
-from cmax.ingest.formats import Probe, register
+from cmax.ingest.formats._protocol import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, number
 
 #: summary line label (lower case, before the colon) -> (inference column, scale)

@@ -39,7 +39,7 @@ import polars as pl
 
 from cmax.errors import EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Probe, StorageFormat, register
+from cmax.ingest.formats._protocol import Probe, StorageFormat, register
 from cmax.reading.limits import load_json, read_bounded_text
 
 KIB_PER_GIB = 1024**2

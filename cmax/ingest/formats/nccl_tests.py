@@ -60,9 +60,9 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.ingest.evidence import NCCL_SCHEMA
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import NcclFormat, Probe, register
 from cmax.ingest.formats._nccl_datatypes import rated_rows
 from cmax.ingest.formats._nccl_domains import MNNVL_KEY, domains_of, mnnvl_domain
+from cmax.ingest.formats._protocol import NcclFormat, Probe, register
 from cmax.ingest.textlines import table
 from cmax.reading.limits import MAX_NCCL_ROWS, limit_error, read_bounded_lines
 

@@ -34,8 +34,8 @@ import polars as pl
 from cmax.errors import EvidenceError, EvidenceFormatError
 from cmax.ingest.evidence import NODE_HEALTH_SCHEMA
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import NcclFormat, Probe, register
 from cmax.ingest.formats import nccl_tests as nccl
+from cmax.ingest.formats._protocol import NcclFormat, Probe, register
 from cmax.ingest.formats.nccl_tests import NcclTest, solve_ranks
 from cmax.ingest.textlines import table
 from cmax.reading.limits import MAX_JSON_BYTES, read_bounded_text

@@ -20,7 +20,7 @@ import polars as pl
 from cmax.ingest._fields import StepQuery
 from cmax.ingest._greplines import NEMO2_KEY
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import register
+from cmax.ingest.formats._protocol import register
 from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.ingest.linespec import WALL_TIME, StepLine, wall_time
 from cmax.ingest.textlines import (

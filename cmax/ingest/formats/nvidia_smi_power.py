@@ -26,7 +26,7 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.ingest.evidence import POWER_SCHEMA, conform
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import PowerFormat, Probe, register
+from cmax.ingest.formats._protocol import PowerFormat, Probe, register
 from cmax.reading.limits import read_bounded_lines
 
 _REQUIRED = ("timestamp", "index", "power.draw")

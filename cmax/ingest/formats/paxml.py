@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from cmax.ingest.formats import register
+from cmax.ingest.formats._protocol import register
 from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.ingest.textlines import (
     NUM,

@@ -35,7 +35,7 @@ import polars as pl
 from cmax.errors import EvidenceError
 from cmax.ingest.evidence import JOBS_SCHEMA, conform
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import AccountingFormat, Probe, register
+from cmax.ingest.formats._protocol import AccountingFormat, Probe, register
 from cmax.ingest.formats._slurm import elapsed_seconds, stamp
 from cmax.ingest.formats.llmb_sqlite import expand_hostlist
 from cmax.reading.limits import read_bounded_lines

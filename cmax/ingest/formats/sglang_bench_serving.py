@@ -22,7 +22,7 @@ import math
 from typing import Any
 
 from cmax.errors import EvidenceError
-from cmax.ingest.formats import Probe, register
+from cmax.ingest.formats._protocol import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, json_objects, number
 
 #: SGLang key -> inference column; the first key present wins (current name, then older)

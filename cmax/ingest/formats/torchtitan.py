@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import RunRequest, register
+from cmax.ingest.formats._protocol import RunRequest, register
 from cmax.ingest.formats._training_log import TrainingLogFormat
 from cmax.ingest.textlines import (
     GROUPED_NUM,

@@ -20,7 +20,7 @@ from typing import Any
 
 from cmax.errors import EvidenceError
 from cmax.ingest.facts import Fact
-from cmax.ingest.formats import Probe, register
+from cmax.ingest.formats._protocol import Probe, register
 from cmax.ingest.formats._serving import Results, ServingResult, json_objects, number
 
 #: vLLM key -> inference column (numbers as written; ``request_rate`` may be "inf")
