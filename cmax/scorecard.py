@@ -278,6 +278,11 @@ ClaimKind = Literal["training_run", "exemplar_suite", "serving_result", "mlperf_
                    "declaration", "quote"]
 """The claims a rating rests on, each judged once (``cmax/judgement/claims.py``)."""
 
+POWER_CLAIM = "watts_per_gpu"
+"""The id of the energy claim every priced J/token divides by (``("energy", POWER_CLAIM)``):
+the power per GPU, the manifest's [pricing] watts_per_gpu (declared) or the reference's
+default (assumed); a run's measured energy is ``("energy", run_id)``."""
+
 BarVerdict = Literal["pass", "fail", "inconclusive", "unverified", "not_rated"]
 """A result's verdict at its bar as the gates count it (``cmax/judgement/claims.py``
 ``bar_verdict``): pass, fail (conclusively below) or inconclusive; unverified (measured, but
@@ -336,10 +341,12 @@ class Judgement(_Model):
 
     kind: ClaimKind
     """what sort of claim: a training run, the Exemplar suite, a serving or MLPerf result, the
-    fabric, reliability, the SLA, a run's energy, the audit or a declaration"""
+    fabric, reliability, the SLA, a run's energy or the power priced J/token divides by, the
+    audit or a declaration"""
     id: str = Field(description="which claim of its kind: a run id (runs[0]), a manifest "
                     "entry (inference[0], mlperf[0]), a declaration key, or the kind's one "
-                    "claim (exemplar, fabric, reliability, sla, audit)")
+                    "claim (exemplar, fabric, reliability, sla, audit; energy's watts_per_gpu: "
+                    "the power per GPU priced J/token divides by)")
     label: str
     """the claim in words"""
     state: State = Field(description="earned, declared, assumed, contradicted or "

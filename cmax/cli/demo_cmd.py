@@ -61,6 +61,7 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
                                    pdf=not no_pdf, paper=paper)
     from cmax.price.tokens import compare
     from cmax.render.page_one import decision, page_one
+    from cmax.render.provenance import Sources
     from cmax.render.views import tokens_sentence
 
     # across GPU generations offers are compared per training token, never per GPU-hour
@@ -85,7 +86,8 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
                  "tokens_unranked": result.unranked.get(i),
                  "joules_per_token":
                      token_rank[i][1].joules_per_token if i in token_rank else None,
-                 "joules_rank": energy_rank.get(i)}
+                 "joules_rank": energy_rank.get(i),
+                 "joules_basis": power.text if (power := Sources(c).power()) else None}
                 for i, c in enumerate(cards)
             ],
             "files": [str(f.resolve()) for f in files],
@@ -102,10 +104,12 @@ def command(out_dir: Path, rank_by: str, no_pdf: bool, paper: str, fmt: str) -> 
                    "interruptions priced in), cheapest first")
         for rank, r in enumerate(result.ranked, start=1):
             c = cards[r.index]
-            joules = (f"{r.joules_per_token:6.2f} J/token (#{energy_rank[r.index]})"
+            power = Sources(c).power()
+            joules = (f"{r.joules_per_token:6.2f} J/token (#{energy_rank[r.index]}"
+                      + (f", {power.short})" if power is not None else ")")
                       if r.joules_per_token is not None else "J/token unknown")
             click.echo(f"  {rank}. {c.provider[:18]:<18} {c.gpu[:9]:<9} "
-                       f"${r.usd_per_million_tokens:.3f}/M tokens   {joules:<24} "
+                       f"${r.usd_per_million_tokens:.3f}/M tokens   {joules:<28} "
                        f"{c.tier}: {decision(c)}")
         for i, why in sorted(result.unranked.items()):
             click.echo(f"  -  {cards[i].provider[:18]:<18} not ranked: {why}")

@@ -41,6 +41,7 @@ def price_text(card: Scorecard, advice: PriceAdvice) -> list[str]:
     """Page 1's decision and ask (:mod:`cmax.render.page_one`, with this advice), then the
     advice's figures to more digits and the arithmetic behind them."""
     from cmax.render.page_one import page_one
+    from cmax.render.provenance import Sources
 
     a = advice
     page = page_one(card.model_copy(update={"price": advice}))
@@ -82,6 +83,9 @@ def price_text(card: Scorecard, advice: PriceAdvice) -> list[str]:
                 f"{cell(w.usd_per_million_tokens, '.4f'):>8} "
                 f"{cell(w.reference_usd_per_million_tokens, '.4f'):>8} "
                 f"{cell(w.joules_per_token, '.3f'):>8}")
+        note = Sources(card).power_note()
+        if note is not None and any(w.joules_per_token is not None for w in a.workloads):
+            lines.append(f"  {note}")
     if a.usd_per_million_tokens is not None:
         basket = ", ".join(f"{k} {share:.0%}" for k, share in a.token_basket.items())
         lines += ["", f"  $ per million training tokens on the buyer's workload ({basket}; "

@@ -2,14 +2,13 @@
 and the scored results.
 
 Each claim (a training run, the Exemplar suite, a serving, MLPerf or storage result, the
-fabric, reliability, the SLA, a run's measured energy, the audit, each declaration, the
-quote) gets one
-:class:`cmax.scorecard.Judgement`: its state (earned / declared / assumed / contradicted /
-not assessed), its standing against its bar where it has one (met / not met / not
-evaluated), the witnesses it rests on with who wrote each (``witnesses.py``), the findings
-that bear on it with the effect each rule declares (``cmax/validate/registry.py``), and the
-gates that read it. The judgement's ``provenance`` is what every report labels the claim's
-figures with.
+fabric, reliability, the SLA, a run's measured energy, the power per GPU J/token is priced
+at, the audit, each declaration, the quote) gets one :class:`cmax.scorecard.Judgement`: its
+state (earned / declared / assumed / contradicted / not assessed), its standing against its
+bar where it has one (met / not met / not evaluated), the witnesses it rests on with who
+wrote each (``witnesses.py``), the findings that bear on it with the effect each rule
+declares (``cmax/validate/registry.py``), and the gates that read it. The judgement's
+``provenance`` is what every report labels the claim's figures with.
 
 A claim's state:
 
@@ -33,6 +32,7 @@ from cmax.resolve.case import Case
 from cmax.resolve.claims import Claim
 from cmax.resolve.runs import ResolvedRun
 from cmax.scorecard import (
+    POWER_CLAIM,
     AuditSummary,
     BarVerdict,
     Bearing,
@@ -223,6 +223,29 @@ def judge_energy(case: Case, findings: Bearings, results: Sequence[WorkloadResul
                              label=f"energy per token of {r.log}", state=state,
                              witnesses=wit, findings=bears, reason=why))
     return out
+
+
+def judge_power(case: Case) -> list[Judgement]:
+    """The power per GPU every priced J/token divides by (the price's cost per workload, the
+    leaderboard's energy rank): the manifest's [pricing] watts_per_gpu is the provider's
+    statement (declared); without it the price takes the reference's default (all-in server
+    power ÷ GPUs × PUE, ``reference/economics.toml`` [system_power], else the GPU's TDP), a
+    figure nothing in the bundle measured (assumed). Telemetry measures a run's own energy
+    (:func:`judge_energy`), never this figure. None without [pricing]: nothing is priced."""
+    pricing = case.manifest.pricing
+    if pricing is None:
+        return []
+    if pricing.watts_per_gpu:
+        return [Judgement(
+            kind="energy", id=POWER_CLAIM, label=f"power {pricing.watts_per_gpu:g} W per GPU "
+            "for J/token", state=State.DECLARED,
+            witnesses=[Witness(file=MANIFEST, fact=f"[pricing] watts_per_gpu = "
+                               f"{pricing.watts_per_gpu:g}", author="manifest")],
+            reason="the provider's stated power per GPU, not measured")]
+    return [Judgement(
+        kind="energy", id=POWER_CLAIM, label="power per GPU for J/token", state=State.ASSUMED,
+        reason="the reference's default power per GPU (all-in server power ÷ GPUs × PUE, else "
+        "the GPU's TDP): no power per GPU was stated and nothing measured it")]
 
 
 def judge_exemplar_claim(exemplar: ExemplarJudgement, runs: Sequence[Judgement],
@@ -445,8 +468,8 @@ def judge_claims(
     gates: Sequence[GateReads] = (),
 ) -> list[Judgement]:
     """Every claim of the bundle judged once, in a fixed order: runs, the suite, serving,
-    MLPerf, storage, the fabric, reliability, the SLA, energy, the audit, declarations, the
-    quote."""
+    MLPerf, storage, the fabric, reliability, the SLA, energy and power, the audit,
+    declarations, the quote."""
     runs = judge_runs(case, findings, workloads, gates)
     return [
         *runs, judge_exemplar_claim(exemplar, runs, findings, gates),
@@ -456,6 +479,7 @@ def judge_claims(
         judge_fabric(case, findings, network, gates),
         *judge_fleet(case, findings, reliability, sla),
         *judge_energy(case, findings, workloads),
+        *judge_power(case),
         judge_audit(case, findings, audit, gates),
         *judge_declarations(case, gates),
         *judge_quote(case),

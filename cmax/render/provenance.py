@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cmax.scorecard import (
+    POWER_CLAIM,
     ClaimKind,
     InferenceResult,
     Judgement,
     Scorecard,
     WorkloadResult,
 )
-from cmax.states import INDEPENDENT_AUTHORS, Author, Provenance
+from cmax.states import INDEPENDENT_AUTHORS, Author, Provenance, State
 
 SHORT: dict[Provenance, str] = {
     "independently witnessed": "witnessed", "provider-attested": "attested",
@@ -34,9 +35,14 @@ AUTHORS: dict[Author, str] = {
 }
 """Who wrote a witness, in a report's words."""
 
+ASSUMED_FROM: dict[ClaimKind, str] = {"energy": "reference default power"}
+"""What an assumed figure of a kind was taken from: the label says it ("assumed (reference
+default power)"), so a J/token the bundle never measured reads neither as attested nor as the
+provider's word."""
+
 LEGEND = ("Evidence labels: (independently) witnessed, stated by a source the provider did not "
           "write, named beside it; (provider-)attested, only the provider's own files; "
-          "declared, only its word.")
+          "declared, only its word; assumed, taken from a reference default, not measured.")
 """What the evidence labels mean, said once in a scorecard (before its first table of them)
 and in the text of ``cmax score``."""
 
@@ -56,16 +62,26 @@ class Source:
     """whether the provider's own files state the figure as well"""
     context: tuple[tuple[str, str], ...] = ()
     """(who, what it states) for each independent witness of the figure's context only"""
+    assumed: str = ""
+    """what an assumed figure was taken from (:data:`ASSUMED_FROM`); empty when not assumed"""
 
     @property
     def short(self) -> str:
-        return SHORT[self.provenance]
+        return "assumed" if self.assumed else SHORT[self.provenance]
+
+    @property
+    def heading(self) -> str:
+        """The label's group in :func:`grouped`: its provenance, or "assumed"."""
+        return "assumed" if self.assumed else self.provenance
 
     @property
     def note(self) -> str:
-        """What the label adds to the provenance: who witnessed the figure (and that the
-        provider's files state it too), or what an independent witness of its context states
-        (Slurm accounting witnesses a run's span, not its speed); empty when nothing."""
+        """What the label adds to the provenance: what an assumed figure was taken from, who
+        witnessed the figure (and that the provider's files state it too), or what an
+        independent witness of its context states (Slurm accounting witnesses a run's span,
+        not its speed); empty when nothing."""
+        if self.assumed:
+            return self.assumed
         parts = []
         if self.witnessed_by:
             parts.append(f"by {' and '.join(self.witnessed_by)}"
@@ -82,22 +98,30 @@ class Source:
     def text(self) -> str:
         """The label in a sentence: the provenance and its :attr:`note`."""
         note = self.note
+        if self.assumed:
+            return f"assumed ({note})"
         if not note:
             return self.provenance
         return f"{self.provenance} {note}" if self.witnessed_by else f"{self.provenance}; {note}"
 
 
+HEADINGS = ("independently witnessed", "provider-attested", "declared", "assumed",
+            "not assessed")
+"""The groups of :func:`grouped`, strongest first: the provenances, an assumed figure after
+the declared ones."""
+
+
 def grouped(named: list[tuple[str, Source]]) -> list[str]:
     """Figures by provenance, one sentence each ('Provider-attested: training throughput,
     fabric.'), a figure whose label says more with it in brackets; in the order of
-    :data:`SHORT`."""
+    :data:`HEADINGS`."""
     out = []
-    for provenance in SHORT:
-        these = [(name, s) for name, s in named if s.provenance == provenance]
+    for heading in HEADINGS:
+        these = [(name, s) for name, s in named if s.heading == heading]
         if not these:
             continue
         parts = [f"{name} ({s.note})" if s.note else name for name, s in these]
-        out.append(f"{provenance[:1].upper()}{provenance[1:]}: {', '.join(parts)}.")
+        out.append(f"{heading[:1].upper()}{heading[1:]}: {', '.join(parts)}.")
     return out
 
 
@@ -108,10 +132,12 @@ def source_of(judgement: Judgement | None) -> Source | None:
     independent = [w for w in judgement.witnesses if w.author in INDEPENDENT_AUTHORS]
     figure = [w for w in independent if w.attests == "figure"]
     context = [w for w in independent if w.attests != "figure"]
+    assumed = (ASSUMED_FROM.get(judgement.kind, "")
+               if judgement.state is State.ASSUMED else "")
     return Source(
         judgement.provenance, tuple(dict.fromkeys(AUTHORS[w.author] for w in figure)),
         any(w.author == "provider" and w.attests == "figure" for w in judgement.witnesses),
-        tuple(dict.fromkeys((AUTHORS[w.author], w.fact) for w in context)))
+        tuple(dict.fromkeys((AUTHORS[w.author], w.fact) for w in context)), assumed)
 
 
 def source(card: Scorecard, kind: ClaimKind, claim: str) -> Source | None:
@@ -130,6 +156,19 @@ class Sources:
 
     def energy(self, w: WorkloadResult) -> Source | None:
         return source(self.card, "energy", w.run_id or w.log)
+
+    def power(self) -> Source | None:
+        """The power per GPU every priced J/token divides by: declared ([pricing]
+        watts_per_gpu) or assumed (the reference's default)."""
+        return source(self.card, "energy", POWER_CLAIM)
+
+    def power_note(self) -> str | None:
+        """The priced J/token's basis in a sentence, said once under a table of them: 'J/token:
+        power per GPU ÷ tokens/s per GPU, the power assumed (reference default power).'"""
+        power = self.power()
+        if power is None:
+            return None
+        return f"J/token: power per GPU ÷ tokens/s per GPU, the power {power.text}."
 
     def serving(self, r: InferenceResult) -> Source | None:
         return source(self.card, "serving_result", r.entry)

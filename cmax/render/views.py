@@ -23,6 +23,7 @@ from cmax.render.page_one import (
     top_drivers,
     workload_line,
 )
+from cmax.render.provenance import Source, Sources
 from cmax.score.verdicts import serving_rated
 from cmax.scorecard import (
     TIERS,
@@ -144,6 +145,7 @@ class LeaderboardRow:
     gpus: int = 0  # the cluster's GPUs
     measured_joules: float | None = None  # mean J/token the runs measured themselves
     measured_runs: int = 0  # runs with their own energy readings
+    power: Source | None = None  # what the power per GPU of joules_per_token rests on
 
 
 def _value(card: Scorecard) -> float | None:
@@ -235,7 +237,7 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
             joules_rank=energy[slug][1] if slug in energy else None,
             **_serving_columns(card), gpus=card.nodes * card.gpus_per_node,
             measured_joules=sum(joules) / len(joules) if joules else None,
-            measured_runs=len(joules),
+            measured_runs=len(joules), power=Sources(card).power(),
         ))
     return rows
 
@@ -508,10 +510,18 @@ def tokens_sentence(card: Scorecard, peers: list[Scorecard]) -> str | None:
             f"{fmt.usd(card.price.quoted_usd_per_gpu_hour)} per GPU-hour) {o.provider} must "
             f"train {need:.2f}x as fast per GPU as this offer to be cheaper per token; it trains "
             f"{has:.2f}x: {verdict}."
-            + (f" Energy per token (all-in): {here.joules_per_token:.2f} J here against "
-               f"{other.joules_per_token:.2f} J at {o.provider}."
+            + (f" Energy per token (all-in): {here.joules_per_token:.2f} J here"
+               f"{_power_label(card, ',')} against {other.joules_per_token:.2f} J at {o.provider}"
+               f"{_power_label(o)}."
                if here.joules_per_token is not None and other.joules_per_token is not None
                else ""))
+
+
+def _power_label(card: Scorecard, end: str = "") -> str:
+    """', assumed (reference default power)' (then ``end``): what the power per GPU of a
+    card's J/token rests on, set off in a sentence; empty without its judgement."""
+    power = Sources(card).power()
+    return f", {power.text}{end}" if power is not None else ""
 
 
 def tier_thresholds(card: Scorecard) -> dict[Tier, float]:

@@ -120,6 +120,7 @@ def test_demo_ranks_offers_across_gpu_generations_per_token(
     assert zenith["usd_per_million_tokens"] == pytest.approx((2.7732 + 1.8245) / 2, abs=1e-4)
     assert zenith["joules_per_token"] == pytest.approx((6.1378 + 4.0381) / 2, abs=1e-4)
     assert zenith["joules_rank"] == 1
+    assert zenith["joules_basis"] == "assumed (reference default power)"
     ranks = sorted((p["tokens_rank"], name) for name, p in providers.items()
                    if p["tokens_rank"] is not None)
     assert [name for _, name in ranks] == ["Cinder GPU", "Zenith Racks", "Aurora Compute",

@@ -109,3 +109,23 @@ def test_dcgm_exporter_telemetry_gives_the_same_measured_j_per_token(
     w = _workload(_bundle(tmp_path / "dcgm", 8, dcgm=True), capsys)
     assert w["measured_joules_per_token"] == pytest.approx(700 / (128 * 8192 / STEP_S / 64),
                                                            abs=1e-5)
+
+
+def test_measured_energy_is_attested_by_its_telemetry_and_the_priced_power_assumed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The run's J/token measured from its telemetry is provider-attested, witnessed by the
+    power files; the J/token the price divides the reference's default power by is assumed,
+    whatever telemetry the bundle holds."""
+    bundle = _bundle(tmp_path / "priced", 8)
+    with (bundle / "cmax.toml").open("a") as f:
+        f.write("\n[pricing]\nusd_per_gpu_hour = 2.45\n")
+    main(["score", str(bundle), "--format", "json"])
+    card = json.loads(capsys.readouterr().out)
+    energy = {j["id"]: j for j in card["judgements"] if j["kind"] == "energy"}
+    [run_id] = [w["run_id"] for w in card["workloads"]]
+    measured, priced = energy[run_id], energy["watts_per_gpu"]
+    assert (measured["state"], measured["provenance"]) == ("earned", "provider-attested")
+    assert sorted(w["file"] for w in measured["witnesses"]) == [
+        f"power/gpu-node-{h:02d}.csv" for h in range(8)]
+    assert priced["state"] == "assumed" and priced["provenance"] != "provider-attested"
+    assert priced["witnesses"] == []

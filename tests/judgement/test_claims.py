@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from cmax.pipeline import load
 from cmax.score import score
 from cmax.score.rubric import load_rubric
-from cmax.scorecard import Judgement, Scorecard, Witness
+from cmax.scorecard import POWER_CLAIM, Judgement, Scorecard, Witness
 from cmax.states import State
 from tests.paths import DATA, SAMPLES
 
@@ -218,3 +218,28 @@ def test_a_rated_storage_result_is_earned_on_its_file(tmp_path: Path) -> None:
     assert card.storage[0].verdict == "rated" and judged is not None
     assert judged.state is State.EARNED and judged.provenance == "provider-attested"
     assert judged.witnesses[0].file == "mlperf_storage_v1.0/HPE/summary.json"
+
+
+def test_the_priced_power_is_assumed_from_the_reference_default(aurora: Scorecard) -> None:
+    """aurora states no power per GPU: each J/token of its price divides the reference's
+    default all-in power (1,989 W per H100), a figure nothing in the bundle measured."""
+    from cmax.render.provenance import Sources
+
+    power = aurora.judgement("energy", POWER_CLAIM)
+    assert power is not None and power.state is State.ASSUMED and power.witnesses == []
+    assert power.provenance != "provider-attested"
+    label = Sources(aurora).power()
+    assert label is not None and label.text == "assumed (reference default power)"
+
+
+def test_a_stated_power_per_gpu_is_declared(tmp_path: Path) -> None:
+    bundle = _sample(tmp_path)
+    manifest = bundle / "cmax.toml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace(
+        "[pricing]\n", "[pricing]\nwatts_per_gpu = 1500\n", 1), encoding="utf-8")
+    power = _card(bundle).judgement("energy", POWER_CLAIM)
+    assert power is not None and power.state is State.DECLARED
+    assert power.provenance == "declared"
+    assert [(w.file, w.fact, w.author) for w in power.witnesses] == [
+        ("cmax.toml", "[pricing] watts_per_gpu = 1500", "manifest")]
+

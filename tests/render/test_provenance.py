@@ -113,6 +113,7 @@ def test_a_run_slurm_accounting_corroborates_is_witnessed_for_its_span_only(
      "provider-attested; Slurm accounting witnesses the context only: job 1, held 60 s, job 2, "
      "held 70 s and 1 more"),
     (Source("not assessed"), "not assessed"),
+    (Source("declared", assumed="reference default power"), "assumed (reference default power)"),
 ])
 def test_a_label_says_who_witnessed_what(source: Source, said: str) -> None:
     assert source.text == said
@@ -123,3 +124,22 @@ def test_the_json_carries_each_claims_provenance() -> None:
     labels = {(j["kind"], j["id"]): j["provenance"] for j in data["judgements"]}
     assert labels[("audit", "audit")] == "provider-attested"
     assert labels[("fabric", "fabric")] == "provider-attested"
+
+
+@pytest.mark.parametrize("name", ("aurora-compute", "borealis-cloud", "cinder-gpu"))
+def test_every_priced_j_per_token_says_its_power_is_assumed(name: str) -> None:
+    """The H100 samples state no power per GPU: the price's J/token divides the reference's
+    default all-in power, so the cost table labels each J/token assumed and says so once, and
+    `cmax price` says it under its table; nothing calls it attested."""
+    from cmax.cli.price_cmd import price_text
+
+    card = _card(name)
+    assert card.price is not None
+    priced = [w for w in card.price.workloads if w.joules_per_token is not None]
+    assert priced
+    page = reports.scorecard_html(card, "x", "html", reports.ScorecardCharts())
+    cost = page.split("<h3>Cost per workload</h3>", 1)[1].split("</table>", 1)[0]
+    assert cost.count('<span class="src src-assumed">assumed</span>') == len(priced)
+    note = "J/token: power per GPU ÷ tokens/s per GPU, the power assumed (reference default power)."
+    assert note in _scorecard(card)
+    assert f"  {note}" in price_text(card, card.price)

@@ -3,10 +3,13 @@ never per-GPU-hour value (docs/scoring.md section 7)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cmax.render import views
-from cmax.scorecard import Scorecard, TokenCost
+from cmax.scorecard import POWER_CLAIM, Judgement, Scorecard, TokenCost
+from cmax.states import State
 from cmax.throughput import usd_per_million_tokens
 from tests.score.scorecard_factory import make_scorecard, make_weak_scorecard
 
@@ -126,3 +129,32 @@ def test_brief_sentence_compares_energy_per_token_where_both_are_known(
     assert line.endswith("Energy per token (all-in): 9.95 J here against 6.50 J at G.")
     plain = views.tokens_sentence(board[0][1], [c for _, c in board])
     assert plain is not None and "Energy per token" not in plain
+
+
+def _powered(card: Scorecard, state: State) -> Scorecard:
+    """The card with the judgement of the power per GPU its J/token divides by."""
+    power = Judgement(kind="energy", id=POWER_CLAIM, label="power per GPU for J/token",
+                      state=state)
+    return card.model_copy(update={"judgements": [*card.judgements, power]})
+
+
+def test_each_j_per_token_is_labelled_with_what_its_power_rests_on(
+        board: list[tuple[str, Scorecard]]) -> None:
+    """The reference's default power is assumed, never measured: the brief's sentence and
+    the leaderboard row say so beside each J/token; a stated [pricing] watts_per_gpu reads
+    declared."""
+    from cmax.render.reports import leaderboard_html
+
+    h, w, g = (c for _, c in board)
+    h = _powered(_with_tokens(h, "h100-sxm", 200.0, 1989.0), State.ASSUMED)
+    g = _powered(_with_tokens(g, "gb200", 400.0, 2600.0), State.DECLARED)
+    line = views.tokens_sentence(h, [h, w, g])
+    assert line is not None and line.endswith(
+        "Energy per token (all-in): 9.95 J here, assumed (reference default power), against "
+        "6.50 J at G, declared.")
+    rows = views.leaderboard_rows([("h", h), ("w", w), ("g", g)])
+    assert {r.slug: r.power.short for r in rows if r.power} == {"h": "assumed", "g": "declared"}
+    page = leaderboard_html(rows, "html", {"score": None, "price": None})
+    assert re.search(r"J/tok <span class=\"note\">\(2\)</span> <span class=\"src "
+                     r"src-assumed\">assumed</span>", page)
+    assert page.count("src-declared") == 1
