@@ -19,6 +19,7 @@ from cmax.render import formatting as fmt
 from cmax.render.provenance import Source, grouped, source
 from cmax.score.verdicts import rated, serving_rated
 from cmax.scorecard import (
+    POWER_CLAIM,
     TIERS,
     ClaimKind,
     Gate,
@@ -493,7 +494,7 @@ def _labels(sources: list[Source | None]) -> str:
 def price_inputs(card: Scorecard) -> str:
     """What the price's measured inputs rest on: the runs (or serving results) whose ratios
     make its throughput ratio (:func:`cmax.score.verdicts.rated`), the incident evidence its
-    goodput ratio comes from, and the quote."""
+    goodput ratio comes from, the quote, and the power per GPU its J/token divides by."""
     runs = [w for w in card.workloads if rated(w)]
     served = [r for r in card.inference if serving_rated(r) and r.ratio is not None]
     if runs:
@@ -509,8 +510,10 @@ def price_inputs(card: Scorecard) -> str:
     goodput = (f"goodput {rel.text}" if rel is not None
                else "goodput not assessed (counted as 100%)")
     quote = source(card, "quote", "pricing")
+    power = source(card, "energy", POWER_CLAIM)
     return (f"Price inputs: {throughput}; {goodput}"
-            + (f"; the quote {quote.text}." if quote is not None else "."))
+            + (f"; the quote {quote.text}" if quote is not None else "")
+            + (f"; J/token's power per GPU {power.text}." if power is not None else "."))
 
 
 def _prices(card: Scorecard) -> Prices | None:

@@ -42,7 +42,7 @@ provider's word."""
 
 LEGEND = ("Evidence labels: (independently) witnessed, stated by a source the provider did not "
           "write, named beside it; (provider-)attested, only the provider's own files; "
-          "declared, only its word; assumed, taken from a reference default, not measured.")
+          "declared, only its word.")
 """What the evidence labels mean, said once in a scorecard (before its first table of them)
 and in the text of ``cmax score``."""
 

@@ -116,7 +116,7 @@ def test_measured_energy_is_attested_by_its_telemetry_and_the_priced_power_assum
     """The run's J/token measured from its telemetry is provider-attested, witnessed by the
     power files; the J/token the price divides the reference's default power by is assumed,
     whatever telemetry the bundle holds."""
-    bundle = _bundle(tmp_path / "priced", 8)
+    bundle = _bundle(tmp_path / "priced", 8, dcgm=True)
     with (bundle / "cmax.toml").open("a") as f:
         f.write("\n[pricing]\nusd_per_gpu_hour = 2.45\n")
     main(["score", str(bundle), "--format", "json"])
@@ -125,7 +125,7 @@ def test_measured_energy_is_attested_by_its_telemetry_and_the_priced_power_assum
     [run_id] = [w["run_id"] for w in card["workloads"]]
     measured, priced = energy[run_id], energy["watts_per_gpu"]
     assert (measured["state"], measured["provenance"]) == ("earned", "provider-attested")
-    assert sorted(w["file"] for w in measured["witnesses"]) == [
-        f"power/gpu-node-{h:02d}.csv" for h in range(8)]
+    assert [(w["file"], w["author"]) for w in measured["witnesses"]] == [
+        ("power/dcgm.json", "provider")]
     assert priced["state"] == "assumed" and priced["provenance"] != "provider-attested"
     assert priced["witnesses"] == []

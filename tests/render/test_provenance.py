@@ -129,8 +129,9 @@ def test_the_json_carries_each_claims_provenance() -> None:
 @pytest.mark.parametrize("name", ("aurora-compute", "borealis-cloud", "cinder-gpu"))
 def test_every_priced_j_per_token_says_its_power_is_assumed(name: str) -> None:
     """The H100 samples state no power per GPU: the price's J/token divides the reference's
-    default all-in power, so the cost table labels each J/token assumed and says so once, and
-    `cmax price` says it under its table; nothing calls it attested."""
+    default all-in power, so the cost table's J/token column is labelled assumed, page 1's price
+    inputs (also in `cmax score`) say why, and `cmax price` says it under its table; nothing
+    calls it attested."""
     from cmax.cli.price_cmd import price_text
 
     card = _card(name)
@@ -139,7 +140,9 @@ def test_every_priced_j_per_token_says_its_power_is_assumed(name: str) -> None:
     assert priced
     page = reports.scorecard_html(card, "x", "html", reports.ScorecardCharts())
     cost = page.split("<h3>Cost per workload</h3>", 1)[1].split("</table>", 1)[0]
-    assert cost.count('<span class="src src-assumed">assumed</span>') == len(priced)
+    assert 'Joules/token <span class="src src-assumed">assumed</span></th>' in cost
+    inputs = "; J/token's power per GPU assumed (reference default power)."
+    assert page_one(card).prices.inputs.endswith(inputs)  # type: ignore[union-attr]
+    assert inputs in _scorecard(card) and inputs in "\n".join(scorecard_text(card))
     note = "J/token: power per GPU ÷ tokens/s per GPU, the power assumed (reference default power)."
-    assert note in _scorecard(card)
     assert f"  {note}" in price_text(card, card.price)
