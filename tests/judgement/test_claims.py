@@ -17,6 +17,7 @@ from cmax.score.rubric import load_rubric
 from cmax.scorecard import POWER_CLAIM, Judgement, Scorecard, Witness
 from cmax.states import State
 from tests.paths import DATA, SAMPLES
+from tests.sample_bundles import aurora_with_slurm_jobs
 
 SWEEP = "nccl/all_reduce_perf_64n.txt"
 
@@ -144,18 +145,7 @@ def test_the_schedulers_accounting_witnesses_a_runs_job_not_its_speed(tmp_path: 
     """The aurora runs with their Slurm jobs (sacct -P output, tests/data/ingest/slurm): the
     accounting is an independent witness of the job's span, but the speed is still only what
     the provider's log prints."""
-    bundle = _sample(tmp_path)
-    toml = bundle / "cmax.toml"
-    text = toml.read_text(encoding="utf-8")
-    for log, job in (("llama3.1-405b_bf16_512.log", "41001"),
-                     ("llama3.1-405b_fp8_512.log", "41002"), ("grok1-314b_fp8_512.log", "41003")):
-        line = f'log = "training/{log}"\n'
-        text = text.replace(line, f'{line}job_id = "{job}"\n')
-    toml.write_text(text + '\n[[accounting]]\npath = "slurm/sacct_parsable.txt"\n',
-                    encoding="utf-8")
-    (bundle / "slurm").mkdir()
-    shutil.copy(DATA / "ingest" / "slurm" / "sacct_parsable.txt", bundle / "slurm")
-    judged = _card(bundle).judgement("training_run", "runs[0]")
+    judged = _card(aurora_with_slurm_jobs(tmp_path)).judgement("training_run", "runs[0]")
     assert judged is not None
     job = [w for w in judged.witnesses if w.author == "scheduler"]
     assert job and job[0].file == "slurm/sacct_parsable.txt" and job[0].independent

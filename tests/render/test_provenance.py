@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 from functools import cache
 from pathlib import Path
 
@@ -20,7 +19,8 @@ from cmax.render import reports
 from cmax.render.page_one import page_one
 from cmax.render.provenance import Source, Sources, source_of
 from cmax.scorecard import Scorecard
-from tests.paths import DATA, SAMPLES
+from tests.paths import SAMPLES
+from tests.sample_bundles import aurora_with_slurm_jobs
 
 NAMES = ("aurora-compute", "borealis-cloud", "cinder-gpu", "halcyon-serve", "zenith-nvl72")
 
@@ -78,19 +78,7 @@ def test_a_run_slurm_accounting_corroborates_is_witnessed_for_its_span_only(
         tmp_path: Path) -> None:
     """Aurora's runs with their Slurm jobs (sacct -P output): the label names the job and the
     span Slurm recorded, and leaves the speed the log prints to the provider."""
-    bundle = tmp_path / "aurora"
-    shutil.copytree(SAMPLES / "aurora-compute", bundle)
-    toml = bundle / "cmax.toml"
-    text = toml.read_text(encoding="utf-8")
-    for log, job in (("llama3.1-405b_bf16_512.log", "41001"),
-                     ("llama3.1-405b_fp8_512.log", "41002"), ("grok1-314b_fp8_512.log", "41003")):
-        line = f'log = "training/{log}"\n'
-        text = text.replace(line, f'{line}job_id = "{job}"\n')
-    toml.write_text(text + '\n[[accounting]]\npath = "slurm/sacct_parsable.txt"\n',
-                    encoding="utf-8")
-    (bundle / "slurm").mkdir()
-    shutil.copy(DATA / "ingest" / "slurm" / "sacct_parsable.txt", bundle / "slurm")
-    card = assess(bundle)
+    card = assess(aurora_with_slurm_jobs(tmp_path))
     run = Sources(card).run(card.workloads[0])
     assert run is not None and run.provenance == "provider-attested"
     assert run.text.startswith("provider-attested; Slurm accounting witnesses the context only: "
