@@ -28,14 +28,15 @@ import ipaddress
 import json
 import math
 import os
-import ssl
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cmax.errors import MonitoringError
+
+if TYPE_CHECKING:
+    import ssl
 
 MAX_STEPS = 10_000
 """Steps per request: under the 11,000 points per series Prometheus answers at most."""
@@ -158,6 +159,8 @@ def fetch_range(url: str, query: str, start: float, end: float, step_s: float, *
                 env: Mapping[str, str] | None = None) -> tuple[list[Series], str]:
     """The series of ``query`` over ``[start, end)`` at ``step_s`` from a live server, and the
     SHA-256 of the answers read. Any failure is one :class:`MonitoringError`."""
+    import ssl  # TLS and HTTP are imported by a live query only, not by every command
+
     env = os.environ if env is None else env
     header = _auth(url, env)
     base = url.rstrip("/") + "/api/v1/query_range"
@@ -188,6 +191,10 @@ def fetch_range(url: str, query: str, start: float, end: float, step_s: float, *
 
 def _get(full: str, header: str | None, context: ssl.SSLContext, url: str,
          query: str) -> bytes:
+    import ssl
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(full, headers={"Accept": "application/json"})
     if header:
         request.add_header("Authorization", header)
