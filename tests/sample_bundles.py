@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -27,3 +28,14 @@ def aurora_with_slurm_jobs(tmp_path: Path) -> Path:
     (bundle / "slurm").mkdir()
     shutil.copy(DATA / "ingest" / "slurm" / "sacct_parsable.txt", bundle / "slurm")
     return bundle
+
+
+def straighten_fp8_loss(bundle: Path) -> None:
+    """Replace the loss of Aurora's fp8 run (``runs[1]``) with a straight line, keeping its
+    speed: the run stays fast enough to pass while its loss betrays a formula
+    (``fabrication.formula-loss``)."""
+    log = bundle / "training/llama3.1-405b_fp8_512.log"
+    step = iter(range(1000))
+    log.write_text(re.sub(r"reduced_train_loss: [0-9.]+",
+                          lambda _: f"reduced_train_loss: {12.0 - 0.1 * next(step):.3f}",
+                          log.read_text(encoding="utf-8")), encoding="utf-8")

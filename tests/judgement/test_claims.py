@@ -17,7 +17,7 @@ from cmax.score.rubric import load_rubric
 from cmax.scorecard import POWER_CLAIM, Judgement, Scorecard, Witness
 from cmax.states import State
 from tests.paths import DATA, SAMPLES
-from tests.sample_bundles import aurora_with_slurm_jobs
+from tests.sample_bundles import aurora_with_slurm_jobs, straighten_fp8_loss
 
 SWEEP = "nccl/all_reduce_perf_64n.txt"
 
@@ -81,11 +81,7 @@ def test_a_run_held_by_a_fabrication_warning_is_judged_with_it(tmp_path: Path) -
     """The aurora fp8 run with its loss replaced by a straight line: fast enough to pass, but
     its judgement carries the warning, its effect, and a pass it has not earned."""
     bundle = _sample(tmp_path)
-    log = bundle / "training/llama3.1-405b_fp8_512.log"
-    step = iter(range(1000))
-    log.write_text(re.sub(r"reduced_train_loss: [0-9.]+",
-                          lambda _: f"reduced_train_loss: {12.0 - 0.1 * next(step):.3f}",
-                          log.read_text(encoding="utf-8")), encoding="utf-8")
+    straighten_fp8_loss(bundle)
     card = _card(bundle)
     judged = card.judgement("training_run", "runs[1]")
     assert judged is not None
@@ -102,11 +98,7 @@ def test_a_run_judged_unverified_passes_no_bar_gate(tmp_path: Path) -> None:
     """The gates read each run's verdict at the bar from its judgement: the held fp8 run
     (its loss a straight line) is fast enough to pass, but it passes no gate."""
     bundle = _sample(tmp_path)
-    log = bundle / "training/llama3.1-405b_fp8_512.log"
-    step = iter(range(1000))
-    log.write_text(re.sub(r"reduced_train_loss: [0-9.]+",
-                          lambda _: f"reduced_train_loss: {12.0 - 0.1 * next(step):.3f}",
-                          log.read_text(encoding="utf-8")), encoding="utf-8")
+    straighten_fp8_loss(bundle)
     card = _card(bundle)
     held, other = (card.judgement("training_run", f"runs[{i}]") for i in (1, 0))
     assert held is not None and held.verdict == "unverified"

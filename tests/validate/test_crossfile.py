@@ -20,6 +20,7 @@ from cmax.validate import validate
 from cmax.validate.cluster_hosts import foreign_witnesses
 from tests.fakes import FakeReference
 from tests.paths import DATA, SAMPLES
+from tests.sample_bundles import straighten_fp8_loss
 from tests.validate.crossfile_trips import honest_power, power_json
 from tests.validate.test_validate_rules import NETWORK, run_case
 from tests.validate.validate_fakes import HonestBundle, honest_times
@@ -307,11 +308,7 @@ def test_a_fabricated_looking_pass_is_held_unverified(tmp_path: Path) -> None:
     from cmax.score.rubric import load_rubric
 
     bundle = _sample(tmp_path)
-    log = bundle / "training/llama3.1-405b_fp8_512.log"
-    step = iter(range(1000))
-    log.write_text(re.sub(r"reduced_train_loss: [0-9.]+",
-                          lambda _: f"reduced_train_loss: {12.0 - 0.1 * next(step):.3f}",
-                          log.read_text(encoding="utf-8")), encoding="utf-8")
+    straighten_fp8_loss(bundle)
     with load(bundle) as loaded:
         card = score(loaded.case, loaded.findings, loaded.reference, load_rubric())
         before = {f.rule for f in loaded.findings if f.run_id == "runs[1]"}
