@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,10 +16,14 @@ T0 = dt.datetime(2026, 9, 14, 8, 0, 0, tzinfo=dt.UTC)
 STEP_S = 14.66  # Llama 3.1 70B BF16 on 64 H100, GBS 128: 128 x 8192 / 14.66 / 64 = 1,117.6
 
 
-def _watts(second: int, gpu: int) -> str:
-    """700 W with the half-watt wobble a real board reading has (a constant series reads as a
-    flat-lined sensor and is not counted); each second's 8 GPUs average exactly 700 W."""
-    return "700.50" if (second + gpu) % 2 else "699.50"
+def _watts(second: int, gpu: int, host: int) -> str:
+    """One GPU's nvidia-smi reading: 700 W and its own few watts of noise, drawn per host, GPU
+    pair and second, so no two hosts' files (nor two GPUs' series) are alike. GPUs 2k and 2k+1
+    sit the same amount either side of 700 W, so each second's readings average exactly 700 W
+    and the expected figure is exact."""
+    pair = gpu // 2
+    wobble = random.Random(f"{host}/{pair}/{second}").randint(30, 600) / 100
+    return f"{700 + wobble if gpu % 2 else 700 - wobble:.2f}"
 
 
 def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
@@ -42,7 +48,7 @@ def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
         result = [{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "gpu": str(g),
                               "Hostname": f"gpu-node-{h:02d}",
                               "instance": f"gpu-node-{h:02d}:9400"},
-                   "values": [[start + s, _watts(s, g)] for s in range(0, int(STEP_S * 51))]}
+                   "values": [[start + s, _watts(s, g, h)] for s in range(0, int(STEP_S * 51))]}
                   for h in range(hosts) for g in range(8)]
         (root / "power" / "dcgm.json").write_text(json.dumps(
             {"status": "success", "data": {"resultType": "matrix", "result": result}}))
@@ -52,7 +58,7 @@ def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
         for s in range(0, int(STEP_S * 51)):
             for g in range(8):
                 stamp = (T0 + dt.timedelta(seconds=s)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
-                rows.append(f"{stamp}, {g}, {_watts(s, g)} W, 60")
+                rows.append(f"{stamp}, {g}, {_watts(s, g, h)} W, {58 + (g + h) % 5}")
         (root / "power" / f"gpu-node-{h:02d}.csv").write_text("\n".join(rows) + "\n")
     power = "".join(f'\n[[power]]\npath = "power/gpu-node-{h:02d}.csv"\n' for h in range(hosts))
     if dcgm:
@@ -80,10 +86,14 @@ log = "training/llama3.1-70b.log"
     return root
 
 
-def _workload(bundle: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+def _card(bundle: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     main(["score", str(bundle), "--format", "json"])
-    card = json.loads(capsys.readouterr().out)
-    [w] = card["workloads"]
+    card: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return card
+
+
+def _workload(bundle: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    [w] = _card(bundle, capsys)["workloads"]
     return w  # type: ignore[no-any-return]
 
 
@@ -91,11 +101,16 @@ def test_nvidia_smi_telemetry_of_every_host_gives_the_runs_measured_j_per_token(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """8 hosts x 8 GPUs at 700 W over the window: 700 ÷ 1,117.6 tokens/s/GPU = 0.6264 J/token,
     measured, beside the nominal 1,989 W all-in figure."""
-    w = _workload(_bundle(tmp_path / "all", 8), capsys)
+    card = _card(_bundle(tmp_path / "all", 8), capsys)
+    [w] = card["workloads"]
     tps = 128 * 8192 / STEP_S / 64
     assert w["measured_joules_per_token"] == pytest.approx(700 / tps, abs=1e-5)
     assert w["measured_power_w_per_gpu"] == pytest.approx(700.0)
     assert str(w["energy_checks"]).startswith("['power telemetry: 64 GPU(s) sampled every 1 s")
+    [energy] = [j for j in card["judgements"]
+                if j["kind"] == "energy" and j["id"] == w["run_id"]]
+    assert (energy["state"], energy["findings"]) == ("earned", [])
+    assert len(energy["witnesses"]) == 8
 
 
 def test_telemetry_of_one_host_says_which_gpus_it_covers(
@@ -119,8 +134,7 @@ def test_measured_energy_is_attested_by_its_telemetry_and_the_priced_power_assum
     bundle = _bundle(tmp_path / "priced", 8, dcgm=True)
     with (bundle / "cmax.toml").open("a") as f:
         f.write("\n[pricing]\nusd_per_gpu_hour = 2.45\n")
-    main(["score", str(bundle), "--format", "json"])
-    card = json.loads(capsys.readouterr().out)
+    card = _card(bundle, capsys)
     energy = {j["id"]: j for j in card["judgements"] if j["kind"] == "energy"}
     [run_id] = [w["run_id"] for w in card["workloads"]]
     measured, priced = energy[run_id], energy["watts_per_gpu"]
