@@ -218,17 +218,27 @@ class FakeReference:
         return load_known_logs(REFERENCE)
 
 
-def manifest_text(evidence: str, *, nodes: int = 64, gpus_per_node: int = 8,
-                  interconnect: str | None = "infiniband-ndr-8x400",
+def manifest_text(evidence: str, *, name: str = "Example Cloud",
+                  cluster: str = "example-h100-a", gpu: str = "h100-sxm", nodes: int = 64,
+                  gpus_per_node: int = 8, interconnect: str | None = "infiniband-ndr-8x400",
                   date: str = "2026-10-01") -> str:
-    """A minimal valid cmax.toml (provider, an H100 system, benchmark date) plus ``evidence``,
-    the TOML of the evidence sections a test needs (``[[nccl]]``, ``[[runs]]``, ...)."""
+    """A minimal valid cmax.toml (provider, the system, benchmark date) plus ``evidence``, the
+    TOML of the evidence and commercial sections a test needs (``[[nccl]]``, ``[[runs]]``,
+    ``[pricing]``, ...). The tests that write a cmax.toml start from this one text, so a change
+    to the required sections is made here once."""
     fabric = f'interconnect = "{interconnect}"\n' if interconnect else ""
     return (
-        '[provider]\nname = "Example Cloud"\ncluster = "example-h100-a"\n\n'
-        f'[system]\ngpu = "h100-sxm"\nnodes = {nodes}\ngpus_per_node = {gpus_per_node}\n'
+        f'[provider]\nname = "{name}"\ncluster = "{cluster}"\n\n'
+        f'[system]\ngpu = "{gpu}"\nnodes = {nodes}\ngpus_per_node = {gpus_per_node}\n'
         f"{fabric}\n[benchmark]\ndate = {date}\n\n{evidence.strip()}\n"
     )
+
+
+def reliability_toml(gpus_in_service: int = 512) -> str:
+    """The ``[reliability]`` section for an ``incidents.csv`` of the samples' kind: the quarter
+    2026-07-01 to 2026-09-30 over ``gpus_in_service`` GPUs."""
+    return ('\n[reliability]\nincidents = "incidents.csv"\nperiod_start = 2026-07-01\n'
+            f"period_end = 2026-09-30\ngpus_in_service = {gpus_in_service}\n")
 
 
 def run_toml(workload: str, precision: str, gpus: int, log: str) -> str:

@@ -15,6 +15,7 @@ import pytest
 
 from cmax.cli import main
 from cmax.errors import CmaxError
+from tests.fakes import manifest_text
 from tests.paths import DATA, REFERENCE, SAMPLES
 
 SAMPLES = SAMPLES
@@ -258,16 +259,7 @@ def test_audit_root_holding_a_bundle_one_level_too_high(
     assert "<cluster>/2026-09-14" in unusable["error"]
 
 
-SUMMARY_MANIFEST = """
-[provider]
-name = "X"
-cluster = "x"
-[system]
-gpu = "h100-sxm"
-nodes = 1
-gpus_per_node = 8
-[benchmark]
-date = 2026-10-01
+SUMMARY_MANIFEST = manifest_text("""
 [[runs]]
 workload = "llama3.1-8b"
 precision = "fp8"
@@ -275,7 +267,7 @@ num_gpus = 8
 log = "sum.csv"
 gbs = 128
 seq_len = 8192
-"""
+""", name="X", cluster="x", nodes=1, interconnect=None)
 
 
 def test_summary_row_findings_do_not_say_iteration_none(

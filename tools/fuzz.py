@@ -270,22 +270,6 @@ def bundle_target(path: Path) -> None:
 
 
 FIXTURE = REPO / "tests" / "data" / "validate" / "mbridge-405b-fp8"
-PIPELINE_MANIFEST = (FIXTURE / "cmax.toml").read_text(encoding="utf-8") + """
-[[nccl]]
-path = "nccl/all_reduce.txt"
-
-[audit]
-path = "audit/audit.values.json"
-
-[reliability]
-incidents = "incidents.csv"
-period_start = 2026-07-01
-period_end = 2026-09-30
-gpus_in_service = 1024
-
-[pricing]
-usd_per_gpu_hour = 2.45
-"""
 # where each pipeline seed sits in the bundle the pipeline target assesses
 PIPELINE_SLOTS = {
     "cmax.toml": "cmax.toml",
@@ -317,7 +301,13 @@ def pipeline_target(path: Path) -> None:
 
 
 def _pipeline_seeds() -> list[Seed]:
-    return [Seed("cmax.toml", PIPELINE_MANIFEST.encode()),
+    from tests.fakes import reliability_toml
+
+    manifest = ((FIXTURE / "cmax.toml").read_text(encoding="utf-8")
+                + '\n[[nccl]]\npath = "nccl/all_reduce.txt"\n\n[audit]\n'
+                + 'path = "audit/audit.values.json"\n' + reliability_toml(1024)
+                + "\n[pricing]\nusd_per_gpu_hour = 2.45\n")
+    return [Seed("cmax.toml", manifest.encode()),
             _read(FIXTURE / "training" / "log-llama3.1-405b_fp8_1024_4242_0.out"),
             _read(DATA / "nccl" / "all_reduce_1node.txt"), _read(DATA / "incidents.csv"),
             _read(SAMPLES / "aurora-compute" / "audit" / "audit.values.json")]
@@ -350,26 +340,13 @@ def _read(path: Path, max_lines: int | None = None) -> Seed:
     return Seed(path.name, data)
 
 
-BUNDLE_MANIFEST = b"""[provider]
-name = "Fuzz Cloud"
-cluster = "fuzz-h100"
-
-[system]
-gpu = "h100-sxm"
-nodes = 1
-gpus_per_node = 8
-
-[benchmark]
-date = 2026-10-01
-
-[[nccl]]
-path = "nccl/all_reduce.txt"
-"""
-
-
 def _archives() -> list[Seed]:
     nccl = (DATA / "nccl" / "all_reduce_1node.txt").read_bytes()
-    members = {"bundle/cmax.toml": BUNDLE_MANIFEST, "bundle/nccl/all_reduce.txt": nccl}
+    from tests.fakes import manifest_text
+
+    manifest = manifest_text('[[nccl]]\npath = "nccl/all_reduce.txt"', name="Fuzz Cloud",
+                             cluster="fuzz-h100", nodes=1, interconnect=None).encode()
+    members = {"bundle/cmax.toml": manifest, "bundle/nccl/all_reduce.txt": nccl}
     seeds = []
     for mode, suffix in (("w:gz", ".tar.gz"), ("w:xz", ".tar.xz"), ("w:bz2", ".tar.bz2"),
                          ("w", ".tar")):

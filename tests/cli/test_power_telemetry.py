@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from cmax.cli import main
+from tests.fakes import manifest_text
 
 T0 = dt.datetime(2026, 9, 14, 8, 0, 0, tzinfo=dt.UTC)
 STEP_S = 14.66  # Llama 3.1 70B BF16 on 64 H100, GBS 128: 128 x 8192 / 14.66 / 64 = 1,117.6
@@ -63,18 +64,7 @@ def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
     power = "".join(f'\n[[power]]\npath = "power/gpu-node-{h:02d}.csv"\n' for h in range(hosts))
     if dcgm:
         power = '\n[[power]]\npath = "power/dcgm.json"\n'
-    (root / "cmax.toml").write_text(f"""[provider]
-name = "Telemetry Cloud"
-cluster = "gpu-node"
-
-[system]
-gpu = "h100-sxm"
-nodes = 8
-gpus_per_node = 8
-
-[benchmark]
-date = 2026-09-14
-
+    (root / "cmax.toml").write_text(manifest_text(f"""
 [[runs]]
 workload = "llama3.1-70b"
 precision = "bf16"
@@ -82,7 +72,8 @@ num_gpus = 64
 gbs = 128
 seq_len = 8192
 log = "training/llama3.1-70b.log"
-{power}""")
+{power}""", name="Telemetry Cloud", cluster="gpu-node", nodes=8, interconnect=None,
+                                              date="2026-09-14"))
     return root
 
 

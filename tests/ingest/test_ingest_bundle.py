@@ -23,7 +23,7 @@ from cmax.ingest.evidence import (
     STEPS_SCHEMA,
 )
 from cmax.submission.bundle import open_bundle
-from tests.fakes import manifest_text
+from tests.fakes import manifest_text, reliability_toml
 from tests.ingest.test_ingest_formats import make_llmb_db
 from tests.paths import DATA
 
@@ -80,13 +80,7 @@ path = "mlperf/results/example_h100_64x8/llama31_405b"
 
 [audit]
 path = "audit/audit.values.json"
-
-[reliability]
-incidents = "incidents.csv"
-period_start = 2026-07-01
-period_end = 2026-09-30
-gpus_in_service = 512
-""", interconnect=None)
+""" + reliability_toml(), interconnect=None)
 
 
 def build_bundle(root: Path) -> Path:

@@ -9,21 +9,10 @@ from pathlib import Path
 import pytest
 
 from cmax.pipeline import assess
+from tests.fakes import manifest_text
 from tests.paths import DATA
 
-MANIFEST = """
-[provider]
-name = "Lumen Serve"
-cluster = "lumen-h100-serve"
-
-[system]
-gpu = "h100-sxm"
-nodes = 1
-gpus_per_node = 8
-
-[benchmark]
-date = 2026-11-02
-
+MANIFEST = manifest_text("""
 [[inference]]
 result = "{result}"
 model = "llama3.3-70b"
@@ -34,7 +23,8 @@ output_len = 1000
 
 [pricing]
 usd_per_gpu_hour = 2.10
-"""
+""", name="Lumen Serve", cluster="lumen-h100-serve", nodes=1, interconnect=None,
+                         date="2026-11-02")
 
 
 def _card(tmp_path: Path, result: str):  # type: ignore[no-untyped-def]

@@ -11,24 +11,16 @@ import pytest
 
 from cmax.pipeline import assess
 from cmax.throughput import usd_per_million_tokens
+from tests.fakes import manifest_text
 from tests.paths import DATA
 
-MANIFEST = """
-[provider]
-name = "Lumen Serve"
-cluster = "lumen-h100-serve"
 
-[system]
-gpu = "{gpu}"
-nodes = 1
-gpus_per_node = 8
+def _manifest(*, gpu: str, entries: str) -> str:
+    """Lumen Serve's one-node cmax.toml: its ``[[inference]]`` entries and a $2.10 quote."""
+    return manifest_text(f"{entries}\n[pricing]\nusd_per_gpu_hour = 2.10\n",
+                         name="Lumen Serve", cluster="lumen-h100-serve", gpu=gpu, nodes=1,
+                         interconnect=None, date="2026-11-02")
 
-[benchmark]
-date = 2026-11-02
-{entries}
-[pricing]
-usd_per_gpu_hour = 2.10
-"""
 
 ENTRY = """
 [[inference]]
@@ -47,7 +39,7 @@ def _bundle(tmp_path: Path, *entries: dict[str, object], gpu: str = "h100-sxm") 
         shutil.copy(DATA / "inference" / name, tmp_path / name)
     text = "".join(ENTRY.format(**{"model": "llama3.3-70b", "gpus": 2, "output_len": 1000,
                                    **e}) for e in entries)
-    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu=gpu, entries=text))
+    (tmp_path / "cmax.toml").write_text(_manifest(gpu=gpu, entries=text))
     return tmp_path
 
 
@@ -264,7 +256,7 @@ def test_a_sweep_on_the_shipped_inferencex_curve(tmp_path: Path) -> None:
                                  "duration": prompts * 1024 / out, "output_throughput": out,
                                  "total_token_throughput": out * (8192 + 1024) / 1024}))
     (tmp_path / "dsv4.jsonl").write_text("\n".join(lines))
-    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="b200", entries=ENTRY.format(
+    (tmp_path / "cmax.toml").write_text(_manifest(gpu="b200", entries=ENTRY.format(
         result="dsv4.jsonl", model="deepseek-v4-pro", gpus=8, output_len=1024).replace(
         'precision = "fp8"', 'precision = "nvfp4"').replace("input_len = 1000",
                                                             "input_len = 8192")))
@@ -283,7 +275,7 @@ def test_measured_energy_and_stated_interactivity_from_an_inferencex_row(tmp_pat
     interactivity (the file's figures are a format example, not a measurement)."""
     name = "inferencex_agg_bmk_h200.json"
     shutil.copy(DATA / "inference" / name, tmp_path / name)
-    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h200", entries=ENTRY.format(
+    (tmp_path / "cmax.toml").write_text(_manifest(gpu="h200", entries=ENTRY.format(
         result=name, model="deepseek-r1-0528", gpus=8, output_len=1024).replace(
         "input_len = 1000", "input_len = 1024")))
     [res] = _results(tmp_path)
@@ -302,7 +294,7 @@ def _split_bundle(tmp_path: Path, name: str, split: str, *, gpus: int, model: st
     shutil.copy(DATA / "inference" / name, tmp_path / name)
     entry = ENTRY.format(result=name, model=model, gpus=gpus, output_len=output_len).replace(
         "input_len = 1000", f"input_len = {input_len}") + split
-    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu=gpu, entries=entry))
+    (tmp_path / "cmax.toml").write_text(_manifest(gpu=gpu, entries=entry))
     return tmp_path
 
 
@@ -342,7 +334,7 @@ def test_aiperf_power_telemetry_gives_measured_joules_per_output_token(tmp_path:
     output token (GPU boards only)."""
     name = "profile_export_aiperf.json"
     shutil.copy(DATA / "inference" / "aiperf" / name, tmp_path / name)
-    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h200", entries=ENTRY.format(
+    (tmp_path / "cmax.toml").write_text(_manifest(gpu="h200", entries=ENTRY.format(
         result=name, model="llama3.3-70b", gpus=2, output_len=1024).replace(
         "input_len = 1000", "input_len = 1024")))
     [res] = _results(tmp_path)
@@ -377,7 +369,7 @@ def test_power_telemetry_over_a_vllm_run_gives_joules_per_output_token(
     _smi(tmp_path / "serve-node-01.csv", end - 689 + offset, 689, 600.0, 2)
     entries = ENTRY.format(result=name, model="llama3.3-70b", gpus=2, output_len=1000) + (
         '\n[[power]]\npath = "serve-node-01.csv"\n')
-    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm", entries=entries))
+    (tmp_path / "cmax.toml").write_text(_manifest(gpu="h100-sxm", entries=entries))
     [res] = _results(tmp_path)
     if measured:
         assert res["joules_per_output_token"] == pytest.approx(round(600.0 * 2 / 4350.0, 6))
@@ -395,7 +387,7 @@ def test_a_result_without_a_readable_run_time_gets_no_telemetry_figure(tmp_path:
     _smi(tmp_path / "serve-node-01.csv", 1_793_000_000.0, 60, 600.0, 2)
     entries = ENTRY.format(result=name, model="llama3.3-70b", gpus=2, output_len=1000) + (
         '\n[[power]]\npath = "serve-node-01.csv"\n')
-    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm", entries=entries))
+    (tmp_path / "cmax.toml").write_text(_manifest(gpu="h100-sxm", entries=entries))
     [res] = _results(tmp_path)
     assert res["joules_per_output_token"] is None
     assert "records no run time cmax can read" in str(res["notes"])
@@ -407,7 +399,7 @@ def _mlperf_bundle(tmp_path: Path, source: Path, *, gpu: str, model: str, gpus: 
     rel = source.relative_to(DATA / "inference" / "mlperf")
     (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(source, tmp_path / rel)
-    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu=gpu, entries=ENTRY.format(
+    (tmp_path / "cmax.toml").write_text(_manifest(gpu=gpu, entries=ENTRY.format(
         result=rel.as_posix(), model=model, gpus=gpus, output_len=output_len)))
     return tmp_path
 
@@ -458,7 +450,7 @@ def test_telemetry_of_more_working_gpus_than_declared_is_an_error(
         _smi(tmp_path / "idle.csv", end - 689, 689, 70.0, idle)
         power += '\n[[power]]\npath = "idle.csv"\n'
     entries = ENTRY.format(result=name, model="llama3.3-70b", gpus=2, output_len=1000) + power
-    (tmp_path / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm", entries=entries))
+    (tmp_path / "cmax.toml").write_text(_manifest(gpu="h100-sxm", entries=entries))
     with load(tmp_path) as loaded:
         hits = [f for f in loaded.findings if f.rule == "inference.gpus-beyond-declared"]
     if fires:

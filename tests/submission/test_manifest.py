@@ -9,20 +9,9 @@ import pytest
 from cmax.errors import CmaxError
 from cmax.ingest.evidence import declared_files
 from cmax.submission.manifest import load_manifest
+from tests.fakes import manifest_text, reliability_toml
 
-GOOD = """
-[provider]
-name = "Example Cloud"
-cluster = "example-h100-a"
-
-[system]
-gpu = "h100-sxm"
-nodes = 64
-gpus_per_node = 8
-
-[benchmark]
-date = 2026-10-01
-
+GOOD = manifest_text("""
 [[runs]]
 workload = "Llama3.1-70B"
 precision = "FP8"
@@ -35,7 +24,7 @@ credits = [[99.0, 25], [99.9, 10], [95.0, 100]]
 
 [pricing]
 usd_per_gpu_hour = 2.10
-"""
+""", interconnect=None)
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -56,45 +45,42 @@ def test_good_manifest_loads_and_normalises(tmp_path: Path) -> None:
     assert declared_files(m) == [("runs[0].log", "training/a.log")]
 
 
-def test_bad_toml_names_file_and_line(tmp_path: Path) -> None:
-    path = write(tmp_path, GOOD.replace('name = "Example Cloud"', "name = Example Cloud"))
+def _error(tmp_path: Path, old: str, new: str, *, base: str = GOOD) -> CmaxError:
+    """The error loading ``base`` with its first ``old`` changed to ``new`` raises."""
+    assert old in base
     with pytest.raises(CmaxError) as info:
-        load_manifest(path)
-    assert info.value.line == 3
-    assert str(path) in info.value.one_line()
-    assert "invalid TOML" in info.value.one_line()
+        load_manifest(write(tmp_path, base.replace(old, new, 1)))
+    return info.value
+
+
+def test_bad_toml_names_file_and_line(tmp_path: Path) -> None:
+    error = _error(tmp_path, 'name = "Example Cloud"', "name = Example Cloud")
+    assert error.line == 2
+    assert str(tmp_path / "cmax.toml") in error.one_line()
+    assert "invalid TOML" in error.one_line()
 
 
 def test_unknown_key_is_rejected_not_ignored(tmp_path: Path) -> None:
-    path = write(tmp_path, GOOD.replace("usd_per_gpu_hour", "usd_per_gpu_hr"))
-    with pytest.raises(CmaxError) as info:
-        load_manifest(path)
-    assert info.value.field == "pricing.usd_per_gpu_hr"
-    assert "unknown key" in info.value.one_line()
+    error = _error(tmp_path, "usd_per_gpu_hour", "usd_per_gpu_hr")
+    assert error.field == "pricing.usd_per_gpu_hr"
+    assert "unknown key" in error.one_line()
 
 
 def test_bad_value_names_key_value_and_expectation(tmp_path: Path) -> None:
-    path = write(tmp_path, GOOD.replace("nodes = 64", "nodes = -3"))
-    with pytest.raises(CmaxError) as info:
-        load_manifest(path)
-    line = info.value.one_line()
-    assert info.value.field == "system.nodes"
+    error = _error(tmp_path, "nodes = 64", "nodes = -3")
+    line = error.one_line()
+    assert error.field == "system.nodes"
     assert "-3" in line and "greater than 0" in line
 
 
 def test_missing_required_key(tmp_path: Path) -> None:
-    path = write(tmp_path, GOOD.replace('log = "training/a.log"\n', ""))
-    with pytest.raises(CmaxError) as info:
-        load_manifest(path)
-    assert info.value.field == "runs[0].log"
-    assert "missing" in info.value.one_line()
+    error = _error(tmp_path, 'log = "training/a.log"\n', "")
+    assert error.field == "runs[0].log"
+    assert "missing" in error.one_line()
 
 
 def test_bad_credit_tier(tmp_path: Path) -> None:
-    path = write(tmp_path, GOOD.replace("[95.0, 100]", "[95.0, 180]"))
-    with pytest.raises(CmaxError) as info:
-        load_manifest(path)
-    assert info.value.field == "sla.credits"
+    assert _error(tmp_path, "[95.0, 100]", "[95.0, 180]").field == "sla.credits"
 
 
 def test_missing_manifest(tmp_path: Path) -> None:
@@ -112,20 +98,11 @@ def test_conform_keeps_an_empty_table_empty() -> None:
     assert one.shape == (1, len(RUNS_SCHEMA)) and one["workload"].to_list() == [None]
 
 
-RELIABILITY = """
-[reliability]
-incidents = "incidents.csv"
-period_start = 2026-07-01
-period_end = 2026-09-30
-gpus_in_service = 512
-"""
+RELIABILITY = reliability_toml()
 
 
 def _refused(tmp_path: Path, old: str, new: str, *, base: str = GOOD) -> str:
-    assert old in base
-    with pytest.raises(CmaxError) as info:
-        load_manifest(write(tmp_path, base.replace(old, new, 1)))
-    text = info.value.one_line()
+    text = _error(tmp_path, old, new, base=base).one_line()
     assert "\n" not in text and len(text) < 600
     return text
 

@@ -10,16 +10,10 @@ from pathlib import Path
 import pytest
 
 from cmax.cli import main
-from tests.fakes import manifest_text
+from tests.fakes import manifest_text, reliability_toml
 from tests.paths import SAMPLES
 
-INCIDENTS = """
-[reliability]
-incidents = "incidents.csv"
-period_start = 2026-07-01
-period_end = 2026-09-30
-gpus_in_service = 512
-
+INCIDENTS = reliability_toml() + """
 [declarations]
 soc2_type2 = true
 """

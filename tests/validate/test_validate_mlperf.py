@@ -9,27 +9,18 @@ from pathlib import Path
 
 from cmax.pipeline import load
 from cmax.score import load_rubric, score
+from tests.fakes import manifest_text
 from tests.paths import DATA
 
 ORG = DATA / "mlperf" / "v5.0" / "NVIDIA"
 SYSTEM = "eos-dfw_n64_ngc25.01_nemo"
 
-MANIFEST = """
-[provider]
-name = "NVIDIA"
-cluster = "eos-dfw"
-
-[system]
-gpu = "{gpu}"
-nodes = 64
-gpus_per_node = 8
-
-[benchmark]
-date = 2025-06-04
-
-[[mlperf]]
-path = "v5.0/NVIDIA"
-"""
+def manifest(*, name: str = "NVIDIA", cluster: str = "eos-dfw", gpu: str = "h100-sxm",
+             nodes: int = 64, date: str = "2025-06-04", path: str = "v5.0/NVIDIA") -> str:
+    """The cmax.toml of a bundle holding one MLPerf submitter folder at ``path``; by default
+    NVIDIA's v5.0 Eos submission (64 nodes x 8 H100, published 2025-06-04)."""
+    return manifest_text(f'[[mlperf]]\npath = "{path}"', name=name, cluster=cluster, gpu=gpu,
+                         nodes=nodes, interconnect=None, date=date)
 
 
 def bundle(root: Path, gpu: str = "h100-sxm") -> Path:
@@ -37,7 +28,7 @@ def bundle(root: Path, gpu: str = "h100-sxm") -> Path:
     shutil.copytree(ORG / "results" / SYSTEM, org / "results" / SYSTEM)
     (org / "systems").mkdir(parents=True)
     shutil.copy(ORG / "systems" / f"{SYSTEM}.json", org / "systems")
-    (root / "cmax.toml").write_text(MANIFEST.format(gpu=gpu))
+    (root / "cmax.toml").write_text(manifest(gpu=gpu))
     return root
 
 
@@ -104,7 +95,7 @@ def test_system_json_beside_the_results_uses_the_declared_accelerator(tmp_path: 
     org = root / "v5.0" / "NVIDIA"
     shutil.copytree(ORG / "results" / SYSTEM, org / "results" / SYSTEM)
     shutil.copy(ORG / "systems" / f"{SYSTEM}.json", org / "results" / f"{SYSTEM}.json")
-    (root / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm"))
+    (root / "cmax.toml").write_text(manifest())
     with load(root) as loaded:
         [s] = loaded.case.mlperf_sets
         assert s.accelerator == "h100-sxm" and s.accelerator_declared and s.num_gpus == 512
@@ -125,7 +116,7 @@ def test_system_json_inside_the_benchmark_folder_is_not_the_official_place(
     folder = org / "results" / SYSTEM / "llama31_405b"
     shutil.copytree(ORG / "results" / SYSTEM, org / "results" / SYSTEM)
     shutil.copy(ORG / "systems" / f"{SYSTEM}.json", folder / f"{SYSTEM}.json")
-    (root / "cmax.toml").write_text(MANIFEST.format(gpu="h100-sxm"))
+    (root / "cmax.toml").write_text(manifest())
     with load(root) as loaded:
         [s] = loaded.case.mlperf_sets
         assert s.system is not None and not s.system.official
@@ -227,10 +218,8 @@ AZURE = DATA / "mlperf" / "v4.1" / "Azure"
 def _azure(root: Path, provider: str) -> tuple[set[str], object]:
     shutil.copytree(AZURE, root / "v4.1" / "Azure")
     (root / "cmax.toml").write_text(
-        MANIFEST.replace('name = "NVIDIA"', f'name = "{provider}"')
-        .replace('cluster = "eos-dfw"', 'cluster = "nd-h200-v5"')
-        .replace("{gpu}", "h200").replace("2025-06-04", "2024-11-13")
-        .replace('path = "v5.0/NVIDIA"', 'path = "v4.1/Azure"'))
+        manifest(name=provider, cluster="nd-h200-v5", gpu="h200", date="2024-11-13",
+                 path="v4.1/Azure"))
     with load(root) as loaded:
         card = score(loaded.case, loaded.findings, loaded.reference, load_rubric(None))
         return {f.rule for f in loaded.findings}, card.mlperf[0]
@@ -263,10 +252,8 @@ def test_a_hand_written_scaling_factor_is_an_error(tmp_path: Path) -> None:
 def _org_bundle(root: Path, org_dir: Path) -> Path:
     """One shipped submitter folder as its own provider's bundle."""
     shutil.copytree(org_dir, root / org_dir.parent.name / org_dir.name)
-    (root / "cmax.toml").write_text(MANIFEST.replace('name = "NVIDIA"', f'name = "{org_dir.name}"')
-                                    .replace('path = "v5.0/NVIDIA"',
-                                             f'path = "{org_dir.parent.name}/{org_dir.name}"')
-                                    .format(gpu="h100-sxm"))
+    (root / "cmax.toml").write_text(manifest(name=org_dir.name,
+                                             path=f"{org_dir.parent.name}/{org_dir.name}"))
     return root
 
 
@@ -286,9 +273,7 @@ def _oracle_bundle(root: Path, date: str, extra: str = "") -> Path:
     """Oracle's public v4.0 llama2_70b_lora result (run in spring 2024) in a bundle."""
     shutil.copytree(ORACLE, root / "v4.0" / "Oracle")
     (root / "cmax.toml").write_text(
-        MANIFEST.replace('name = "NVIDIA"', 'name = "Oracle"').replace("nodes = 64", "nodes = 1")
-        .replace("date = 2025-06-04", f"date = {date}")
-        .replace('path = "v5.0/NVIDIA"', 'path = "v4.0/Oracle"').format(gpu="h100-sxm") + extra)
+        manifest(name="Oracle", nodes=1, date=date, path="v4.0/Oracle") + extra)
     return root
 
 
@@ -341,9 +326,7 @@ def _lambda_bundle(root: Path, provider: str, *, system_json: bool = True) -> Pa
     if system_json:
         shutil.copytree(LAMBDA / "systems", org / "systems")
     (root / "cmax.toml").write_text(
-        MANIFEST.replace('name = "NVIDIA"', f'name = "{provider}"').replace("nodes = 64",
-                                                                           "nodes = 1")
-        .replace('path = "v5.0/NVIDIA"', 'path = "v5.0/Lambda"').format(gpu="b200"))
+        manifest(name=provider, gpu="b200", nodes=1, path="v5.0/Lambda"))
     return root
 
 
@@ -376,8 +359,7 @@ def test_a_system_json_beside_the_benchmark_folder_is_used_with_its_place_stated
                     root / "mlperf" / "llama2_70b_lora")
     shutil.copy(LAMBDA / "systems" / f"{LAMBDA_SYSTEM}.json", root / "mlperf" / "system.json")
     (root / "cmax.toml").write_text(
-        MANIFEST.replace('name = "NVIDIA"', 'name = "Lambda"').replace("nodes = 64", "nodes = 1")
-        .replace('path = "v5.0/NVIDIA"', 'path = "mlperf/llama2_70b_lora"').format(gpu="b200"))
+        manifest(name="Lambda", gpu="b200", nodes=1, path="mlperf/llama2_70b_lora"))
     with load(root) as loaded:
         [s] = loaded.case.mlperf_sets
         assert (s.submitter, s.num_gpus, s.accelerator_declared) == ("Lambda", 8, True)
