@@ -25,17 +25,18 @@ from cmax.states import (
     BAR_STATES,
     CLAIM_STATES,
     INDEPENDENT_AUTHORS,
+    AtBar,
     Author,
+    GateVerdict,
     Provenance,
     State,
+    Verdict,
     gate_state,
     verdict_state,
 )
 
 SCHEMA_VERSION = "1"
 
-Verdict = Literal["pass", "fail", "inconclusive", "not_comparable", "no_reference",
-                  "unverified"]
 Tier = Literal["Platinum", "Gold", "Silver", "Bronze", "Underperforming"]
 AuditStatus = Literal["PASS", "WARNING", "FAIL", "SKIPPED"]
 
@@ -283,13 +284,6 @@ POWER_CLAIM = "watts_per_gpu"
 the power per GPU, the manifest's [pricing] watts_per_gpu (declared) or the reference's
 default (assumed); a run's measured energy is ``("energy", run_id)``."""
 
-BarVerdict = Literal["pass", "fail", "inconclusive", "unverified", "not_rated"]
-"""A result's verdict at its bar as the gates count it (``cmax/judgement/claims.py``
-``bar_verdict``): pass, fail (conclusively below) or inconclusive; unverified (measured, but
-its pass rests on what only the manifest states: counted, never passing); not rated (no ratio,
-not comparable, or an error bears on it: no gate counts it)."""
-
-
 class Witness(_Model):
     """One statement that bears on a claim: where it is, what it says and who wrote it."""
 
@@ -354,7 +348,7 @@ class Judgement(_Model):
     bar_state: State | None = Field(
         default=None, description="against its bar: met, not_met or not_evaluated (None: the "
         "claim has no bar)")
-    verdict: BarVerdict | None = Field(
+    verdict: GateVerdict | None = Field(
         default=None, description="a result's verdict at its bar as the gates count it: pass, "
         "fail, inconclusive, unverified or not_rated (None: the claim is no single result "
         "against a bar); bar_state merges fail and inconclusive, which an 'any' gate tells "
@@ -1125,8 +1119,8 @@ class InferenceResult(_Model):
     points: list[ServingPoint] = Field(default_factory=list, description="every result read")
     reference_curve: list[ReferenceCurvePoint] = Field(default_factory=list)
     """the reference's curve (interactivity, per-GPU throughput) the points were compared with"""
-    verdict: Literal["pass", "fail", "inconclusive", "unverified", "not_comparable",
-                     "no_reference", "invalid"] = "no_reference"
+    verdict: Literal[AtBar, "unverified", "not_comparable", "no_reference", "invalid"] = (
+        "no_reference")
     """pass, fail, inconclusive, unverified, not_comparable, no_reference or invalid"""
     usd_per_million_output_tokens: float | None = Field(
         default=None, description="quoted $/GPU-hour over the measured per-GPU output rate")

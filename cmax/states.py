@@ -31,7 +31,7 @@ The states, strongest claim first:
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from typing import Literal, get_args
 
 Tone = Literal["good", "warn", "bad", "neutral"]
 
@@ -114,6 +114,38 @@ only the provider's own files, only its statement, or nothing assessed."""
 
 PROVENANCES: tuple[Provenance, ...] = ("independently witnessed", "provider-attested",
                                        "declared", "not assessed")
+
+
+AtBar = Literal["pass", "fail", "inconclusive"]
+"""A result compared like with like against its bar: its whole range above it, wholly below
+it, or reaching it (the rule: ``cmax/judgement/bar.py``). The one statement of which verdicts
+are comparable: every other verdict vocabulary is built from this one."""
+
+AT_THE_BAR: tuple[AtBar, ...] = get_args(AtBar)
+"""The comparable verdicts: a result holding one carries a real provider ÷ reference ratio."""
+
+Verdict = Literal[AtBar, "not_comparable", "no_reference", "unverified"]
+"""A training run's, sweep's or MLPerf result's verdict: at the bar, not comparable with its
+reference, without a reference, or measured but resting on what only cmax.toml states."""
+
+MEASURED_VERDICTS: tuple[str, ...] = (*AT_THE_BAR, "unverified")
+"""Verdicts of a result measured against its reference (``unverified`` included: its ratio is
+real, its pass is not earned)."""
+
+GateVerdict = Literal[AtBar, "unverified", "not_rated"]
+"""A result's verdict at its bar as the gates count it (``cmax/judgement/bar.py``
+``bar_verdict``): at the bar; unverified (measured, but its pass rests on what only the
+manifest states: counted, never passing); not rated (no ratio, not comparable, or an error
+bears on it: no gate counts it)."""
+
+
+def bar_state(verdict: str) -> State:
+    """A result's standing against its bar: met when it passes, not met when it was compared
+    and did not pass (inconclusive is measured but not shown above the bar, as the Exemplar
+    suite counts it), not evaluated when it was not compared like with like."""
+    if verdict not in AT_THE_BAR:
+        return State.NOT_EVALUATED
+    return State.MET if verdict == "pass" else State.NOT_MET
 
 
 GATE_STATES: dict[str, State] = {

@@ -1,5 +1,6 @@
 """At the bar: the one rule that turns a ratio and its confidence range into pass, fail or
-inconclusive, for training runs, serving results, MLPerf results and nccl-tests sweeps alike.
+inconclusive, for training runs, serving results, MLPerf results and nccl-tests sweeps alike,
+and the one rule for which of those verdicts a gate, the price and the tier count.
 
 NVIDIA's bar is strict ("> 95% of baseline", dgxc-benchmarking Exemplar_validation.md), so a
 result passes only when its whole range lies above the bar, fails only when its whole range
@@ -8,16 +9,17 @@ be on either side. A point estimate is the degenerate range (``low == high``): o
 the bar is inconclusive, as a range touching it is. Each kind of result may withhold a pass
 for reasons of its own (a run that did not finish, evidence that failed validation, a pass
 not earned); none moves the bar.
+
+The vocabulary (which verdicts are at the bar, the gates' verdicts, a verdict's bar state) is
+stated once in :mod:`cmax.states`, below the scorecard models that type their fields with it.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
-BarVerdict = Literal["pass", "fail", "inconclusive"]
+from cmax.states import AT_THE_BAR, AtBar, GateVerdict
 
 
-def against_bar(low: float, high: float, bar: float) -> BarVerdict:
+def against_bar(low: float, high: float, bar: float) -> AtBar:
     """pass when the whole range [low, high] is above ``bar``, fail when it is wholly below,
     inconclusive when it straddles or touches it."""
     if low > bar:
@@ -27,6 +29,34 @@ def against_bar(low: float, high: float, bar: float) -> BarVerdict:
     return "inconclusive"
 
 
-def point_against_bar(value: float, bar: float) -> BarVerdict:
+def point_against_bar(value: float, bar: float) -> AtBar:
     """A single figure (no spread to bootstrap) against the bar: the degenerate range."""
     return against_bar(value, value, bar)
+
+
+def bar_verdict(verdict: str, ratio: float | None, *, errors: bool = False) -> GateVerdict:
+    """A result's verdict at its bar as the gates count it, from the one verdict its result
+    carries: pass / fail / inconclusive when its ratio was compared like with like and no
+    error bears on it; unverified when it was measured but its pass rests on what only the
+    manifest states (counted by a gate, never as passing, so hiding a header keeps no pass);
+    not rated otherwise (no ratio, not comparable, no reference). An error bearing on the
+    result withholds what could flatter the provider (a pass, or an inconclusive a floor
+    would count as not below), never a fail: a sweep an error says is far below its fabric's
+    class still fails its bar."""
+    if ratio is None:
+        return "not_rated"
+    if verdict == "fail":
+        return "fail"
+    if errors:
+        return "not_rated"
+    for at in AT_THE_BAR:
+        if verdict == at:
+            return at
+    return "unverified" if verdict == "unverified" else "not_rated"
+
+
+def counted(verdict: str, ratio: float | None, *, errors: bool = False) -> bool:
+    """Whether a result's ratio counts for the price, the tier and the scale the evidence
+    proves: compared like with like at its bar, measured, and no error bears on it (a ratio
+    an error contests may flatter the provider however low it is)."""
+    return not errors and bar_verdict(verdict, ratio) in AT_THE_BAR

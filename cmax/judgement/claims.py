@@ -26,7 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from cmax.judgement.bar import bar_verdict
 from cmax.judgement.bearings import Bearings, rules_of, same_file
+from cmax.judgement.fabric import FabricScale, fabric_standing
 from cmax.judgement.witnesses import MANIFEST_CITED, MONITORING_AUTHOR, author_of
 from cmax.resolve.case import Case
 from cmax.resolve.claims import Claim
@@ -34,7 +36,6 @@ from cmax.resolve.runs import ResolvedRun
 from cmax.scorecard import (
     POWER_CLAIM,
     AuditSummary,
-    BarVerdict,
     Bearing,
     ClaimKind,
     ExemplarJudgement,
@@ -48,39 +49,9 @@ from cmax.scorecard import (
     Witness,
     WorkloadResult,
 )
-from cmax.states import State
+from cmax.states import MEASURED_VERDICTS, State, bar_state
 
 MANIFEST = "cmax.toml"
-
-BAR_OF_VERDICT: dict[str, State] = {
-    "pass": State.MET, "fail": State.NOT_MET, "inconclusive": State.NOT_MET,
-    "unverified": State.NOT_EVALUATED, "not_comparable": State.NOT_EVALUATED,
-    "no_reference": State.NOT_EVALUATED, "invalid": State.NOT_EVALUATED,
-}
-"""A result's verdict against its bar: inconclusive is not met (measured, but not shown to
-exceed the bar, as the Exemplar suite counts it); a result not judged is not evaluated."""
-
-MEASURED = frozenset({"pass", "fail", "inconclusive", "unverified"})
-"""Verdicts of a result that was measured against its reference."""
-
-AT_THE_BAR: frozenset[BarVerdict] = frozenset({"pass", "fail", "inconclusive"})
-"""Verdicts a gate counts as decided against the bar (the others are unverified or not
-rated)."""
-
-
-def bar_verdict(verdict: str, ratio: float | None, *, errors: bool = False) -> BarVerdict:
-    """A result's verdict at its bar as the gates count it, from the one verdict its result
-    carries: pass / fail / inconclusive when its ratio was compared like with like and no
-    error bears on it; unverified when it was measured but its pass rests on what only the
-    manifest states (counted by a gate, never as passing, so hiding a header keeps no pass);
-    not rated otherwise (no ratio, not comparable, no reference, or a figure an error says
-    could flatter the provider)."""
-    if ratio is None:
-        return "not_rated"
-    if verdict in AT_THE_BAR and not errors:
-        return verdict
-    return "unverified" if verdict == "unverified" else "not_rated"
-
 
 @dataclass(frozen=True)
 class GateReads:
@@ -183,14 +154,14 @@ def judge_runs(case: Case, findings: Bearings, results: Sequence[WorkloadResult]
         bears = findings.on(run_id=run_id, files=[result.log])
         held = rules_of(bears, "unverified")
         state, why = _state(
-            measured=result.verdict in MEASURED,
+            measured=result.verdict in MEASURED_VERDICTS,
             bearings=bears, contradicted=[f"{c.kind} contradicted" for c in
                                           _contradicted(case.claims.of(run_id))],
             held=held, unearned=case.claims.unearned(run_id))
         out.append(Judgement(
             kind="training_run", id=run_id,
             label=f"{result.workload} {result.precision} {result.num_gpus} GPUs ({result.log})",
-            state=state, bar_state=BAR_OF_VERDICT[result.verdict],
+            state=state, bar_state=bar_state(result.verdict),
             verdict=bar_verdict(result.verdict, result.ratio,
                                 errors=bool(result.validation_errors)),
             witnesses=_run_witnesses(run, result, case, files) if run is not None else [],
@@ -281,7 +252,7 @@ def judge_serving(case: Case, findings: Bearings,
         fact = (f"{r.output_tok_s_per_gpu:.4g} output tokens/s per GPU"
                 if r.output_tok_s_per_gpu is not None else f"{r.results} result(s)")
         state, why = _state(
-            measured=r.verdict in MEASURED, bearings=bears,
+            measured=r.verdict in MEASURED_VERDICTS, bearings=bears,
             contradicted=["GPU count contradicted"] if r.gpus_basis == "contradicted" else [],
             held=rules_of(bears, "unverified"),
             unearned=[])
@@ -290,7 +261,7 @@ def judge_serving(case: Case, findings: Bearings,
         out.append(Judgement(
             kind="serving_result", id=r.entry,
             label=f"{r.model} {r.precision} on {r.gpus} x {r.gpu} ({r.source_file})",
-            state=state, bar_state=BAR_OF_VERDICT[r.verdict],
+            state=state, bar_state=bar_state(r.verdict),
             verdict=bar_verdict(r.verdict, r.ratio),
             witnesses=[files.witness(r.source_file, fact)], findings=bears,
             gates=_gates("serving_result", r.entry, gates), reason=why))
@@ -314,36 +285,39 @@ def judge_mlperf(case: Case, findings: Bearings, results: Sequence[MlperfResult]
                 w = w.model_copy(update={"author": MANIFEST_CITED})
             wit.append(w)
         bears = findings.on(files=[*run_files, label])
-        state, why = _state(measured=r.verdict in MEASURED, bearings=bears, contradicted=[],
-                            held=[], unearned=[])
+        state, why = _state(measured=r.verdict in MEASURED_VERDICTS, bearings=bears,
+                            contradicted=[], held=[], unearned=[])
         out.append(Judgement(
             kind="mlperf_result", id=f"mlperf[{i}]",
             label=f"MLPerf {r.benchmark} ({label})", state=state,
-            bar_state=BAR_OF_VERDICT[r.verdict], verdict=bar_verdict(r.verdict, r.ratio),
+            bar_state=bar_state(r.verdict), verdict=bar_verdict(r.verdict, r.ratio),
             witnesses=wit, findings=bears, reason=why))
     return out
 
 
 def judge_fabric(case: Case, findings: Bearings, results: Sequence[NetworkResult],
-                 gates: Sequence[GateReads]) -> Judgement:
-    """The fabric: every counted nccl-tests sweep against the network bar."""
+                 scale: FabricScale, gates: Sequence[GateReads]) -> Judgement:
+    """The fabric: its witnesses and findings are every sweep's; its standing against the
+    network bar is decided by the sweeps spanning the claimed system (``fabric.py``), which
+    the fabric gate reads. Contradicted when an error names a sweep."""
     files = _Files(case)
-    counted = [r for r in results if r.verdict in MEASURED]
+    measured = [r for r in results if r.verdict in MEASURED_VERDICTS]
     bears = findings.on(files=[r.file for r in results])
-    if not counted:
-        state, bar, why = State.NOT_ASSESSED, State.NOT_EVALUATED, "no sweep was counted"
+    standing = fabric_standing(scale, findings)
+    errors = rules_of(bears, errors=True)
+    if not measured:
+        state, why = State.NOT_ASSESSED, "no sweep was counted"
+    elif errors:
+        state, why = State.CONTRADICTED, "an error names a sweep: " + ", ".join(errors)
     else:
-        verdicts = {r.verdict for r in counted}
-        bar = State.MET if verdicts == {"pass"} else State.NOT_MET
-        errors = rules_of(bears, errors=True)
-        state, why = ((State.CONTRADICTED, "an error names a sweep: " + ", ".join(errors))
-                      if errors else (State.EARNED, f"{len(counted)} sweep(s) measured"))
+        state, why = State.EARNED, f"{len(measured)} sweep(s) measured"
     return Judgement(
         kind="fabric", id="fabric", label="the fabric's large-message bus bandwidth",
-        state=state, bar_state=bar,
+        state=state, bar_state=standing.bar_state, verdict=standing.verdict,
         witnesses=[files.witness(r.file, f"{r.collective} {r.busbw_gbps:.4g} GB/s bus "
                                  f"bandwidth on {r.nodes} nodes") for r in results],
-        findings=bears, gates=_gates("fabric", "fabric", gates), reason=why)
+        findings=bears, gates=_gates("fabric", "fabric", gates),
+        reason=f"{why}; {standing.reason}")
 
 
 def _incident_witnesses(case: Case, files: _Files) -> list[Witness]:
@@ -465,7 +439,7 @@ def judge_claims(
     mlperf: Sequence[MlperfResult], network: Sequence[NetworkResult],
     reliability: ReliabilityResult | None, sla: SlaResult | None,
     audit: AuditSummary | None, storage: Sequence[StorageResult] = (),
-    gates: Sequence[GateReads] = (),
+    fabric: FabricScale, gates: Sequence[GateReads] = (),
 ) -> list[Judgement]:
     """Every claim of the bundle judged once, in a fixed order: runs, the suite, serving,
     MLPerf, storage, the fabric, reliability, the SLA, energy and power, the audit,
@@ -476,7 +450,7 @@ def judge_claims(
         *judge_serving(case, findings, inference, gates),
         *judge_mlperf(case, findings, mlperf),
         *judge_storage(case, findings, storage),
-        judge_fabric(case, findings, network, gates),
+        judge_fabric(case, findings, network, fabric, gates),
         *judge_fleet(case, findings, reliability, sla),
         *judge_energy(case, findings, workloads),
         *judge_power(case),

@@ -30,10 +30,7 @@ from cmax.scorecard import (
     SuiteWorkload,
     WorkloadResult,
 )
-from cmax.states import State
-
-MEASURED_VERDICTS = frozenset({"pass", "fail", "inconclusive", "unverified"})
-"""Run verdicts that carry a measured ratio the pool takes in."""
+from cmax.states import MEASURED_VERDICTS, State
 
 
 def pooled_ratio(runs: Sequence[SuiteRun]) -> float | None:

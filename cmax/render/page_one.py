@@ -29,7 +29,7 @@ from cmax.scorecard import (
     WorkloadResult,
     tier_rank,
 )
-from cmax.states import State, Tone, verdict_label
+from cmax.states import AT_THE_BAR, State, Tone, verdict_label
 
 Decision = Literal["buy", "buy at the ask", "do not sign without fixes", "not rated"]
 
@@ -71,7 +71,7 @@ def why_not_compared(card: Scorecard) -> str:
 def compared_runs(card: Scorecard) -> list[WorkloadResult]:
     """Runs measured against a reference (passed, failed or inconclusive)."""
     return [w for w in card.workloads
-            if w.ratio is not None and w.verdict in ("pass", "fail", "inconclusive")]
+            if w.ratio is not None and w.verdict in AT_THE_BAR]
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from cmax.scorecard import (
     Tier,
     tier_rank,
 )
-from cmax.states import State
+from cmax.states import State, bar_state
 
 AUDIT_ORDER = {"FAIL": 0, "WARNING": 1, "SKIPPED": 2, "PASS": 3}
 
@@ -293,7 +293,7 @@ def brief_reasons(card: Scorecard) -> list[Point]:
                  else f"In the provider's favour: worth {fmt.usd(-d.usd_per_gpu_hour, 3)} more "
                       "per GPU-hour.")
         points.append(Point(f"{d.name}: {d.detail}. {worth}"))
-    short = [w for w in card.workloads if w.verdict in ("fail", "inconclusive")]
+    short = [w for w in card.workloads if bar_state(w.verdict) is State.NOT_MET]
     if short:
         each = "; ".join(f"{workload_line(w)} {fmt.pct(w.ratio)} "
                          f"({fmt.pct_range(w.ci_low, w.ci_high)})" for w in short)
@@ -302,7 +302,7 @@ def brief_reasons(card: Scorecard) -> list[Point]:
             f"{fmt.pct(card.exemplar_bar, 0)} of NVIDIA's reference (95% confidence range in "
             f"brackets): {each}."))
     for n in card.network:
-        if n.verdict in ("fail", "inconclusive") and n.ratio is not None:
+        if bar_state(n.verdict) is State.NOT_MET and n.ratio is not None:
             points.append(Point(
                 f"The network's {n.collective} bus bandwidth is {fmt.num(n.busbw_gbps)} GB/s on "
                 f"{n.nodes} nodes, {fmt.pct(n.ratio)} of what this fabric delivers at reference "

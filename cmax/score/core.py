@@ -37,7 +37,7 @@ from cmax.score.rating import (
 from cmax.score.reference_api import ReferenceData, canonical_gpu, market_price
 from cmax.score.reliability import reliability_result, sla_result
 from cmax.score.rubric import Rubric
-from cmax.score.scale import proven_scale
+from cmax.score.scale import fabric_scale, proven_scale
 from cmax.score.storage import storage_results
 from cmax.scorecard import (
     AuditCheck,
@@ -135,7 +135,10 @@ def score(
     judgements = judge_claims(
         evidence, bearings, workloads=workloads, exemplar=exemplar, inference=inference,
         mlperf=mlperf, network=network, reliability=reliability, sla=sla, audit=audit,
-        storage=storage, gates=[GateReads(id=g.id, measured=g.measured, keys=tuple(g.keys),
+        storage=storage, fabric=fabric_scale(
+            network, claimed_nodes=system.nodes, min_node_share=rubric.network.min_node_share,
+            bar=rubric.network.bar),
+        gates=[GateReads(id=g.id, measured=g.measured, keys=tuple(g.keys),
                          checks=tuple(g.checks)) for g in rubric.gates])
     inputs = RatingInputs(
         gpu=gpu, declarations=manifest.declarations, audit=evidence.audit_checks,

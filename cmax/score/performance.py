@@ -30,7 +30,8 @@ from cmax.score.rubric import Rubric
 from cmax.score.series import step_series
 from cmax.score.stats import FloatArray, bootstrap_ci, geometric_mean
 from cmax.score.verdicts import rated, unverified_note
-from cmax.scorecard import Baseline, Verdict, WorkloadResult
+from cmax.scorecard import Baseline, WorkloadResult
+from cmax.states import Verdict
 from cmax.throughput import mfu as mfu_of
 from cmax.throughput import model_tflops as tflops_of
 from cmax.throughput import tokens_per_gpu_step, tokens_per_s_per_gpu
@@ -283,7 +284,7 @@ def score_run(
         notes.append("validation error(s) on this run (" + ", ".join(errors) + "): "
                      "a run whose evidence fails validation cannot pass")
     unearned = case.claims.unearned(run_id)
-    if unearned and not errors and verdict in ("pass", "inconclusive"):
+    if unearned and not errors and verdict != "fail":
         verdict = "unverified"
         notes.append(unverified_note(unearned))
     held = rules_of(related, "unverified")

@@ -18,13 +18,19 @@ from typing import Any
 import polars as pl
 
 from cmax.score.network import WRONG_RESULTS_NOTE
-from cmax.score.rubric import Component, GateRule, ResultKind, Rubric, TierName
-from cmax.score.scale import compared_sweeps, fabric_sweeps, needed_nodes
+from cmax.score.rubric import (
+    ONE_CLAIM_GATES,
+    Component,
+    GateRule,
+    ResultKind,
+    Rubric,
+    TierName,
+)
+from cmax.score.scale import fabric_scale, needed_nodes
 from cmax.score.stats import log_ratio_score, ratio_score
-from cmax.score.verdicts import COMPARABLE_VERDICTS, rated, serving_rated
+from cmax.score.verdicts import rated, serving_rated
 from cmax.scorecard import (
     TIERS,
-    BarVerdict,
     CategoryScore,
     ClaimKind,
     ComponentScore,
@@ -42,7 +48,7 @@ from cmax.scorecard import (
     gentler,
     tier_rank,
 )
-from cmax.states import State
+from cmax.states import AT_THE_BAR, GateVerdict, State
 
 UNKNOWN_OBSERVED = frozenset({"unknown", "not-found", "none", "n/a", "", "not-installed",
                               "not-present", "untested", "unavailable"})
@@ -85,7 +91,7 @@ class RatingInputs:
         """The judgement of one claim, or None when none was made."""
         return next((j for j in self.judgements if j.kind == kind and j.id == id), None)
 
-    def verdict(self, kind: ClaimKind, id: str) -> BarVerdict:
+    def verdict(self, kind: ClaimKind, id: str) -> GateVerdict:
         """A result's verdict at its bar, from its judgement (not rated when it has none)."""
         judged = self.judgement(kind, id)
         return judged.verdict if judged is not None and judged.verdict else "not_rated"
@@ -183,7 +189,7 @@ def _training_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubr
     items += [(f"{w.workload} {w.precision} {w.num_gpus} GPUs (evidence failed validation: "
                f"{', '.join(w.validation_errors)}) [{w.log}]", 0.0)
               for w in inputs.workloads
-              if w.validation_errors and w.verdict in COMPARABLE_VERDICTS]
+              if w.validation_errors and w.verdict in AT_THE_BAR]
     # nor does a run whose model, scale or precision only cmax.toml vouches for: stripping a
     # log's configuration header must not be a way to choose which runs count
     items += [(f"{w.workload} {w.precision} {w.num_gpus} GPUs (unverified: ratio "
@@ -198,7 +204,9 @@ def _nccl_part(cid: str, comp: Component, inputs: RatingInputs, rubric: Rubric) 
     ``[network] min_node_share`` of the claimed nodes): a one-node NVLink sweep or a two-node
     pair is rated in its own row but says nothing about the claimed fabric (docs/network.md,
     Scale), so it earns no fabric points; they are listed as not counted."""
-    deciding, _ = _fabric_scale(inputs, rubric)
+    deciding = fabric_scale(inputs.network, claimed_nodes=inputs.nodes,
+                            min_node_share=rubric.network.min_node_share,
+                            bar=rubric.network.bar).deciding
     at_scale = {id(n) for n in deciding}
     items = []
     left_out = []
@@ -446,69 +454,31 @@ def weighted_score(categories: Sequence[CategoryScore]) -> float:
     return round(sum(c.score * c.weight for c in categories) / total, 4) if total else 0.0
 
 
-def _fabric_scale(inputs: RatingInputs, rubric: Rubric) -> tuple[list[NetworkResult], str]:
-    """The sweeps that may decide the fabric gate, and the sentence saying why.
-
-    Only inter-node sweeps (2+ nodes) measure the scale-out fabric; one node is NVLink-bound
-    and is rated against the NVLink bar in its own row. Of those, only sweeps spanning at
-    least ``[network] min_node_share`` of the claimed nodes decide (docs/network.md, Scale;
-    :mod:`cmax.score.scale`, which the scorecard's ``scale`` reads too).
-    """
-    inter = fabric_sweeps(inputs.network)
-    intra = len(compared_sweeps(inputs.network)) - len(inter)
-    claimed = inputs.nodes
-    share = rubric.network.min_node_share
-    need = needed_nodes(claimed, share)
-    if not inter:
-        return [], ("no inter-node nccl-tests sweep"
-                    + (f" ({intra} intra-node NVLink sweep(s) rated in their own row; they "
-                       "say nothing about the scale-out fabric)" if intra else ""))
-    widest = max(inter, key=lambda n: (n.nodes, n.ranks))
-    scale = (f"largest inter-node sweep {widest.nodes} nodes / {widest.ranks} ranks of "
-             f"{claimed} nodes claimed" if claimed else
-             f"largest inter-node sweep {widest.nodes} nodes / {widest.ranks} ranks")
-    deciding = [n for n in inter if n.nodes >= need]
-    if not deciding:
-        return [], (f"{scale}: the fabric gate needs a sweep across at least {need} nodes "
-                    f"({share:.0%} of the claimed system)")
-    return deciding, f"proven at {scale} (needs ≥ {need}, {share:.0%} of the claimed system)"
-
-
 def _measured_gate(rule: GateRule, inputs: RatingInputs,
                    rubric: Rubric) -> tuple[bool | None, str] | None:
     """(passed, reason) for a gate decided by scored results against the rubric's bar;
     (None, why) or None when no result can decide it."""
     items: list[tuple[str, float | None, str]]
     kind = rule.measured
-    if kind == "exemplar":
-        suite = inputs.judgement("exemplar_suite", "exemplar")
-        if suite is None or suite.bar_state in (None, State.NOT_EVALUATED):
-            return None, (suite.reason if suite else "no Exemplar judgement")
-        return suite.bar_state is State.MET, (f"Exemplar suite {suite.bar_state.label}: "
-                                              f"{suite.reason}")
+    if kind in ONE_CLAIM_GATES:
+        what, claim_kind, claim_id = ONE_CLAIM_GATES[kind]
+        claim = inputs.judgement(claim_kind, claim_id)
+        if claim is None or claim.bar_state in (None, State.NOT_EVALUATED):
+            return None, (claim.reason if claim else f"no {what} judgement")
+        return claim.bar_state is State.MET, (f"{what} {claim.bar_state.label}: "
+                                              f"{claim.reason}")
     if kind == "training":
         bar = rubric.performance.bar
         runs = [(w, inputs.verdict("training_run", w.run_id or "")) for w in inputs.workloads]
         items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs", w.ratio, verdict)
                  for w, verdict in runs if verdict != "not_rated"]
         what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
-        scale = ""
     elif kind == "serving":
         bar = rubric.performance.bar
         served = [(i, inputs.verdict("serving_result", i.entry)) for i in inputs.inference]
         items = [(f"{i.model} {i.precision} {i.input_len}/{i.output_len} x{i.gpus}", i.ratio,
                   verdict) for i, verdict in served if verdict != "not_rated"]
         what = f"serving results pass the [performance] bar ({bar:.0%} of reference)"
-        scale = ""
-    elif kind == "network":
-        bar = rubric.network.bar
-        deciding, scale = _fabric_scale(inputs, rubric)
-        if not deciding:
-            return None, scale
-        items = [(f"{n.collective} {n.nodes} node(s)", n.ratio, n.verdict) for n in deciding]
-        what = (f"inter-node nccl-tests sweeps pass the [network] bar ({bar:.0%} of reference "
-                "busbw)")
-        scale = f"; {scale}"
     else:
         raise ValueError(f"gate {rule.id}: no measured results of kind {kind!r}")
     if not items:
@@ -521,14 +491,14 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
         # (capped as the rubric caps no comparable result), never passed
         detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
         return None, (f"none of the {len(items)} results is earned (each rests on what only "
-                      f"cmax.toml states): {detail}{scale}")
+                      f"cmax.toml states): {detail}")
     if rule.require == "all":
         passed, need = met == len(items), "needs every one above it"
     else:
         passed, need = below < len(items), "fails only when every one is conclusively below"
     detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
     return passed, (f"{met} of {len(items)} {what}, {below} conclusively below ({need}): "
-                    f"{detail}{scale}")
+                    f"{detail}")
 
 
 def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from cmax.errors import RubricError
 from cmax.reference.rubric_file import read_rubric_file
-from cmax.scorecard import TIERS, GateKind, Tier, TierThreshold
+from cmax.scorecard import TIERS, ClaimKind, GateKind, Tier, TierThreshold
 
 CATEGORY_NAMES: tuple[str, ...] = (
     "security", "lifecycle", "orchestration", "storage", "networking",
@@ -197,16 +197,26 @@ class Category(_Strict):
     components: list[Component] = Field(min_length=1)
 
 
+ONE_CLAIM_GATES: dict[str, tuple[str, ClaimKind, str]] = {
+    "exemplar": ("Exemplar suite", "exemplar_suite", "exemplar"),
+    "network": ("fabric", "fabric", "fabric"),
+}
+"""The ``measured`` kinds whose gate reads one claim's bar state (met passes, not met fails,
+not evaluated leaves the gate not evaluated), with the claim's name, kind and id: the
+Exemplar suite, and the fabric at the claimed scale (``cmax/judgement/fabric.py``)."""
+
+
 class GateRule(_Strict):
     """A hard gate. Audit evidence decides when it is conclusive; else declarations; else
     ``missing`` says whether the absence of any evidence fails the gate or leaves it not
     evaluated ("pass" is the older spelling of "not_evaluated": no evidence never passes).
     A ``measured`` gate is decided by the scored results against the rubric's bar
-    (``training`` and ``serving``: [performance] bar, ``network``: [network] bar):
-    ``require = "all"`` fails
-    unless every comparable result meets it, ``"any"`` fails only when none does. An
-    ``exemplar`` gate reads the Exemplar suite's one judgement (``cmax/judgement/exemplar.py``):
-    met passes, not met fails, not evaluated leaves the gate not evaluated. A gate with
+    (``training`` and ``serving``: [performance] bar): ``require = "all"`` fails unless every
+    comparable result meets it, ``"any"`` fails only when none does. An ``exemplar`` gate
+    reads the Exemplar suite's one judgement (``cmax/judgement/exemplar.py``), a ``network``
+    gate the fabric's (``cmax/judgement/fabric.py``: every sweep spanning the claimed system
+    against the [network] bar): met passes, not met fails, not evaluated leaves the gate not
+    evaluated; ``require`` does not apply to them. A gate with
     ``results`` judges only bundles holding that kind of result, or holding neither kind and
     judged as ``[scoring] results_when_none``."""
 
@@ -232,6 +242,9 @@ class GateRule(_Strict):
     def _has_rule(self) -> GateRule:
         if not (self.checks or self.keys or self.allowed_gpus or self.measured):
             raise ValueError("a gate needs checks, keys, allowed_gpus or measured")
+        if self.measured in ONE_CLAIM_GATES and self.require != "all":
+            raise ValueError(f"a measured = {self.measured!r} gate reads one judgement (met, "
+                             "not met or not evaluated): require does not apply")
         return self
 
     @property

@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from cmax.score.verdicts import COMPARABLE_VERDICTS, rated
+from cmax.judgement.bar import counted
+from cmax.judgement.fabric import FabricScale
+from cmax.score.verdicts import rated
 from cmax.scorecard import (
     MlperfResult,
     NetworkResult,
@@ -29,7 +31,7 @@ from cmax.scorecard import (
 
 def compared_sweeps(network: Sequence[NetworkResult]) -> list[NetworkResult]:
     """Sweeps with a ratio against a bar (intra-node and intra-rack ones included)."""
-    return [n for n in network if n.verdict in COMPARABLE_VERDICTS and n.ratio is not None]
+    return [n for n in network if counted(n.verdict, n.ratio)]
 
 
 def fabric_sweeps(network: Sequence[NetworkResult]) -> list[NetworkResult]:
@@ -42,6 +44,34 @@ def needed_nodes(claimed: int, share: float) -> int:
     """The nodes a sweep must span to decide the fabric gate: ``share`` of the claim, at
     least 2."""
     return max(2, math.ceil(claimed * share))
+
+
+def fabric_scale(network: Sequence[NetworkResult], *, claimed_nodes: int,
+                 min_node_share: float, bar: float) -> FabricScale:
+    """The sweeps that may decide the fabric (its judgement, and so the fabric gate), and the
+    sentence saying why.
+
+    Only inter-node sweeps (2+ nodes) measure the scale-out fabric; one node is NVLink-bound
+    and is rated against the NVLink bar in its own row. Of those, only sweeps spanning at
+    least ``[network] min_node_share`` of the claimed nodes decide (docs/network.md, Scale).
+    """
+    inter = fabric_sweeps(network)
+    intra = len(compared_sweeps(network)) - len(inter)
+    need = needed_nodes(claimed_nodes, min_node_share)
+    if not inter:
+        return FabricScale((), "no inter-node nccl-tests sweep" + (
+            f" ({intra} intra-node NVLink sweep(s) rated in their own row; they say nothing "
+            "about the scale-out fabric)" if intra else ""), bar)
+    widest = max(inter, key=lambda n: (n.nodes, n.ranks))
+    scale = (f"largest inter-node sweep {widest.nodes} nodes / {widest.ranks} ranks of "
+             f"{claimed_nodes} nodes claimed" if claimed_nodes else
+             f"largest inter-node sweep {widest.nodes} nodes / {widest.ranks} ranks")
+    deciding = tuple(n for n in inter if n.nodes >= need)
+    if not deciding:
+        return FabricScale((), f"{scale}: the fabric gate needs a sweep across at least {need} "
+                           f"nodes ({min_node_share:.0%} of the claimed system)", bar)
+    return FabricScale(deciding, f"proven at {scale} (needs ≥ {need}, {min_node_share:.0%} "
+                       "of the claimed system)", bar)
 
 
 def _nodes_for(gpus: int, gpus_per_node: int) -> int:
@@ -68,7 +98,7 @@ def proven_scale(*, claimed_nodes: int, gpus_per_node: int, min_node_share: floa
             kind="training", what=f"training {w.workload} {w.precision} {w.num_gpus} GPUs",
             nodes=_nodes_for(w.num_gpus, gpus_per_node), gpus=w.num_gpus))
     own = [m for m in mlperf
-           if m.verdict in COMPARABLE_VERDICTS and m.ratio is not None and m.num_gpus]
+           if counted(m.verdict, m.ratio) and m.num_gpus]
     if own:
         m = max(own, key=lambda r: r.num_gpus or 0)
         gpus = m.num_gpus or 0

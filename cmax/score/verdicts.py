@@ -5,25 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cmax.judgement.bar import counted
 from cmax.resolve.claims import EARNS_PASS, HOW_TO_EARN, Claim
 from cmax.scorecard import InferenceResult, WorkloadResult
 
-COMPARABLE_VERDICTS = ("pass", "fail", "inconclusive")
-"""Verdicts that carry a real provider ÷ reference ratio (used by the suite and by pricing).
-
-``unverified`` is not one: its ratio is shown, but it compares the log with the reference of a
-model, scale or precision only cmax.toml vouches for, so it counts as not passing for the
-Exemplar suite and the tier, and for nothing in the price (docs/scoring.md)."""
-
 
 def rated(result: WorkloadResult) -> bool:
-    """Whether a run's ratio goes into the price and the tier: comparable, measured, and its
-    evidence passed validation. A run with a validation error (another precision than
-    declared, a log shared with another claim, numbers too good to be true) keeps its ratio
-    on the scorecard, but a figure that could flatter the provider must be earned by evidence.
-    """
-    return (result.verdict in COMPARABLE_VERDICTS and result.ratio is not None
-            and not result.validation_errors)
+    """Whether a run's ratio goes into the price and the tier: at the bar as the gates count
+    it (``cmax/judgement/bar.py``): comparable, measured, and its evidence passed validation.
+    A run with a validation error (another precision than declared, a log shared with another
+    claim, numbers too good to be true) keeps its ratio on the scorecard, but a figure that
+    could flatter the provider must be earned by evidence. ``unverified`` is not counted: its
+    ratio is shown, but it compares the log with the reference of a model, scale or precision
+    only cmax.toml vouches for (docs/scoring.md)."""
+    return counted(result.verdict, result.ratio, errors=bool(result.validation_errors))
 
 
 def serving_rated(result: InferenceResult) -> bool:
@@ -31,7 +26,7 @@ def serving_rated(result: InferenceResult) -> bool:
     like (offline against offline, or on the reference curve) on a GPU count its own file
     states. ``unverified`` (a declared GPU count), ``invalid``, capped-without-curve and
     unreferenced results carry no ratio a price may rest on."""
-    return result.verdict in COMPARABLE_VERDICTS and result.ratio is not None
+    return counted(result.verdict, result.ratio)
 
 
 def unverified_note(unearned: Sequence[Claim]) -> str:

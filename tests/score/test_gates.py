@@ -15,13 +15,16 @@ import pytest
 from pydantic import ValidationError
 
 from cmax import ingest, load_reference, open_bundle, validate
+from cmax.judgement.bar import bar_verdict
 from cmax.judgement.bearings import Bearings
-from cmax.judgement.claims import BAR_OF_VERDICT, bar_verdict, judge_exemplar_claim
+from cmax.judgement.claims import judge_exemplar_claim
 from cmax.judgement.exemplar import judge_exemplar
+from cmax.judgement.fabric import fabric_standing
 from cmax.pipeline import assess
 from cmax.score import Rubric, load_rubric
 from cmax.score.core import score
 from cmax.score.rating import RatingInputs, evaluate_gates, final_tier
+from cmax.score.scale import fabric_scale
 from cmax.scorecard import (
     ClaimKind,
     ExemplarJudgement,
@@ -32,7 +35,7 @@ from cmax.scorecard import (
     Scorecard,
     WorkloadResult,
 )
-from cmax.states import State
+from cmax.states import State, bar_state
 from tests.score.test_rating import audit
 from tools.sensitivity import BEGIN, doc_table, slower, table
 
@@ -57,18 +60,32 @@ def net(ratio: float, verdict: str) -> NetworkResult:
 def _judgement(kind: ClaimKind, id: str, verdict: str, ratio: float | None,
                errors: bool = False) -> Judgement:
     return Judgement(kind=kind, id=id, label=id, state=State.EARNED,
-                     bar_state=BAR_OF_VERDICT[verdict],
+                     bar_state=bar_state(verdict),
                      verdict=bar_verdict(verdict, ratio, errors=errors))
 
 
+def fabric(network: list[NetworkResult], nodes: int,
+           findings: Bearings | None = None) -> Judgement:
+    """The fabric's judgement as cmax/judgement/claims.py makes it: its standing from the
+    sweeps spanning the claimed nodes (cmax/score/scale.py), errors from ``findings``."""
+    standing = fabric_standing(fabric_scale(
+        network, claimed_nodes=nodes, min_node_share=RUBRIC.network.min_node_share,
+        bar=RUBRIC.network.bar), findings or Bearings([]))
+    return Judgement(kind="fabric", id="fabric", label="fabric", state=State.EARNED,
+                     bar_state=standing.bar_state, verdict=standing.verdict,
+                     reason=standing.reason)
+
+
 def judged(workloads: list[WorkloadResult], inference: list[InferenceResult],
-           exemplar: ExemplarJudgement) -> list[Judgement]:
+           exemplar: ExemplarJudgement, network: list[NetworkResult] | None = None,
+           nodes: int = 0) -> list[Judgement]:
     """The judgements the gates read, made as cmax/judgement/claims.py makes them from each
     result's verdict (the case they also rest on is not needed by a gate)."""
     runs = [_judgement("training_run", w.run_id or "", w.verdict, w.ratio,
                        bool(w.validation_errors)) for w in workloads]
     return [*runs, judge_exemplar_claim(exemplar, runs, Bearings([]), ()),
-            *(_judgement("serving_result", r.entry, r.verdict, r.ratio) for r in inference)]
+            *(_judgement("serving_result", r.entry, r.verdict, r.ratio) for r in inference),
+            fabric(network or [], nodes)]
 
 
 def gates(**kw: Any) -> dict[str, Gate]:
@@ -80,7 +97,8 @@ def gates(**kw: Any) -> dict[str, Gate]:
     base["inference"] = [r.model_copy(update={"entry": f"inference[{i}]"})
                          for i, r in enumerate(base.get("inference", []))]
     base["exemplar"] = judge_exemplar(base["workloads"], RUBRIC.performance.bar)
-    base["judgements"] = judged(base["workloads"], base["inference"], base["exemplar"])
+    base["judgements"] = judged(base["workloads"], base["inference"], base["exemplar"],
+                                base.get("network", []), base.get("nodes", 0))
     rules = {r.name: r.id for r in RUBRIC.gates}
     return {rules[g.name]: g for g in evaluate_gates(RatingInputs(**base), RUBRIC)}
 
@@ -323,7 +341,8 @@ def test_the_bar_gates_follow_the_judgement_not_the_result() -> None:
     by_id = {r.name: r.id for r in RUBRIC.gates}
     gs = {by_id[g.name]: g for g in evaluate_gates(RatingInputs(
         gpu="h100-sxm", declarations=DECLARED, audit=audit(), audit_file=None,
-        workloads=runs, network=[net(1.0, "pass")], exemplar=exemplar, judgements=held),
+        workloads=runs, network=[net(1.0, "pass")], exemplar=exemplar,
+        judgements=[*held, fabric([net(1.0, "pass")], 0)]),
         RUBRIC)}
     assert gs["exemplar_suite"].status == "not_evaluated"
     assert "none of the 1 results is earned" in gs["performance_floor"].reason
