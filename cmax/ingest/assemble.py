@@ -181,7 +181,6 @@ def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.Da
 def _read_run(reader: BundleReader, i: int, spec: RunSpec, key: str,
               job_frames: list[pl.DataFrame]) -> tuple[dict[str, Any], pl.DataFrame | None]:
     bundle = reader.bundle
-    manifest = bundle.manifest
     declared = bundle.resolve(spec.log, field=key)
     path, notes = pick_log(declared)
     fmt: RunFormat[Any]
@@ -192,16 +191,15 @@ def _read_run(reader: BundleReader, i: int, spec: RunSpec, key: str,
         record = reader.files[rel]
         reader.files[rel] = dataclasses.replace(record, facts=(*record.facts, *stated))
     run_id = f"runs[{i}]"
-    row: dict[str, Any] = {
-        "run_id": run_id, "entry": i, "workload": spec.workload, "model": spec.workload,
-        "gpu": manifest.system.gpu, "num_gpus": spec.num_gpus, "precision": spec.precision,
-        "framework": spec.framework, "container": spec.container, "source_file": rel,
-    }
+    # what the log states, null where it is silent: the run's declared identity (workload,
+    # GPU, scale, precision, framework, container, job id) is the resolved run's, from the
+    # claims ledger (cmax.resolve.runs.IDENTITY), never a value of this table
+    row: dict[str, Any] = {"run_id": run_id, "entry": i, "source_file": rel}
     request = RunRequest(spec=spec, run_id=run_id, source_file=rel, path=path, key=key,
                          declared={k: getattr(spec, k) for k in CONFIG_KEYS})
     part = fmt.read_run(parsed, request)
     row.update(part.row)
-    row["job_id"] = spec.job_id or row.get("job_id") or job_of_log(path.name)
+    row["job_id"] = row.get("job_id") or job_of_log(path.name)
     if isinstance(fmt, LlmbSqlite) and not any(
             f["source_file"][0] == rel for f in job_frames if f.height):
         job_frames.append(llmb_jobs_frame(parsed, rel))

@@ -25,18 +25,16 @@ if TYPE_CHECKING:
     from cmax.submission.manifest import Manifest
 
 RUNS_SCHEMA: dict[str, pl.DataType] = {
+    # What the run's log (and the llmb-config beside it) states, null where it is silent. The
+    # run's identity (workload, GPU, GPU count, precision, framework, container, job id) as
+    # declared and checked is the claims ledger's, read from the resolved run
+    # (cmax.resolve.runs.IDENTITY); what the file says of it is in its EvidenceFile's facts.
     "run_id": pl.String(),
     # the cmax.toml [[runs]] entry the row was read for (runs[entry]), set by ingest: the run's
     # declarations are that entry's, whatever its id or log path reads
     "entry": pl.Int64(),
-    "workload": pl.String(),
-    "model": pl.String(),
-    "gpu": pl.String(),
-    "num_gpus": pl.Int64(),
-    "precision": pl.String(),
-    **RECIPE_SCHEMA,
-    "framework": pl.String(),
-    "container": pl.String(),
+    **RECIPE_SCHEMA,  # as the log or the DGXC experiment's name prints it
+    "framework": pl.String(),  # the framework the log's format or lines name
     "source_file": pl.String(),
     "status": pl.String(),
     "max_iteration": pl.Int64(),
@@ -51,8 +49,8 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "skipped_iterations": pl.Int64(),
     "skipped_at": pl.String(),
     "notes": pl.String(),  # "; "-joined parser notes a reviewer should see
-    # the scheduler's job id: [[runs]] job_id, else the log's file name (llmb-run
-    # log-<exp>_<jobid>_<retry>.out, Slurm slurm-<jobid>.out), else the llmb-run job picked
+    # the scheduler's job id the file states: the llmb-run job picked, else the log's file
+    # name (llmb-run log-<exp>_<jobid>_<retry>.out, Slurm slurm-<jobid>.out)
     "job_id": pl.String(),
 }
 

@@ -128,7 +128,7 @@ def _run_witnesses(run: ResolvedRun, result: WorkloadResult, case: Case,
             line if isinstance(line, int) else None))
     elif result.steps_total:
         out.append(files.witness(log, f"{result.steps_total} steps logged"))
-    job = run.row.get("job_id")
+    job = run.get("job_id")
     jobs = case.jobs
     if job and jobs.height:
         for row in jobs.filter(jobs["job_id"] == str(job)).iter_rows(named=True):

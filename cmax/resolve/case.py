@@ -47,8 +47,14 @@ from cmax.recipes.window import Window, steady_state_window
 from cmax.reference.gpus import gpu_family
 from cmax.reference.view import ReferenceData, RefView
 from cmax.resolve.bundle_claims import bundle_claims
-from cmax.resolve.claims import Ledger
-from cmax.resolve.run_claims import RunInputs, known_workloads, run_claims
+from cmax.resolve.claims import Claim, Ledger
+from cmax.resolve.run_claims import (
+    RunInputs,
+    config_claims,
+    identity_claims,
+    known_workloads,
+    run_identity,
+)
 from cmax.resolve.runs import BaselineRow, ResolvedRun
 from cmax.submission.manifest import MANIFEST_NAME, RunSpec
 
@@ -346,6 +352,8 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
     system_gpu = manifest.system.gpu.strip().lower()
     files = {f.path: f for f in evidence.files}
     runs: list[ResolvedRun] = []
+    run_claims: list[Claim] = []
+    known = known_workloads(getattr(ref.reference, "baselines", None))
     run_rows = tables["runs"].filter(pl.col("run_id").is_not_null()).unique(
         subset="run_id", keep="first", maintain_order=True)
     for raw in run_rows.iter_rows(named=True):
@@ -358,6 +366,10 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
         draft = ResolvedRun(run_id=run_id, row=row, file=file, spec=spec, spec_index=index,
                             steps=steps, clean_steps=clean, window=steady_state_window(None, None),
                             window_steps=clean.clear(), summary=None)
+        # what the run is (the ledger's GPU, scale, model, precision) decides its baseline
+        inputs = _run_inputs(draft, list(files.values()), evidence, ref, known)
+        named = identity_claims(draft, inputs)
+        draft = dataclasses.replace(draft, identity=run_identity(draft, named))
         base, exact, note = match_baseline(
             ref, draft.get_str("workload"), draft.get_str("gpu") or system_gpu,
             draft.get_str("precision"), draft.get_int("num_gpus"), draft.get_int("gbs"),
@@ -367,8 +379,8 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
         window_lines = [n for n in (as_int(v) for v in in_window["line"].to_list())
                         if n is not None]
         logged: tuple[tuple[int, int], ...] = ()
+        record = next((f for p, f in files.items() if same_file(p, file)), None)
         if file and window_lines:
-            record = next((f for p, f in files.items() if same_file(p, file)), None)
             facts: tuple[Fact, ...] = record.facts if record else ()
             # what the parser recorded line by line wins; window lines it did not cover are
             # read now, while the bundle is open, and carried as facts from here on
@@ -380,12 +392,16 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
                 if found:
                     facts = (*facts, *found)
                     if record is not None:
-                        files[record.path] = dataclasses.replace(record, facts=facts)
+                        record = files[record.path] = dataclasses.replace(record, facts=facts)
             logged = _logged_gbs(facts, window_lines)
-        runs.append(dataclasses.replace(
+        run = dataclasses.replace(
             draft, window=window, window_steps=in_window,
             summary=_summary(run_id, row, file, steps), baseline=base, baseline_exact=exact,
-            baseline_note=note, logged_gbs=logged))
+            baseline_note=note, logged_gbs=logged)
+        claims = [*named, *config_claims(run, dataclasses.replace(
+            inputs, facts=record.facts if record else ()))]
+        runs.append(dataclasses.replace(run, identity=run_identity(run, claims)))
+        run_claims.extend(claims)
     text_lines = _manifest_lines(evidence.root, manifest_text)
     declared = []
     for key, rel in declared_files(manifest):
@@ -396,26 +412,23 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
     ingested["files"] = list(files.values())
     return Case(**ingested, reference_release=ref.release, tables=MappingProxyType(tables),
                 resolved=tuple(runs), declared=tuple(declared),
-                claims=_ledger(runs, list(files.values()), evidence, ref).added(
+                claims=Ledger(tuple(run_claims)).added(
                     *bundle_claims(evidence, ref.reference.economics,
                                    ref.gpu_id(evidence.manifest.system.gpu)
                                    or evidence.manifest.system.gpu)))
 
 
-def _ledger(runs: Sequence[ResolvedRun], files: Sequence[EvidenceFile], evidence: Evidence,
-            ref: RefView) -> Ledger:
-    """Every run's claims resolved against its log's facts (:mod:`cmax.resolve.run_claims`)."""
+def _run_inputs(run: ResolvedRun, files: Sequence[EvidenceFile], evidence: Evidence,
+                ref: RefView, known: tuple[str, ...]) -> RunInputs:
+    """What resolving a run's claims reads besides the run: its log's facts, the system's GPU
+    and the other files' GPU statements (:mod:`cmax.resolve.run_claims`)."""
     system = evidence.manifest.system
-    known = known_workloads(getattr(ref.reference, "baselines", None))
-    claims = []
-    for run in runs:
-        record = next((f for f in files if same_file(f.path, run.file)), None)
-        others = tuple((f.path, fact) for f in files if f is not record
-                       for fact in facts_of(f.facts, "gpu"))
-        inputs = RunInputs(
-            facts=record.facts if record else (), system_gpu=system.gpu.strip().lower(),
-            system_gpu_family=gpu_family(ref.gpu_id(system.gpu) or system.gpu),
-            gpus_per_node=system.gpus_per_node, known_workloads=known, other_gpus=others,
-            shape=ref.shape(run.get_str("workload")))
-        claims.extend(run_claims(run, inputs))
-    return Ledger(tuple(claims))
+    record = next((f for f in files if same_file(f.path, run.file)), None)
+    others = tuple((f.path, fact) for f in files if f is not record
+                   for fact in facts_of(f.facts, "gpu"))
+    workload = run.spec.workload if run.spec is not None else run.row.get("workload")
+    return RunInputs(
+        facts=record.facts if record else (), system_gpu=system.gpu.strip().lower(),
+        system_gpu_family=gpu_family(ref.gpu_id(system.gpu) or system.gpu),
+        gpus_per_node=system.gpus_per_node, known_workloads=known, other_gpus=others,
+        shape=ref.shape(str(workload).strip().lower() if workload else None))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from cmax.ingest.facts import Fact, facts_of
 from cmax.reference.gpus import gpu_family
@@ -30,9 +29,7 @@ from cmax.resolve.claims import (
     stated_precisions,
     status_of,
 )
-
-if TYPE_CHECKING:
-    from cmax.resolve.runs import ResolvedRun
+from cmax.resolve.runs import ResolvedRun, Stated
 
 #: Citations kept per side of a claim: enough to show it is no one-off, short enough to read.
 MAX_CITES = 3
@@ -76,7 +73,8 @@ def _declared(run: ResolvedRun, name: str) -> tuple[object | None, str]:
 
 
 def _gpu(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:
-    value = run.get_str("gpu") or inp.system_gpu
+    row_gpu = run.row.get("gpu")  # a runs row built outside ingest may carry one
+    value = str(row_gpu).strip().lower() if row_gpu else inp.system_gpu
     source = ("cmax.toml system.gpu" if value == inp.system_gpu
               else f"{file} (the run's record)")
     want = inp.system_gpu_family if value == inp.system_gpu else gpu_family(value)
@@ -290,13 +288,75 @@ def _software(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:
     return Claim(run.run_id, "software", None, "unstated", "-")
 
 
-def run_claims(run: ResolvedRun, inp: RunInputs) -> list[Claim]:
-    """Every claim of one run, in :data:`cmax.resolve.claims.CLAIM_KINDS` order."""
+def identity_claims(run: ResolvedRun, inp: RunInputs) -> list[Claim]:
+    """The claims a reference is looked up by (GPU, GPU count, model, precision): resolved
+    before the baseline is matched, which they decide."""
     file = run.file or "-"
     return [_gpu(run, file, inp), _gpu_count(run, file, inp), _model(run, file, inp),
-            _precision(run, file, inp), _config(run, file, "seq_len", inp),
-            _config(run, file, "gbs", inp), _parallel(run, file, inp),
-            _software(run, file, inp)]
+            _precision(run, file, inp)]
+
+
+def config_claims(run: ResolvedRun, inp: RunInputs) -> list[Claim]:
+    """The claims that read the matched baseline (a recipe's value is assumed where nobody
+    states one): sequence length, GBS, parallel configuration, software."""
+    file = run.file or "-"
+    return [_config(run, file, "seq_len", inp), _config(run, file, "gbs", inp),
+            _parallel(run, file, inp), _software(run, file, inp)]
+
+
+def run_claims(run: ResolvedRun, inp: RunInputs) -> list[Claim]:
+    """Every claim of one run, in :data:`cmax.resolve.claims.CLAIM_KINDS` order."""
+    return [*identity_claims(run, inp), *config_claims(run, inp)]
+
+
+#: The ledger's claim kind behind each identity field (:data:`cmax.resolve.runs.IDENTITY`).
+IDENTITY_KINDS: dict[str, str] = {"workload": "model", "gpu": "gpu", "num_gpus": "gpu_count",
+                                  "precision": "precision"}
+
+
+def run_identity(run: ResolvedRun, claims: Sequence[Claim]) -> dict[str, Stated]:
+    """The run's identity (:data:`cmax.resolve.runs.IDENTITY`) from its claims: what a
+    reference is looked up by is the ledger's value with its status; the framework is what the
+    log states, else cmax.toml's; the container and the job id cmax.toml's, else (the job id)
+    the log's. ``claims`` may lack the software claim (resolved after the baseline); the
+    container is then unstated until it is added."""
+    by_kind = {c.kind: c for c in claims if c.subject == run.run_id}
+    out: dict[str, Stated] = {}
+    for name, kind in IDENTITY_KINDS.items():
+        claim = by_kind.get(kind)
+        if claim is not None:
+            value: str | int | None = claim.value
+            if name == "num_gpus":
+                value = fact_int(Fact("n", claim.value)) if claim.value is not None else None
+            out[name] = Stated(value, claim.status, claim.source)
+    spec = run.spec
+    where = f"cmax.toml runs[{run.spec_index}]"
+    software = by_kind.get("software")
+    logged = run.row.get("framework")
+    if logged is not None:
+        out["framework"] = Stated(str(logged), "corroborated", run.file or "the log")
+    elif spec is not None and spec.framework is not None:
+        status = software.status if software is not None and spec.container is None else "declared"
+        out["framework"] = Stated(spec.framework, status, f"{where}.framework")
+    if spec is not None and spec.container is not None:
+        out["container"] = Stated(spec.container, software.status if software is not None
+                                  else "declared", f"{where}.container")
+    out["job_id"] = _job_id(run, where)
+    return out
+
+
+def _job_id(run: ResolvedRun, where: str) -> Stated:
+    """cmax.toml's job id, checked against the one the log states (its file name, the
+    llmb-run job it was picked from), else the log's."""
+    logged = run.row.get("job_id")
+    declared = run.spec.job_id if run.spec is not None else None
+    if declared is not None:
+        status: ClaimStatus = ("declared" if logged is None else
+                               "corroborated" if str(logged) == declared else "contradicted")
+        return Stated(declared, status, f"{where}.job_id")
+    if logged is not None:
+        return Stated(str(logged), "corroborated", run.file or "the log")
+    return Stated(None, "unstated", "-")
 
 
 def known_workloads(baselines: object) -> tuple[str, ...]:

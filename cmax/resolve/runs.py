@@ -1,5 +1,7 @@
 """The typed records of a resolved training run: the reference baseline it is compared with
-(:class:`BaselineRow`) and the run with every per-run decision made (:class:`ResolvedRun`).
+(:class:`BaselineRow`), the run's identity as the claims ledger resolved it (:class:`Stated`
+values keyed by :data:`IDENTITY`) and the run with every per-run decision made
+(:class:`ResolvedRun`).
 
 :func:`cmax.resolve.case.resolve` builds them; the claims of a run
 (:mod:`cmax.resolve.run_claims`), the
@@ -10,7 +12,7 @@ need not import what builds the case.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -18,7 +20,32 @@ import polars as pl
 from cmax.reading.coerce import as_int
 from cmax.recipes.window import Window
 from cmax.reference.view import num, text
+from cmax.resolve.claims import ClaimStatus
 from cmax.submission.manifest import RunSpec
+
+#: What a run *is*: the workload, GPU, GPU count and precision a reference is looked up by,
+#: and the framework, container and job id it ran with. The runs table holds only what the log
+#: states; these values are the claims ledger's (cmax.toml's declaration, resolved against the
+#: log's statements), built once per run in :func:`cmax.resolve.case.resolve` and read through
+#: :meth:`ResolvedRun.get` / :meth:`ResolvedRun.stated` by every stage.
+IDENTITY: tuple[str, ...] = ("workload", "gpu", "num_gpus", "precision", "framework",
+                             "container", "job_id")
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One value of a run's identity and where it stands in the claims ledger: corroborated
+    (the log states it), declared (only cmax.toml does), contradicted (the log states another
+    value) or unstated, with the source the value was taken from."""
+
+    value: str | int | None
+    status: ClaimStatus
+    source: str
+
+    @property
+    def logged(self) -> bool:
+        """The evidence states this value (it is not cmax.toml's word alone)."""
+        return self.status == "corroborated"
 
 
 @dataclass(frozen=True)
@@ -98,13 +125,24 @@ class ResolvedRun:
     baseline_note: str | None = None
     #: (line, GBS) the log prints on the window's lines; empty when unknown
     logged_gbs: tuple[tuple[int, int], ...] = ()
+    #: the run's identity (:data:`IDENTITY`), each value as the claims ledger resolved it
+    identity: Mapping[str, Stated] = field(default_factory=dict)
 
     def get(self, name: str) -> Any:
-        """A run attribute: the ingested value, else the manifest's declared value."""
+        """A run attribute. An identity field (:data:`IDENTITY`) is the ledger's value (its
+        :meth:`stated`); any other is what the log states (the runs table), else cmax.toml's
+        declaration (a configuration key the log is silent on)."""
+        if name in IDENTITY:
+            stated = self.identity.get(name)
+            return None if stated is None else stated.value
         value = self.row.get(name)
         if value is None and self.spec is not None:
             value = getattr(self.spec, name, None)
         return value
+
+    def stated(self, name: str) -> Stated:
+        """An identity field's value with its ledger status (unstated when unresolved)."""
+        return self.identity.get(name) or Stated(None, "unstated", "-")
 
     def get_int(self, name: str) -> int | None:
         return as_int(self.get(name))

@@ -22,7 +22,7 @@ from cmax.ingest.energy import implausible_power, measured_energy, telemetry_ene
 from cmax.ingest.evidence import Evidence
 from cmax.judgement.bar import against_bar, point_against_bar
 from cmax.judgement.bearings import Bearings, rules_of
-from cmax.reading.coerce import as_float, as_int
+from cmax.reading.coerce import as_float
 from cmax.reference.view import ReferenceData, optional_lookup
 from cmax.resolve.case import Case, resolve
 from cmax.resolve.runs import BaselineRow, ResolvedRun
@@ -137,10 +137,11 @@ def score_run(
     rules = rubric.performance
     row = run.row
     run_id = run.run_id
-    workload = str(row.get("workload") or "")
-    precision = str(row.get("precision") or "").lower()
-    num_gpus = as_int(row.get("num_gpus")) or 0
-    gpu = str(row.get("gpu") or case.manifest.system.gpu)
+    # what the run is: the ledger's values (the log states them or cmax.toml declares them)
+    workload = run.get_str("workload") or ""
+    precision = run.get_str("precision") or ""
+    num_gpus = run.get_int("num_gpus") or 0
+    gpu = run.get_str("gpu") or case.manifest.system.gpu
     log = str(row.get("source_file") or "")
     status = str(row.get("status") or "no_data").lower()
     notes: list[str] = []
@@ -150,13 +151,13 @@ def score_run(
     common: dict[str, Any] = {
         "workload": workload, "precision": precision, "num_gpus": num_gpus, "log": log,
         "run_id": run_id,
-        "framework": row.get("framework"), "status": status, "steps_total": printed,
+        "framework": run.get("framework"), "status": status, "steps_total": printed,
         # finite times only: NaN/inf are not JSON numbers (validation reports them)
         "bar": rules.bar, "step_series": step_series(run.steps),
     }
 
-    gbs = as_int(row.get("gbs"))
-    seq_len = as_int(row.get("seq_len"))
+    gbs = run.get_int("gbs")
+    seq_len = run.get_int("seq_len")
     if run.baseline_note:
         notes.append(run.baseline_note)
     if run.baseline is None:

@@ -77,7 +77,7 @@ KNOWN_PRECISIONS = frozenset({
 })
 
 _REQUIRED: dict[str, tuple[str, ...]] = {
-    "runs": ("run_id", "workload", "precision", "num_gpus"),
+    "runs": ("run_id",),
     "steps": ("run_id", "iteration", "step_time_s"),
     "nccl": ("collective", "size_bytes", "busbw_gbps"),
     "audit_checks": ("check_id", "status"),

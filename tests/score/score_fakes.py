@@ -71,7 +71,10 @@ def run_row(run_id: str = "runs[0]", *, workload: str = "llama3.1-70b", precisio
             num_gpus: int = 64, gbs: int | None = 128, seq_len: int | None = 8192,
             status: str = "success", log: str = "training/run0.log",
             max_iteration: int | None = None, entry: int | None = 0) -> dict[str, Any]:
-    """A runs-table row as ingest writes it for cmax.toml's ``[[runs]]`` ``entry``."""
+    """A runs-table row as ingest writes it for cmax.toml's ``[[runs]]`` ``entry``. Its
+    workload, precision and GPU count are what the run's log states (:func:`stated_log`'s
+    facts): the table keeps none of them (``conform`` drops them), the declaration is the
+    entry's."""
     return {"run_id": run_id, "entry": entry, "workload": workload, "model": workload,
             "gpu": "h100-sxm",
             "num_gpus": num_gpus, "precision": precision, "seq_len": seq_len, "gbs": gbs,

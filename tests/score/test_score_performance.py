@@ -16,9 +16,11 @@ from cmax.scorecard import WorkloadResult
 from cmax.states import State
 from tests.fakes import FakeReference
 from tests.score.score_fakes import (
+    BASE_MANIFEST,
     baseline,
     evidence,
     flat_steps,
+    manifest,
     run_row,
     step_rows,
 )
@@ -201,9 +203,12 @@ def test_mfu_from_logged_tflops() -> None:
 def test_exemplar_needs_every_suite_workload_to_pass() -> None:
     ref = FakeReference({KEY: baseline(10.0), ("llama3.1-70b", "fp8", 64): baseline(9.0)})
     runs = [run_row("runs[0]"), run_row("runs[1]", precision="fp8", log="training/run1.log",
-                                           entry=None)]
+                                           entry=1)]
     steps = flat_steps("runs[0]", 10.0) + flat_steps("runs[1]", 10.0, log="training/run1.log")
-    results = workload_results(evidence(runs=runs, steps=steps), [], ref, RUBRIC)
+    m = manifest(runs=[*BASE_MANIFEST["runs"], {
+        "workload": "llama3.1-70b", "precision": "fp8", "num_gpus": 64,
+        "log": "training/run1.log"}])
+    results = workload_results(evidence(m, runs=runs, steps=steps), [], ref, RUBRIC)
     judged = judge_exemplar(results, 0.95)
     assert [r.verdict for r in results] == ["pass", "fail"]
     assert judged.state is State.NOT_MET and "llama3.1-70b fp8 64 GPUs" in judged.reason

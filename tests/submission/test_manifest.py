@@ -95,7 +95,7 @@ def test_conform_keeps_an_empty_table_empty() -> None:
 
     assert conform(pl.DataFrame(), RUNS_SCHEMA).shape == (0, len(RUNS_SCHEMA))
     one = conform(pl.DataFrame({"run_id": ["a"]}), RUNS_SCHEMA)
-    assert one.shape == (1, len(RUNS_SCHEMA)) and one["workload"].to_list() == [None]
+    assert one.shape == (1, len(RUNS_SCHEMA)) and one["framework"].to_list() == [None]
 
 
 RELIABILITY = reliability_toml()

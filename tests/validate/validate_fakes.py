@@ -278,12 +278,11 @@ class RunFx:
         return {k: v for k, v in entry.items() if v is not None}
 
     def runs_row(self) -> dict[str, Any]:
-        row = {"run_id": self.run_id, "entry": self.index, "workload": self.workload,
-               "model": self.workload, "gpu": "h100-sxm", "num_gpus": self.num_gpus,
-               "precision": self.precision, "seq_len": self.seq_len, "gbs": self.gbs,
-               "mbs": self.mbs, "tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep,
-               "vp": self.vp, "framework": self.log_format, "container": self.container,
-               "source_file": self.log, "status": self.status,
+        """The runs row ingest reads from the NeMo 2 log: what it prints (the GBS on its step
+        lines, its framework), null where it is silent. The run's declared identity and
+        configuration are its manifest entry's, read through the resolved run."""
+        row = {"run_id": self.run_id, "entry": self.index, "gbs": self.gbs,
+               "framework": self.log_format, "source_file": self.log, "status": self.status,
                "max_iteration": self.max_iteration, "restarts": 0}
         row.update(self.row)
         return row

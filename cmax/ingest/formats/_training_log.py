@@ -38,12 +38,11 @@ class TrainingLogFormat(RunFormat[TrainingLog]):
         return training_summary(parsed)
 
     def config(self, parsed: TrainingLog, request: RunRequest) -> dict[str, Any]:
-        """What the log printed of the parallel config; the manifest's declared value only
-        where the log is silent. The evidence table holds what the file says: a declaration
-        that disagrees with it lives in the claims ledger (contradicted) and in
-        consistency.manifest-vs-log, never in place of the printed value."""
-        return {k: parsed.config.get(k) if parsed.config.get(k) is not None
-                else request.declared[k] for k in CONFIG_KEYS}
+        """What the log printed of the parallel config, null where it is silent. The evidence
+        table holds what the file says: cmax.toml's declaration is read from the resolved
+        run (:meth:`cmax.resolve.runs.ResolvedRun.get`), and one that disagrees with the log
+        lives in the claims ledger (contradicted) and in consistency.manifest-vs-log."""
+        return {k: parsed.config.get(k) for k in CONFIG_KEYS}
 
     def step_rows(self, parsed: TrainingLog, config: dict[str, Any],
                   request: RunRequest) -> tuple[pl.DataFrame, list[str]]:
@@ -51,10 +50,13 @@ class TrainingLogFormat(RunFormat[TrainingLog]):
 
     def read_run(self, parsed: TrainingLog, request: RunRequest) -> RunPart:
         config = self.config(parsed, request)
-        frame, notes = self.step_rows(parsed, config, request)
+        # a step time derived from a printed rate (TorchTitan) needs the run's shape: the
+        # log's, else cmax.toml's
+        shape = {k: request.declared[k] if v is None else v for k, v in config.items()}
+        frame, notes = self.step_rows(parsed, shape, request)
         steps = frame.with_columns(pl.lit(request.run_id).alias("run_id"),
                                    pl.lit(request.source_file).alias("source_file"))
         row = dict(config)
-        row.update(framework=parsed.framework or request.spec.framework, status=parsed.status(),
+        row.update(framework=parsed.framework, status=parsed.status(),
                    max_iteration=parsed.max_iteration, **parsed.run_columns())
         return RunPart(row=row, steps=steps, notes=[*notes, *parsed.notes])

@@ -235,11 +235,11 @@ class _DgxcSummary(RunFormat[list[Experiment]]):
     def read_run(self, parsed: list[Experiment], request: RunRequest) -> RunPart:
         exp = select(parsed, request.spec.experiment, file=request.path,
                                 field=request.key)
-        # what the experiment's name states of the parallel config; cmax.toml only where it
-        # is silent (the table holds what the file says, the ledger what is declared)
+        # what the experiment's name states of the parallel config, null where it is silent
+        # (the table holds what the file says; cmax.toml's declaration is the resolved run's)
         stated = {k: int(v) for k, v in _PARALLEL.findall(exp.name)}
-        row: dict[str, Any] = {k: stated.get(k, request.declared[k]) for k in request.declared}
-        row.update(framework=exp.framework or request.spec.framework, status=exp.status,
+        row: dict[str, Any] = {k: stated.get(k) for k in request.declared}
+        row.update(framework=exp.framework, status=exp.status,
                    max_iteration=exp.max_iteration, reported_step_time_s=exp.time_mean_s,
                    reported_tflops_per_gpu=exp.tflops_mean)
         return RunPart(row=row, notes=[f"summary row {exp.name!r} ({exp.raw_status}); "

@@ -294,8 +294,7 @@ class LlmbSqlite(RunFormat[list[Job]]):
         job, notes = select_job(
             parsed, workload=spec.workload, precision=spec.precision, num_gpus=spec.num_gpus,
             selector=spec.experiment, file=request.path, field=request.key)
-        row = dict(request.declared)
-        row.update(status=job.status, job_id=job_id_of(job),
+        row: dict[str, Any] = dict(status=job.status, job_id=job_id_of(job),
                    reported_step_time_s=as_float(job.row.get("train_step_time_seconds")),
                    reported_tflops_per_gpu=as_float(job.row.get("tflops_per_gpu")))
         return RunPart(row=row, notes=[f"llmb-run job {job.label}; no per-step data", *notes])
