@@ -41,7 +41,14 @@ import polars as pl
 
 from cmax.ingest import _greplines as greplines
 from cmax.ingest import textlines
-from cmax.ingest.linespec import PLAIN_STAMP_WIDTH, STAMP, WALL_TIME, StepLine, stamp_seconds
+from cmax.ingest.linespec import (
+    PLAIN_STAMP_WIDTH,
+    STAMP,
+    WALL_TIME,
+    StepLine,
+    stamp_seconds,
+    whole_seconds,
+)
 
 if TYPE_CHECKING:
     from polars._typing import CsvEncoding
@@ -51,10 +58,13 @@ if TYPE_CHECKING:
 # dense log's peak down for the same CPU time (figures: benchmarks/bench_ingest.py). Set only
 # for the scan (:func:`_csv_settings`); a user's own setting wins.
 _CSV_ENV = {"POLARS_CSV_CHUNK_SIZE": str(768 << 10), "POLARS_CSV_CHUNK_PREFETCH_LIMIT": "1"}
+# rows the streaming scan hands over at a time (about 8 MB of steps)
+_BATCH_ROWS = 1 << 17
 # the row index Polars gives a line is 32-bit: a file this large could overflow it
 _MAX_BYTES = 1 << 32
-# iterations at or above this are left to the regex reader (far beyond any run; Int64-safe)
-_MAX_ITERATION = 10**12
+# a line read as fields has its iteration (in four bytes: an iteration past UInt32 is left to
+# the regex reader); any other line's is null
+_FAST = pl.col("iteration").is_not_null()
 
 
 @dataclass(frozen=True)
@@ -152,8 +162,11 @@ def _names(layout: Layout) -> list[str]:
 
 
 def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
-    """``line``, ``_fast`` (the line is in the layout), ``iteration``, the stamp and the value
-    columns the layout holds, of ``frame``'s lines (``line``, fields ``f0``... as :func:`_names`).
+    """``line``, ``iteration`` (null: the line is not in the layout, :data:`_FAST`), the stamp
+    and the value columns the layout holds, of ``frame``'s lines (``line``, fields ``f0``... as
+    :func:`_names`). The iteration (UInt32) and a plain stamp (:func:`whole_seconds`) are
+    kept in four bytes each while the streaming engine holds them; :func:`_widen` gives them
+    the steps table's types.
 
     Each number is cut out once, into a column, and the tests read the columns: an expression
     used twice would be evaluated twice in the streaming engine."""
@@ -165,7 +178,8 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
     if layout.stamp is not None:
         width, plain = layout.stamp
         frame = frame.with_columns(f0.str.slice(len(layout.lead), width).alias("_stamp"))
-        stamped = [stamp_seconds(pl.col("_stamp"), plain=plain).alias(WALL_TIME)]
+        seconds = whole_seconds if plain else stamp_seconds
+        stamped = [seconds(pl.col("_stamp")).alias(WALL_TIME)]
         after += width
     head = f0.str.slice(after) if after else f0
     frame = frame.with_columns(
@@ -174,14 +188,14 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
         *stamped,
         *(rest[i - 1].str.slice(len(layout.keys[i - 1])).str.strip_chars_end()
           .cast(pl.Float64, strict=False).alias(column) for column, i in places.items()),
-    ).with_columns(pl.col("_number").cast(pl.UInt64, strict=False).alias("iteration"))
+    ).with_columns(pl.col("_number").cast(pl.UInt32, strict=False).alias("iteration"))
     number, iteration = pl.col("_number"), pl.col("iteration")
     # plain decimal as the regexes read it: what parses as an unsigned integer, without the
     # sign or leading zero they do not take
     decimal = ~(number.str.starts_with("+")
               | (number.str.starts_with("0") & (number.str.len_bytes() > 1)))
     checks = [f0.str.starts_with(layout.lead + ("" if stamped else layout.head)),
-              f0.str.ends_with(layout.tail), iteration < _MAX_ITERATION, decimal,
+              f0.str.ends_with(layout.tail), iteration.is_not_null(), decimal,
               rest[len(layout.keys)].is_null()]
     if stamped:
         checks += [head.str.starts_with(layout.head), pl.col(WALL_TIME).is_not_null(),
@@ -191,8 +205,7 @@ def _read(frame: pl.LazyFrame, layout: Layout) -> pl.LazyFrame:
     checks += [pl.col(column).is_finite() for column in places]
     return frame.select(
         pl.col("line"),
-        pl.all_horizontal(checks).fill_null(False).alias("_fast"),
-        iteration.cast(pl.Int64),
+        pl.when(pl.all_horizontal(checks)).then(iteration).alias("iteration"),
         *([pl.col(WALL_TIME)] if stamped else []),
         *(pl.col(column).cast(layout.dtypes[column], strict=False) if column in layout.dtypes
           else pl.col(column) for column in places),
@@ -213,11 +226,12 @@ def parse_grep(data: bytes, layout: Layout,
                                           .alias("line"),
                                           numbered.struct.field("field_1").alias("f0")),
                 layout).collect()
-    if got.get_column("_fast").all():
+    got = _widen(got, layout)
+    if got.get_column("iteration").null_count() == 0:
         return _merge(_complete(got, layout), textlines.empty_result(build))
     regexed = build(textlines.grep_lines(data).lazy().filter(
-        pl.col("line").is_in(got.filter(~pl.col("_fast")).get_column("line").implode())))
-    return _merge(_complete(got.filter(pl.col("_fast")), layout), regexed.collect())
+        pl.col("line").is_in(got.filter(~_FAST).get_column("line").implode())))
+    return _merge(_complete(got.filter(_FAST), layout), regexed.collect())
 
 
 def _complete(fast: pl.DataFrame, layout: Layout) -> pl.DataFrame:
@@ -226,10 +240,18 @@ def _complete(fast: pl.DataFrame, layout: Layout) -> pl.DataFrame:
     absent = [column for column, i in layout.values.items() if i is None]
     if layout.stamp is None:
         absent.append(WALL_TIME)
-    return fast.drop("_fast").with_columns(
+    return fast.with_columns(
         pl.lit(layout.max_iteration, pl.Int64).alias("max_iteration"),
         *(pl.lit(None, layout.dtypes.get(column, pl.Float64())).alias(column)
           for column in absent))
+
+
+def _widen(frame: pl.DataFrame, layout: Layout) -> pl.DataFrame:
+    """:func:`_read`'s rows with the steps table's types: the iteration as Int64, a plain stamp
+    (read as whole seconds) as Float64 seconds, the same value."""
+    plain = layout.stamp is not None and layout.stamp[1]
+    return frame.with_columns(pl.col("iteration").cast(pl.Int64),
+                              *([pl.col(WALL_TIME).cast(pl.Float64)] if plain else []))
 
 
 def _merge(fast: pl.DataFrame, regexed: pl.DataFrame) -> pl.DataFrame:
@@ -249,7 +271,15 @@ def _scan(path: Path, layout: Layout, key: str, encoding: CsvEncoding) -> pl.Dat
     # a step line has a '|' or, alone in its field, the key: every other line is dropped by
     # these two cheap tests before the field tests run (on a noisy log they are 39 lines in 40)
     maybe = pl.col("f1").is_not_null() | pl.col("f0").str.contains(key, literal=True)
-    return _read(lines.filter(maybe), layout).collect(engine="streaming")
+    query = _read(lines.filter(maybe), layout)
+    # each batch is made one buffer per column, in the table's types, as it comes: the table
+    # is a few dozen arrays, not thousands of morsels (less allocator slack at the peak, and
+    # every later pass over it runs over a few arrays)
+    parts = [_widen(batch.rechunk(), layout)
+             for batch in query.collect_batches(chunk_size=_BATCH_ROWS, engine="streaming")]
+    if not parts:
+        return _widen(pl.DataFrame(schema=query.collect_schema()), layout)
+    return pl.concat(parts, rechunk=False)
 
 
 @contextmanager
@@ -282,8 +312,9 @@ def scan(path: Path, layout: Layout, key: str) -> tuple[pl.DataFrame, list[int]]
             frame = _scan(path, layout, key, "utf8")
         except pl.exceptions.ComputeError:
             frame = _scan(path, layout, key, "utf8-lossy")
-    others = frame.filter(~pl.col("_fast")).get_column("line").to_list()
-    return _complete(frame.filter(pl.col("_fast")) if others else frame, layout), others
+    others = (frame.filter(~_FAST).get_column("line").to_list()
+              if frame.get_column("iteration").null_count() else [])
+    return _complete(frame.filter(_FAST) if others else frame, layout), others
 
 
 # more other lines than this and the regex reader reads the whole file instead: fetching

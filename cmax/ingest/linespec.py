@@ -48,6 +48,15 @@ def stamp_seconds(stamp: pl.Expr, *, plain: bool = False) -> pl.Expr:
     return instant.dt.epoch("us").cast(pl.Float64) / 1e6
 
 
+def whole_seconds(stamp: pl.Expr) -> pl.Expr:
+    """A plain stamp (``YYYY-MM-DD HH:MM:SS``) as UTC epoch seconds in four bytes (UInt32: 1970
+    to 2106), null when it is not a real instant in that span. Widened to Float64 it is the
+    value :func:`stamp_seconds` gives (a whole number of seconds, exact in both types): a
+    reader holding millions of steps keeps this until its table is built."""
+    instant = stamp.str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False, time_unit="us")
+    return instant.dt.epoch("s").cast(pl.UInt32, strict=False)
+
+
 def wall_time(text: pl.Expr) -> pl.Expr:
     """The line's stamp (:data:`STAMP`) in seconds, or null."""
     return stamp_seconds(text.str.extract(STAMP, 1))

@@ -58,6 +58,11 @@ HOSTILE_STAMPS = [
     "2025-02-18 9:31:07] ",  # a one-digit hour
     "",  # no stamp at all
     "x2025-02-18 09:31:07] ",  # shifted
+    # the fields reader holds a plain stamp as whole seconds in four bytes: an instant outside
+    # 1970-2106 is left to the regexes, which read the same value
+    "1969-12-31 23:59:59] ",
+    "2106-02-07 06:28:15] ",  # the last second that fits
+    "2106-02-07 06:28:16] ",
 ]
 
 
