@@ -17,39 +17,69 @@ ratio holds where absolute times drift. The groups:
   the same tables. Detection imports only the format module it picks
   (``cmax/ingest/formats/_declarations.py``), so each of these pays for its own format alone.
 
+With ``--before PATH`` (a second checkout, e.g. ``git worktree add /tmp/old 40543b7``) every
+row is timed twice, this checkout's cmax and then PATH's (the same interpreter and
+dependencies, the command run from inside PATH so that its ``cmax`` is imported), each beside
+the same floor; and one more group answers issue 37's budget ("``cmax validate`` + ``cmax
+score`` on the samples no slower than today"): the six processes ``cmax validate`` and ``cmax
+score --format json`` of each H100 sample, this checkout's over PATH's, in turn, with the
+median and range of the paired ratios (budget 1.00), each checkout reading its own samples.
+
 A gigabyte log's inspect (start-up and parse together, beside ``grep -c``) is
-``benchmarks/bench_ingest.py``'s. cmax's bytecode is compiled first, as pip leaves it
-(``benchmarks/_bytecode.py``). Run: ``python benchmarks/bench_startup.py [--repeat N]
-[--groups help,rating,inspect]``. Not a test: it prints figures and the worst median ratio of
-each group against its budget, and exits 0.
+``benchmarks/bench_ingest.py``'s. The bytecode of cmax (both checkouts) and of its
+dependencies is compiled first, as pip leaves it (``benchmarks/_bytecode.py``);
+``--deps-from-source`` instead has every process compile every module it imports but cmax's
+(a venv made by ``uv pip install`` under ``PYTHONDONTWRITEBYTECODE=1``), which adds the same
+~0.2 s of compiling Polars to the command and to ``import polars``. Run: ``python
+benchmarks/bench_startup.py [--repeat N] [--groups help,rating,inspect,before] [--before PATH]
+[--deps-from-source]``. Not a test: it prints figures and the worst median ratio of each group
+against its budget, and exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bytecode import compile_cmax
+from _bytecode import compile_cmax, compile_dependencies
 
 from cmax.cli import COMMANDS
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO / "samples" / "aurora-compute"
-DATA = REPO / "tests" / "data" / "ingest"
+SAMPLE = "samples/aurora-compute"
+DATA = "tests/data/ingest"
 HELP_BUDGET = 1.5
 RATING_BUDGET = 3.0
+BEFORE_BUDGET = 1.0
 #: small files detection decides in different ways (markers of two families, a JSON shape)
 INSPECTED = {
-    "nemo2 log (markers)": DATA / "nemo2_llama3.1-8b_fp8.log",
-    "nccl-tests text (markers)": DATA / "nccl" / "all_reduce_1node.txt",
-    "dgxc JSON (JSON shape)": DATA / "dgxc_parse_nemo2.json",
+    "nemo2 log (markers)": f"{DATA}/nemo2_llama3.1-8b_fp8.log",
+    "nccl-tests text (markers)": f"{DATA}/nccl/all_reduce_1node.txt",
+    "dgxc JSON (JSON shape)": f"{DATA}/dgxc_parse_nemo2.json",
 }
+#: issue 37's budget: validate + score of the three H100 samples
+H100_SAMPLES = ("aurora-compute", "borealis-cloud", "cinder-gpu")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One process to time: ``argv`` run from ``cwd`` (a checkout: its cmax is imported)."""
+
+    argv: list[str]
+    cwd: Path = REPO
+
+
+ENV = dict(os.environ)
+"""The children's environment (``--deps-from-source`` adds a bytecode cache prefix)."""
 
 
 def _cpu() -> float:
@@ -57,75 +87,157 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(argv: list[str]) -> tuple[float, float]:
-    """Wall and CPU seconds of one run of ``argv`` (a non-zero exit is fine: score exits 1
-    on error findings)."""
+def run(commands: list[Command]) -> tuple[float, float]:
+    """Wall and CPU seconds of running ``commands`` one after the other (a non-zero exit is
+    fine: score exits 1 on error findings)."""
     cpu, start = _cpu(), time.perf_counter()
-    subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for c in commands:
+        subprocess.run(c.argv, cwd=c.cwd, env=ENV, check=False, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
     return time.perf_counter() - start, _cpu() - cpu
 
 
-def paired(argv: list[str], floor: list[str], repeat: int
-           ) -> tuple[float, float, float, float]:
-    """Median wall and CPU seconds of ``argv`` and the medians of its wall and CPU ratios to
-    ``floor``, run in turn ``repeat`` times after one warm-up of each."""
-    run(floor), run(argv)
-    walls, cpus, wall_ratios, cpu_ratios = [], [], [], []
+@dataclass(frozen=True)
+class Paired:
+    """Medians of a command's wall and CPU seconds and of its ratios to what it was paired
+    with, and the ratios' ranges."""
+
+    wall: float
+    cpu: float
+    wall_ratios: list[float]
+    cpu_ratios: list[float]
+    floor_wall: float
+    floor_cpu: float
+
+    @property
+    def x_wall(self) -> float:
+        return statistics.median(self.wall_ratios)
+
+    @property
+    def x_cpu(self) -> float:
+        return statistics.median(self.cpu_ratios)
+
+
+def paired(commands: list[Command], floor: list[Command], repeat: int) -> Paired:
+    """``commands`` and ``floor`` run in turn ``repeat`` times after one warm-up of each."""
+    run(floor), run(commands)
+    walls, cpus, f_walls, f_cpus = [], [], [], []
     for _ in range(repeat):
         f_wall, f_cpu = run(floor)
-        wall, cpu = run(argv)
+        wall, cpu = run(commands)
         walls.append(wall)
         cpus.append(cpu)
-        wall_ratios.append(wall / f_wall)
-        cpu_ratios.append(cpu / f_cpu)
-    return (statistics.median(walls), statistics.median(cpus), statistics.median(wall_ratios),
-            statistics.median(cpu_ratios))
+        f_walls.append(f_wall)
+        f_cpus.append(f_cpu)
+    return Paired(statistics.median(walls), statistics.median(cpus),
+                  [a / b for a, b in zip(walls, f_walls, strict=True)],
+                  [a / b for a, b in zip(cpus, f_cpus, strict=True)],
+                  statistics.median(f_walls), statistics.median(f_cpus))
+
+
+def cmax(*args: str, cwd: Path = REPO) -> Command:
+    return Command([sys.executable, "-m", "cmax", *args], cwd)
 
 
 def _group(title: str, floor: list[str], rows: list[tuple[str, list[str]]], budget: float,
-           repeat: int) -> float:
+           repeat: int, before: Path | None) -> float:
+    """Each row beside ``floor``; with ``before``, the row run from that checkout too, on the
+    line under it."""
     print(f"\n{title}")
-    print(f"{'command':<48} {'wall s':>7} {'cpu s':>7} {'x wall':>7} {'x cpu':>7}")
-    f_wall, f_cpu, _, _ = paired(floor, floor, 1)
-    print(f"{' '.join(floor[1:]):<48} {f_wall:>7.3f} {f_cpu:>7.3f} {1.0:>7.2f} {1.0:>7.2f}")
+    print(f"{'command':<52} {'wall s':>7} {'cpu s':>7} {'x wall':>7} {'x cpu':>7}")
+    floor_cmd = [Command(floor)]
     worst = 0.0
-    for label, argv in rows:
-        wall, cpu, x_wall, x_cpu = paired(argv, floor, repeat)
-        worst = max(worst, x_wall)
-        print(f"{label:<48} {wall:>7.3f} {cpu:>7.3f} {x_wall:>7.2f} {x_cpu:>7.2f}")
+    for i, (label, args) in enumerate(rows):
+        sides = [("", REPO)] + ([("  (before)", before)] if before is not None else [])
+        for suffix, cwd in sides:
+            p = paired([cmax(*args, cwd=cwd)], floor_cmd, repeat)
+            if i == 0 and cwd == REPO:
+                print(f"{' '.join(floor[1:]):<52} {p.floor_wall:>7.3f} {p.floor_cpu:>7.3f} "
+                      f"{1.0:>7.2f} {1.0:>7.2f}")
+            if cwd == REPO:
+                worst = max(worst, p.x_wall)
+            print(f"{label + suffix:<52} {p.wall:>7.3f} {p.cpu:>7.3f} {p.x_wall:>7.2f} "
+                  f"{p.x_cpu:>7.2f}")
     print(f"worst median wall ratio {worst:.2f}x (budget <= {budget:g}x)")
     return worst
+
+
+def _span(ratios: list[float]) -> str:
+    return f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})"
+
+
+def before_group(before: Path, repeat: int) -> None:
+    """Issue 37's budget: the six processes of validate + score on the H100 samples, this
+    checkout's over ``before``'s, pair by pair, beside the floors."""
+    def six(cwd: Path) -> list[Command]:
+        return [c for name in H100_SAMPLES
+                for c in (cmax("validate", f"samples/{name}", cwd=cwd),
+                          cmax("score", f"samples/{name}", "--format", "json", cwd=cwd))]
+
+    print(f"\nvalidate + score --format json of {', '.join(H100_SAMPLES)} (six processes), "
+          f"this checkout over {before}, pair by pair")
+    p = paired(six(REPO), six(before), repeat)
+    floors = paired([Command([sys.executable, "-c", "import polars"])] * 6,
+                    [Command([sys.executable, "-c", "import click"])] * 6, 3)
+    print(f"{'(medians)':<28} {'wall s':>7} {'cpu s':>7}")
+    print(f"{'this checkout':<28} {p.wall:>7.3f} {p.cpu:>7.3f}")
+    print(f"{'before':<28} {p.floor_wall:>7.3f} {p.floor_cpu:>7.3f}")
+    print(f"{'6 x import polars':<28} {floors.wall:>7.3f} {floors.cpu:>7.3f}")
+    print(f"{'6 x import click':<28} {floors.floor_wall:>7.3f} {floors.floor_cpu:>7.3f}")
+    print(f"ratio this / before, median (range) of {repeat} pairs: wall {_span(p.wall_ratios)}, "
+          f"cpu {_span(p.cpu_ratios)} (budget <= {BEFORE_BUDGET:.2f})")
+
+
+def _deps_from_source() -> None:
+    """Every child compiles every module it imports but cmax's: bytecode is read from and
+    written to an empty prefix folder only, where cmax's alone is compiled."""
+    prefix = tempfile.mkdtemp(prefix="cmax-bench-pycache-")
+    ENV["PYTHONPYCACHEPREFIX"] = prefix
+    ENV["PYTHONDONTWRITEBYTECODE"] = "1"
+    sys.pycache_prefix = prefix
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--groups", default="help,rating,inspect")
+    parser.add_argument("--groups", default="help,rating,inspect,before")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a second checkout to time beside this one")
+    parser.add_argument("--deps-from-source", action="store_true",
+                        help="time with the dependencies compiled in every process")
     args = parser.parse_args()
     groups = set(args.groups.split(","))
+    before = args.before.resolve() if args.before is not None else None
+    if args.deps_from_source:
+        _deps_from_source()
+    else:
+        compile_dependencies()
     compile_cmax()
+    if before is not None:
+        compile_cmax(before / "cmax")
     py = sys.executable
     polars = [py, "-c", "import polars"]
     print(f"{args.repeat} runs of each command, each after a run of its floor; medians; "
-          "x = the command's time over its floor's in the same pair")
+          "x = the command's time over its floor's in the same pair; dependencies' bytecode "
+          + ("compiled in every process" if args.deps_from_source else "compiled once"))
     if "help" in groups:
-        helps = [(f"cmax {name} --help".replace("  ", " "),
-                  [py, "-m", "cmax", *([name] if name else []), "--help"])
+        helps = [(f"cmax {name} --help".replace("  ", " "), [*([name] if name else []), "--help"])
                  for name in ["", *COMMANDS]]
         _group("--help of every command, beside import click", [py, "-c", "import click"],
-               helps, HELP_BUDGET, args.repeat)
+               helps, HELP_BUDGET, args.repeat, before)
     if "rating" in groups:
-        ratings = [("cmax validate aurora-compute", [py, "-m", "cmax", "validate", str(SAMPLE)]),
+        ratings = [("cmax validate aurora-compute", ["validate", SAMPLE]),
                    ("cmax score aurora-compute --format json",
-                    [py, "-m", "cmax", "score", str(SAMPLE), "--format", "json"])]
+                    ["score", SAMPLE, "--format", "json"])]
         _group("rating a sample bundle, beside import polars", polars, ratings, RATING_BUDGET,
-               args.repeat)
+               args.repeat, before)
     if "inspect" in groups:
-        rows = [(f"cmax inspect {label}",
-                 [py, "-m", "cmax", "inspect", str(path), "--format", "json"])
+        rows = [(f"cmax inspect {label}", ["inspect", path, "--format", "json"])
                 for label, path in INSPECTED.items()]
         _group("inspecting one small file, beside import polars", polars, rows,
-               RATING_BUDGET, args.repeat)
+               RATING_BUDGET, args.repeat, before)
+    if "before" in groups and before is not None:
+        before_group(before, args.repeat)
     return 0
 
 

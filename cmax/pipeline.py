@@ -19,18 +19,17 @@ from cmax.errors import BundleError, CmaxError, ManifestError
 from cmax.findings import Finding
 from cmax.ingest import ingest
 from cmax.ingest.evidence import declared_files
-from cmax.price import price
 from cmax.price.units import check_quote_unit
 from cmax.reading.suggest import did_you_mean
 from cmax.reference import Reference, load_reference
 from cmax.resolve.case import Case, resolve
-from cmax.score import Rubric, load_rubric, score
-from cmax.scorecard import Scorecard
 from cmax.submission.bundle import Bundle, open_bundle
 from cmax.submission.manifest import MANIFEST_NAME
 from cmax.validate import validate
 
 if TYPE_CHECKING:
+    from cmax.score import Rubric
+    from cmax.scorecard import Scorecard
     from cmax.submission.intake.draft import Commercial
 
 
@@ -131,7 +130,14 @@ def assess(
     rubric_path: str | Path | None = None,
     commercial: Commercial | None = None,
 ) -> Scorecard:
-    """Rate one bundle; the Scorecard carries its PriceAdvice in ``.price`` (None: no quote)."""
+    """Rate one bundle; the Scorecard carries its PriceAdvice in ``.price`` (None: no quote).
+
+    The rating and pricing stages are imported here: :func:`load` serves ``cmax validate``,
+    which reads none of them and so never builds the scorecard's pydantic models.
+    """
+    from cmax.price import price
+    from cmax.score import load_rubric, score
+
     rub = rubric or load_rubric(rubric_path)
     with load(bundle_path, commercial=commercial) as loaded:
         card = score(loaded.case, loaded.findings, loaded.reference, rub)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from cmax.errors import ManifestError
-from cmax.price.drivers import HOURS_PER_MONTH
 from cmax.reference.economics import price_band
 from cmax.submission.manifest import Manifest
 
@@ -30,6 +29,10 @@ class UnitMistake:
 
 
 def _mistakes(gpus_per_node: int) -> list[UnitMistake]:
+    # here, not at the top: every command checks the quote, and only a quote outside its
+    # band comes this far; the drivers module brings in the scorecard models
+    from cmax.price.drivers import HOURS_PER_MONTH
+
     g = gpus_per_node
     return [
         UnitMistake(f"a per-node-hour price ({g} GPUs per node)", g),
