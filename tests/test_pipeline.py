@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,19 @@ def test_a_gpu_alias_scores_the_network_category(tmp_path: Path, gpu: str) -> No
     card = assess(_sample(tmp_path, 'gpu = "h100-sxm"', f'gpu = "{gpu}"'))
     nccl = next(c for c in card.categories if c.name == "networking")
     assert any("busbw" in line for line in nccl.evidence)
+
+
+_LOAD_PROBE = """
+import sys
+from cmax.pipeline import load
+print(",".join(sorted(m for m in ("cmax.scorecard", "cmax.score.core", "cmax.price.advice")
+                      if m in sys.modules)))
+"""
+
+
+def test_validate_imports_no_rating_stage() -> None:
+    """`cmax validate` (pipeline.load) never imports scoring, pricing or the scorecard models;
+    only assess() does."""
+    done = subprocess.run([sys.executable, "-c", _LOAD_PROBE], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "", f"cmax.pipeline imported {done.stdout.strip()}"
