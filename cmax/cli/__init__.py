@@ -26,7 +26,7 @@ import click
 from cmax._about import __version__  # not cmax.__version__: see cmax/cli/beside.py
 from cmax.cli import exits
 from cmax.cli.beside import shared_with_clustermax
-from cmax.cli.common import set_verbosity, verbosity
+from cmax.cli.common import as_program, set_verbosity, verbosity
 from cmax.errors import CmaxError
 from cmax.reading.safetext import SafeStream
 from cmax.reading.suggest import did_you_mean
@@ -321,6 +321,7 @@ def run() -> None:
     # allocations of the other (with an arena each, a dense GiB log's parse held ~25 MiB more
     # at its peak, for the same CPU time: benchmarks/bench_ingest.py). A user's own wins.
     os.environ.setdefault("_RJEM_MALLOC_CONF", "narenas:1")
+    as_program()
     code = [exits.INTERNAL]
     atexit.register(_finish, code)
     try:

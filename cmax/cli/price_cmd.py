@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cmax.cli.common import bundle_argument, emit_json, format_option
+from cmax.cli.common import bundle_argument, emit_json, format_option, start_up
 from cmax.cli.package_options import package_options
 from cmax.cli.score_cmd import rubric_option
 from cmax.reading.safetext import one_line
@@ -116,9 +116,10 @@ def price_text(card: Scorecard, advice: PriceAdvice) -> list[str]:
 @package_options
 def command(bundle: str, workload: str | None, rubric_path: str | None, fmt: str,
             commercial: Commercial | None = None) -> None:
-    from cmax.pipeline import load
-    from cmax.price import price
-    from cmax.score import load_rubric, score
+    with start_up():
+        from cmax.pipeline import load
+        from cmax.price import price
+        from cmax.score import load_rubric, score
 
     rubric = load_rubric(rubric_path)
     with load(bundle, commercial=commercial) as loaded:

@@ -11,6 +11,7 @@ from cmax.cli.common import (
     emit_checks,
     emit_json,
     result_format_option,
+    start_up,
     wants_checks,
 )
 from cmax.cli.package_options import package_options
@@ -209,8 +210,10 @@ def scorecard_text(card: Scorecard) -> list[str]:
 def command(ctx: click.Context, bundle: str, rubric_path: str | None,
             fail_on: tuple[str, ...], fmt: str, junit_xml: str | None, ctrf_file: str | None,
             commercial: Commercial | None = None) -> None:
-    from cmax.pipeline import assess
-    from cmax.score import load_rubric
+    with start_up():  # with the stages assess runs, so that theirs is in start-up too
+        from cmax.pipeline import assess
+        from cmax.price import price  # noqa: F401
+        from cmax.score import load_rubric, score  # noqa: F401
 
     rubric = load_rubric(rubric_path)
     card = assess(bundle, rubric=rubric, commercial=commercial)

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cmax.cli.common import emit_checks, emit_json, result_format_option, wants_checks
+from cmax.cli.common import (
+    emit_checks,
+    emit_json,
+    result_format_option,
+    start_up,
+    wants_checks,
+)
 from cmax.cli.package_options import package_options
 from cmax.cli.policies import fail_on_option, finding_trips, policy_checks, verdict
 from cmax.reading.safetext import one_line
@@ -112,7 +118,8 @@ def command(ctx: click.Context, bundle: str | None, list_rules: bool, fail_on: t
     if not bundle:
         raise click.UsageError("missing BUNDLE (a directory, .tar.gz or .zip with cmax.toml)",
                                ctx=ctx)
-    from cmax.pipeline import load
+    with start_up():
+        from cmax.pipeline import load
 
     with load(bundle, commercial=commercial) as loaded:
         findings = loaded.findings
