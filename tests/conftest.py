@@ -81,7 +81,8 @@ def pytest_runtest_makereport():  # type: ignore[no-untyped-def]
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    cpu = sum(float(v) for k, v in report.user_properties if k == "cpu_s")
+    cpu = sum(float(v) for k, v in report.user_properties
+              if k == "cpu_s" and isinstance(v, int | float | str))
     _costs[report.nodeid] = _costs.get(report.nodeid, 0.0) + cpu
 
 

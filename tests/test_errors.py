@@ -3,6 +3,7 @@ keeps the class, the line and the fix."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,7 +69,7 @@ def test_errors_are_raised_at_their_node(what: str, expected: str, tmp_path: Pat
 
     bad = tmp_path / "bad.toml"
     bad.write_text("x = [\n")
-    calls = {
+    calls: dict[str, Callable[[], object]] = {
         "manifest": lambda: load_manifest(bad),
         "rubric": lambda: read_rubric_file(bad),
         "reference": lambda: read_reference_toml(bad, what="GPU catalogue"),

@@ -190,9 +190,8 @@ def _headers(rng: random.Random, tmp: Path, index: int) -> Path:
                             tarfile.GNUTYPE_SPARSE, tarfile.CHRTYPE, tarfile.FIFOTYPE,
                             tarfile.SYMTYPE, tarfile.LNKTYPE])
     info.linkname = "/etc/passwd"
-    head = info.tobuf(tarfile.GNU_FORMAT)
+    head = bytearray(info.tobuf(tarfile.GNU_FORMAT))
     claimed = rng.choice((0, 100, 1 << 20, 1 << 34))
-    head = bytearray(head)
     head[124:136] = f"{min(claimed, 8**11 - 1):011o}\0".encode()  # size field, checksum stale
     chk = sum(head[:148]) + 8 * 32 + sum(head[156:512])
     head[148:156] = f"{chk:06o}\0 ".encode()

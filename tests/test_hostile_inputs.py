@@ -738,7 +738,7 @@ def test_a_move_failing_part_way_puts_the_previous_reports_back(
             raise OSError(28, "No space left on device", str(target))
         real(source, target)
 
-    monkeypatch.setattr(cmax.render.publish.os, "replace", flaky)
+    monkeypatch.setattr(os, "replace", flaky)
     err = _report_error(capsys, out)
     assert "cannot move the reports into place: No space left on device" in err
     assert sorted(p.name for p in out.iterdir()) == ["p.brief.html", "p.scorecard.json"]

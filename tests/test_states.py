@@ -14,8 +14,8 @@ import pytest
 
 from cmax.cli.score_cmd import scorecard_text
 from cmax.render import render_reports
-from cmax.scorecard import SUITE_STATES, CategoryScore, Gate, Judgement, Scorecard, Verdict
-from cmax.states import CLAIM_STATES, GATE_STATES, State, verdict_label
+from cmax.scorecard import SUITE_STATES, CategoryScore, Gate, Judgement, Scorecard
+from cmax.states import CLAIM_STATES, GATE_STATES, State, Verdict, verdict_label
 from tests.score.scorecard_factory import make_scorecard, with_overrides
 
 

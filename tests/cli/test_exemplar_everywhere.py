@@ -10,6 +10,7 @@ import re
 import shutil
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,7 +74,7 @@ def only_run_unverified(tmp: Path) -> Path:
 
 # bundle, the suite's state, the verdicts of the runs deciding it (the second bf16 run, ~0.85,
 # also holds the first at unverified: crossfile.runs-disagree)
-CASES = {
+CASES: dict[str, tuple[Callable[[Path], Path], State, list[str]]] = {
     "all pass": (lambda tmp: AURORA, State.MET, ["pass"] * 3),
     "one of two runs fails": (one_of_two_runs_fails, State.NOT_MET,
                               ["pass", "unverified", "fail", "pass"]),  # grok, bf16 x2, fp8

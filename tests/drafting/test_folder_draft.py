@@ -222,7 +222,8 @@ def test_an_mlperf_system_json_drafts_the_system_and_its_results_one_entry(
         "# cluster = ...", 'cluster = "azure-h200"').replace(
         'name = "undeclared provider"', 'name = "Azure"'))
     [m] = assess(bundle).mlperf
-    assert m.num_gpus == 512 and m.verdict != "invalid"
+    # comparable and corroborated by the files the draft read (no reference row may exist)
+    assert m.num_gpus == 512 and m.verdict not in ("not_comparable", "unverified")
 
 
 def test_storage_results_are_drafted_with_what_their_folder_does_not_say(

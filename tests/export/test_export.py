@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cmax.export import Check, finding_checks, scorecard_checks, to_ctrf, to_junit
-from cmax.findings import Finding
+from cmax.findings import Finding, Severity
 from cmax.scorecard import Scorecard
 from tests.paths import DATA, SAMPLES
 
@@ -67,9 +67,9 @@ def test_a_gate_not_evaluated_is_skipped_never_passed() -> None:
 
 
 def test_findings_error_fails_warning_is_other_repeats_get_suffixes() -> None:
-    def finding(severity: str) -> Finding:
-        return Finding(rule="x.rule", severity=severity, file="a/b.log", line=3,  # type: ignore[arg-type]
-                       message="m", fix="f")
+    def finding(severity: Severity) -> Finding:
+        return Finding(rule="x.rule", severity=severity, file="a/b.log", line=3, message="m",
+                       fix="f")
 
     checks = finding_checks([finding("error"), finding("warning"), finding("error")])
     assert [c.status for c in checks] == ["failed", "other", "failed"]

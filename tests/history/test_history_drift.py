@@ -362,7 +362,7 @@ def test_an_expired_validation_is_not_valid_until_a_past_day() -> None:
     from cmax.history.drift import ExemplarStatus
 
     def status(kind: str) -> ExemplarStatus:
-        return ExemplarStatus(cluster="c1", status=kind,  # type: ignore[arg-type]
+        return ExemplarStatus(cluster="c1", status=kind,
                               passed_on=dt.date(2025, 5, 1), expires_on=dt.date(2026, 5, 1))
 
     assert status("expired").until == "expired 2026-05-01"

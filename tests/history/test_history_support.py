@@ -102,7 +102,7 @@ def make_card(
     return Scorecard(
         cmax_version="0.1.0", reference_release=release, rubric="clustermax-2.0",
         provider=provider, cluster=cluster, gpu="h100-sxm", nodes=64, gpus_per_node=8,
-        benchmark_date=dt.date.fromisoformat(date), tier=tier,  # type: ignore[arg-type]
+        benchmark_date=dt.date.fromisoformat(date), tier=tier,
         score=score, exemplar=ExemplarJudgement(
             state=State.MET if exemplar_pass else State.NOT_MET, bar=0.95,
             reason="as the test's history states"), workloads=results,

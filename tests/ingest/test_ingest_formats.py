@@ -157,7 +157,7 @@ def test_nccl_two_tests_and_cut_last_row() -> None:
     assert summary["avg_busbw_gbps"] is None and summary["max_busbw_gbps"] is None
     assert summary["avg_busbw_source"] == "per test (2 tests)"
     each = [(t["collective"], t["avg_busbw_gbps"], t["avg_busbw_source"], t["max_busbw_gbps"])
-            for t in summary["tests"]]  # type: ignore[attr-defined]
+            for t in summary["tests"]]
     assert each == [("alltoall", 134.323, "printed", 268.57),
                     ("sendrecv", 187.095, "computed", 374.07)]
 
@@ -417,7 +417,8 @@ def test_a_format_whose_role_disagrees_with_its_class_is_refused() -> None:
         Plain.role = "audit"  # type: ignore[assignment]
         with pytest.raises(RuntimeError, match="role 'audit' but declared 'run'"):
             formats.register(Plain())
-        assert "plain-run" not in formats._REGISTRY and "audit-said-run" not in formats._REGISTRY
+        registered = formats._protocol._REGISTRY
+        assert "plain-run" not in registered and "audit-said-run" not in registered
     finally:
         formats.forget("plain-run")
         formats.forget("audit-said-run")
@@ -519,7 +520,9 @@ def test_node_health_rows_come_from_the_format(sample: str) -> None:
     rows = fmt.node_health(fmt.parse(probe), source_file="n/x.json")
     assert rows is not None and rows.height > 0
     assert set(conform(rows, NODE_HEALTH_SCHEMA)["source_file"].to_list()) == {"n/x.json"}
-    assert formats.by_id("nccl-tests").node_health([], source_file="-") is None
+    nccl_format = formats.by_id("nccl-tests")
+    assert isinstance(nccl_format, formats.NcclFormat)
+    assert nccl_format.node_health([], source_file="-") is None
 
 
 def test_llmb_sqlite_beyond_its_size_or_row_limit_is_one_error(

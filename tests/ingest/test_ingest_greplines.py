@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,7 +59,7 @@ def test_prestarted_grep_is_taken_over_and_reads_the_same_steps(
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("a second grep was started")
 
-    monkeypatch.setattr(greplines.subprocess, "Popen", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
     assert child.chunks.maxsize == greplines.PRESTART_HOLD // greplines.GREP_CHUNK
     got = parse_nemo2(path).steps
     assert got.equals(expected, null_equal=True) and got.height == 200
@@ -124,7 +125,8 @@ def test_a_query_left_unread_stops_its_grep(tmp_path: Path,
     path = _log(tmp_path / "chatter.log", steps=2000)
     monkeypatch.setattr(greplines, "SMALL_FILE", 0)
     with textlines.LineQuery(path, [greplines.NEMO2_KEY]) as query:
-        (child,) = query._greps or ()
+        assert query._greps is not None
+        (child,) = query._greps
     assert child.proc.returncode is not None
 
 
@@ -136,8 +138,12 @@ def test_inspect_reads_the_same_with_and_without_the_head_start(
     monkeypatch.setattr(greplines, "SMALL_FILE", 0)
     started: list[Path] = []
     real = greplines.prestart
-    monkeypatch.setattr(greplines, "prestart",
-                        lambda p: (started.append(p), real(p))[1])
+
+    def prestart(p: Path) -> None:
+        started.append(p)
+        real(p)
+
+    monkeypatch.setattr(greplines, "prestart", prestart)
     large = runner.invoke(cli, ["inspect", str(path), "--format", "json"])
     assert small.exit_code == large.exit_code == 0, large.output
     assert started == [path]

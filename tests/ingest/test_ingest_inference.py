@@ -23,7 +23,7 @@ from tests.paths import DATA
 INFERENCE = DATA / "inference"
 
 
-def _rows(path: Path) -> list[dict[str, object]]:
+def _rows(path: Path) -> list[dict[str, Any]]:
     fmt = by_id(detect_format(path))
     parsed = fmt.parse(Probe(path))
     frame = fmt.frame(parsed, run_id="inference[0]", source_file=path.name)  # type: ignore[attr-defined]

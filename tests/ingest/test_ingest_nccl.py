@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from tests.paths import DATA
 NCCL = DATA / "nccl"
 
 
-def _summary(name: str) -> dict[str, object]:
+def _summary(name: str) -> dict[str, Any]:
     return inspect_file(NCCL / name)
 
 
@@ -38,7 +39,7 @@ def test_prefixed_and_stripped_shapes_read_like_the_original(name: str, ranks: i
 def test_elided_nvl72_list_solves_ranks_from_the_bandwidth_factor() -> None:
     summary = _summary("gb200_nvl72_elided.txt")
     assert summary["ranks"] == 72  # 5 device lines seen, highest rank 71
-    notes = " ".join(summary["notes"])  # type: ignore[arg-type]
+    notes = " ".join(summary["notes"])
     assert "solved from busbw/algbw" in notes and "n = 72" in notes
 
 
@@ -56,7 +57,7 @@ def test_rank_count_only_on_the_command_line() -> None:
 def test_truncated_table_without_average_line() -> None:
     summary = _summary("truncated_no_avg.txt")
     assert summary["rows"] == 6 and summary["avg_busbw_source"] == "computed"
-    notes = " ".join(summary["notes"])  # type: ignore[arg-type]
+    notes = " ".join(summary["notes"])
     assert "truncated by whoever pasted it" in notes and "average is computed" in notes
 
 
@@ -109,7 +110,7 @@ def test_nccl_json_v3_rows_ranks_and_slow_node() -> None:
     assert slow["node"].to_list() == ["node-b"] and slow["gpus"].to_list() == [8]
     summary = inspect_file(path)
     assert summary["slow_nodes"] == ["node-b"]
-    assert any("p50 43786.7 us" in n and "CV 0.8%" in n for n in summary["notes"])  # type: ignore[attr-defined]
+    assert any("p50 43786.7 us" in n and "CV 0.8%" in n for n in summary["notes"])
 
 
 def test_nccl_json_wrong_version_and_cut_file(tmp_path: Path) -> None:
@@ -237,7 +238,7 @@ def test_old_alltoall_rows_leave_the_headers_redop_blank() -> None:
 def test_datatype_all_is_rated_on_float_and_shows_the_others() -> None:
     summary = _summary("datatype_all.txt")
     assert summary["rows"] == 20 and summary["max_busbw_gbps"] == 479.7  # float, not bf16 498.2
-    [note] = [n for n in summary["notes"] if "datatypes" in n]  # type: ignore[union-attr]
+    [note] = [n for n in summary["notes"] if "datatypes" in n]
     assert "10 datatypes measured: rated on float" in note and "bfloat16 498.2" in note
 
 

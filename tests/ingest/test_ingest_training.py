@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
+import subprocess
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -251,7 +254,7 @@ def _use_reader(reader: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if reader == "polars":
         monkeypatch.setattr(textlines, "USE_GREP", False)
     elif reader == "no-grep-on-path":
-        monkeypatch.setattr(greplines.shutil, "which", lambda _: None)
+        monkeypatch.setattr(shutil, "which", lambda _: None)
 
 
 @pytest.mark.parametrize("name", [
@@ -370,13 +373,12 @@ def test_identity_facts_only_from_the_top(tmp_path: Path) -> None:
 def test_small_logs_start_no_process_or_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """The audit path reads hundreds of kilobyte logs: a grep child and a reader thread per
     file cost more than the read, so small files are filtered in-process."""
-    from cmax.ingest import _greplines as greplines
 
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("a small log started a process or thread")
 
-    monkeypatch.setattr(greplines.subprocess, "Popen", refuse)
-    monkeypatch.setattr(greplines.threading, "Thread", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    monkeypatch.setattr(threading, "Thread", refuse)
     for name in ("nemo2_llama3.1-8b_fp8.log", "megatron_bridge_llama3.1-70b.log",
                  "torchtitan_deepseek-v3.log"):
         assert _parse(name).steps.height > 0
@@ -403,7 +405,7 @@ def test_megatron_bridge_log_with_only_step_time_lines() -> None:
     assert (summary["framework"], summary["steps"], summary["first_iteration"]) == (
         "megatron-bridge", 50, 1)
     assert summary["window_mean_step_time_s"] == pytest.approx(2.271)
-    assert any("'Step Time' lines are the steps" in n for n in summary["notes"])  # type: ignore[union-attr]
+    assert any("'Step Time' lines are the steps" in n for n in summary["notes"])
 
 
 def test_megatron_log_energy_gives_measured_joules_per_token() -> None:

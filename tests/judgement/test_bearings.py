@@ -6,16 +6,15 @@ from __future__ import annotations
 import ast
 import re
 
-from cmax.findings import Finding
+from cmax.findings import Finding, Severity
 from cmax.judgement.bearings import Bearings, rules_of
 from cmax.validate.registry import FAMILIES, RULES
 from tests.paths import REPO
 
 
 def _finding(rule: str, *, file: str | None = "training/a.log", run_id: str | None = None,
-             severity: str = "error") -> Finding:
-    return Finding(rule=rule, severity=severity, file=file, run_id=run_id,  # type: ignore[arg-type]
-                   message="m", fix="f")
+             severity: Severity = "error") -> Finding:
+    return Finding(rule=rule, severity=severity, file=file, run_id=run_id, message="m", fix="f")
 
 
 def test_the_effect_is_the_rules_declaration() -> None:

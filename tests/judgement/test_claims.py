@@ -166,7 +166,7 @@ def test_a_judgement_speaks_the_one_vocabulary() -> None:
 def test_provenance_follows_the_authors() -> None:
     def judged(*authors: str, state: State = State.EARNED) -> str:
         return Judgement(kind="fabric", id="fabric", label="x", state=state, witnesses=[
-            Witness(fact="f", author=a) for a in authors]).provenance  # type: ignore[arg-type]
+            Witness(fact="f", author=a) for a in authors]).provenance
 
     assert judged("provider") == "provider-attested"
     context = Witness(fact="job span", author="scheduler", attests="context")

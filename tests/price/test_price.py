@@ -143,6 +143,7 @@ def test_goodput_and_sla_credits_enter_the_price() -> None:
     assert advice.sla_credit_usd == pytest.approx(period_bill * 0.03125, abs=0.01)
     # the term projection is labelled and never subtracted
     assert advice.sla_credit_term_projection_usd == pytest.approx(TERM_COST * 0.03125, abs=0.01)
+    assert advice.goodput_loss_usd is not None
     assert advice.effective_term_cost_usd == pytest.approx(
         TERM_COST + advice.goodput_loss_usd, abs=0.02)
     assert any("Projection only, not owed" in s for s in advice.reasoning)
@@ -173,6 +174,7 @@ def test_sla_credit_is_the_measured_periods_bill_times_the_credit() -> None:
     advice = _sla_advice({"n1": 1.0, "n2": 1.0, "n3": 1.0})
     assert advice.sla_credit_usd == 3749.76
     assert advice.sla_period_bill_usd == pytest.approx(2.10 * 512 * 744, abs=0.01)
+    assert advice.goodput_loss_usd is not None
     assert advice.effective_term_cost_usd == pytest.approx(
         advice.term_cost_usd + advice.goodput_loss_usd, abs=0.01)
     [credit] = [d for d in advice.drivers if d.kind == "credit"]
@@ -184,10 +186,10 @@ def test_lower_reliability_never_lowers_the_effective_cost() -> None:
     fleets = [{}, {"n1": 1.0}, {"n1": 1.0, "n2": 1.0, "n3": 1.0},
               {f"n{i}": 12.0 for i in range(20)}, {f"n{i}": 20.0 for i in range(64)}]
     advices = [_sla_advice(f) for f in fleets]
-    costs = [a.effective_term_cost_usd for a in advices]
-    assert costs == sorted(costs) and costs[-1] > costs[0]
-    credits = [a.sla_credit_usd for a in advices]
-    assert credits == sorted(credits) and credits[0] == 0.0
+    costs = [a.effective_term_cost_usd for a in advices if a.effective_term_cost_usd is not None]
+    assert len(costs) == len(advices) and costs == sorted(costs) and costs[-1] > costs[0]
+    credits = [a.sla_credit_usd for a in advices if a.sla_credit_usd is not None]
+    assert len(credits) == len(advices) and credits == sorted(credits) and credits[0] == 0.0
     asks = [a.ask_usd_per_gpu_hour or 0.0 for a in advices]
     assert asks == sorted(asks, reverse=True)
 
@@ -298,6 +300,7 @@ def test_the_term_at_the_ask_is_priced_in_the_advice() -> None:
     assert advice.ask_term_cost_usd == pytest.approx(
         advice.ask_usd_per_gpu_hour * advice.contract_gpus * advice.term_months * HOURS_PER_MONTH,
         abs=0.01)
+    assert advice.ask_term_cost_usd is not None
     assert advice.ask_term_cost_usd < advice.term_cost_usd  # Borealis' ask is below its quote
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from cmax.errors import UsageError
@@ -16,10 +18,11 @@ from cmax.price.tokens import (
     weighted_cost,
 )
 from cmax.reference.view import RefView
-from cmax.scorecard import PriceAdvice, ScalePoint, Scorecard, TokenCost, WorkloadResult
+from cmax.scorecard import ScalePoint, Scorecard, TokenCost, WorkloadResult
 from cmax.submission.basket import parse_basket
 from cmax.throughput import usd_per_million_tokens
 from tests.fakes import FakeReference
+from tests.score.scorecard_factory import make_scorecard, serving_result
 
 
 def test_seed_llama3_405b_bf16_at_54_percent_mfu_and_1_42_is_1_95() -> None:
@@ -129,8 +132,11 @@ def test_another_scale_is_brought_over_by_the_reference_rows_or_not_at_all() -> 
     assert at_scale(c, 2048) is None
 
 
-def _card(costs: list[TokenCost]) -> Scorecard:
-    return Scorecard.model_construct(price=PriceAdvice.model_construct(token_costs=costs))
+def _card(costs: list[TokenCost], **overrides: Any) -> Scorecard:
+    """The factory's near-reference scorecard, its price carrying ``costs``."""
+    card = make_scorecard(**overrides)
+    assert card.price is not None
+    return card.model_copy(update={"price": card.price.model_copy(update={"token_costs": costs})})
 
 
 def test_compare_ranks_across_gpu_types_by_dollars_per_million_tokens() -> None:
@@ -172,15 +178,10 @@ def test_gb200_estimate_from_the_real_reference_rows() -> None:
 def test_compare_says_why_an_offer_is_unranked() -> None:
     """No price, a serving-only bundle and a bundle without a priced training run each get
     their own reason (a serving bundle is priced per output token on its scorecard)."""
-    from cmax.scorecard import InferenceResult
-
     priced = _card([_cost("h100-sxm", 512, 200.0, 2.0, H100_SCALING)])
-    no_price = Scorecard.model_construct(price=None, inference=[])
-    serving = Scorecard.model_construct(
-        price=PriceAdvice.model_construct(token_costs=[]),
-        inference=[InferenceResult.model_construct()])
-    untrained = Scorecard.model_construct(price=PriceAdvice.model_construct(token_costs=[]),
-                                          inference=[])
+    no_price = make_scorecard(price=None)
+    serving = _card([], inference=[serving_result()])
+    untrained = _card([])
     result = compare([priced, no_price, serving, untrained])
     assert [r.index for r in result.ranked] == [0]
     assert result.unranked[1] == "no quoted price"

@@ -4,6 +4,7 @@ architecture-true count checked against hand arithmetic."""
 from __future__ import annotations
 
 import tomllib
+from typing import Any
 
 import polars as pl
 import pytest
@@ -77,17 +78,17 @@ def test_405b_erratum_kept_visible(ref: Reference) -> None:
     assert as_published / true_nvidia_formula - 1 == pytest.approx(0.0097, abs=5e-4)
 
 
-def _implied_mfu(ref: Reference, row: dict[str, object]) -> float:
-    seq = int(row["seq_len"])  # type: ignore[call-overload]
+def _implied_mfu(ref: Reference, row: dict[str, Any]) -> float:
+    seq = int(row["seq_len"])
     fpt = ref.source_flops_per_token(
         str(row["model"]), seq, str(row["flops_convention"]),
-        tp=int(row["tp"] or 1), layers=row["layers"],  # type: ignore[call-overload, arg-type]
+        tp=int(row["tp"] or 1), layers=row["layers"],
     )
     if "(w/o MTP)" in str(row["notes"] or ""):
         pytest.skip("MTP-less recipe")
     peak = ref.peak_tflops(str(row["gpu"]), str(row["precision"]))
     assert peak is not None
-    gbs, step, n = float(row["gbs"]), float(row["step_time_s"]), float(row["num_gpus"])  # type: ignore[arg-type]
+    gbs, step, n = float(row["gbs"]), float(row["step_time_s"]), float(row["num_gpus"])
     return 100.0 * fpt * seq * gbs / step / n / (peak * 1e12)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from pypdf import PdfReader
+from pypdf.generic import DictionaryObject, PdfObject
 
 from cmax.errors import CmaxError
 from cmax.render import pdf, render_reports
@@ -62,9 +63,16 @@ def test_on_paper_restates_each_page_size_keeping_orientation() -> None:
         pdf.on_paper(html, "legal")
 
 
+def _dictionary(value: PdfObject) -> DictionaryObject:
+    """``value`` (followed if it is a reference), which must be a PDF dictionary."""
+    target = value.get_object()
+    assert isinstance(target, DictionaryObject)
+    return target
+
+
 def _structure(reader: PdfReader) -> Iterator[Any]:
     """Every structure element of a tagged PDF, depth first."""
-    stack = [reader.trailer["/Root"]["/StructTreeRoot"].get_object()]
+    stack = [_dictionary(reader.root_object["/StructTreeRoot"])]
     while stack:
         element = stack.pop()
         yield element
@@ -72,16 +80,16 @@ def _structure(reader: PdfReader) -> Iterator[Any]:
         kids = kids if isinstance(kids, list) else [kids]
         for kid in kids:
             kid = kid.get_object() if hasattr(kid, "get_object") else kid
-            if isinstance(kid, dict) and "/S" in kid:
+            if isinstance(kid, DictionaryObject) and "/S" in kid:
                 stack.append(kid)
 
 
 @pytest.mark.parametrize("name", [f"{REF}.scorecard.pdf", f"{REF}.brief.pdf", "leaderboard.pdf"])
 def test_pdfs_are_tagged_for_assistive_tools(letter: Path, name: str) -> None:
     reader = PdfReader(letter / name)
-    root = reader.trailer["/Root"]
-    assert bool(root["/MarkInfo"]["/Marked"]) and root["/Lang"] == "en"
-    assert bool(root["/ViewerPreferences"]["/DisplayDocTitle"])
+    root = reader.root_object
+    assert bool(_dictionary(root["/MarkInfo"])["/Marked"]) and str(root["/Lang"]) == "en"
+    assert bool(_dictionary(root["/ViewerPreferences"])["/DisplayDocTitle"])
     xmp = reader.xmp_metadata
     assert xmp is not None and (xmp.pdfaid_part, xmp.pdfaid_conformance) == ("3", "A")
     assert "<pdfuaid:part>1</pdfuaid:part>" in xmp.rdf_root.toxml()

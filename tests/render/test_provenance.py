@@ -59,7 +59,7 @@ def test_every_measured_figure_carries_its_judgements_label(name: str) -> None:
         run = sources.run(w)
         assert run is not None and run == source_of(card.judgement("training_run", w.run_id or ""))
     for kind in ("fabric", "reliability", "sla", "audit"):
-        claim = sources.of(kind)  # type: ignore[arg-type]
+        claim = sources.of(kind)
         if claim is not None and claim.provenance != "not assessed":
             assert claim.text in scorecard, kind
     assert "Evidence labels:" in scorecard and "Evidence labels:" in text

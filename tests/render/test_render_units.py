@@ -238,7 +238,8 @@ def test_ratio_chart_labels_fit_in_the_figure(name: str, monkeypatch: pytest.Mon
     fig: Any = figures[0]
     fig.set_dpi(72)  # as the SVG is written, with the SVG backend's text metrics
     width, height = fig.get_size_inches() * 72
-    renderer = RendererSVG(width, height, io.StringIO())
+    renderer = RendererSVG(  # type: ignore[no-untyped-call]  # matplotlib leaves it unannotated
+        width, height, io.StringIO())
     fig.draw(renderer)
     ax = fig.axes[0]
     axes_left = ax.get_window_extent(renderer).x0

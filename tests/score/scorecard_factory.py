@@ -27,6 +27,7 @@ from cmax.scorecard import (
     CategoryScore,
     EvidenceFileRef,
     Gate,
+    InferenceResult,
     MlperfResult,
     NetworkResult,
     PriceAdvice,
@@ -240,7 +241,7 @@ def reliability(unexpected: int = 160, planned: int = 4) -> ReliabilityResult:
 
 def audit() -> AuditSummary:
     checks = [
-        AuditCheck(check_id=k, category=c, criterion=cr, status=s, observed=o, minimum=m)  # type: ignore[arg-type]
+        AuditCheck(check_id=k, category=c, criterion=cr, status=s, observed=o, minimum=m)
         for k, c, cr, s, o, m in AUDIT_ROWS
     ]
     counts = {s: sum(1 for ch in checks if ch.status == s)
@@ -298,15 +299,15 @@ def categories() -> list[CategoryScore]:
 
 def gates() -> list[Gate]:
     return [
-        Gate(name="modern GPU (H100 or newer)", passed=True, cap="Underperforming",
+        Gate(name="modern GPU (H100 or newer)", passed=True, status="passed", cap="Underperforming",
              reason="h100-sxm"),
-        Gate(name="SOC 2 Type II or ISO 27001", passed=True, cap="Underperforming",
+        Gate(name="SOC 2 Type II or ISO 27001", passed=True, status="passed", cap="Underperforming",
              reason="declared in cmax.toml (unverified)"),
-        Gate(name="PCIe ACS disabled on GPU-NIC switches", passed=True, cap="Underperforming",
-             reason="audit gpus.pcieAcs.enabled PASS"),
-        Gate(name="GPUDirect RDMA enabled", passed=True, cap="Underperforming",
+        Gate(name="PCIe ACS disabled on GPU-NIC switches", passed=True, status="passed",
+             cap="Underperforming", reason="audit gpus.pcieAcs.enabled PASS"),
+        Gate(name="GPUDirect RDMA enabled", passed=True, status="passed", cap="Underperforming",
              reason="audit gpus.gpuDirectRdmaPath PASS"),
-        Gate(name="container runtime security minimum", passed=False, cap="Silver",
+        Gate(name="container runtime security minimum", passed=False, status="failed", cap="Silver",
              reason="nvidia-container-toolkit 1.17.3 < 1.17.8"),
     ]
 
@@ -368,6 +369,16 @@ def price(workloads: list[WorkloadResult], goodput: float, credit_pct: float) ->
 THRESHOLDS = [TierThreshold(tier=t, min_score=m)
               for t, m in (("Platinum", 90.0), ("Gold", 80.0), ("Silver", 68.0), ("Bronze", 55.0))]
 """The shipped rubric's tier thresholds (reference/rubric.toml [tiers])."""
+
+
+def serving_result(ratio: float = 0.97, verdict: str = "pass") -> InferenceResult:
+    """One offline trtllm-bench result: Llama 3.3 70B FP8 on 2 H100, 1000/1000 tokens, at
+    ``ratio`` of the public per-GPU reference (2,000 output tok/s per GPU at 1.0)."""
+    return InferenceResult(entry="inference[0]", tool="trtllm-bench", source_file="r.json",
+                           model="llama3.3-70b", precision="fp8", gpu="h100-sxm",
+                           input_len=1000, output_len=1000, gpus=2, gpus_basis="corroborated",
+                           results=1, offline=True, output_tok_s=2000.0 * ratio, ratio=ratio,
+                           comparison="offline", verdict=verdict)
 
 
 def make_scorecard(**overrides: Any) -> Scorecard:
@@ -457,8 +468,8 @@ def make_weak_scorecard(**overrides: Any) -> Scorecard:
         reliability=rel,
         sla=SlaResult(contracted_uptime_pct=99.0, measured_uptime_pct=98.2, met=False,
                       credit_pct=25.0, downtime_node_hours=282.62, node_hours=16 * 92 * 24.0),
-        gates=[Gate(name="SOC 2 Type II or ISO 27001", passed=False, cap="Underperforming",
-                    reason="no attestation declared")],
+        gates=[Gate(name="SOC 2 Type II or ISO 27001", passed=False, status="failed",
+                    cap="Underperforming", reason="no attestation declared")],
         findings=found,
         finding_counts=count_findings(found),
         price=price([fp8], rel.goodput_ratio, 25.0),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 
 import pytest
 
 from cmax.score.reliability import credit_for, expected_ettr, reliability_result, sla_result
+from cmax.scorecard import ReliabilityResult, SlaResult
 from tests.fakes import FakeReference
 from tests.score.score_fakes import (
     LLAMA3_PER_GPU_HOUR,
@@ -152,7 +154,8 @@ def test_a_reliability_baseline_without_a_rate_is_a_reference_data_error() -> No
         reference_rate({"source": "broken"})
 
 
-def _month_of_faults(**changes: dict[str, object]) -> tuple[object, object]:
+def _month_of_faults(**changes: Mapping[str, object]
+                     ) -> tuple[SlaResult | None, ReliabilityResult | None]:
     """512 GPUs, July 2026, three 1-hour GPU faults on n1-n3, 99.9 % contracted; ``changes``
     edits incident i (by node name)."""
     rows = [incident("2026-07-05T00:00:00", "2026-07-05T01:00:00", f"n{i}", line=i + 1)
@@ -197,7 +200,7 @@ def test_a_fleet_larger_than_the_evidence_is_not_believed() -> None:
     rows = [incident(f"2026-07-{d:02d}T00:00:00", f"2026-07-{d:02d}T01:00:00", f"n{d % 10}")
             for d in range(1, 31)]
 
-    def rel(gpus: int) -> object:
+    def rel(gpus: int) -> ReliabilityResult | None:
         m = manifest(system=SYSTEM_512,
                      reliability={"incidents": "i.csv", "period_start": dt.date(2026, 7, 1),
                                   "period_end": dt.date(2026, 7, 31), "gpus_in_service": gpus})
@@ -215,7 +218,7 @@ def test_a_log_covering_part_of_the_period_is_rated_over_what_it_covers() -> Non
     rows = [incident(f"2026-08-{d:02d}T00:00:00", f"2026-08-{d:02d}T01:00:00", f"n{d}")
             for d in range(1, 13)]
 
-    def rel(start: dt.date, end: dt.date) -> object:
+    def rel(start: dt.date, end: dt.date) -> ReliabilityResult | None:
         m = manifest(system=SYSTEM_512,
                      reliability={"incidents": "i.csv", "period_start": start,
                                   "period_end": end, "gpus_in_service": 512})

@@ -424,7 +424,7 @@ def test_a_latency_scenario_is_shown_with_its_percentile_not_rated(tmp_path: Pat
     path = DATA / "inference" / "mlperf" / "singlestream_llama3.1-8b-edge_mlperf_log_summary.txt"
     [res] = _results(_mlperf_bundle(tmp_path, path, gpu="h100-sxm", model="llama3.1-8b", gpus=1))
     assert res["verdict"] == "no_reference" and res["ratio"] is None
-    assert res["notes"] == [  # type: ignore[comparison-overlap]
+    assert res["notes"] == [
         "latency scenario: not rated against a throughput reference (MLPerf Inference "
         "SingleStream, 90th percentile latency 3,545.9 ms; the release publishes no latency "
         "reference)"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def at(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
-def bundle(root: Path, monitoring: str, files: dict[str, Path | str], *, log: str = LOG,
+def bundle(root: Path, monitoring: str, files: Mapping[str, Path | str], *, log: str = LOG,
            extra: str = "") -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "incidents.csv").write_text(log)

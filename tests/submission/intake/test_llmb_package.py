@@ -6,11 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from cmax.errors import CmaxError, EvidenceError
+from cmax.findings import Finding
 from cmax.pipeline import assess, load
 from cmax.states import State
 from cmax.submission.intake.draft import Commercial
@@ -44,11 +46,11 @@ def _suite(**changes: object) -> list[Job]:
     return jobs
 
 
-def _rules(findings: list[object], family: str = "exemplar.") -> dict[str, list[str]]:
+def _rules(findings: Sequence[Finding], family: str = "exemplar.") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for f in findings:
-        if f.rule.startswith(family):  # type: ignore[attr-defined]
-            out.setdefault(f.rule, []).append(f.message)  # type: ignore[attr-defined]
+        if f.rule.startswith(family):
+            out.setdefault(f.rule, []).append(f.message)
     return out
 
 
