@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 import click
-from click.shell_completion import CompletionItem
 
 from cmax.export.checks import BM01, Check
 from cmax.states import State
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     from cmax.findings import Finding
     from cmax.scorecard import Scorecard
 
@@ -91,6 +92,8 @@ def fail_on_option(command: str) -> Callable[[Any], Any]:
                  incomplete: str) -> list[CompletionItem]:
         """The policies (and, after ``tier-below:``, the tiers) for shell completion; after a
         comma, the next policy of the list."""
+        from click.shell_completion import CompletionItem
+
         done, _, last = incomplete.rpartition(",")
         lead = f"{done}," if done else ""
         values = [n for n in names if n != "tier-below:TIER"]
