@@ -73,7 +73,7 @@ def test_history_reads_the_audit_table(tmp_path: Path, monkeypatch: pytest.Monke
     from cmax.history import audit as audit_mod
     from cmax.history import run_audit
     from cmax.history.store import DATASET_SCHEMA
-    from tests.history.test_history_support import fake_assess, write_run
+    from tests.history.history_fakes import fake_assess, write_run
 
     root = tmp_path / "runs"
     write_run(root, "east", "20251001-000000",

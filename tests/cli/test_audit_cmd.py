@@ -10,7 +10,7 @@ import pytest
 
 from cmax.cli import main
 from cmax.history import audit as audit_mod
-from tests.history.test_history_support import fake_assess, write_run
+from tests.history.history_fakes import fake_assess, write_run
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ import pytest
 from cmax.cli import exits, main
 from cmax.history import audit as audit_mod
 from tests.cli.test_audit_cmd import wl
-from tests.history.test_history_support import fake_assess, write_run
+from tests.history.history_fakes import fake_assess, write_run
 
 
 @pytest.fixture(autouse=True)

@@ -112,7 +112,7 @@ def test_audit_output_conforms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                capsys: pytest.CaptureFixture[str]) -> None:
     from cmax.history import audit as audit_mod
     from tests.cli.test_audit_cmd import wl
-    from tests.history.test_history_support import fake_assess, write_run
+    from tests.history.history_fakes import fake_assess, write_run
 
     root = tmp_path / "runs"
     write_run(root, "east", "20251001-000000", workloads=wl(1.0), exemplar_pass=True)

@@ -12,7 +12,7 @@ import pytest
 from cmax.errors import CmaxError
 from cmax.history import HISTORY_DIRNAME, HistoryStore, run_audit
 from cmax.scorecard import Scorecard
-from tests.history.test_history_support import fake_assess, tree_bytes, write_run
+from tests.history.history_fakes import fake_assess, tree_bytes, write_run
 
 
 def wl(ratio: float, lo: float, hi: float) -> list[list[Any]]:
@@ -216,7 +216,7 @@ def test_the_misfiled_message_quotes_the_audits_own_cluster(root: Path) -> None:
     from cmax.history.audit import misfiled
     from cmax.history.discover import RunRef
     from cmax.scorecard import AuditSummary
-    from tests.history.test_history_support import make_card
+    from tests.history.history_fakes import make_card
 
     card = make_card(cluster="b", audit_fail=[])
     card = card.model_copy(update={"audit": AuditSummary(file="audit/audit.values.json",

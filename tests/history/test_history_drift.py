@@ -21,7 +21,7 @@ from cmax.history.drift import (
     run_to_run_sigma_pct,
 )
 from cmax.history.store import DATASET_SCHEMA, frame_from_rows, rows_for_run
-from tests.history.test_history_support import make_card
+from tests.history.history_fakes import make_card
 
 
 def history(cluster_runs: dict[str, list[tuple[str, dict[str, Any]]]]) -> pl.DataFrame:

@@ -13,7 +13,7 @@ import pytest
 from cmax.errors import CmaxError
 from cmax.history import HistoryStore, run_audit
 from cmax.history.executors import machine_workers
-from tests.history.test_history_support import fake_assess, write_run
+from tests.history.history_fakes import fake_assess, write_run
 
 
 def _root(tmp_path: Path) -> Path:

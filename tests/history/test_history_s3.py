@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from cmax.history import HistoryStore, run_audit
-from tests.history.test_history_support import fake_assess, write_run
+from tests.history.history_fakes import fake_assess, write_run
 
 WL = [["llama3.1-70b", "fp8", 512, 1.0, 0.99, 1.01]]
 

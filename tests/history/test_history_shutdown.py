@@ -149,7 +149,7 @@ def ray_assess(path: Path) -> Scorecard:
     """The east runs score at once (the fake scorer); the west archive is opened (its temporary
     folder exists) and then blocks until the task is cancelled."""
     if not path.name.endswith(".tar.gz"):
-        from tests.history.test_history_support import fake_assess
+        from tests.history.history_fakes import fake_assess
 
         return fake_assess(path)
     with open_bundle(path):
@@ -184,7 +184,7 @@ def _ours(marker: bytes) -> list[int]:
 def test_a_stopped_ray_audit_records_what_it_scored_and_leaves_nothing(
         tmp_path: Path, sig: signal.Signals, whom: str, code: int) -> None:
     pytest.importorskip("ray")
-    from tests.history.test_history_support import write_run
+    from tests.history.history_fakes import write_run
 
     root = tmp_path / "runs"
     for day in ("2026-01-01", "2026-02-01"):
@@ -239,7 +239,7 @@ def test_a_finished_ray_audit_leaves_no_process_or_folder(tmp_path: Path) -> Non
     """The ordinary end of an audit on a Ray cmax started: every run recorded, Ray's processes
     and its private folder gone (the reaper, told cmax is done, stops nothing)."""
     pytest.importorskip("ray")
-    from tests.history.test_history_support import write_run
+    from tests.history.history_fakes import write_run
 
     root = tmp_path / "runs"
     for cluster in ("east", "west"):
@@ -249,7 +249,7 @@ def test_a_finished_ray_audit_leaves_no_process_or_folder(tmp_path: Path) -> Non
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(REPO)}
     env.pop("RAY_ADDRESS", None)
     driver = ("import sys\nfrom cmax.history import run_audit\n"
-              "from tests.history.test_history_support import fake_assess\n"
+              "from tests.history.history_fakes import fake_assess\n"
               "r = run_audit(sys.argv[1], sys.argv[2], assess=fake_assess, executor='ray', "
               "workers=2)\nprint(len(r.scored))\n")
     try:

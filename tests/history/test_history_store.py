@@ -15,7 +15,7 @@ import pytest
 from cmax.errors import CmaxError
 from cmax.history.discover import RunRef, bundle_digest, discover_runs, parse_run_timestamp
 from cmax.history.store import ADDED_COLUMNS, HistoryStore, frame_from_rows, rows_for_run
-from tests.history.test_history_support import fake_assess, make_card, tree_bytes, write_run
+from tests.history.history_fakes import fake_assess, make_card, tree_bytes, write_run
 
 WL = [["llama3.1-70b", "fp8", 512, 1.02, 1.01, 1.03],
       ["llama3.1-70b", "bf16", 512, 0.97, 0.96, 0.98]]
@@ -306,7 +306,7 @@ def test_two_concurrent_audits_record_each_run_once(tmp_path: Path) -> None:
 _KILL_CHILD = """
 import sys
 from cmax.history import run_audit
-from tests.history.test_history_support import fake_assess
+from tests.history.history_fakes import fake_assess
 
 def progress(done, total, run):
     print(done, flush=True)

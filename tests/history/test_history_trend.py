@@ -18,7 +18,7 @@ from cmax.history.trend import (
     report_stem,
     sla_periods,
 )
-from tests.history.test_history_support import fake_assess, write_run
+from tests.history.history_fakes import fake_assess, write_run
 
 
 def point(run_dir: str, **row: Any) -> RunPoint:

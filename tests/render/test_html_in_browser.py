@@ -32,7 +32,7 @@ import pytest
 from cmax.cli import main
 from cmax.history import run_audit
 from cmax.history.trend import render_trend_reports
-from tests.history.test_history_support import fake_assess, write_run
+from tests.history.history_fakes import fake_assess, write_run
 
 #: the window every page is checked at, and a narrow one (half a laptop screen) for one page
 #: of each kind but the leaderboard, whose 14 columns need about 840 px (below that its
