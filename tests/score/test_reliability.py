@@ -9,6 +9,7 @@ import pytest
 
 from cmax.score.reliability import credit_for, expected_ettr, reliability_result, sla_result
 from cmax.scorecard import ReliabilityResult, SlaResult
+from cmax.submission.manifest import Manifest
 from tests.fakes import FakeReference
 from tests.score.score_fakes import (
     LLAMA3_PER_GPU_HOUR,
@@ -22,16 +23,26 @@ SYSTEM_512 = {"gpu": "h100-sxm", "nodes": 64, "gpus_per_node": 8,
 TIERS = [[99.9, 10], [99.0, 25], [95.0, 100]]
 
 
+def _fleet(nodes: int, start: dt.date, end: dt.date, gpus: int, *, sla: bool = False,
+           job_gpus: int | None = None) -> Manifest:
+    """An H100 system of ``nodes`` nodes whose incident log covers ``start`` to ``end`` on
+    ``gpus`` GPUs in service; with ``sla``, a 99.9 % uptime contract on the TIERS credits."""
+    reliability: dict[str, object] = {"incidents": "i.csv", "period_start": start,
+                                      "period_end": end, "gpus_in_service": gpus}
+    if job_gpus is not None:
+        reliability["job_gpus"] = job_gpus
+    return manifest(system={**SYSTEM_512, "nodes": nodes}, reliability=reliability,
+                    sla={"uptime_pct": 99.9, "credits": TIERS} if sla else None)
+
+
+
 def test_llama3_reproduces_its_own_figures() -> None:
     # 16,384 GPUs for 54 days (2024-01-01..2024-02-23 inclusive), 419 unexpected + 47 planned
     # spread over both months: a log recording nothing in a month is not rated over it
     rows = [incident(f"2024-0{1 + i % 2}-10T00:00:00", f"2024-0{1 + i % 2}-10T01:00:00", f"n{i}")
             for i in range(419)]
     rows += [incident("2024-01-11T00:00:00", "2024-01-11T01:00:00", "m", planned=True)] * 47
-    m = manifest(system={**SYSTEM_512, "nodes": 2048},
-                 reliability={"incidents": "i.csv", "period_start": dt.date(2024, 1, 1),
-                              "period_end": dt.date(2024, 2, 23), "gpus_in_service": 16384,
-                              "job_gpus": 16384})
+    m = _fleet(2048, dt.date(2024, 1, 1), dt.date(2024, 2, 23), 16384, job_gpus=16384)
     r = reliability_result(evidence(m, incidents=rows), FakeReference())
     assert r is not None
     assert r.gpu_days == 16384 * 54
@@ -55,9 +66,7 @@ def test_small_cluster_hand_computation() -> None:
             incident("2026-06-20T10:00:00", "2026-06-20T10:10:00"),
             incident("2026-06-21T02:00:00", "2026-06-21T06:00:00", planned=True),
             incident("2026-07-02T10:00:00", "2026-07-02T11:00:00")]  # outside the period
-    m = manifest(system=SYSTEM_512,
-                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 6, 1),
-                              "period_end": dt.date(2026, 6, 30), "gpus_in_service": 512})
+    m = _fleet(64, dt.date(2026, 6, 1), dt.date(2026, 6, 30), 512)
     r = reliability_result(evidence(m, incidents=rows), FakeReference())
     assert r is not None
     assert r.gpu_days == 15360 and r.unexpected_interruptions == 3
@@ -100,10 +109,7 @@ def test_sla_per_node_month() -> None:
     rows = [incident("2026-06-05T00:00:00", "2026-06-05T06:00:00", "n1"),
             incident("2026-06-05T04:00:00", "2026-06-05T10:00:00", "n1"),  # overlaps: merged
             incident("2026-06-08T00:00:00", "2026-06-08T04:00:00", "n2", planned=True)]
-    m = manifest(system={**SYSTEM_512, "nodes": 2},
-                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 6, 1),
-                              "period_end": dt.date(2026, 6, 30), "gpus_in_service": 16},
-                 sla={"uptime_pct": 99.9, "credits": TIERS})
+    m = _fleet(2, dt.date(2026, 6, 1), dt.date(2026, 6, 30), 16, sla=True)
     s = sla_result(evidence(m, incidents=rows))
     assert s is not None
     assert s.node_hours == 1440 and s.downtime_node_hours == pytest.approx(10.0)
@@ -117,10 +123,7 @@ def test_sla_splits_downtime_across_months() -> None:
     # one node, 2026-06-15..2026-07-14: June part 384 h, July part 336 h. 8 h down across
     # midnight 30 Jun → 4 h in each: 98.958 % and 98.810 %, both credit 25 %.
     rows = [incident("2026-06-30T20:00:00", "2026-07-01T04:00:00", "n1")]
-    m = manifest(system={**SYSTEM_512, "nodes": 1},
-                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 6, 15),
-                              "period_end": dt.date(2026, 7, 14), "gpus_in_service": 8},
-                 sla={"uptime_pct": 99.9, "credits": TIERS})
+    m = _fleet(1, dt.date(2026, 6, 15), dt.date(2026, 7, 14), 8, sla=True)
     s = sla_result(evidence(m, incidents=rows))
     assert s is not None
     assert s.node_months == 2 and s.node_months_below == 2
@@ -131,10 +134,7 @@ def test_sla_splits_downtime_across_months() -> None:
 
 def test_sla_met_and_open_ended_incidents() -> None:
     rows = [incident("2026-06-05T00:00:00", "2026-06-05T00:30:00", "n1")]  # 99.93 %: met
-    m = manifest(system={**SYSTEM_512, "nodes": 4},
-                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 6, 1),
-                              "period_end": dt.date(2026, 6, 30), "gpus_in_service": 32},
-                 sla={"uptime_pct": 99.9, "credits": TIERS})
+    m = _fleet(4, dt.date(2026, 6, 1), dt.date(2026, 6, 30), 32, sla=True)
     s = sla_result(evidence(m, incidents=rows))
     assert s is not None
     assert s.met and s.credit_pct == 0.0 and s.node_months == 4
@@ -161,10 +161,7 @@ def _month_of_faults(**changes: Mapping[str, object]
     rows = [incident("2026-07-05T00:00:00", "2026-07-05T01:00:00", f"n{i}", line=i + 1)
             for i in (1, 2, 3)]
     rows = [{**r, **changes.get(str(r["node"]), {})} for r in rows]
-    m = manifest(system=SYSTEM_512,
-                 reliability={"incidents": "i.csv", "period_start": dt.date(2026, 7, 1),
-                              "period_end": dt.date(2026, 7, 31), "gpus_in_service": 512},
-                 sla={"uptime_pct": 99.9, "credits": TIERS})
+    m = _fleet(64, dt.date(2026, 7, 1), dt.date(2026, 7, 31), 512, sla=True)
     ev = evidence(m, incidents=rows)
     return sla_result(ev), reliability_result(ev, FakeReference())
 
@@ -201,9 +198,7 @@ def test_a_fleet_larger_than_the_evidence_is_not_believed() -> None:
             for d in range(1, 31)]
 
     def rel(gpus: int) -> ReliabilityResult | None:
-        m = manifest(system=SYSTEM_512,
-                     reliability={"incidents": "i.csv", "period_start": dt.date(2026, 7, 1),
-                                  "period_end": dt.date(2026, 7, 31), "gpus_in_service": gpus})
+        m = _fleet(64, dt.date(2026, 7, 1), dt.date(2026, 7, 31), gpus)
         return reliability_result(evidence(m, incidents=rows), FakeReference())
 
     honest, inflated = rel(512), rel(100_000)
@@ -219,9 +214,7 @@ def test_a_log_covering_part_of_the_period_is_rated_over_what_it_covers() -> Non
             for d in range(1, 13)]
 
     def rel(start: dt.date, end: dt.date) -> ReliabilityResult | None:
-        m = manifest(system=SYSTEM_512,
-                     reliability={"incidents": "i.csv", "period_start": start,
-                                  "period_end": end, "gpus_in_service": 512})
+        m = _fleet(64, start, end, 512)
         return reliability_result(evidence(m, incidents=rows), FakeReference())
 
     august = rel(dt.date(2026, 8, 1), dt.date(2026, 8, 31))
