@@ -672,9 +672,10 @@ class CategoryScore(_Model):
 
 
 GateStatus = Literal["passed", "failed", "not_evaluated", "declared"]
-GateKind = Literal["exemplar", "training", "serving", "network", "audit", "declarations", "gpu",
-                   "coverage"]
-"""What decides a gate: measured training or network results against the rubric's bar,
+GateKind = Literal["exemplar", "training", "serving", "mlperf", "network", "audit",
+                   "declarations", "gpu", "coverage"]
+"""What decides a gate: measured training, serving, MLPerf or network results against the
+rubric's bar,
 ClusterMAX audit checks (declarations when no check is conclusive), declarations only, the
 GPU model, or the share of category weight with evidence."""
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from cmax.judgement.bar import bar_verdict
 from cmax.judgement.bearings import Bearings, rules_of, same_file
 from cmax.judgement.fabric import FabricScale, fabric_standing
-from cmax.judgement.witnesses import MANIFEST_CITED, MONITORING_AUTHOR, author_of
+from cmax.judgement.witnesses import MANIFEST_CITED, MONITORING_AUTHOR, author_of, cited
 from cmax.resolve.case import Case
 from cmax.resolve.claims import Claim
 from cmax.resolve.runs import ResolvedRun
@@ -66,6 +66,7 @@ class GateReads:
 
 MEASURED_KINDS: dict[str, ClaimKind] = {
     "exemplar": "exemplar_suite", "training": "training_run", "serving": "serving_result",
+    "mlperf": "mlperf_result",
     "network": "fabric",
 }
 """A gate's ``measured`` (rubric ``[[gates]]``) → the claim kind it reads."""
@@ -268,12 +269,12 @@ def judge_serving(case: Case, findings: Bearings,
     return out
 
 
-def judge_mlperf(case: Case, findings: Bearings, results: Sequence[MlperfResult]
-                 ) -> list[Judgement]:
+def judge_mlperf(case: Case, findings: Bearings, results: Sequence[MlperfResult],
+                 gates: Sequence[GateReads]) -> list[Judgement]:
     """One judgement per MLPerf result, ``mlperf[i]`` by its place in ``Scorecard.mlperf``."""
     files = _Files(case)
     sets = list(case.mlperf_sets)
-    cited = {e.path for e in case.manifest.mlperf if e.cited}
+    citing = {e.path for e in case.manifest.mlperf if e.cited}
     out = []
     for i, r in enumerate(results):
         run_files = sorted({run.file for run in sets[i].runs}) if i < len(sets) else []
@@ -281,7 +282,7 @@ def judge_mlperf(case: Case, findings: Bearings, results: Sequence[MlperfResult]
         wit = []
         for f in run_files or [label]:
             w = files.witness(f, f"{r.benchmark} run log of {r.submitter or 'the submitter'}")
-            if any(same_file(f, c) or f.startswith(c.rstrip("/") + "/") for c in cited):
+            if any(same_file(f, c) or f.startswith(c.rstrip("/") + "/") for c in citing):
                 w = w.model_copy(update={"author": MANIFEST_CITED})
             wit.append(w)
         bears = findings.on(files=[*run_files, label])
@@ -291,7 +292,9 @@ def judge_mlperf(case: Case, findings: Bearings, results: Sequence[MlperfResult]
             kind="mlperf_result", id=f"mlperf[{i}]",
             label=f"MLPerf {r.benchmark} ({label})", state=state,
             bar_state=bar_state(r.verdict), verdict=bar_verdict(r.verdict, r.ratio),
-            witnesses=wit, findings=bears, reason=why))
+            witnesses=wit, findings=bears,
+            gates=[] if cited(wit) else _gates("mlperf_result", f"mlperf[{i}]", gates),
+            reason=why))
     return out
 
 
@@ -317,7 +320,7 @@ def judge_fabric(case: Case, findings: Bearings, results: Sequence[NetworkResult
         witnesses=[files.witness(r.file, f"{r.collective} {r.busbw_gbps:.4g} GB/s bus "
                                  f"bandwidth on {r.nodes} nodes") for r in results],
         findings=bears, gates=_gates("fabric", "fabric", gates),
-        reason=f"{why}; {standing.reason}")
+        reason=standing.reason if state is State.EARNED else f"{why}; {standing.reason}")
 
 
 def _incident_witnesses(case: Case, files: _Files) -> list[Witness]:
@@ -448,7 +451,7 @@ def judge_claims(
     return [
         *runs, judge_exemplar_claim(exemplar, runs, findings, gates),
         *judge_serving(case, findings, inference, gates),
-        *judge_mlperf(case, findings, mlperf),
+        *judge_mlperf(case, findings, mlperf, gates),
         *judge_storage(case, findings, storage),
         judge_fabric(case, findings, network, fabric, gates),
         *judge_fleet(case, findings, reliability, sla),

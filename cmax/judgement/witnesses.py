@@ -16,6 +16,9 @@ it from a file's name or content.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from cmax.scorecard import Witness
 from cmax.states import Author
 
 FORMAT_AUTHORS: dict[str, Author] = {
@@ -60,3 +63,10 @@ def author_of(kind: str) -> Author:
     """The author of a file of format ``kind``; a format without an entry is the provider's
     (the weaker claim, never an independence the data does not state)."""
     return FORMAT_AUTHORS.get(kind, "provider")
+
+
+def cited(witnesses: Sequence[Witness]) -> bool:
+    """Whether a result is cited, not submitted: every witness of it is another submitter's
+    result as MLCommons published it (``[[mlperf]] cited = true``). A cited result is
+    context: shown, never rated, and it makes the bundle no MLPerf bundle."""
+    return bool(witnesses) and all(w.author == MANIFEST_CITED for w in witnesses)

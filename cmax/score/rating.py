@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from cmax.judgement.witnesses import cited
 from cmax.score.network import WRONG_RESULTS_NOTE
 from cmax.score.rubric import (
     ONE_CLAIM_GATES,
@@ -479,6 +480,14 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
         items = [(f"{i.model} {i.precision} {i.input_len}/{i.output_len} x{i.gpus}", i.ratio,
                   verdict) for i, verdict in served if verdict != "not_rated"]
         what = f"serving results pass the [performance] bar ({bar:.0%} of reference)"
+    elif kind == "mlperf":
+        bar = rubric.mlperf.bar
+        mine = [(m, inputs.verdict("mlperf_result", f"mlperf[{i}]"))
+                for i, m in enumerate(inputs.mlperf)]
+        items = [(f"MLPerf {m.benchmark} x{m.num_gpus or '?'}", m.ratio, verdict)
+                 for m, verdict in mine if verdict != "not_rated"]
+        what = (f"MLPerf Training results pass the [mlperf] bar ({bar:.0%} of NVIDIA's time to "
+                "train)")
     else:
         raise ValueError(f"gate {rule.id}: no measured results of kind {kind!r}")
     if not items:
@@ -578,13 +587,16 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
 
 
 def result_kinds(inputs: RatingInputs, rubric: Rubric) -> frozenset[ResultKind]:
-    """The kinds of result the bundle is judged as: those it holds, else the rubric's
+    """The kinds of result the bundle is judged as: those it holds (an MLPerf result it
+    submits as its own; one it cites is context), else the rubric's
     ``[scoring] results_when_none``."""
     held: set[ResultKind] = set()
     if inputs.workloads:
         held.add("training")
     if inputs.inference:
         held.add("serving")
+    if any(j.kind == "mlperf_result" and not cited(j.witnesses) for j in inputs.judgements):
+        held.add("mlperf")
     return frozenset(held or {rubric.scoring.results_when_none})
 
 

@@ -79,7 +79,7 @@ class MlperfRules(_Strict):
     bar: float = Field(gt=0, le=2)
 
 
-ResultKind = Literal["training", "serving"]
+ResultKind = Literal["training", "serving", "mlperf"]
 """The kinds of result a gate may be keyed to ([[gates]] results)."""
 
 
@@ -211,7 +211,8 @@ class GateRule(_Strict):
     ``missing`` says whether the absence of any evidence fails the gate or leaves it not
     evaluated ("pass" is the older spelling of "not_evaluated": no evidence never passes).
     A ``measured`` gate is decided by the scored results against the rubric's bar
-    (``training`` and ``serving``: [performance] bar): ``require = "all"`` fails unless every
+    (``training`` and ``serving``: [performance] bar; ``mlperf``: the provider's own MLPerf
+    Training results, [mlperf] bar): ``require = "all"`` fails unless every
     comparable result meets it, ``"any"`` fails only when none does. An ``exemplar`` gate
     reads the Exemplar suite's one judgement (``cmax/judgement/exemplar.py``), a ``network``
     gate the fabric's (``cmax/judgement/fabric.py``: every sweep spanning the claimed system
@@ -228,7 +229,7 @@ class GateRule(_Strict):
     fail_statuses: list[GradedStatus] = Field(default_factory=_default_fail)
     keys: list[str] = Field(default_factory=list)
     allowed_gpus: list[str] = Field(default_factory=list)
-    measured: Literal["exemplar", "training", "serving", "network"] | None = None
+    measured: Literal["exemplar", "training", "serving", "mlperf", "network"] | None = None
     # the kind of result the gate judges: a bundle holding results of another kind and none of
     # this one is not judged by it (a serving-only provider by no training gate, and the reverse)
     results: ResultKind | None = None

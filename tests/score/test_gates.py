@@ -32,6 +32,7 @@ from cmax.scorecard import (
     Gate,
     InferenceResult,
     Judgement,
+    MlperfResult,
     NetworkResult,
     Scorecard,
     WorkloadResult,
@@ -80,13 +81,15 @@ def fabric(network: list[NetworkResult], nodes: int,
 
 def judged(workloads: list[WorkloadResult], inference: list[InferenceResult],
            exemplar: ExemplarJudgement, network: list[NetworkResult] | None = None,
-           nodes: int = 0) -> list[Judgement]:
+           nodes: int = 0, mlperf: list[MlperfResult] | None = None) -> list[Judgement]:
     """The judgements the gates read, made as cmax/judgement/claims.py makes them from each
     result's verdict (the case they also rest on is not needed by a gate)."""
     runs = [_judgement("training_run", w.run_id or "", w.verdict, w.ratio,
                        bool(w.validation_errors)) for w in workloads]
     return [*runs, judge_exemplar_claim(exemplar, runs, Bearings([]), ()),
             *(_judgement("serving_result", r.entry, r.verdict, r.ratio) for r in inference),
+            *(_judgement("mlperf_result", f"mlperf[{i}]", m.verdict, m.ratio)
+              for i, m in enumerate(mlperf or [])),
             fabric(network or [], nodes)]
 
 
@@ -100,7 +103,8 @@ def gates(**kw: Any) -> dict[str, Gate]:
                          for i, r in enumerate(base.get("inference", []))]
     base["exemplar"] = judge_exemplar(base["workloads"], RUBRIC.performance.bar)
     base["judgements"] = judged(base["workloads"], base["inference"], base["exemplar"],
-                                base.get("network", []), base.get("nodes", 0))
+                                base.get("network", []), base.get("nodes", 0),
+                                base.get("mlperf", []))
     rules = {r.name: r.id for r in RUBRIC.gates}
     return {rules[g.name]: g for g in evaluate_gates(RatingInputs(**base), RUBRIC)}
 
@@ -412,3 +416,34 @@ def test_the_halcyon_sample_is_judged_by_its_serving_results() -> None:
     ids = {g.id for g in card.gates}
     assert {"serving_bar", "serving_floor"} <= ids
     assert not ids & {"exemplar_suite", "performance_floor"}
+
+
+def mlp(ratio: float | None, verdict: str) -> MlperfResult:
+    return MlperfResult(benchmark="llama31_405b", runs=3, num_gpus=512, ratio=ratio,
+                        verdict=verdict)
+
+
+def test_an_mlperf_only_bundle_is_judged_by_mlperf_gates_and_no_training_gate() -> None:
+    """An MLPerf Training submission is judged against NVIDIA's at the [mlperf] bar: every
+    result must pass for mlperf_bar (cap Gold); mlperf_floor (cap Silver) fails only when
+    every one is conclusively below."""
+    gs = gates(mlperf=[mlp(1.02, "pass"), mlp(0.90, "fail")], network=[net(1.0, "pass")])
+    assert "exemplar_suite" not in gs and "performance_floor" not in gs
+    assert gs["mlperf_bar"].status == "failed" and gs["mlperf_bar"].cap == "Gold"
+    assert "0.900 fail" in gs["mlperf_bar"].reason
+    assert gs["mlperf_floor"].status == "passed"
+    gs = gates(mlperf=[mlp(0.90, "fail")], network=[net(1.0, "pass")])
+    assert gs["mlperf_floor"].status == "failed" and gs["mlperf_floor"].cap == "Silver"
+    # a result shown and not rated (another system's, say) decides neither: hiding the
+    # results caps as failing the floor would
+    gs = gates(mlperf=[mlp(None, "not_comparable")], network=[net(1.0, "pass")])
+    assert gs["mlperf_floor"].status == "not_evaluated"
+    assert gs["mlperf_floor"].binding_cap == "Silver"
+
+
+def test_a_training_bundle_with_its_own_mlperf_results_is_judged_by_both() -> None:
+    gs = gates(mlperf=[mlp(1.02, "pass")], **AT_REFERENCE)
+    assert {"exemplar_suite", "performance_floor", "mlperf_bar", "mlperf_floor"} <= set(gs)
+    assert gs["mlperf_bar"].status == gs["exemplar_suite"].status == "passed"
+    assert "serving_bar" not in gates(**AT_REFERENCE) and "mlperf_bar" not in gates(
+        **AT_REFERENCE)
