@@ -422,7 +422,7 @@ def mutate_sqlite(data: bytes, rng: random.Random) -> bytes:
 
 
 def _sqlite_seed() -> Seed:
-    from tests.ingest.test_ingest_formats import make_llmb_db
+    from tests.submission.intake.llmb_fakes import make_llmb_db
 
     with tempfile.TemporaryDirectory() as tmp:
         return Seed("jobs.sqlite3", make_llmb_db(Path(tmp) / "jobs.sqlite3").read_bytes())

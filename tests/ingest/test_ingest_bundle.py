@@ -24,8 +24,8 @@ from cmax.ingest.evidence import (
 )
 from cmax.submission.bundle import open_bundle
 from tests.fakes import manifest_text, reliability_toml
-from tests.ingest.test_ingest_formats import make_llmb_db
 from tests.paths import DATA
+from tests.submission.intake.llmb_fakes import make_llmb_db
 
 DATA = DATA / "ingest"
 

@@ -19,33 +19,10 @@ from cmax.ingest.formats import dgxc as dgxc_parse
 from cmax.ingest.formats import incidents, llmb_sqlite, mlperf
 from cmax.ingest.formats import nccl_tests as nccl
 from tests.paths import DATA
+from tests.submission.intake.llmb_fakes import make_llmb_db
 
 DATA = DATA / "ingest"
 MLPERF = DATA / "mlperf" / "results" / "example_h100_64x8"
-
-
-def make_llmb_db(path: Path) -> Path:
-    """An llmb-run job-history database with the documented ``jobs`` columns."""
-    con = sqlite3.connect(path)
-    con.execute(
-        "CREATE TABLE jobs (job_id TEXT, workload_key TEXT, model_size TEXT, dtype TEXT, "
-        "scale INTEGER, profile_enabled INTEGER, slurm_state TEXT, elapsed TEXT, "
-        "node_list TEXT, train_step_time_seconds REAL, tflops_per_gpu REAL, "
-        "tokens_per_sec_per_gpu REAL, perf_parse_status TEXT)")
-    rows = [
-        ("1001", "pretrain_llama3.1", "70b", "fp8", 512, 0, "FAILED", "00:10:00", "n[1-64]",
-         None, None, None, "incomplete"),
-        ("1017", "pretrain_llama3.1", "70b", "fp8", 512, 0, "COMPLETED", "00:21:00",
-         "n[1-64]", 10.21, 722.4, None, "success"),
-        ("1002", "pretrain_llama3.1", "70b", "bf16", 512, 0, "COMPLETED", "00:30:00",
-         "n[1-64]", 15.1, 488.0, None, "success"),
-        ("1003", "pretrain_nemotronh", "56b", "fp8", 512, 0, "COMPLETED", "00:30:00",
-         "n[1-64]", None, None, None, "no_log"),
-    ]
-    con.executemany("INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-    con.commit()
-    con.close()
-    return path
 
 
 @pytest.mark.parametrize(("name", "fmt"), [

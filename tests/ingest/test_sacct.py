@@ -11,8 +11,8 @@ from cmax.errors import EvidenceError
 from cmax.ingest.formats import AccountingFormat, identify, llmb_sqlite
 from cmax.ingest.formats._slurm import elapsed_seconds
 from cmax.ingest.training import job_of_log
-from tests.ingest.test_ingest_formats import make_llmb_db
 from tests.paths import DATA
+from tests.submission.intake.llmb_fakes import make_llmb_db
 
 SLURM = DATA / "ingest" / "slurm"
 

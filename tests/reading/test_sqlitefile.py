@@ -14,7 +14,7 @@ from cmax.errors import CmaxError, EvidenceError
 from cmax.ingest.formats import llmb_sqlite
 from cmax.reading.limits import MAX_SQLITE_STEPS
 from cmax.reading.sqlitefile import open_sqlite
-from tests.ingest.test_ingest_formats import make_llmb_db
+from tests.submission.intake.llmb_fakes import make_llmb_db
 
 COLUMNS = "job_id TEXT, perf_parse_status TEXT, train_step_time_seconds REAL"
 

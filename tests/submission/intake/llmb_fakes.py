@@ -13,6 +13,8 @@
   ``create_tar_zst``), named ``llmb-archive_<version>_<ts>.tar.zst``.
 - the logs are tests/data/ingest/megatron_bridge_llama3.1-70b.log (Megatron-Bridge's
   iteration lines, see tests/data/ingest).
+- the job-history database (:func:`make_llmb_db`): SQLite table ``jobs`` with llmb-run's
+  columns (research dgxc.md §3.3, as cmax/ingest/formats/llmb_sqlite.py reads them).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import sqlite3
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,4 +177,28 @@ def archive(path: Path, jobs: list[Job], *, staging: Path,
         for source in sorted(entries, key=lambda p: p.relative_to(staging).as_posix()):
             tar.add(source, arcname=f"{top}/{source.relative_to(staging).as_posix()}",
                     recursive=False)
+    return path
+
+
+def make_llmb_db(path: Path) -> Path:
+    """An llmb-run job-history database with the documented ``jobs`` columns."""
+    con = sqlite3.connect(path)
+    con.execute(
+        "CREATE TABLE jobs (job_id TEXT, workload_key TEXT, model_size TEXT, dtype TEXT, "
+        "scale INTEGER, profile_enabled INTEGER, slurm_state TEXT, elapsed TEXT, "
+        "node_list TEXT, train_step_time_seconds REAL, tflops_per_gpu REAL, "
+        "tokens_per_sec_per_gpu REAL, perf_parse_status TEXT)")
+    rows = [
+        ("1001", "pretrain_llama3.1", "70b", "fp8", 512, 0, "FAILED", "00:10:00", "n[1-64]",
+         None, None, None, "incomplete"),
+        ("1017", "pretrain_llama3.1", "70b", "fp8", 512, 0, "COMPLETED", "00:21:00",
+         "n[1-64]", 10.21, 722.4, None, "success"),
+        ("1002", "pretrain_llama3.1", "70b", "bf16", 512, 0, "COMPLETED", "00:30:00",
+         "n[1-64]", 15.1, 488.0, None, "success"),
+        ("1003", "pretrain_nemotronh", "56b", "fp8", 512, 0, "COMPLETED", "00:30:00",
+         "n[1-64]", None, None, None, "no_log"),
+    ]
+    con.executemany("INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    con.commit()
+    con.close()
     return path
