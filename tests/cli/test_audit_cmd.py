@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from cmax.cli import main
 from cmax.history import audit as audit_mod
-from tests.history.history_fakes import fake_assess, write_run
+from tests.history.history_fakes import fake_assess, fp8_70b, write_run
 
 
 @pytest.fixture(autouse=True)
@@ -18,17 +17,13 @@ def fake_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(audit_mod, "_default_assess", fake_assess)
 
 
-def wl(ratio: float) -> list[list[Any]]:
-    return [["llama3.1-70b", "fp8", 512, ratio, ratio - 0.01, ratio + 0.01]]
-
-
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     r = tmp_path / "runs"
-    write_run(r, "east", "20251001-000000", workloads=wl(1.0), exemplar_pass=True)
-    write_run(r, "east", "20251101-000000", workloads=wl(0.9), exemplar_pass=False,
+    write_run(r, "east", "20251001-000000", workloads=fp8_70b(1.0), exemplar_pass=True)
+    write_run(r, "east", "20251101-000000", workloads=fp8_70b(0.9), exemplar_pass=False,
               sla=[99.9, 99.0, False, 25.0], period=["2025-10-01", "2025-10-31"])
-    write_run(r, "west", "20251101-000000", workloads=wl(1.0))
+    write_run(r, "west", "20251101-000000", workloads=fp8_70b(1.0))
     return r
 
 
@@ -74,8 +69,8 @@ def test_as_of_near_expiry_and_text_output(root: Path,
 
 
 def test_clean_fleet_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_run(tmp_path, "west", "2025-10-01", workloads=wl(1.0))
-    write_run(tmp_path, "west", "2025-11-01", workloads=wl(1.0))
+    write_run(tmp_path, "west", "2025-10-01", workloads=fp8_70b(1.0))
+    write_run(tmp_path, "west", "2025-11-01", workloads=fp8_70b(1.0))
     assert main(["audit", str(tmp_path), "--history", str(tmp_path / "h")]) == 0
     assert "no drift" in capsys.readouterr().out
     assert (tmp_path / "h" / "cluster=west").is_dir()
@@ -134,7 +129,7 @@ def test_history_version_reports_what_the_history_said_then(
         root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(root), "--format", "json"]) == 1
     first = json.loads(capsys.readouterr().out)
-    write_run(root, "west", "20251201-000000", workloads=wl(0.8))
+    write_run(root, "west", "20251201-000000", workloads=fp8_70b(0.8))
     assert main(["audit", str(root), "--format", "json"]) == 1
     assert json.loads(capsys.readouterr().out)["history_version"] == 2
     assert main(["audit", str(root), "--history-version", "1", "--format", "json"]) == 1
@@ -163,7 +158,7 @@ def test_stale_after_days_overrides_the_policy(root: Path,
 
 def test_a_misfiled_run_exits_2_naming_both_clusters(
         root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run = write_run(root, "west", "20251201-000000", workloads=wl(0.7))
+    run = write_run(root, "west", "20251201-000000", workloads=fp8_70b(0.7))
     (run / "spec.json").write_text((run / "spec.json").read_text().replace(
         '"cluster": "west"', '"cluster": "east"'))
     assert main(["audit", str(root)]) == 2
@@ -177,7 +172,7 @@ def test_the_misfiled_hint_shows_control_characters_escaped(
         root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The wrong-cluster hint quotes the manifest's cluster: a terminal escape or a
     right-to-left override in it is shown as \\uXXXX, in text and in JSON."""
-    run = write_run(root, "west", "20251201-000000", workloads=wl(0.7))
+    run = write_run(root, "west", "20251201-000000", workloads=fp8_70b(0.7))
     hostile = "\x1b[2J\x1b]0;pwned\x07evil\u202egnp.exe"
     spec = json.loads((run / "spec.json").read_text())
     (run / "spec.json").write_text(json.dumps({**spec, "cluster": hostile}))

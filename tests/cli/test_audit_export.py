@@ -10,8 +10,7 @@ import pytest
 
 from cmax.cli import exits, main
 from cmax.history import audit as audit_mod
-from tests.cli.test_audit_cmd import wl
-from tests.history.history_fakes import fake_assess, write_run
+from tests.history.history_fakes import fake_assess, fp8_70b, write_run
 
 
 @pytest.fixture(autouse=True)
@@ -22,9 +21,9 @@ def fake_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     r = tmp_path / "runs"
-    write_run(r, "east", "20251001-000000", workloads=wl(1.0), exemplar_pass=True)
-    write_run(r, "east", "20251101-000000", workloads=wl(0.9), exemplar_pass=False)
-    write_run(r, "west", "20251101-000000", workloads=wl(1.0))
+    write_run(r, "east", "20251001-000000", workloads=fp8_70b(1.0), exemplar_pass=True)
+    write_run(r, "east", "20251101-000000", workloads=fp8_70b(0.9), exemplar_pass=False)
+    write_run(r, "west", "20251101-000000", workloads=fp8_70b(1.0))
     return r
 
 

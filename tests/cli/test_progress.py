@@ -10,8 +10,7 @@ import pytest
 from cmax.cli import exits, main
 from cmax.cli.common import Progress, set_verbosity
 from cmax.history import audit as audit_mod
-from tests.cli.test_audit_cmd import wl
-from tests.history.history_fakes import fake_assess, write_run
+from tests.history.history_fakes import fake_assess, fp8_70b, write_run
 
 
 class Clock:
@@ -59,7 +58,7 @@ def test_interrupted_audit_records_what_it_scored(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "runs"
     for stamp in ("20251001-000000", "20251101-000000", "20251201-000000", "20260101-000000"):
-        write_run(root, "east", stamp, workloads=wl(1.0))
+        write_run(root, "east", stamp, workloads=fp8_70b(1.0))
     monkeypatch.setattr(audit_mod, "_default_assess", _interrupt_on_third)
     assert main(["audit", str(root), "--format", "json"]) == exits.INTERRUPTED
     err = capsys.readouterr().err
@@ -76,8 +75,8 @@ def test_interrupted_audit_records_what_it_scored(tmp_path: Path,
 def test_trend_reports_report_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "runs"
-    write_run(root, "east", "20251001-000000", workloads=wl(1.0))
-    write_run(root, "west", "20251001-000000", workloads=wl(1.0))
+    write_run(root, "east", "20251001-000000", workloads=fp8_70b(1.0))
+    write_run(root, "west", "20251001-000000", workloads=fp8_70b(1.0))
     monkeypatch.setattr(audit_mod, "_default_assess", fake_assess)
     assert main(["audit", str(root), "-o", str(tmp_path / "out"), "--no-pdf"]) == exits.OK
     err = capsys.readouterr().err
@@ -96,7 +95,7 @@ def test_a_stop_signal_keeps_its_exit_and_what_was_scored(
         capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "runs"
     for stamp in ("20251001-000000", "20251101-000000", "20251201-000000"):
-        write_run(root, "east", stamp, workloads=wl(1.0))
+        write_run(root, "east", stamp, workloads=fp8_70b(1.0))
     monkeypatch.setattr(audit_mod, "_default_assess", _terminated_on_third)
     with pytest.raises(SystemExit) as stopped:
         main(["audit", str(root)])

@@ -29,6 +29,11 @@ from cmax.states import State
 WorkloadSpec = list[Any]
 
 
+def fp8_70b(ratio: float) -> list[WorkloadSpec]:
+    """One workload: Llama 3.1 70B FP8 on 512 GPUs at ``ratio``, its CI one point either side."""
+    return [["llama3.1-70b", "fp8", 512, ratio, ratio - 0.01, ratio + 0.01]]
+
+
 def make_card(
     *,
     cluster: str = "c1",
