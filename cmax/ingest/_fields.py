@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -365,7 +366,8 @@ class StepQuery:
 
     def collect(self, meanwhile: Callable[[], None] | None = None) -> pl.DataFrame:
         """The step rows ``build`` gives for every line holding the key, in file order;
-        ``meanwhile`` runs once, while grep reads (``textlines.LineQuery.collect``) or first."""
+        ``meanwhile`` runs once, while grep reads (``textlines.LineQuery.collect``) or, on a
+        dense log, in a thread beside the scan (:func:`_beside`)."""
         path, build, key, layout = self.path, self.build, self.key, self.layout
         if layout is None or not self.dense:
             lines = self._lines or textlines.LineQuery(path, [key])
@@ -375,17 +377,48 @@ class StepQuery:
                     return lines.collect(build, meanwhile=meanwhile)
                 return lines.collect(build, lambda data: parse_grep(data, layout, build),
                                      meanwhile)
-        if meanwhile is not None:  # before the scan: its buffers are gone when the table peaks
-            meanwhile()
+        with _beside(meanwhile):
+            try:
+                got = scan(path, layout, key)
+                if got is None or len(got[1]) > OTHERS_MAX:
+                    return textlines.query_lines(
+                        path, build, keys=[key],
+                        parse=lambda data: parse_grep(data, layout, build))
+                steps, others = got
+                return _merge(steps,
+                              build(textlines.lines_at(path, others, key).lazy()).collect())
+            except (pl.exceptions.PolarsError, OSError) as exc:
+                raise textlines.reader_error(exc, path) from None
+
+
+@contextmanager
+def _beside(work: Callable[[], None] | None) -> Iterator[None]:
+    """Run ``work`` (the head's facts: Python, about 0.1 s) in a thread while the block runs.
+
+    The scan spends its time in Polars, which releases the GIL, and its table peaks at the
+    end, long after the head's buffers are gone; done first, the work would delay the scan by
+    as much on two cores. ``work``'s own error, if any, is raised after the block, before one
+    of the block's (the order they had when the work ran first).
+    """
+    if work is None:
+        yield
+        return
+    failed: list[BaseException] = []
+
+    def run() -> None:
         try:
-            got = scan(path, layout, key)
-            if got is None or len(got[1]) > OTHERS_MAX:
-                return textlines.query_lines(path, build, keys=[key],
-                                             parse=lambda data: parse_grep(data, layout, build))
-            steps, others = got
-            return _merge(steps, build(textlines.lines_at(path, others, key).lazy()).collect())
-        except (pl.exceptions.PolarsError, OSError) as exc:
-            raise textlines.reader_error(exc, path) from None
+            work()
+        except BaseException as exc:  # handed to the caller's thread below
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+        if failed:
+            raise failed[0]
 
 
 def _layout(found: Sequence[tuple[int, bytes]], labels: Mapping[str, re.Pattern[str]],
