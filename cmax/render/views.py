@@ -24,15 +24,14 @@ from cmax.render.page_one import (
     workload_line,
 )
 from cmax.render.provenance import Source, Sources
+from cmax.score.tier_changes import CategoryGain, mixed
+from cmax.score.tier_changes import tier_changes as decide_tier_changes
 from cmax.score.verdicts import serving_rated
 from cmax.scorecard import (
-    TIERS,
     AuditCheck,
     CategoryScore,
-    ComponentScore,
     Gate,
     Scorecard,
-    Tier,
     tier_rank,
 )
 from cmax.states import State, bar_state
@@ -524,12 +523,6 @@ def _power_label(card: Scorecard, end: str = "") -> str:
     return f", {power.text}{end}" if power is not None else ""
 
 
-def tier_thresholds(card: Scorecard) -> dict[Tier, float]:
-    """The rubric's minimum score per tier, as the scorecard carries them (empty on a
-    scorecard written before they were recorded)."""
-    return {t.tier: t.min_score for t in card.tier_thresholds}
-
-
 _GATE_NOTES = ("gate failed: ", "gate not evaluated: ", "gate declared: ")
 
 
@@ -546,26 +539,11 @@ def _gate_fix(g: Gate) -> str:
     return f"Pass the “{g.name}” gate: {g.state.label}, it caps the tier at {g.binding_cap}."
 
 
-def weakest_parts(category: CategoryScore, n: int = 2) -> list[ComponentScore]:
-    """The ``n`` parts of a category that mixes measurements (networking: training
-    throughput, bus bandwidth, audit checks) that lose it most points, worst first; none for a
-    category of one measured kind (audit checks and declarations), whose score says it."""
-    if not _mixed(category):
-        return []
-    lost = sorted(category.components, key=lambda p: (-(p.weight * (100.0 - p.score)), p.kind))
-    return [p for p in lost[:n] if p.score < 100.0]
-
-
-def _mixed(category: CategoryScore) -> bool:
-    """Whether the category's score mixes measurements of different kinds."""
-    return sum(p.measured for p in category.components) >= 2
-
-
 def components_line(category: CategoryScore) -> str:
     """What a mixed category's score is made of, e.g. 'training throughput 59.9 ×5 · fabric
     bus bandwidth 20.9 ×2 · audit checks 87.5 ×1 · declarations 40.0 ×1'; empty for one of a
     single measured kind."""
-    if not _mixed(category):
+    if not mixed(category):
         return ""
     return " · ".join(f"{p.label} {fmt.num(p.score, 1)} ×{fmt.num_trim(p.weight)}"
                       for p in category.components)
@@ -581,47 +559,35 @@ def category_columns(categories: Sequence[CategoryScore]) -> list[list[CategoryS
     return [list(categories[:cut]), list(categories[cut:])]
 
 
-def _gain(c: CategoryScore, total: float) -> str:
-    weakest = weakest_parts(c)
-    where = (f": weakest {', '.join(f'{p.label} {fmt.num(p.score, 0)}' for p in weakest)}"
-             if weakest else "")
+def _gain(gain: CategoryGain) -> str:
+    c = gain.category
+    where = (f": weakest {', '.join(f'{p.label} {fmt.num(p.score, 0)}' for p in gain.weakest)}"
+             if gain.weakest else "")
     return (f"{c.heading[:1].lower()}{c.heading[1:]} {fmt.num(c.score, 0)} → 100 would add "
-            f"{fmt.num(c.weight * (100.0 - c.score) / total, 1)}{where}")
-
-
-def _points_line(card: Scorecard, nxt: Tier, thresholds: dict[Tier, float]) -> str:
-    scored = [c for c in card.categories if c.weight > 0]
-    total = sum(c.weight for c in scored)
-    need = thresholds[nxt] - card.score
-    gains = sorted(scored, key=lambda c: (-(c.weight * (100.0 - c.score)), c.name))
-    ways = [_gain(c, total) for c in gains[:2] if c.score < 100.0 and total > 0]
-    return (f"{nxt} needs {fmt.num(thresholds[nxt], 0)} points, {fmt.num(need, 1)} more than "
-            "today" + (f" ({'; '.join(ways)})." if ways else "."))
+            f"{fmt.num(gain.points, 1)}{where}")
 
 
 def tier_changes(card: Scorecard) -> list[str]:
-    """Only what can change the tier: what lifts it one step (every gate whose binding cap
-    holds it there, and the points to the next threshold when the score holds it there), then
-    the margin the score has before the tier drops. A gate whose cap is above the tier, or a
-    passed gate, is not listed: changing it changes nothing."""
-    thresholds = tier_thresholds(card)
-    if not thresholds or card.score_state is State.NOT_SCORED:
+    """What can change the tier, in sentences (decided in ``cmax/score/tier_changes.py``):
+    what lifts it one step (every gate whose binding cap holds it there, and the points to
+    the next threshold when the score holds it there), then the margin before it drops."""
+    changes = decide_tier_changes(card)
+    if changes is None:
         return []
-    score_tier = card.score_tier or card.tier
-    tier = card.tier
     out: list[str] = []
-    holding = [_gate_fix(g) for g in card.gates if g.binding_cap == tier]
-    score_holds = tier_rank(score_tier) >= tier_rank(tier)
-    nxt = TIERS[tier_rank(tier) - 1] if tier_rank(tier) > 0 else None
-    if nxt is not None:
-        needed = holding + ([_points_line(card, nxt, thresholds)] if score_holds else [])
+    if changes.next_tier is not None:
+        needed = [_gate_fix(g) for g in changes.holding]
+        if changes.next_threshold is not None and changes.points_needed is not None:
+            ways = "; ".join(_gain(g) for g in changes.gains)
+            needed.append(f"{changes.next_tier} needs {fmt.num(changes.next_threshold, 0)} "
+                          f"points, {fmt.num(changes.points_needed, 1)} more than today"
+                          + (f" ({ways})." if ways else "."))
         if len(needed) > 1:
-            out.append(f"To rise above {tier}, all of these are needed:")
+            out.append(f"To rise above {changes.tier}, all of these are needed:")
         out += needed
-    if score_holds and tier in thresholds:
-        margin = card.score - thresholds[tier]
-        out.append(f"A drop of {fmt.num(margin, 1)} points (below "
-                   f"{fmt.num(thresholds[tier], 0)}) would lose {tier}.")
+    if changes.threshold is not None and changes.margin is not None:
+        out.append(f"A drop of {fmt.num(changes.margin, 1)} points (below "
+                   f"{fmt.num(changes.threshold, 0)}) would lose {changes.tier}.")
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from cmax.render import reports, views
+from cmax.score.tier_changes import weakest_parts
 from cmax.scorecard import COMPONENT_LABELS, CategoryScore
 from tests.render.test_tier_advice import sample
 
@@ -38,7 +39,7 @@ def test_tier_advice_names_the_weak_parts_of_a_mixed_category() -> None:
 def test_a_category_of_one_measured_kind_lists_no_parts() -> None:
     security = next(c for c in sample("aurora-compute").categories if c.name == "security")
     assert [p.kind for p in security.components] == ["audit", "declarations"]
-    assert views.components_line(security) == "" and views.weakest_parts(security) == []
+    assert views.components_line(security) == "" and weakest_parts(security) == []
 
 
 def test_the_scorecard_page_shows_titles_parts_and_not_scored() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from cmax.pipeline import assess
 from cmax.render import page_one, views
+from cmax.score.tier_changes import tier_thresholds
 from cmax.scorecard import Scorecard
 from tests.paths import SAMPLES
 
@@ -77,6 +78,6 @@ def test_the_scorecard_page_shows_binding_caps_and_passed_gates_cap_nothing(name
 def test_tier_thresholds_come_from_typed_data_not_from_notes() -> None:
     card = sample("borealis-cloud")
     stripped = card.model_copy(update={"notes": []})
-    assert views.tier_thresholds(stripped) == {"Platinum": 90.0, "Gold": 80.0, "Silver": 68.0,
+    assert tier_thresholds(stripped) == {"Platinum": 90.0, "Gold": 80.0, "Silver": 68.0,
                                                "Bronze": 55.0}
     assert views.tier_changes(stripped) == views.tier_changes(card)
