@@ -110,10 +110,10 @@ def ingest(bundle: Bundle) -> Evidence:
     evidence.mlperf = _concat(mlperf_frames, MLPERF_SCHEMA)
 
     def served(fmt: Any, parsed: Any, rel: str, i: int) -> pl.DataFrame:
-        frame = fmt.frame(parsed, run_id=f"inference[{i}]", source_file=rel).with_columns(
-            pl.lit(i, dtype=INFERENCE_SCHEMA["entry"]).alias("entry"))
-        return frame if fmt.records_load else _declared_load(
-            frame, manifest.inference[i].concurrency, table_named("inference").key(i))
+        if not fmt.records_load:
+            _require_load(manifest.inference[i].concurrency, table_named("inference").key(i))
+        frame: pl.DataFrame = fmt.frame(parsed, run_id=f"inference[{i}]", source_file=rel)
+        return frame.with_columns(pl.lit(i, dtype=INFERENCE_SCHEMA["entry"]).alias("entry"))
 
     evidence.inference = _concat(_entries(
         reader, "inference", [spec.result for spec in manifest.inference], InferenceFormat,
@@ -156,9 +156,10 @@ def ingest(bundle: Bundle) -> Evidence:
     return evidence
 
 
-def _declared_load(frame: pl.DataFrame, concurrency: int | None, key: str) -> pl.DataFrame:
-    """A result that records no load, paced at the concurrency its ``[[inference]]`` entry
-    declares (the scenario says so); without one it would read as an offline maximum."""
+def _require_load(concurrency: int | None, key: str) -> None:
+    """A result that records no load needs the concurrency its ``[[inference]]`` entry
+    declares (the claims ledger holds it: cmax.resolve.entry_claims); without one it would
+    read as an offline maximum."""
     if concurrency is None:
         entry = key.rsplit(".", 1)[0]
         raise ManifestError(f"{entry}: the result file records no concurrency or request rate",
@@ -167,10 +168,6 @@ def _declared_load(frame: pl.DataFrame, concurrency: int | None, key: str) -> pl
                             fix=f"add concurrency = N to {entry} in cmax.toml (aiperf "
                             "--concurrency), or submit profile_export_aiperf.json, which "
                             "records it")
-    return frame.with_columns(
-        pl.lit(float(concurrency)).alias("concurrency"),
-        pl.lit(f"concurrency {concurrency} declared in cmax.toml (the file records no load)")
-        .alias("scenario"))
 
 
 def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.DataFrame:
@@ -224,8 +221,8 @@ def _entries(reader: BundleReader, table: str, paths: list[str], role: type[Any]
 
 def _read_storage(reader: BundleReader, i: int, spec: StorageSpec, key: str) -> pl.DataFrame:
     """A ``[[storage]]`` entry's rows: a storage benchmark's result, or the checkpoint events
-    of a training log (:mod:`cmax.ingest.checkpoints`), with what the entry declares filled in
-    where the file is silent (named in the row's ``declared``)."""
+    of a training log (:mod:`cmax.ingest.checkpoints`), null where the file is silent (what the
+    entry declares there is the claims ledger's: :mod:`cmax.resolve.entry_claims`)."""
     from cmax.ingest import checkpoints
     from cmax.ingest.textlines import head_facts
 
@@ -249,18 +246,6 @@ def _read_storage(reader: BundleReader, i: int, spec: StorageSpec, key: str) -> 
         storage_fmt, parsed, rel = reader.read(path, StorageFormat, what)
         frame = conform(storage_fmt.frame(parsed, run_id=run_id, source_file=rel),
                         STORAGE_SCHEMA)
-    fills = {"accelerator": spec.accelerator, "tool_version": spec.round,
-             "accelerators": spec.gpus, "size_gib": spec.checkpoint_gib}
-    exprs, named = [], []
-    for column, value in fills.items():
-        if value is None or frame.height == 0 or frame[column].null_count() == 0:
-            continue
-        if column == "tool_version" and not str(value).startswith("v"):
-            value = f"v{value}"
-        exprs.append(pl.col(column).fill_null(pl.lit(value).cast(STORAGE_SCHEMA[column])))
-        named.append(column)
-    if exprs:
-        frame = frame.with_columns(*exprs, pl.lit(", ".join(named)).alias("declared"))
     return frame.with_columns(pl.lit(i, dtype=STORAGE_SCHEMA["entry"]).alias("entry"))
 
 

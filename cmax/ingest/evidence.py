@@ -221,8 +221,10 @@ INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "line": pl.Int64(),  # line of the result object in the file (1 for a single document)
 }
 """Serving benchmark results: one row per result (a vLLM ``--append-result`` file holds
-several). What a tool does not record (vLLM: no GPU type or count) comes from the manifest's
-``[[inference]]`` entry and is marked declared by the case."""
+several). What a tool does not record (vLLM: no GPU type or count; AIPerf's CSV: its load) is
+null here: the manifest's ``[[inference]]`` entry declares it, and the case holds that
+declaration in the claims ledger (cmax.resolve.entry_claims; the GPU count's basis in
+cmax.score.inference)."""
 
 
 STORAGE_SCHEMA: dict[str, pl.DataType] = {
@@ -250,7 +252,6 @@ STORAGE_SCHEMA: dict[str, pl.DataType] = {
     "caching": pl.Boolean(),  # the tool flagged potential page-cache hits on some host
     "iteration": pl.Int64(),  # the training iteration a checkpoint event belongs to
     "lat_mean_us": pl.Float64(),  # fio completion latency, mean, in microseconds
-    "declared": pl.String(),  # the columns cmax.toml's [[storage]] entry filled, not the file
     "source_file": pl.String(),
     "line": pl.Int64(),
 }

@@ -48,6 +48,7 @@ from cmax.reference.gpus import gpu_family
 from cmax.reference.view import ReferenceData, RefView
 from cmax.resolve.bundle_claims import bundle_claims
 from cmax.resolve.claims import Claim, Ledger
+from cmax.resolve.entry_claims import entry_claims, with_declared
 from cmax.resolve.run_claims import (
     RunInputs,
     config_claims,
@@ -151,6 +152,12 @@ class Case(Evidence):
     def run(self, run_id: str) -> ResolvedRun | None:
         """The resolved run with this id."""
         return next((r for r in self.resolved if r.run_id == run_id), None)
+
+    def with_declared(self, name: str) -> pl.DataFrame:
+        """The ``storage`` or ``inference`` table with what each entry declares where its file
+        is silent, from the claims ledger (:mod:`cmax.resolve.entry_claims`), the columns
+        filled named in a ``declared`` column."""
+        return with_declared(safe_conform(_frame(self, name), TABLES[name]), self.claims, name)
 
     def is_present(self, path: str) -> bool:
         """Whether a declared path is in the bundle (recorded at resolve time)."""
@@ -415,7 +422,8 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
                 claims=Ledger(tuple(run_claims)).added(
                     *bundle_claims(evidence, ref.reference.economics,
                                    ref.gpu_id(evidence.manifest.system.gpu)
-                                   or evidence.manifest.system.gpu)))
+                                   or evidence.manifest.system.gpu),
+                    *entry_claims(evidence)))
 
 
 def _run_inputs(run: ResolvedRun, files: Sequence[EvidenceFile], evidence: Evidence,

@@ -64,6 +64,13 @@ CLAIM_KINDS: dict[str, str] = {
     "period": "the reliability period vs the incident log's own dates and coverage",
     "fleet": "the GPUs in service vs the GPUs the evidence supports",
     "price_unit": "the quote is per GPU-hour (vs the GPU's sourced market band)",
+    # what a [[storage]] / [[inference]] entry declares where its file is silent
+    # (cmax/resolve/entry_claims.py)
+    "storage_accelerator": "the accelerator a storage benchmark emulated",
+    "storage_round": "the MLPerf Storage round a result was run under",
+    "storage_gpus": "the GPUs (or emulated accelerators) a storage result is counted over",
+    "checkpoint_size": "the size of the checkpoint a log's saves wrote",
+    "serving_load": "the concurrency a serving benchmark ran at",
 }
 
 #: A run's verdict can be ``pass`` only when each of these claims is corroborated: they pick

@@ -63,8 +63,9 @@ def inference_results(case: Case, findings: Bearings | Sequence[Finding], ref: R
     manifest = case.manifest
     errors: set[str | None] = set(Bearings.of(findings).files_with_errors())
     out: list[InferenceResult] = []
+    served = case.with_declared("inference")  # a load only the entry states, declared
     for i, spec in enumerate(manifest.inference):
-        rows = entry_rows(case.tables["inference"], i)
+        rows = entry_rows(served, i)
         out.append(_result(f"inference[{i}]", spec, rows, manifest.system.gpu, ref, rules,
                            usd_per_gpu_hour, errors, case.tables["power"]))
     return out

@@ -32,6 +32,7 @@ import polars as pl
 from cmax.ingest.evidence import Evidence
 from cmax.reference.storage import StorageReference, checkpoint_share
 from cmax.reference.view import RefView
+from cmax.resolve.case import Case
 from cmax.scorecard import CheckpointCost, StorageResult
 from cmax.submission.manifest import StorageSpec
 
@@ -243,11 +244,13 @@ def _stated_gpus(evidence: Evidence, source_file: str) -> set[int]:
     return found
 
 
-def storage_results(evidence: Evidence, ref: RefView
+def storage_results(evidence: Case, ref: RefView
                     ) -> tuple[list[StorageResult], CheckpointCost | None]:
     """Every storage row judged, and the checkpoint term of the price (None without rated
-    checkpoint evidence)."""
-    table: pl.DataFrame = evidence.storage
+    checkpoint evidence). A value only the row's ``[[storage]]`` entry states is the claims
+    ledger's (declared), filled where the file is silent and named in the result's
+    ``declared``."""
+    table: pl.DataFrame = evidence.with_declared("storage")
     reference = ref.storage()
     if table.height == 0:
         return [], None

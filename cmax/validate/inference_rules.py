@@ -397,8 +397,9 @@ def _telemetry(ctx: Context) -> Iterator[Finding]:
 
 
 def check(ctx: Context) -> Iterator[Finding]:
+    served = ctx.case.with_declared("inference")  # a load only the entry states, declared
     for i, spec in enumerate(ctx.manifest.inference):
-        for row in entry_rows(ctx.tables["inference"], i).iter_rows(named=True):
+        for row in entry_rows(served, i).iter_rows(named=True):
             yield from _row_checks(row, spec)
             yield from _identity(ctx, row, spec)
     yield from _telemetry(ctx)

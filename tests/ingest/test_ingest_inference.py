@@ -457,9 +457,17 @@ def _bundle_with(tmp_path: Path, entry: str) -> Path:
 
 
 def test_aiperf_csv_takes_the_declared_concurrency(tmp_path: Path) -> None:
+    """The CSV records no load: the table holds none, the ledger the entry's declaration, and
+    the case's view of the entry's rows is paced at it, named as declared."""
     with load(_bundle_with(tmp_path, "concurrency = 64\n")) as loaded:
-        [row] = loaded.case.tables["inference"].iter_rows(named=True)
+        case = loaded.case
+    [stated] = case.tables["inference"].iter_rows(named=True)
+    assert stated["concurrency"] is None and stated["request_rate"] is None
+    claim = case.claims.get("inference[0]", "serving_load")
+    assert claim is not None and (claim.value, claim.status) == ("64", "declared")
+    [row] = case.with_declared("inference").iter_rows(named=True)
     assert row["concurrency"] == 64.0 and row["request_rate"] is None
+    assert row["declared"] == "concurrency"
     assert row["scenario"] == "concurrency 64 declared in cmax.toml (the file records no load)"
 
 

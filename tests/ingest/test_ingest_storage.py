@@ -184,9 +184,11 @@ def _bundle(tmp_path: Path, files: dict[str, Path], entries: str) -> Path:
     return tmp_path
 
 
-def test_storage_entries_fill_the_table_with_declared_columns_named(tmp_path: Path) -> None:
+def test_storage_entries_declare_what_the_files_do_not_state(tmp_path: Path) -> None:
     """A summary outside a v<round> folder takes the entry's round (named as declared); a
-    training log's checkpoint events take the entry's GPUs and checkpoint size."""
+    training log's checkpoint events take the entry's GPUs and checkpoint size. The table
+    holds what the files state (null there); the ledger the entries' declarations; the case's
+    view of the rows fills them, naming the columns declared."""
     bundle = _bundle(tmp_path, {
         "storage/summary.json": V3 / "Nebius" / "checkpointing" / "llama3-70b" /
         "20260714_121444" / "summary.json",
@@ -196,10 +198,20 @@ def test_storage_entries_fill_the_table_with_declared_columns_named(tmp_path: Pa
         '[[storage]]\nresult = "train.log"\ngpus = 64\ncheckpoint_gib = 911.2\n\n'
         '[[storage]]\nresult = "fio.json"\n')
     with load(bundle) as loaded:
-        table = loaded.case.tables["storage"]
-        kinds = {f.path: f.kind for f in loaded.case.files}
+        case = loaded.case
+    kinds = {f.path: f.kind for f in case.files}
     assert kinds == {"storage/summary.json": "mlperf-storage", "train.log": "megatron",
                      "fio.json": "fio"}
+    stated = case.tables["storage"]
+    assert "declared" not in stated.columns
+    assert stated["tool_version"][0] is None
+    assert stated.filter(pl.col("tool") == "megatron")["accelerators"].to_list() == [None, None]
+    assert [(c.subject, c.kind, c.value, c.status) for c in case.claims
+            if c.subject.startswith("storage")] == [
+        ("storage[0]", "storage_round", "v3.0", "declared"),
+        ("storage[1]", "storage_gpus", "64", "declared"),
+        ("storage[1]", "checkpoint_size", "911.2", "declared")]
+    table = case.with_declared("storage")
     summary = table.filter(pl.col("run_id") == "storage[0]").row(0, named=True)
     # outside the tool's result layout nothing names the model: left null, never guessed
     assert (summary["tool_version"], summary["declared"]) == ("v3.0", "tool_version")

@@ -25,7 +25,8 @@ The format's traps, each handled here once:
   ``training/<model>/run/<time>/``, ``checkpointing/<model>/<time>/``; both are read beside
   the summary;
 - the round (tool version) is not in the file: a ``v<round>`` folder in the path
-  (``storage_results_v1.0``) states it, else the ``[[storage]]`` entry's ``round``.
+  (``storage_results_v1.0``) states it, else it is null here and the ``[[storage]]`` entry's
+  ``round`` is a declaration of the claims ledger (:mod:`cmax.resolve.entry_claims`).
 """
 
 from __future__ import annotations
