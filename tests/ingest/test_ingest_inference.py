@@ -471,6 +471,23 @@ def test_aiperf_csv_takes_the_declared_concurrency(tmp_path: Path) -> None:
     assert row["scenario"] == "concurrency 64 declared in cmax.toml (the file records no load)"
 
 
+def test_a_declared_concurrency_never_paces_a_result_that_records_its_load(
+        tmp_path: Path) -> None:
+    """vLLM records its load (none: an offline run); an entry's concurrency is no claim on it,
+    and its rows stay as the file states them."""
+    shutil.copy(INFERENCE / "vllm_bench_serve_llama3.3-70b.json", tmp_path / "one.json")
+    (tmp_path / "cmax.toml").write_text(manifest_text(
+        '[[inference]]\nresult = "one.json"\nmodel = "llama3.3-70b"\nprecision = "fp8"\n'
+        "gpus = 8\ninput_len = 1024\noutput_len = 1024\nconcurrency = 64\n"))
+    with load(tmp_path) as loaded:
+        case = loaded.case
+    assert case.claims.get("inference[0]", "serving_load") is None
+    [row] = case.with_declared("inference").iter_rows(named=True)
+    [stated] = case.tables["inference"].iter_rows(named=True)
+    assert row["declared"] is None
+    assert (row["concurrency"], row["scenario"]) == (stated["concurrency"], stated["scenario"])
+
+
 def test_aiperf_csv_without_a_declared_concurrency_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ManifestError) as caught, load(_bundle_with(tmp_path, "")):
         pass
