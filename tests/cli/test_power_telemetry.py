@@ -15,6 +15,13 @@ from tests.fakes import manifest_text
 
 T0 = dt.datetime(2026, 9, 14, 8, 0, 0, tzinfo=dt.UTC)
 STEP_S = 14.66  # Llama 3.1 70B BF16 on 64 H100, GBS 128: 128 x 8192 / 14.66 / 64 = 1,117.6
+# the run's 50 step times: three warm-up steps, then STEP_S with a few tens of milliseconds of
+# jitter (pairs either side of it), and the last step, the recipe's steady-state window
+# (DGXC <= v25.04: the last training step), exactly STEP_S
+STEPS = [38.2, 19.9, 15.4] + [
+    STEP_S + (1 if i % 2 else -1) * random.Random(f"step/{i // 2}").randint(5, 60) / 1000
+    for i in range(46)] + [STEP_S]
+SPAN_S = int(sum(STEPS)) + 2  # seconds of telemetry: the whole job
 
 
 def _watts(second: int, gpu: int, host: int) -> str:
@@ -35,11 +42,12 @@ def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
              "  seq_length ...................................... 8192",
              "  world_size ...................................... 64",
              "-------------------- end of arguments ---------------------"]
-    for it in range(1, 51):
-        stamp = (T0 + dt.timedelta(seconds=STEP_S * it)).strftime("%Y-%m-%d %H:%M:%S")
+    for it, step in enumerate(STEPS, start=1):
+        done = T0 + dt.timedelta(seconds=sum(STEPS[:it]))
+        stamp = done.strftime("%Y-%m-%d %H:%M:%S")
         lines.append(
             f" [{stamp}] iteration {it:8d}/{50:8d} | consumed samples: {128 * it:12d} | "
-            f"elapsed time per iteration (ms): {STEP_S * 1000:.1f} | learning rate: "
+            f"elapsed time per iteration (ms): {step * 1000:.1f} | learning rate: "
             "3.000000E-05 | global batch size:   128 | lm loss: 8.090000E+00 | loss scale: 1.0 | "
             "grad norm: 1.797 | number of skipped iterations:   0 | number of nan iterations:"
             "   0 |")
@@ -49,14 +57,14 @@ def _bundle(root: Path, hosts: int, dcgm: bool = False) -> Path:
         result = [{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "gpu": str(g),
                               "Hostname": f"gpu-node-{h:02d}",
                               "instance": f"gpu-node-{h:02d}:9400"},
-                   "values": [[start + s, _watts(s, g, h)] for s in range(0, int(STEP_S * 51))]}
+                   "values": [[start + s, _watts(s, g, h)] for s in range(SPAN_S)]}
                   for h in range(hosts) for g in range(8)]
         (root / "power" / "dcgm.json").write_text(json.dumps(
             {"status": "success", "data": {"resultType": "matrix", "result": result}}))
         hosts = 0
     for h in range(hosts):
         rows = ["timestamp, index, power.draw [W], temperature.gpu"]
-        for s in range(0, int(STEP_S * 51)):
+        for s in range(SPAN_S):
             for g in range(8):
                 stamp = (T0 + dt.timedelta(seconds=s)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
                 rows.append(f"{stamp}, {g}, {_watts(s, g, h)} W, {58 + (g + h) % 5}")
@@ -102,6 +110,7 @@ def test_nvidia_smi_telemetry_of_every_host_gives_the_runs_measured_j_per_token(
                 if j["kind"] == "energy" and j["id"] == w["run_id"]]
     assert (energy["state"], energy["findings"]) == ("earned", [])
     assert len(energy["witnesses"]) == 8
+    assert [f["rule"] for f in card["findings"] if f["severity"] == "error"] == []
 
 
 def test_telemetry_of_one_host_says_which_gpus_it_covers(
