@@ -307,7 +307,8 @@ def lines_at(path: Path, numbers: Sequence[int], key: str) -> pl.DataFrame:
     target = next(wanted, None)
     found: list[bytes] = []
     bkey = key.encode()
-    for first, data in line_blocks(path):
+    blocks = line_blocks(path) if target is not None else ()  # none wanted: nothing read
+    for first, data in blocks:
         if target is None:
             break
         after = first + data.count(b"\n")  # the first line of the next block

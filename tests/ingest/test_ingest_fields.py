@@ -185,6 +185,8 @@ def test_lines_at_fetches_numbered_lines_holding_the_key(tmp_path: Path) -> None
     assert got["text"].to_list() == ["line 1 key", "line 2 key", "line 2500 key",
                                      "line 4999 key", "line 5000 key"]
     assert textlines.lines_at(path, [], "key").height == 0
+    # no line wanted: the file is not read at all
+    assert textlines.lines_at(tmp_path / "absent.log", [], "key").height == 0
 
 
 @pytest.mark.parametrize("fields_on", [True, False])
