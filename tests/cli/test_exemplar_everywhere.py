@@ -6,8 +6,6 @@ unverified, and no training runs."""
 from __future__ import annotations
 
 import json
-import re
-import shutil
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable
@@ -25,53 +23,9 @@ from cmax.render import reports, views
 from cmax.scorecard import Scorecard
 from cmax.states import State
 from tests.paths import SAMPLES
+from tests.sample_bundles import one_of_two_runs_fails, only_run_unverified
 
 AURORA = SAMPLES / "aurora-compute"
-BF16_LOG = "training/llama3.1-405b_bf16_512.log"
-
-
-def _runs(manifest: str) -> tuple[str, list[str], str]:
-    """cmax.toml split into what comes before the runs, each [[runs]] block, and the rest."""
-    head, _, rest = manifest.partition("[[runs]]")
-    blocks = ["[[runs]]" + b for b in rest.split("[[runs]]")]
-    last, _, tail = blocks[-1].partition("\n[[nccl]]")
-    blocks[-1] = last
-    return head, blocks, "\n[[nccl]]" + tail
-
-
-def _slowed(log: str, factor: float) -> str:
-    """The same NeMo 2 log run ``factor`` times slower: each step time divided by it and the
-    printed TFLOP/s multiplied, so the log's own arithmetic still agrees."""
-    log = re.sub(r"train_step_timing in s: ([0-9.]+)",
-                 lambda m: f"train_step_timing in s: {float(m[1]) / factor:.2f}", log)
-    return re.sub(r"TFLOPS_per_GPU: ([0-9.e+]+)",
-                  lambda m: f"TFLOPS_per_GPU: {float(m[1]) * factor:.3e}", log)
-
-
-def one_of_two_runs_fails(tmp: Path) -> Path:
-    """Aurora with a second bf16 run of the same workload at ~0.85 of reference."""
-    root = tmp / "two-runs"
-    shutil.copytree(AURORA, root)
-    slow = "training/llama3.1-405b_bf16_512_second.log"
-    (root / slow).write_text(_slowed((root / BF16_LOG).read_text(), 0.85))
-    head, blocks, tail = _runs((root / "cmax.toml").read_text())
-    second = blocks[0].replace(BF16_LOG, slow)
-    (root / "cmax.toml").write_text(head + "".join([*blocks, second.rstrip() + "\n"]) + tail)
-    return root
-
-
-def only_run_unverified(tmp: Path) -> Path:
-    """Aurora's bf16 run alone, its log without the configuration header (what it ran rests
-    on cmax.toml alone)."""
-    root = tmp / "unverified"
-    shutil.copytree(AURORA, root)
-    log = (root / BF16_LOG).read_text()
-    (root / BF16_LOG).write_text(log[log.index("Training epoch"):])
-    head, blocks, tail = _runs((root / "cmax.toml").read_text())
-    (root / "cmax.toml").write_text(head + blocks[0] + tail)
-    return root
-
-
 # bundle, the suite's state, the verdicts of the runs deciding it (the second bf16 run, ~0.85,
 # also holds the first at unverified: crossfile.runs-disagree)
 CASES: dict[str, tuple[Callable[[Path], Path], State, list[str]]] = {

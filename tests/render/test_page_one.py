@@ -20,8 +20,8 @@ from cmax.render import reports
 from cmax.render.page_one import PageOne, page_one
 from cmax.render.templates import environment
 from cmax.scorecard import Scorecard
-from tests.cli.test_exemplar_everywhere import only_run_unverified
 from tests.paths import SAMPLES
+from tests.sample_bundles import only_run_unverified
 
 NAMES = ("aurora-compute", "borealis-cloud", "cinder-gpu", "halcyon-serve", "zenith-nvl72")
 
