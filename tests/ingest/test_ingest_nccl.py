@@ -177,10 +177,10 @@ def test_nccl_entry_holding_another_format_is_an_evidence_format_error(tmp_path:
     the format the key needs: EvidenceFormatError, naming the key and the file."""
     from cmax.ingest import ingest
     from cmax.submission.bundle import open_bundle
-    from tests.ingest.test_ingest_bundle import MANIFEST
+    from tests.fakes import manifest_text
 
-    (tmp_path / "cmax.toml").write_text(MANIFEST.split("[[runs]]")[0]
-                                        + '[[nccl]]\npath = "n.txt"\n')
+    (tmp_path / "cmax.toml").write_text(manifest_text('[[nccl]]\npath = "n.txt"',
+                                                      interconnect=None))
     (tmp_path / "n.txt").write_bytes((DATA / "ingest" / "nemo2_llama3.1-8b_fp8.log").read_bytes())
     with open_bundle(tmp_path) as bundle, pytest.raises(EvidenceFormatError) as info:
         ingest(bundle)
