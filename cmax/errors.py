@@ -12,7 +12,8 @@ sent a bad bundle" from "our rubric is broken" without parsing the message::
     ├── UsageError              a bad command-line value that click cannot check (calc inputs)
     ├── BundleError             the bundle itself: not found, unsafe archive, path escapes it
     ├── ManifestError           cmax.toml: TOML syntax, unknown key, value out of bounds
-    ├── EvidenceError           an evidence file that cannot be read or does not parse
+    ├── EvidenceError           an evidence file that cannot be read or does not parse, or
+    │                           Evidence built in Python that is not what ingest builds
     │   └── EvidenceFormatError     its content is no known format, or not the one its
     │                               manifest key needs (see docs/formats.md)
     ├── ReferenceDataError      the shipped or a pinned reference release: checksum, row, id

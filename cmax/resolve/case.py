@@ -47,6 +47,7 @@ from cmax.recipes.window import Window, steady_state_window
 from cmax.reference.gpus import gpu_family
 from cmax.reference.view import ReferenceData, RefView
 from cmax.resolve.bundle_claims import bundle_claims
+from cmax.resolve.canonical import require_canonical
 from cmax.resolve.claims import Claim, Ledger
 from cmax.resolve.entry_claims import entry_claims, with_declared
 from cmax.resolve.run_claims import (
@@ -136,6 +137,9 @@ class Case(Evidence):
     resolved: tuple[ResolvedRun, ...] = ()
     declared: tuple[DeclaredFile, ...] = ()
     claims: Ledger = field(default_factory=Ledger)
+    resolved_from: tuple[object, ...] = field(default=(), repr=False, compare=False)
+    """the Evidence fields it was resolved from, each the very object: a copy made with
+    ``dataclasses.replace(case, runs=...)`` keeps them, so :func:`resolve` sees the change"""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_sealed", True)
@@ -148,6 +152,12 @@ class Case(Evidence):
 
     def __delattr__(self, name: str) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def current(self) -> bool:
+        """Whether its Evidence fields are still the ones it was resolved from."""
+        now = tuple(getattr(self, f.name) for f in dataclasses.fields(Evidence))
+        return len(now) == len(self.resolved_from) and all(
+            a is b for a, b in zip(now, self.resolved_from, strict=True))
 
     def run(self, run_id: str) -> ResolvedRun | None:
         """The resolved run with this id."""
@@ -348,7 +358,12 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
     what ingest recorded (``Evidence.files`` and their facts) alone.
     """
     if isinstance(evidence, Case):
-        return evidence
+        if evidence.current():
+            return evidence
+        # a copy of a case with a table (or the manifest) replaced: resolve what it now holds
+        evidence = Evidence(**{f.name: getattr(evidence, f.name)
+                               for f in dataclasses.fields(Evidence)})
+    require_canonical(evidence, TABLES)
     ref = RefView(reference)
     tables = {name: safe_conform(_frame(evidence, name), schema)
               for name, schema in TABLES.items()}
@@ -417,7 +432,8 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
         declared.append(DeclaredFile(key=key, path=rel, present=present, manifest_line=line))
     ingested = {f.name: getattr(evidence, f.name) for f in dataclasses.fields(Evidence)}
     ingested["files"] = list(files.values())
-    return Case(**ingested, reference_release=ref.release, tables=MappingProxyType(tables),
+    return Case(**ingested, resolved_from=tuple(ingested.values()),
+                reference_release=ref.release, tables=MappingProxyType(tables),
                 resolved=tuple(runs), declared=tuple(declared),
                 claims=Ledger(tuple(run_claims)).added(
                     *bundle_claims(evidence, ref.reference.economics,

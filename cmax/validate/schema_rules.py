@@ -1,8 +1,11 @@
 """Schema and types: the canonical tables hold what downstream code assumes.
 
 Written as Polars expressions rather than with a dataframe-validation library: the checks are
-few and fixed (columns, dtypes, required values, keys), and each failure must become a
-finding that names the evidence file and line, which the canonical tables already carry.
+few and fixed (required values, iteration numbers, precision labels), and each failure must
+become a finding that names the evidence file and line, which the canonical tables already
+carry. What no file can break (every table a DataFrame of its canonical columns and types,
+run ids unique, every step's run in the runs table: ingest builds them so) is refused for
+Evidence built in Python before validation, with one error (``cmax/resolve/canonical.py``).
 NaN, null and infinity must also stay distinct (a null TFLOP/s is allowed, a NaN step time is a
 numeric-sanity error), which pandera's nullable check conflates.
 """
@@ -14,37 +17,16 @@ from collections.abc import Iterator
 import polars as pl
 
 from cmax.findings import Finding
-from cmax.ingest.evidence import Evidence
 from cmax.reading.coerce import as_int
 from cmax.validate.context import TABLES, Context
 from cmax.validate.registry import Rule, finding, register
 
-register(Rule(
-    "schema.table-columns", "error", "A canonical table has missing or mistyped columns",
-    "Every evidence table has a fixed schema (cmax.ingest.evidence). A missing column or a column "
-    "of "
-    "the wrong type means the parser or the code that built the Evidence is broken; the "
-    "validator reads the table as if the column were empty, so other findings may follow.",
-    "Fix the parser (or the code building the Evidence) to emit the canonical schema, e.g. "
-    "with cmax.ingest.evidence.conform().",
-))
 register(Rule(
     "schema.missing-value", "error", "A required value is empty",
     "Run id, iteration and step time identify every measurement; a row without them cannot be "
     "placed in the steady-state window or traced back to the log.",
     "Check that the log line is complete (not truncated) and that the parser reads it; remove "
     "corrupted lines from the log rather than editing numbers.",
-))
-register(Rule(
-    "schema.duplicate-run", "error", "Two runs share a run id",
-    "Run ids key the steps table; a duplicate id mixes the steps of two runs into one.",
-    "Give each run a unique id (ingest derives it from the log path: do not list one log "
-    "twice).",
-))
-register(Rule(
-    "schema.orphan-steps", "error", "Steps belong to no run",
-    "Steps whose run id is not in the runs table cannot be compared with any reference.",
-    "Fix the parser so that every step row carries the id of its run.",
 ))
 register(Rule(
     "schema.negative-iteration", "error", "Negative iteration number",
@@ -84,21 +66,6 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 }
 
 
-def _columns(evidence: Evidence) -> Iterator[Finding]:
-    for name, schema in TABLES.items():
-        frame = getattr(evidence, name, None)
-        if not isinstance(frame, pl.DataFrame):
-            yield finding("schema.table-columns",
-                          f"{name}: expected a Polars DataFrame, got {type(frame).__name__}")
-            continue
-        for col, dtype in schema.items():
-            if col not in frame.columns:
-                yield finding("schema.table-columns", f"{name}: column {col!r} is missing")
-            elif frame.schema[col] != dtype and frame.height > 0:
-                yield finding("schema.table-columns",
-                              f"{name}.{col} is {frame.schema[col]}, expected {dtype}")
-
-
 def _first_where(frame: pl.DataFrame, cond: pl.Expr) -> tuple[int, str | None, int | None]:
     hits = frame.filter(cond)
     if hits.is_empty():
@@ -108,35 +75,22 @@ def _first_where(frame: pl.DataFrame, cond: pl.Expr) -> tuple[int, str | None, i
 
 
 def check(ctx: Context) -> Iterator[Finding]:
-    yield from _columns(ctx.evidence)
     raw = {name: getattr(ctx.evidence, name, None) for name in TABLES}
     for name, cols in _REQUIRED.items():
         frame = ctx.tables[name]
         original = raw[name]
         for col in cols:
             if not isinstance(original, pl.DataFrame) or col not in original.columns:
-                continue  # reported by schema.table-columns
+                continue  # Evidence from Python without it is refused before validation
             count, file, line = _first_where(frame, pl.col(col).is_null())
             if count:
                 yield finding("schema.missing-value",
                               f"{name}.{col} is empty in {count} row(s)"
                               + (f", first at line {line}" if line else ""),
                               file=file, line=line)
-    runs = ctx.tables["runs"].filter(pl.col("run_id").is_not_null())
-    dups = runs.group_by("run_id").len().filter(pl.col("len") > 1).sort("run_id")
-    for run_id, n in dups.iter_rows():
-        yield finding("schema.duplicate-run", f"run id {run_id!r} appears {n} times in runs",
-                      run_id=run_id)
     steps = ctx.tables["steps"]
     if steps.get_column("run_id").null_count():  # filtering copies: only when needed
         steps = steps.filter(pl.col("run_id").is_not_null())
-    known = set(runs["run_id"].to_list())
-    orphans = steps.filter(~pl.col("run_id").is_in(sorted(known)))
-    for run_id in sorted(set(orphans["run_id"].to_list())):
-        count, file, line = _first_where(orphans, pl.col("run_id") == run_id)
-        yield finding("schema.orphan-steps",
-                      f"{count} step(s) carry run id {run_id!r}, which is not in runs",
-                      file=file, line=line)
     count, file, line = _first_where(steps, pl.col("iteration") < 0)
     if count:
         yield finding("schema.negative-iteration",

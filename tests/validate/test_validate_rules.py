@@ -4,8 +4,9 @@ Each case starts from ``HonestBundle`` (three realistic NeMo 2 runs with warm-up
 and a brief stall, an nccl-tests sweep, three closed MLPerf llama31_405b results, a clean audit,
 an incident log) and breaks exactly one thing in its files, or adds a file in its real format
 (a serving result, GPU telemetry, Slurm accounting, monitoring answers); the Exemplar rules
-trip on an llmb-run package. Real ingest reads them; only the rules in ``HAND_BUILT`` are
-tripped from Evidence built by hand.
+trip on an llmb-run package. Real ingest reads them: no rule is tripped from Evidence built
+by hand (what Evidence built in Python can break and no file can, cmax refuses with one error
+before validation: tests/resolve/test_canonical.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 
 from cmax.findings import Finding
@@ -95,16 +95,6 @@ def edit(fn: Callable[[HonestBundle], None]) -> Case:
     def case(bundle: HonestBundle, root: Path) -> Evidence:
         fn(bundle)
         return bundle.ingest(root)
-    return case
-
-
-def after(fn: Callable[[Evidence], None]) -> Case:
-    """A case that changes Evidence built by hand: what Evidence built outside ingest can
-    hold and no file can state (see HAND_BUILT)."""
-    def case(bundle: HonestBundle, root: Path) -> Evidence:
-        ev = bundle.build(root)
-        fn(ev)
-        return ev
     return case
 
 
@@ -434,15 +424,9 @@ def _busy_telemetry(bundle: HonestBundle) -> None:
 
 TRIPS: dict[str, Case] = {
     # schema
-    "schema.table-columns": after(lambda ev: setattr(ev, "steps", ev.steps.drop("loss"))),
     # a TorchTitan log prints tokens/s, no step time; without its "Training starts ...
     # global batch size" line or a GBS in the manifest no step time can be derived
     "schema.missing-value": edit(_attr(0, log_format="torchtitan", spec={"gbs": None})),
-    "schema.duplicate-run": after(lambda ev: setattr(ev, "runs",
-                                                     pl.concat([ev.runs, ev.runs.head(1)]))),
-    "schema.orphan-steps": after(lambda ev: setattr(ev, "steps", ev.steps.with_columns(
-        pl.when(pl.col("line") == 3).then(pl.lit("ghost")).otherwise(pl.col("run_id"))
-        .alias("run_id")))),
     "schema.negative-iteration": edit(_maxtext(iterations=[-1, *range(1, 50)])),
     "schema.unknown-precision": edit(_attr(2, precision="fp7")),
     "schema.parser-note": edit(_attr(0, cut_tail=True)),
@@ -725,36 +709,19 @@ def fired(findings: list[Finding]) -> set[str]:
     return {f.rule for f in findings}
 
 
-_PARSER = ("guards Evidence built outside ingest (cmax.Evidence handed to "
-           "cmax.validate(evidence, reference) from Python): ingest builds the runs table from "
-           "the manifest (one row per entry, named runs[i], its steps carrying that name) and "
-           "conforms every table to its schema, so no file reaches it")
-
-#: Rules whose tripping case builds Evidence by hand, and why no file can state it. Every
-#: other rule trips from files that real ingest reads (test_rule_trips checks which). A new
-#: rule's case writes files; this list only shrinks.
-HAND_BUILT: dict[str, str] = dict.fromkeys(
-    ("schema.table-columns", "schema.duplicate-run", "schema.orphan-steps"), _PARSER)
-
-
-def test_hand_built_names_registered_rules() -> None:
-    assert set(HAND_BUILT) <= set(RULES), sorted(set(HAND_BUILT) - set(RULES))
-
-
 def test_every_rule_has_a_tripping_case() -> None:
     assert set(TRIPS) == set(RULES)
 
 
 @pytest.mark.parametrize("rule_id", sorted(TRIPS))
 def test_rule_trips(rule_id: str, tmp_path: Path) -> None:
-    """The rule fires, from files real ingest reads unless HAND_BUILT says why no file can."""
+    """The rule fires from files real ingest reads: a rule no file can reach is no rule (a
+    guard on Evidence built in Python is an error at the API boundary instead)."""
     findings, by_hand = tripped(TRIPS[rule_id], tmp_path)
     hits = [f for f in findings if f.rule == rule_id]
     assert hits, f"{rule_id} did not fire; got {sorted(fired(findings))}"
-    assert by_hand == (rule_id in HAND_BUILT), (
-        f"{rule_id}'s case builds its evidence by hand: write files (an edit case), or say in "
-        "HAND_BUILT why no file can" if by_hand else
-        f"{rule_id} now trips from files: take it out of HAND_BUILT")
+    assert not by_hand, (f"{rule_id}'s case builds its evidence by hand: write files (an edit "
+                         "case)")
     rule = RULES[rule_id]
     for f in hits:
         assert f.severity == rule.severity
