@@ -229,3 +229,27 @@ def test_a_failing_read_is_one_error_naming_the_file(
     assert str(caught.value).count("\n") == 0
     assert ("cannot parse log: bad chunk" if isinstance(failure, pl.exceptions.PolarsError)
             else "cannot read log: Input/output error") in str(caught.value)
+
+
+def test_head_facts_read_beside_the_scan_keep_their_error_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head's facts run in a thread beside a dense log's scan; if both fail, the facts'
+    error is the one raised, as when they ran before the scan."""
+    path = _write(tmp_path / "x.log", [_line(i) for i in range(50)])
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    monkeypatch.setattr(greplines, "DENSE", 10**9)
+
+    def head_fails() -> None:
+        raise OSError(13, "Permission denied")
+
+    def scan_fails(*args: object) -> pl.DataFrame:
+        raise pl.exceptions.ComputeError("bad chunk")
+
+    monkeypatch.setattr(fields, "_scan", scan_fails)
+    with fields.StepQuery(path, nemo.NEMO2) as steps, pytest.raises(OSError) as caught:
+        steps.collect(meanwhile=head_fails)
+    assert caught.value.strerror == "Permission denied"
+    ran: list[int] = []
+    with fields.StepQuery(path, nemo.NEMO2) as steps, pytest.raises(CmaxError):
+        steps.collect(meanwhile=lambda: ran.append(1))
+    assert ran == [1]  # the facts ran although the scan failed
