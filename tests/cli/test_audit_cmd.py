@@ -197,9 +197,10 @@ def test_ray_executor_without_ray_is_one_line(root: Path, monkeypatch: pytest.Mo
 
 def test_an_old_parquet_history_is_migrated_with_a_message(
         root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.history.test_history_store import _entry, _write_v1
+    from tests.history.history_fakes import history_entry, write_v1_part
 
-    _write_v1(root / ".cmax-history", "cluster=east", "east", [_entry("east", "2025-09-01")])
+    write_v1_part(root / ".cmax-history", "cluster=east", "east",
+                  [history_entry("east", "2025-09-01")])
     assert main(["audit", str(root), "--format", "json"]) == 1
     captured = capsys.readouterr()
     assert "migrated 1 runs from the Parquet history of cmax 0.1" in captured.err

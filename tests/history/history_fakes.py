@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cmax.history.discover import RunRef, parse_run_timestamp
+from cmax.history.store import frame_from_rows, rows_for_run
 from cmax.scorecard import (
     AuditCheck,
     AuditSummary,
@@ -145,3 +147,36 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` (relative path -> bytes), to prove nothing changed."""
     return {p.relative_to(folder).as_posix(): p.read_bytes()
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# Llama 3.1 70B FP8 and BF16 on 512 GPUs, one above and one below the reference
+FP8_BF16_70B: list[WorkloadSpec] = [["llama3.1-70b", "fp8", 512, 1.02, 1.01, 1.03],
+                                    ["llama3.1-70b", "bf16", 512, 0.97, 0.96, 0.98]]
+
+
+def run_ref(cluster: str, run_dir: str, digest: str = "d" * 64) -> RunRef:
+    """A discovered run of ``cluster`` named ``run_dir`` (a run folder's time stamp)."""
+    stamp = parse_run_timestamp(run_dir)
+    assert stamp is not None
+    return RunRef(cluster=cluster, run_dir=run_dir, timestamp=stamp, path=Path("/x"),
+                  digest=digest)
+
+
+def history_entry(cluster: str, run_dir: str, **card: Any
+                  ) -> tuple[RunRef, list[dict[str, Any]]]:
+    """A run and the history rows its card (FP8_BF16_70B, ``card`` overrides) is stored as."""
+    run = run_ref(cluster, run_dir)
+    return run, rows_for_run(run, make_card(cluster=cluster, workloads=FP8_BF16_70B, **card))
+
+
+def write_v1_part(history: Path, cluster_folder: str, cluster: str,
+                  entries: list[tuple[RunRef, list[dict[str, Any]]]]) -> Path:
+    """A part file exactly as cmax 0.1's store wrote it (no cluster column, version "1")."""
+    folder = history / cluster_folder
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [row for _, run_rows in entries for row in run_rows]
+    frame = frame_from_rows(rows)
+    part = folder / f"part-{'a1b2c3d4e5' * 2}.parquet"
+    frame.write_parquet(part, metadata={"cmax_history_version": "1"})
+    (history / ".lock").write_text("")
+    return part

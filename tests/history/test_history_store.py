@@ -15,23 +15,16 @@ import pytest
 from cmax.errors import CmaxError
 from cmax.history.discover import RunRef, bundle_digest, discover_runs, parse_run_timestamp
 from cmax.history.store import ADDED_COLUMNS, HistoryStore, frame_from_rows, rows_for_run
-from tests.history.history_fakes import fake_assess, make_card, tree_bytes, write_run
-
-WL = [["llama3.1-70b", "fp8", 512, 1.02, 1.01, 1.03],
-      ["llama3.1-70b", "bf16", 512, 0.97, 0.96, 0.98]]
-
-
-def _run(cluster: str, run_dir: str, digest: str = "d" * 64) -> RunRef:
-    stamp = parse_run_timestamp(run_dir)
-    assert stamp is not None
-    return RunRef(cluster=cluster, run_dir=run_dir, timestamp=stamp, path=Path("/x"),
-                  digest=digest)
-
-
-def _entry(cluster: str, run_dir: str, **card: Any) -> tuple[RunRef, list[dict[str, Any]]]:
-    run = _run(cluster, run_dir)
-    return run, rows_for_run(run, make_card(cluster=cluster, workloads=WL, **card))
-
+from tests.history.history_fakes import (
+    FP8_BF16_70B,
+    fake_assess,
+    history_entry,
+    make_card,
+    run_ref,
+    tree_bytes,
+    write_run,
+    write_v1_part,
+)
 
 # -- discovery ---------------------------------------------------------------------------
 
@@ -85,9 +78,9 @@ def test_missing_root_is_a_user_error(tmp_path: Path) -> None:
 # -- rows ----------------------------------------------------------------------------------
 
 def test_rows_for_run_carries_every_drift_input() -> None:
-    run = _run("c1", "2026-03-01")
+    run = run_ref("c1", "2026-03-01")
     card = make_card(
-        workloads=WL, audit_fail=["vm_iommu", "acs_disabled", "vm_iommu"],
+        workloads=FP8_BF16_70B, audit_fail=["vm_iommu", "acs_disabled", "vm_iommu"],
         audit_warning=["vboost"], sla=(99.9, 99.5, False, 10.0),
         period=("2026-02-01", "2026-02-28"), incidents=[("2026-02-03", 2), ("2026-02-10", 1)],
         network=[("all_reduce_perf", 16, 380.5, 0.98)])
@@ -110,13 +103,13 @@ def test_repeated_workload_runs_keep_the_worst() -> None:
     card = make_card(workloads=[["llama3.1-70b", "fp8", 512, 0.99, 0.98, 1.00],
                                 ["llama3.1-70b", "fp8", 512, 0.96, 0.95, 0.97],
                                 ["llama3.1-70b", "fp8", 512, 0.98, 0.97, 0.99]])
-    rows = [r for r in rows_for_run(_run("c1", "2026-03-01"), card)
+    rows = [r for r in rows_for_run(run_ref("c1", "2026-03-01"), card)
             if r["row_kind"] == "workload"]
     assert [(r["ratio"], r["ci_low"]) for r in rows] == [(0.96, 0.95)]
 
 
 def test_no_audit_is_null_not_an_empty_fail_list() -> None:
-    rows = rows_for_run(_run("c1", "2026-03-01"), make_card())
+    rows = rows_for_run(run_ref("c1", "2026-03-01"), make_card())
     assert rows[0]["audit_fail"] is None
 
 
@@ -129,8 +122,8 @@ def runs_in(location: Path | str) -> list[tuple[str, str]]:
 
 def test_append_round_trip_and_idempotence(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h")
-    batch = [_entry("c1", "2026-01-01"), _entry("c1", "2026-02-01", tier="Silver"),
-             _entry("odd name/ü", "2026-01-01")]
+    batch = [history_entry("c1", "2026-01-01"), history_entry("c1", "2026-02-01", tier="Silver"),
+             history_entry("odd name/ü", "2026-01-01")]
     written = store.append(batch)
     assert len(written) == 3
     frame = store.read()
@@ -147,12 +140,12 @@ def test_a_history_written_before_the_added_columns_reads_and_grows(tmp_path: Pa
     and the next append merges them into the table's schema."""
     from deltalake import write_deltalake
 
-    old = frame_from_rows(_entry("c1", "2026-01-01")[1], "c1").drop(list(ADDED_COLUMNS))
+    old = frame_from_rows(history_entry("c1", "2026-01-01")[1], "c1").drop(list(ADDED_COLUMNS))
     write_deltalake(str(tmp_path / "h"), old, partition_by=["cluster"], mode="append")
     store = HistoryStore(tmp_path / "h")
     first = store.read()
     assert first.height == 3 and first["sla_witness"].null_count() == 3
-    assert store.append([_entry("c1", "2026-02-01")]) != []
+    assert store.append([history_entry("c1", "2026-02-01")]) != []
     runs = store.read().filter(pl.col("row_kind") == "run").sort("run_dir")
     assert runs["run_dir"].to_list() == ["2026-01-01", "2026-02-01"]
     assert dict(pl.read_delta(str(tmp_path / "h")).schema).keys() >= ADDED_COLUMNS.keys()
@@ -162,7 +155,7 @@ def test_the_history_is_a_delta_table_partitioned_by_cluster(tmp_path: Path) -> 
     from deltalake import DeltaTable
 
     store = HistoryStore(tmp_path / "h")
-    store.append([_entry("c1", "2026-01-01"), _entry("c2", "2026-01-01")])
+    store.append([history_entry("c1", "2026-01-01"), history_entry("c2", "2026-01-01")])
     table = DeltaTable(str(tmp_path / "h"))
     assert table.metadata().partition_columns == ["cluster"]
     frame = pl.read_delta(str(tmp_path / "h"))
@@ -172,7 +165,7 @@ def test_the_history_is_a_delta_table_partitioned_by_cluster(tmp_path: Path) -> 
 
 
 def test_identical_history_for_identical_input(tmp_path: Path) -> None:
-    batch = [_entry("c1", "2026-01-01"), _entry("c1", "2026-02-01")]
+    batch = [history_entry("c1", "2026-01-01"), history_entry("c1", "2026-02-01")]
     HistoryStore(tmp_path / "a").append(batch)
     HistoryStore(tmp_path / "b").append(list(reversed(batch)))
     assert HistoryStore(tmp_path / "a").read().equals(HistoryStore(tmp_path / "b").read())
@@ -180,7 +173,7 @@ def test_identical_history_for_identical_input(tmp_path: Path) -> None:
 
 def test_a_second_writer_rechecks_before_it_commits(tmp_path: Path) -> None:
     first, second = HistoryStore(tmp_path / "h"), HistoryStore(tmp_path / "h")
-    batch = [_entry("c1", "2026-01-01")]
+    batch = [history_entry("c1", "2026-01-01")]
     assert second.recorded() == {}  # both decided the run was new ...
     assert len(first.append(batch)) == 1
     assert second.append(batch) == []  # ... but only one wrote it
@@ -189,7 +182,7 @@ def test_a_second_writer_rechecks_before_it_commits(tmp_path: Path) -> None:
 
 def test_a_stray_copy_of_a_data_file_is_not_counted_twice(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h")
-    store.append([_entry("c1", "2026-01-01")])
+    store.append([history_entry("c1", "2026-01-01")])
     part = next((tmp_path / "h" / "cluster=c1").glob("*.parquet"))
     shutil.copy(part, part.with_name("copy-of-" + part.name))
     pl.DataFrame({"a": [1]}).write_parquet(part.with_name("foreign.parquet"))
@@ -199,7 +192,7 @@ def test_a_stray_copy_of_a_data_file_is_not_counted_twice(tmp_path: Path) -> Non
 
 def test_a_damaged_data_file_is_one_clear_error(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h")
-    store.append([_entry("c1", "2026-01-01")])
+    store.append([history_entry("c1", "2026-01-01")])
     part = next((tmp_path / "h" / "cluster=c1").glob("*.parquet"))
     part.write_bytes(part.read_bytes()[:100])
     with pytest.raises(CmaxError) as info:
@@ -217,8 +210,8 @@ def test_history_path_that_is_a_file_is_a_user_error(tmp_path: Path) -> None:
 
 def test_versions_keep_what_the_history_said(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h")
-    store.append([_entry("c1", "2026-01-01")])
-    store.append([_entry("c1", "2026-02-01")])
+    store.append([history_entry("c1", "2026-01-01")])
+    store.append([history_entry("c1", "2026-02-01")])
     assert store.version() == 2
     assert store.read(1).filter(pl.col("row_kind") == "run")["run_dir"].to_list() == [
         "2026-01-01"]
@@ -227,23 +220,10 @@ def test_versions_keep_what_the_history_said(tmp_path: Path) -> None:
 
 # -- the Parquet history of cmax 0.1 ---------------------------------------------------------
 
-def _write_v1(history: Path, cluster_folder: str, cluster: str,
-              entries: list[tuple[RunRef, list[dict[str, Any]]]]) -> Path:
-    """A part file exactly as cmax 0.1's store wrote it (no cluster column, version "1")."""
-    folder = history / cluster_folder
-    folder.mkdir(parents=True, exist_ok=True)
-    rows = [row for _, run_rows in entries for row in run_rows]
-    frame = frame_from_rows(rows)
-    part = folder / f"part-{'a1b2c3d4e5' * 2}.parquet"
-    frame.write_parquet(part, metadata={"cmax_history_version": "1"})
-    (history / ".lock").write_text("")
-    return part
-
-
 def test_a_parquet_history_is_migrated_once_with_a_message(tmp_path: Path) -> None:
     history = tmp_path / "h"
-    old = [_entry("odd name/ü", "2026-01-01"), _entry("odd name/ü", "2026-02-01")]
-    part = _write_v1(history, "cluster=odd%20name%2F%C3%BC", "odd name/ü", old)
+    old = [history_entry("odd name/ü", "2026-01-01"), history_entry("odd name/ü", "2026-02-01")]
+    part = write_v1_part(history, "cluster=odd%20name%2F%C3%BC", "odd name/ü", old)
     store = HistoryStore(history)
     assert store.migrate_parquet_v1() == 2
     assert runs_in(history) == [("odd name/ü", "2026-01-01"), ("odd name/ü", "2026-02-01")]
@@ -260,8 +240,8 @@ def test_a_parquet_history_is_migrated_once_with_a_message(tmp_path: Path) -> No
 
 def test_an_interrupted_migration_finishes_without_duplicates(tmp_path: Path) -> None:
     history = tmp_path / "h"
-    old = [_entry("c1", "2026-01-01")]
-    _write_v1(history, "cluster=c1", "c1", old)
+    old = [history_entry("c1", "2026-01-01")]
+    write_v1_part(history, "cluster=c1", "c1", old)
     HistoryStore(history)._merge(old)  # committed, then killed before moving the files
     assert HistoryStore(history).migrate_parquet_v1() == 1
     assert runs_in(history) == [("c1", "2026-01-01")]
@@ -288,7 +268,7 @@ def _audit_worker(root: str, history: str) -> int:
 def test_two_concurrent_audits_record_each_run_once(tmp_path: Path) -> None:
     for cluster in ("c1", "c2"):
         for month in range(1, 7):
-            write_run(tmp_path / "root", cluster, f"2026-{month:02d}-01", workloads=WL)
+            write_run(tmp_path / "root", cluster, f"2026-{month:02d}-01", workloads=FP8_BF16_70B)
     ctx = multiprocessing.get_context("spawn")
     args = (str(tmp_path / "root"), str(tmp_path / "h"))
     with ctx.Pool(2) as pool:
@@ -325,7 +305,7 @@ def test_writers_killed_mid_pass_lose_and_duplicate_nothing(tmp_path: Path) -> N
     root, history = tmp_path / "root", tmp_path / "h"
     for cluster in ("c1", "c2"):
         for month in range(1, 5):
-            write_run(root, cluster, f"2026-{month:02d}-01", workloads=WL)
+            write_run(root, cluster, f"2026-{month:02d}-01", workloads=FP8_BF16_70B)
     repo = Path(__file__).resolve().parents[2]
     # each writer is SIGKILLed right after it scored its k-th run: while appending the run
     # before, committing it, or starting the next; every pass picks up what is missing
