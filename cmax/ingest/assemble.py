@@ -105,8 +105,6 @@ def ingest(bundle: Bundle) -> Evidence:
         with reader.key(key):
             mlperf_frames.append(_read_mlperf(reader, mlperf_spec.path, key,
                                               evidence.mlperf_sets, mlperf_spec.round))
-    for mlperf_set in evidence.mlperf_sets:
-        mlperf_set.declared_accelerator = manifest.system.gpu
     evidence.mlperf = _concat(mlperf_frames, MLPERF_SCHEMA)
 
     def served(fmt: Any, parsed: Any, rel: str, i: int) -> pl.DataFrame:

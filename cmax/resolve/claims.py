@@ -71,6 +71,7 @@ CLAIM_KINDS: dict[str, str] = {
     "storage_gpus": "the GPUs (or emulated accelerators) a storage result is counted over",
     "checkpoint_size": "the size of the checkpoint a log's saves wrote",
     "serving_load": "the concurrency a serving benchmark ran at",
+    "mlperf_accelerator": "the accelerator an MLPerf result ran on (no official system JSON)",
 }
 
 #: A run's verdict can be ``pass`` only when each of these claims is corroborated: they pick

@@ -8,7 +8,9 @@ and checkpoint size a log's saves are divided by, the concurrency of an AIPerf C
 once; :func:`with_declared` fills an entry's rows from those claims for the stages that
 compare them (score's storage and serving results, the serving rules), naming the columns
 filled, so the label "declared" travels with the value and the evidence table stays what the
-file said.
+file said. An MLPerf benchmark folder whose system JSON is not where MLPerf keeps it states no
+accelerator of its own: the ``[system] gpu`` it is rated as is a declared claim of subject
+``mlperf[k]`` (``k``: its place in ``Evidence.mlperf_sets``, as in ``Scorecard.mlperf``).
 """
 
 from __future__ import annotations
@@ -77,6 +79,12 @@ def entry_claims(evidence: Evidence) -> list[Claim]:
         silent = bool(kinds) and not any(getattr(by_id(k), "records_load", True) for k in kinds)
         if silent and serving.concurrency is not None:
             out.append(_declared("inference", i, FILLS["inference"][0], serving.concurrency))
+    gpu = evidence.manifest.system.gpu
+    for k, mlperf_set in enumerate(evidence.mlperf_sets):
+        system = mlperf_set.system
+        if (system is None or not system.official) and gpu:
+            out.append(Claim(f"mlperf[{k}]", "mlperf_accelerator", gpu, "declared",
+                             "cmax.toml [system] gpu"))
     return out
 
 

@@ -23,6 +23,7 @@ from cmax.ingest.evidence import Evidence
 from cmax.ingest.formats.mlperf import relative_path
 from cmax.judgement.bar import against_bar
 from cmax.judgement.bearings import Bearings, rules_of
+from cmax.resolve.case import resolve
 from cmax.score.reference_api import ReferenceData
 from cmax.score.rubric import Rubric
 from cmax.score.stats import FloatArray, bootstrap_ci
@@ -49,9 +50,14 @@ def mlperf_results(
     sets: list[MlperfSet] = list(getattr(evidence, "mlperf_sets", ()))
     if not sets:
         return []
+    case = resolve(evidence, reference)
     table = _reference(reference)
     bearings = Bearings.of(findings)
-    return [_rate(s, table, reference.release, rubric, bearings, evidence.root) for s in sets]
+    # the accelerator each result is rated as: its official system JSON's, else the ledger's
+    # declaration ([system] gpu)
+    declared = {c.subject: c.value for c in case.claims if c.kind == "mlperf_accelerator"}
+    return [_rate(s, s.accelerator or declared.get(f"mlperf[{k}]"), table, reference.release,
+                  rubric, bearings, evidence.root) for k, s in enumerate(sets)]
 
 
 def _how(s: MlperfSet) -> str:
@@ -65,8 +71,8 @@ def _how(s: MlperfSet) -> str:
             f"{score.dropped_each_end} dropped) = {score.unscaled_min:.6g} min{scaled}")
 
 
-def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rubric,
-          findings: Bearings, root: Path) -> MlperfResult:
+def _rate(s: MlperfSet, accelerator: str | None, table: MlperfReference | None, release: str,
+          rubric: Rubric, findings: Bearings, root: Path) -> MlperfResult:
     score = s.score
     notes = [_how(s), *(n for n in s.notes if n != score.note)]
     common = {
@@ -98,7 +104,7 @@ def _rate(s: MlperfSet, table: MlperfReference | None, release: str, rubric: Rub
     if table is None:
         notes.append(f"reference release {release} carries no MLPerf reference table")
         return MlperfResult(**common, verdict="no_reference", notes=notes)
-    match = table.match(s.benchmark, s.accelerator, s.num_gpus, s.round)
+    match = table.match(s.benchmark, accelerator, s.num_gpus, s.round)
     notes.append(match.note)
     ref = match.row
     if ref is None:

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from cmax.pipeline import load
+from cmax.resolve.case import Case
 from cmax.score import load_rubric, score
 from tests.fakes import manifest_text
 from tests.paths import DATA
@@ -90,6 +91,12 @@ def test_system_json_software_feeds_the_driver_floor_once_per_system(tmp_path: P
     assert "570.86.10" in hit.message and "software.versions-unknown" not in rules
 
 
+def _declared_accelerator(case: Case) -> str | None:
+    """The accelerator the claims ledger holds as declared for the first MLPerf folder."""
+    claim = case.claims.get("mlperf[0]", "mlperf_accelerator")
+    return None if claim is None else claim.value
+
+
 def test_system_json_beside_the_results_uses_the_declared_accelerator(tmp_path: Path) -> None:
     root = tmp_path / "b"
     org = root / "v5.0" / "NVIDIA"
@@ -98,7 +105,9 @@ def test_system_json_beside_the_results_uses_the_declared_accelerator(tmp_path: 
     (root / "cmax.toml").write_text(manifest())
     with load(root) as loaded:
         [s] = loaded.case.mlperf_sets
-        assert s.accelerator == "h100-sxm" and s.accelerator_declared and s.num_gpus == 512
+        # the set states no accelerator; the one it is rated as is the ledger's declaration
+        assert s.accelerator is None and s.num_gpus == 512
+        assert _declared_accelerator(loaded.case) == "h100-sxm"
         assert any("beside the results" in n for n in s.notes)
         [warn] = [f for f in loaded.findings if f.rule == "mlperf.no-system"]
         assert warn.file == f"v5.0/NVIDIA/results/{SYSTEM}.json" and "as declared" in warn.message
@@ -120,7 +129,9 @@ def test_system_json_inside_the_benchmark_folder_is_not_the_official_place(
     with load(root) as loaded:
         [s] = loaded.case.mlperf_sets
         assert s.system is not None and not s.system.official
-        assert s.accelerator == "h100-sxm" and s.accelerator_declared and s.num_gpus == 512
+        # the set states no accelerator; the one it is rated as is the ledger's declaration
+        assert s.accelerator is None and s.num_gpus == 512
+        assert _declared_accelerator(loaded.case) == "h100-sxm"
         assert any("inside the benchmark folder" in n for n in s.notes)
         [warn] = [f for f in loaded.findings if f.rule == "mlperf.no-system"]
         assert "inside the benchmark folder" in warn.message and "as declared" in warn.message
@@ -128,7 +139,8 @@ def test_system_json_inside_the_benchmark_folder_is_not_the_official_place(
     shutil.copy(ORG / "systems" / f"{SYSTEM}.json", org / "systems" / f"{SYSTEM}.json")
     with load(root) as loaded:  # the official place, when present, is the one read
         [s] = loaded.case.mlperf_sets
-        assert s.system is not None and s.system.official and not s.accelerator_declared
+        assert s.system is not None and s.system.official
+        assert _declared_accelerator(loaded.case) is None
         assert not [f for f in loaded.findings if f.rule == "mlperf.no-system"]
 
 
@@ -362,7 +374,8 @@ def test_a_system_json_beside_the_benchmark_folder_is_used_with_its_place_stated
         manifest(name="Lambda", gpu="b200", nodes=1, path="mlperf/llama2_70b_lora"))
     with load(root) as loaded:
         [s] = loaded.case.mlperf_sets
-        assert (s.submitter, s.num_gpus, s.accelerator_declared) == ("Lambda", 8, True)
+        assert (s.submitter, s.num_gpus, s.accelerator) == ("Lambda", 8, None)
+        assert _declared_accelerator(loaded.case) == "b200"
         hits = [f for f in loaded.findings if f.rule.startswith("mlperf.")]
         assert [(f.rule, f.file) for f in hits] == [("mlperf.no-system", "mlperf/system.json")]
         assert "beside the results, not under systems/" in hits[0].message

@@ -506,7 +506,6 @@ class MlperfSet:
     score: OlympicScore
     notes: list[str] = field(default_factory=list)
     label: str = ""  # how reports name the folder (bundle-relative when in a bundle)
-    declared_accelerator: str | None = None  # the manifest's [system] gpu (set by ingest)
 
     @property
     def system_folder(self) -> str:
@@ -536,17 +535,12 @@ class MlperfSet:
 
     @property
     def accelerator(self) -> str | None:
-        """The system JSON's accelerator when it is where MLPerf keeps it; else the manifest's
-        ``[system] gpu`` (``declared_accelerator``, see :attr:`accelerator_declared`)."""
+        """The system JSON's accelerator when it is where MLPerf keeps it, else None (what the
+        manifest's ``[system] gpu`` declares in its place is a claim of the ledger:
+        :mod:`cmax.resolve.entry_claims`)."""
         if self.system is not None and self.system.official:
             return self.system.get("accelerator_model_name")
-        return self.declared_accelerator
-
-    @property
-    def accelerator_declared(self) -> bool:
-        """The accelerator is the manifest's claim, not a system description in its place."""
-        return (self.system is None or not self.system.official) and bool(
-            self.declared_accelerator)
+        return None
 
     @property
     def num_gpus(self) -> int | None:
