@@ -9,7 +9,7 @@ import pytest
 
 from cmax.cli import main
 from cmax.history import audit as audit_mod
-from tests.history.history_fakes import fake_assess, fp8_70b, write_run
+from tests.history.history_fakes import drifting_runs, fake_assess, fp8_70b, write_run
 
 
 @pytest.fixture(autouse=True)
@@ -19,12 +19,7 @@ def fake_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    r = tmp_path / "runs"
-    write_run(r, "east", "20251001-000000", workloads=fp8_70b(1.0), exemplar_pass=True)
-    write_run(r, "east", "20251101-000000", workloads=fp8_70b(0.9), exemplar_pass=False,
-              sla=[99.9, 99.0, False, 25.0], period=["2025-10-01", "2025-10-31"])
-    write_run(r, "west", "20251101-000000", workloads=fp8_70b(1.0))
-    return r
+    return drifting_runs(tmp_path / "runs", sla_missed=True)
 
 
 def test_json_lists_each_item_and_exits_1(root: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from cmax.cli import exits, main
 from cmax.history import audit as audit_mod
-from tests.history.history_fakes import fake_assess, fp8_70b, write_run
+from tests.history.history_fakes import drifting_runs, fake_assess
 
 
 @pytest.fixture(autouse=True)
@@ -20,11 +20,7 @@ def fake_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    r = tmp_path / "runs"
-    write_run(r, "east", "20251001-000000", workloads=fp8_70b(1.0), exemplar_pass=True)
-    write_run(r, "east", "20251101-000000", workloads=fp8_70b(0.9), exemplar_pass=False)
-    write_run(r, "west", "20251101-000000", workloads=fp8_70b(1.0))
-    return r
+    return drifting_runs(tmp_path / "runs")
 
 
 def test_fail_on_none_reports_drift_and_exits_0(root: Path,

@@ -111,11 +111,9 @@ def test_sample_manifests_and_validate_output_conform(
 def test_audit_output_conforms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                capsys: pytest.CaptureFixture[str]) -> None:
     from cmax.history import audit as audit_mod
-    from tests.history.history_fakes import fake_assess, fp8_70b, write_run
+    from tests.history.history_fakes import drifting_runs, fake_assess
 
-    root = tmp_path / "runs"
-    write_run(root, "east", "20251001-000000", workloads=fp8_70b(1.0), exemplar_pass=True)
-    write_run(root, "east", "20251101-000000", workloads=fp8_70b(0.9), exemplar_pass=False)
+    root = drifting_runs(tmp_path / "runs")
     monkeypatch.setattr(audit_mod, "_default_assess", fake_assess)
     assert main(["audit", str(root), "--format", "json"]) == exits.FINDINGS
     _conforms(json.loads(capsys.readouterr().out), schemas()["audit"])

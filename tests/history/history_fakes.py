@@ -126,6 +126,19 @@ def write_run(root: Path, cluster: str, run_dir: str, **spec: Any) -> Path:
     return path
 
 
+def drifting_runs(root: Path, *, sla_missed: bool = False) -> Path:
+    """A runs root the audit finds drift in: east's November run 10 % slower than October's and
+    no longer validated for the Exemplar suite (with ``sla_missed``, its SLA missed too: 99.0 %
+    uptime over October against 99.9 %, a 25 % credit), west one steady run."""
+    write_run(root, "east", "20251001-000000", workloads=fp8_70b(1.0), exemplar_pass=True)
+    sla: dict[str, Any] = ({"sla": [99.9, 99.0, False, 25.0],
+                            "period": ["2025-10-01", "2025-10-31"]} if sla_missed else {})
+    write_run(root, "east", "20251101-000000", workloads=fp8_70b(0.9), exemplar_pass=False,
+              **sla)
+    write_run(root, "west", "20251101-000000", workloads=fp8_70b(1.0))
+    return root
+
+
 def fake_assess(path: Path) -> Scorecard:
     """Stands in for cmax.pipeline.assess: reads spec.json; {"error": ...} raises CmaxError."""
     from cmax.errors import CmaxError
