@@ -15,7 +15,6 @@ the drift policy and the seed included: the test suite pins one digest per relea
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import sys
 from pathlib import Path
@@ -132,6 +131,8 @@ def write_checksums(directory: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse  # the command line only: the loader imports this module at every start
+
     from cmax.resources import data_dir
 
     parser = argparse.ArgumentParser(

@@ -5,17 +5,22 @@ Called by :func:`cmax.submission.bundle.open_bundle` when a folder (or an unpack
 ``cmax.toml`` at its top. A ``cmax.toml`` there that holds only the commercial parts (no
 ``[[runs]]``, no ``[system]``) is the optional small manifest: its tables are kept and the rest
 is drafted around them.
+
+The llmb-run readers and the drafting are imported by the functions that read a package: a
+bundle with its own complete ``cmax.toml`` (:func:`has_full_manifest`) needs neither.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cmax.reading.tomlfile import decode_toml, read_toml_bytes
-from cmax.submission.intake.draft import Commercial, Draft, draft_manifest
-from cmax.submission.intake.llmb import is_install, looks_like_package, read_package
 from cmax.submission.manifest import MANIFEST_NAME, Manifest, check_sanity, parse_manifest
+
+if TYPE_CHECKING:
+    from cmax.submission.intake.draft import Commercial, Draft
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,8 @@ def draft_for(folder: Path, *, label: str, commercial: Commercial | None = None,
 
 
 def _kind(root: Path) -> str:
+    from cmax.submission.intake.llmb import is_install
+
     return ("llmb-run install folder" if is_install(root) else
             "llmb-run archive" if root.name.startswith("llmb-archive") else
             "folder of llmb-run experiments")
@@ -54,6 +61,8 @@ def _kind(root: Path) -> str:
 def _draft(root: Path, *, label: str, commercial: Commercial | None,
            reference_release: str = "latest") -> Draft:
     from cmax.reference import load_reference
+    from cmax.submission.intake.draft import Commercial, draft_manifest
+    from cmax.submission.intake.llmb import read_package
 
     given = commercial or Commercial()
     small = small_manifest(root / MANIFEST_NAME)
@@ -68,6 +77,8 @@ def _draft(root: Path, *, label: str, commercial: Commercial | None,
 def package_root(folder: Path) -> Path | None:
     """The package's top: the folder itself, or the one folder an archive unpacks to
     (``llmb-archive-<ts>/`` as ``llmb-run archive`` writes, or a packed install folder)."""
+    from cmax.submission.intake.llmb import is_install, looks_like_package
+
     if is_install(folder):
         return folder
     children = [p for p in folder.iterdir() if not p.name.startswith(".")]
@@ -82,6 +93,8 @@ def unit_folders(root: Path) -> list[Path]:
     (NVIDIA's Requirements for AI Clouds v2.3.1 BM01: the Exemplar suite on every scalable
     unit): two or more archive tops (``llmb-archive-<ts>/``) or install folders side by side.
     Empty for a single package."""
+    from cmax.submission.intake.llmb import is_install
+
     if is_install(root) or root.name.startswith("llmb-archive"):
         return []
     units = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()
