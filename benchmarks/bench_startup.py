@@ -26,25 +26,23 @@ score --format json`` of each H100 sample, this checkout's over PATH's, in turn,
 median and range of the paired ratios (budget 1.00), each checkout reading its own samples.
 
 A gigabyte log's inspect (start-up and parse together, beside ``grep -c``) is
-``benchmarks/bench_ingest.py``'s. The bytecode of cmax (both checkouts) and of its
-dependencies is compiled first, as pip leaves it (``benchmarks/_bytecode.py``);
-``--deps-from-source`` instead has every process compile every module it imports but cmax's
-(a venv made by ``uv pip install`` under ``PYTHONDONTWRITEBYTECODE=1``), which adds the same
-~0.2 s of compiling Polars to the command and to ``import polars``. Run: ``python
-benchmarks/bench_startup.py [--repeat N] [--groups help,rating,inspect,before] [--before PATH]
-[--deps-from-source]``. Not a test: it prints figures and the worst median ratio of each group
-against its budget, and exits 0.
+``benchmarks/bench_ingest.py``'s. The bytecode of cmax (both checkouts) and of the running
+interpreter's dependencies is compiled first, as pip leaves it (``benchmarks/_bytecode.py``).
+``--python PY`` runs every command and floor with another interpreter (a venv) instead, its
+dependencies as they are: a venv made by ``uv pip install`` under ``PYTHONDONTWRITEBYTECODE=1``
+has no bytecode for them, so every process compiles Polars (~0.2 s of ``import polars``),
+NumPy, pydantic and click again. Run: ``python benchmarks/bench_startup.py [--repeat N]
+[--groups help,rating,inspect,before] [--before PATH] [--python PY]``. Not a test: it prints
+figures and the worst median ratio of each group against its budget, and exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +76,8 @@ class Command:
     cwd: Path = REPO
 
 
-ENV = dict(os.environ)
-"""The children's environment (``--deps-from-source`` adds a bytecode cache prefix)."""
+PYTHON = [sys.executable]
+"""The interpreter every command and floor runs with (``--python``)."""
 
 
 def _cpu() -> float:
@@ -92,7 +90,7 @@ def run(commands: list[Command]) -> tuple[float, float]:
     fine: score exits 1 on error findings)."""
     cpu, start = _cpu(), time.perf_counter()
     for c in commands:
-        subprocess.run(c.argv, cwd=c.cwd, env=ENV, check=False, stdout=subprocess.DEVNULL,
+        subprocess.run(c.argv, cwd=c.cwd, check=False, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
     return time.perf_counter() - start, _cpu() - cpu
 
@@ -136,7 +134,7 @@ def paired(commands: list[Command], floor: list[Command], repeat: int) -> Paired
 
 
 def cmax(*args: str, cwd: Path = REPO) -> Command:
-    return Command([sys.executable, "-m", "cmax", *args], cwd)
+    return Command([*PYTHON, "-m", "cmax", *args], cwd)
 
 
 def _group(title: str, floor: list[str], rows: list[tuple[str, list[str]]], budget: float,
@@ -177,8 +175,8 @@ def before_group(before: Path, repeat: int) -> None:
     print(f"\nvalidate + score --format json of {', '.join(H100_SAMPLES)} (six processes), "
           f"this checkout over {before}, pair by pair")
     p = paired(six(REPO), six(before), repeat)
-    floors = paired([Command([sys.executable, "-c", "import polars"])] * 6,
-                    [Command([sys.executable, "-c", "import click"])] * 6, 3)
+    floors = paired([Command([*PYTHON, "-c", "import polars"])] * 6,
+                    [Command([*PYTHON, "-c", "import click"])] * 6, 3)
     print(f"{'(medians)':<28} {'wall s':>7} {'cpu s':>7}")
     print(f"{'this checkout':<28} {p.wall:>7.3f} {p.cpu:>7.3f}")
     print(f"{'before':<28} {p.floor_wall:>7.3f} {p.floor_cpu:>7.3f}")
@@ -188,38 +186,30 @@ def before_group(before: Path, repeat: int) -> None:
           f"cpu {_span(p.cpu_ratios)} (budget <= {BEFORE_BUDGET:.2f})")
 
 
-def _deps_from_source() -> None:
-    """Every child compiles every module it imports but cmax's: bytecode is read from and
-    written to an empty prefix folder only, where cmax's alone is compiled."""
-    prefix = tempfile.mkdtemp(prefix="cmax-bench-pycache-")
-    ENV["PYTHONPYCACHEPREFIX"] = prefix
-    ENV["PYTHONDONTWRITEBYTECODE"] = "1"
-    sys.pycache_prefix = prefix
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--groups", default="help,rating,inspect,before")
     parser.add_argument("--before", type=Path, default=None,
                         help="a second checkout to time beside this one")
-    parser.add_argument("--deps-from-source", action="store_true",
-                        help="time with the dependencies compiled in every process")
+    parser.add_argument("--python", type=Path, default=None,
+                        help="run the commands with this interpreter, its dependencies as "
+                             "they are")
     args = parser.parse_args()
     groups = set(args.groups.split(","))
     before = args.before.resolve() if args.before is not None else None
-    if args.deps_from_source:
-        _deps_from_source()
+    if args.python is not None:
+        PYTHON[0] = str(args.python)
     else:
         compile_dependencies()
     compile_cmax()
     if before is not None:
         compile_cmax(before / "cmax")
-    py = sys.executable
+    py = PYTHON[0]
     polars = [py, "-c", "import polars"]
     print(f"{args.repeat} runs of each command, each after a run of its floor; medians; "
-          "x = the command's time over its floor's in the same pair; dependencies' bytecode "
-          + ("compiled in every process" if args.deps_from_source else "compiled once"))
+          f"x = the command's time over its floor's in the same pair; interpreter {py}"
+          + (" (dependencies as they are)" if args.python else " (dependencies compiled)"))
     if "help" in groups:
         helps = [(f"cmax {name} --help".replace("  ", " "), [*([name] if name else []), "--help"])
                  for name in ["", *COMMANDS]]
