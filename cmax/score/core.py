@@ -149,8 +149,6 @@ def score(
         throughput_ratio=throughput, market_usd_per_gpu_hour=market,
         market_source=market_source, nodes=system.nodes, exemplar=exemplar,
         judgements=judgements,
-        audit_doubts=[f"{b.rule}: {b.message}" for b in bearings.with_effect("doubt")]
-        if audit is not None else (),
     )
     categories, total, by_score, gates, tier = _rate(inputs, rubric)
     scale = proven_scale(claimed_nodes=system.nodes, gpus_per_node=system.gpus_per_node,

@@ -84,13 +84,16 @@ class RatingInputs:
     judgements: Sequence[Judgement] = ()
     """every claim judged once (cmax/judgement/claims.py): the measured gates read the
     verdicts at the bar from these, never from the results"""
-    audit_doubts: Sequence[str] = ()
-    """why the audit may decide no gate (contradictory, partial or foreign: the findings whose
-    rule declares the effect ``doubt``, cmax/judgement/bearings.py)"""
-
     def judgement(self, kind: ClaimKind, id: str) -> Judgement | None:
         """The judgement of one claim, or None when none was made."""
         return next((j for j in self.judgements if j.kind == kind and j.id == id), None)
+
+    def audit_doubts(self) -> list[str]:
+        """Why the audit may decide no gate (contradictory, partial or foreign): the findings
+        on the audit's judgement whose rule declares the effect ``doubt``."""
+        audit = self.judgement("audit", "audit")
+        return ([f"{b.rule}: {b.message}" for b in audit.findings if b.effect == "doubt"]
+                if audit is not None else [])
 
     def verdict(self, kind: ClaimKind, id: str) -> GateVerdict:
         """A result's verdict at its bar, from its judgement (not rated when it has none)."""
@@ -536,9 +539,10 @@ def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:
         if decided is not None:
             why_not = decided[1]
     audit_note = ""
-    if rule.checks and not inputs.audit.is_empty() and inputs.audit_doubts:
+    doubts = inputs.audit_doubts() if rule.checks else []
+    if rule.checks and not inputs.audit.is_empty() and doubts:
         audit_note = (f"; {inputs.audit_file or 'the audit'} cannot decide it: "
-                      + "; ".join(inputs.audit_doubts))
+                      + "; ".join(doubts))
     elif rule.checks and not inputs.audit.is_empty():
         rows = inputs.audit.filter(pl.col("check_id").is_in(rule.checks)
                                    | pl.col("criterion").is_in(rule.checks))

@@ -27,6 +27,7 @@ from cmax.score.core import score
 from cmax.score.rating import RatingInputs, evaluate_gates, final_tier
 from cmax.score.scale import fabric_scale
 from cmax.scorecard import (
+    Bearing,
     ClaimKind,
     ExemplarJudgement,
     Gate,
@@ -79,6 +80,16 @@ def fabric(network: list[NetworkResult], nodes: int,
                      reason=standing.reason)
 
 
+def audited(doubts: list[str]) -> Judgement:
+    """The audit's judgement, each doubt a finding of effect ``doubt`` on it (as
+    cmax/judgement/claims.py judge_audit finds them: ``rule: message``)."""
+    findings = [Bearing(rule=d.split(": ", 1)[0], severity="error", effect="doubt",
+                        subject="audit", file="a.json", message=d.split(": ", 1)[1])
+                for d in doubts]
+    return Judgement(kind="audit", id="audit", label="the ClusterMAX audit",
+                     state=State.CONTRADICTED if doubts else State.EARNED, findings=findings)
+
+
 def judged(workloads: list[WorkloadResult], inference: list[InferenceResult],
            exemplar: ExemplarJudgement, network: list[NetworkResult] | None = None,
            nodes: int = 0, mlperf: list[MlperfResult] | None = None) -> list[Judgement]:
@@ -102,9 +113,10 @@ def gates(**kw: Any) -> dict[str, Gate]:
     base["inference"] = [r.model_copy(update={"entry": f"inference[{i}]"})
                          for i, r in enumerate(base.get("inference", []))]
     base["exemplar"] = judge_exemplar(base["workloads"], RUBRIC.performance.bar)
-    base["judgements"] = judged(base["workloads"], base["inference"], base["exemplar"],
-                                base.get("network", []), base.get("nodes", 0),
-                                base.get("mlperf", []))
+    base["judgements"] = [*judged(base["workloads"], base["inference"], base["exemplar"],
+                                  base.get("network", []), base.get("nodes", 0),
+                                  base.get("mlperf", [])),
+                          audited(base.pop("doubts", []))]
     rules = {r.name: r.id for r in RUBRIC.gates}
     return {rules[g.name]: g for g in evaluate_gates(RatingInputs(**base), RUBRIC)}
 
@@ -323,8 +335,8 @@ def test_a_contradictory_partial_or_foreign_audit_decides_no_gate() -> None:
                     **AT_REFERENCE)["acs_disabled"]
     assert trusted.status == "passed" and "a.json: gpus.pcieAcs.enabled is PASS" in trusted.reason
     doubt = "audit.partial: the audit checked 2 node(s) of the 64 [system] claims"
-    g = gates(declarations={}, audit=audit(ACS_PASS), audit_file="a.json",
-              audit_doubts=[doubt], **AT_REFERENCE)["acs_disabled"]
+    g = gates(declarations={}, audit=audit(ACS_PASS), audit_file="a.json", doubts=[doubt],
+              **AT_REFERENCE)["acs_disabled"]
     assert g.status == "not_evaluated" and not g.passed
     assert f"a.json cannot decide it: {doubt}" in g.reason
 
