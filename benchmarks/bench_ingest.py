@@ -1,8 +1,10 @@
 """Training-log ingest beside the I/O floor (``grep -c``) on generated gigabyte logs.
 
 What it measures, per scenario and size, each in a fresh child process after one warm-up
-read (page cache warm for every contender), best wall time of ``--repeat`` runs and the
-highest peak resident set (RSS) seen:
+read (page cache warm for every contender), best wall time of ``--repeat`` runs, the least
+CPU time (user + system, every thread of the child) and the highest peak resident set (RSS)
+seen. On a machine shared with other work the CPU time moves far less than the wall time, so
+its ratio to ``grep -c``'s is printed too:
 
 * ``grep -c -F KEY FILE``: the floor. It reads every byte and keeps nothing.
 * ``cmax inspect FILE --format json``: the command a user runs (interpreter start-up,
@@ -27,6 +29,12 @@ child, ~50 ms no user pays).
 The step count cmax reads is checked against the number of step lines written, and against
 ``grep -c``.
 
+With ``--before PATH`` (a second checkout, e.g. ``git worktree add /tmp/old main``), ``cmax
+inspect`` is also run from that checkout (``PYTHONPATH``, the same interpreter), alternating
+with this one run by run, and the wall and CPU ratios of each pair (this / before) are printed:
+pairs taken side by side share the load of the moment, so their ratio holds where the best
+times of two separate runs do not.
+
 Scenarios (NeMo 2 step lines as DGXC recipes print them, noise as multi-node jobs print it):
 
 * ``chatter``: one step line in about 40 lines (NCCL INFO, PyTorch warnings, NeMo info), the
@@ -47,7 +55,7 @@ Scenarios (NeMo 2 step lines as DGXC recipes print them, noise as multi-node job
   paired by position, with the noise of ``chatter`` (about 63k steps per GiB).
 
 Usage: ``python benchmarks/bench_ingest.py [--size-gb 1]
-[--scenarios chatter,dense,stamped,megatron] [--grow] [--repeat 2]
+[--scenarios chatter,dense,stamped,megatron] [--grow] [--repeat 2] [--before PATH]
 [--llmb-run /work/.mirror/NVIDIA+dgxc-benchmarking/repo]``. Not a test:
 it prints figures and exits 0. Figures depend on the machine and on what else runs on it; the
 ratio to ``grep -c`` on the same file is the comparable number.
@@ -67,15 +75,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bytecode import compile_cmax
+from _bytecode import compile_cmax, compile_dependencies
 
 WRAPPER = """
 import resource, subprocess, sys, time
 t = time.perf_counter()
 p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 dt = time.perf_counter() - t
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-sys.stdout.write(f"{dt} {rss} {p.returncode}\\n")
+use = resource.getrusage(resource.RUSAGE_CHILDREN)
+sys.stdout.write(f"{dt} {use.ru_maxrss} {p.returncode} {use.ru_utime + use.ru_stime}\\n")
 sys.stdout.write(p.stdout.decode(errors="replace"))
 sys.stderr.write(p.stderr.decode(errors="replace"))
 """
@@ -178,21 +186,50 @@ def write_log(path: Path, scenario: str, size_bytes: int) -> int:
     return steps
 
 
-def measure(cmd: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS (KiB) and stdout of ``cmd`` run in a fresh child process."""
+def measure(cmd: list[str], checkout: Path | None = None) -> tuple[float, int, str, float]:
+    """Wall seconds, peak RSS (KiB), stdout and CPU seconds (user + system) of ``cmd`` run in
+    a fresh child process; with ``checkout``, its cmax is imported (``python -m`` puts the
+    working directory first on the path, so the child runs there too)."""
+    env = None if checkout is None else {**os.environ, "PYTHONPATH": str(checkout)}
     out = subprocess.run([sys.executable, "-c", WRAPPER, *cmd], capture_output=True, text=True,
-                         check=True)
+                         check=True, env=env, cwd=checkout)
     head, _, rest = out.stdout.partition("\n")
-    seconds, rss, code = head.split()
+    seconds, rss, code, cpu = head.split()
     if int(code) not in (0, 1):
         raise SystemExit(f"{cmd[:3]} failed ({code}): {out.stderr.strip()[:400]}")
-    return float(seconds), int(rss), rest
+    return float(seconds), int(rss), rest, float(cpu)
 
 
-def best(cmd: list[str], repeat: int) -> tuple[float, float, str]:
-    """Best wall seconds, highest peak RSS (MiB) and the last stdout of ``repeat`` runs."""
+def best(cmd: list[str], repeat: int) -> tuple[float, float, str, float]:
+    """Best wall seconds, highest peak RSS (MiB), the last stdout and the least CPU seconds
+    of ``repeat`` runs."""
     runs = [measure(cmd) for _ in range(repeat)]
-    return min(r[0] for r in runs), max(r[1] for r in runs) / 1024, runs[-1][2]
+    return (min(r[0] for r in runs), max(r[1] for r in runs) / 1024, runs[-1][2],
+            min(r[3] for r in runs))
+
+
+def paired(cmd: list[str], before: Path, repeat: int) -> str:
+    """``cmd`` run from this checkout and from ``before``, alternating (the pairs take turns
+    at going first): the median and range of this / before over the pairs, wall and CPU, and
+    each side's peak RSS range."""
+    wall: list[float] = []
+    cpu: list[float] = []
+    rss: dict[Path | None, list[float]] = {None: [], before: []}
+    for i in range(repeat):
+        sides: list[Path | None] = [None, before] if i % 2 == 0 else [before, None]
+        runs = {side: measure(cmd, side) for side in sides}
+        wall.append(runs[None][0] / runs[before][0])
+        cpu.append(runs[None][3] / runs[before][3])
+        for side, run in runs.items():
+            rss[side].append(run[1] / 1024)
+
+    def span(values: list[float]) -> str:
+        values = sorted(values)
+        return f"{values[len(values) // 2]:.2f} ({values[0]:.2f}-{values[-1]:.2f})"
+
+    return (f"  this / before, {repeat} pairs: wall {span(wall)}, CPU {span(cpu)}; peak RSS "
+            f"{min(rss[None]):.0f}-{max(rss[None]):.0f} MiB, before "
+            f"{min(rss[before]):.0f}-{max(rss[before]):.0f} MiB")
 
 
 def _floor(grep_c: float, polars: float, grep_n: float | None) -> str:
@@ -221,7 +258,7 @@ def copy_llmb_run(gitdir: Path, into: Path) -> str | None:
 
 
 def run_one(tmp: Path, scenario: str, size_gb: float, repeat: int,
-            llmb: Path | None) -> dict[str, object]:
+            llmb: Path | None, before: Path | None = None) -> dict[str, object]:
     path = tmp / f"{scenario}_{size_gb:g}gb.log"
     steps = write_log(path, scenario, int(size_gb * 1024**3))
     size_mb = path.stat().st_size / 1024**2
@@ -230,22 +267,25 @@ def run_one(tmp: Path, scenario: str, size_gb: float, repeat: int,
     # (a GiB, seconds of I/O and CPU) while the contenders run
     os.sync()
     subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the cache
-    g_s, g_rss, g_out = best(["grep", "-c", "-F", keyword, str(path)], repeat)
-    c_s, c_rss, c_out = best([sys.executable, "-m", "cmax", "inspect", str(path), "--format",
-                              "json"], repeat)
-    _, _, p_out = best([sys.executable, "-c", PARSE_CHILD, str(path)], repeat)
-    polars_s, _, _ = best([sys.executable, "-c", "import polars"], repeat)
+    g_s, g_rss, g_out, g_cpu = best(["grep", "-c", "-F", keyword, str(path)], repeat)
+    inspect = [sys.executable, "-m", "cmax", "inspect", str(path), "--format", "json"]
+    c_s, c_rss, c_out, c_cpu = best(inspect, repeat)
+    _, _, p_out, _ = best([sys.executable, "-c", PARSE_CHILD, str(path)], repeat)
+    polars_s, _, _, _ = best([sys.executable, "-c", "import polars"], repeat)
     grep_n_s = None
     if scenario == "chatter":
-        grep_n_s, _, _ = best(["grep", "-a", "-n", "-F", "-e", keyword, "--", str(path)], repeat)
+        grep_n_s, _, _, _ = best(["grep", "-a", "-n", "-F", "-e", keyword, "--", str(path)],
+                                 repeat)
     row: dict[str, object] = {
         "scenario": scenario, "size_mb": round(size_mb), "steps": steps,
         "grep_s": g_s, "grep_rss": g_rss, "cmax_s": c_s, "cmax_rss": c_rss,
-        "ratio": c_s / g_s, "parse_s": json.loads(p_out)["parse_s"],
+        "ratio": c_s / g_s, "cpu_ratio": c_cpu / g_cpu, "parse_s": json.loads(p_out)["parse_s"],
         "floor": _floor(g_s, polars_s, grep_n_s),
     }
+    if before is not None:
+        row["paired"] = paired(inspect, before, repeat)
     if llmb is not None:
-        l_s, l_rss, l_out = best([sys.executable, "-c", LLMB_CHILD, str(llmb), str(path),
+        l_s, l_rss, l_out, _ = best([sys.executable, "-c", LLMB_CHILD, str(llmb), str(path),
                                   framework], repeat)
         row.update(llmb_s=l_s, llmb_rss=l_rss, llmb_status=l_out.split()[0])
     path.unlink()
@@ -267,13 +307,20 @@ def main() -> int:
     parser.add_argument("--llmb-run", type=Path, default=None, metavar="GITDIR",
                         help="git dir of an NVIDIA/dgxc-benchmarking mirror: run its llmb-run "
                              "parser beside cmax")
+    parser.add_argument("--before", type=Path, default=None, metavar="PATH",
+                        help="a second checkout: cmax inspect run from it too, pair by pair")
     args = parser.parse_args()
+    before = args.before.resolve() if args.before is not None else None
+    compile_dependencies()
     compile_cmax()
+    if before is not None:
+        compile_cmax(before / "cmax")
     plan = [(s, args.size_gb) for s in args.scenarios.split(",") if s]
     if args.grow:
         plan = [("chatter", args.size_gb / 4), *plan, ("chatter", args.size_gb * 2)]
     header = (f"{'scenario':<9} {'MiB':>6} {'steps':>9} | {'grep s':>6} {'RSS':>5} | "
-              f"{'cmax s':>6} {'RSS':>5} {'x grep':>6} {'parse s':>7} | {'llmb s':>6} "
+              f"{'cmax s':>6} {'RSS':>5} {'x grep':>6} {'x CPU':>5} {'parse s':>7} | "
+              f"{'llmb s':>6} "
               f"{'RSS':>5} {'x cmax':>6}")
     with tempfile.TemporaryDirectory(prefix="cmax-bench-", dir=args.dir) as tmp:
         llmb = None
@@ -287,18 +334,22 @@ def main() -> int:
         print(header)
         print("-" * len(header))
         for scenario, size in plan:
-            r = run_one(Path(tmp), scenario, size, args.repeat, llmb)
+            r = run_one(Path(tmp), scenario, size, args.repeat, llmb, before)
             line = (f"{r['scenario']:<9} {r['size_mb']:>6} {r['steps']:>9} | "
                     f"{r['grep_s']:>6.2f} {r['grep_rss']:>5.0f} | {r['cmax_s']:>6.2f} "
-                    f"{r['cmax_rss']:>5.0f} {r['ratio']:>6.2f} {r['parse_s']:>7.2f} |")
+                    f"{r['cmax_rss']:>5.0f} {r['ratio']:>6.2f} {r['cpu_ratio']:>5.2f} "
+                    f"{r['parse_s']:>7.2f} |")
             if "llmb_s" in r:
                 line += (f" {r['llmb_s']:>6.2f} {r['llmb_rss']:>5.0f} "
                          f"{float(r['llmb_s']) / float(r['cmax_s']):>6.2f}")  # type: ignore[arg-type]
             print(line, flush=True)
             print(r["floor"], flush=True)
+            if "paired" in r:
+                print(r["paired"], flush=True)
     print(f"cmax = `python -m cmax inspect FILE --format json` in a fresh process (start-up, "
           f"imports, detection, parse, summary); parse = inspect_file alone inside a child; "
-          f"RSS = peak resident MiB of the process; best wall time of {args.repeat}.")
+          f"RSS = peak resident MiB of the process; best wall time of {args.repeat}; x CPU = "
+          f"least CPU time (user + system) over grep -c's.")
     return 0
 
 
