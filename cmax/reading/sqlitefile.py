@@ -22,11 +22,10 @@ through :func:`open_sqlite` and :func:`read_table`:
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from cmax.errors import EvidenceError
@@ -41,6 +40,9 @@ from cmax.reading.limits import (
 
 _TICK = 10_000  # instructions between two calls of the progress handler
 _FIX = "check that the file is the unmodified tool output"
+
+if TYPE_CHECKING:  # the module itself is imported by the functions that open a database
+    import sqlite3
 
 
 class _Budget:
@@ -59,6 +61,8 @@ class _Budget:
 @contextmanager
 def open_sqlite(path: Path, *, what: str = "SQLite database") -> Iterator[sqlite3.Connection]:
     """A read-only, immutable, bounded connection to ``path`` for a ``with`` block."""
+    import sqlite3
+
     size = path.stat().st_size
     if size > MAX_SQLITE_BYTES:
         raise size_error(path, size, MAX_SQLITE_BYTES, what=what)

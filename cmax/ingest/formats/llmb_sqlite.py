@@ -18,7 +18,6 @@ of :mod:`cmax.reading.sqlitefile` (immutable, nothing written beside it; real ta
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +67,8 @@ def is_sqlite(path: Path) -> bool:
 def has_jobs_table(path: Path) -> bool:
     """An llmb-run ``jobs`` table is there. A view or virtual table named ``jobs`` is an
     error (:func:`cmax.reading.sqlitefile.table_columns`), not another format."""
+    import sqlite3  # here: every bundle's ingest imports this module, few read a database
+
     try:
         with open_sqlite(path, what=WHAT) as con:
             cols = table_columns(con, "jobs", file=path)
@@ -80,6 +81,8 @@ def read_jobs(path: Path) -> list[Job]:
     """Every job, oldest first, read under the bounds of :mod:`cmax.reading.sqlitefile`; a table
     over
     :data:`~cmax.reading.limits.MAX_HISTORY_JOBS` rows is refused (rows are read whole)."""
+    import sqlite3
+
     try:
         with open_sqlite(path, what=WHAT) as con:
             if table_columns(con, "jobs", file=path) is None:
