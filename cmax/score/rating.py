@@ -507,7 +507,11 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
     if rule.require == "all":
         passed, need = met == len(items), "needs every one above it"
     else:
-        passed, need = below < len(items), "fails only when every one is conclusively below"
+        # an unverified result is no evidence of being above the floor either: beside
+        # earned results conclusively below, it rescues nothing
+        earned = [verdict for *_, verdict in items if verdict != "unverified"]
+        passed = below < len(earned)
+        need = "fails only when every earned one is conclusively below"
     detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
     return passed, (f"{met} of {len(items)} {what}, {below} conclusively below ({need}): "
                     f"{detail}")

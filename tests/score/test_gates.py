@@ -420,6 +420,13 @@ def test_an_unverified_serving_result_does_not_pass_the_serving_gate() -> None:
     both = gates(inference=[serving(1.0, "unverified"), serving(0.97, "pass")],
                  network=[net(1.0, "pass")])
     assert both["serving_floor"].status == "passed"  # one earned result above the floor
+    # an unverified result beside an earned one conclusively below rescues no floor
+    below = gates(inference=[serving(1.0, "unverified"), serving(0.90, "fail")],
+                  network=[net(1.0, "pass")])
+    assert below["serving_floor"].status == "failed"
+    fp8 = wl(1.0, "unverified").model_copy(update={"precision": "fp8"})
+    runs = gates(workloads=[fp8, wl(0.90, "fail")], network=[net(1.0, "pass")])
+    assert runs["performance_floor"].status == "failed"
 
 
 def test_the_halcyon_sample_is_judged_by_its_serving_results() -> None:
