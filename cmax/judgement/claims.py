@@ -291,7 +291,9 @@ def judge_mlperf(case: Case, findings: Bearings, results: Sequence[MlperfResult]
         out.append(Judgement(
             kind="mlperf_result", id=f"mlperf[{i}]",
             label=f"MLPerf {r.benchmark} ({label})", state=state,
-            bar_state=bar_state(r.verdict), verdict=bar_verdict(r.verdict, r.ratio),
+            bar_state=bar_state(r.verdict),
+            verdict=bar_verdict(r.verdict, r.ratio,
+                                errors=bool(rules_of(bears, errors=True))),
             witnesses=wit, findings=bears,
             gates=[] if cited(wit) else _gates("mlperf_result", f"mlperf[{i}]", gates),
             reason=why))
