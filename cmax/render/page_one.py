@@ -184,7 +184,7 @@ def _key_numbers(card: Scorecard) -> list[Figure]:
                       else "bad" if any(w.verdict == "fail" for w in card.workloads) else "warn")
         out.append(Figure(
             "Training throughput",
-            f"{passed} of {len(card.workloads)} workloads pass",
+            f"{passed} of {len(card.workloads)} runs pass",
             f"lowest {fmt.pct(worst.ratio)} of reference "
             f"(CI {fmt.pct_range(worst.ci_low, worst.ci_high)}), {workload_line(worst)}",
             tone,

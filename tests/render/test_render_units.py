@@ -102,7 +102,7 @@ def test_slugs_are_unique_and_independent_of_order() -> None:
 def test_key_numbers_for_the_reference_card() -> None:
     keys = {k.label: k for k in page_one.key_numbers(make_scorecard())}
     perf = keys["Training throughput"]
-    assert perf.value == "1 of 2 workloads pass"
+    assert perf.value == "1 of 2 runs pass"
     # 14.80 / 15.62 = 0.9475: the BF16 run is the lowest and straddles the 95% bar
     assert "lowest 94.8% of reference (CI 94.2–95.3%)" in perf.detail
     assert perf.tone == "warn"
