@@ -230,6 +230,9 @@ class SuiteRun(_Model):
     """provider ÷ reference throughput (None: not measured)"""
     verdict: Verdict
     """the run's verdict against the bar"""
+    withheld_by: list[str] = Field(default_factory=list)
+    """rule ids of the errors that withhold the run's pass (a run measured against the bar and
+    not below it that an error contests does not pass: its workload is not met)"""
 
 
 class SuiteWorkload(_Model):

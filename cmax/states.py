@@ -132,11 +132,17 @@ MEASURED_VERDICTS: tuple[str, ...] = (*AT_THE_BAR, "unverified")
 """Verdicts of a result measured against its reference (``unverified`` included: its ratio is
 real, its pass is not earned)."""
 
-GateVerdict = Literal[AtBar, "unverified", "not_rated"]
+GateVerdict = Literal[AtBar, "unverified", "withheld", "not_rated"]
 """A result's verdict at its bar as the gates count it (``cmax/judgement/bar.py``
 ``bar_verdict``): at the bar; unverified (measured, but its pass rests on what only the
-manifest states: counted, never passing); not rated (no ratio, not comparable, or an error
-bears on it: no gate counts it)."""
+manifest states: counted, never passing); withheld (measured against the bar and not below
+it, but an error bears on it: counted, never passing); not rated (no ratio, not comparable,
+no reference: no gate counts it)."""
+
+NOT_PASSING: tuple[GateVerdict, ...] = ("unverified", "withheld")
+"""Gate verdicts of a result measured against its bar whose pass is not earned: a gate that
+needs every result of its kind to pass is never met while one exists, and a floor is not
+rescued by one."""
 
 
 def bar_state(verdict: str) -> State:

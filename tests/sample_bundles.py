@@ -85,3 +85,20 @@ def only_run_unverified(tmp: Path) -> Path:
     head, blocks, tail = _runs((root / "cmax.toml").read_text())
     (root / "cmax.toml").write_text(head + blocks[0] + tail)
     return root
+
+
+def one_of_two_runs_contested(tmp: Path) -> Path:
+    """Aurora with a second bf16 run of the same workload whose log prints TFLOP/s 1.5 times
+    what its step times give (``consistency.tflops-vs-step-time``, an error on the run): its
+    speed is not below the bar, but the error withholds its pass."""
+    root = tmp / "contested"
+    shutil.copytree(SAMPLES / "aurora-compute", root)
+    second = "training/llama3.1-405b_bf16_512_second.log"
+    log = re.sub(r"TFLOPS_per_GPU: ([0-9.e+]+)",
+                 lambda m: f"TFLOPS_per_GPU: {float(m[1]) * 1.5:.3e}",
+                 (root / AURORA_BF16_LOG).read_text())
+    (root / second).write_text(log)
+    head, blocks, tail = _runs((root / "cmax.toml").read_text())
+    copy = blocks[0].replace(AURORA_BF16_LOG, second)
+    (root / "cmax.toml").write_text(head + "".join([*blocks, copy.rstrip() + "\n"]) + tail)
+    return root

@@ -16,7 +16,7 @@ stated once in :mod:`cmax.states`, below the scorecard models that type their fi
 
 from __future__ import annotations
 
-from cmax.states import AT_THE_BAR, AtBar, GateVerdict
+from cmax.states import AT_THE_BAR, MEASURED_VERDICTS, AtBar, GateVerdict
 
 
 def against_bar(low: float, high: float, bar: float) -> AtBar:
@@ -38,21 +38,26 @@ def bar_verdict(verdict: str, ratio: float | None, *, errors: bool = False) -> G
     """A result's verdict at its bar as the gates count it, from the one verdict its result
     carries: pass / fail / inconclusive when its ratio was compared like with like and no
     error bears on it; unverified when it was measured but its pass rests on what only the
-    manifest states (counted by a gate, never as passing, so hiding a header keeps no pass);
-    not rated otherwise (no ratio, not comparable, no reference). An error bearing on the
-    result withholds what could flatter the provider (a pass, or an inconclusive a floor
-    would count as not below), never a fail: a sweep an error says is far below its fabric's
-    class still fails its bar."""
+    manifest states; withheld when it was measured against the bar and not shown below it,
+    but an error bears on it (a serving result's ``invalid`` with a ratio is one); not rated
+    when nothing was measured against the bar (no ratio, not comparable, no reference).
+
+    An error withholds what could flatter the provider, never a fail: a result wholly below
+    its bar fails whatever else is wrong with it. A withheld or unverified result is counted
+    by every gate and passes none (:data:`cmax.states.NOT_PASSING`), so an error on one
+    result never lets a gate that needs every result pass on the others."""
     if ratio is None:
         return "not_rated"
     if verdict == "fail":
         return "fail"
-    if errors:
+    if verdict not in (*MEASURED_VERDICTS, "invalid"):
         return "not_rated"
+    if errors or verdict == "invalid":
+        return "withheld"
     for at in AT_THE_BAR:
         if verdict == at:
             return at
-    return "unverified" if verdict == "unverified" else "not_rated"
+    return "unverified"
 
 
 def counted(verdict: str, ratio: float | None, *, errors: bool = False) -> bool:

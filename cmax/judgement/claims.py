@@ -253,7 +253,11 @@ def judge_serving(case: Case, findings: Bearings,
         fact = (f"{r.output_tok_s_per_gpu:.4g} output tokens/s per GPU"
                 if r.output_tok_s_per_gpu is not None else f"{r.results} result(s)")
         state, why = _state(
-            measured=r.verdict in MEASURED_VERDICTS, bearings=bears,
+            # an invalid result with a ratio was measured against its bar; what bears on it
+            # withholds its pass
+            measured=r.verdict in MEASURED_VERDICTS or (r.verdict == "invalid"
+                                                        and r.ratio is not None),
+            bearings=bears,
             contradicted=["GPU count contradicted"] if r.gpus_basis == "contradicted" else [],
             held=rules_of(bears, "unverified"),
             unearned=[])
@@ -263,7 +267,8 @@ def judge_serving(case: Case, findings: Bearings,
             kind="serving_result", id=r.entry,
             label=f"{r.model} {r.precision} on {r.gpus} x {r.gpu} ({r.source_file})",
             state=state, bar_state=bar_state(r.verdict),
-            verdict=bar_verdict(r.verdict, r.ratio),
+            verdict=bar_verdict(r.verdict, r.ratio,
+                                errors=bool(rules_of(bears, errors=True))),
             witnesses=[files.witness(r.source_file, fact)], findings=bears,
             gates=_gates("serving_result", r.entry, gates), reason=why))
     return out

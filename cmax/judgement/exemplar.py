@@ -8,6 +8,9 @@ one the provider chose:
 - **not met** when a run of it fails (its whole range below the bar), or when its runs pool
   below the bar (the geometric mean of every measured run's ratio, a run held at
   ``unverified`` included: a lucky 1.02 among two 0.85s is a 0.91 cluster);
+- **not met** when a run of it was measured against the bar and not shown below it, but an
+  error bears on it (its pass is withheld: a contested run never drops out of the suite and
+  leaves the workload to its other runs);
 - **met** when, short of that, a run of it passes (its whole range above the bar): a noisy
   run whose range reaches the bar, or one held at ``unverified``, does not sink an earned pass;
 - **not met** when its runs were measured but none shows the bar exceeded (inconclusive);
@@ -24,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import geometric_mean
 
+from cmax.judgement.bar import bar_verdict
 from cmax.scorecard import (
     ExemplarJudgement,
     SuiteRun,
@@ -46,6 +50,8 @@ def _workload_state(runs: Sequence[SuiteRun], bar: float) -> State:
     pooled = pooled_ratio(runs)
     if "fail" in verdicts or (pooled is not None and pooled < bar):
         return State.NOT_MET
+    if any(r.withheld_by for r in runs):
+        return State.NOT_MET
     if "pass" in verdicts:
         return State.MET
     if "inconclusive" in verdicts:
@@ -60,11 +66,14 @@ def _label(w: SuiteWorkload) -> str:
 def _runs_text(w: SuiteWorkload, bar: float) -> str:
     """The runs of a workload that is not met or not evaluated, each named by its log when
     the workload has several, and what its runs pool to when that is below the bar."""
-    shown = [r for r in w.runs if r.verdict != "pass"] or w.runs
+    shown = [r for r in w.runs if r.verdict != "pass" or r.withheld_by] or w.runs
     named = len(w.runs) > 1
     text = ", ".join((f"{r.log} " if named else "")
                      + (f"{r.ratio:.3f} " if r.ratio is not None else "")
-                     + r.verdict.replace("_", " ") for r in shown)
+                     + r.verdict.replace("_", " ")
+                     + (f" withheld by {', '.join(r.withheld_by)} (not passing: a log the "
+                        "error does not name would earn it)" if r.withheld_by else "")
+                     for r in shown)
     pooled = pooled_ratio(w.runs)
     if pooled is not None and pooled < bar:
         text += f"; its {len(w.runs)} runs pool to {pooled:.3f}"
@@ -80,7 +89,9 @@ def judge_exemplar(results: Sequence[WorkloadResult], bar: float) -> ExemplarJud
             continue
         groups.setdefault((r.workload, r.precision, r.num_gpus), []).append(SuiteRun(
             workload=r.workload, precision=r.precision, num_gpus=r.num_gpus, log=r.log,
-            run_id=r.run_id, ratio=r.ratio, verdict=r.verdict))
+            run_id=r.run_id, ratio=r.ratio, verdict=r.verdict,
+            withheld_by=r.validation_errors if bar_verdict(
+                r.verdict, r.ratio, errors=bool(r.validation_errors)) == "withheld" else []))
     workloads = [SuiteWorkload(workload=w, precision=p, num_gpus=n,
                                state=_workload_state(runs, bar), runs=runs)
                  for (w, p, n), runs in sorted(groups.items())]

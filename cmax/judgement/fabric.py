@@ -7,10 +7,12 @@ least ``[network] min_node_share`` of the claimed nodes decide the fabric
 
 Each deciding sweep's verdict is the one rule at the bar (:func:`cmax.judgement.bar.bar_verdict`):
 an error naming its file withholds a pass, never a fail. The fabric is **met** when every
-sweep counted passes, **not met** when one counted does not (a fail, an inconclusive, or an
-unverified result), and **not evaluated** when no sweep spanning the claimed system can decide
-it. Its verdict as the gates count it is the sweeps' together: pass, fail when one fails,
-else inconclusive or unverified; not rated when none decides.
+sweep counted passes, **not met** when one counted does not (a fail, an inconclusive, an
+unverified result, or one whose pass an error withholds: a contested sweep is counted, so it
+cannot drop out and leave the fabric to the others), and **not evaluated** when no sweep
+spanning the claimed system was measured against the bar. Its verdict as the gates count it
+is the sweeps' together: pass, fail when one fails, else withheld, inconclusive or
+unverified; not rated when none decides.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class FabricStanding:
     reason: str
 
 
-_WORST_FIRST: tuple[GateVerdict, ...] = ("fail", "inconclusive", "unverified")
+_WORST_FIRST: tuple[GateVerdict, ...] = ("fail", "withheld", "inconclusive", "unverified")
 """How sweeps counted together fall short: one failing fails the fabric."""
 
 
@@ -63,8 +65,11 @@ def fabric_standing(scale: FabricScale, findings: Bearings) -> FabricStanding:
         errors = rules_of(findings.on(files=[n.file]), errors=True)
         verdict = bar_verdict(n.verdict, n.ratio, errors=bool(errors))
         line = f"{n.collective} {n.nodes} node(s) {n.ratio or 0.0:.3f} {n.verdict}"
+        if verdict == "withheld":
+            line += (f" (withheld by {', '.join(errors)}: not passing until a sweep the "
+                     "error does not name shows the bar)")
         if verdict == "not_rated":
-            line += f" (not counted: {', '.join(errors) or 'not rated'})"
+            line += " (not counted: not rated)"
         else:
             counted.append(verdict)
         detail.append(line)

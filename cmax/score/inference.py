@@ -11,7 +11,8 @@ A pass is earned: the verdict is ``pass`` only when the ratio is above the perfo
 (``cmax/judgement/bar.py``, as for training) *and* the result file itself states the GPU count
 the ratio divides by; vLLM records none, so a vLLM result's per-GPU figure rests on the
 manifest and is held at ``unverified``. A result
-with an error finding (its numbers contradict themselves, requests failed) is ``invalid``.
+with an error finding (its numbers contradict themselves, requests failed) is ``invalid``
+unless it is wholly below its bar, when it fails.
 """
 
 from __future__ import annotations
@@ -366,15 +367,19 @@ def _joules(best: dict[str, Any], spec: InferenceSpec, power: pl.DataFrame,
 
 def _verdict(ratio: float | None, ci: tuple[float, float] | None, comparison: str, basis: str,
              bar: float, invalid: bool, reference_shown: bool) -> str:
+    """A result wholly below its bar fails whatever else is wrong with it (an error withholds
+    a pass, never a fail); short of that, one whose file an error names or whose GPU count
+    contradicts the manifest is invalid."""
+    verdict = (None if ratio is None else
+               against_bar(*ci, bar) if ci else point_against_bar(ratio, bar))
+    if verdict == "fail":
+        return "fail"
     if invalid or basis == "contradicted":
         return "invalid"
     if comparison == "none" and reference_shown:
         return "not_comparable"
-    if ratio is None:
+    if verdict is None:
         return "no_reference"
-    verdict = against_bar(*ci, bar) if ci else point_against_bar(ratio, bar)
-    if verdict == "fail":
-        return "fail"
     return verdict if basis == "corroborated" else "unverified"
 
 

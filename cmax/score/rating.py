@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from cmax.judgement.bearings import rules_of
 from cmax.judgement.witnesses import cited
 from cmax.score.network import WRONG_RESULTS_NOTE
 from cmax.score.rubric import (
@@ -49,7 +50,7 @@ from cmax.scorecard import (
     gentler,
     tier_rank,
 )
-from cmax.states import AT_THE_BAR, GateVerdict, State
+from cmax.states import AT_THE_BAR, NOT_PASSING, GateVerdict, State
 
 UNKNOWN_OBSERVED = frozenset({"unknown", "not-found", "none", "n/a", "", "not-installed",
                               "not-present", "untested", "unavailable"})
@@ -462,7 +463,8 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
                    rubric: Rubric) -> tuple[bool | None, str] | None:
     """(passed, reason) for a gate decided by scored results against the rubric's bar;
     (None, why) or None when no result can decide it."""
-    items: list[tuple[str, float | None, str]]
+    items: list[tuple[str, float | None, str]] = []
+    claims: list[tuple[ClaimKind, str, float | None, str]]
     kind = rule.measured
     if kind in ONE_CLAIM_GATES:
         what, claim_kind, claim_id = ONE_CLAIM_GATES[kind]
@@ -473,48 +475,70 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
                                               f"{claim.reason}")
     if kind == "training":
         bar = rubric.performance.bar
-        runs = [(w, inputs.verdict("training_run", w.run_id or "")) for w in inputs.workloads]
-        items = [(f"{w.workload} {w.precision} {w.num_gpus} GPUs", w.ratio, verdict)
-                 for w, verdict in runs if verdict != "not_rated"]
+        claims = [("training_run", w.run_id or "", w.ratio,
+                   f"{w.workload} {w.precision} {w.num_gpus} GPUs") for w in inputs.workloads]
         what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
     elif kind == "serving":
         bar = rubric.performance.bar
-        served = [(i, inputs.verdict("serving_result", i.entry)) for i in inputs.inference]
-        items = [(f"{i.model} {i.precision} {i.input_len}/{i.output_len} x{i.gpus}", i.ratio,
-                  verdict) for i, verdict in served if verdict != "not_rated"]
+        claims = [("serving_result", i.entry, i.ratio,
+                   f"{i.model} {i.precision} {i.input_len}/{i.output_len} x{i.gpus}")
+                  for i in inputs.inference]
         what = f"serving results pass the [performance] bar ({bar:.0%} of reference)"
     elif kind == "mlperf":
         bar = rubric.mlperf.bar
-        mine = [(m, inputs.verdict("mlperf_result", f"mlperf[{i}]"))
-                for i, m in enumerate(inputs.mlperf)]
-        items = [(f"MLPerf {m.benchmark} x{m.num_gpus or '?'}", m.ratio, verdict)
-                 for m, verdict in mine if verdict != "not_rated"]
+        claims = [("mlperf_result", f"mlperf[{n}]", m.ratio,
+                   f"MLPerf {m.benchmark} x{m.num_gpus or '?'}")
+                  for n, m in enumerate(inputs.mlperf)]
         what = (f"MLPerf Training results pass the [mlperf] bar ({bar:.0%} of NVIDIA's time to "
                 "train)")
     else:
         raise ValueError(f"gate {rule.id}: no measured results of kind {kind!r}")
+    withheld: list[str] = []
+    for claim_kind, claim_id, ratio, label in claims:
+        verdict = inputs.verdict(claim_kind, claim_id)
+        if verdict == "not_rated":
+            continue
+        items.append((label, ratio, verdict))
+        if verdict == "withheld":
+            withheld.append(_withheld(label, inputs.judgement(claim_kind, claim_id)))
     if not items:
         return None
     met = sum(verdict == "pass" for *_, verdict in items)
     below = sum(verdict == "fail" for *_, verdict in items)
-    if rule.require == "any" and all(verdict == "unverified" for *_, verdict in items):
+    detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
+    if withheld:
+        detail += "; " + "; ".join(withheld)
+    if rule.require == "any" and all(verdict in NOT_PASSING for *_, verdict in items):
         # a floor passes on evidence that is not conclusively below it; a result resting on
-        # what only cmax.toml states is no such evidence, so it leaves the floor unjudged
-        # (capped as the rubric caps no comparable result), never passed
-        detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
+        # what only cmax.toml states, or one an error contests, is no such evidence, so it
+        # leaves the floor unjudged (capped as the rubric caps no comparable result), never
+        # passed
         return None, (f"none of the {len(items)} results is earned (each rests on what only "
-                      f"cmax.toml states): {detail}")
+                      f"cmax.toml states or is contested by an error): {detail}")
     if rule.require == "all":
+        # a result measured against the bar whose pass is not earned (unverified, or
+        # withheld by an error) is counted and does not pass: dropping it would let the
+        # gate pass on the others
         passed, need = met == len(items), "needs every one above it"
     else:
-        # an unverified result is no evidence of being above the floor either: beside
-        # earned results conclusively below, it rescues nothing
-        earned = [verdict for *_, verdict in items if verdict != "unverified"]
+        # an unearned result is no evidence of being above the floor either: beside earned
+        # results conclusively below, it rescues nothing
+        earned = [verdict for *_, verdict in items if verdict not in NOT_PASSING]
         passed = below < len(earned)
         need = "fails only when every earned one is conclusively below"
-    detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
     return passed, (f"{met} of {len(items)} {what}, {below} conclusively below ({need}): "
                     f"{detail}")
+
+
+def _withheld(label: str, judged: Judgement | None) -> str:
+    """Why a result's pass is withheld, and what would earn it: the errors that bear on it,
+    else what its judgement found against it (a GPU count the file contradicts)."""
+    errors = rules_of(judged.findings, errors=True) if judged is not None else []
+    why = (f"withheld by {', '.join(errors)}" if errors else
+           f"withheld ({judged.reason})" if judged is not None and judged.reason else
+           "withheld by its evidence's errors")
+    return (f"{label} {why}: not passing until evidence clear of it shows the bar "
+            "exceeded")
 
 
 def _gate(rule: GateRule, inputs: RatingInputs, rubric: Rubric) -> Gate:

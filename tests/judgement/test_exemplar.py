@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
 from cmax.judgement.exemplar import judge_exemplar
+from cmax.pipeline import assess
 from cmax.scorecard import ExemplarJudgement, WorkloadResult
 from cmax.states import State
+from tests.sample_bundles import one_of_two_runs_contested
 
 BAR = 0.95
 
@@ -74,3 +78,31 @@ def test_no_training_runs_is_not_evaluated() -> None:
 def test_a_suite_is_never_in_a_run_state() -> None:
     with pytest.raises(ValidationError, match="met, not_met or not_evaluated"):
         ExemplarJudgement(state=State.PASSED, bar=BAR, reason="x")
+
+
+def test_a_run_an_error_contests_is_not_met_beside_a_pass() -> None:
+    """A run not below the bar whose evidence an error names does not pass: it never drops
+    out and leaves its workload to an earned pass; a failing one still fails."""
+    contested = run("pass", 1.0, log="b.log").model_copy(
+        update={"validation_errors": ["consistency.tflops-vs-step-time"]})
+    judged = judge_exemplar([run("pass", 1.005), contested], BAR)
+    assert judged.state is State.NOT_MET
+    assert "b.log 1.000 pass withheld by consistency.tflops-vs-step-time" in judged.reason
+    assert judge_exemplar([run("pass", 1.005)], BAR).state is State.MET
+    failing = run("fail", 0.80, log="b.log").model_copy(
+        update={"validation_errors": ["consistency.tflops-vs-step-time"]})
+    assert judge_exemplar([run("pass", 1.005), failing], BAR).state is State.NOT_MET
+
+
+def test_a_contested_run_fails_the_exemplar_gate_from_files(tmp_path: Path) -> None:
+    """Aurora plus a second bf16 run whose TFLOP/s its step times contradict (an error on it):
+    the suite is not met and exemplar_suite fails (before, the contested run dropped out and
+    the suite was met on the first run). Aurora alone still meets it."""
+    card = assess(one_of_two_runs_contested(tmp_path))
+    [second] = [w for w in card.workloads if w.log.endswith("_second.log")]
+    assert "consistency.tflops-vs-step-time" in second.validation_errors
+    judged = card.judgement("training_run", second.run_id or "")
+    assert judged is not None and judged.verdict == "withheld"
+    gate = next(g for g in card.gates if g.id == "exemplar_suite")
+    assert gate.status == "failed" and "withheld by consistency.tflops-vs-step-time" in gate.reason
+    assert card.exemplar_state is State.NOT_MET

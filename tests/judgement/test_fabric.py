@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cmax.findings import Finding
 from cmax.judgement.bearings import Bearings
 from cmax.judgement.fabric import FabricScale, fabric_standing
 from cmax.pipeline import assess
@@ -40,15 +41,17 @@ def test_an_honest_sweep_across_the_claimed_system_passes(tmp_path: Path) -> Non
 
 def test_a_sweep_over_sockets_passes_no_fabric_gate(tmp_path: Path) -> None:
     """nccl-tests at the fabric's bandwidth, but NCCL says it used sockets: the error names
-    the one deciding sweep, so the fabric is contradicted and the gate is not passed (it
-    was passed, on the sweep's own verdict, before the gate read the judgement)."""
+    the one deciding sweep, so the fabric is contradicted and its pass withheld: the sweep is
+    counted and does not pass, so the gate fails (it was passed on the sweep's own verdict
+    before the gate read the judgement, then not evaluated while a contested sweep dropped
+    out of the fabric)."""
     card = _card(tmp_path, nccl_info=("Using network Socket",))
     assert [(n.nodes, n.verdict) for n in card.network] == [(64, "pass")]
     status, state, bar, verdict = _fabric(card)
     assert (status, state, bar, verdict) == (
-        "not_evaluated", State.CONTRADICTED, State.NOT_EVALUATED, "not_rated")
+        "failed", State.CONTRADICTED, State.NOT_MET, "withheld")
     gate = next(g for g in card.gates if g.id == "network_bar")
-    assert "not counted: network.socket-fallback" in gate.reason
+    assert "withheld by network.socket-fallback" in gate.reason
     assert gate.binding_cap == "Gold"
 
 
@@ -78,6 +81,21 @@ def test_every_deciding_sweep_must_pass(sweeps: list[tuple[str, float, str]], ve
     deciding = [_sweep(64, r, v, f) for f, r, v in sweeps]
     standing = fabric_standing(FabricScale(deciding, "proven at 64 nodes", 0.9), Bearings([]))
     assert (standing.verdict, standing.bar_state) == (verdict, bar)
+
+
+@pytest.mark.parametrize(("b", "verdict"), [((1.0, "pass"), "withheld"),
+                                             ((0.80, "fail"), "fail")])
+def test_a_contested_sweep_counts_as_not_passing(b: tuple[float, str], verdict: str) -> None:
+    """Sweep b is named by an error (NCCL fell back to sockets): it is counted and does not
+    pass, so it never drops out and leaves the fabric to sweep a; failing, it still fails."""
+    deciding = [_sweep(64, 1.0, "pass", "a.txt"), _sweep(64, *b, "b.txt")]
+    error = Finding(rule="network.socket-fallback", severity="error", file="b.txt",
+                    message="NCCL used sockets", fix="use the fabric")
+    standing = fabric_standing(FabricScale(deciding, "proven at 64 nodes", 0.9),
+                               Bearings([error]))
+    assert (standing.verdict, standing.bar_state) == (verdict, State.NOT_MET)
+    if verdict == "withheld":
+        assert "withheld by network.socket-fallback" in standing.reason
 
 
 def test_no_deciding_sweep_leaves_the_fabric_not_evaluated() -> None:

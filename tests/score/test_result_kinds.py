@@ -54,16 +54,19 @@ def test_a_training_bundle_with_its_own_mlperf_result_is_judged_by_both(
 
 def test_an_mlperf_result_an_error_names_passes_no_mlperf_gate(tmp_path: Path) -> None:
     """A run whose initialisation took 45 minutes (mlperf.init-budget, an error on the
-    result): its pass is withheld (inconclusive), and a contested inconclusive is counted by
-    no gate, so the MLPerf-only bundle is not evaluated by either MLPerf gate and caps at
-    Silver, as failing the floor would; it never passes mlperf_floor on it."""
+    result): its pass is withheld, so mlperf_bar (every own result must pass) counts it as
+    not passing and fails, naming the result and the error; the floor is rescued by no
+    contested result, so mlperf_floor is not evaluated and caps at Silver, as failing it
+    would; it never passes mlperf_floor on it."""
     bundle = HonestBundle(runs=[])
     bundle.mlperf_files = {**bundle.results(),
                            "result_0.txt": mlperf_result(100, init_minutes=45)}
     card = _card(tmp_path, bundle)
     assert [m.verdict for m in card.mlperf] == ["inconclusive"]
     judged = card.judgement("mlperf_result", "mlperf[0]")
-    assert judged is not None and judged.verdict == "not_rated"
+    assert judged is not None and judged.verdict == "withheld"
     gates = {g.id: g for g in card.gates}
-    assert gates["mlperf_bar"].status == gates["mlperf_floor"].status == "not_evaluated"
+    assert gates["mlperf_bar"].status == "failed"
+    assert "withheld by mlperf.init-budget" in gates["mlperf_bar"].reason
+    assert gates["mlperf_floor"].status == "not_evaluated"
     assert gates["mlperf_floor"].binding_cap == "Silver"

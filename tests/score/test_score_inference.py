@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from cmax.pipeline import assess
+from cmax.scorecard import Gate, Scorecard
+from cmax.states import State
 from cmax.throughput import usd_per_million_tokens
 from tests.fakes import manifest_text
 from tests.paths import DATA
@@ -80,8 +82,13 @@ def test_only_capped_results_are_not_comparable(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("entry", "verdict"), [
-    ({"gpus": 4}, "invalid"),  # the report says world_size 2
-    ({"model": "gpt-oss-120b"}, "invalid"),  # the report served Llama 3.3 70B
+    # the report says world_size 2: over the 4 GPUs declared its per-GPU figure is wholly
+    # below the bar, and an error withholds a pass, never a fail
+    ({"gpus": 4}, "fail"),
+    ({"gpus": 1}, "invalid"),  # over 1 GPU it would pass: the contradiction withholds it
+    # the report served Llama 3.3 70B, wholly below gpt-oss-120b's reference: the
+    # mismatch is an error on the result, which withholds a pass, never a fail
+    ({"model": "gpt-oss-120b"}, "fail"),
     ({"output_len": 4000}, "invalid"),  # the requests were 1000/1000: lengths-mismatch
     ({"model": "mistral-large-2"}, "no_reference"),  # no published row for that model
 ])
@@ -103,6 +110,60 @@ def test_below_the_bar_fails(tmp_path: Path) -> None:
     report.write_text(json.dumps(data))
     [slow] = _results(bundle)
     assert slow["ratio"] == pytest.approx(1900 / 2209) and slow["verdict"] == "fail"
+
+
+def _serving_gate(card: Scorecard) -> Gate:
+    return next(g for g in card.gates if g.id == "serving_bar")
+
+
+def _second_report(bundle: Path, output_tok_s: float) -> None:
+    """A second TensorRT-LLM report at ``output_tok_s`` system output tokens/s (world_size
+    2), its other figures following from it: written as ``second.json``."""
+    data = json.loads((bundle / "trtllm_bench_report_llama3.3-70b.json").read_text())
+    data["performance"]["system_output_throughput_tok_s"] = output_tok_s
+    data["performance"]["system_total_throughput_tok_s"] = 2 * output_tok_s
+    data["performance"]["output_throughput_per_gpu_tok_s"] = output_tok_s / 2
+    data["performance"]["total_latency_ms"] = 3_000_000 / output_tok_s * 1000
+    (bundle / "second.json").write_text(json.dumps(data))
+
+
+def test_a_failing_result_the_file_contradicts_still_fails_serving_bar(tmp_path: Path) -> None:
+    """One result passes; the other (3,800 tok/s) declares 4 GPUs where its report states
+    world_size 2, so its per-GPU figure is 0.43 of reference. The contradiction withholds no
+    fail: it fails, and serving_bar with it (before, the contradiction made it invalid, it
+    dropped out and the gate passed on the other result alone)."""
+    bundle = _bundle(tmp_path, {"result": "trtllm_bench_report_llama3.3-70b.json"},
+                     {"result": "second.json", "gpus": 4})
+    _second_report(bundle, 3800.0)
+    card = assess(bundle)
+    assert [(r.verdict, r.gpus_basis) for r in card.inference] == [
+        ("pass", "corroborated"), ("fail", "contradicted")]
+    slow = card.judgement("serving_result", "inference[1]")
+    assert slow is not None and slow.verdict == "fail" and slow.state is State.CONTRADICTED
+    gate = _serving_gate(card)
+    assert gate.status == "failed" and "1 of 2" in gate.reason and "x4 0.430 fail" in gate.reason
+
+
+def test_a_passing_result_the_file_contradicts_does_not_pass_serving_bar(
+        tmp_path: Path) -> None:
+    """The other result (4,200 tok/s) declared over 1 GPU (its report states 2) would pass at
+    1.90: the contradiction withholds its pass, it is counted as not passing, and serving_bar
+    fails beside a passing result, saying which result and why."""
+    bundle = _bundle(tmp_path, {"result": "trtllm_bench_report_llama3.3-70b.json"},
+                     {"result": "second.json", "gpus": 1})
+    _second_report(bundle, 4200.0)
+    card = assess(bundle)
+    assert [r.verdict for r in card.inference] == ["pass", "invalid"]
+    judged = card.judgement("serving_result", "inference[1]")
+    assert judged is not None and judged.verdict == "withheld"
+    gate = _serving_gate(card)
+    assert gate.status == "failed" and "x1 1.901 withheld" in gate.reason
+    assert "withheld (the evidence says otherwise: GPU count contradicted)" in gate.reason
+
+
+def test_honest_serving_results_pass_serving_bar(tmp_path: Path) -> None:
+    card = assess(_bundle(tmp_path, {"result": "trtllm_bench_report_llama3.3-70b.json"}))
+    assert _serving_gate(card).status == "passed"
 
 
 def test_only_earned_serving_results_enter_the_rating(tmp_path: Path) -> None:
