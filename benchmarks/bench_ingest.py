@@ -56,7 +56,7 @@ Scenarios (NeMo 2 step lines as DGXC recipes print them, noise as multi-node job
 
 Usage: ``python benchmarks/bench_ingest.py [--size-gb 1]
 [--scenarios chatter,dense,stamped,megatron] [--grow] [--repeat 2] [--before PATH]
-[--llmb-run /work/.mirror/NVIDIA+dgxc-benchmarking/repo]``. Not a test:
+[--llmb-run GITDIR]`` (GITDIR: a git clone of NVIDIA/dgxc-benchmarking). Not a test:
 it prints figures and exits 0. Figures depend on the machine and on what else runs on it; the
 ratio to ``grep -c`` on the same file is the comparable number.
 """
