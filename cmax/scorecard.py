@@ -773,6 +773,9 @@ class WorkloadEconomics(_Model):
     """its precision"""
     num_gpus: int
     """GPUs the run trained on"""
+    log: str | None = None
+    """the run's training log, relative to the bundle: what tells two runs of one workload
+    apart in the cost table"""
     tokens_per_s_per_gpu: float | None
     """measured throughput, tokens/s per GPU"""
     usd_per_million_tokens: float | None

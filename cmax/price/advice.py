@@ -131,7 +131,7 @@ def _economics(w: WorkloadResult, quoted: float, watts: float | None,
         return round(_per_million(quoted, rate) / ratio, 4) if rate and ratio > 0 else None
 
     return WorkloadEconomics(
-        workload=w.workload, precision=w.precision, num_gpus=w.num_gpus,
+        workload=w.workload, precision=w.precision, num_gpus=w.num_gpus, log=w.log,
         tokens_per_s_per_gpu=tps, usd_per_million_tokens=per_million(tps, goodput),
         reference_usd_per_million_tokens=per_million(ref_tps),
         joules_per_token=round(watts / tps, 4) if watts and tps else None,

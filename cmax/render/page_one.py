@@ -68,6 +68,39 @@ def why_not_compared(card: Scorecard) -> str:
         for w in card.workloads}))
 
 
+def uncompared_runs(card: Scorecard) -> str:
+    """What happened to runs none of which is at the bar: those measured against a reference
+    but held off it (not verified) say so, with their ratio and why; only the rest are said
+    not to have been compared."""
+    total = len(card.workloads)
+    held = [w for w in card.workloads if w.ratio is not None]
+    missed = [w for w in card.workloads if w.ratio is None]
+
+    def runs(n: int) -> str:
+        noun = "training run" if total == 1 else "training runs"
+        return f"the {total} {noun}" if n == total else f"{n} of the {total} {noun}"
+
+    parts = []
+    if held:
+        labels = ", ".join(sorted({verdict_label(w.verdict) for w in held}))
+        reasons = "; ".join(dict.fromkeys(
+            j.reason for w in held
+            if (j := card.judgement("training_run", w.run_id or "")) is not None and j.reason))
+        one = len(held) == 1
+        parts.append(f"{runs(len(held))} {'was' if one else 'were'} compared with a reference "
+                     f"({', '.join(fmt.pct(w.ratio) for w in held)}) but "
+                     f"{'is' if one else 'are'} {labels}" + (f": {reasons}" if reasons else ""))
+    if missed:
+        why = ", ".join(sorted({verdict_label(w.verdict).removeprefix("not evaluated (")
+                                .removesuffix(")") for w in missed}))
+        parts.append(f"none of the {total} training runs could be compared with a reference "
+                     f"({why})" if len(missed) == total > 1 else
+                     f"{runs(len(missed))} could not be compared with a reference ({why})")
+    so = ("so no throughput figure counts toward the rating or the price" if held else
+          "so nothing about throughput or its price is measured")
+    return "; ".join(parts) + f", {so}"
+
+
 def compared_runs(card: Scorecard) -> list[WorkloadResult]:
     """Runs measured against a reference (passed, failed or inconclusive)."""
     return [w for w in card.workloads
@@ -93,9 +126,7 @@ def evidence_gap(card: Scorecard) -> EvidenceGap | None:
                     f"{card.tier} is where the rules leave a bundle without evidence, not a "
                     "measurement.")
     elif card.workloads and not compared_runs(card):
-        headline = (f"Thin evidence: none of the {len(card.workloads)} training runs could "
-                    "be compared with a reference, so nothing about throughput or its price "
-                    "is measured.")
+        headline = f"Thin evidence: {uncompared_runs(card)}."
     else:
         return None
     return EvidenceGap(headline + _uncompared_mlperf(card), errors, missing_evidence(card))
@@ -184,7 +215,8 @@ def _key_numbers(card: Scorecard) -> list[Figure]:
                       else "bad" if any(w.verdict == "fail" for w in card.workloads) else "warn")
         out.append(Figure(
             "Training throughput",
-            f"{passed} of {len(card.workloads)} runs pass",
+            f"{passed} of {len(card.workloads)} "
+            + ("run passes" if len(card.workloads) == 1 else "runs pass"),
             f"lowest {fmt.pct(worst.ratio)} of reference "
             f"(CI {fmt.pct_range(worst.ci_low, worst.ci_high)}), {workload_line(worst)}",
             tone,
@@ -304,9 +336,8 @@ def missing_evidence(card: Scorecard) -> list[str]:
          "Provide serving results a public reference can be compared with, from a tool that "
          "states its GPU count (trtllm-bench --report_json, InferenceX rows), before a price "
          "is agreed."),
-        (none_compared, f"Provide training runs that match a reference result: none of the "
-                        f"{len(card.workloads)} submitted could be compared ("
-                        + why_not_compared(card) + "); the findings say why."),
+        (none_compared, "Provide training runs whose throughput a reference can rate: "
+                        + uncompared_runs(card).split(", so ")[0] + "; the findings say why."),
         (not card.network and not serving_only,
          "Provide an nccl-tests all_reduce sweep up to 16 GiB across the contracted nodes."),
         (serving_only and bool(declared), "Provide serving results whose own file states the "
@@ -410,8 +441,11 @@ def verdict_line(card: Scorecard) -> str:
     if p is None:
         return f"{card.tier}: {meaning}. No quote in the bundle, so no price to ask for."
     if p.ask_usd_per_gpu_hour is None:
-        return (f"{card.tier}: {meaning}. No run could be compared with a reference, so "
-                "there is no evidence-based price: ask for reference-matched runs first.")
+        no_run = ("No run's ratio to a reference counts" if any(
+            w.ratio is not None for w in card.workloads) else
+                  "No run could be compared with a reference")
+        return (f"{card.tier}: {meaning}. {no_run}, so there is no evidence-based price: ask "
+                "for reference-matched runs first.")
     if p.adjustment_pct is not None and p.adjustment_pct < 0:
         then = "Once they are fixed, ask" if card.tier == "Underperforming" else "Ask"
         return (f"{card.tier}: {meaning}. {then} for {fmt.usd(p.ask_usd_per_gpu_hour)} per "

@@ -297,7 +297,8 @@ def brief_reasons(card: Scorecard) -> list[Point]:
         each = "; ".join(f"{workload_line(w)} {fmt.pct(w.ratio)} "
                          f"({fmt.pct_range(w.ci_low, w.ci_high)})" for w in short)
         points.append(Point(
-            f"{len(short)} of {len(card.workloads)} workloads are not clearly above "
+            f"{len(short)} of the {len(card.workloads)} "
+            f"{'runs is' if len(short) == 1 else 'runs are'} not clearly above "
             f"{fmt.pct(card.exemplar_bar, 0)} of NVIDIA's reference (95% confidence range in "
             f"brackets): {each}."))
     for n in card.network:

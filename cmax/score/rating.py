@@ -477,7 +477,7 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
         bar = rubric.performance.bar
         claims = [("training_run", w.run_id or "", w.ratio,
                    f"{w.workload} {w.precision} {w.num_gpus} GPUs") for w in inputs.workloads]
-        what = f"training workloads pass the [performance] bar ({bar:.0%} of reference)"
+        what = f"training runs pass the [performance] bar ({bar:.0%} of reference)"
     elif kind == "serving":
         bar = rubric.performance.bar
         claims = [("serving_result", i.entry, i.ratio,

@@ -43,7 +43,8 @@ def test_the_card_reads_not_scored() -> None:
     assert card.score_state is State.NOT_SCORED
     gap = page_one.evidence_gap(card)
     assert gap is not None and gap.errors == 5
-    assert any("none of the 2 submitted could be compared" in s for s in gap.submit)
+    assert any("none of the 2 training runs could be compared with a reference (no reference)"
+               in s for s in gap.submit)
     assert any("interruption log" in s for s in gap.submit)
 
 

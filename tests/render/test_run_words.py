@@ -1,0 +1,50 @@
+"""Report sentences say what happened to each run: a run measured against a reference but
+held unverified was compared (its ratio is printed), counts are of runs where runs are
+counted, and two runs of one workload are told apart in the cost table."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from cmax.pipeline import assess
+from cmax.render import reports
+from cmax.render.page_one import evidence_gap, page_one
+from cmax.render.views import brief_reasons
+from tests.sample_bundles import one_of_two_runs_fails, only_run_unverified
+
+
+def test_a_held_run_reads_compared_but_not_verified(tmp_path: Path) -> None:
+    card = assess(only_run_unverified(tmp_path))
+    gap = evidence_gap(card)
+    assert gap is not None
+    assert gap.headline.startswith(
+        "Thin evidence: the 1 training run was compared with a reference (99.8%) but is not "
+        "verified: its pass rests on values only the manifest states (model declared, "
+        "gpu_count declared, precision declared), so no throughput figure counts toward the "
+        "rating or the price.")
+    assert "could be compared" not in gap.headline and "1 runs" not in gap.headline
+    assert any(s.startswith("Provide training runs whose throughput a reference can rate: "
+                            "the 1 training run was compared with a reference (99.8%)")
+               for s in gap.submit)
+    first = page_one(card)
+    assert first.keys[0].value == "0 of 1 run passes"
+    assert "No run's ratio to a reference counts" in first.verdict
+
+
+def test_two_runs_of_one_workload_are_counted_as_runs_and_told_apart(tmp_path: Path) -> None:
+    card = assess(one_of_two_runs_fails(tmp_path))
+    short = [p.text for p in brief_reasons(card) if "not clearly above" in p.text]
+    assert len(short) == 1 and short[0].startswith("1 of the 4 runs is not clearly above 95%")
+    page = reports.scorecard_html(card, "x", "html", reports.ScorecardCharts())
+    cost = page.split("<h3>Cost per workload</h3>", 1)[1].split("</table>", 1)[0]
+    rows = [re.sub(r"<[^>]+>", "", html.unescape(r)).replace("\n", " ")
+            for r in cost.split("<tr><td>")[1:]]
+    bf16 = [r for r in rows if r.startswith("llama3.1-405b BF16 · 512 GPUs")]
+    assert len(bf16) == 2 and len(set(bf16)) == 2
+    assert any("training/llama3.1-405b_bf16_512.log" in r for r in bf16)
+    assert any("training/llama3.1-405b_bf16_512_second.log" in r for r in bf16)
+    # a workload run once keeps its one-line label
+    assert any(r.startswith("grok1-314b FP8 · 512 GPUs ") for r in rows)
+    assert not any("grok1" in r and ".log" in r for r in rows)
