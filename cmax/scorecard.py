@@ -228,8 +228,9 @@ class SuiteRun(_Model):
     """the run's id in the case (its judgement's id)"""
     ratio: float | None = None
     """provider ÷ reference throughput (None: not measured)"""
-    verdict: Verdict
-    """the run's verdict against the bar"""
+    verdict: Verdict | Literal["withheld"]
+    """the run's verdict against the bar; withheld when its judgement's verdict is (an error
+    contests a pass: ``cmax/judgement/bar.py`` ``bar_verdict``)"""
     withheld_by: list[str] = Field(default_factory=list)
     """rule ids of the errors that withhold the run's pass (a run measured against the bar and
     not below it that an error contests does not pass: its workload is not met)"""

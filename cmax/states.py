@@ -21,8 +21,8 @@ The states, strongest claim first:
 - ``declared``: the provider's own statement, not checked against evidence;
 - ``assumed``: taken from the reference recipe because nothing states it;
 - ``contradicted``: the evidence says otherwise (a finding or a ledger entry shows it);
-- ``not verified``: evidence was submitted but did not pass validation, so it counts for
-  nothing;
+- ``not verified``: evidence was submitted but what validation found holds it (an error, or
+  a finding that holds a pass until corroborated): it earns no pass;
 - ``not evaluated``: nothing conclusive was submitted to decide it;
 - ``not assessed``: a claim no evidence bears on, or that could not be put to its test;
 - ``not scored``: too little evidence to give a number at all (a score of 0 would be a claim).
@@ -85,14 +85,15 @@ _MEANINGS: dict[State, str] = {
     State.DECLARED: "the provider's own statement, not checked against evidence",
     State.ASSUMED: "taken from the reference recipe because nothing states it",
     State.CONTRADICTED: "the evidence says otherwise",
-    State.NOT_VERIFIED: "evidence was submitted but failed validation, so it counts for nothing",
+    State.NOT_VERIFIED: "evidence was submitted but what validation found holds it: it earns "
+                        "no pass",
     State.NOT_EVALUATED: "nothing conclusive was submitted to decide it",
     State.NOT_ASSESSED: "no evidence bears on it, or it could not be put to its test",
     State.NOT_SCORED: "too little evidence to give a score",
 }
 
-CLAIM_STATES = (State.EARNED, State.DECLARED, State.ASSUMED, State.CONTRADICTED,
-                State.NOT_ASSESSED)
+CLAIM_STATES = (State.EARNED, State.DECLARED, State.ASSUMED, State.NOT_VERIFIED,
+                State.CONTRADICTED, State.NOT_ASSESSED)
 """What a claim amounts to (a judgement's ``state``, ``cmax/judgement/claims.py``)."""
 
 BAR_STATES = (State.MET, State.NOT_MET, State.NOT_EVALUATED)

@@ -102,3 +102,15 @@ def one_of_two_runs_contested(tmp: Path) -> Path:
     copy = blocks[0].replace(AURORA_BF16_LOG, second)
     (root / "cmax.toml").write_text(head + "".join([*blocks, copy.rstrip() + "\n"]) + tail)
     return root
+
+
+def fp8_run_declared_bf16(tmp: Path) -> Path:
+    """Aurora with its fp8 run's [[runs]] precision declared bf16: the log (its experiment
+    name and TFLOP/s) states fp8, so the declared precision is contradicted and errors bear on
+    the run, withholding its pass."""
+    root = tmp / "fp8-as-bf16"
+    shutil.copytree(SAMPLES / "aurora-compute", root)
+    head, blocks, tail = _runs((root / "cmax.toml").read_text())
+    blocks[1] = blocks[1].replace('precision = "fp8"', 'precision = "bf16"', 1)
+    (root / "cmax.toml").write_text(head + "".join(blocks) + tail)
+    return root

@@ -89,16 +89,21 @@ def scorecard_text(card: Scorecard) -> list[str]:
                   f"{'verdict':<28} evidence"]
         for w in card.workloads:
             basis = sources.run(w)
+            judged = card.judgement("training_run", w.run_id or "")
+            withheld = judged is not None and judged.verdict == "withheld"
+            said = (_withheld(w.validation_errors) if withheld else verdict_label(w.verdict))
             lines.append(f"  {w.workload[:22]:<22} {w.precision[:6]:<6} {w.num_gpus:>5} "
                          f"{_num(w.ratio):>7} {_ci(w.ci_low, w.ci_high):>13}  "
-                         f"{verdict_label(w.verdict):<28} "
+                         f"{said:<28} "
                          + (one_line(basis.text) if basis is not None else "-"))
     if card.exemplar.workloads:
         lines += ["", f"Exemplar-style suite: {card.exemplar_state.label} (every run of each "
                       f"workload above {card.exemplar_bar:.0%} of reference)"
                   + _label(page.exemplar_source)]
         for sw in card.exemplar.workloads:
-            runs = ", ".join(f"{_num(r.ratio)} {verdict_label(r.verdict)}" for r in sw.runs)
+            runs = ", ".join(f"{_num(r.ratio)} " + (
+                _withheld(r.withheld_by) if r.verdict == "withheld" else verdict_label(r.verdict))
+                for r in sw.runs)
             lines.append(f"  {sw.workload[:22]:<22} {sw.precision[:6]:<6} {sw.num_gpus:>5}  "
                          f"{sw.state.label:<13}  {len(sw.runs)} run(s): {runs}")
     if card.network:
@@ -228,3 +233,8 @@ def command(ctx: click.Context, bundle: str, rubric_path: str | None,
     elif fmt == "text":
         click.echo("\n".join(scorecard_text(card)))
     ctx.exit(verdict(trips))
+
+
+def _withheld(errors: list[str]) -> str:
+    """A run whose pass an error withholds, with the errors that withhold it."""
+    return f"withheld ({', '.join(errors)})" if errors else "withheld"

@@ -4,10 +4,10 @@ and the scored results.
 Each claim (a training run, the Exemplar suite, a serving, MLPerf or storage result, the
 fabric, reliability, the SLA, a run's measured energy, the power per GPU J/token is priced
 at, the audit, each declaration, the quote) gets one :class:`cmax.scorecard.Judgement`: its
-state (earned / declared / assumed / contradicted / not assessed), its standing against its
-bar where it has one (met / not met / not evaluated), the witnesses it rests on with who
-wrote each (``witnesses.py``), the findings that bear on it with the effect each rule
-declares (``cmax/validate/registry.py``), and the gates that read it. The judgement's
+state (earned / declared / assumed / not verified / contradicted / not assessed), its standing
+against its bar where it has one (met / not met / not evaluated), the witnesses it rests on
+with who wrote each (``witnesses.py``), the findings that bear on it with the effect each
+rule declares (``cmax/validate/registry.py``), and the gates that read it. The judgement's
 ``provenance`` is what every report labels the claim's figures with.
 
 A claim's state:
@@ -17,7 +17,9 @@ A claim's state:
 - **contradicted**: the ledger holds a contradicted claim of it, or an error bears on it:
   the evidence says otherwise than the claim;
 - **declared** / **assumed**: its pass rests on what only the manifest states (declared) or
-  only the recipe supplies (assumed), or a finding holds it until corroborated;
+  only the recipe supplies (assumed);
+- **not verified**: its own files state it (its figure keeps their provenance), but a finding
+  of effect ``unverified`` holds it until other evidence corroborates it;
 - **earned**: measured, its identity corroborated, nothing found against it.
 """
 
@@ -111,8 +113,8 @@ def _state(*, measured: bool, bearings: Sequence[Bearing], contradicted: Sequenc
             return State.ASSUMED, f"its pass rests on values the recipe supplies ({kinds})"
         return State.DECLARED, f"its pass rests on values only the manifest states ({kinds})"
     if held:
-        return State.DECLARED, ("held until other evidence corroborates it: "
-                                + ", ".join(held))
+        return State.NOT_VERIFIED, ("its files state it, but a finding holds it until other "
+                                    "evidence corroborates it: " + ", ".join(held))
     return State.EARNED, "measured, its identity corroborated, nothing found against it"
 
 

@@ -36,12 +36,16 @@ from cmax.scorecard import (
 )
 from cmax.states import MEASURED_VERDICTS, State
 
+_MEASURED: tuple[str, ...] = (*MEASURED_VERDICTS, "withheld")
+"""A run's verdict at the bar when it was measured against its reference (a withheld run's
+pass is contested, its speed was measured)."""
+
 
 def pooled_ratio(runs: Sequence[SuiteRun]) -> float | None:
     """The geometric mean ratio of a workload's measured runs (a run held at unverified
     included: it was measured), or None when fewer than two carry one."""
     ratios = [r.ratio for r in runs if r.ratio is not None and r.ratio > 0
-              and r.verdict in MEASURED_VERDICTS]
+              and r.verdict in _MEASURED]
     return geometric_mean(ratios) if len(ratios) >= 2 else None
 
 
@@ -50,7 +54,7 @@ def _workload_state(runs: Sequence[SuiteRun], bar: float) -> State:
     pooled = pooled_ratio(runs)
     if "fail" in verdicts or (pooled is not None and pooled < bar):
         return State.NOT_MET
-    if any(r.withheld_by for r in runs):
+    if "withheld" in verdicts:
         return State.NOT_MET
     if "pass" in verdicts:
         return State.MET
@@ -66,13 +70,13 @@ def _label(w: SuiteWorkload) -> str:
 def _runs_text(w: SuiteWorkload, bar: float) -> str:
     """The runs of a workload that is not met or not evaluated, each named by its log when
     the workload has several, and what its runs pool to when that is below the bar."""
-    shown = [r for r in w.runs if r.verdict != "pass" or r.withheld_by] or w.runs
+    shown = [r for r in w.runs if r.verdict != "pass"] or w.runs
     named = len(w.runs) > 1
     text = ", ".join((f"{r.log} " if named else "")
                      + (f"{r.ratio:.3f} " if r.ratio is not None else "")
-                     + r.verdict.replace("_", " ")
-                     + (f" withheld by {', '.join(r.withheld_by)} (not passing: a log the "
-                        "error does not name would earn it)" if r.withheld_by else "")
+                     + (f"withheld by {', '.join(r.withheld_by)} (not passing: a log the "
+                        "error does not name would earn it)" if r.verdict == "withheld"
+                        else r.verdict.replace("_", " "))
                      for r in shown)
     pooled = pooled_ratio(w.runs)
     if pooled is not None and pooled < bar:
@@ -87,11 +91,13 @@ def judge_exemplar(results: Sequence[WorkloadResult], bar: float) -> ExemplarJud
     for r in results:
         if r.verdict == "no_reference":
             continue
+        # withheld by the one rule its judgement's verdict comes from; otherwise the run's
+        # own verdict, which says why one was not compared (not comparable, no reference)
+        held = bar_verdict(r.verdict, r.ratio, errors=bool(r.validation_errors)) == "withheld"
         groups.setdefault((r.workload, r.precision, r.num_gpus), []).append(SuiteRun(
             workload=r.workload, precision=r.precision, num_gpus=r.num_gpus, log=r.log,
-            run_id=r.run_id, ratio=r.ratio, verdict=r.verdict,
-            withheld_by=r.validation_errors if bar_verdict(
-                r.verdict, r.ratio, errors=bool(r.validation_errors)) == "withheld" else []))
+            run_id=r.run_id, ratio=r.ratio, verdict="withheld" if held else r.verdict,
+            withheld_by=r.validation_errors if held else []))
     workloads = [SuiteWorkload(workload=w, precision=p, num_gpus=n,
                                state=_workload_state(runs, bar), runs=runs)
                  for (w, p, n), runs in sorted(groups.items())]

@@ -79,7 +79,8 @@ def test_judgements_are_in_the_json_with_their_provenance(aurora: Scorecard) -> 
 
 def test_a_run_held_by_a_fabrication_warning_is_judged_with_it(tmp_path: Path) -> None:
     """The aurora fp8 run with its loss replaced by a straight line: fast enough to pass, but
-    its judgement carries the warning, its effect, and a pass it has not earned."""
+    its judgement carries the warning, its effect, and a pass it has not earned: not
+    verified, its figure still the log's (provider-attested), never 'declared'."""
     bundle = _sample(tmp_path)
     straighten_fp8_loss(bundle)
     card = _card(bundle)
@@ -87,9 +88,9 @@ def test_a_run_held_by_a_fabrication_warning_is_judged_with_it(tmp_path: Path) -
     assert judged is not None
     held = [b for b in judged.findings if b.rule == "fabrication.formula-loss"]
     assert held and held[0].effect == "unverified" and judged.effects == ["unverified"]
-    assert judged.state is State.DECLARED and judged.bar_state is State.NOT_EVALUATED
+    assert judged.state is State.NOT_VERIFIED and judged.bar_state is State.NOT_EVALUATED
     assert "fabrication.formula-loss" in judged.reason
-    assert judged.provenance == "declared"
+    assert judged.provenance == "provider-attested"
     other = card.judgement("training_run", "runs[0]")
     assert other is not None and other.state is State.EARNED and not other.effects
 

@@ -87,7 +87,7 @@ def test_a_run_an_error_contests_is_not_met_beside_a_pass() -> None:
         update={"validation_errors": ["consistency.tflops-vs-step-time"]})
     judged = judge_exemplar([run("pass", 1.005), contested], BAR)
     assert judged.state is State.NOT_MET
-    assert "b.log 1.000 pass withheld by consistency.tflops-vs-step-time" in judged.reason
+    assert "b.log 1.000 withheld by consistency.tflops-vs-step-time" in judged.reason
     assert judge_exemplar([run("pass", 1.005)], BAR).state is State.MET
     failing = run("fail", 0.80, log="b.log").model_copy(
         update={"validation_errors": ["consistency.tflops-vs-step-time"]})
