@@ -32,7 +32,7 @@ from cmax.price.units import check_quote_unit
 from cmax.score.performance import suite_throughput
 from cmax.score.reference_api import ReferenceData, RefView, num, optional_lookup, text
 from cmax.score.stats import geometric_mean
-from cmax.score.verdicts import rated, serving_rated
+from cmax.score.verdicts import rated, serving_rated, why_no_ratio
 from cmax.scorecard import (
     PriceAdvice,
     Scorecard,
@@ -223,9 +223,9 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
                      f"÷ the public reference at the same model, GPU, precision and lengths): "
                      f"{throughput:.4f}, {how} ({'; '.join(lines)}).")
     elif throughput is None:
-        steps.append("2. Throughput ratio: no run could be compared with a reference result, "
-                     "so there is no defensible parity price. Run the reference suite "
-                     "(cmax validate lists what is missing).")
+        steps.append(f"2. Throughput ratio: {why_no_ratio(scorecard.workloads)}, so there is "
+                     "no defensible parity price. Run the reference suite (cmax validate lists "
+                     "what is missing).")
     else:
         joined = "; ".join(lines)
         how = ("the only comparable run" if len(lines) == 1

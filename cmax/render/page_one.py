@@ -17,7 +17,7 @@ from typing import Literal
 
 from cmax.render import formatting as fmt
 from cmax.render.provenance import Source, grouped, source
-from cmax.score.verdicts import rated, serving_rated
+from cmax.score.verdicts import rated, serving_rated, why_no_ratio
 from cmax.scorecard import (
     POWER_CLAIM,
     TIERS,
@@ -411,11 +411,11 @@ def opening(card: Scorecard) -> Opening:
                        None)
     quoted = fmt.usd(p.quoted_usd_per_gpu_hour)
     if p.ask_usd_per_gpu_hour is None:
-        what = "serving result" if card.inference and not card.workloads else "run"
+        why = ("no serving result could be compared with a reference"
+               if card.inference and not card.workloads else why_no_ratio(card.workloads))
         return Opening(said, HEADLINES[said],
-                       f"No evidence-based ask against {quoted} quoted: no {what} could be "
-                       "compared with a reference. Do not agree a price on the quote alone.",
-                       None)
+                       f"No evidence-based ask against {quoted} quoted: {why}. Do not agree a "
+                       "price on the quote alone.", None)
     detail = (f"Parity, the price at which each dollar buys reference-grade work, is "
               f"{fmt.usd(p.parity_usd_per_gpu_hour)}; at the quoted price one reference-grade "
               f"GPU-hour of work costs {fmt.usd(p.usd_per_reference_gpu_hour)}.")
@@ -441,9 +441,8 @@ def verdict_line(card: Scorecard) -> str:
     if p is None:
         return f"{card.tier}: {meaning}. No quote in the bundle, so no price to ask for."
     if p.ask_usd_per_gpu_hour is None:
-        no_run = ("No run's ratio to a reference counts" if any(
-            w.ratio is not None for w in card.workloads) else
-                  "No run could be compared with a reference")
+        no_run = why_no_ratio(card.workloads)
+        no_run = no_run[0].upper() + no_run[1:]
         return (f"{card.tier}: {meaning}. {no_run}, so there is no evidence-based price: ask "
                 "for reference-matched runs first.")
     if p.adjustment_pct is not None and p.adjustment_pct < 0:
@@ -629,6 +628,10 @@ class PageOne:
     shown_keys: tuple[Figure, ...]
     """the key figures the scorecard's page 1 shows beside the drivers (:func:`page1_keys`)"""
     gap: EvidenceGap | None
+    no_ratio: str
+    """why no training run's ratio counts, when none does (:func:`why_no_ratio`)"""
+    ratio_held: bool
+    """runs were compared with a reference but none earned its figure"""
     basis: tuple[str, ...] = ()
     """the figures above grouped by what they rest on, one sentence per provenance"""
 
@@ -655,6 +658,8 @@ def page_one(card: Scorecard) -> PageOne:
         exemplar_source=source(card, "exemplar_suite", "exemplar"),
         prices=_prices(card), drivers=tuple(drivers), keys=tuple(keys),
         shown_keys=tuple(_uncovered(keys, drivers)), gap=evidence_gap(card),
+        no_ratio=why_no_ratio(card.workloads),
+        ratio_held=any(w.ratio is not None for w in card.workloads),
         basis=tuple(_basis(card, keys)))
 
 

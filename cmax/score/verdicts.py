@@ -29,6 +29,23 @@ def serving_rated(result: InferenceResult) -> bool:
     return counted(result.verdict, result.ratio)
 
 
+def why_no_ratio(workloads: Sequence[WorkloadResult]) -> str:
+    """Why no training run's ratio counts toward the tier's throughput or the price, in the
+    words every report uses: nothing was compared, or runs were compared with a reference but
+    none earned its figure (held unverified or withheld by a finding). Saying "nothing was
+    compared" of a run measured at 99.8 % of its reference would be false."""
+    held = sum(w.ratio is not None for w in workloads)
+    if not workloads:
+        return "nothing could be compared with a reference"
+    if not held:
+        return "no run could be compared with a reference"
+    total = len(workloads)
+    which = ((f"the {total} run" if total == 1 else f"all {total} runs") if held == total
+             else f"{held} of the {total} runs")
+    return (f"no run's ratio to a reference counts ({which} compared with one "
+            f"{'is' if held == 1 else 'are'} not earned; the findings say why)")
+
+
 def unverified_note(unearned: Sequence[Claim]) -> str:
     """Why a run is held at ``unverified`` and which evidence would earn the pass."""
     what = ", ".join(f"{c.kind.replace('_', ' ')} {c.value or '?'} ({c.status})"

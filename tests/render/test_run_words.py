@@ -48,3 +48,23 @@ def test_two_runs_of_one_workload_are_counted_as_runs_and_told_apart(tmp_path: P
     # a workload run once keeps its one-line label
     assert any(r.startswith("grok1-314b FP8 · 512 GPUs ") for r in rows)
     assert not any("grok1" in r and ".log" in r for r in rows)
+
+
+def test_no_report_says_a_held_run_was_not_compared(tmp_path: Path) -> None:
+    """The price's reasoning, page 1's ask and decision, the price table, "What moves the price"
+    and the brief all say a run measured at 99.8 % of its reference was compared but did not
+    earn its figure; none says that nothing was compared or measured."""
+    card = assess(only_run_unverified(tmp_path))
+    said = ("no run's ratio to a reference counts (the 1 run compared with one is not "
+            "earned; the findings say why)")
+    charts = reports.ScorecardCharts()
+    pages = {"scorecard": reports.scorecard_html(card, "x", "html", charts),
+             "brief": reports.brief_html(card)}
+    for name, page in pages.items():
+        text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
+        assert said in text, name
+        for false in ("could be compared", "no run compared", "nothing was measured"):
+            assert false not in text, (name, false)
+    assert said in page_one(card).ask
+    assert card.price is not None
+    assert any(said in step for step in card.price.reasoning)

@@ -55,7 +55,7 @@ def test_scorecard_page_one_says_not_rated_and_what_to_submit() -> None:
     assert "5 validation errors in the evidence" in page1
     assert "To earn a rating, submit:" in page1
     assert "no shortfall" not in page1
-    assert "nothing was measured against the reference" in page1
+    assert "no run could be compared with a reference, so there is neither a shortfall" in page1
     # the tile says the logs were submitted and not compared, not "not provided"
     assert "none compared" in page1 and "2 run(s) submitted" in page1
     assert "(no reference)" in page1 and "(not evaluated (no reference))" not in page1
