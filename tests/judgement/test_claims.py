@@ -107,7 +107,7 @@ def test_a_run_judged_unverified_passes_no_bar_gate(tmp_path: Path) -> None:
     gates = {g.id: g for g in card.gates}
     assert gates["exemplar_suite"].status == "not_evaluated"
     floor = gates["performance_floor"]
-    assert "2 of 3 training workloads" in floor.reason
+    assert "2 of 3 training runs" in floor.reason
     assert re.search(r"fp8 512 GPUs \d\.\d{3} unverified", floor.reason)
     assert card.tier != "Platinum"
 
