@@ -66,6 +66,7 @@ def scorecard_text(card: Scorecard) -> list[str]:
     """A compact human summary; the JSON has everything."""
     from cmax.render.page_one import page_one
     from cmax.render.provenance import LEGEND, Sources
+    from cmax.render.views import run_verdict, withheld_label
 
     page = page_one(card)
     sources = Sources(card)
@@ -89,9 +90,7 @@ def scorecard_text(card: Scorecard) -> list[str]:
                   f"{'verdict':<28} evidence"]
         for w in card.workloads:
             basis = sources.run(w)
-            judged = card.judgement("training_run", w.run_id or "")
-            withheld = judged is not None and judged.verdict == "withheld"
-            said = (_withheld(w.validation_errors) if withheld else verdict_label(w.verdict))
+            said = run_verdict(card, w)
             lines.append(f"  {w.workload[:22]:<22} {w.precision[:6]:<6} {w.num_gpus:>5} "
                          f"{_num(w.ratio):>7} {_ci(w.ci_low, w.ci_high):>13}  "
                          f"{said:<28} "
@@ -102,8 +101,8 @@ def scorecard_text(card: Scorecard) -> list[str]:
                   + _label(page.exemplar_source)]
         for sw in card.exemplar.workloads:
             runs = ", ".join(f"{_num(r.ratio)} " + (
-                _withheld(r.withheld_by) if r.verdict == "withheld" else verdict_label(r.verdict))
-                for r in sw.runs)
+                withheld_label(r.withheld_by) if r.verdict == "withheld"
+                else verdict_label(r.verdict)) for r in sw.runs)
             lines.append(f"  {sw.workload[:22]:<22} {sw.precision[:6]:<6} {sw.num_gpus:>5}  "
                          f"{sw.state.label:<13}  {len(sw.runs)} run(s): {runs}")
     if card.network:
@@ -234,7 +233,3 @@ def command(ctx: click.Context, bundle: str, rubric_path: str | None,
         click.echo("\n".join(scorecard_text(card)))
     ctx.exit(verdict(trips))
 
-
-def _withheld(errors: list[str]) -> str:
-    """A run whose pass an error withholds, with the errors that withhold it."""
-    return f"withheld ({', '.join(errors)})" if errors else "withheld"

@@ -103,6 +103,8 @@ def runs_csv(card: Scorecard) -> str:
         first, last = w.window if w.window is not None else (None, None)
         row = {**w.model_dump(include=set(RUNS_COLUMNS)), "window_first": first,
                "window_last": last}
+        if views.run_verdict(card, w).startswith("withheld"):
+            row["verdict"] = "withheld"
         writer.writerow(["" if row.get(c) is None else csv_cell(str(row[c]))
                          for c in RUNS_COLUMNS])
     return buf.getvalue()
@@ -123,6 +125,7 @@ def _common(card: Scorecard) -> dict[str, Any]:
         "gap": page.gap,
         "loss_basis": views.loss_basis(card),
         "sources": Sources(card),
+        "run_verdict": lambda w: views.run_verdict(card, w),
     }
 
 

@@ -32,12 +32,28 @@ from cmax.scorecard import (
     CategoryScore,
     Gate,
     Scorecard,
+    WorkloadResult,
     tier_rank,
 )
 from cmax.states import State, bar_state
 
 AUDIT_ORDER = {"FAIL": 0, "WARNING": 1, "SKIPPED": 2, "PASS": 3}
 
+
+
+def run_verdict(card: Scorecard, w: WorkloadResult) -> str:
+    """A training run's verdict as every report prints it: its judgement's ``withheld`` with
+    the errors that withhold it (the run's own verdict reads inconclusive or pass, which no
+    gate counts), else the run's verdict in words."""
+    judged = card.judgement("training_run", w.run_id or "")
+    if judged is None or judged.verdict != "withheld":
+        return fmt.verdict_label(w.verdict)
+    return withheld_label(w.validation_errors)
+
+
+def withheld_label(errors: Sequence[str]) -> str:
+    """A result whose pass an error withholds, with the errors that withhold it."""
+    return f"withheld ({', '.join(errors)})" if errors else "withheld"
 
 def headline_findings(card: Scorecard, limit: int = 3) -> list[Finding]:
     """The findings that matter most: by severity, then in the order the validator raised them

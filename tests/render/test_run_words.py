@@ -12,7 +12,11 @@ from cmax.pipeline import assess
 from cmax.render import reports
 from cmax.render.page_one import evidence_gap, page_one
 from cmax.render.views import brief_reasons
-from tests.sample_bundles import one_of_two_runs_fails, only_run_unverified
+from tests.sample_bundles import (
+    fp8_run_declared_bf16,
+    one_of_two_runs_fails,
+    only_run_unverified,
+)
 
 
 def test_a_held_run_reads_compared_but_not_verified(tmp_path: Path) -> None:
@@ -68,3 +72,26 @@ def test_no_report_says_a_held_run_was_not_compared(tmp_path: Path) -> None:
     assert said in page_one(card).ask
     assert card.price is not None
     assert any(said in step for step in card.price.reasoning)
+
+
+def test_a_withheld_run_reads_withheld_on_every_surface(tmp_path: Path) -> None:
+    """Aurora's fp8 run declared bf16: its judgement withholds the pass, and the scorecard's
+    training table, runs.csv and cmax score's table say withheld with the errors, never the
+    run's own 'inconclusive' beside it."""
+    from cmax.cli.score_cmd import scorecard_text
+    from cmax.render.views import run_verdict
+
+    card = assess(fp8_run_declared_bf16(tmp_path))
+    held = [w for w in card.workloads
+            if (j := card.judgement("training_run", w.run_id or "")) is not None
+            and j.verdict == "withheld"]
+    assert len(held) == 1 and held[0].verdict == "inconclusive"
+    said = run_verdict(card, held[0])
+    assert said.startswith("withheld (") and "identity.precision" in said
+    page = reports.scorecard_html(card, "x", "html", reports.ScorecardCharts())
+    table = page.split("<h2>Training performance</h2>", 1)[1].split("</table>", 1)[0]
+    assert ">withheld</span>" in table and ">passed</span>" in table
+    assert f"by {', '.join(held[0].validation_errors)}" in html.unescape(table)
+    csv_rows = reports.runs_csv(card).splitlines()
+    assert sum(r.endswith(",withheld") for r in csv_rows) == 1
+    assert any(said in line for line in scorecard_text(card))
