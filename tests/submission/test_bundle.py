@@ -274,12 +274,16 @@ def test_named_pipe_as_bundle_path_is_refused_not_waited_on(tmp_path: Path) -> N
             pass
 
 
+# The holder sleeps in short steps, as cmax works in Python between library calls: the kernel
+# may deliver the signal to a library's worker thread, and CPython then runs the handler only
+# when the main thread next executes bytecode, which one long sleep would delay past the wait.
 _HOLD = """
 import sys, time
 from cmax.submission.bundle import open_bundle
 with open_bundle(sys.argv[1]) as bundle:
     print(bundle.root, flush=True)
-    time.sleep(60)
+    for _ in range(600):
+        time.sleep(0.1)
 """
 
 
