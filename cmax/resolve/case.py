@@ -166,7 +166,7 @@ class Case(Evidence):
     def with_declared(self, name: str) -> pl.DataFrame:
         """The ``storage`` or ``inference`` table with what each entry declares where its file
         is silent, from the claims ledger (:mod:`cmax.resolve.entry_claims`), the columns
-        filled named in a ``declared`` column."""
+        filled listed by name in a ``declared`` column."""
         return with_declared(safe_conform(_frame(self, name), TABLES[name]), self.claims, name)
 
     def is_present(self, path: str) -> bool:

@@ -44,6 +44,9 @@ FILLS: dict[str, tuple[Fill, ...]] = {
 
 _SCHEMAS = {"storage": STORAGE_SCHEMA, "inference": INFERENCE_SCHEMA}
 
+#: the ``declared`` column :func:`with_declared` adds: the names of the columns filled
+DECLARED_DTYPE = pl.List(pl.String)
+
 
 def _subject(table: str, index: int) -> str:
     return f"{table}[{index}]"
@@ -91,8 +94,9 @@ def entry_claims(evidence: Evidence) -> list[Claim]:
 def with_declared(frame: pl.DataFrame, claims: Ledger | Iterable[Claim],
                   table: str) -> pl.DataFrame:
     """``frame``'s rows (of ``table``) with each entry's declared values where the file is
-    silent, and a ``declared`` column naming the columns filled (null where none). A declared
-    load is also named in the row's ``scenario``."""
+    silent, and a ``declared`` column listing the names of the columns filled (null where
+    none; a list, so a reader asks for a column by its exact name). A declared load is also
+    named in the row's ``scenario``."""
     schema = _SCHEMAS[table]
     fills = {f.kind: f for f in FILLS[table]}
     by_entry: dict[int, list[tuple[Fill, str]]] = {}
@@ -105,13 +109,14 @@ def with_declared(frame: pl.DataFrame, claims: Ledger | Iterable[Claim],
         number = claim.subject[len(prefix):].rstrip("]")
         if number.isdigit():
             by_entry.setdefault(int(number), []).append((fill, claim.value))
-    frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias("declared"))
+    frame = frame.with_columns(pl.lit(None, dtype=DECLARED_DTYPE).alias("declared"))
     for index, values in by_entry.items():
         mine = pl.col("entry") == index
         exprs = [pl.when(mine).then(pl.col(f.column).fill_null(
             pl.lit(value).cast(schema[f.column]))).otherwise(pl.col(f.column)).alias(f.column)
                  for f, value in values]
-        exprs.append(pl.when(mine).then(pl.lit(", ".join(f.column for f, _ in values)))
+        exprs.append(pl.when(mine).then(pl.lit([f.column for f, _ in values],
+                                               dtype=DECLARED_DTYPE))
                      .otherwise(pl.col("declared")).alias("declared"))
         if table == "inference":
             load = next(v for f, v in values if f.column == "concurrency")

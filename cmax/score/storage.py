@@ -50,9 +50,14 @@ DECLARED_NAMES = {"accelerator": "emulated accelerator", "tool_version": "round"
                   "accelerators": "GPUs", "size_gib": "checkpoint size"}
 
 
+def _filled(row: dict[str, Any]) -> list[str]:
+    """The columns of ``row`` its ``[[storage]]`` entry filled (the ``declared`` list
+    :meth:`cmax.resolve.case.Case.with_declared` adds), by their exact names."""
+    return [str(c) for c in row.get("declared") or ()]
+
+
 def _declared(row: dict[str, Any]) -> list[str]:
-    return [DECLARED_NAMES.get(c.strip(), c.strip())
-            for c in str(row.get("declared") or "").split(",") if c.strip()]
+    return [DECLARED_NAMES.get(c, c) for c in _filled(row)]
 
 
 def _result(row: dict[str, Any], **values: Any) -> StorageResult:
@@ -67,7 +72,7 @@ def _training(row: dict[str, Any], ref: StorageReference) -> StorageResult:
     bar = ref.au_threshold_pct.get(str(workload))
     detail = []
     reasons = []
-    if "accelerator" in str(row.get("declared") or ""):
+    if "accelerator" in _filled(row):
         # the median differs by accelerator (resnet50: 12,879 MiB/s on A100, 16,162 on H100):
         # the emulated accelerator must come from the run's own files to be compared
         reasons.append("the emulated accelerator rests on cmax.toml alone (the run's "

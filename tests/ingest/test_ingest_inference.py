@@ -467,7 +467,7 @@ def test_aiperf_csv_takes_the_declared_concurrency(tmp_path: Path) -> None:
     assert claim is not None and (claim.value, claim.status) == ("64", "declared")
     [row] = case.with_declared("inference").iter_rows(named=True)
     assert row["concurrency"] == 64.0 and row["request_rate"] is None
-    assert row["declared"] == "concurrency"
+    assert row["declared"] == ["concurrency"]
     assert row["scenario"] == "concurrency 64 declared in cmax.toml (the file records no load)"
 
 

@@ -17,6 +17,7 @@ from cmax.pipeline import load
 from cmax.reference import load_reference
 from cmax.reference.storage import checkpoint_share, checkpoint_what_if, parse_bandwidth
 from cmax.reference.view import RefView
+from cmax.resolve.case import resolve
 from cmax.score.storage import storage_results
 from cmax.scorecard import CheckpointCost, StorageResult
 from tests.fakes import manifest_text
@@ -248,3 +249,27 @@ def test_an_emulated_accelerator_only_cmax_toml_states_is_not_rated(tmp_path: Pa
     [silent], _ = _score(tmp_path / "b", [(summary, "")])
     assert silent.verdict == "not rated"
     assert "the emulated accelerator is not stated" in str(silent.reason)
+
+
+def test_a_declared_gpu_count_is_not_a_declared_accelerator(tmp_path: Path) -> None:
+    """The emulated accelerator is matched by its column's exact name: a row whose entry
+    filled only its GPUs (``accelerators``) keeps the accelerator its folder states and stays
+    rated. No reader leaves a summary's process count null (``num_accelerators`` is required),
+    so the row is the HPE summary's with that column emptied, resolved again."""
+    summary = V1 / "HPE"
+    folder = tmp_path / "e0" / summary.relative_to(STORAGE)
+    shutil.copytree(summary, folder)
+    (tmp_path / "cmax.toml").write_text(manifest_text(
+        f'[[storage]]\nresult = "{(folder / "summary.json").relative_to(tmp_path).as_posix()}"'
+        "\ngpus = 8\n"))
+    reference = load_reference("latest")
+    with load(tmp_path) as loaded:
+        case = loaded.case
+    silent = dataclasses.replace(
+        case, storage=case.storage.with_columns(pl.lit(None, dtype=pl.Int64).alias("accelerators")))
+    again = resolve(silent, reference)
+    [result], _ = storage_results(again, RefView(reference))
+    assert result.declared == ["GPUs"]
+    assert result.verdict == "rated" and result.reference == 16162.1
+    [row] = again.with_declared("storage").iter_rows(named=True)
+    assert row["declared"] == ["accelerators"] and row["accelerator"] == "h100"
