@@ -202,8 +202,8 @@ INFERENCE_SCHEMA: dict[str, pl.DataType] = {
     "ttft_median_ms": pl.Float64(),
     "temperature": pl.Float64(),  # sampling temperature the client fixed (null: server default)
     "interactivity_tok_s_user": pl.Float64(),  # mean output tok/s per request, as the tool states
-    "input_len": pl.Int64(),  # input tokens per request the file says it asked for
-    "output_len": pl.Int64(),  # output tokens per request the file says it asked for
+    "input_len": pl.Int64(),  # input tokens per request the file states (asked for, or each had)
+    "output_len": pl.Int64(),  # output tokens per request the file states (asked for, or each had)
     "prefill_gpus": pl.Int64(),  # disaggregated serving: the prefill GPUs the file states
     "decode_gpus": pl.Int64(),  # disaggregated serving: the decode GPUs the file states
     "scenario": pl.String(),  # the tool's scenario (MLPerf Offline/Server/Interactive, ...)

@@ -258,14 +258,15 @@ def _beyond_reference(ctx: Context, row: dict[str, Any],
 
 
 def _lengths(row: dict[str, Any], spec: InferenceSpec) -> Iterator[str]:
-    """Per-request lengths the file gives (stated, or its totals over its requests; an MLPerf
-    run's tokens per sample) that are not the manifest's."""
+    """Per-request lengths the file gives (stated: asked for, or every request's alike; else
+    its totals over its requests; an MLPerf run's tokens per sample) that are not the
+    manifest's."""
     done = row["completed"]
     for which, stated, total, declared in (
             ("input", row["input_len"], row["input_tokens"], spec.input_len),
             ("output", row["output_len"], row["output_tokens"], spec.output_len)):
         if stated is not None and stated != declared:
-            yield f"the file asked for {stated} {which} tokens per request, the manifest rates " \
+            yield f"the file states {stated} {which} tokens per request, the manifest rates " \
                   f"{declared}"
         elif done and total is not None and abs(total / done / declared - 1) > \
                 INFERENCE_LENGTH_TOLERANCE:

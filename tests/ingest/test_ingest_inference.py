@@ -235,6 +235,22 @@ def test_aiperf_exports_give_the_same_row(name: str) -> None:
     assert row["interactivity_tok_s_user"] == pytest.approx(40.31)
     assert row["tpot_mean_ms"] == pytest.approx(24.81) and row["ttft_p99_ms"] == 612.8
     assert row["gpus"] is None  # AIPerf states no GPU count
+    # every request's ISL and OSL 1024 (min = max = avg): the lengths the file states
+    assert (row["input_len"], row["output_len"]) == (1024, 1024)
+
+
+def test_aiperf_csv_states_a_length_only_when_every_request_had_it(tmp_path: Path) -> None:
+    """Outputs that stopped early vary (avg 1,013.4, min 912): no single output length. The
+    server's own ISL count, a row newer releases add under a header that starts alike, is
+    another metric and leaves the ISL row's 1024 alone."""
+    text = (AIPERF / "profile_export_aiperf.csv").read_text()
+    osl = "Output Sequence Length (tokens),1013.40,912.00,1024.00" + ",1024.00" * 9 + ",21.30"
+    server = "Input Sequence Length (Server) (tokens)," + ",".join(["1031.00"] * 12) + ",0.00"
+    path = tmp_path / "profile_export_aiperf.csv"
+    path.write_text(re.sub(r"^Output Sequence Length \(tokens\),.*$", f"{osl}\n{server}",
+                           text, flags=re.M))
+    [row] = by_id("aiperf-csv").parse(Probe(path)).rows
+    assert (row["input_len"], row["output_len"]) == (1024, None)
 
 
 def test_aiperf_json_states_the_run_setup() -> None:

@@ -121,6 +121,15 @@ def _aiperf_errors(text: str) -> str:
     return f"{head}\nError Request Count,40.00,40.00,40.00,,,,,,,,,,0.00\n{rest}"
 
 
+def _aiperf_isl_1000(text: str) -> str:
+    """The CSV export of the same run with 1,000-token prompts: its Input Sequence Length
+    row one value (min = max = avg) and the total over its 640 requests to match."""
+    row = "Input Sequence Length (tokens)," + ",".join(["1000.00"] * 12) + ",0.00"
+    return re.sub(r"^Input Sequence Length \(tokens\),.*$", row, text, flags=re.M).replace(
+        "Total Input Sequence Length (tokens),655360.00",
+        "Total Input Sequence Length (tokens),640000.00")
+
+
 TRIPPING = [
     # tokens / duration against the rates the file reports
     ("sa_bench_benchmark.out", _line("Total Token throughput (tok/s)", "41000.00"),
@@ -136,11 +145,14 @@ TRIPPING = [
      "inference.per-user-beyond-total", "from 64 concurrent requests at 10 tok/s per user"),
     # the lengths the file states, and an MLPerf run's tokens per sample
     ("inferencex_agg_bmk_h200.json", _json(_set(osl=2048)), "inference.lengths-mismatch",
-     "the file asked for 2048 output tokens per request, the manifest rates 1024"),
+     "the file states 2048 output tokens per request, the manifest rates 1024"),
     ("mlperf/server_mlperf_log_summary.txt", _line("Completed samples per second", "40.0"),
      "inference.lengths-mismatch", "615 output tokens per sample, the manifest rates 301"),
     ("aiperf/profile_export_aiperf.csv", _aiperf_errors, "inference.failed-requests",
      "40 of 680 requests failed"),
+    # every request 1,000 input tokens: within the totals' 5 %, but not the declared 1024
+    ("aiperf/profile_export_aiperf.csv", _aiperf_isl_1000, "inference.lengths-mismatch",
+     "the file states 1000 input tokens per request, the manifest rates 1024"),
     # a p99 edited below the median to meet a latency SLO
     ("vllm_bench_serve_llama3.3-70b.json", _json(_set(p99_tpot_ms=20.0)),
      "inference.percentiles-disordered", "p99 TPOT 20.000 ms is below its median"),

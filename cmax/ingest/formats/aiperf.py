@@ -14,7 +14,21 @@ Both are written by ``aiperf profile`` from the same metric results (ai-dynamo/a
   distribution, then ``Metric,Value``), each named ``<header> (<unit>)``, then optionally the
   GPU telemetry table (``Endpoint,GPU_Index,GPU_Name,...``).
 
-Each metric is mapped explicitly (:data:`AIPERF_METRICS`). AIPerf's ITL is the per-request
+Each metric is mapped explicitly (:data:`AIPERF_METRICS`). The per-request lengths are the
+record metrics ``input_sequence_length`` / ``output_sequence_length`` (headers "Input Sequence
+Length" / "Output Sequence Length", unit ``tokens``; OSL counts reasoning tokens too:
+``aiperf/metrics/types/input_sequence_length_metric.py`` and
+``output_sequence_length_metric.py`` @ db4f6397d11ee2d4cfbb41f70b2327315163dcf0), in both
+exports as a distribution over the profiled requests (the CSV's first section, the JSON's
+blocks). Where it is one value (min = max = avg, a whole number) the file states the length
+every request had, as the JSON's ``input_config`` states a length held at stddev 0: that is
+the row's ``input_len`` / ``output_len``, so a declaration of other lengths is a contradiction
+(``inference.lengths-mismatch``) even within the tolerance the totals over the requests are
+read with. A distribution that varies states no single length (its mean is the totals over
+the request count, which the rule reads). Newer releases also export the server's and the
+client's counts ("Input Sequence Length (Server)", "... (Local)", ``NO_CONSOLE`` metrics,
+which the CSV keeps): a header is split from its unit at its last " (" so those rows are told
+apart and left unread. AIPerf's ITL is the per-request
 (latency - TTFT) / (OSL - 1), vLLM's TPOT. Generic request errors do not make AIPerf call a run
 invalid (the FAQ says so): they are ``error_request_count`` (absent when none failed), read as
 ``failed``. The export states **no GPU count**; the GPU telemetry names the GPUs it saw. The
@@ -50,6 +64,9 @@ AIPERF_METRICS: dict[str, tuple[str, dict[str, str]]] = {
                                          {"avg": "interactivity_tok_s_user"}),
     "time_to_first_token": ("Time to First Token", {"p99": "ttft_p99_ms"}),
     "inter_token_latency": ("Inter Token Latency", {"avg": "tpot_mean_ms", "p99": "tpot_p99_ms"}),
+    # read whole by _every_request: the row's input_len / output_len
+    "input_sequence_length": ("Input Sequence Length", {}),
+    "output_sequence_length": ("Output Sequence Length", {}),
 }
 _NEEDS = ("request_count", "benchmark_duration", "output_token_throughput")
 #: time units AIPerf displays, in milliseconds; the columns above are ms, duration seconds
@@ -163,7 +180,10 @@ def _json_export(data: dict[str, Any]) -> _Export:
                    valid, reason if valid is False else None, gpus,
                    power=_power(seen),
                    span=(_utc(data.get("start_time")), _utc(data.get("end_time"))),
-                   lengths=(_fixed(config, "input_tokens"), _fixed(config, "output_tokens")),
+                   lengths=(_fixed(config, "input_tokens")
+                            or _every_request(metrics.get("input_sequence_length")),
+                            _fixed(config, "output_tokens")
+                            or _every_request(metrics.get("output_sequence_length"))),
                    temperature=_temperature(_at(config, "input", "extra")))
 
 
@@ -206,6 +226,18 @@ def _fixed(config: Any, which: str) -> int | None:
     mean = number(_at(config, "input", "prompt", which, "mean"))
     spread = number(_at(config, "input", "prompt", which, "stddev"))
     return int(mean) if mean is not None and mean.is_integer() and spread == 0 else None
+
+
+def _every_request(block: Any) -> int | None:
+    """The tokens every profiled request had, when a length metric's distribution is one
+    value (its avg, min and max the same whole number); None when the lengths varied or the
+    export does not state them."""
+    if not isinstance(block, dict):
+        return None
+    avg, low, high = (number(block.get(k)) for k in ("avg", "min", "max"))
+    if avg is None or not math.isfinite(avg) or not avg.is_integer() or avg <= 0:
+        return None
+    return int(avg) if low == avg == high else None
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -275,7 +307,7 @@ def _csv_export(text: str, path: Any) -> _Export:
             if "GPU_Name" in columns and len(cells) > columns.index("GPU_Name"):
                 gpus.append(cells[columns.index("GPU_Name")])
             continue
-        name, _, unit = cells[0].partition(" (")
+        name, _, unit = cells[0].rpartition(" (") if " (" in cells[0] else (cells[0], "", "")
         tag = _BY_HEADER.get(name.strip().lower())
         if tag is None:
             continue
@@ -292,7 +324,9 @@ def _csv_export(text: str, path: Any) -> _Export:
                                     fix="submit the CSV as AIPerf wrote it")
         metrics[tag] = {"unit": unit.rstrip(")") if unit else "",
                         **{k: v for k, v in stats.items() if v.strip()}}
-    return _Export(metrics, gpu_names=gpus)
+    return _Export(metrics, gpu_names=gpus,
+                   lengths=(_every_request(metrics.get("input_sequence_length")),
+                            _every_request(metrics.get("output_sequence_length"))))
 
 
 class AiperfCsv(ServingResult):
