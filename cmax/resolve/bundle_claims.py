@@ -30,7 +30,7 @@ from cmax.ingest.evidence import Evidence
 from cmax.ingest.facts import facts_of
 from cmax.resolve.claims import Citation, Claim, fact_int, status_of
 from cmax.resolve.hosts import other_hosts
-from cmax.resolve.incident_review import review_incidents
+from cmax.resolve.incident_review import IncidentReview
 
 CLUSTER, RELIABILITY, PRICING = "cluster", "reliability", "pricing"
 
@@ -106,9 +106,8 @@ def _hosts(evidence: Evidence) -> Claim | None:
                  "a file's hosts belong when other evidence names them or their naming scheme")
 
 
-def _reliability(evidence: Evidence) -> list[Claim]:
+def _reliability(evidence: Evidence, review: IncidentReview | None) -> list[Claim]:
     spec = evidence.manifest.reliability
-    review = review_incidents(evidence)
     if spec is None or review is None:
         return []
     log = spec.incidents
@@ -162,10 +161,12 @@ def _price_unit(evidence: Evidence, economics: Mapping[str, Any], gpu: str) -> C
                  () if inside else (cite,))
 
 
-def bundle_claims(evidence: Evidence, economics: Mapping[str, Any], gpu: str
-                  ) -> tuple[Claim, ...]:
+def bundle_claims(evidence: Evidence, review: IncidentReview | None,
+                  economics: Mapping[str, Any], gpu: str) -> tuple[Claim, ...]:
     """The ledger entries about the cluster, the reliability period and fleet, and the price
-    unit; ``gpu`` is the canonical catalogue id."""
+    unit; ``review`` is the case's reading of the incident log, ``gpu`` the canonical
+    catalogue id."""
     claims: list[Claim | None] = [_cluster_name(evidence), _nodes(evidence), _hosts(evidence),
-                                  *_reliability(evidence), _price_unit(evidence, economics, gpu)]
+                                  *_reliability(evidence, review),
+                                  _price_unit(evidence, economics, gpu)]
     return tuple(c for c in claims if c is not None)

@@ -50,6 +50,7 @@ from cmax.resolve.bundle_claims import bundle_claims
 from cmax.resolve.canonical import require_canonical
 from cmax.resolve.claims import Claim, Ledger
 from cmax.resolve.entry_claims import entry_claims, with_declared
+from cmax.resolve.incident_review import IncidentReview, review_incidents
 from cmax.resolve.run_claims import (
     RunInputs,
     config_claims,
@@ -137,6 +138,10 @@ class Case(Evidence):
     resolved: tuple[ResolvedRun, ...] = ()
     declared: tuple[DeclaredFile, ...] = ()
     claims: Ledger = field(default_factory=Ledger)
+    incident_review: IncidentReview | None = None
+    """the incident log read against the period and the fleet
+    (:func:`cmax.resolve.incident_review.review_incidents`), None without ``[reliability]``:
+    the ledger, the reliability and monitoring rules, the rate and the SLA all read this one"""
     resolved_from: tuple[object, ...] = field(default=(), repr=False, compare=False)
     """the Evidence fields it was resolved from, each the very object: a copy made with
     ``dataclasses.replace(case, runs=...)`` keeps them, so :func:`resolve` sees the change"""
@@ -432,11 +437,12 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
         declared.append(DeclaredFile(key=key, path=rel, present=present, manifest_line=line))
     ingested = {f.name: getattr(evidence, f.name) for f in dataclasses.fields(Evidence)}
     ingested["files"] = list(files.values())
+    review = review_incidents(evidence)
     return Case(**ingested, resolved_from=tuple(ingested.values()),
                 reference_release=ref.release, tables=MappingProxyType(tables),
-                resolved=tuple(runs), declared=tuple(declared),
+                resolved=tuple(runs), declared=tuple(declared), incident_review=review,
                 claims=Ledger(tuple(run_claims)).added(
-                    *bundle_claims(evidence, ref.reference.economics,
+                    *bundle_claims(evidence, review, ref.reference.economics,
                                    ref.gpu_id(evidence.manifest.system.gpu)
                                    or evidence.manifest.system.gpu),
                     *entry_claims(evidence)))

@@ -126,7 +126,7 @@ def score(
         manifest.pricing.usd_per_gpu_hour if manifest.pricing else None)
     reliability = reliability_result(evidence, reference)
     storage, checkpoint = storage_results(evidence, RefView(reference))
-    sla = sla_result(evidence)
+    sla = sla_result(evidence, reference)
     audit = audit_summary(evidence)
     throughput, _ = suite_throughput(workloads)
     gpu = canonical_gpu(reference, system.gpu) or system.gpu

@@ -26,7 +26,8 @@ import polars as pl
 from cmax.errors import ReferenceDataError
 from cmax.ingest.evidence import Evidence
 from cmax.ingest.monitoring.accounting import MAX_UNWITNESSED
-from cmax.resolve.incident_review import IncidentReview, cite_lines, fleet_nodes, review_incidents
+from cmax.resolve.case import resolve
+from cmax.resolve.incident_review import IncidentReview, cite_lines, fleet_nodes
 from cmax.score.reference_api import ReferenceData, num, text
 from cmax.scorecard import ReliabilityResult, SlaResult
 from cmax.submission.manifest import Sla
@@ -70,12 +71,12 @@ def reference_rate(baseline: Mapping[str, Any]) -> tuple[float, float, str]:
 
 
 def reliability_result(evidence: Evidence, reference: ReferenceData) -> ReliabilityResult | None:
-    """Interruption rate, MTBF and E[ETTR] over what the incident log covers
-    (cmax/resolve/incident_review.py: the period's months it records anything in, the fleet the
-    evidence supports; relabelled faults counted, the worst case assumed where times are
-    missing)."""
+    """Interruption rate, MTBF and E[ETTR] over what the incident log covers (the case's
+    ``incident_review``, cmax/resolve/incident_review.py: the period's months it records
+    anything in, the fleet the evidence supports; relabelled faults counted, the worst case
+    assumed where times are missing). Plain Evidence is resolved first."""
     spec = evidence.manifest.reliability
-    review = review_incidents(evidence)
+    review = resolve(evidence, reference).incident_review
     if spec is None or review is None:
         return None
     from cmax.resolve.monitoring import monitoring_view
@@ -215,7 +216,7 @@ def _overlap_hours(intervals: list[tuple[dt.datetime, dt.datetime]], lo: dt.date
     return total
 
 
-def sla_result(evidence: Evidence) -> SlaResult | None:
+def sla_result(evidence: Evidence, reference: ReferenceData) -> SlaResult | None:
     """Per node, per month uptime against the contract (docs/scoring.md: per node and
     per calendar month), over the months the incident log covers and the fleet the evidence
     supports (cmax/resolve/incident_review.py), joined with the buyer's monitoring where the bundle
@@ -228,7 +229,7 @@ def sla_result(evidence: Evidence) -> SlaResult | None:
     of the period: malformed data can never lower the credit owed.
     """
     sla: Sla | None = evidence.manifest.sla
-    review = review_incidents(evidence)
+    review = resolve(evidence, reference).incident_review
     if sla is None or review is None:
         return None
     from cmax.resolve.monitoring import monitoring_view

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 from cmax.findings import Finding
 from cmax.ingest.monitoring.accounting import MAX_UNWITNESSED
-from cmax.resolve.incident_review import review_incidents
 from cmax.resolve.monitoring import MIN_OUTAGE_S, XID_BEFORE_S, MonitoringView, monitoring_view
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
@@ -136,7 +135,7 @@ def check(ctx: Context) -> Iterator[Finding]:
     spec = ctx.manifest.reliability
     if spec is None or not ctx.case.monitoring:
         return
-    review = review_incidents(ctx.case)
+    review = ctx.case.incident_review
     if review is None:
         return
     sla = ctx.manifest.sla

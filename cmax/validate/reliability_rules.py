@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import polars as pl
 
 from cmax.findings import Finding
-from cmax.resolve.incident_review import IncidentReview, cite_lines, review_incidents
+from cmax.resolve.incident_review import IncidentReview, cite_lines
 from cmax.validate.context import Context
 from cmax.validate.registry import Rule, finding, register
 
@@ -210,6 +210,6 @@ def check(ctx: Context) -> Iterator[Finding]:
     spec = ctx.manifest.reliability
     if spec is None or not ctx.case.is_present(spec.incidents):
         return
-    review = review_incidents(ctx.case)
+    review = ctx.case.incident_review
     if review is not None:
         yield from _findings(review, spec.incidents)

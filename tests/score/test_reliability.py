@@ -92,7 +92,7 @@ def test_expected_ettr_formula() -> None:
 
 def test_no_reliability_section_gives_none() -> None:
     assert reliability_result(evidence(manifest()), FakeReference()) is None
-    assert sla_result(evidence(manifest())) is None
+    assert sla_result(evidence(manifest()), FakeReference()) is None
 
 
 @pytest.mark.parametrize(("uptime", "credit"), [
@@ -110,7 +110,7 @@ def test_sla_per_node_month() -> None:
             incident("2026-06-05T04:00:00", "2026-06-05T10:00:00", "n1"),  # overlaps: merged
             incident("2026-06-08T00:00:00", "2026-06-08T04:00:00", "n2", planned=True)]
     m = _fleet(2, dt.date(2026, 6, 1), dt.date(2026, 6, 30), 16, sla=True)
-    s = sla_result(evidence(m, incidents=rows))
+    s = sla_result(evidence(m, incidents=rows), FakeReference())
     assert s is not None
     assert s.node_hours == 1440 and s.downtime_node_hours == pytest.approx(10.0)
     assert s.measured_uptime_pct == pytest.approx(100 * (1 - 10 / 1440), abs=1e-6)  # 99.3056
@@ -124,7 +124,7 @@ def test_sla_splits_downtime_across_months() -> None:
     # midnight 30 Jun → 4 h in each: 98.958 % and 98.810 %, both credit 25 %.
     rows = [incident("2026-06-30T20:00:00", "2026-07-01T04:00:00", "n1")]
     m = _fleet(1, dt.date(2026, 6, 15), dt.date(2026, 7, 14), 8, sla=True)
-    s = sla_result(evidence(m, incidents=rows))
+    s = sla_result(evidence(m, incidents=rows), FakeReference())
     assert s is not None
     assert s.node_months == 2 and s.node_months_below == 2
     assert s.worst_uptime_pct == pytest.approx(100 * (1 - 4 / 336), abs=1e-6)
@@ -135,11 +135,12 @@ def test_sla_splits_downtime_across_months() -> None:
 def test_sla_met_and_open_ended_incidents() -> None:
     rows = [incident("2026-06-05T00:00:00", "2026-06-05T00:30:00", "n1")]  # 99.93 %: met
     m = _fleet(4, dt.date(2026, 6, 1), dt.date(2026, 6, 30), 32, sla=True)
-    s = sla_result(evidence(m, incidents=rows))
+    s = sla_result(evidence(m, incidents=rows), FakeReference())
     assert s is not None
     assert s.met and s.credit_pct == 0.0 and s.node_months == 4
     # no end time: down until the end of the period (the worst case), never "no downtime"
-    s = sla_result(evidence(m, incidents=[*rows, incident("2026-06-06T00:00:00", None, "n2")]))
+    s = sla_result(evidence(m, incidents=[*rows, incident("2026-06-06T00:00:00", None, "n2")]),
+                   FakeReference())
     assert s is not None and not s.met
     assert s.worst_uptime_pct == pytest.approx(100 * 5 / 30, abs=1e-6)  # up 1-5 June only
     assert s.credit_pct == pytest.approx(25.0)  # 100 % on one of four equal node-months
@@ -163,7 +164,7 @@ def _month_of_faults(**changes: Mapping[str, object]
     rows = [{**r, **changes.get(str(r["node"]), {})} for r in rows]
     m = _fleet(64, dt.date(2026, 7, 1), dt.date(2026, 7, 31), 512, sla=True)
     ev = evidence(m, incidents=rows)
-    return sla_result(ev), reliability_result(ev, FakeReference())
+    return sla_result(ev, FakeReference()), reliability_result(ev, FakeReference())
 
 
 def test_tampered_incidents_never_lower_the_credit_owed() -> None:

@@ -71,7 +71,7 @@ def test_hosts_only_the_incident_log_names_do_not_dilute_the_sla(tmp_path: Path)
             rows += [{**rows[0], "node": f"node-{100 + i}", "line": 10 + i,
                       "end": rows[0]["start"] + dt.timedelta(minutes=1)} for i in range(100)]
         bundle.incidents = rows
-        sla = sla_result(bundle.ingest(root))
+        sla = sla_result(bundle.ingest(root), FakeReference())
         assert sla is not None
         return sla.node_hours, sla.credit_pct
 
