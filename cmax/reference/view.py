@@ -150,6 +150,7 @@ class RefView:
         self.release = str(reference.release)
         self._peaks: dict[tuple[str, str], float | None] = {}
         self._flops: dict[tuple[str, int], float | None] = {}
+        self._candidates: dict[tuple[str, int], dict[str, float]] = {}
         self._all: pl.DataFrame | None = None
 
     def peak_tflops(self, gpu: str | None, precision: str | None) -> float | None:
@@ -190,10 +191,19 @@ class RefView:
 
         cmax's architecture-true count, Megatron-Bridge's, and the conventions the workload's
         reference rows were computed with: a framework printing TFLOP/s uses one of these.
+        Worked out once per workload and sequence length (each rule asks it per run).
         """
+        if not workload or not seq_len:
+            return {}
+        key = (workload, seq_len)
+        if key not in self._candidates:
+            self._candidates[key] = self._flops_candidates(workload, seq_len)
+        return dict(self._candidates[key])
+
+    def _flops_candidates(self, workload: str, seq_len: int) -> dict[str, float]:
         out: dict[str, float] = {}
         base = self.flops_per_sample(workload, seq_len)
-        if base is None or not workload or not seq_len:
+        if base is None:
             return out
         out["cmax"] = base
         conventions = {"megatron-bridge"}
