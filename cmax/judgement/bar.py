@@ -34,7 +34,8 @@ def point_against_bar(value: float, bar: float) -> AtBar:
     return against_bar(value, value, bar)
 
 
-def bar_verdict(verdict: str, ratio: float | None, *, errors: bool = False) -> GateVerdict:
+def bar_verdict(verdict: str, ratio: float | None, *, errors: bool = False,
+                contradicted: bool = False) -> GateVerdict:
     """A result's verdict at its bar as the gates count it, from the one verdict its result
     carries: pass / fail / inconclusive when its ratio was compared like with like and no
     error bears on it; unverified when it was measured but its pass rests on what only the
@@ -45,7 +46,14 @@ def bar_verdict(verdict: str, ratio: float | None, *, errors: bool = False) -> G
     An error withholds what could flatter the provider, never a fail: a result wholly below
     its bar fails whatever else is wrong with it. A withheld or unverified result is counted
     by every gate and passes none (:data:`cmax.states.NOT_PASSING`), so an error on one
-    result never lets a gate that needs every result pass on the others."""
+    result never lets a gate that needs every result pass on the others.
+
+    ``contradicted``: the result's own files put it on another model or GPU than it is
+    declared as (a serving result an error of effect ``not_comparable`` names). It was
+    offered as evidence of the declared claim and is compared with no reference, so it has
+    neither a ratio nor a fail: it is withheld, counted by every gate and passing none."""
+    if contradicted:
+        return "withheld"
     if ratio is None:
         return "not_rated"
     if verdict == "fail":

@@ -251,14 +251,17 @@ def judge_serving(case: Case, findings: Bearings,
     files = _Files(case)
     out = []
     for r in results:
-        bears = findings.on(files=[r.source_file])
+        # the serving rules name the entry as the finding's run (its rows' run_id)
+        bears = findings.on(run_id=r.entry, files=[r.source_file])
+        contradicted = bool(rules_of(bears, "not_comparable", errors=True))
         fact = (f"{r.output_tok_s_per_gpu:.4g} output tokens/s per GPU"
                 if r.output_tok_s_per_gpu is not None else f"{r.results} result(s)")
         state, why = _state(
-            # an invalid result with a ratio was measured against its bar; what bears on it
-            # withholds its pass
-            measured=r.verdict in MEASURED_VERDICTS or (r.verdict == "invalid"
-                                                        and r.ratio is not None),
+            # an invalid result with a ratio was measured against its bar, and one its file
+            # puts on another model or GPU was put to the test of its identity: what bears on
+            # it withholds its pass
+            measured=r.verdict in MEASURED_VERDICTS or contradicted
+            or (r.verdict == "invalid" and r.ratio is not None),
             bearings=bears,
             contradicted=["GPU count contradicted"] if r.gpus_basis == "contradicted" else [],
             held=rules_of(bears, "unverified"),
@@ -270,7 +273,8 @@ def judge_serving(case: Case, findings: Bearings,
             label=f"{r.model} {r.precision} on {r.gpus} x {r.gpu} ({r.source_file})",
             state=state, bar_state=bar_state(r.verdict),
             verdict=bar_verdict(r.verdict, r.ratio,
-                                errors=bool(rules_of(bears, errors=True))),
+                                errors=bool(rules_of(bears, errors=True)),
+                                contradicted=contradicted),
             witnesses=[files.witness(r.source_file, fact)], findings=bears,
             gates=_gates("serving_result", r.entry, gates), reason=why))
     return out

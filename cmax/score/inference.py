@@ -12,7 +12,11 @@ A pass is earned: the verdict is ``pass`` only when the ratio is above the perfo
 the ratio divides by; vLLM records none, so a vLLM result's per-GPU figure rests on the
 manifest and is held at ``unverified``. A result
 with an error finding (its numbers contradict themselves, requests failed) is ``invalid``
-unless it is wholly below its bar, when it fails.
+unless it is wholly below its bar, when it fails. A result whose file states another model or
+GPU than its entry declares (a finding of effect ``not_comparable``) is compared with no
+reference at all: the declared reference is of something else, so neither a ratio nor a fail
+against it is true; it reads ``not_comparable`` with the contradiction named, and its
+judgement withholds it (``cmax/judgement/bar.py``).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from cmax.resolve.case import Case
 from cmax.score.rubric import PerformanceRules
 from cmax.score.serving_curve import CurvePoint, interactivity, interpolate
 from cmax.score.stats import bootstrap_ci, geometric_mean
-from cmax.scorecard import InferenceResult, ReferenceCurvePoint, ServingPoint
+from cmax.scorecard import Bearing, InferenceResult, ReferenceCurvePoint, ServingPoint
 from cmax.submission.manifest import InferenceSpec
 from cmax.throughput import usd_per_million_tokens
 
@@ -62,13 +66,18 @@ def inference_results(case: Case, findings: Bearings | Sequence[Finding], ref: R
     """One result per ``[[inference]]`` entry, in manifest order; a result whose file an
     error names is invalid (its evidence failed validation)."""
     manifest = case.manifest
-    errors: set[str | None] = set(Bearings.of(findings).files_with_errors())
+    bearings = Bearings.of(findings)
+    errors: set[str | None] = set(bearings.files_with_errors())
     out: list[InferenceResult] = []
     served = case.with_declared("inference")  # a load only the entry states, declared
     for i, spec in enumerate(manifest.inference):
         rows = entry_rows(served, i)
-        out.append(_result(f"inference[{i}]", spec, rows, manifest.system.gpu, ref, rules,
-                           usd_per_gpu_hour, errors, case.tables["power"]))
+        entry = f"inference[{i}]"
+        files = rows["source_file"].drop_nulls().unique().to_list() if rows.height else []
+        blocking = [b for b in bearings.on(run_id=entry, files=[spec.result, *files])
+                    if b.effect == "not_comparable"]
+        out.append(_result(entry, spec, rows, manifest.system.gpu, ref, rules,
+                           usd_per_gpu_hour, errors, case.tables["power"], blocking))
     return out
 
 
@@ -101,12 +110,14 @@ def _round(value: float | None, digits: int = 6) -> float | None:
 
 def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: RefView,
             rules: PerformanceRules, usd_per_gpu_hour: float | None,
-            errors: set[str | None], power: pl.DataFrame) -> InferenceResult:
+            errors: set[str | None], power: pl.DataFrame,
+            blocking: Sequence[Bearing] = ()) -> InferenceResult:
     gpu_id = ref.gpu_id(gpu) or gpu
     basis = gpus_basis(rows, spec) if rows.height else "declared"
     offline = rows.filter(pl.col("request_rate").is_null() & pl.col("concurrency").is_null())
-    curve_rows = ref.inference_curve(spec.model, gpu_id, spec.precision, spec.input_len,
-                                     spec.output_len)
+    # a result of another model or GPU than declared meets no reference of the declared one
+    curve_rows = [] if blocking else ref.inference_curve(
+        spec.model, gpu_id, spec.precision, spec.input_len, spec.output_len)
     curve = [CurvePoint(float(r["interactivity_tok_s_user"]), float(r["output_tok_s_per_gpu"]))
              for r in curve_rows]
     points = _points(rows, spec, curve)
@@ -120,6 +131,8 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
             ReferenceCurvePoint(interactivity=p.interactivity, output_tok_s_per_gpu=p.tok_s_per_gpu)
             for p in sorted(curve, key=lambda p: p.interactivity)])
     notes: list[str] = []
+    if blocking:
+        return _not_comparable(fields, rows, spec, blocking)
     scenario = _mlperf_scenario(rows)
     if scenario is not None and scenario.lower() in LATENCY_SCENARIOS:
         notes.extend(_latency_notes(rows))
@@ -363,6 +376,21 @@ def _joules(best: dict[str, Any], spec: InferenceSpec, power: pl.DataFrame,
                      + ("(GPU boards only: below an all-in figure): " if joules else ": ")
                      + "; ".join(str(c) for c in checks))
     return round(float(joules), 6) if isinstance(joules, int | float) else None
+
+
+def _not_comparable(fields: dict[str, Any], rows: pl.DataFrame, spec: InferenceSpec,
+                    blocking: Sequence[Bearing]) -> InferenceResult:
+    """A result its own file puts on another model or GPU than declared: its measured rate
+    shown, no reference, no ratio, the contradiction named."""
+    notes = [f"not comparable ({b.rule}): {b.message}; no reference of the declared "
+             f"{spec.model} is compared with it" for b in blocking]
+    measured = rows.filter(pl.col("output_tok_s").is_not_null())
+    if measured.height:
+        best = measured.sort("output_tok_s", descending=True).row(0, named=True)
+        fields.update(output_tok_s=float(best["output_tok_s"]),
+                      output_tok_s_per_gpu=_per_gpu(best, spec),
+                      interactivity=_round(_interactivity(best)))
+    return InferenceResult(**fields, verdict="not_comparable", notes=notes)
 
 
 def _verdict(ratio: float | None, ci: tuple[float, float] | None, comparison: str, basis: str,

@@ -505,7 +505,9 @@ def _measured_gate(rule: GateRule, inputs: RatingInputs,
         return None
     met = sum(verdict == "pass" for *_, verdict in items)
     below = sum(verdict == "fail" for *_, verdict in items)
-    detail = ", ".join(f"{label} {ratio:.3f} {verdict}" for label, ratio, verdict in items)
+    # a withheld result of another model or GPU than declared is compared with no reference
+    detail = ", ".join(f"{label} {'not compared' if ratio is None else f'{ratio:.3f}'} "
+                       f"{verdict}" for label, ratio, verdict in items)
     if withheld:
         detail += "; " + "; ".join(withheld)
     if rule.require == "any" and all(verdict in NOT_PASSING for *_, verdict in items):

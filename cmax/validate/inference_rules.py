@@ -128,15 +128,19 @@ register(Rule(
 ))
 register(Rule(
     "inference.gpu-contradicted", "error", "The result file names another GPU",
-    "The reference row is chosen by the manifest's GPU; a result measured on another GPU is "
-    "compared with the wrong reference.",
+    "The reference row is chosen by the manifest's GPU; a result measured on another GPU "
+    "would be compared with the wrong reference, so it is compared with none: shown, not "
+    "comparable, and no gate counts it as passing.",
     "Submit the result measured on the cluster's own GPUs, or correct [system] gpu.",
+    effect="not_comparable",
 ))
 register(Rule(
     "inference.model-contradicted", "error", "The result file served another model",
     "The file names a model that the reference knows under another id than the one the "
-    "manifest rates it as.",
+    "manifest rates it as. The declared model's reference is of another workload, so the "
+    "result is compared with none: shown, not comparable, and no gate counts it as passing.",
     "Correct `model` of the [[inference]] entry, or submit the result of the declared model.",
+    effect="not_comparable",
 ))
 register(Rule(
     "inference.tool-invalid", "error", "The benchmark tool itself declared the result invalid",

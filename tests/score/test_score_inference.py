@@ -86,9 +86,9 @@ def test_only_capped_results_are_not_comparable(tmp_path: Path) -> None:
     # below the bar, and an error withholds a pass, never a fail
     ({"gpus": 4}, "fail"),
     ({"gpus": 1}, "invalid"),  # over 1 GPU it would pass: the contradiction withholds it
-    # the report served Llama 3.3 70B, wholly below gpt-oss-120b's reference: the
-    # mismatch is an error on the result, which withholds a pass, never a fail
-    ({"model": "gpt-oss-120b"}, "fail"),
+    # the report served Llama 3.3 70B: gpt-oss-120b's reference is of another model, so it
+    # is compared with none (before, it failed at 0.458 of that reference)
+    ({"model": "gpt-oss-120b"}, "not_comparable"),
     ({"output_len": 4000}, "invalid"),  # the requests were 1000/1000: lengths-mismatch
     ({"model": "mistral-large-2"}, "no_reference"),  # no published row for that model
 ])
@@ -158,7 +158,39 @@ def test_a_passing_result_the_file_contradicts_does_not_pass_serving_bar(
     assert judged is not None and judged.verdict == "withheld"
     gate = _serving_gate(card)
     assert gate.status == "failed" and "x1 1.901 withheld" in gate.reason
-    assert "withheld (the evidence says otherwise: GPU count contradicted)" in gate.reason
+    # the error the serving rules raise on the entry bears on its judgement and is named
+    assert "withheld by inference.beyond-reference, inference.gpu-count-contradicted" \
+        in gate.reason
+    assert judged.state is State.CONTRADICTED
+
+
+@pytest.mark.parametrize(("entry", "gpu", "rule"), [
+    ({"model": "gpt-oss-120b"}, "h100-sxm", "inference.model-contradicted"),
+    ({}, "h200", "inference.gpu-contradicted"),  # the report's machine is an H100
+])
+def test_a_result_of_another_model_or_gpu_is_compared_with_no_reference(
+        entry: dict[str, object], gpu: str, rule: str, tmp_path: Path) -> None:
+    """The report served Llama 3.3 70B on H100s. Declared as gpt-oss-120b (or on H200s) it
+    is not compared with the declared reference at all: no ratio and no fail (it read 0.458
+    of gpt-oss-120b's reference, failed), its measured rate shown, the contradiction named.
+    Its judgement is withheld (not evaluated, contradicted), so serving_bar counts it as not
+    passing and the floor is not evaluated on it."""
+    card = assess(_bundle(tmp_path, {"result": "trtllm_bench_report_llama3.3-70b.json",
+                                     **entry}, gpu=gpu))
+    [res] = card.inference
+    assert (res.verdict, res.ratio, res.reference_tok_s_per_gpu) == ("not_comparable", None,
+                                                                     None)
+    assert res.output_tok_s_per_gpu == pytest.approx(2145.0) and res.reference_curve == []
+    assert any(n.startswith(f"not comparable ({rule})") for n in res.notes)
+    judged = card.judgement("serving_result", "inference[0]")
+    assert judged is not None and judged.verdict == "withheld"
+    assert (judged.state, judged.bar_state) == (State.CONTRADICTED, State.NOT_EVALUATED)
+    assert rule in [b.rule for b in judged.findings]
+    gate = _serving_gate(card)
+    assert gate.status == "failed" and "not compared withheld" in gate.reason
+    assert "withheld by " in gate.reason and f"{rule}: not passing" in gate.reason
+    floor = next(g for g in card.gates if g.id == "serving_floor")
+    assert floor.status == "not_evaluated"
 
 
 def test_honest_serving_results_pass_serving_bar(tmp_path: Path) -> None:
