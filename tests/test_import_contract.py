@@ -31,7 +31,7 @@ PACKAGE = REPO / "cmax"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmax._about", "cmax.errors", "cmax._stage"),
     ("cmax.reading", "cmax.resources"),
-    ("cmax.findings", "cmax.states", "cmax.throughput", "cmax.recipes"),
+    ("cmax.findings", "cmax.states", "cmax.throughput", "cmax.quantiles", "cmax.recipes"),
     ("cmax.scorecard",),
     ("cmax.reference",),
     ("cmax.submission",),

@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from cmax import quantiles
+
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -38,7 +40,7 @@ def bootstrap_ci(
     idx = rng.integers(0, x.size, size=(resamples, x.size))
     stats = statistic_of_mean(x[idx].mean(axis=1))
     alpha = (1.0 - confidence) / 2.0
-    low, high = np.percentile(stats, [100.0 * alpha, 100.0 * (1.0 - alpha)])
+    low, high = quantiles.percentile(stats, [100.0 * alpha, 100.0 * (1.0 - alpha)])
     return float(low), float(high)
 
 

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 import numpy as np
 import polars as pl
 
+from cmax import quantiles
 from cmax.findings import Finding
 from cmax.ingest.power_copies import copied_series
 from cmax.validate.context import Context, RunView, print_resolution, run_finding
@@ -102,8 +103,8 @@ def steady_series(view: RunView) -> pl.DataFrame:
 
 
 def _jitter(times: np.ndarray) -> float:
-    med = float(np.median(times))
-    return MAD_TO_SIGMA * float(np.median(np.abs(times - med)))
+    med = float(quantiles.median(times))
+    return MAD_TO_SIGMA * float(quantiles.median(np.abs(times - med)))
 
 
 def copy_of(a: pl.DataFrame, b: pl.DataFrame) -> tuple[float, float, int] | None:
@@ -124,8 +125,8 @@ def copy_of(a: pl.DataFrame, b: pl.DataFrame) -> tuple[float, float, int] | None
     jitter = min(_jitter(x), _jitter(y))
     if jitter <= 2 * quantum:
         return None  # no jitter resolved: nothing tells a copy from a twin
-    diff = float(np.median(np.abs(x - y))) / jitter
-    dx, dy = x - np.median(x), y - np.median(y)
+    diff = float(quantiles.median(np.abs(x - y))) / jitter
+    dx, dy = x - quantiles.median(x), y - quantiles.median(y)
     # the correlation does not depend on scale: each series is divided by its largest
     # deviation first, so an absurd step time (1e308 s) cannot overflow the squares
     top_x, top_y = float(np.max(np.abs(dx))), float(np.max(np.abs(dy)))
@@ -191,11 +192,12 @@ def _sweeps(ctx: Context) -> Iterator[Finding]:
             if other_collective != collective or path == source or set(other) != set(series):
                 continue
             rel = np.array([abs(series[s] / other[s] - 1) for s in series])
-            if float(np.median(rel)) < NCCL_COPY_BAND:
+            if float(quantiles.median(rel)) < NCCL_COPY_BAND:
                 yield finding(
                     "crossfile.copied-sweep",
                     f"{collective} over {len(series)} sizes: its times differ from {path}'s by "
-                    f"a median of {float(np.median(rel)):.3%} (largest {float(rel.max()):.2%}); "
+                    f"a median of {float(quantiles.median(rel)):.3%} "
+                    f"(largest {float(rel.max()):.2%}); "
                     "a copy of that sweep, counted once",
                     file=str(source), line=int(line) if line is not None else None)
                 break

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import numpy as np
 import polars as pl
 
+from cmax import quantiles
 from cmax.findings import Finding
 from cmax.validate.context import Context, RunView, print_resolution, run_finding
 from cmax.validate.registry import Rule, register
@@ -93,7 +94,7 @@ def _times(view: RunView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _warm_up(view: RunView, its: np.ndarray, times: np.ndarray) -> Iterator[Finding]:
     if len(times) < MIN_STEADY_STEPS + WARMUP_STEPS or int(its[0]) > 1:
         return
-    median = float(np.median(times[math.ceil(WARMUP_FRACTION * len(times)):]))
+    median = float(quantiles.median(times[math.ceil(WARMUP_FRACTION * len(times)):]))
     first = times[:WARMUP_STEPS]
     if median > 0 and float(first.max()) <= median * (1 + WARMUP_MIN_EXCESS):
         yield run_finding(
@@ -104,13 +105,14 @@ def _warm_up(view: RunView, its: np.ndarray, times: np.ndarray) -> Iterator[Find
 
 def _jitter(view: RunView, times: np.ndarray) -> Iterator[Finding]:
     steady = times[math.ceil(WARMUP_FRACTION * len(times)):]
-    if len(steady) < MIN_STEADY_STEPS or len(np.unique(steady)) < 3:
+    # distinct values of finite times: np.unique's count, without its numpy.ma import
+    if len(steady) < MIN_STEADY_STEPS or len(set(steady.tolist())) < 3:
         return  # constant or near-constant times are statistics.constant-step-times'
-    median = float(np.median(steady))
+    median = float(quantiles.median(steady))
     quantum = print_resolution(steady)
     if median <= 0 or quantum / median >= MIN_REAL_JITTER / 2:
         return  # printed too coarsely to show a real cluster's jitter
-    cv = MAD_TO_SIGMA * float(np.median(np.abs(steady - median))) / median
+    cv = MAD_TO_SIGMA * float(quantiles.median(np.abs(steady - median))) / median
     if cv < MIN_REAL_JITTER:
         yield run_finding(
             "fabrication.low-jitter", view,
@@ -122,7 +124,8 @@ def _formula_loss(view: RunView, loss: np.ndarray) -> Iterator[Finding]:
     # consecutive printed steps only: the first, unsampled stretch of a long run
     values = loss[:SAMPLE_STEPS // 2]
     values = values[np.isfinite(values)]
-    if len(values) < FORMULA_LOSS_MIN_STEPS or len(np.unique(values)) < 3:
+    # distinct values of finite losses: np.unique's count, without its numpy.ma import
+    if len(values) < FORMULA_LOSS_MIN_STEPS or len(set(values.tolist())) < 3:
         return
     second = np.abs(np.diff(values, n=2))
     if float(second.max()) > 2.0:

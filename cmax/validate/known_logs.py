@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from cmax import quantiles
 from cmax.findings import Finding
 from cmax.reference.known_logs import KnownEvidence, KnownSweep
 from cmax.validate.context import Context, run_finding
@@ -95,7 +96,7 @@ def known_frames(index: KnownEvidence) -> tuple[Known, ...]:
                                "step_time_s": entry.step_time_s},
                               schema={"iteration": pl.Int64, "step_time_s": pl.Float64})
         out.append(Known(entry.owner.strip().lower(), entry.cluster.strip().lower(),
-                         entry.path, series, float(np.median(entry.step_time_s)),
+                         entry.path, series, float(quantiles.median(entry.step_time_s)),
                          dict(zip(entry.iteration, entry.loss, strict=False))))
     return tuple(out)
 
@@ -116,8 +117,8 @@ def _close(times: dict[int, float], entry: Known) -> bool:
     if len(shared) < MIN_STEADY_STEPS:
         return False
     x = np.array([times[it] for it in shared])
-    diff = float(np.median(np.abs(x - np.array([theirs[it] for it in shared]))))
-    spread = float(np.median(np.abs(x - np.median(x))))
+    diff = float(quantiles.median(np.abs(x - np.array([theirs[it] for it in shared]))))
+    spread = float(quantiles.median(np.abs(x - quantiles.median(x))))
     return diff <= COPY_DIFF_SHARE * MAD_TO_SIGMA * spread or diff == 0.0
 
 
@@ -171,8 +172,12 @@ def _sweeps(ctx: Context, index: KnownEvidence) -> Iterator[Finding]:
               if not (s.owner and any(s.owner.lower() in name for name in own))]
     # only rows printing a published time can make a match: most bundles have none
     times = np.array(sorted({round(time, 2) for s in sweeps for _, _, time in s.rows}))
-    printed_times = table["time_us"].to_numpy()
-    mask = np.isin(np.round(printed_times, 2), times)
+    if not times.size:
+        return
+    rounded = np.round(table["time_us"].to_numpy(), 2)
+    # membership by a search in the sorted times: np.isin's answer, without its numpy.ma import
+    at = np.minimum(np.searchsorted(times, rounded), times.size - 1)
+    mask = times[at] == rounded
     if not mask.any():
         return
     rows = table.filter(pl.Series(mask) & pl.col("size_bytes").is_not_null())

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import polars as pl
 
+from cmax import quantiles
 from cmax.findings import Finding
 from cmax.validate.context import (
     Context,
@@ -317,17 +318,17 @@ def _speed_change(view: RunView, steps: pl.DataFrame, window: pl.DataFrame
         return
     # each block's median from at most 256 evenly spaced steps: a long run's blocks hold
     # thousands of steady steps, whose median a sample of 256 gives to well under the noise
-    x = np.median(times[:whole].reshape(-1, size)[:, ::max(1, size // 256)], axis=1)
+    x = quantiles.median(times[:whole].reshape(-1, size)[:, ::max(1, size // 256)], axis=1)
     firsts, lasts = its[:whole:size], its[size - 1:whole:size]
     seg = max(2, SPEED_SEGMENT // size) if size > 1 else SPEED_SEGMENT
     if len(x) < 2 * seg:
         return
-    floor = SIGMA_FLOOR_FRACTION * float(np.median(x)) + print_resolution(x.tolist())
+    floor = SIGMA_FLOOR_FRACTION * float(quantiles.median(x)) + print_resolution(x.tolist())
     best: tuple[float, int, float, float, float] | None = None
     for k in range(seg, len(x) - seg + 1):
-        a, b = float(np.median(x[:k])), float(np.median(x[k:]))
+        a, b = float(quantiles.median(x[:k])), float(quantiles.median(x[k:]))
         resid = np.concatenate([x[:k] - a, x[k:] - b])
-        sigma = max(MAD_TO_SIGMA * float(np.median(np.abs(resid))), floor)
+        sigma = max(MAD_TO_SIGMA * float(quantiles.median(np.abs(resid))), floor)
         score = abs(a - b) / sigma
         if best is None or score > best[0]:
             best = (score, k, a, b, sigma)
