@@ -22,6 +22,7 @@ from pydantic import (
 
 from cmax.findings import Effect, Finding, Severity, Subject
 from cmax.states import (
+    AT_THE_BAR,
     BAR_STATES,
     CLAIM_STATES,
     INDEPENDENT_AUTHORS,
@@ -115,6 +116,13 @@ class WorkloadResult(_Model):
     """the training log, relative to the bundle"""
     run_id: str | None = Field(default=None, description="the run's id in the case (the "
                                "subject of its entries in the claims ledger)")
+    log_states: dict[str, str | None] = Field(
+        default_factory=dict, description="the identity fields (workload, num_gpus, "
+        "precision) whose cmax.toml declaration the run's log contradicts, each with the value "
+        "the log states instead (None: its statements name no single value); workload, "
+        "num_gpus and precision above stay the declared values the reference was looked up "
+        "by, and every report labels the run with the log's (cmax/render/formatting.py "
+        "run_label)")
     framework: str | None = None
     """the framework the log came from (nemo2, megatron, torchtitan, …); None when unknown"""
     status: str
@@ -768,25 +776,51 @@ class EvidenceFileRef(_Model):
 
 
 class WorkloadEconomics(_Model):
+    """One training run at the quoted price. Its $ per million tokens and J/token are priced
+    only when the run's judgement counts its figure (``priced``: verdict pass, fail or
+    inconclusive at its bar); a run whose pass an error withholds, whose identity rests on
+    cmax.toml alone, or that was never compared keeps its row and its measured throughput, its
+    priced figures null and its verdict beside them (docs/scoring.md, "$ per million training
+    tokens")."""
+
     workload: str
-    """the workload"""
+    """the workload as declared (the reference was looked up by it)"""
     precision: str
-    """its precision"""
+    """its precision as declared"""
     num_gpus: int
-    """GPUs the run trained on"""
+    """GPUs the run trained on, as declared"""
     log: str | None = None
     """the run's training log, relative to the bundle: what tells two runs of one workload
     apart in the cost table"""
+    run_id: str | None = Field(default=None, description="the run's id (its judgement's id)")
+    log_states: dict[str, str | None] = Field(
+        default_factory=dict, description="the run's WorkloadResult.log_states: identity "
+        "fields whose declaration its log contradicts, with the value the log states")
+    verdict: GateVerdict | None = Field(
+        default=None, description="the run's verdict at its bar as its judgement holds it "
+        "(cmax/judgement/bar.py); None on scorecards written before it was recorded")
+    withheld_by: list[str] = Field(
+        default_factory=list, description="rule ids of the errors that bear on the run (why "
+        "a withheld run is not priced)")
     tokens_per_s_per_gpu: float | None
-    """measured throughput, tokens/s per GPU"""
+    """measured throughput, tokens/s per GPU (shown for every run, priced or not)"""
     usd_per_million_tokens: float | None
     """quoted $/GPU-hour over the measured throughput ÷ the goodput ratio, $ per million
-    tokens with interruptions priced in (the same figure as the workload's token cost)"""
+    tokens with interruptions priced in (the same figure as the workload's token cost); None
+    when the run is not priced"""
     reference_usd_per_million_tokens: float | None
-    """the same at the reference's throughput"""
+    """the same at the reference's throughput; None when the log contradicts the identity the
+    reference was looked up by (an fp8 run declared bf16 has no bf16 reference cost)"""
     joules_per_token: float | None
     """GPU power ÷ throughput, J/token (power from [pricing] watts_per_gpu or the reference
-    default; None: no power figure)"""
+    default; None: no power figure, or the run is not priced)"""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def priced(self) -> bool:
+        """Whether the run's $ per million tokens and J/token count: its judgement's verdict
+        is at the bar (pass, fail, inconclusive), not withheld, unverified or not rated."""
+        return self.verdict is None or self.verdict in AT_THE_BAR
 
 
 class ScalePoint(_Model):

@@ -72,17 +72,22 @@ def price_text(card: Scorecard, advice: PriceAdvice) -> list[str]:
                       "minus: worth more, in the provider's favour)"]
         lines += [f"  {d.usd_per_gpu_hour:>8.4f}  {d.name}: {d.detail}" for d in a.drivers]
     if a.workloads:
-        lines += ["", f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'tok/s/GPU':>10} "
-                      f"{'$/M tok':>8} {'ref $/M':>8} {'J/token':>8}"]
-        for w in a.workloads:
+        from cmax.render.formatting import identity_columns, twin_logs
+        from cmax.render.views import cost_standing
+
+        head, idents = identity_columns(a.workloads)
+        lines += ["", f"  {head} {'tok/s/GPU':>10} {'$/M tok':>8} {'ref $/M':>8} "
+                      f"{'J/token':>8}"]
+        for w, ident, twin in zip(a.workloads, idents, twin_logs(a.workloads), strict=True):
             def cell(v: float | None, fmt: str) -> str:
                 return "-" if v is None else format(v, fmt)
             lines.append(
-                f"  {w.workload[:22]:<22} {w.precision[:6]:<6} {w.num_gpus:>5} "
-                f"{cell(w.tokens_per_s_per_gpu, ',.1f'):>10} "
+                f"  {ident} {cell(w.tokens_per_s_per_gpu, ',.1f'):>10} "
                 f"{cell(w.usd_per_million_tokens, '.4f'):>8} "
                 f"{cell(w.reference_usd_per_million_tokens, '.4f'):>8} "
-                f"{cell(w.joules_per_token, '.3f'):>8}")
+                f"{cell(w.joules_per_token, '.3f'):>8}"
+                + (f"  {twin}" if twin else "")
+                + ("" if w.priced else f"  not priced: {cost_standing(w)}"))
         note = Sources(card).power_note()
         if note is not None and any(w.joules_per_token is not None for w in a.workloads):
             lines.append(f"  {note}")

@@ -22,7 +22,7 @@ from cmax.states import State, verdict_label
 if TYPE_CHECKING:  # pydantic models: not imported for `--help`
     from cmax.render.page_one import PageOne
     from cmax.render.provenance import Source
-    from cmax.scorecard import Scorecard
+    from cmax.scorecard import Scorecard, WorkloadResult
     from cmax.submission.intake.draft import Commercial
 
 rubric_option = click.option(
@@ -62,8 +62,23 @@ def page_one_text(page: PageOne) -> list[str]:
     return lines
 
 
+def _suite_run_note(run: WorkloadResult | None, runs: int) -> str:
+    """What tells one run of a suite workload from the others: its log when the workload has
+    several, and what its log states where it contradicts the declaration the suite groups
+    it by ('log states fp8 (declared bf16)')."""
+    from cmax.render.formatting import stated
+
+    if run is None:
+        return ""
+    said = [stated(run, name) for name in ("workload", "num_gpus", "precision")
+            if name in run.log_states]
+    parts = ([one_line(run.log)] if runs > 1 else []) + [f"log states {s}" for s in said]
+    return f" [{'; '.join(parts)}]" if parts else ""
+
+
 def scorecard_text(card: Scorecard) -> list[str]:
     """A compact human summary; the JSON has everything."""
+    from cmax.render.formatting import identity_columns, twin_logs
     from cmax.render.page_one import page_one
     from cmax.render.provenance import LEGEND, Sources
     from cmax.render.views import run_verdict, withheld_label
@@ -85,24 +100,28 @@ def scorecard_text(card: Scorecard) -> list[str]:
         lines.append(f"  scale: {card.scale.summary}")
     lines += page_one_text(page)
     if card.workloads:
+        head, idents = identity_columns(card.workloads)
         lines += ["", "Training throughput vs reference (steady-state window)",
-                  f"  {'workload':<22} {'prec':<6} {'GPUs':>5} {'ratio':>7} {'95% CI':>13}  "
-                  f"{'verdict':<28} evidence"]
-        for w in card.workloads:
+                  f"  {head} {'ratio':>7} {'95% CI':>13}  {'verdict':<28} evidence"]
+        for w, ident, twin in zip(card.workloads, idents, twin_logs(card.workloads),
+                                  strict=True):
             basis = sources.run(w)
             said = run_verdict(card, w)
-            lines.append(f"  {w.workload[:22]:<22} {w.precision[:6]:<6} {w.num_gpus:>5} "
-                         f"{_num(w.ratio):>7} {_ci(w.ci_low, w.ci_high):>13}  "
+            lines.append(f"  {ident} {_num(w.ratio):>7} {_ci(w.ci_low, w.ci_high):>13}  "
                          f"{said:<28} "
-                         + (one_line(basis.text) if basis is not None else "-"))
+                         + (one_line(basis.text) if basis is not None else "-")
+                         + (f"  {one_line(twin)}" if twin else ""))
     if card.exemplar.workloads:
         lines += ["", f"Exemplar-style suite: {card.exemplar_state.label} (every run of each "
                       f"workload above {card.exemplar_bar:.0%} of reference)"
                   + _label(page.exemplar_source)]
+        by_id = {w.run_id: w for w in card.workloads if w.run_id}
         for sw in card.exemplar.workloads:
             runs = ", ".join(f"{_num(r.ratio)} " + (
                 withheld_label(r.withheld_by) if r.verdict == "withheld"
-                else verdict_label(r.verdict)) for r in sw.runs)
+                else verdict_label(r.verdict)) + _suite_run_note(by_id.get(r.run_id or ""),
+                                                                 len(sw.runs))
+                for r in sw.runs)
             lines.append(f"  {sw.workload[:22]:<22} {sw.precision[:6]:<6} {sw.num_gpus:>5}  "
                          f"{sw.state.label:<13}  {len(sw.runs)} run(s): {runs}")
     if card.network:

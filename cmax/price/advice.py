@@ -18,6 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from cmax.errors import CmaxError
 from cmax.ingest.evidence import Evidence
+from cmax.judgement.bar import bar_verdict
 from cmax.price.drivers import HOURS_PER_MONTH
 from cmax.price.drivers import drivers as _drivers
 from cmax.price.drivers import usd as _usd
@@ -39,7 +40,7 @@ from cmax.scorecard import (
     WorkloadEconomics,
     WorkloadResult,
 )
-from cmax.states import NOT_ASSESSED
+from cmax.states import AT_THE_BAR, NOT_ASSESSED
 from cmax.submission.basket import parse_basket
 from cmax.submission.manifest import MANIFEST_NAME
 from cmax.throughput import tokens_per_s_per_gpu
@@ -119,23 +120,44 @@ def _reference_tps(w: WorkloadResult) -> float | None:
     return None
 
 
-def _economics(w: WorkloadResult, quoted: float, watts: float | None,
+def _economics(card: Scorecard, w: WorkloadResult, quoted: float, watts: float | None,
                goodput: float) -> WorkloadEconomics:
-    """A workload's $ per million tokens with interruptions priced in (÷ the goodput ratio),
+    """A run's $ per million tokens with interruptions priced in (÷ the goodput ratio),
     the same figure as its token cost: the table printed 3.3611 and the basket 3.3647 for
-    one workload. The reference's is at reference speed and the reference's goodput."""
+    one workload. The reference's is at reference speed and the reference's goodput.
+
+    Priced only as the run's judgement counts it (its verdict at the bar, ``cmax/judgement/
+    bar.py``): a withheld, unverified or unrated run's measured rate would price tokens the
+    evidence has not earned (an fp8 run declared bf16 read $2.15 against a bf16 reference's
+    $3.29), so its $ and J figures are None and the row carries its verdict and the errors
+    instead. The reference's figure is None when the log contradicts the identity the
+    reference was looked up by: it is another workload's cost."""
     tps = w.tokens_per_s_per_gpu
-    ref_tps = _reference_tps(w)
+    judged = card.judgement("training_run", w.run_id or "")
+    verdict = (judged.verdict if judged is not None and judged.verdict is not None
+               else bar_verdict(w.verdict, w.ratio, errors=bool(w.validation_errors)))
+    counted = verdict in AT_THE_BAR
+    ref_tps = None if w.log_states else _reference_tps(w)
 
     def per_million(rate: float | None, ratio: float = 1.0) -> float | None:
         return round(_per_million(quoted, rate) / ratio, 4) if rate and ratio > 0 else None
 
     return WorkloadEconomics(
         workload=w.workload, precision=w.precision, num_gpus=w.num_gpus, log=w.log,
-        tokens_per_s_per_gpu=tps, usd_per_million_tokens=per_million(tps, goodput),
+        run_id=w.run_id, log_states=w.log_states, verdict=verdict,
+        withheld_by=list(w.validation_errors), tokens_per_s_per_gpu=tps,
+        usd_per_million_tokens=per_million(tps, goodput) if counted else None,
         reference_usd_per_million_tokens=per_million(ref_tps),
-        joules_per_token=round(watts / tps, 4) if watts and tps else None,
+        joules_per_token=round(watts / tps, 4) if counted and watts and tps else None,
     )
+
+
+def _standing(e: WorkloadEconomics) -> str:
+    """Why a run is not priced, as the reasoning says it."""
+    if e.verdict == "withheld":
+        return "withheld by " + ", ".join(e.withheld_by) if e.withheld_by else "withheld"
+    return "not verified: its identity rests on cmax.toml" if e.verdict == "unverified" \
+        else "not rated against a reference"
 
 
 def serving_lines(scorecard: Scorecard) -> list[str]:
@@ -343,7 +365,7 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
             "keep the incident logs.")
 
     watts, watts_source = _watts(evidence, reference)
-    economics = [_economics(w, quoted, watts, goodput) for w in scorecard.workloads
+    economics = [_economics(scorecard, w, quoted, watts, goodput) for w in scorecard.workloads
                  if w.tokens_per_s_per_gpu]
     if economics:
         steps.append(
@@ -351,6 +373,11 @@ def price(evidence: Evidence, scorecard: Scorecard, reference: ReferenceData, *,
             f"(interruptions priced in); J/token = GPU "
             f"power ÷ tokens/s/GPU with {watts_source}"
             + (f": {watts:g} W." if watts else "."))
+        unpriced = [e for e in economics if not e.priced]
+        if unpriced:
+            steps.append("   Not priced, their figures not earned (the table shows their "
+                         "measured rate and why): " + "; ".join(
+                             f"{e.log} ({_standing(e)})" for e in unpriced) + ".")
     steps.extend(_serving_money(scorecard, quoted, ask))
     gpu_id = str(getattr(canonical, "id", system.gpu))
     scales = [w.num_gpus for w in scorecard.workloads if w.tokens_per_s_per_gpu]

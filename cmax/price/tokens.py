@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from cmax.score.verdicts import rated
 from cmax.scorecard import ScalePoint, Scorecard, TokenCost, WorkloadResult
 from cmax.submission.basket import basket_key
 from cmax.throughput import usd_per_million_tokens
@@ -70,11 +71,11 @@ def weighted_cost(costs: Mapping[str, float], basket: Mapping[str, float]) -> fl
 # --- one offer: its token costs from its scorecard and the reference -------------------------
 
 def measured(w: WorkloadResult) -> bool:
-    """A run whose throughput may price tokens: a measured rate and no validation error, and
-    comparable with its reference or with none published (a run that is not comparable ran
-    another configuration than the workload's recipe)."""
-    return (w.tokens_per_s_per_gpu is not None and w.tokens_per_s_per_gpu > 0
-            and not w.validation_errors and w.verdict != "not_comparable")
+    """A run whose throughput may price tokens: a measured rate its judgement counts at the
+    bar (:func:`cmax.score.verdicts.rated`: compared like with like, no error bears on it,
+    its identity not resting on cmax.toml alone), the same rule as the price's cost table. A
+    withheld or unverified run's rate would price tokens the evidence has not earned."""
+    return (w.tokens_per_s_per_gpu is not None and w.tokens_per_s_per_gpu > 0 and rated(w))
 
 
 def _row_tps(row: Mapping[str, Any]) -> float | None:

@@ -15,12 +15,13 @@ import datetime as dt
 import io
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import PurePosixPath
 from typing import Any
 
 from cmax.reading.safetext import one_line
-from cmax.render.formatting import TIER_COLOURS
+from cmax.render.formatting import TIER_COLOURS, run_label, twin_logs
 from cmax.score.series import spikes
 from cmax.scorecard import (
     InferenceResult,
@@ -185,26 +186,56 @@ def _value(value: float | None, default: float) -> float:
 
 
 def _label(w: WorkloadResult) -> str:
-    return f"{w.workload} {w.precision.upper()} · {w.num_gpus:,d} GPUs"
+    return run_label(w)
 
 
-def ratio_chart(workloads: Sequence[WorkloadResult], bar: float) -> str | None:
-    """Throughput ratio to reference per workload, with its 95% CI, the bar and parity."""
-    rows = [w for w in workloads if _finite(w.ratio)]
-    if not rows:
+ANNOTATION_PT = 7
+"""The size of the value printed beside each bar of the ratio chart."""
+ANNOTATION_GAP_PT = 5
+"""Its distance from the end of the bar."""
+
+
+def _right_limit(left: float, right: float, highs: Sequence[float], texts: Sequence[str],
+                 plot_in: float) -> float:
+    """The axis's right end at which every bar's annotation fits inside the plot: the text
+    starts ``ANNOTATION_GAP_PT`` after the bar's end and takes its measured width, so
+    (right − high) ÷ (right − left) × plot width ≥ the text's inches, solved for right. A
+    152.7 % bar's label ran past a limit set 0.03 beyond the bar and was cut."""
+    for high, text in zip(highs, texts, strict=True):
+        need = (ANNOTATION_GAP_PT / 72 + _text_width_in([text], ANNOTATION_PT)) / plot_in
+        if need < 1:
+            right = max(right, (high - left * need) / (1 - need))
+    return right
+
+
+def ratio_chart(workloads: Sequence[WorkloadResult], bar: float,
+                withheld: Collection[str] = ()) -> str | None:
+    """Throughput ratio to reference per run, with its 95% CI, the bar and parity. A run
+    whose id is in ``withheld`` (its judgement withholds its pass) says so beside its value;
+    two runs that would read the same are told apart by their logs' file names."""
+    shown = [(w, log) for w, log in zip(workloads, twin_logs(workloads), strict=True)
+             if _finite(w.ratio)]
+    if not shown:
         return None
-    rows = list(reversed(rows))  # first workload on top
+    shown.reverse()  # first workload on top
+    rows = [w for w, _ in shown]
     values = [_value(w.ratio, 0.0) for w in rows]
     lows = [_value(w.ci_low, v) for w, v in zip(rows, values, strict=True)]
     highs = [_value(w.ci_high, v) for w, v in zip(rows, values, strict=True)]
-    left = min([*lows, bar, 1.0]) - 0.03
-    right = max([*highs, bar, 1.0]) + 0.03
-    labels = [_label(w) for w in rows]
+    texts = [f"{v:.1%}" + (" withheld" if w.run_id in withheld else "")
+             for w, v in zip(rows, values, strict=True)]
+    labels = [_label(w) + (f" · {PurePosixPath(log).name}" if log else "") for w, log in shown]
     # the margins constrained layout would find (labels, tick pads, legend above, axis label
     # below), computed from the labels' width instead: it took a third of this chart's time.
     # Like it, a long label squeezes the plot, down to 0.85 in, before it is cut.
     margin = min(_text_width_in(labels, RC["ytick.labelsize"]) + 0.14, WIDTH_IN - 0.9)
-    with _figure(WIDTH_IN, 0.55 + 0.38 * len(rows), margins=(margin, 0.042, 0.403, 0.265)) as fig:
+    left = min([*lows, bar, 1.0]) - 0.03
+    top = max([*highs, bar, 1.0]) + 0.03
+    # half the widest percent tick label: a tick at the axis's right end is centred on it
+    right_margin = max(0.042, _text_width_in([f"{top * 1.5:.0%}"], RC["xtick.labelsize"]) / 2)
+    right = _right_limit(left, top, highs, texts, WIDTH_IN - margin - right_margin)
+    with _figure(WIDTH_IN, 0.55 + 0.38 * len(rows),
+                 margins=(margin, right_margin, 0.403, 0.265)) as fig:
         ax = fig.subplots()
         ax.axvline(1.0, color=INK, linewidth=0.9, label="reference (100%)")
         ax.axvline(bar, color=VERDICT_COLOURS["fail"], linewidth=0.9, linestyle="--",
@@ -214,8 +245,9 @@ def ratio_chart(workloads: Sequence[WorkloadResult], bar: float) -> str | None:
             ax.errorbar([values[i]], [i], xerr=[[values[i] - lows[i]], [highs[i] - values[i]]],
                         fmt="o", color=colour, ecolor=colour, elinewidth=2.2, capsize=3,
                         markersize=4.5)
-            ax.annotate(f"{values[i]:.1%}", (highs[i], i), xytext=(5, 0),
-                        textcoords="offset points", va="center", fontsize=7, color=INK)
+            ax.annotate(texts[i], (highs[i], i), xytext=(ANNOTATION_GAP_PT, 0),
+                        textcoords="offset points", va="center", fontsize=ANNOTATION_PT,
+                        color=INK)
         ax.set_yticks(range(len(rows)), labels)
         ax.set_xlim(left, right)
         ax.set_ylim(-0.6, len(rows) - 0.4)

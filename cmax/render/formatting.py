@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from markupsafe import Markup, escape
 
@@ -217,8 +217,68 @@ def truncate(text: Any, limit: int = 60) -> str:
     return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
 
 
-def workload_label(workload: str, precision: str, num_gpus: int) -> str:
-    return f"{workload} {precision.upper()} · {num_gpus:,d} GPUs"
+class RunRow(Protocol):
+    """A training run as a table row shows it (a WorkloadResult or a WorkloadEconomics)."""
+
+    @property
+    def workload(self) -> str: ...
+    @property
+    def precision(self) -> str: ...
+    @property
+    def num_gpus(self) -> int: ...
+    @property
+    def log(self) -> str | None: ...
+    @property
+    def log_states(self) -> dict[str, str | None]: ...
+
+
+def _gpus(value: str | int) -> str:
+    return f"{value:,d}" if isinstance(value, int) else (
+        f"{int(value):,d}" if value.isdigit() else value)
+
+
+def stated(run: RunRow, name: str, *, upper: bool = False, grouped: bool = True) -> str:
+    """One identity field (workload, precision, num_gpus) as the run's log states it, with
+    the declaration marked where the log contradicts it: 'fp8 (declared bf16)'; 'bf16
+    (contradicted by its log)' when the log's statements name no single value."""
+    declared: str | int = getattr(run, name)
+    case = str.upper if upper else str
+
+    def shown(value: str | int) -> str:
+        return _gpus(value) if name == "num_gpus" and grouped else case(str(value))
+
+    if name not in run.log_states:
+        return shown(declared)
+    said = run.log_states[name]
+    if said is None:
+        return f"{shown(declared)} (contradicted by its log)"
+    return f"{shown(said)} (declared {shown(declared)})"
+
+
+def run_label(run: RunRow) -> str:
+    """A run's label in every table and chart: 'llama3.1-405b FP8 (declared BF16) · 512 GPUs'
+    (:func:`stated` for each field), the declared values alone where the log agrees."""
+    return (f"{stated(run, 'workload')} {stated(run, 'precision', upper=True)} · "
+            f"{stated(run, 'num_gpus')} GPUs")
+
+
+def identity_columns(runs: Sequence[RunRow]) -> tuple[str, list[str]]:
+    """The workload, precision and GPU columns of a text table of runs, each as wide as its
+    widest cell (at least 22, 6 and 5): the header, then each run's cells (:func:`stated`)."""
+    cells = [(stated(r, "workload"), stated(r, "precision"),
+              stated(r, "num_gpus", grouped=False)) for r in runs]
+    w, p, g = (max(least, *(len(c[i]) for c in cells))
+               for i, least in enumerate((22, 6, 5)))
+    return (f"{'workload':<{w}} {'prec':<{p}} {'GPUs':>{g}}",
+            [f"{a:<{w}} {b:<{p}} {c:>{g}}" for a, b, c in cells])
+
+
+def twin_logs(runs: Sequence[RunRow]) -> list[str | None]:
+    """Each run's log where another run of the list has the same label (two runs of one
+    workload would otherwise read the same), else None."""
+    labels = [run_label(r) for r in runs]
+    return [r.log if r.log and labels.count(label) > 1 else None
+            for r, label in zip(runs, labels, strict=True)]
 
 
 def columns(items: Sequence[T], n: int) -> list[list[T]]:
@@ -254,7 +314,8 @@ FILTERS: dict[str, Any] = {
 GLOBALS: dict[str, Any] = {
     "pct_range": pct_range,
     "where": lambda file, line: breakable(where(file, line)),
-    "workload_label": workload_label,
+    "run_label": run_label,
+    "twin_logs": twin_logs,
     "MISSING": MISSING,
     "tiers": TIERS,
 }

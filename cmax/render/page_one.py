@@ -147,7 +147,7 @@ def _uncompared_mlperf(card: Scorecard) -> str:
     return f" {which} {verb} compared with a reference" + (f": {why}." if why else ".")
 
 def workload_line(w: WorkloadResult) -> str:
-    return fmt.workload_label(w.workload, w.precision, w.num_gpus)
+    return fmt.run_label(w)
 
 
 EXEMPLAR_SCOPE = ("Exemplar covers training throughput only (every suite workload above the "

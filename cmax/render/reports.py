@@ -21,6 +21,7 @@ from cmax.errors import CmaxError
 from cmax.findings import sort_findings
 from cmax.reading.safetext import csv_cell, json_text
 from cmax.render import charts, views
+from cmax.render.formatting import run_label, twin_logs
 from cmax.render.page_one import DRIVER_LEGEND, EXEMPLAR_SCOPE, page_one
 from cmax.render.pdf import (
     DEFAULT_PAPER,
@@ -63,13 +64,15 @@ def _uri(svg: str | None) -> str | None:
 
 def scorecard_charts(card: Scorecard) -> ScorecardCharts:
     steps = []
-    for w in card.workloads:
+    for w, log in zip(card.workloads, twin_logs(card.workloads), strict=True):
         svg = charts.step_time_chart(w)
         if svg:
-            label = f"{w.workload} {w.precision.upper()} · {w.num_gpus:,d} GPUs"
+            label = run_label(w) + (f" ({log})" if log else "")
             steps.append(StepChart(label=label, uri=charts.data_uri(svg)))
+    withheld = {j.id for j in card.judgements
+                if j.kind == "training_run" and j.verdict == "withheld"}
     return ScorecardCharts(
-        ratio=_uri(charts.ratio_chart(card.workloads, card.exemplar_bar)),
+        ratio=_uri(charts.ratio_chart(card.workloads, card.exemplar_bar, withheld)),
         nccl=_uri(charts.nccl_chart(card.network)),
         incidents=_uri(charts.incidents_chart(card.reliability)) if card.reliability else None,
         serving=_uri(charts.serving_chart(card.inference)),
@@ -88,10 +91,13 @@ def findings_csv(card: Scorecard) -> str:
     return buf.getvalue()
 
 
-#: one row per training run on the scorecard: what it measured, against what, and the verdict
+#: one row per training run on the scorecard: what it measured, against what, and the verdict;
+#: ``log_states`` names the declared identity its log contradicts ('precision=fp8': the
+#: declared bf16 in ``precision`` is not what the log states)
 RUNS_COLUMNS = ("run_id", "log", "workload", "precision", "num_gpus", "status", "window_first",
                 "window_last", "steps_in_window", "mean_step_time_s", "tokens_per_s_per_gpu",
-                "model_tflops_per_gpu", "mfu_pct", "ratio", "ci_low", "ci_high", "verdict")
+                "model_tflops_per_gpu", "mfu_pct", "ratio", "ci_low", "ci_high", "verdict",
+                "log_states")
 
 
 def runs_csv(card: Scorecard) -> str:
@@ -102,7 +108,8 @@ def runs_csv(card: Scorecard) -> str:
     for w in card.workloads:
         first, last = w.window if w.window is not None else (None, None)
         row = {**w.model_dump(include=set(RUNS_COLUMNS)), "window_first": first,
-               "window_last": last}
+               "window_last": last, "log_states": "; ".join(
+                   f"{k}={'?' if v is None else v}" for k, v in w.log_states.items())}
         if views.run_verdict(card, w).startswith("withheld"):
             row["verdict"] = "withheld"
         writer.writerow(["" if row.get(c) is None else csv_cell(str(row[c]))
@@ -126,6 +133,7 @@ def _common(card: Scorecard) -> dict[str, Any]:
         "loss_basis": views.loss_basis(card),
         "sources": Sources(card),
         "run_verdict": lambda w: views.run_verdict(card, w),
+        "cost_standing": views.cost_standing,
     }
 
 

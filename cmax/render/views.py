@@ -32,6 +32,7 @@ from cmax.scorecard import (
     CategoryScore,
     Gate,
     Scorecard,
+    WorkloadEconomics,
     WorkloadResult,
     tier_rank,
 )
@@ -54,6 +55,16 @@ def run_verdict(card: Scorecard, w: WorkloadResult) -> str:
 def withheld_label(errors: Sequence[str]) -> str:
     """A result whose pass an error withholds, with the errors that withhold it."""
     return f"withheld ({', '.join(errors)})" if errors else "withheld"
+
+
+def cost_standing(e: WorkloadEconomics) -> str:
+    """Why a run's $ per million tokens and J/token are not priced, in the words its verdict
+    reads everywhere else: 'withheld (identity.precision, …)', 'not verified', 'not rated'."""
+    if e.verdict == "withheld":
+        return withheld_label(e.withheld_by)
+    if e.verdict == "not_rated":
+        return "not rated"
+    return fmt.verdict_label(e.verdict)
 
 def headline_findings(card: Scorecard, limit: int = 3) -> list[Finding]:
     """The findings that matter most: by severity, then in the order the validator raised them

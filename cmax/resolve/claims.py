@@ -126,6 +126,10 @@ class Claim:
     support: tuple[Citation, ...] = ()
     against: tuple[Citation, ...] = ()
     note: str = ""
+    #: the one value the evidence states instead, when the statements against the claim agree
+    #: on one (a log whose experiment name says fp8 against a declared bf16: "fp8"); None
+    #: otherwise. What a report labels the run with beside the declaration it contradicts.
+    stated: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"subject": self.subject, "kind": self.kind, "value": self.value,

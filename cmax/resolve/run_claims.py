@@ -96,11 +96,14 @@ def _gpu_count(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:
     n = fact_int(Fact("n", str(declared))) if declared is not None else None
     support: list[Citation] = []
     against: list[Citation] = []
+    said: set[str] = set()
     for fact in facts_of(inp.facts, "gpu_count"):
         count = fact_int(fact)
         if count is not None and n is not None:
             (support if count == n else against).append(
                 Citation.of(file, fact, f"world size {count}"))
+            if count != n:
+                said.add(str(count))
     per_node = _per_node(inp)
     for fact in facts_of(inp.facts, "node_count"):
         nodes = fact_int(fact)
@@ -108,12 +111,14 @@ def _gpu_count(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:
             text = f"{nodes} node(s) x {per_node} GPUs = {nodes * per_node}"
             (support if nodes * per_node == n else against).append(
                 Citation.of(file, fact, text))
+            if nodes * per_node != n:
+                said.add(str(nodes * per_node))
     note = ""
     if n is not None and inp.gpus_per_node and n % inp.gpus_per_node == 0:
         note = f"{n // inp.gpus_per_node} node(s) of {inp.gpus_per_node}"
     return Claim(run.run_id, "gpu_count", None if declared is None else str(declared),
                  status_of(support, against, declared is not None), source,
-                 _distinct(support), _distinct(against), note)
+                 _distinct(support), _distinct(against), note, stated=_one(said))
 
 
 def _per_node(inp: RunInputs) -> int:
@@ -130,6 +135,7 @@ def _model(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:
     want = norm_name(str(declared or ""))
     support: list[Citation] = []
     against: list[Citation] = []
+    said: set[str] = set()
     for fact in [*facts_of(inp.facts, "experiment"), *facts_of(inp.facts, "model")]:
         named = named_workloads(fact.value, inp.known_workloads)
         if not named or not want:
@@ -138,12 +144,14 @@ def _model(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:
             support.append(Citation.of(file, fact))
         else:
             against.append(Citation.of(file, fact, f"{fact.value} ({', '.join(named)})"))
+            said.update(named if len(named) == 1 else [", ".join(named)])
     shape_support, shape_against = shape_citations(inp.facts, inp.shape, file)
     support.extend(shape_support)
     against.extend(shape_against)
-    return Claim(run.run_id, "model", None if declared is None else str(declared),
-                 status_of(support, against, declared is not None), source,
-                 _distinct(support), _distinct(against))
+    status = status_of(support, against, declared is not None)
+    return Claim(run.run_id, "model", None if declared is None else str(declared), status,
+                 source, _distinct(support), _distinct(against),
+                 stated=_one(said) if status == "contradicted" else None)
 
 
 def shape_citations(facts: Sequence[Fact], shape: tuple[int, int] | None, file: str
@@ -174,6 +182,7 @@ def _precision(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:
     want = precision_family(str(declared or ""))
     support: list[Citation] = []
     against: list[Citation] = []
+    families: set[str] = set()
     for family, fact in stated_precisions(inp.facts):
         if want is None:
             continue
@@ -182,9 +191,17 @@ def _precision(run: ResolvedRun, file: str, inp: RunInputs) -> Claim:
         elif family != "not-fp8" or want in ("fp8", "fp4"):
             said = "fp8 off" if family == "not-fp8" else family
             against.append(Citation.of(file, fact, f"{fact.value} ({said})"))
-    return Claim(run.run_id, "precision", None if declared is None else str(declared),
-                 status_of(support, against, declared is not None), source,
-                 _distinct(support), _distinct(against))
+            families.add(family)
+    status = status_of(support, against, declared is not None)
+    # "fp8 off" says what the run was not, not which precision it was
+    return Claim(run.run_id, "precision", None if declared is None else str(declared), status,
+                 source, _distinct(support), _distinct(against),
+                 stated=_one(families - {"not-fp8"}) if status == "contradicted" else None)
+
+
+def _one(values: set[str]) -> str | None:
+    """The value the statements against a claim agree on, None when they name several."""
+    return next(iter(values)) if len(values) == 1 else None
 
 
 def _logged(run: ResolvedRun, file: str, key: str, inp: RunInputs) -> list[Citation]:
@@ -328,7 +345,7 @@ def run_identity(run: ResolvedRun, claims: Sequence[Claim]) -> dict[str, Stated]
             value: str | int | None = claim.value
             if name == "num_gpus":
                 value = fact_int(Fact("n", claim.value)) if claim.value is not None else None
-            out[name] = Stated(value, claim.status, claim.source)
+            out[name] = Stated(value, claim.status, claim.source, claim.stated)
     spec = run.spec
     where = f"cmax.toml runs[{run.spec_index}]"
     software = by_kind.get("software")

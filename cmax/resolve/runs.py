@@ -36,11 +36,13 @@ IDENTITY: tuple[str, ...] = ("workload", "gpu", "num_gpus", "precision", "framew
 class Stated:
     """One value of a run's identity and where it stands in the claims ledger: corroborated
     (the log states it), declared (only cmax.toml does), contradicted (the log states another
-    value) or unstated, with the source the value was taken from."""
+    value) or unstated, with the source the value was taken from; when contradicted, the one
+    value the log states instead (``log_value``) where its statements agree on one."""
 
     value: str | int | None
     status: ClaimStatus
     source: str
+    log_value: str | None = None
 
     @property
     def logged(self) -> bool:

@@ -150,7 +150,9 @@ def score_run(
                                & pl.col("step_time_s").is_not_null()).to_series().sum()
     common: dict[str, Any] = {
         "workload": workload, "precision": precision, "num_gpus": num_gpus, "log": log,
-        "run_id": run_id,
+        "run_id": run_id, "log_states": {
+            name: stated.log_value for name in ("workload", "num_gpus", "precision")
+            if (stated := run.stated(name)).status == "contradicted"},
         "framework": run.get("framework"), "status": status, "steps_total": printed,
         # finite times only: NaN/inf are not JSON numbers (validation reports them)
         "bar": rules.bar, "step_series": step_series(run.steps),

@@ -4,7 +4,9 @@ counted, and two runs of one workload are told apart in the cost table."""
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import re
 from pathlib import Path
 
@@ -92,6 +94,6 @@ def test_a_withheld_run_reads_withheld_on_every_surface(tmp_path: Path) -> None:
     table = page.split("<h2>Training performance</h2>", 1)[1].split("</table>", 1)[0]
     assert ">withheld</span>" in table and ">passed</span>" in table
     assert f"by {', '.join(held[0].validation_errors)}" in html.unescape(table)
-    csv_rows = reports.runs_csv(card).splitlines()
-    assert sum(r.endswith(",withheld") for r in csv_rows) == 1
+    csv_rows = list(csv.DictReader(io.StringIO(reports.runs_csv(card))))
+    assert [r["verdict"] for r in csv_rows].count("withheld") == 1
     assert any(said in line for line in scorecard_text(card))

@@ -45,6 +45,9 @@ def test_identity_is_the_ledgers_value_and_status(tmp_path: Path) -> None:
     assert (second.get("precision"), second.stated("precision").status) == ("fp8", "declared")
     assert second.stated("workload").status == "declared"
     assert (third.get("num_gpus"), third.stated("num_gpus").status) == (512, "contradicted")
+    # what the log states instead is kept beside the declaration, for the run's label
+    assert third.stated("num_gpus").log_value == "256"
+    assert first.stated("num_gpus").log_value is None
     for run in case.resolved:
         for name, kind in IDENTITY_KINDS.items():
             claim = case.claims.get(run.run_id, kind)
@@ -52,3 +55,19 @@ def test_identity_is_the_ledgers_value_and_status(tmp_path: Path) -> None:
             assert str(run.get(name)) == claim.value
         assert run.baseline is not None and run.baseline.num_gpus == run.get("num_gpus")
         assert set(run.identity) <= set(IDENTITY)
+
+
+def test_a_contradicted_precision_keeps_what_the_log_states(tmp_path: Path) -> None:
+    """Aurora's fp8 log declared bf16: the identity stays the declaration (the reference was
+    looked up by it), contradicted, with the log's fp8 beside it; the other runs have none."""
+    from cmax.pipeline import load
+    from tests.sample_bundles import fp8_run_declared_bf16
+
+    with load(str(fp8_run_declared_bf16(tmp_path))) as loaded:
+        case = resolve(loaded.evidence, loaded.reference)
+    bf16, fp8, grok = case.resolved
+    assert fp8.stated("precision").value == "bf16"
+    assert fp8.stated("precision").status == "contradicted"
+    assert fp8.stated("precision").log_value == "fp8"
+    assert fp8.stated("workload").log_value is None  # the model is corroborated
+    assert bf16.stated("precision").log_value is None and grok.stated("precision").log_value is None
