@@ -125,9 +125,12 @@ def _run_witnesses(run: ResolvedRun, result: WorkloadResult, case: Case,
     window = run.window_steps
     if result.mean_step_time_s is not None and result.window is not None:
         line = window["line"].min() if window.height and "line" in window.columns else None
+        # a step time the log does not print says what it was derived with, and from whose word
+        derived = run.step_time_derived
         out.append(files.witness(
             log, f"mean step time {result.mean_step_time_s:.4g} s over iterations "
-            f"{result.window[0]}-{result.window[1]} ({result.steps_in_window} steps)",
+            f"{result.window[0]}-{result.window[1]} ({result.steps_in_window} steps)"
+            + (f"; {derived.note()}" if derived is not None else ""),
             line if isinstance(line, int) else None))
     elif result.steps_total:
         out.append(files.witness(log, f"{result.steps_total} steps logged"))

@@ -59,6 +59,7 @@ from cmax.resolve.run_claims import (
     run_identity,
 )
 from cmax.resolve.runs import BaselineRow, ResolvedRun
+from cmax.resolve.step_time import derive_step_times
 from cmax.submission.manifest import MANIFEST_NAME, RunSpec
 
 #: Recipe parameters a run is compared on (:data:`cmax.recipes.columns.RECIPE_SCHEMA`), in the order
@@ -397,6 +398,12 @@ def resolve(evidence: Evidence, reference: ReferenceData, *,
         inputs = _run_inputs(draft, list(files.values()), evidence, ref, known)
         named = identity_claims(draft, inputs)
         draft = dataclasses.replace(draft, identity=run_identity(draft, named))
+        # a step time the log does not print (TorchTitan's tps): derived from the values above
+        steps, derived = derive_step_times(draft)
+        if derived is not None:
+            clean = clean_steps(steps)
+            draft = dataclasses.replace(draft, steps=steps, clean_steps=clean,
+                                        step_time_derived=derived)
         base, exact, note = match_baseline(
             ref, draft.get_str("workload"), draft.get_str("gpu") or system_gpu,
             draft.get_str("precision"), draft.get_int("num_gpus"), draft.get_int("gbs"),

@@ -51,6 +51,37 @@ class Stated:
 
 
 @dataclass(frozen=True)
+class DerivedStepTime:
+    """A step time the log does not print, derived from the per-GPU rate it does print
+    (TorchTitan's ``tps``): GBS x sequence length / (GPUs x tokens/s/GPU), each input with its
+    standing. What the log states is corroborated; what only cmax.toml states is declared, so
+    a step time resting on it is labelled so wherever it is shown."""
+
+    gbs: Stated
+    seq_len: Stated
+    num_gpus: Stated
+
+    def declared(self) -> list[str]:
+        """The inputs the log does not state (cmax.toml's word alone), in the note's words."""
+        return [name for name, value in (("GBS", self.gbs), ("sequence length", self.seq_len),
+                                         ("GPU count", self.num_gpus)) if not value.logged]
+
+    def note(self) -> str:
+        """How the step time was derived, for the result's notes and witnesses."""
+        def part(name: str, value: Stated) -> str:
+            return f"{name} {value.value} ({'the log' if value.logged else value.status})"
+        basis = (f"step time derived from the log's tokens/s/GPU: "
+                 f"{part('GBS', self.gbs)} x {part('sequence length', self.seq_len)} / "
+                 f"({part('GPUs', self.num_gpus)} x tokens/s/GPU)")
+        declared = self.declared()
+        if not declared:
+            return basis
+        return (f"{basis}; the step times shown rest on cmax.toml's {', '.join(declared)}; the "
+                "ratio does not (the same values divide the reference's tokens/s/GPU: it is "
+                "the log's tokens/s/GPU against the reference's)")
+
+
+@dataclass(frozen=True)
 class BaselineRow:
     """A reference baseline row as the stages read it (one typed row, not a dict)."""
 
@@ -129,6 +160,8 @@ class ResolvedRun:
     logged_gbs: tuple[tuple[int, int], ...] = ()
     #: the run's identity (:data:`IDENTITY`), each value as the claims ledger resolved it
     identity: Mapping[str, Stated] = field(default_factory=dict)
+    #: how the step times were derived where the log prints only a rate (None: printed)
+    step_time_derived: DerivedStepTime | None = None
 
     def get(self, name: str) -> Any:
         """A run attribute. An identity field (:data:`IDENTITY`) is the ledger's value (its

@@ -160,6 +160,8 @@ def score_run(
 
     gbs = run.get_int("gbs")
     seq_len = run.get_int("seq_len")
+    if run.step_time_derived is not None:
+        notes.append(run.step_time_derived.note())
     if run.baseline_note:
         notes.append(run.baseline_note)
     if run.baseline is None:

@@ -74,6 +74,15 @@ def _first_where(frame: pl.DataFrame, cond: pl.Expr) -> tuple[int, str | None, i
     return hits.height, first.get("source_file"), as_int(first.get("line"))
 
 
+def _resolved_steps(ctx: Context) -> pl.DataFrame:
+    """Every run's steps as the case resolved them: a step time the log does not print
+    (TorchTitan's tps) derived where the run's GBS, sequence length and GPUs are known
+    (:mod:`cmax.resolve.step_time`), still empty where they are not."""
+    frames = [v.steps.select("step_time_s", "source_file", "line") for v in ctx.runs
+              if v.steps.height]
+    return pl.concat(frames) if frames else ctx.tables["steps"]
+
+
 def check(ctx: Context) -> Iterator[Finding]:
     raw = {name: getattr(ctx.evidence, name, None) for name in TABLES}
     for name, cols in _REQUIRED.items():
@@ -82,7 +91,8 @@ def check(ctx: Context) -> Iterator[Finding]:
         for col in cols:
             if not isinstance(original, pl.DataFrame) or col not in original.columns:
                 continue  # Evidence from Python without it is refused before validation
-            count, file, line = _first_where(frame, pl.col(col).is_null())
+            where = _resolved_steps(ctx) if (name, col) == ("steps", "step_time_s") else frame
+            count, file, line = _first_where(where, pl.col(col).is_null())
             if count:
                 yield finding("schema.missing-value",
                               f"{name}.{col} is empty in {count} row(s)"

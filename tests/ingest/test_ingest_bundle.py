@@ -22,8 +22,9 @@ from cmax.ingest.evidence import (
     RUNS_SCHEMA,
     STEPS_SCHEMA,
 )
+from cmax.resolve.case import resolve
 from cmax.submission.bundle import open_bundle
-from tests.fakes import manifest_text, reliability_toml
+from tests.fakes import FakeReference, manifest_text, reliability_toml
 from tests.paths import DATA
 from tests.submission.intake.llmb_fakes import make_llmb_db
 
@@ -162,9 +163,19 @@ def test_steps_table(evidence) -> None:  # type: ignore[no-untyped-def]
     assert (first["iteration"], first["step_time_s"], first["line"]) == (0, 30.0, 4)
     assert first["source_file"] == "training/nemo2.log"
     titan = steps.filter(pl.col("run_id") == "runs[2]")
-    # no gbs/seq_len in this run's manifest entry: the log's "Training starts" line gives them
-    assert titan["step_time_s"][5] == pytest.approx(2048 * 4096 / 256 / 1842)
-    assert not any(math.isnan(v) for v in titan["step_time_s"].to_list())
+    # TorchTitan prints tokens/s/GPU and no step time: the table holds what the log prints
+    assert titan["step_time_s"].null_count() == 60 and titan["tokens_per_s_per_gpu"][5] == 1842
+    # the case derives it: no gbs/seq_len in this run's manifest entry, the log's "Training
+    # starts" line gives them (the log's), the GPU count is the manifest's 256 (declared)
+    run = resolve(evidence, FakeReference()).run("runs[2]")
+    assert run is not None and run.step_time_derived is not None
+    assert run.steps["step_time_s"][5] == pytest.approx(2048 * 4096 / 256 / 1842)
+    assert not any(math.isnan(v) for v in run.steps["step_time_s"].to_list())
+    derived = run.step_time_derived
+    assert (derived.gbs.value, derived.gbs.status, derived.seq_len.value) == (
+        2048, "corroborated", 4096)
+    assert (derived.num_gpus.value, derived.num_gpus.status) == (256, "declared")
+    assert derived.declared() == ["GPU count"]
 
 
 def test_other_tables(evidence) -> None:  # type: ignore[no-untyped-def]

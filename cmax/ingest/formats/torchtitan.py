@@ -4,10 +4,13 @@ TorchTitan logs one coloured metrics line per logged step:
 ``step:  2  loss:  7.8120  grad_norm:  1.2345  memory: 61.23GiB(77.42%)  tps: 1,234
 tflops: 456.78  mfu: 46.19%`` (one-based steps, ANSI colour codes between the fields). It prints
 no step time: ``tps`` is tokens per second per GPU, so the step time is
-``gbs x seq_len / (num_gpus x tps)`` once the run's shape is known (ingest fills it from the
-manifest or from the ``Training starts at step 1, with local batch size ..., global batch size
-..., sequence length ..., total steps ...`` line). The recipe reads ``tflops`` and ``tps`` after
-warm-up (research/dgxc.md §3.1).
+``gbs x seq_len / (num_gpus x tps)`` once the run's shape is known. The steps table holds what
+the log prints (the rate, a null step time); the step time is derived when the case is
+resolved (:mod:`cmax.resolve.step_time`), from the GBS and sequence length of the log's
+``Training starts at step 1, with local batch size ..., global batch size ..., sequence length
+..., total steps ...`` line, else cmax.toml's (declared), and the run's GPU count as the claims
+ledger holds it. The recipe reads ``tflops`` and ``tps`` after warm-up (research/dgxc.md
+§3.1).
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ from cmax.ingest.textlines import (
     to_int,
     value_after,
 )
-from cmax.throughput import tokens_per_gpu_step
 
 STEP_KEYS = ["tflops:", "tps:"]  # every step line holds both; the first selects them
 START_KEY = "Training starts at step"
@@ -82,30 +84,18 @@ def parse_torchtitan(path: Path) -> TrainingLog:
     )
 
 
-def fill_step_time(steps: pl.DataFrame, gbs: int | None, seq_len: int | None,
-                   num_gpus: int | None) -> pl.DataFrame:
-    """Derive step time from tokens/s/GPU when the run's shape is known."""
-    if not (gbs and seq_len and num_gpus):
-        return steps
-    per_step = tokens_per_gpu_step(gbs, seq_len, num_gpus)
-    return steps.with_columns(
-        pl.coalesce(pl.col("step_time_s"),
-                    per_step / pl.col("tokens_per_s_per_gpu")).alias("step_time_s"))
-
-
 class TorchTitanLog(TrainingLogFormat):
-    """TorchTitan prints tokens/s, not a step time: the step time is derived."""
+    """TorchTitan prints tokens/s, not a step time: the step time is derived at resolve."""
 
     def step_rows(self, parsed: TrainingLog, config: dict[str, Any],
                   request: RunRequest) -> tuple[pl.DataFrame, list[str]]:
-        """TorchTitan prints tokens/s, not step time: derive it from gbs x seq_len."""
-        frame = fill_step_time(parsed.steps, config["gbs"], config["seq_len"],
-                               request.spec.num_gpus)
+        """The steps as the log prints them; a note when neither the log nor cmax.toml gives
+        the GBS and sequence length a step time is derived with."""
         notes = []
-        if frame["step_time_s"].null_count() and frame.height:
+        if parsed.steps.height and not (config["gbs"] and config["seq_len"]):
             notes.append("TorchTitan prints no step time; set gbs and seq_len in the manifest "
                          "to derive it from tps")
-        return frame, notes
+        return parsed.steps, notes
 
 
 register(TorchTitanLog("torchtitan", "TorchTitan training log",
