@@ -128,12 +128,19 @@ def scorecard_checks(card: Scorecard) -> list[Check]:
             message=f"{g.status}: {g.reason}"
             + (f" (caps the tier at {g.binding_cap})" if g.binding_cap else ""),
             requirements=REQUIREMENTS.get(f"gate.{gid}", ())))
+    from cmax.render.formatting import stated
+    from cmax.render.views import withheld_label
+
     for w in card.workloads:
+        judged = card.judgement("training_run", w.run_id or "")
+        said = (withheld_label(w.validation_errors)
+                if judged is not None and judged.verdict == "withheld" else w.verdict)
         checks.append(Check(
             id=f"cmax.score.workload.{_slug(w.workload)}.{_slug(w.precision)}.{w.num_gpus}",
-            suite="workloads", name=f"{w.workload} {w.precision} on {w.num_gpus} GPUs",
+            suite="workloads", name=f"{stated(w, 'workload')} {stated(w, 'precision')} on "
+            f"{stated(w, 'num_gpus', grouped=False)} GPUs",
             status=_VERDICT_STATUS.get(w.verdict, "skipped"),
-            message=f"{w.verdict}: ratio {_ratio(w.ratio)} (95% CI {_ratio(w.ci_low)}-"
+            message=f"{said}: ratio {_ratio(w.ratio)} (95% CI {_ratio(w.ci_low)}-"
                     f"{_ratio(w.ci_high)}) against bar {w.bar:.2f}; log {w.log}",
             requirements=REQUIREMENTS["workload"],
             properties=(("ratio", _ratio(w.ratio)), ("log", w.log))))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -182,3 +183,18 @@ def test_every_status_is_written(status: str) -> None:
         assert case.find("failure").get("type") == "error"  # type: ignore[union-attr]
     ctrf = to_ctrf([check], version="0", command="c")["results"]["tests"][0]
     assert ctrf["status"] == ("failed" if status == "error" else status)
+
+
+def test_a_run_case_names_what_its_log_states_and_its_withheld_pass(tmp_path: Path) -> None:
+    """Aurora's fp8 log declared bf16: its case was titled 'llama3.1-405b bf16 on 512 GPUs'
+    with the message 'inconclusive: ...', while its judgement withholds the pass."""
+    from cmax.pipeline import assess
+    from tests.sample_bundles import fp8_run_declared_bf16
+
+    card = assess(fp8_run_declared_bf16(tmp_path))
+    runs = [c for c in scorecard_checks(card) if c.suite == "workloads"]
+    held = next(c for c in runs if ("log", "training/llama3.1-405b_fp8_512.log") in c.properties)
+    assert held.name == "llama3.1-405b fp8 (declared bf16) on 512 GPUs"
+    assert held.message.startswith("withheld (identity.arithmetic, identity.precision, ")
+    assert [c.name for c in runs if c is not held] == [
+        "llama3.1-405b bf16 on 512 GPUs", "grok1-314b fp8 on 512 GPUs"]
