@@ -53,7 +53,7 @@ from cmax.reading.limits import (
     MAX_PATH_CHARS,
     MAX_PATH_DEPTH,
 )
-from cmax.submission.manifest import MANIFEST_NAME, Manifest, load_manifest
+from cmax.submission.manifest import MANIFEST_NAME, Manifest, load_manifest, manifest_from
 
 if TYPE_CHECKING:
     from cmax.submission.intake.draft import Commercial
@@ -709,11 +709,13 @@ def _bundle_at(folder: Path, source: Path, commercial: Commercial | None, *,
     """The bundle in an opened folder: its ``cmax.toml``, or for an llmb-run package (an
     Exemplar archive, an install folder, experiments) the manifest drafted from its evidence
     (:mod:`cmax.submission.intake.package`)."""
-    from cmax.submission.intake.package import has_full_manifest, open_package
+    from cmax.submission.intake.package import open_package, top_manifest
 
-    if closed and not has_full_manifest(folder):
+    top = top_manifest(folder)
+    full = top is not None and top.full
+    if closed and not full:
         check_closed(folder, source)  # before any llmb-run file is looked for
-    drafted = open_package(folder, source=source, commercial=commercial)
+    drafted = None if full else open_package(folder, source=source, commercial=commercial)
     if drafted is not None:
         return Bundle(source=source, root=drafted.root, manifest=drafted.manifest,
                       package=drafted.draft.facts)
@@ -724,7 +726,10 @@ def _bundle_at(folder: Path, source: Path, commercial: Commercial | None, *,
     root = _manifest_root(folder, source)
     if closed:
         check_closed(root, source)
-    return Bundle(source=source, root=root, manifest=load_manifest(root / MANIFEST_NAME))
+    path = root / MANIFEST_NAME
+    table = top.table if top is not None and top.path == path else None
+    return Bundle(source=source, root=root, manifest=load_manifest(path) if table is None
+                  else manifest_from(table, path))
 
 
 @contextmanager

@@ -578,4 +578,9 @@ def load_manifest(path: Path) -> Manifest:
     """Read and validate ``cmax.toml``."""
     data = read_toml(path, what="manifest", error=ManifestError,
                      missing_fix=f"a bundle needs a {MANIFEST_NAME} at its top level (see README)")
+    return manifest_from(data, path)
+
+
+def manifest_from(data: dict[str, Any], path: Path) -> Manifest:
+    """Validate the decoded ``cmax.toml`` at ``path``."""
     return check_sanity(parse_manifest(data, source=path), source=path)

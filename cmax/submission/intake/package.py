@@ -7,7 +7,7 @@ Called by :func:`cmax.submission.bundle.open_bundle` when a folder (or an unpack
 is drafted around them.
 
 The llmb-run readers and the drafting are imported by the functions that read a package: a
-bundle with its own complete ``cmax.toml`` (:func:`has_full_manifest`) needs neither.
+bundle with its own complete ``cmax.toml`` (:func:`top_manifest`) needs neither.
 """
 
 from __future__ import annotations
@@ -31,14 +31,47 @@ class Drafted:
     label: str
 
 
+def _decoded(path: Path) -> dict[str, object]:
+    return decode_toml(read_toml_bytes(path, what="manifest"), file=path, what="manifest")
+
+
+def _adds_only(data: dict[str, object]) -> bool:
+    return not data.get("runs") and "system" not in data
+
+
 def small_manifest(path: Path) -> dict[str, object] | None:
     """A ``cmax.toml`` that only adds to a package (no runs, no system), or None."""
     if not path.is_file():
         return None
-    data = decode_toml(read_toml_bytes(path, what="manifest"), file=path, what="manifest")
-    if data.get("runs") or "system" in data:
+    data = _decoded(path)
+    return data if _adds_only(data) else None
+
+
+@dataclass(frozen=True)
+class TopManifest:
+    """A folder's own ``cmax.toml`` (at its top or in its one folder), decoded once: whether
+    the folder is a bundle or an llmb-run package is decided from it, and a complete one is
+    parsed from the same table (:func:`cmax.submission.bundle.open_bundle`)."""
+
+    path: Path
+    table: dict[str, object] | None
+    """the decoded TOML; None for a linked file, left to the bundle's own checks (which
+    refuse one that leaves the bundle) before anything reads it"""
+
+    @property
+    def full(self) -> bool:
+        """A complete manifest (runs or a system), or a link: the folder is a bundle."""
+        return self.table is None or not _adds_only(self.table)
+
+
+def top_manifest(folder: Path) -> TopManifest | None:
+    """The ``cmax.toml`` at the top of ``folder`` or in one of its folders, or None."""
+    tops = [folder, *(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))]
+    top = next((t / MANIFEST_NAME for t in tops if (t / MANIFEST_NAME).is_file()), None)
+    if top is None:
         return None
-    return data
+    linked = top.is_symlink() or top.parent.is_symlink()
+    return TopManifest(top, None if linked else _decoded(top))
 
 
 def draft_for(folder: Path, *, label: str, commercial: Commercial | None = None,
@@ -105,22 +138,17 @@ def unit_folders(root: Path) -> list[Path]:
 
 def has_full_manifest(folder: Path) -> bool:
     """A bundle with its own complete ``cmax.toml`` (at the top or in its one folder)."""
-    tops = [folder, *(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))]
-    top = next((t / MANIFEST_NAME for t in tops if (t / MANIFEST_NAME).is_file()), None)
-    if top is None:
-        return False
-    # a linked manifest is left to the bundle's own checks, which refuse what leaves it
-    return top.is_symlink() or top.parent.is_symlink() or small_manifest(top) is None
+    top = top_manifest(folder)
+    return top is not None and top.full
 
 
 def open_package(folder: Path, *, source: Path,
                  commercial: Commercial | None = None) -> Drafted | None:
-    """The package as a bundle root and a validated manifest, or None if it is none."""
+    """The package as a bundle root and a validated manifest, or None if it is none (a
+    folder with its own complete ``cmax.toml`` is none: the caller has found it first)."""
     import tomllib
 
     label = f"{source} ({MANIFEST_NAME} drafted from the llmb-run evidence)"
-    if has_full_manifest(folder):
-        return None
     root = package_root(folder)
     if root is None:
         return None
