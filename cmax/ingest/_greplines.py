@@ -10,7 +10,7 @@ imported (:func:`prestart`, ~0.13 s): by the time the parser asks for the log's 
 (:func:`start_greps`), grep has been reading the file all along and the running child is
 handed over instead of a second one started. The top of the file is read here too
 (:func:`top`): the prestart and the step reader decide from the same bytes, in one place,
-whether a log is read by grep at all.
+whether a log is read by grep at all, and the top the prestart read is handed over too.
 """
 
 from __future__ import annotations
@@ -118,10 +118,15 @@ class Top:
 
 
 def top(path: Path, key: str) -> Top:
-    """The top of ``path`` and the read it calls for (:class:`Top`); OSError as ``open``."""
-    large = path.stat().st_size > SMALL_FILE
-    if not large:
+    """The top of ``path`` and the read it calls for (:class:`Top`); OSError as ``open``.
+    The one :func:`prestart` read of the same file (same identity) is handed over, not read
+    again."""
+    ident = _identity(path)
+    if ident[2] <= SMALL_FILE:
         return Top(b"", [], large=False, dense=False)
+    read = _PRESTARTED_TOPS.pop((ident, key), None)
+    if read is not None:
+        return read
     head = read_head(path)
     found = keyword_lines(head, [key.encode()])
     return Top(head, found, large=True, dense=dense(head, found))
@@ -245,6 +250,8 @@ class Once:
 
 # prestarted children not yet handed over: (file identity, key) -> child
 _PRESTARTED: dict[tuple[tuple[int, int, int, int], str], GrepChild] = {}
+# the tops prestart read, not yet handed over to the step reader: (file identity, key) -> top
+_PRESTARTED_TOPS: dict[tuple[tuple[int, int, int, int], str], Top] = {}
 
 
 def _identity(path: Path) -> tuple[int, int, int, int]:
@@ -288,10 +295,12 @@ def prestart(path: Path) -> None:
     try:
         if grep is None or not path.is_file():
             return
+        ident = _identity(path)
         log = top(path, NEMO2_KEY)
+        if log.large:  # the step reader decides from these bytes too: handed over
+            _PRESTARTED_TOPS[(ident, NEMO2_KEY)] = log
         if not (log.grep and log.found):  # the key in the top: a NeMo 2 log, read by grep
             return
-        ident = _identity(path)
         if (ident, NEMO2_KEY) in _PRESTARTED:
             return
         _PRESTARTED[(ident, NEMO2_KEY)] = GrepChild(grep, path, NEMO2_KEY, PRESTART_HOLD)
@@ -321,7 +330,9 @@ _M_MMAP_THRESHOLD = -3
 
 
 def stop_prestarted() -> None:
-    """Stop prestarted children nobody took over (the file was read another way)."""
+    """Stop prestarted children nobody took over (the file was read another way), and drop
+    the tops nobody took."""
+    _PRESTARTED_TOPS.clear()
     while _PRESTARTED:
         _PRESTARTED.popitem()[1].stop()
 

@@ -45,6 +45,7 @@ def _log(path: Path, every: int = 40, steps: int = 200) -> Path:
 @pytest.fixture(autouse=True)
 def _no_leftovers() -> Iterator[None]:
     yield
+    greplines._PRESTARTED_TOPS.clear()  # a top nobody took waits for stop_prestarted
     assert not greplines._PRESTARTED, "a prestarted grep was left running"
 
 
@@ -105,6 +106,33 @@ def test_the_step_reader_greps_exactly_where_prestart_would(
         assert query.dense is (not small and not grep)
         started = query._lines is not None and query._lines._greps is not None
         assert started is grep
+
+
+@pytest.mark.parametrize("every", [3, 40])
+def test_the_step_reader_takes_over_the_top_prestart_read(
+        every: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head prestart read (dense or sparse) is the step reader's: not read twice; a file
+    changed since is read again, and stop_prestarted drops a top nobody took."""
+    path = _log(tmp_path / "x.log", every=every)
+    monkeypatch.setattr(greplines, "SMALL_FILE", 0)
+    greplines.prestart(path)
+    (read,) = greplines._PRESTARTED_TOPS.values()
+    read_head = greplines.read_head
+
+    def refuse(*_: object, **__: object) -> bytes:
+        raise AssertionError("the top was read again")
+
+    monkeypatch.setattr(greplines, "read_head", refuse)
+    assert greplines.top(path, greplines.NEMO2_KEY) is read
+    assert not greplines._PRESTARTED_TOPS  # handed over once
+    monkeypatch.setattr(greplines, "read_head", read_head)
+    greplines.stop_prestarted()
+    greplines.prestart(path)
+    path.write_text(path.read_text() + _step(200) + "\n")  # changed: not the same file now
+    again = greplines.top(path, greplines.NEMO2_KEY)
+    assert again is not read and again.found[-1][1].decode() == _step(200)
+    greplines.stop_prestarted()
+    assert not greplines._PRESTARTED_TOPS
 
 
 def test_a_grep_nobody_takes_over_is_stopped(tmp_path: Path,
