@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cmax.errors import RubricError
-from cmax.reference.rubric_file import read_rubric_file
+from cmax.reference.rubric_file import RubricFile, read_rubric_file
 from cmax.scorecard import TIERS, ClaimKind, GateKind, Tier, TierThreshold
 
 CATEGORY_NAMES: tuple[str, ...] = (
@@ -305,9 +305,16 @@ def _dotted(loc: tuple[int | str, ...]) -> str:
 
 
 @functools.cache
+def _shipped() -> RubricFile:
+    """The shipped rubric file, read once: the rubric of a score without ``--rubric`` and
+    the home of every default value of one with it."""
+    return read_rubric_file(None)
+
+
+@functools.cache
 def _shipped_sections() -> dict[str, Any]:
     """The threshold sections of the shipped rubric (the home of every default value)."""
-    data = read_rubric_file(None).data
+    data = _shipped().data
     return {name: dict(data.get(name) or {}) for name in DEFAULTED_SECTIONS}
 
 
@@ -346,5 +353,5 @@ def parse_rubric(data: dict[str, Any], *, source: str | Path, digest: str = "") 
 def load_rubric(path: str | Path | None = None) -> Rubric:
     """The rubric of a file (read by :mod:`cmax.reference.rubric_file`); None means the one
     shipped in ``reference/rubric.toml``."""
-    read = read_rubric_file(path)
+    read = _shipped() if path is None else read_rubric_file(path)
     return parse_rubric(read.data, source=read.file, digest=read.digest)
