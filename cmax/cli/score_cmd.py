@@ -153,10 +153,16 @@ def scorecard_text(card: Scorecard) -> list[str]:
                 cost += f"  CI {inf.ci_low:.3f}-{inf.ci_high:.3f}"
             if inf.comparison == "curve":
                 cost += f"  (on the curve, {len([p for p in inf.points if p.ratio])} points)"
+            # a result the gates hold as withheld says by which errors (another model or GPU
+            # than declared, a contradicted GPU count), as a withheld run does
+            judged = card.judgement("serving_result", inf.entry)
+            held = ("; " + withheld_label(sorted({b.rule for b in judged.findings
+                                                  if b.severity == "error"}))
+                    if judged is not None and judged.verdict == "withheld" else "")
             lines.append(f"  {inf.model[:22]:<22} {inf.precision[:6]:<6} {inf.input_len}/"
                          f"{inf.output_len} x{inf.gpus} ({inf.gpus_basis}) {per_gpu:>7} vs "
-                         f"{ref:>7}  ratio {_num(inf.ratio)}  {verdict_label(inf.verdict)}{cost}"
-                         + _label(sources.serving(inf)))
+                         f"{ref:>7}  ratio {_num(inf.ratio)}  {verdict_label(inf.verdict)}"
+                         f"{held}{cost}" + _label(sources.serving(inf)))
     if card.storage:
         lines += ["", "Storage and checkpoints vs reference"]
         for i, st in enumerate(card.storage):

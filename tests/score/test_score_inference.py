@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cmax.cli.score_cmd import scorecard_text
 from cmax.pipeline import assess
 from cmax.scorecard import Gate, Scorecard
 from cmax.states import State
@@ -191,6 +192,9 @@ def test_a_result_of_another_model_or_gpu_is_compared_with_no_reference(
     assert "withheld by " in gate.reason and f"{rule}: not passing" in gate.reason
     floor = next(g for g in card.gates if g.id == "serving_floor")
     assert floor.status == "not_evaluated"
+    # cmax score's serving row reads not evaluated and names the contradiction
+    [row] = [line for line in scorecard_text(card) if "2,145 vs       -" in line]
+    assert "not evaluated (not comparable); withheld (" in row and rule in row
 
 
 def test_honest_serving_results_pass_serving_bar(tmp_path: Path) -> None:
