@@ -22,7 +22,6 @@ from pydantic import (
 
 from cmax.findings import Effect, Finding, Severity, Subject
 from cmax.states import (
-    AT_THE_BAR,
     BAR_STATES,
     CLAIM_STATES,
     INDEPENDENT_AUTHORS,
@@ -814,13 +813,11 @@ class WorkloadEconomics(_Model):
     joules_per_token: float | None
     """GPU power ÷ throughput, J/token (power from [pricing] watts_per_gpu or the reference
     default; None: no power figure, or the run is not priced)"""
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def priced(self) -> bool:
-        """Whether the run's $ per million tokens and J/token count: its judgement's verdict
-        is at the bar (pass, fail, inconclusive), not withheld, unverified or not rated."""
-        return self.verdict is None or self.verdict in AT_THE_BAR
+    priced: bool = Field(
+        default=True, description="whether the run's $ per million tokens and J/token count: "
+        "its ratio counts at the bar as the price's throughput ratio and the token costs count "
+        "it (cmax/score/verdicts.py rated: pass, fail or inconclusive with no error bearing on "
+        "it); False: those figures are null")
 
 
 class ScalePoint(_Model):

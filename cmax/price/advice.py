@@ -40,7 +40,7 @@ from cmax.scorecard import (
     WorkloadEconomics,
     WorkloadResult,
 )
-from cmax.states import AT_THE_BAR, NOT_ASSESSED
+from cmax.states import NOT_ASSESSED
 from cmax.submission.basket import parse_basket
 from cmax.submission.manifest import MANIFEST_NAME
 from cmax.throughput import tokens_per_s_per_gpu
@@ -126,17 +126,18 @@ def _economics(card: Scorecard, w: WorkloadResult, quoted: float, watts: float |
     the same figure as its token cost: the table printed 3.3611 and the basket 3.3647 for
     one workload. The reference's is at reference speed and the reference's goodput.
 
-    Priced only as the run's judgement counts it (its verdict at the bar, ``cmax/judgement/
-    bar.py``): a withheld, unverified or unrated run's measured rate would price tokens the
-    evidence has not earned (an fp8 run declared bf16 read $2.15 against a bf16 reference's
-    $3.29), so its $ and J figures are None and the row carries its verdict and the errors
-    instead. The reference's figure is None when the log contradicts the identity the
-    reference was looked up by: it is another workload's cost."""
+    Priced only as the price's throughput ratio counts the run (:func:`rated`, its
+    judgement's verdict at the bar with no error bearing on it): a withheld, unverified or
+    unrated run's measured rate would price tokens the evidence has not earned (an fp8 run
+    declared bf16 read $2.15 against a bf16 reference's $3.29), so its $ and J figures are
+    None and the row carries its judgement's verdict and the errors instead. The reference's
+    figure is None when the log contradicts the identity the reference was looked up by: it
+    is another workload's cost."""
     tps = w.tokens_per_s_per_gpu
     judged = card.judgement("training_run", w.run_id or "")
     verdict = (judged.verdict if judged is not None and judged.verdict is not None
                else bar_verdict(w.verdict, w.ratio, errors=bool(w.validation_errors)))
-    counted = verdict in AT_THE_BAR
+    counted = rated(w)
     ref_tps = None if w.log_states else _reference_tps(w)
 
     def per_million(rate: float | None, ratio: float = 1.0) -> float | None:
@@ -145,7 +146,7 @@ def _economics(card: Scorecard, w: WorkloadResult, quoted: float, watts: float |
     return WorkloadEconomics(
         workload=w.workload, precision=w.precision, num_gpus=w.num_gpus, log=w.log,
         run_id=w.run_id, log_states=w.log_states, verdict=verdict,
-        withheld_by=list(w.validation_errors), tokens_per_s_per_gpu=tps,
+        withheld_by=list(w.validation_errors), priced=counted, tokens_per_s_per_gpu=tps,
         usd_per_million_tokens=per_million(tps, goodput) if counted else None,
         reference_usd_per_million_tokens=per_million(ref_tps),
         joules_per_token=round(watts / tps, 4) if counted and watts and tps else None,
@@ -154,10 +155,13 @@ def _economics(card: Scorecard, w: WorkloadResult, quoted: float, watts: float |
 
 def _standing(e: WorkloadEconomics) -> str:
     """Why a run is not priced, as the reasoning says it."""
+    errors = ", ".join(e.withheld_by)
     if e.verdict == "withheld":
-        return "withheld by " + ", ".join(e.withheld_by) if e.withheld_by else "withheld"
-    return "not verified: its identity rests on cmax.toml" if e.verdict == "unverified" \
-        else "not rated against a reference"
+        return f"withheld by {errors}" if errors else "withheld"
+    if errors:
+        return f"{e.verdict}, contested by {errors}"
+    return ("not verified: its identity rests on cmax.toml" if e.verdict == "unverified"
+            else "not rated against a reference")
 
 
 def serving_lines(scorecard: Scorecard) -> list[str]:

@@ -26,7 +26,7 @@ from cmax.render.page_one import (
 from cmax.render.provenance import Source, Sources
 from cmax.score.tier_changes import CategoryGain, mixed
 from cmax.score.tier_changes import tier_changes as decide_tier_changes
-from cmax.score.verdicts import serving_rated
+from cmax.score.verdicts import rated, serving_rated
 from cmax.scorecard import (
     AuditCheck,
     CategoryScore,
@@ -59,9 +59,12 @@ def withheld_label(errors: Sequence[str]) -> str:
 
 def cost_standing(e: WorkloadEconomics) -> str:
     """Why a run's $ per million tokens and J/token are not priced, in the words its verdict
-    reads everywhere else: 'withheld (identity.precision, …)', 'not verified', 'not rated'."""
+    reads everywhere else: 'withheld (identity.precision, …)', 'failed, contested (…)', 'not
+    verified', 'not rated'."""
     if e.verdict == "withheld":
         return withheld_label(e.withheld_by)
+    if e.withheld_by:  # a fail an error contests: counted by the gates, priced by nothing
+        return f"{fmt.verdict_label(e.verdict)}, contested ({', '.join(e.withheld_by)})"
     if e.verdict == "not_rated":
         return "not rated"
     return fmt.verdict_label(e.verdict)
@@ -156,7 +159,7 @@ class LeaderboardRow:
     slug: str
     card: Scorecard
     workloads_passed: int
-    lowest_ratio: float | None
+    lowest_ratio: float | None  # the lowest ratio that counts (cmax.score.verdicts.rated)
     network_ratio: float | None
     audit_fails: int | None
     value: float | None  # $ per reference-grade GPU-hour (price advice)
@@ -246,7 +249,9 @@ def leaderboard_rows(cards: list[tuple[str, Scorecard]],
     energy = _energy(cards)
     rows = []
     for rank, (slug, card) in enumerate(leaderboard_order(cards, by), start=1):
-        ratios = [w.ratio for w in card.workloads if w.ratio is not None]
+        # the runs whose ratio counts (the price's throughput ratio, the gates): a withheld
+        # run's 152.7 % alone on a card read as its lowest ratio
+        ratios = [w.ratio for w in card.workloads if w.ratio is not None and rated(w)]
         nets = [n.ratio for n in card.network if n.ratio is not None]
         joules = [w.measured_joules_per_token for w in card.workloads
                   if w.measured_joules_per_token]

@@ -122,3 +122,14 @@ def test_a_label_the_log_contradicts_without_one_value_says_so(
         declared_bf16: Scorecard) -> None:
     held = declared_bf16.workloads[1].model_copy(update={"log_states": {"precision": None}})
     assert run_label(held) == "llama3.1-405b BF16 (contradicted by its log) · 512 GPUs"
+
+
+def test_the_leaderboard_lowest_ratio_is_of_runs_that_count(declared_bf16: Scorecard) -> None:
+    """A card whose only run is the withheld 152.7 % read 152.7 % as its lowest ratio."""
+    from cmax.render.views import leaderboard_rows
+
+    held = declared_bf16.model_copy(update={"workloads": declared_bf16.workloads[1:2]})
+    (alone,) = leaderboard_rows([("held", held)])
+    assert alone.lowest_ratio is None
+    (full,) = leaderboard_rows([("full", declared_bf16)])
+    assert full.lowest_ratio == pytest.approx(0.998162)
