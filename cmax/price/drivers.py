@@ -60,7 +60,7 @@ def drivers(quoted: float, throughput: float | None, goodput: float, scorecard: 
             name="Training throughput",
             usd_per_gpu_hour=round(quoted * (1.0 - throughput), 4),
             detail=(f"{100 * throughput:.1f}% of NVIDIA's reference speed over "
-                    f"{plural(len(compared), 'workload')}{worst_text}: each GPU-hour does "
+                    f"{plural(len(compared), 'run')}{worst_text}: each GPU-hour does "
                     + _more_or_less(1 - throughput, "work than the quote assumes"))))
     rel = scorecard.reliability
     ckpt = scorecard.checkpoint

@@ -324,7 +324,19 @@ def brief_reasons(card: Scorecard) -> list[Point]:
                  else f"In the provider's favour: worth {fmt.usd(-d.usd_per_gpu_hour, 3)} more "
                       "per GPU-hour.")
         points.append(Point(f"{d.name}: {d.detail}. {worth}"))
-    short = [w for w in card.workloads if bar_state(w.verdict) is State.NOT_MET]
+    held = [w for w in card.workloads if run_verdict(card, w).startswith("withheld")]
+    short = [w for w in card.workloads
+             if bar_state(w.verdict) is State.NOT_MET and w not in held]
+    if held:
+        # measured against the bar and not shown below it: its pass is withheld, it is not
+        # "not clearly above" (an fp8 run declared bf16 at 152.7 % read so)
+        each = "; ".join(f"{workload_line(w)} at {fmt.pct(w.ratio)} "
+                         f"({', '.join(w.validation_errors)})" for w in held)
+        points.append(Point(
+            f"{len(held)} of the {len(card.workloads)} "
+            f"{'runs does' if len(held) == 1 else 'runs do'} not count, "
+            f"{'its pass' if len(held) == 1 else 'their passes'} withheld by errors in "
+            f"{'its' if len(held) == 1 else 'their'} evidence: {each}."))
     if short:
         each = "; ".join(f"{workload_line(w)} {fmt.pct(w.ratio)} "
                          f"({fmt.pct_range(w.ci_low, w.ci_high)})" for w in short)

@@ -97,3 +97,29 @@ def test_a_withheld_run_reads_withheld_on_every_surface(tmp_path: Path) -> None:
     csv_rows = list(csv.DictReader(io.StringIO(reports.runs_csv(card))))
     assert [r["verdict"] for r in csv_rows].count("withheld") == 1
     assert any(said in line for line in scorecard_text(card))
+
+
+def test_the_brief_says_a_withheld_run_does_not_count_not_that_it_is_slow(
+        tmp_path: Path) -> None:
+    """The brief listed the fp8 run declared bf16, at 152.7 %, among runs 'not clearly above
+    95% of NVIDIA's reference'; it is above the bar and its pass is withheld."""
+    card = assess(fp8_run_declared_bf16(tmp_path))
+    reasons = [p.text for p in brief_reasons(card)]
+    assert not any("not clearly above" in r for r in reasons)
+    assert ("1 of the 3 runs does not count, its pass withheld by errors in its evidence: "
+            "llama3.1-405b FP8 (declared BF16) · 512 GPUs at 152.7% (identity.arithmetic, "
+            "identity.precision, sanity.too-good-to-be-true).") in reasons
+    assert card.price is not None
+    (throughput,) = [d for d in card.price.drivers if d.name == "Training throughput"]
+    assert "reference speed over 2 runs; slowest llama3.1-405b bf16" in throughput.detail
+
+
+def test_the_throughput_driver_counts_runs(tmp_path: Path) -> None:
+    """The driver counts the runs its ratio is the geometric mean of (it said 'workloads')."""
+    from cmax.score.verdicts import rated
+
+    card = assess(one_of_two_runs_fails(tmp_path))
+    assert card.price is not None
+    (throughput,) = [d for d in card.price.drivers if d.name == "Training throughput"]
+    counted = sum(rated(w) for w in card.workloads)
+    assert f"reference speed over {counted} runs;" in throughput.detail
