@@ -51,6 +51,7 @@ WORKLOAD_SCHEMA: dict[str, pl.DataType] = {
     "baseline_tokens_per_s_per_gpu": pl.Float64(), "ratio": pl.Float64(),
     "ci_low": pl.Float64(), "ci_high": pl.Float64(), "bar": pl.Float64(),
     "verdict": pl.String(), "validation_errors": pl.List(pl.String()),
+    "log_states": pl.String(),
 }
 NETWORK_SCHEMA: dict[str, pl.DataType] = {
     **_WHO, "file": pl.String(), "collective": pl.String(), "ranks": pl.Int64(),
@@ -114,9 +115,12 @@ def scorecards(cards: Scorecard | Iterable[Scorecard]) -> pl.DataFrame:
 def workloads(cards: Scorecard | Iterable[Scorecard]) -> pl.DataFrame:
     """One row per training run: its window, throughput, baseline, ratio with 95% CI,
     verdict. The step series stays on the scorecard (``WorkloadResult.step_series``)."""
+    from cmax.render.formatting import log_states_text
+
     def row(w: Any) -> dict[str, Any]:
         b = w.baseline
         return {**w.model_dump(exclude={"step_series", "baseline", "window", "notes"}),
+                "log_states": log_states_text(w),
                 "window_first": w.window[0] if w.window else None,
                 "window_last": w.window[1] if w.window else None,
                 "baseline_id": b.baseline_id if b else None,

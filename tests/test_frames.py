@@ -105,3 +105,14 @@ def test_every_history_column_is_documented() -> None:
     from cmax.history.store import DATASET_SCHEMA
 
     assert _documented_columns("history") == set(DATASET_SCHEMA)
+
+
+def test_workloads_name_what_the_log_states_against_the_declaration(tmp_path: Path) -> None:
+    """Aurora's fp8 log declared bf16: its row's precision is the declared bf16 the
+    reference was looked up by, and log_states says the log states fp8."""
+    from cmax.pipeline import assess
+    from tests.sample_bundles import fp8_run_declared_bf16
+
+    frame = cf.workloads(assess(fp8_run_declared_bf16(tmp_path)))
+    assert frame.select("precision", "log_states").rows() == [
+        ("bf16", ""), ("bf16", "precision=fp8"), ("fp8", "")]

@@ -262,6 +262,13 @@ def run_label(run: RunRow) -> str:
             f"{stated(run, 'num_gpus')} GPUs")
 
 
+def log_states_text(run: RunRow) -> str:
+    """A run's contradicted identity in one cell ('precision=fp8'; '?' where the log names no
+    single value), empty when its log agrees with the declaration: runs.csv and
+    ``cmax.frames.workloads``."""
+    return "; ".join(f"{k}={'?' if v is None else v}" for k, v in run.log_states.items())
+
+
 def identity_columns(runs: Sequence[RunRow]) -> tuple[str, list[str]]:
     """The workload, precision and GPU columns of a text table of runs, each as wide as its
     widest cell (at least 22, 6 and 5): the header, then each run's cells (:func:`stated`)."""

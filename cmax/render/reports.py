@@ -21,7 +21,7 @@ from cmax.errors import CmaxError
 from cmax.findings import sort_findings
 from cmax.reading.safetext import csv_cell, json_text
 from cmax.render import charts, views
-from cmax.render.formatting import run_label, twin_logs
+from cmax.render.formatting import log_states_text, run_label, twin_logs
 from cmax.render.page_one import DRIVER_LEGEND, EXEMPLAR_SCOPE, page_one
 from cmax.render.pdf import (
     DEFAULT_PAPER,
@@ -108,8 +108,7 @@ def runs_csv(card: Scorecard) -> str:
     for w in card.workloads:
         first, last = w.window if w.window is not None else (None, None)
         row = {**w.model_dump(include=set(RUNS_COLUMNS)), "window_first": first,
-               "window_last": last, "log_states": "; ".join(
-                   f"{k}={'?' if v is None else v}" for k, v in w.log_states.items())}
+               "window_last": last, "log_states": log_states_text(w)}
         if views.run_verdict(card, w).startswith("withheld"):
             row["verdict"] = "withheld"
         writer.writerow(["" if row.get(c) is None else csv_cell(str(row[c]))
