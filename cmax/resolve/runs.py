@@ -49,6 +49,14 @@ class Stated:
         """The evidence states this value (it is not cmax.toml's word alone)."""
         return self.status == "corroborated"
 
+    @property
+    def known(self) -> str | int | None:
+        """What the run is, as far as anyone can tell: where the log contradicts cmax.toml,
+        the value the log states (it ran what it printed), or None where its statements
+        disagree among themselves (nobody can tell); else the ledger's value. A figure that
+        depends on what ran (an MFU's peak) reads this, never the contradicted declaration."""
+        return self.log_value if self.status == "contradicted" else self.value
+
 
 @dataclass(frozen=True)
 class DerivedStepTime:

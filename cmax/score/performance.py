@@ -121,6 +121,39 @@ def _window_span(window_steps: pl.DataFrame) -> tuple[float | None, float | None
     return start, float(stamped["wall_time_s"][-1])
 
 
+def _mfu(run: ResolvedRun, model_tflops: float | None, *, printed: bool, system_gpu: str,
+         reference: ReferenceData) -> tuple[float | None, str | None]:
+    """The run's MFU (percent) and, where it is not taken against the declared peak, why.
+
+    The peak is that of what ran: the GPU and precision the log states where it contradicts
+    cmax.toml (an fp8 log declared bf16 is measured against the fp8 peak; the bf16 peak would
+    double its MFU). Where the log's own statements disagree, or the model TFLOP/s are worked
+    out from a workload or GPU count the log contradicts, the MFU cannot be known and is
+    withheld rather than shown against the declaration."""
+    if model_tflops is None:
+        return None, None
+    said = {name: run.stated(name) for name in ("gpu", "precision")}
+    why = [f"the log contradicts cmax.toml's {name} without stating one {name} instead"
+           for name, stated in said.items()
+           if stated.status == "contradicted" and stated.known is None]
+    if not printed:
+        why += [f"the model TFLOP/s are worked out from cmax.toml's {name}, which the log "
+                "contradicts" for name in ("workload", "num_gpus")
+                if run.stated(name).status == "contradicted"]
+    if why:
+        return None, f"MFU withheld: {'; '.join(why)}"
+    gpu = str(said["gpu"].known or system_gpu).lower()
+    precision = str(said["precision"].known or "").lower()
+    peak = optional_lookup(lambda: reference.peak_tflops(gpu, precision))
+    if not peak:
+        return None, None
+    moved = [f"{stated.known} (declared {stated.value})" for stated in said.values()
+             if stated.status == "contradicted"]
+    note = (f"MFU against the dense {precision} peak of {gpu}, {peak:g} TFLOP/s, as the log "
+            f"states {' and '.join(moved)}" if moved else None)
+    return mfu_of(model_tflops, peak) * 100.0, note
+
+
 def score_run(
     run: ResolvedRun,
     *,
@@ -199,8 +232,10 @@ def score_run(
         model_tflops = tflops_of(flops_per_token, tps)
     else:
         model_tflops = None
-    peak = optional_lookup(lambda: reference.peak_tflops(gpu, precision))
-    mfu = mfu_of(model_tflops, peak) * 100.0 if model_tflops and peak else None
+    mfu, mfu_note = _mfu(run, model_tflops, printed=bool(tflops) and len(tflops) == len(step_times),
+                         system_gpu=case.manifest.system.gpu, reference=reference)
+    if mfu_note:
+        notes.append(mfu_note)
 
     measured: dict[str, Any] = {
         "window": (window.first, window.last), "steps_in_window": len(step_times),

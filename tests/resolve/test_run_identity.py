@@ -69,5 +69,6 @@ def test_a_contradicted_precision_keeps_what_the_log_states(tmp_path: Path) -> N
     assert fp8.stated("precision").value == "bf16"
     assert fp8.stated("precision").status == "contradicted"
     assert fp8.stated("precision").log_value == "fp8"
+    assert fp8.stated("precision").known == "fp8"  # what ran, for a figure that depends on it
     assert fp8.stated("workload").log_value is None  # the model is corroborated
     assert bf16.stated("precision").log_value is None and grok.stated("precision").log_value is None
