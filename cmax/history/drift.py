@@ -11,6 +11,12 @@ their sources; nothing here repeats them.
 
 Rules (every item names the runs and the numbers it compares):
 
+Only a workload ratio that counts enters a comparison, a best or an Exemplar lapse: the
+history records, per run, whether its judgement lets the ratio count (``counted``, the price's
+rule ``cmax.score.verdicts.rated``: a run withheld by an error, or unverified, does not),
+and nothing here decides it again. A run whose log states another identity than declared is
+its own series (``log_states`` in its key), never a point of the declared one.
+
 * **Regression** of a workload (or nccl-tests result) against the previous run that measured
   it, and against the cluster's own best: the median run of its best three consecutive runs
   (the single best of many noisy runs overstates what a cluster sustains; with fewer than
@@ -37,8 +43,9 @@ Rules (every item names the runs and the numbers it compares):
 * **Exemplar validity**: an NVIDIA Exemplar validation is valid for 12 months
   (``Exemplar_validation.md``, dgxc-benchmarking v26.02+). Counted from the newest passing run;
   ``expiring`` within ``expiry_warning_days`` of ``as_of``, ``expired`` after. A later run that
-  measured training workloads and fails the bar ends it (``lapsed``): a validation says what
-  the cluster does now, and the cluster's own newer evidence says otherwise.
+  measured training workloads whose ratio counts and fails the bar ends it (``lapsed``): a
+  validation says what the cluster does now, and the cluster's own newer evidence says
+  otherwise.
 * **SLA breach**: a run's SLA was not met: a node-month (the SLA is per node, per month)
   below the contracted uptime. ``after`` is the worst node-month's uptime.
 * **Audits stopped arriving**: a cluster's newest run is more than ``stale_after_days``
@@ -77,7 +84,9 @@ DriftKind = Literal[
 ]
 PROBLEM_KINDS: frozenset[str] = frozenset(get_args(DriftKind)) - {"tier_up"}
 
-WorkloadKey = tuple[str, str, str, int]  # row_kind, workload, precision, num_gpus
+WorkloadKey = tuple[str, str, str, int, str]
+"""row_kind, workload, precision, num_gpus as declared, and what the run's log states instead
+(``precision=fp8``; empty where the log agrees)."""
 
 
 POLICY_FILE = "drift.toml"
@@ -193,13 +202,23 @@ class Point:
     tokens: float | None
     baseline_id: str | None
     busbw: float | None
+    counted: bool = True
+    """whether its ratio counts (the run's judgement, recorded in the history)"""
+    verdict: str | None = None
 
     @property
     def label(self) -> str:
-        kind, workload, precision, gpus = self.key
-        if kind == "network":
-            return workload
-        return f"{workload} {precision} {gpus} GPUs"
+        return key_label(self.key)
+
+
+def key_label(key: WorkloadKey) -> str:
+    """A series' name: 'llama3.1-405b bf16 512 GPUs', with what the log states instead where
+    it contradicts the declaration ('… (log states precision=fp8)'); an nccl-tests result's
+    own name."""
+    kind, workload, precision, gpus, stated = key
+    if kind == "network":
+        return workload
+    return f"{workload} {precision} {gpus} GPUs" + (f" (log states {stated})" if stated else "")
 
 
 @dataclass
@@ -232,11 +251,13 @@ def timelines(history: pl.DataFrame, as_of: dt.date | None = None) -> dict[str, 
         if parent is None:
             continue
         key: WorkloadKey = (row["row_kind"], row["workload"], row["precision"] or "",
-                            row["num_gpus"])
+                            row["num_gpus"], row["log_states"] or "")
         parent.points.setdefault(key, Point(
             key=key, ratio=row["ratio"], ci_low=row["ci_low"], ci_high=row["ci_high"],
             tokens=row["tokens_per_s_per_gpu"], baseline_id=row["baseline_id"],
-            busbw=row["busbw_gbps"]))
+            busbw=row["busbw_gbps"], verdict=row["verdict"],
+            # nccl-tests rows are not judged one by one in the history: they count
+            counted=row["row_kind"] != "workload" or bool(row["counted"])))
     for runs in out.values():
         runs.sort(key=lambda r: (r.ts, r.run_dir))
     return dict(sorted(out.items()))
@@ -367,7 +388,10 @@ def _workload_drift(cluster: str, runs: list[RunPoint], policy: DriftPolicy) -> 
     items: list[DriftItem] = []
     for key in sorted(latest.points):
         point = latest.points[key]
-        history = [(r, r.points[key]) for r in earlier if key in r.points]
+        if not point.counted:
+            continue
+        history = [(r, r.points[key]) for r in earlier
+                   if key in r.points and r.points[key].counted]
         if not history:
             continue
         sigma = run_to_run_sigma_pct([_strength(p) for _, p in history], policy.noise_min_runs)
@@ -442,11 +466,12 @@ def add_months(day: dt.date, months: int) -> dt.date:
 def _fails_the_bar(run: RunPoint) -> bool:
     """The run measured training workloads and did not pass the Exemplar bar.
 
-    A run without training workloads (a network-only or audit-only re-check) says nothing
-    about the bar, so it neither renews nor ends a validation.
+    A run without a training workload whose ratio counts (a network-only or audit-only
+    re-check, or one whose only runs are withheld or unverified) says nothing the bar can be
+    held to, so it neither renews nor ends a validation.
     """
     return run.row["exemplar_pass"] is False and any(
-        key[0] == "workload" for key in run.points)
+        key[0] == "workload" and point.counted for key, point in run.points.items())
 
 
 def exemplar_status(cluster: str, runs: list[RunPoint], as_of: dt.date,

@@ -11,8 +11,12 @@ Rows (``ROW_SCHEMA``): every scored run contributes
 * one ``row_kind = "run"`` row: tier, score, Exemplar verdict, the audit's FAIL and WARNING
   check ids, the SLA result (assessed per node and month: node-months below the contracted
   uptime, the worst one, the credit) and the reliability period with its incident series;
-* one ``"workload"`` row per (workload, precision, num_gpus): ratio with its 95% CI,
-  tokens/s/GPU, MFU and the baseline it was compared with (of repeated runs, the worst);
+* one ``"workload"`` row per (workload, precision, num_gpus) as declared, and per identity
+  the run's log states instead (``log_states``): ratio with its 95% CI, tokens/s/GPU, MFU,
+  the baseline it was compared with, the verdict the scorecard gives the run (its
+  judgement's ``withheld``, else the run's own verdict) and whether its ratio counts
+  (``counted``: the price's rule, :func:`cmax.score.verdicts.rated`); of repeated runs, the
+  worst of those whose ratio counts, else the worst of the rest;
 * one ``"network"`` row per nccl-tests result: bus bandwidth and ratio to the fabric baseline.
 
 All rows of a run share ``run_key`` = sha256(cluster, run folder, bundle digest): a run is
@@ -55,7 +59,10 @@ import polars as pl
 
 from cmax.errors import CmaxError, HistoryError
 from cmax.history.discover import RunRef
+from cmax.render.formatting import log_states_text
+from cmax.score.verdicts import rated
 from cmax.scorecard import Scorecard, WorkloadResult
+from cmax.states import AT_THE_BAR
 
 HISTORY_DIRNAME = ".cmax-history"
 TABLE_DESCRIPTION = "cmax audit history (format 2: Delta Lake, one row per run/workload/network)"
@@ -127,9 +134,16 @@ ADDED_COLUMNS: dict[str, pl.DataType] = {
     "sla_downtime_monitoring_h": pl.Float64(),
     "sla_unlogged_outages": pl.Int64(),
     "sla_nodes_in_breach": pl.List(pl.String()),
+    # workload rows: what the run's judgement lets its ratio stand for, so the trend, drift and
+    # expiry read it instead of deciding it again from a verdict
+    "counted": pl.Boolean(),
+    "log_states": pl.String(),
 }
 """Columns added after the table format was first written: a history without them reads them
-as null, and gains them with its next append (a Delta schema merge)."""
+as null, and gains them with its next append (a Delta schema merge). A workload row recorded
+before ``counted`` was (its ``verdict`` then the run's own, blind to the errors that withhold
+a pass) is read as counted when that verdict is at the bar (:func:`with_legacy_counted`):
+all such a row can say."""
 
 ROW_SCHEMA.update(ADDED_COLUMNS)
 
@@ -184,18 +198,15 @@ def rows_for_run(run: RunRef, card: Scorecard) -> list[dict[str, Any]]:
             "sla_nodes_in_breach": sla.nodes_in_breach,
         })
     rows = [run_row]
-    # repeats of one workload (Exemplar v26.02 ran each 3x): the history keeps the worst,
-    # the one an Exemplar verdict hinges on
-    worst: dict[tuple[str, str, int], WorkloadResult] = {}
-    for w in card.workloads:
-        key = (w.workload, w.precision, w.num_gpus)
-        kept = worst.get(key)
-        if kept is None or (w.ratio is not None and (kept.ratio is None or w.ratio < kept.ratio)):
-            worst[key] = w
-    for w in worst.values():
+    for w in kept_runs(card.workloads):
+        judged = card.judgement("training_run", w.run_id or "")
         rows.append({
             **ident, "row_kind": "workload", "workload": w.workload, "precision": w.precision,
-            "num_gpus": w.num_gpus, "verdict": w.verdict, "ratio": w.ratio,
+            "num_gpus": w.num_gpus,
+            "verdict": "withheld" if judged is not None and judged.verdict == "withheld"
+            else w.verdict,
+            "counted": rated(w), "log_states": log_states_text(w),
+            "ratio": w.ratio,
             "ci_low": w.ci_low, "ci_high": w.ci_high,
             "tokens_per_s_per_gpu": w.tokens_per_s_per_gpu, "mfu_pct": w.mfu_pct,
             "baseline_id": w.baseline.baseline_id if w.baseline else None,
@@ -217,6 +228,29 @@ def rows_for_run(run: RunRef, card: Scorecard) -> list[dict[str, Any]]:
     return rows
 
 
+def kept_runs(runs: Sequence[WorkloadResult]) -> list[WorkloadResult]:
+    """The run the history keeps of each workload, in first-seen order: one per (workload,
+    precision, num_gpus) as declared and identity its log states instead, so a log that
+    states fp8 never shares a row with the bf16 runs it was declared beside. Of repeats
+    (Exemplar v26.02 ran each 3x), the worst of those whose ratio counts (the one an
+    Exemplar verdict hinges on); where none counts, the worst of the rest, recorded as not
+    counting: a withheld run never displaces a counted one, nor stands in for it."""
+    kept: dict[tuple[str, str, int, str], WorkloadResult] = {}
+    for w in runs:
+        key = (w.workload, w.precision, w.num_gpus, log_states_text(w))
+        held = kept.get(key)
+        if held is None or _worse(w, held):
+            kept[key] = w
+    return list(kept.values())
+
+
+def _worse(w: WorkloadResult, than: WorkloadResult) -> bool:
+    counts, other = rated(w), rated(than)
+    if counts != other:
+        return counts
+    return w.ratio is not None and (than.ratio is None or w.ratio < than.ratio)
+
+
 def frame_from_rows(rows: Sequence[dict[str, Any]], cluster: str | None = None) -> pl.DataFrame:
     """Rows -> a frame with exactly ``ROW_SCHEMA`` (plus ``cluster`` when given)."""
     frame = pl.DataFrame(
@@ -234,6 +268,17 @@ def with_added_columns(frame: pl.DataFrame) -> pl.DataFrame:
     missing = [pl.lit(None, dtype).alias(name) for name, dtype in ADDED_COLUMNS.items()
                if name not in frame.columns]
     return frame.with_columns(missing) if missing else frame
+
+
+def with_legacy_counted(frame: pl.DataFrame) -> pl.DataFrame:
+    """Workload rows recorded before ``counted`` was, read as counted when their verdict is
+    at the bar with a ratio (the run's own verdict: the errors that withheld a pass were not
+    recorded; ``unverified`` never counted); rows that carry it keep what the judgement
+    said."""
+    legacy = (pl.col("verdict").is_in(list(AT_THE_BAR)) & pl.col("ratio").is_not_null())
+    return frame.with_columns(
+        pl.when((pl.col("row_kind") == "workload") & pl.col("counted").is_null())
+        .then(legacy).otherwise(pl.col("counted")).alias("counted"))
 
 
 def is_remote(location: str) -> bool:
@@ -409,7 +454,8 @@ class HistoryStore:
                             expected="the columns of cmax.history.store.DATASET_SCHEMA",
                             fix="use the cmax version that wrote this history, or start a "
                             "new --history")
-        return frame.sort([PARTITION, *_SORT], nulls_last=False, maintain_order=True)
+        return with_legacy_counted(frame).sort([PARTITION, *_SORT], nulls_last=False,
+                                               maintain_order=True)
 
     def _check_files(self, version: int | None) -> None:
         """On a local disk, every data file the log names is there with the logged size.

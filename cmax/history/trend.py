@@ -24,8 +24,10 @@ from cmax.history.drift import (
     TIER_ORDER,
     DriftItem,
     ExemplarStatus,
+    Point,
     RunPoint,
     WorkloadKey,
+    key_label,
     timelines,
 )
 from cmax.reading.limits import json_safe
@@ -110,19 +112,29 @@ def sla_periods(runs: Sequence[RunPoint]) -> list[SlaPeriod]:
     return out
 
 
-def _workload_label(key: WorkloadKey) -> str:
-    kind, workload, precision, gpus = key
-    return workload if kind == "network" else f"{workload} {precision} {gpus} GPUs"
-
-
 def _series_for(runs: Sequence[RunPoint], key: WorkloadKey, label: str) -> Series | None:
+    """The ratios of ``key`` over time: only those whose run's judgement lets them count."""
     pts = [(r.day, r.points[key]) for r in runs
-           if key in r.points and r.points[key].ratio is not None]
+           if key in r.points and r.points[key].counted and r.points[key].ratio is not None]
     if not pts:
         return None
     return Series(label=label, dates=[d for d, _ in pts],
                   values=[p.ratio for _, p in pts if p.ratio is not None],
                   low=[p.ci_low for _, p in pts], high=[p.ci_high for _, p in pts])
+
+
+def _not_counted(every: Sequence[tuple[RunPoint, Point]], newest_run: str, newest: Point
+                 ) -> str:
+    """Why a workload's table row leaves runs out: how many were recorded without a ratio
+    that counts, and the newest run's verdict when it is one of them ('' when none is)."""
+    left = sum(not p.counted for _, p in every)
+    if not left:
+        return ""
+    said = f"{left} run{'s' if left > 1 else ''} not counted"
+    if not newest.counted:
+        ratio = f" {newest.ratio:.3f}" if newest.ratio is not None else ""
+        said += f"; newest, {newest_run}:{ratio} {newest.verdict or 'not rated'}"
+    return said
 
 
 def _bar(runs: Sequence[RunPoint]) -> float | None:
@@ -165,21 +177,26 @@ def _cluster_context(cluster: str, runs: list[RunPoint], items: list[DriftItem],
                      status: ExemplarStatus | None, as_of: dt.date) -> dict[str, Any]:
     latest = runs[-1]
     keys = sorted({k for r in runs for k in r.points if k[0] == "workload"})
-    series = [s for k in keys if (s := _series_for(runs, k, _workload_label(k))) is not None]
+    series = [s for k in keys if (s := _series_for(runs, k, key_label(k))) is not None]
     workload_rows = []
     for key in sorted({k for r in runs for k in r.points}):
-        pts = [(r, r.points[key]) for r in runs if key in r.points]
-        last_run, last = pts[-1]
+        every = [(r, r.points[key]) for r in runs if key in r.points]
+        newest_run, newest = every[-1]
+        pts = [(r, p) for r, p in every if p.counted]
+        last_run, last = pts[-1] if pts else every[-1]
         ratios = [p.ratio for _, p in pts if p.ratio is not None]
+        shown = last if pts else None
         workload_rows.append({
-            "label": _workload_label(key), "runs": len(pts), "last_run": last_run.run_dir,
-            "ratio": _fmt_num(last.ratio),
-            "ci": (f"{last.ci_low:.3f}–{last.ci_high:.3f}"
-                   if last.ci_low is not None and last.ci_high is not None else "–"),
+            "label": key_label(key), "runs": len(pts), "last_run": last_run.run_dir,
+            "held": _not_counted(every, newest_run.run_dir, newest),
+            "ratio": _fmt_num(shown.ratio if shown else None),
+            "ci": (f"{shown.ci_low:.3f}–{shown.ci_high:.3f}"
+                   if shown and shown.ci_low is not None and shown.ci_high is not None
+                   else "–"),
             "best": _fmt_num(max(ratios) if ratios else None),
-            "tokens": f"{last.tokens:,.0f}" if last.tokens else "–",
-            "busbw": f"{last.busbw:,.1f}" if last.busbw else "–",
-            "current": last_run is latest,
+            "tokens": f"{shown.tokens:,.0f}" if shown and shown.tokens else "–",
+            "busbw": f"{shown.busbw:,.1f}" if shown and shown.busbw else "–",
+            "current": newest_run is latest,
         })
     tiers = [(r.day, TIER_ORDER.index(r.row["tier"])) for r in runs
              if r.row["tier"] in TIER_ORDER]
@@ -245,7 +262,7 @@ def _fleet_context(result: AuditResult, lines: dict[str, list[RunPoint]],
         series = [s for c, runs in lines.items() if (s := _series_for(runs, key, c)) is not None]
         if series:
             bar = next((b for runs in lines.values() if (b := _bar(runs)) is not None), None)
-            charts.append({"label": _workload_label(key), "clusters": len(series),
+            charts.append({"label": key_label(key), "clusters": len(series),
                            "chart": ratio_chart(series, bar=bar, wide=False,
                                                 legend=len(series) <= MAX_LEGEND_SERIES)})
     months: dict[str, int] = {}

@@ -14,11 +14,13 @@ from typing import Any
 
 from cmax.history.discover import RunRef, parse_run_timestamp
 from cmax.history.store import frame_from_rows, rows_for_run
+from cmax.judgement.bar import bar_verdict
 from cmax.scorecard import (
     AuditCheck,
     AuditSummary,
     Baseline,
     ExemplarJudgement,
+    Judgement,
     NetworkResult,
     ReliabilityResult,
     Scorecard,
@@ -29,6 +31,9 @@ from cmax.states import State
 
 # (workload, precision, num_gpus, ratio, ci_low, ci_high) or with a 7th item: baseline id
 WorkloadSpec = list[Any]
+
+WITHHELD_BY = ["identity.precision", "sanity.too-good-to-be-true"]
+"""The errors tests/sample_bundles.py fp8_run_declared_bf16 withholds its run's pass by."""
 
 
 def fp8_70b(ratio: float) -> list[WorkloadSpec]:
@@ -52,14 +57,23 @@ def make_card(
     incidents: list[tuple[str, int]] | None = None,
     network: list[tuple[str, int, float, float | None]] | None = None,
     release: str = "v25.08",
+    withheld: dict[int, dict[str, str | None]] | None = None,
 ) -> Scorecard:
+    """A Scorecard as the test states it. ``withheld``: workload index -> what its log states
+    instead of the declaration ({"precision": "fp8"}, or {} where it agrees): that run carries
+    :data:`WITHHELD_BY` and its judgement withholds its pass, as the judgement layer does for
+    a run an error bears on."""
     results = []
-    for spec in workloads or []:
+    judgements = []
+    held = {int(i): states for i, states in (withheld or {}).items()}
+    for index, spec in enumerate(workloads or []):
         name, precision, gpus, ratio, lo, hi = spec[:6]
         baseline_id = spec[6] if len(spec) > 6 else f"{name}-{precision}-{gpus}"
         base_tokens = spec[7] if len(spec) > 7 else 1000.0
+        errors = WITHHELD_BY if index in held else []
         results.append(WorkloadResult(
             workload=name, precision=precision, num_gpus=gpus, log=f"training/{name}.log",
+            run_id=f"runs[{index}]", log_states=held.get(index, {}), validation_errors=errors,
             status="ok", steps_total=50, steps_in_window=10,
             tokens_per_s_per_gpu=ratio * base_tokens if ratio is not None else None,
             baseline=Baseline(baseline_id=baseline_id, release=release,
@@ -67,6 +81,12 @@ def make_card(
             ratio=ratio, ci_low=lo, ci_high=hi, bar=0.95,
             verdict="pass" if ratio is not None and lo is not None and lo >= 0.95 else "fail",
         ))
+        if errors:
+            judgements.append(Judgement(
+                kind="training_run", id=f"runs[{index}]", label=name,
+                state=State.CONTRADICTED, bar_state=State.NOT_EVALUATED,
+                verdict=bar_verdict(results[-1].verdict, ratio, errors=True),
+                reason="as the test's history states"))
     audit = None
     if audit_fail is not None:
         checks = [AuditCheck(check_id=c, category="security", criterion=c, status="FAIL")
@@ -114,6 +134,7 @@ def make_card(
             state=State.MET if exemplar_pass else State.NOT_MET, bar=0.95,
             reason="as the test's history states"), workloads=results,
         network=nets, reliability=reliability, sla=sla_result, audit=audit,
+        judgements=judgements,
     )
 
 

@@ -289,7 +289,7 @@ def test_a_noisy_cluster_needs_a_bigger_drop_than_a_quiet_one() -> None:
 
 def test_best_is_the_best_sustained_level_not_a_lucky_spike() -> None:
     def rp(day: int, ratio: float) -> tuple[RunPoint, Point]:
-        key = ("workload", "w", "fp8", 8)
+        key = ("workload", "w", "fp8", 8, "")
         run = RunPoint("c1", f"2026-01-{day:02d}",
                        dt.datetime(2026, 1, day, tzinfo=dt.UTC), {})
         return run, Point(key, ratio, None, None, None, None, None)
@@ -369,3 +369,30 @@ def test_an_expired_validation_is_not_valid_until_a_past_day() -> None:
     assert status("valid").until == "valid until 2026-05-01"
     assert status("expiring").until == "valid until 2026-05-01"
     assert ExemplarStatus(cluster="c1", status="never").until == "–"
+
+
+@pytest.mark.parametrize("states", [{}, {"precision": "fp8"}])
+def test_a_withheld_run_is_no_point_of_the_trend(states: dict[str, str]) -> None:
+    """A run whose pass its judgement withholds (the fp8 log declared bf16 at 152.7 %, or a
+    run of the declared identity an error bears on) is compared with nothing: the next run
+    of the workload is judged against the last run whose ratio counts."""
+    runs = [("2026-01-01", wl(1.00, 0.99, 1.01)),
+            ("2026-02-01", {**wl(1.527, 1.52, 1.53), "withheld": {0: states}}),
+            ("2026-03-01", wl(0.90, 0.89, 0.91))]
+    items = drift({"c1": runs}, "2026-03-01")
+    assert [(i.kind, i.workload, i.before, i.compared_with) for i in items] == [
+        ("regression_vs_previous", LABEL, 1.00, "2026-01-01")]
+    # the withheld run itself, newest: nothing to say about its ratio
+    assert drift({"c1": runs[:2]}, "2026-02-01") == []
+
+
+def test_a_run_with_only_withheld_workloads_neither_ends_nor_renews_validity() -> None:
+    """The Exemplar suite is not met on a run whose only run is withheld, but that run's
+    ratio does not count: it is no evidence the cluster is below the bar."""
+    passing = {"exemplar_pass": True, **wl(1.00, 0.99, 1.01)}
+    held = {"exemplar_pass": False, **wl(1.527, 1.52, 1.53), "withheld": {0: {}}}
+    _, statuses = detect_drift(history({"c1": [("2026-06-14", passing),
+                                                ("2026-08-01", held)]}),
+                               dt.date(2026, 8, 1), DriftPolicy.load())
+    assert (statuses[0].status, statuses[0].passed_run, statuses[0].expires_on) == (
+        "valid", "2026-06-14", dt.date(2027, 6, 14))

@@ -404,3 +404,61 @@ def test_concurrent_first_writers_create_one_table(tmp_path: Path) -> None:
                for log in sorted((location / "_delta_log").glob("*.json"))
                for line in log.read_text().splitlines() if "metaData" in json.loads(line)}
         assert len(ids) == 1, f"attempt {attempt}: table ids {ids}"
+
+
+# -- what the run's judgement lets a ratio stand for ---------------------------------------
+
+def test_a_withheld_run_is_recorded_as_its_judgement_says(tmp_path: Path) -> None:
+    """Aurora's fp8 log declared bf16 (tests/sample_bundles.py): its 152.7 % is withheld by
+    identity.precision and sanity.too-good-to-be-true. The history records it as withheld,
+    not counting, in a row of its own that says the log states fp8, beside the honest bf16
+    run of the declared key (which kept the row alone before, as the worst of the two)."""
+    from cmax.pipeline import assess
+    from tests.sample_bundles import fp8_run_declared_bf16
+
+    card = assess(fp8_run_declared_bf16(tmp_path))
+    rows = [r for r in rows_for_run(run_ref("c1", "2026-03-01"), card)
+            if r["row_kind"] == "workload"]
+    assert [(r["workload"], r["precision"], r["log_states"], r["verdict"], r["counted"],
+             round(r["ratio"], 3)) for r in rows] == [
+        ("llama3.1-405b", "bf16", "", "pass", True, 0.998),
+        ("llama3.1-405b", "bf16", "precision=fp8", "withheld", False, 1.527),
+        ("grok1-314b", "fp8", "", "pass", True, 1.003)]
+
+
+def test_a_withheld_repeat_never_displaces_the_counted_worst() -> None:
+    """Of two runs of one workload, the counted 1.05 is the row the trend reads, not the
+    lower 0.99 whose pass an error withholds (which is no figure of the cluster's)."""
+    card = make_card(workloads=[["llama3.1-70b", "fp8", 512, 1.05, 1.04, 1.06],
+                                ["llama3.1-70b", "fp8", 512, 0.99, 0.98, 1.00]],
+                     withheld={1: {}})
+    rows = [r for r in rows_for_run(run_ref("c1", "2026-03-01"), card)
+            if r["row_kind"] == "workload"]
+    assert [(r["ratio"], r["verdict"], r["counted"]) for r in rows] == [(1.05, "pass", True)]
+    alone = make_card(workloads=[["llama3.1-70b", "fp8", 512, 0.99, 0.98, 1.00]],
+                      withheld={0: {}})
+    rows = [r for r in rows_for_run(run_ref("c1", "2026-03-01"), alone)
+            if r["row_kind"] == "workload"]
+    assert [(r["ratio"], r["verdict"], r["counted"]) for r in rows] == [
+        (0.99, "withheld", False)]
+
+
+def test_rows_recorded_before_counted_read_as_their_verdict_can_say(tmp_path: Path) -> None:
+    """A table of the columns before ``counted`` and ``log_states``: a workload row counts
+    when its verdict is at the bar with a ratio (an unverified one never counted); the next
+    append records what the judgement says."""
+    from deltalake import write_deltalake
+
+    _, rows = history_entry("c1", "2026-01-01")
+    rows[1]["verdict"] = "unverified"
+    old = frame_from_rows(rows, "c1").drop(["counted", "log_states"])
+    write_deltalake(str(tmp_path / "h"), old, partition_by=["cluster"], mode="append")
+    store = HistoryStore(tmp_path / "h")
+    first = store.read().filter(pl.col("row_kind") == "workload")
+    assert first.select("precision", "verdict", "counted", "log_states").rows() == [
+        ("bf16", "pass", True, None), ("fp8", "unverified", False, None)]
+    assert store.append([history_entry("c1", "2026-02-01", withheld={0: {}})]) != []
+    new = store.read().filter((pl.col("row_kind") == "workload")
+                              & (pl.col("run_dir") == "2026-02-01"))
+    assert new.select("precision", "verdict", "counted", "log_states").rows() == [
+        ("bf16", "pass", True, ""), ("fp8", "withheld", False, "")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +128,23 @@ def test_reports_are_byte_identical_and_pdfs_carry_the_drift(tmp_path: Path) -> 
     assert "Audit trend" in text and "east <b>" in text
     drift = json.loads(reader.attachments["drift.json"][0])
     assert {i["kind"] for i in drift} >= {"regression_vs_previous", "tier_down"}
+
+
+def test_the_trend_shows_only_ratios_that_count(tmp_path: Path) -> None:
+    """The bf16 series of a cluster whose newest run is an fp8 log declared bf16 at 152.7 %:
+    the table shows the honest 0.990 and its own row for the fp8 log, not counted."""
+    root = tmp_path / "runs"
+    bf16 = ["llama3.1-405b", "bf16", 512]
+    write_run(root, "east", "2026-01-02", workloads=[[*bf16, 0.99, 0.98, 1.0]])
+    write_run(root, "east", "2026-02-02", workloads=[[*bf16, 1.527, 1.52, 1.53]],
+              withheld={0: {"precision": "fp8"}}, exemplar_pass=False)
+    files = render_trend_reports(run_audit(root, assess=fake_assess), tmp_path / "out",
+                                 pdf=False)
+    page = next(f for f in files if f.name.startswith("cluster-east")).read_text()
+    assert "1.527" in page  # named, as not counted
+    rows = re.findall(r"<tr><td>(llama3\.1-405b[^<]*)(.*?)</tr>", page, flags=re.S)
+    cells = {label: re.findall(r'<td class="num">([^<]*)</td>', rest) for label, rest in rows}
+    assert cells["llama3.1-405b bf16 512 GPUs "][:4] == ["1", "0.990", "0.980–1.000", "0.990"]
+    held = "llama3.1-405b bf16 512 GPUs (log states precision=fp8) "
+    assert cells[held][:4] == ["0", "–", "–", "–"]
+    assert "1 run not counted; newest, 2026-02-02: 1.527 withheld" in rows[1][1]
