@@ -1161,8 +1161,14 @@ class InferenceResult(_Model):
     verdict: Literal[AtBar, "unverified", "not_comparable", "no_reference", "invalid"] = (
         "no_reference")
     """pass, fail, inconclusive, unverified, not_comparable, no_reference or invalid"""
+    priced: bool = Field(
+        default=False, description="its figures are earned, so it is priced at the quote: "
+        "compared like with like on a GPU count its own file states, no error withholding it "
+        "(cmax/score/verdicts.py serving_rated); an unpriced result's own $ figures are null "
+        "(docs/scoring.md §8)")
     usd_per_million_output_tokens: float | None = Field(
-        default=None, description="quoted $/GPU-hour over the measured per-GPU output rate")
+        default=None, description="quoted $/GPU-hour over the measured per-GPU output rate "
+        "(None: no quote, or the result is not priced)")
     usd_per_million_output_tokens_at_reference: float | None = None
     """the quote over the reference's per-GPU output rate"""
     usd_per_million_input_tokens: float | None = Field(

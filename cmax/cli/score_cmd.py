@@ -81,7 +81,8 @@ def scorecard_text(card: Scorecard) -> list[str]:
     from cmax.render.formatting import identity_columns, twin_logs
     from cmax.render.page_one import page_one
     from cmax.render.provenance import LEGEND, Sources
-    from cmax.render.views import run_verdict, withheld_label
+    from cmax.render.views import run_verdict
+    from cmax.score.verdicts import serving_withheld_by, withheld_label
 
     page = page_one(card)
     sources = Sources(card)
@@ -146,7 +147,10 @@ def scorecard_text(card: Scorecard) -> list[str]:
             per_gpu = (f"{inf.output_tok_s_per_gpu:,.0f}"
                        if inf.output_tok_s_per_gpu is not None else "-")
             cost = (f"  ${inf.usd_per_million_output_tokens:.3f}/M out"
-                    if inf.usd_per_million_output_tokens is not None else "")
+                    if inf.usd_per_million_output_tokens is not None
+                    # a quote, a measured rate, a figure not earned: its row says so
+                    else "  not priced" if card.price is not None and not inf.priced
+                    and inf.output_tok_s_per_gpu else "")
             if inf.usd_per_million_input_tokens is not None:
                 cost += f", ${inf.usd_per_million_input_tokens:.3f}/M in"
             if inf.ci_low is not None and inf.ci_high is not None:
@@ -156,8 +160,7 @@ def scorecard_text(card: Scorecard) -> list[str]:
             # a result the gates hold as withheld says by which errors (another model or GPU
             # than declared, a contradicted GPU count), as a withheld run does
             judged = card.judgement("serving_result", inf.entry)
-            held = ("; " + withheld_label(sorted({b.rule for b in judged.findings
-                                                  if b.severity == "error"}))
+            held = ("; " + withheld_label(serving_withheld_by(card, inf))
                     if judged is not None and judged.verdict == "withheld" else "")
             lines.append(f"  {inf.model[:22]:<22} {inf.precision[:6]:<6} {inf.input_len}/"
                          f"{inf.output_len} x{inf.gpus} ({inf.gpus_basis}) {per_gpu:>7} vs "

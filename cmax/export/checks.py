@@ -129,7 +129,7 @@ def scorecard_checks(card: Scorecard) -> list[Check]:
             + (f" (caps the tier at {g.binding_cap})" if g.binding_cap else ""),
             requirements=REQUIREMENTS.get(f"gate.{gid}", ())))
     from cmax.render.formatting import stated
-    from cmax.render.views import withheld_label
+    from cmax.score.verdicts import withheld_label
 
     for w in card.workloads:
         judged = card.judgement("training_run", w.run_id or "")

@@ -33,7 +33,7 @@ from cmax.price.units import check_quote_unit
 from cmax.score.performance import suite_throughput
 from cmax.score.reference_api import ReferenceData, RefView, num, optional_lookup, text
 from cmax.score.stats import geometric_mean
-from cmax.score.verdicts import rated, serving_rated, why_no_ratio
+from cmax.score.verdicts import rated, serving_rated, serving_standing, why_no_ratio
 from cmax.scorecard import (
     PriceAdvice,
     Scorecard,
@@ -178,11 +178,14 @@ def serving_lines(scorecard: Scorecard) -> list[str]:
 
 
 def _serving_money(scorecard: Scorecard, quoted: float, ask: float | None) -> list[str]:
-    """$ per million output and input tokens of each serving result, at the quote, at the ask
-    and at reference speed: what a serving buyer compares offers on."""
+    """$ per million output and input tokens of each priced serving result, at the quote, at
+    the ask and at reference speed: what a serving buyer compares offers on. A result with a
+    measured rate that is not priced (its figure not earned: ``InferenceResult.priced``) is
+    named with why, as an unpriced training run is."""
     out = []
+    unpriced = [r for r in scorecard.inference if not r.priced and r.output_tok_s_per_gpu]
     for r in scorecard.inference:
-        if r.usd_per_million_output_tokens is None or not r.output_tok_s_per_gpu:
+        if not r.priced or r.usd_per_million_output_tokens is None or not r.output_tok_s_per_gpu:
             continue
         at_ask = (f", at the ask ${_per_million(ask, r.output_tok_s_per_gpu):.3f}"
                   if ask is not None and ask < quoted else "")
@@ -194,6 +197,13 @@ def _serving_money(scorecard: Scorecard, quoted: float, ask: float | None) -> li
                    f"${r.usd_per_million_output_tokens:.3f} per million output tokens at the "
                    f"quote ({r.output_tok_s_per_gpu:,.0f} tok/s per GPU){at_ask}{ref}{inp} "
                    "(each figure charges the whole GPU-hour to that token kind).")
+    if unpriced:
+        out.append("   Not priced, their figures not earned (the scorecard shows their measured "
+                   "rate and why): " + "; ".join(
+                       f"{r.model} {r.precision} {r.input_len}/{r.output_len} on {r.gpus} "
+                       f"GPU{'s' if r.gpus != 1 else ''} "
+                       f"({r.source_file}): {serving_standing(scorecard, r)}" for r in unpriced)
+                   + ".")
     if out:
         out.insert(0, "9. $ per million serving tokens = quoted × 10^6 ÷ (tokens/s per GPU × "
                       "3,600):")

@@ -35,6 +35,7 @@ from cmax.render.pdf import (
 from cmax.render.provenance import LEGEND, Sources
 from cmax.render.slugs import report_slugs
 from cmax.render.templates import render_template
+from cmax.score.verdicts import serving_standing
 from cmax.scorecard import Scorecard
 
 MAX_FINDINGS_PRINTED = 150  # the rest stay in the attached CSV (long tables slow WeasyPrint)
@@ -133,6 +134,7 @@ def _common(card: Scorecard) -> dict[str, Any]:
         "sources": Sources(card),
         "run_verdict": lambda w: views.run_verdict(card, w),
         "cost_standing": views.cost_standing,
+        "serving_standing": lambda r: serving_standing(card, r),
     }
 
 

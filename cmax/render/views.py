@@ -26,7 +26,7 @@ from cmax.render.page_one import (
 from cmax.render.provenance import Source, Sources
 from cmax.score.tier_changes import CategoryGain, mixed
 from cmax.score.tier_changes import tier_changes as decide_tier_changes
-from cmax.score.verdicts import rated, serving_rated
+from cmax.score.verdicts import rated, serving_rated, serving_standing, withheld_label
 from cmax.scorecard import (
     AuditCheck,
     CategoryScore,
@@ -50,11 +50,6 @@ def run_verdict(card: Scorecard, w: WorkloadResult) -> str:
     if judged is None or judged.verdict != "withheld":
         return fmt.verdict_label(w.verdict)
     return withheld_label(w.validation_errors)
-
-
-def withheld_label(errors: Sequence[str]) -> str:
-    """A result whose pass an error withholds, with the errors that withhold it."""
-    return f"withheld ({', '.join(errors)})" if errors else "withheld"
 
 
 def cost_standing(e: WorkloadEconomics) -> str:
@@ -291,10 +286,13 @@ class ServingCost:
     at_ask: float | None
     at_reference: float | None
     input_at_quote: float | None
+    #: why it is not priced (its verdict and the errors withholding it); None when priced
+    standing: str | None = None
 
 
 def serving_costs(card: Scorecard) -> list[ServingCost]:
-    """Every serving result with a measured rate, in manifest order."""
+    """Every serving result with a measured rate, in manifest order; one whose figure is not
+    earned keeps its row, without a cost, and says why."""
     from cmax.price.derived import serving_usd_per_million
 
     ask = card.price.ask_usd_per_gpu_hour if card.price is not None else None
@@ -308,7 +306,8 @@ def serving_costs(card: Scorecard) -> list[ServingCost]:
             f"{r.model} {r.precision} {r.input_len:,}/{r.output_len:,} on {r.gpus} GPU"
             f"{'s' if r.gpus != 1 else ''}", r.ratio if serving_rated(r) else None, r.verdict,
             r.usd_per_million_output_tokens, at_ask,
-            r.usd_per_million_output_tokens_at_reference, r.usd_per_million_input_tokens))
+            r.usd_per_million_output_tokens_at_reference, r.usd_per_million_input_tokens,
+            None if r.priced or card.price is None else serving_standing(card, r)))
     return out
 
 

@@ -39,6 +39,7 @@ from cmax.resolve.case import Case
 from cmax.score.rubric import PerformanceRules
 from cmax.score.serving_curve import CurvePoint, interactivity, interpolate
 from cmax.score.stats import bootstrap_ci, geometric_mean
+from cmax.score.verdicts import serving_rated
 from cmax.scorecard import Bearing, InferenceResult, ReferenceCurvePoint, ServingPoint
 from cmax.submission.manifest import InferenceSpec
 from cmax.throughput import usd_per_million_tokens
@@ -197,7 +198,6 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
                   ratio=ratio, ci_low=_round(ci[0]) if ci else None,
                   ci_high=_round(ci[1]) if ci else None,
                   joules_per_output_token=_joules(best, spec, power, notes))
-    fields.update(_money(best, spec, reference, usd_per_gpu_hour))
     if fields["comparison"] == "none" and not offline.height:
         notes.append(
             "every result ran under a request-rate or concurrency cap: a point of a latency "
@@ -223,7 +223,21 @@ def _result(entry: str, spec: InferenceSpec, rows: pl.DataFrame, gpu: str, ref: 
     elif fields["comparison"] == "curve":
         notes.append(f"fewer than {MIN_CURVE_POINTS} points on the curve: verdict from the point "
                      "estimate, no confidence interval")
-    return InferenceResult(**fields, verdict=verdict, notes=notes)
+    return _priced(InferenceResult(**fields, verdict=verdict, notes=notes),
+                   _money(best, spec, reference, usd_per_gpu_hour))
+
+
+def _priced(result: InferenceResult, money: dict[str, float]) -> InferenceResult:
+    """The result with its $ per million tokens, priced only as the price's throughput ratio
+    counts it (:func:`cmax.score.verdicts.serving_rated`: compared like with like on a GPU
+    count its own file states, no error withholding it). A withheld, unverified or unrated
+    result's measured rate would price tokens the evidence has not earned (a report declared
+    over 1 GPU where it states 2 read $0.139 per million output tokens, half its true cost),
+    so its own $ figures are None and its row says why; the reference's, at reference speed,
+    stay (they are the reference's cost, not the result's)."""
+    if serving_rated(result):
+        return result.model_copy(update={**money, "priced": True})
+    return result.model_copy(update={k: v for k, v in money.items() if k.endswith("_at_reference")})
 
 
 def _mlperf_scenario(rows: pl.DataFrame) -> str | None:

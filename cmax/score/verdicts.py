@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from cmax.judgement.bar import counted
 from cmax.resolve.claims import EARNS_PASS, HOW_TO_EARN, Claim
-from cmax.scorecard import InferenceResult, WorkloadResult
+from cmax.scorecard import InferenceResult, Scorecard, WorkloadResult
+from cmax.states import verdict_label
 
 
 def rated(result: WorkloadResult) -> bool:
@@ -27,6 +28,31 @@ def serving_rated(result: InferenceResult) -> bool:
     states. ``unverified`` (a declared GPU count), ``invalid``, capped-without-curve and
     unreferenced results carry no ratio a price may rest on."""
     return counted(result.verdict, result.ratio)
+
+
+def withheld_label(errors: Sequence[str]) -> str:
+    """A result whose pass an error withholds, with the errors that withhold it."""
+    return f"withheld ({', '.join(errors)})" if errors else "withheld"
+
+
+def serving_withheld_by(card: Scorecard, result: InferenceResult) -> list[str]:
+    """The errors that withhold a serving result, as its judgement names them (empty when its
+    judgement withholds nothing): another model or GPU than declared, a contradicted GPU
+    count, a result beyond its reference."""
+    judged = card.judgement("serving_result", result.entry)
+    if judged is None or judged.verdict != "withheld":
+        return []
+    return sorted({b.rule for b in judged.findings if b.severity == "error"})
+
+
+def serving_standing(card: Scorecard, result: InferenceResult) -> str:
+    """Why a serving result is not priced, in the words its verdict reads everywhere else:
+    'withheld (inference.model-contradicted)', 'not verified', 'not evaluated (no
+    reference)'. Read from its judgement and its verdict, never decided here."""
+    judged = card.judgement("serving_result", result.entry)
+    if judged is not None and judged.verdict == "withheld":
+        return withheld_label(serving_withheld_by(card, result))
+    return verdict_label(result.verdict)
 
 
 def why_no_ratio(workloads: Sequence[WorkloadResult]) -> str:

@@ -56,5 +56,8 @@ def test_a_declared_gpu_count_sets_no_price(tmp_path: Path) -> None:
     assert price is not None and card.inference[0].verdict == "unverified"
     assert price.throughput_ratio is None and price.ask_usd_per_gpu_hour is None
     assert not any(d.name == "Serving throughput" for d in price.drivers)
-    # the money is still shown, at the quote: it is what the buyer pays per token
-    assert "per million output tokens at the quote" in "\n".join(price.reasoning)
+    # nor a cost: per GPU it divides by the GPU count only cmax.toml states (declaring fewer
+    # GPUs would make it cheaper), so the reasoning names it unpriced and why
+    steps = "\n".join(price.reasoning)
+    assert "per million output tokens at the quote" not in steps
+    assert "Not priced, their figures not earned" in steps and "): not verified." in steps

@@ -398,7 +398,7 @@ def _split_bundle(tmp_path: Path, name: str, split: str, *, gpus: int, model: st
 def test_a_declared_prefill_decode_split_counts_output_per_decode_gpu(tmp_path: Path) -> None:
     """trtllm-bench states its 2 GPUs but no split: a declared 1 prefill + 1 decode divides the
     4,290 tok/s by the 1 decode GPU, as disaggregated references count it, and since only the
-    manifest says so the result cannot earn a pass; money still divides by both GPUs."""
+    manifest says so the result cannot earn a pass, and prices nothing (docs/scoring.md §8)."""
     path = _split_bundle(tmp_path, "trtllm_bench_report_llama3.3-70b.json",
                          "prefill_gpus = 1\ndecode_gpus = 1\n", gpus=2, model="llama3.3-70b",
                          gpu="h100-sxm", input_len=1000, output_len=1000)
@@ -406,8 +406,7 @@ def test_a_declared_prefill_decode_split_counts_output_per_decode_gpu(tmp_path: 
     assert res["output_tok_s_per_gpu"] == pytest.approx(res["output_tok_s"])  # over 1 GPU
     assert res["gpus_basis"] == "declared" and res["verdict"] == "unverified"
     assert "records no prefill/decode split" in str(res["notes"])
-    assert res["usd_per_million_output_tokens"] == pytest.approx(
-        usd_per_million_tokens(2.10, float(res["output_tok_s"]) / 2))  # type: ignore[arg-type]
+    assert res["priced"] is False and res["usd_per_million_output_tokens"] is None
 
 
 @pytest.mark.parametrize(("split", "basis"), [("prefill_gpus = 8\ndecode_gpus = 16\n",
@@ -423,6 +422,9 @@ def test_a_stated_split_corroborates_or_contradicts_the_declared_one(
     [res] = _results(path)
     assert res["gpus_basis"] == basis
     assert res["output_tok_s_per_gpu"] == pytest.approx(20000.0 / 16)  # the file's own split
+    if basis == "corroborated":  # priced (a fail): money divides by every GPU serving, all paid
+        assert res["priced"] and res["usd_per_million_output_tokens"] == pytest.approx(
+            usd_per_million_tokens(2.10, 20000.0 / 24))
 
 
 def test_aiperf_power_telemetry_gives_measured_joules_per_output_token(tmp_path: Path) -> None:
