@@ -28,7 +28,7 @@ from cmax.states import State
 if TYPE_CHECKING:
     from cmax.findings import Finding
     from cmax.history.audit import AuditResult
-    from cmax.scorecard import Scorecard
+    from cmax.scorecard import Judgement, Scorecard
 
 Status = Literal["passed", "failed", "skipped", "other", "error"]
 
@@ -43,6 +43,9 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
 }
 
 _VERDICT_STATUS: dict[str, Status] = {"pass": "passed", "fail": "failed"}
+# a result as its judgement counts it: a pass an error in its evidence withholds could not be
+# judged (``error``); held unverified, inconclusive or not rated is ``skipped``
+_JUDGED_STATUS: dict[str, Status] = {**_VERDICT_STATUS, "withheld": "error"}
 _SUITE_STATUS: dict[State, Status] = {State.MET: "passed", State.NOT_MET: "failed",
                                       State.NOT_EVALUATED: "skipped"}
 _GATE_STATUS: dict[str, Status] = {"passed": "passed", "failed": "failed"}
@@ -110,9 +113,16 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _judged_status(judged: Judgement | None, verdict: str) -> Status:
+    """A result's status from its judgement's verdict (the result's own verdict where the
+    scorecard holds no judgement of it): a pass the judgement withholds never reads passed."""
+    said = judged.verdict if judged is not None and judged.verdict is not None else verdict
+    return _JUDGED_STATUS.get(said, "skipped")
+
+
 def scorecard_checks(card: Scorecard) -> list[Check]:
-    """The Exemplar-style suite, every gate, training workload, network row and MLPerf
-    benchmark, then every finding."""
+    """The Exemplar-style suite, every gate, training workload, serving result, network row
+    and MLPerf benchmark, then every finding. A result's status is its judgement's."""
     checks = []
     checks.append(Check(
         id="cmax.score.exemplar-suite", suite="suite",
@@ -129,21 +139,34 @@ def scorecard_checks(card: Scorecard) -> list[Check]:
             + (f" (caps the tier at {g.binding_cap})" if g.binding_cap else ""),
             requirements=REQUIREMENTS.get(f"gate.{gid}", ())))
     from cmax.render.formatting import stated
-    from cmax.score.verdicts import withheld_label
+    from cmax.score.verdicts import serving_withheld_by, withheld_label
 
     for w in card.workloads:
         judged = card.judgement("training_run", w.run_id or "")
-        said = (withheld_label(w.validation_errors)
-                if judged is not None and judged.verdict == "withheld" else w.verdict)
+        withheld = judged is not None and judged.verdict == "withheld"
+        said = withheld_label(w.validation_errors) if withheld else w.verdict
         checks.append(Check(
             id=f"cmax.score.workload.{_slug(w.workload)}.{_slug(w.precision)}.{w.num_gpus}",
             suite="workloads", name=f"{stated(w, 'workload')} {stated(w, 'precision')} on "
             f"{stated(w, 'num_gpus', grouped=False)} GPUs",
-            status=_VERDICT_STATUS.get(w.verdict, "skipped"),
+            status=_judged_status(judged, w.verdict),
             message=f"{said}: ratio {_ratio(w.ratio)} (95% CI {_ratio(w.ci_low)}-"
                     f"{_ratio(w.ci_high)}) against bar {w.bar:.2f}; log {w.log}",
             requirements=REQUIREMENTS["workload"],
             properties=(("ratio", _ratio(w.ratio)), ("log", w.log))))
+    for r in card.inference:
+        judged = card.judgement("serving_result", r.entry)
+        held_by = serving_withheld_by(card, r)
+        said = withheld_label(held_by) if held_by else r.verdict
+        checks.append(Check(
+            id=f"cmax.score.serving.{_slug(r.model)}.{_slug(r.precision)}."
+               f"{r.input_len}-{r.output_len}.{r.gpus}",
+            suite="serving", name=f"{r.model} {r.precision} {r.input_len}/{r.output_len} on "
+            f"{r.gpus} x {r.gpu}",
+            status=_judged_status(judged, r.verdict),
+            message=f"{said}: ratio {_ratio(r.ratio)} (compared: {r.comparison}); file "
+                    f"{r.source_file}",
+            properties=(("ratio", _ratio(r.ratio)), ("file", r.source_file))))
     for n in card.network:
         checks.append(Check(
             id=f"cmax.score.network.{_slug(n.collective)}.{n.nodes}n", suite="network",
@@ -152,10 +175,10 @@ def scorecard_checks(card: Scorecard) -> list[Check]:
             message=f"{n.verdict}: {n.busbw_gbps:.1f} GB/s bus bandwidth, ratio "
                     f"{_ratio(n.ratio)}; file {n.file}",
             properties=(("busbw_gbps", f"{n.busbw_gbps:.3f}"), ("file", n.file))))
-    for m in card.mlperf:
+    for i, m in enumerate(card.mlperf):
         checks.append(Check(
             id=f"cmax.score.mlperf.{_slug(m.benchmark)}", suite="mlperf", name=m.benchmark,
-            status=_VERDICT_STATUS.get(m.verdict, "skipped"),
+            status=_judged_status(card.judgement("mlperf_result", f"mlperf[{i}]"), m.verdict),
             message=f"{m.verdict}: ratio {_ratio(m.ratio)}"))
     return _unique([*checks, *finding_checks(card.findings)])
 

@@ -3,6 +3,7 @@ NVIDIA requirement ids, documents the formats' readers accept."""
 
 from __future__ import annotations
 
+import shutil
 import xml.etree.ElementTree as ET
 from functools import cache
 from pathlib import Path
@@ -198,3 +199,47 @@ def test_a_run_case_names_what_its_log_states_and_its_withheld_pass(tmp_path: Pa
     assert held.message.startswith("withheld (identity.arithmetic, identity.precision, ")
     assert [c.name for c in runs if c is not held] == [
         "llama3.1-405b bf16 on 512 GPUs", "grok1-314b fp8 on 512 GPUs"]
+
+
+def test_a_withheld_run_is_an_error_never_a_skip_or_a_pass(tmp_path: Path) -> None:
+    """A run whose pass errors in its evidence withhold was a skipped case, which CI readers
+    count beside tests that never ran; its judgement says it could not be judged."""
+    from cmax.pipeline import assess
+    from tests.sample_bundles import fp8_run_declared_bf16, one_of_two_runs_contested
+
+    for bundle in (fp8_run_declared_bf16(tmp_path / "a"),
+                   one_of_two_runs_contested(tmp_path / "b")):
+        card = assess(bundle)
+        runs = {c.id: c for c in scorecard_checks(card) if c.suite == "workloads"}
+        for w in card.workloads:
+            judged = card.judgement("training_run", w.run_id or "")
+            assert judged is not None
+            [case] = [c for c in runs.values() if ("log", w.log) in c.properties]
+            want = {"pass": "passed", "fail": "failed", "withheld": "error"}.get(
+                str(judged.verdict), "skipped")
+            assert case.status == want
+        assert sum(c.status == "error" for c in runs.values()) == 1
+        suite = ET.fromstring(to_junit(list(runs.values()), name="t")).find("testsuite")
+        assert suite is not None and suite.get("errors") == "1" and suite.get("skipped") == "0"
+
+
+def test_each_serving_result_is_a_case_with_its_judgements_status(tmp_path: Path) -> None:
+    """A serving-only cloud's JUnit had no case for any serving result: only the gates."""
+    checks = {c.id: c for c in scorecard_checks(_card("halcyon-serve")) if c.suite == "serving"}
+    assert {k: c.status for k, c in checks.items()} == {
+        "cmax.score.serving.gpt-oss-120b.fp8.1024-1024.1": "passed",
+        "cmax.score.serving.llama3.3-70b.fp8.1024-1024.2": "passed",
+        "cmax.score.serving.deepseek-r1-0528.fp8.1024-1024.8": "skipped"}
+    dsr1 = checks["cmax.score.serving.deepseek-r1-0528.fp8.1024-1024.8"]
+    assert dsr1.message.startswith("inconclusive: ratio 0.955 (compared: curve)")
+    # declared as another model than its file states: compared with nothing, withheld
+    bundle = tmp_path / "halcyon"
+    shutil.copytree(SAMPLES / "halcyon-serve", bundle)
+    toml = bundle / "cmax.toml"
+    toml.write_text(toml.read_text().replace('model = "llama3.3-70b"', 'model = "gpt-oss-120b"'))
+    from cmax.pipeline import assess
+
+    [held] = [c for c in scorecard_checks(assess(bundle))
+              if c.suite == "serving" and "trtllm_llama3.3-70b" in c.message]
+    assert held.status == "error"
+    assert held.message.startswith("withheld (") and "inference.model-contradicted" in held.message
