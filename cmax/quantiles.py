@@ -21,6 +21,10 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 
+#: the normal-consistent scale of a median absolute deviation (1 / the normal's 75th
+#: percentile): MAD x this estimates sigma for normal data, robust to outliers
+MAD_TO_SIGMA = 1.4826
+
 
 def median(values: npt.ArrayLike, axis: int | None = None) -> Any:
     """``np.median(values, axis=axis)``: the same value, shape and type."""

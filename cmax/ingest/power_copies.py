@@ -53,7 +53,6 @@ COPY_CORRELATION = 0.9
 SCREEN_POINTS = 128
 #: rows of the correlation screen computed at once (bounds its memory on thousands of GPUs)
 SCREEN_BLOCK = 512
-MAD_TO_SIGMA = 1.4826
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,10 @@ class PowerCopy:
 def _spread(values: np.ndarray) -> float:
     import numpy as np
 
-    return MAD_TO_SIGMA * float(np.median(np.abs(values - np.median(values))))
+    from cmax import quantiles
+    from cmax.quantiles import MAD_TO_SIGMA
+
+    return MAD_TO_SIGMA * float(quantiles.median(np.abs(values - quantiles.median(values))))
 
 
 def _ranks(matrix: np.ndarray) -> np.ndarray:
@@ -103,6 +105,9 @@ def _residuals(values: list[np.ndarray], keys: list[Series]
     robust spread."""
     import numpy as np
 
+    from cmax import quantiles
+    from cmax.quantiles import MAD_TO_SIGMA
+
     grids: dict[tuple[str, int], list[int]] = {}
     for i, (key, v) in enumerate(zip(keys, values, strict=True)):
         grids.setdefault((key.source, v.size), []).append(i)
@@ -112,9 +117,9 @@ def _residuals(values: list[np.ndarray], keys: list[Series]
         if len(members) < TREND_MIN_GPUS:
             continue
         matrix = np.vstack([values[i] for i in members])
-        resid = matrix - np.median(matrix, axis=0)
-        resid -= np.median(resid, axis=1, keepdims=True)
-        spread = MAD_TO_SIGMA * np.median(np.abs(resid), axis=1)
+        resid = matrix - quantiles.median(matrix, axis=0)
+        resid -= quantiles.median(resid, axis=1)[:, None]
+        spread = MAD_TO_SIGMA * quantiles.median(np.abs(resid), axis=1)
         out.update(zip(members, resid, strict=True))
         spreads.update(zip(members, spread.tolist(), strict=True))
     return out, spreads
@@ -125,7 +130,9 @@ def _candidates(rows: list[int], resid: dict[int, np.ndarray]) -> list[tuple[int
     import numpy as np
 
     size = resid[rows[0]].size
-    at = np.unique(np.linspace(0, size - 1, min(size, SCREEN_POINTS)).astype(np.int64))
+    # the distinct indices of a non-decreasing grid: np.unique's, without its numpy.ma import
+    grid = np.linspace(0, size - 1, min(size, SCREEN_POINTS)).astype(np.int64)
+    at = grid[np.concatenate(([True], grid[1:] != grid[:-1]))]
     z = _ranks(np.vstack([resid[i][at] for i in rows]))
     pairs: list[tuple[int, int, float]] = []
     for start in range(0, len(rows), SCREEN_BLOCK):

@@ -32,6 +32,7 @@ import polars as pl
 from cmax import quantiles
 from cmax.findings import Finding
 from cmax.ingest.power_copies import copied_series
+from cmax.quantiles import MAD_TO_SIGMA
 from cmax.validate.context import Context, RunView, print_resolution, run_finding
 from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import (
@@ -39,7 +40,6 @@ from cmax.validate.thresholds import (
     COPY_DIFF_SHARE,
     COPY_MAX_POINTS,
     COPY_MEDIAN_BAND,
-    MAD_TO_SIGMA,
     MIN_STEADY_STEPS,
     NCCL_COPY_BAND,
     NCCL_COPY_MIN_SIZES,

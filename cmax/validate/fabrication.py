@@ -21,11 +21,11 @@ import polars as pl
 
 from cmax import quantiles
 from cmax.findings import Finding
+from cmax.quantiles import MAD_TO_SIGMA
 from cmax.validate.context import Context, RunView, print_resolution, run_finding
 from cmax.validate.registry import Rule, register
 from cmax.validate.thresholds import (
     FORMULA_LOSS_MIN_STEPS,
-    MAD_TO_SIGMA,
     MIN_REAL_JITTER,
     MIN_STEADY_STEPS,
     WARMUP_FRACTION,

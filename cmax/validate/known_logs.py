@@ -31,6 +31,7 @@ import polars as pl
 
 from cmax import quantiles
 from cmax.findings import Finding
+from cmax.quantiles import MAD_TO_SIGMA
 from cmax.reference.known_logs import KnownEvidence, KnownSweep
 from cmax.validate.context import Context, run_finding
 from cmax.validate.copies import copy_of, steady_runs
@@ -38,7 +39,6 @@ from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import (
     COPY_DIFF_SHARE,
     COPY_MEDIAN_BAND,
-    MAD_TO_SIGMA,
     MIN_STEADY_STEPS,
 )
 

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 import polars as pl
 
 from cmax.findings import Finding
+from cmax.quantiles import MAD_TO_SIGMA
 from cmax.reading.coerce import as_int
 from cmax.validate.context import Context, RunView, run_finding, under_recipe
 from cmax.validate.registry import Rule, register
 from cmax.validate.thresholds import (
-    MAD_TO_SIGMA,
     SINGLE_STEP_BAND,
     SINGLE_STEP_NEIGHBOURS,
     WALL_CLOCK_SLACK_S,

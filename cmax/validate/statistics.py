@@ -20,6 +20,7 @@ import polars as pl
 
 from cmax import quantiles
 from cmax.findings import Finding
+from cmax.quantiles import MAD_TO_SIGMA
 from cmax.validate.context import (
     Context,
     RunView,
@@ -31,7 +32,6 @@ from cmax.validate.registry import Rule, finding, register
 from cmax.validate.thresholds import (
     INCIDENT_FLOOR_GPU_DAYS,
     INCIDENT_MIN_EXPECTED,
-    MAD_TO_SIGMA,
     MAX_OUTLIER_RATIO,
     MIN_CV,
     MIN_STEADY_STEPS,

@@ -69,10 +69,9 @@ NCCL_ALGBW_MIN_GBPS = 1.0
 MIN_WINDOW_STATS_STEPS = 5
 MIN_STEADY_STEPS = 10
 
-# Robust sigma floor: 1.4826 x MAD (the normal-consistent MAD scale) but never below the print
-# resolution or 0.2 % of the median, so a log printed to 2 decimals is not called noisy by its
-# own rounding.
-MAD_TO_SIGMA = 1.4826
+# Robust sigma floor: MAD x cmax.quantiles.MAD_TO_SIGMA (the normal-consistent MAD scale) but
+# never below the print resolution or 0.2 % of the median, so a log printed to 2 decimals is
+# not called noisy by its own rounding.
 SIGMA_FLOOR_FRACTION = 0.002
 
 # A stall: a steady-state step at least 1.5x the run's steady median.
