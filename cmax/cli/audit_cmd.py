@@ -1,8 +1,9 @@
 """``cmax audit RUNS_ROOT``: periodic audits across a fleet — history, drift, trend reports.
 
 Exit codes: 0 nothing to review; 1 a regression, tier drop, new audit FAIL, SLA breach,
-expiring, expired or lapsed Exemplar validation, a cluster whose audits stopped arriving, or
-evidence changed after it was recorded; 2 the root, the history or at least one run is
+expiring, expired or lapsed Exemplar validation, a cluster whose audits stopped arriving, a
+workload run whose ratio does not count (withheld or unverified: not compared), or evidence
+changed after it was recorded; 2 the root, the history or at least one run is
 unusable or filed under the wrong cluster (the others are still recorded and judged).
 """
 
@@ -56,8 +57,9 @@ def _history_when(value: dt.datetime | None) -> dt.datetime | None:
 @click.command("audit", help="Score every run under RUNS_ROOT (laid out as "
                "<root>/<cluster>/<timestamp>/, each a bundle) that is not yet in the history, "
                "record it, and report drift: regressions beyond noise, tier changes, new "
-               "audit FAILs, Exemplar expiry, SLA breaches and clusters whose audits stopped "
-               "arriving. Exit 1 when any is found, 2 when the root, the history or a run is "
+               "audit FAILs, Exemplar expiry, SLA breaches, clusters whose audits stopped "
+               "arriving and workload runs whose ratio does not count (withheld or "
+               "unverified). Exit 1 when any is found, 2 when the root, the history or a run is "
                "unusable or filed under the wrong cluster (the other runs are still recorded).")
 @click.argument("runs_root", type=click.Path(path_type=Path))
 @click.option("--history", "history", metavar="FOLDER|URI", default=None,
@@ -184,8 +186,8 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
         for item in result.items:
             click.echo(f"  {item.cluster}: {item.message}")
     else:
-        click.echo("no drift: no regressions, tier drops, new audit FAILs, SLA breaches or "
-                   "expiring Exemplar validations")
+        click.echo("no drift: no regressions, tier drops, new audit FAILs, SLA breaches, "
+                   "expiring Exemplar validations or runs whose ratio does not count")
     for status in result.exemplar:
         if status.status == "never":
             continue

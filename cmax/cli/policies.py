@@ -44,7 +44,8 @@ POLICIES: dict[str, Policy] = {p.name: p for p in (
     Policy("tier-below:TIER", frozenset({"score"}),
            "the tier is below TIER (platinum, gold, silver, bronze)"),
     Policy("drift", frozenset({"audit"}), "any regression, tier drop, new audit FAIL, SLA "
-           "breach, expiring Exemplar validation or stale cluster"),
+           "breach, expiring Exemplar validation, stale cluster or newest workload run whose "
+           "ratio does not count"),
     Policy("none", frozenset({"validate", "score", "audit"}), "never: report only"),
 )}
 

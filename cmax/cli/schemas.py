@@ -192,7 +192,10 @@ _DRIFT = {
             "tier_up (info), new_audit_fail (a FAIL the previous audit did not have), "
             "audit_fail (a FAIL on a cluster's first audited run), "
             "exemplar_expiring / _expired / _lapsed, "
-            "sla_breach, evidence_changed (a recorded run's bytes changed), audits_stopped",
+            "sla_breach, evidence_changed (a recorded run's bytes changed), audits_stopped, "
+            "not_counted (the run's ratio of the workload does not count: withheld or "
+            "unverified, so not compared; `after` says why, `compared_with` the last run "
+            "whose ratio counts)",
     "workload": "the workload, or `nccl <collective> <nodes>n`, it concerns (null for the run)",
     "before": "the value before (a ratio, tier or date; sla_breach: the contracted uptime %)",
     "after": "the value now (sla_breach: the measured uptime %, `metric` says which)",

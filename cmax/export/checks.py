@@ -221,7 +221,8 @@ def audit_checks(result: AuditResult) -> list[Check]:
             checks.append(Check(id=f"cmax.audit.{_slug(cluster)}.drift", suite="drift",
                                 name=f"{cluster}: no drift", status="passed",
                                 message="no regression, tier drop, new audit FAIL, SLA "
-                                        "breach or expiring Exemplar validation"))
+                                        "breach, expiring Exemplar validation or run whose "
+                                        "ratio does not count"))
         for i in items:
             checks.append(Check(
                 id=f"cmax.audit.{_slug(cluster)}.{i.kind}"

@@ -47,7 +47,8 @@ BATCH_RUNS = 250
 
 _KIND_ORDER: dict[str, int] = {
     kind: i for i, kind in enumerate((
-        "evidence_changed", "regression_vs_previous", "regression_vs_best", "tier_down",
+        "evidence_changed", "regression_vs_previous", "regression_vs_best", "not_counted",
+        "tier_down",
         "new_audit_fail", "audit_fail", "sla_breach", "exemplar_lapsed", "exemplar_expired",
         "exemplar_expiring", "audits_stopped", "tier_up"))
 }

@@ -36,6 +36,11 @@ its own series (``log_states`` in its key), never a point of the declared one.
   judged against the same baseline row; otherwise tokens/s/GPU is compared (the interval
   scaled with it), because a new reference release moves the ratio without the cluster
   changing.
+* **Not counted**: a workload of a run whose ratio does not count (withheld by an error, or
+  unverified) is compared with nothing, and says so: ``not_counted``, naming its verdict, the
+  errors on its evidence and the last run whose ratio of the declared workload counts. A
+  problem, so ``--fail-on drift`` fails on it: the newest evidence stopped earning its figure,
+  and silence would read as "nothing changed".
 * **Tier change**: a run vs the run before it. Down is a problem, up is information.
 * **New audit FAIL**: ClusterMAX checks that FAIL in a run and did not in the previous run
   that carried an audit. On a cluster's first audited run its FAILs are ``audit_fail``: present
@@ -72,7 +77,9 @@ from pydantic import BaseModel, ConfigDict
 from cmax.errors import HistoryError
 from cmax.reading.tomlfile import REINSTALL, read_toml
 from cmax.resources import data_dir
+from cmax.score.verdicts import withheld_label
 from cmax.scorecard import TIERS
+from cmax.states import verdict_label
 
 TIER_ORDER: tuple[str, ...] = TIERS  # best first (declared once, in cmax.scorecard)
 
@@ -80,7 +87,7 @@ DriftKind = Literal[
     "regression_vs_previous", "regression_vs_best", "tier_down", "tier_up", "new_audit_fail",
     "audit_fail",
     "exemplar_expiring", "exemplar_expired", "exemplar_lapsed", "sla_breach",
-    "evidence_changed", "audits_stopped",
+    "evidence_changed", "audits_stopped", "not_counted",
 ]
 PROBLEM_KINDS: frozenset[str] = frozenset(get_args(DriftKind)) - {"tier_up"}
 
@@ -205,6 +212,8 @@ class Point:
     counted: bool = True
     """whether its ratio counts (the run's judgement, recorded in the history)"""
     verdict: str | None = None
+    errors: tuple[str, ...] | None = ()
+    """the validation errors on its evidence (None: recorded before the history kept them)"""
 
     @property
     def label(self) -> str:
@@ -256,6 +265,7 @@ def timelines(history: pl.DataFrame, as_of: dt.date | None = None) -> dict[str, 
             key=key, ratio=row["ratio"], ci_low=row["ci_low"], ci_high=row["ci_high"],
             tokens=row["tokens_per_s_per_gpu"], baseline_id=row["baseline_id"],
             busbw=row["busbw_gbps"], verdict=row["verdict"],
+            errors=None if row["validation_errors"] is None else tuple(row["validation_errors"]),
             # nccl-tests rows are not judged one by one in the history: they count
             counted=row["row_kind"] != "workload" or bool(row["counted"])))
     for runs in out.values():
@@ -412,6 +422,64 @@ def _workload_drift(cluster: str, runs: list[RunPoint], policy: DriftPolicy) -> 
         if m is not None and is_regression(m, policy, sigma):
             items.append(_regression_item(cluster, "regression_vs_best", point, m,
                                           latest, best_run, sigma))
+    return items
+
+
+def _standing(point: Point) -> str:
+    """Why a point's ratio does not count, in the words its verdict reads everywhere else:
+    'withheld (identity.precision, sanity.too-good-to-be-true)', 'not verified'."""
+    errors = list(point.errors or ())
+    if point.verdict == "withheld":
+        if point.errors is None:
+            return "withheld (its errors were not recorded)"
+        return withheld_label(errors)
+    why = verdict_label(point.verdict or "not recorded")
+    return f"{why}; errors: {', '.join(errors)}" if errors else why
+
+
+def _uncounted_drift(cluster: str, runs: list[RunPoint]) -> list[DriftItem]:
+    """Workloads of ``runs[-1]`` whose ratio does not count, so nothing compared them.
+
+    A buyer watching drift must not read silence as "nothing changed": the provider's newest
+    evidence of the workload stopped earning its figure. A problem, so ``--fail-on drift``
+    fails on it. ``compared_with`` names the last run whose ratio of the declared workload
+    counts (a log that states another identity is a series of its own and is compared with
+    nothing, but the declared series is the one the buyer watched): the same run where it
+    also holds a counted run of it, else the last earlier one.
+    """
+    latest, earlier = runs[-1], runs[:-1]
+    items: list[DriftItem] = []
+    for key in sorted(latest.points):
+        point = latest.points[key]
+        if key[0] != "workload" or point.counted:
+            continue
+        declared = key[:4]
+        # the run itself may hold a counted run of the declared workload (an honest bf16 run
+        # beside an fp8 log declared bf16): the buyer's series then did count in it
+        last = next(((r, p) for r in [latest, *reversed(earlier)]
+                     for k, p in sorted(r.points.items())
+                     if k[:4] == declared and p.counted), None)
+        standing = _standing(point)
+        measured = (f"its ratio {point.ratio:.3f} does not count" if point.ratio is not None
+                    else "it has no ratio that counts")
+        of = f" of {key_label((*declared, ''))}" if key[4] else ""
+        since = f"no earlier run{of or ' of it'} counts"
+        if last is not None:
+            ratio = _fmt(last[1].ratio, "ratio") if last[1].ratio else "–"
+            if last[0] is latest:
+                since = f"the same run's ratio{of} counts ({ratio})"
+            else:
+                day = "" if last[0].run_dir == str(last[0].day) else f"{last[0].day}, "
+                since = (f"the last run whose ratio{of} counts is {last[0].run_dir} "
+                         f"({day}ratio {ratio})")
+        items.append(DriftItem(
+            cluster=cluster, kind="not_counted", workload=point.label,
+            before=last[1].ratio if last is not None else None, after=standing,
+            metric="ratio", run=latest.run_dir,
+            compared_with=last[0].run_dir if last is not None else None,
+            message=f"{point.label}: run {latest.run_dir} is {standing}: {measured}, so it "
+                    f"was not compared; {since}",
+        ))
     return items
 
 
@@ -579,7 +647,8 @@ def _stale_drift(cluster: str, runs: list[RunPoint], as_of: dt.date,
 
 def judge_run(cluster: str, runs: list[RunPoint], policy: DriftPolicy) -> list[DriftItem]:
     """Everything ``runs[-1]`` changed against the runs before it."""
-    return (_workload_drift(cluster, runs, policy) + _tier_drift(cluster, runs)
+    return (_workload_drift(cluster, runs, policy) + _uncounted_drift(cluster, runs)
+            + _tier_drift(cluster, runs)
             + _audit_drift(cluster, runs) + _sla_drift(cluster, runs))
 
 

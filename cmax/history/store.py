@@ -15,8 +15,9 @@ Rows (``ROW_SCHEMA``): every scored run contributes
   the run's log states instead (``log_states``): ratio with its 95% CI, tokens/s/GPU, MFU,
   the baseline it was compared with, the verdict the scorecard gives the run (its
   judgement's ``withheld``, else the run's own verdict) and whether its ratio counts
-  (``counted``: the price's rule, :func:`cmax.score.verdicts.rated`); of repeated runs, the
-  worst of those whose ratio counts, else the worst of the rest;
+  (``counted``: the price's rule, :func:`cmax.score.verdicts.rated`) with the validation
+  errors on its evidence (``validation_errors``, the why of a run that does not count); of
+  repeated runs, the worst of those whose ratio counts, else the worst of the rest;
 * one ``"network"`` row per nccl-tests result: bus bandwidth and ratio to the fabric baseline.
 
 All rows of a run share ``run_key`` = sha256(cluster, run folder, bundle digest): a run is
@@ -138,6 +139,9 @@ ADDED_COLUMNS: dict[str, pl.DataType] = {
     # expiry read it instead of deciding it again from a verdict
     "counted": pl.Boolean(),
     "log_states": pl.String(),
+    # workload rows: the validation errors on the run's evidence, so drift can say why a run
+    # whose ratio does not count was not compared
+    "validation_errors": pl.List(pl.String()),
 }
 """Columns added after the table format was first written: a history without them reads them
 as null, and gains them with its next append (a Delta schema merge). A workload row recorded
@@ -206,6 +210,7 @@ def rows_for_run(run: RunRef, card: Scorecard) -> list[dict[str, Any]]:
             "verdict": "withheld" if judged is not None and judged.verdict == "withheld"
             else w.verdict,
             "counted": rated(w), "log_states": log_states_text(w),
+            "validation_errors": sorted(w.validation_errors),
             "ratio": w.ratio,
             "ci_low": w.ci_low, "ci_high": w.ci_high,
             "tokens_per_s_per_gpu": w.tokens_per_s_per_gpu, "mfu_pct": w.mfu_pct,

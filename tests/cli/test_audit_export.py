@@ -53,3 +53,31 @@ def test_ctrf_unusable_run_is_a_failed_error(root: Path,
     unusable = [t for t in tests if t["suite"] == ["cmax", "unusable"]]
     assert unusable and all(t["status"] == "failed" and t["rawStatus"] == "error"
                             for t in unusable)
+
+
+def test_a_newest_run_whose_ratio_does_not_count_fails_drift_everywhere(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A provider whose newest evidence is withheld does not look as if nothing changed: one
+    not_counted item, a failed JUnit/CTRF drift case, and --fail-on drift exits 1."""
+    from tests.history.history_fakes import fp8_70b, write_run
+
+    root = tmp_path / "runs"
+    write_run(root, "east", "20251001-000000", workloads=fp8_70b(1.0))
+    write_run(root, "east", "20251101-000000", workloads=fp8_70b(1.0), withheld={"0": {}})
+    history = ["--history", str(tmp_path / "h")]
+    assert main(["audit", str(root), *history, "--format", "junit"]) == exits.FINDINGS
+    cases = {c.get("name"): c for c in ET.fromstring(capsys.readouterr().out).iter("testcase")}
+    case = cases["cmax.audit.east.not_counted.llama3.1-70b-fp8-512-GPUs"]
+    failure = case.find("failure")
+    assert failure is not None
+    assert ("run 20251101-000000 is withheld (identity.precision, "
+            "sanity.too-good-to-be-true)") in (failure.get("message") or "")
+    assert "cmax.audit.east.drift" not in cases  # no "no drift" beside it
+    assert cases["cmax.fail-on.drift"].find("failure") is not None
+    assert main(["audit", str(root), *history, "--format", "ctrf"]) == exits.FINDINGS
+    tests = json.loads(capsys.readouterr().out)["results"]["tests"]
+    assert [t["status"] for t in tests if "not_counted" in t["name"]] == ["failed"]
+    assert main(["audit", str(root), *history]) == exits.FINDINGS
+    out = capsys.readouterr().out
+    assert "not_counted" in out and "the last run whose ratio counts is 20251001-000000" in out
+    assert main(["audit", str(root), *history, "--fail-on", "none"]) == exits.OK

@@ -382,8 +382,13 @@ def test_a_withheld_run_is_no_point_of_the_trend(states: dict[str, str]) -> None
     items = drift({"c1": runs}, "2026-03-01")
     assert [(i.kind, i.workload, i.before, i.compared_with) for i in items] == [
         ("regression_vs_previous", LABEL, 1.00, "2026-01-01")]
-    # the withheld run itself, newest: nothing to say about its ratio
-    assert drift({"c1": runs[:2]}, "2026-02-01") == []
+    # the withheld run itself, newest: its ratio is compared with nothing, and drift says so
+    items = drift({"c1": runs[:2]}, "2026-02-01")
+    assert [(i.kind, i.severity, i.before, i.after, i.run, i.compared_with)
+            for i in items] == [
+        ("not_counted", "problem", 1.00,
+         "withheld (identity.precision, sanity.too-good-to-be-true)", "2026-02-01",
+         "2026-01-01")]
 
 
 def test_a_run_with_only_withheld_workloads_neither_ends_nor_renews_validity() -> None:
@@ -396,3 +401,67 @@ def test_a_run_with_only_withheld_workloads_neither_ends_nor_renews_validity() -
                                dt.date(2026, 8, 1), DriftPolicy.load())
     assert (statuses[0].status, statuses[0].passed_run, statuses[0].expires_on) == (
         "valid", "2026-06-14", dt.date(2027, 6, 14))
+
+
+HELD_AFTER = "withheld (identity.precision, sanity.too-good-to-be-true)"
+
+
+def test_a_withheld_newest_run_is_a_drift_item_naming_why_and_the_last_counted_run() -> None:
+    """A buyer watching drift sees the newest evidence stop earning its figure: the run is
+    not compared, and the item says why and since when the workload's ratio last counted."""
+    runs = [("2026-01-01", wl(1.00, 0.99, 1.01)), ("2026-02-01", wl(0.99, 0.98, 1.00)),
+            ("2026-03-01", {**wl(0.97, 0.96, 0.98), "withheld": {0: {}}})]
+    items = drift({"c1": runs}, "2026-03-01")
+    assert len(items) == 1
+    item = items[0]
+    assert (item.kind, item.workload, item.before, item.after, item.compared_with) == (
+        "not_counted", LABEL, 0.99, HELD_AFTER, "2026-02-01")
+    assert item.message == (
+        f"{LABEL}: run 2026-03-01 is {HELD_AFTER}: its ratio 0.970 does not count, so it was "
+        "not compared; the last run whose ratio counts is 2026-02-01 (ratio 0.990)")
+
+
+def test_a_log_of_another_precision_is_held_against_the_declared_workload() -> None:
+    """The fp8 log declared bf16 is a series of its own, with no counted past: the item
+    names it and the last run whose ratio of the declared workload counts."""
+    runs = [("2026-01-01", wl(1.00, 0.99, 1.01)),
+            ("2026-02-01", {**wl(1.527, 1.52, 1.53), "withheld": {0: {"precision": "fp8"}}})]
+    (item,) = drift({"c1": runs}, "2026-02-01")
+    assert item.workload == f"{LABEL} (log states precision=fp8)"
+    assert (item.kind, item.compared_with, item.before) == ("not_counted", "2026-01-01", 1.00)
+    assert item.message.endswith(f"the last run whose ratio of {LABEL} counts is 2026-01-01 "
+                                 "(ratio 1.000)")
+    # beside an honest run of the declared workload in the same run: that one counted there
+    both = {"workloads": [["llama3.1-70b", "fp8", 512, 1.527, 1.52, 1.53],
+                          ["llama3.1-70b", "fp8", 512, 0.99, 0.98, 1.00]],
+            "withheld": {0: {"precision": "bf16"}}}
+    (item,) = drift({"c1": [runs[0], ("2026-02-01", both)]}, "2026-02-01")
+    assert (item.kind, item.compared_with, item.before) == ("not_counted", "2026-02-01", 0.99)
+    assert item.message.endswith(f"the same run's ratio of {LABEL} counts (0.990)")
+
+
+def test_a_first_run_that_does_not_count_has_nothing_to_be_compared_with() -> None:
+    (item,) = drift({"c1": [("2026-01-01", {**wl(0.97, 0.96, 0.98),
+                                             "withheld": {0: {}}})]}, "2026-01-01")
+    assert (item.kind, item.before, item.compared_with) == ("not_counted", None, None)
+    assert item.message.endswith("so it was not compared; no earlier run of it counts")
+
+
+def test_an_unverified_run_and_a_row_recorded_before_its_errors_were() -> None:
+    """Unverified (a declared identity only cmax.toml vouches for) reads as its verdict; a
+    withheld row recorded before the history kept errors says they were not recorded."""
+    frame = history({"c1": [("2026-01-01", wl(1.00, 0.99, 1.01)),
+                            ("2026-02-01", wl(0.99, 0.98, 1.00))]})
+    newest = (pl.col("run_dir") == "2026-02-01") & (pl.col("row_kind") == "workload")
+
+    def judged(**columns: Any) -> list[DriftItem]:
+        changed = frame.with_columns(
+            pl.when(newest).then(pl.lit(value, frame.schema[name])).otherwise(pl.col(name))
+            .alias(name) for name, value in columns.items())
+        return detect_drift(changed, dt.date(2026, 2, 1), DriftPolicy.load())[0]
+
+    assert judged() == []  # the control: both runs count, no drop beyond noise
+    (item,) = judged(verdict="unverified", counted=False)
+    assert (item.kind, item.after) == ("not_counted", "not verified")
+    (item,) = judged(verdict="withheld", counted=False, validation_errors=None)
+    assert item.after == "withheld (its errors were not recorded)"

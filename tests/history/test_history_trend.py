@@ -148,3 +148,10 @@ def test_the_trend_shows_only_ratios_that_count(tmp_path: Path) -> None:
     held = "llama3.1-405b bf16 512 GPUs (log states precision=fp8) "
     assert cells[held][:4] == ["0", "–", "–", "–"]
     assert "1 run not counted; newest, 2026-02-02: 1.527 withheld" in rows[1][1]
+    # and the drift table names it as a problem to review, with why and since when
+    drift = re.findall(r'<td class="problem">not counted</td><td>([^<]*)</td>(.*?)</tr>',
+                       page, flags=re.S)
+    assert [label for label, _ in drift] == [held.strip()]
+    assert ("run 2026-02-02 is withheld (identity.precision, sanity.too-good-to-be-true): "
+            "its ratio 1.527 does not count, so it was not compared; the last run whose ratio "
+            "of llama3.1-405b bf16 512 GPUs counts is 2026-01-02 (ratio 0.990)") in drift[0][1]
