@@ -66,7 +66,7 @@ def _suite_run_note(run: WorkloadResult | None, runs: int) -> str:
     """What tells one run of a suite workload from the others: its log when the workload has
     several, and what its log states where it contradicts the declaration the suite groups
     it by ('log states fp8 (declared bf16)')."""
-    from cmax.render.formatting import stated
+    from cmax.judgement.labels import stated
 
     if run is None:
         return ""

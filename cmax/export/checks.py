@@ -138,7 +138,7 @@ def scorecard_checks(card: Scorecard) -> list[Check]:
             message=f"{g.status}: {g.reason}"
             + (f" (caps the tier at {g.binding_cap})" if g.binding_cap else ""),
             requirements=REQUIREMENTS.get(f"gate.{gid}", ())))
-    from cmax.render.formatting import stated
+    from cmax.judgement.labels import stated
     from cmax.score.verdicts import serving_withheld_by, withheld_label
 
     for w in card.workloads:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from cmax.judgement.bar import bar_verdict
 from cmax.judgement.bearings import Bearings, rules_of, same_file
 from cmax.judgement.fabric import FabricScale, fabric_standing
+from cmax.judgement.labels import identity_label
 from cmax.judgement.witnesses import MANIFEST_CITED, MONITORING_AUTHOR, author_of, cited
 from cmax.resolve.case import Case
 from cmax.resolve.claims import Claim
@@ -166,7 +167,7 @@ def judge_runs(case: Case, findings: Bearings, results: Sequence[WorkloadResult]
             held=held, unearned=case.claims.unearned(run_id))
         out.append(Judgement(
             kind="training_run", id=run_id,
-            label=f"{result.workload} {result.precision} {result.num_gpus} GPUs ({result.log})",
+            label=f"{identity_label(result)} ({result.log})",
             state=state, bar_state=bar_state(result.verdict),
             verdict=bar_verdict(result.verdict, result.ratio,
                                 errors=bool(result.validation_errors)),

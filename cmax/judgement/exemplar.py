@@ -24,10 +24,11 @@ failing run therefore means not met, everywhere the suite is shown.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from statistics import geometric_mean
 
 from cmax.judgement.bar import bar_verdict
+from cmax.judgement.labels import identity_label
 from cmax.scorecard import (
     ExemplarJudgement,
     SuiteRun,
@@ -63,16 +64,30 @@ def _workload_state(runs: Sequence[SuiteRun], bar: float) -> State:
     return State.NOT_EVALUATED
 
 
-def _label(w: SuiteWorkload) -> str:
-    return f"{w.workload} {w.precision} {w.num_gpus} GPUs"
+_Labels = Mapping[tuple[str | None, str], str]
+"""Each run's :func:`identity_label`, by its run id and log."""
 
 
-def _runs_text(w: SuiteWorkload, bar: float) -> str:
+def _key(r: SuiteRun) -> tuple[str | None, str]:
+    return r.run_id, r.log
+
+
+def _label(w: SuiteWorkload, labels: _Labels) -> str:
+    """A workload as its runs' logs state it (:func:`identity_label`) when they all state the
+    same, else as declared (each run whose log contradicts it is then named by its label)."""
+    named = {labels[_key(r)] for r in w.runs}
+    return named.pop() if len(named) == 1 else f"{w.workload} {w.precision} {w.num_gpus} GPUs"
+
+
+def _runs_text(w: SuiteWorkload, bar: float, labels: _Labels) -> str:
     """The runs of a workload that is not met or not evaluated, each named by its log when
-    the workload has several, and what its runs pool to when that is below the bar."""
+    the workload has several (and by what its log states where that is not the workload's
+    label), and what its runs pool to when that is below the bar."""
     shown = [r for r in w.runs if r.verdict != "pass"] or w.runs
     named = len(w.runs) > 1
+    label = _label(w, labels)
     text = ", ".join((f"{r.log} " if named else "")
+                     + (f"[{labels[_key(r)]}] " if labels[_key(r)] != label else "")
                      + (f"{r.ratio:.3f} " if r.ratio is not None else "")
                      + (f"withheld by {', '.join(r.withheld_by)} (not passing: a log the "
                         "error does not name would earn it)" if r.verdict == "withheld"
@@ -88,6 +103,7 @@ def judge_exemplar(results: Sequence[WorkloadResult], bar: float) -> ExemplarJud
     """The suite's one judgement from every training run's result (runs without a
     reference are outside the suite)."""
     groups: dict[tuple[str, str, int], list[SuiteRun]] = {}
+    labels = {(r.run_id, r.log): identity_label(r) for r in results}
     for r in results:
         if r.verdict == "no_reference":
             continue
@@ -116,12 +132,12 @@ def judge_exemplar(results: Sequence[WorkloadResult], bar: float) -> ExemplarJud
         return ExemplarJudgement(
             state=State.NOT_MET, bar=bar, workloads=workloads,
             reason=f"{count}; not met: " + "; ".join(
-                f"{_label(w)} ({_runs_text(w, bar)})" for w in not_met))
+                f"{_label(w, labels)} ({_runs_text(w, bar, labels)})" for w in not_met))
     if unjudged:
         return ExemplarJudgement(
             state=State.NOT_EVALUATED, bar=bar, workloads=workloads,
             reason=f"{count}; not evaluated: " + "; ".join(
-                f"{_label(w)} ({_runs_text(w, bar)})" for w in unjudged)
+                f"{_label(w, labels)} ({_runs_text(w, bar, labels)})" for w in unjudged)
             + " (a pass must be earned by a log that states what it ran and is comparable "
               "with its reference)")
     return ExemplarJudgement(

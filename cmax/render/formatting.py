@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from markupsafe import Markup, escape
 
+from cmax.judgement.labels import RunIdentity, identity_label, stated
 from cmax.states import VERDICT_STATES
 from cmax.states import verdict_label as _verdict_label
 
@@ -217,49 +218,17 @@ def truncate(text: Any, limit: int = 60) -> str:
     return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
 
 
-class RunRow(Protocol):
+class RunRow(RunIdentity, Protocol):
     """A training run as a table row shows it (a WorkloadResult or a WorkloadEconomics)."""
 
     @property
-    def workload(self) -> str: ...
-    @property
-    def precision(self) -> str: ...
-    @property
-    def num_gpus(self) -> int: ...
-    @property
     def log(self) -> str | None: ...
-    @property
-    def log_states(self) -> dict[str, str | None]: ...
-
-
-def _gpus(value: str | int) -> str:
-    return f"{value:,d}" if isinstance(value, int) else (
-        f"{int(value):,d}" if value.isdigit() else value)
-
-
-def stated(run: RunRow, name: str, *, upper: bool = False, grouped: bool = True) -> str:
-    """One identity field (workload, precision, num_gpus) as the run's log states it, with
-    the declaration marked where the log contradicts it: 'fp8 (declared bf16)'; 'bf16
-    (contradicted by its log)' when the log's statements name no single value."""
-    declared: str | int = getattr(run, name)
-    case = str.upper if upper else str
-
-    def shown(value: str | int) -> str:
-        return _gpus(value) if name == "num_gpus" and grouped else case(str(value))
-
-    if name not in run.log_states:
-        return shown(declared)
-    said = run.log_states[name]
-    if said is None:
-        return f"{shown(declared)} (contradicted by its log)"
-    return f"{shown(said)} (declared {shown(declared)})"
 
 
 def run_label(run: RunRow) -> str:
     """A run's label in every table and chart: 'llama3.1-405b FP8 (declared BF16) · 512 GPUs'
     (:func:`stated` for each field), the declared values alone where the log agrees."""
-    return (f"{stated(run, 'workload')} {stated(run, 'precision', upper=True)} · "
-            f"{stated(run, 'num_gpus')} GPUs")
+    return identity_label(run, upper=True, grouped=True, sep=" · ")
 
 
 def log_states_text(run: RunRow) -> str:

@@ -106,3 +106,11 @@ def test_a_contested_run_fails_the_exemplar_gate_from_files(tmp_path: Path) -> N
     gate = next(g for g in card.gates if g.id == "exemplar_suite")
     assert gate.status == "failed" and "withheld by consistency.tflops-vs-step-time" in gate.reason
     assert card.exemplar_state is State.NOT_MET
+
+
+def test_a_workload_is_named_as_its_runs_logs_state_it() -> None:
+    """A workload whose only run's log states fp8 against a declared bf16 is named by what the
+    log states, the declaration marked, as the run's judgement and every report table name it."""
+    contradicted = run("fail", 0.80).model_copy(update={"log_states": {"precision": "fp8"}})
+    judged = judge_exemplar([contradicted], BAR)
+    assert "not met: llama3.1-405b fp8 (declared bf16) 512 GPUs (0.800 fail)" in judged.reason

@@ -56,3 +56,25 @@ def test_a_withheld_run_reads_withheld_everywhere(tmp_path: Path) -> None:
         assert "withheld (" in line and "identity.precision" in line
         assert "inconclusive" not in line
     assert card.exemplar_state is State.NOT_MET
+
+
+def test_a_contradicted_run_is_labelled_by_what_its_log_states(tmp_path: Path) -> None:
+    """Aurora's fp8 run declared bf16: its judgement (score JSON, frames) and the Exemplar
+    reason name it as its log states it, the contradicted declaration named, as every report
+    table does (they named it by the declaration alone: 'llama3.1-405b bf16 512 GPUs')."""
+    import cmax.frames as cf
+    from cmax.render.formatting import run_label
+
+    card = assess(fp8_run_declared_bf16(tmp_path))
+    [fp8] = [w for w in card.workloads if w.log == FP8_LOG]
+    judged = card.judgement("training_run", fp8.run_id or "")
+    named = "llama3.1-405b fp8 (declared bf16) 512 GPUs"
+    assert judged is not None and judged.label == f"{named} ({FP8_LOG})"
+    assert run_label(fp8) == "llama3.1-405b FP8 (declared BF16) · 512 GPUs"
+    frame = cf.judgements(card)
+    assert f"{named} ({FP8_LOG})" in frame["label"].to_list()
+    assert f"{FP8_LOG} [{named}] 1.527 withheld by" in card.exemplar.reason
+    # the honest bf16 run of the same workload keeps its declared label
+    [bf16] = [w for w in card.workloads if w.log == AURORA_BF16_LOG]
+    honest = card.judgement("training_run", bf16.run_id or "")
+    assert honest is not None and honest.label == f"llama3.1-405b bf16 512 GPUs ({AURORA_BF16_LOG})"
