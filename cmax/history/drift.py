@@ -48,7 +48,8 @@ its own series (``log_states`` in its key), never a point of the declared one.
 * **Exemplar validity**: an NVIDIA Exemplar validation is valid for 12 months
   (``Exemplar_validation.md``, dgxc-benchmarking v26.02+). Counted from the newest passing run;
   ``expiring`` within ``expiry_warning_days`` of ``as_of``, ``expired`` after. A later run that
-  measured training workloads whose ratio counts and fails the bar ends it (``lapsed``): a
+  measured training workloads whose ratio counts and does not meet the suite (a run below the
+  bar, or one whose pass its evidence withholds) ends it (``lapsed``): a
   validation says what the cluster does now, and the cluster's own newer evidence says
   otherwise.
 * **SLA breach**: a run's SLA was not met: a node-month (the SLA is per node, per month)
@@ -576,8 +577,9 @@ def _exemplar_drift(status: ExemplarStatus) -> list[DriftItem]:
             after=status.expires_on.isoformat(), metric="exemplar_valid_until",
             run=status.ended_by, compared_with=status.passed_run,
             message=f"Exemplar validity from passing run {status.passed_run} ended on "
-                    f"{status.expires_on.isoformat()}: the newer run {status.ended_by} fails "
-                    "the bar; fix the regression and re-run the Exemplar suite",
+                    f"{status.expires_on.isoformat()}: the newer run {status.ended_by} does "
+                    "not meet the Exemplar suite (a run below the bar, or one whose pass its "
+                    "evidence withholds); fix it and re-run the Exemplar suite",
         )]
     if status.status not in ("expiring", "expired") or status.expires_on is None:
         return []

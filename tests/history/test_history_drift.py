@@ -320,7 +320,7 @@ def test_a_newer_run_failing_the_bar_ends_exemplar_validity() -> None:
     lapsed = [i for i in items if i.kind == "exemplar_lapsed"]
     assert [(i.run, i.compared_with, i.after) for i in lapsed] == [
         ("2026-08-01", "2026-06-14", "2026-08-01")]
-    assert "fails the bar" in lapsed[0].message
+    assert "does not meet the Exemplar suite" in lapsed[0].message
     # every report (the audit's text, the fleet and cluster trend pages) says it in these words
     assert st.until == "ended 2026-08-01 by failing run 2026-08-01"
     # a pass after the failure renews it
