@@ -77,9 +77,20 @@ FINDING_SCHEMA: dict[str, pl.DataType] = {
 
 
 def _cards(cards: Scorecard | Iterable[Scorecard]) -> list[Scorecard]:
+    """The scorecards, or one error naming what else was passed: a path or a JSON document
+    in the list failed deep inside a frame with an AttributeError."""
+    from cmax.errors import UsageError
     from cmax.scorecard import Scorecard
 
-    return [cards] if isinstance(cards, Scorecard) else list(cards)
+    out = [cards] if isinstance(cards, Scorecard) else list(cards)
+    for i, card in enumerate(out):
+        if not isinstance(card, Scorecard):
+            raise UsageError(f"item {i} is a {type(card).__name__} ({str(card)[:60]!r})",
+                             field="cards", expected="cmax Scorecard objects",
+                             fix="pass cmax.assess(bundle) for each bundle, or "
+                                 "cmax.Scorecard.model_validate_json(text) for a saved "
+                                 "scorecard JSON")
+    return out
 
 
 def _frame(rows: Sequence[dict[str, Any]], schema: dict[str, pl.DataType]) -> pl.DataFrame:

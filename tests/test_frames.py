@@ -116,3 +116,12 @@ def test_workloads_name_what_the_log_states_against_the_declaration(tmp_path: Pa
     frame = cf.workloads(assess(fp8_run_declared_bf16(tmp_path)))
     assert frame.select("precision", "log_states").rows() == [
         ("bf16", ""), ("bf16", "precision=fp8"), ("fp8", "")]
+
+
+def test_a_path_instead_of_a_scorecard_is_one_clear_error() -> None:
+    """A bundle path in the list failed deep inside a frame with an AttributeError."""
+    from cmax.errors import CmaxError
+
+    with pytest.raises(CmaxError, match=r"cards: item 1 is a str \('samples/x'\) \(expected "
+                                        r"cmax Scorecard objects\); fix: pass cmax.assess"):
+        cf.scorecards([_cards()[0], "samples/x"])  # type: ignore[list-item]
