@@ -27,12 +27,19 @@ from cmax.cli.common import (
 from cmax.cli.policies import fail_on_option, policy_checks
 
 
-def _cell(value: object) -> str:
+def _cell(value: object, width: int) -> str:
+    """A value in a column of ``width``: a figure, or a verdict cut before its reasons
+    ('withheld (identity.precision, ...)' reads 'withheld'; the item's line below the table
+    names them), never cut mid-word."""
     if value is None:
         return "-"
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 10 else f"{value:,.1f}"
-    return str(value)
+    text = str(value)
+    if len(text) <= width:
+        return text
+    head = text.split(" (", 1)[0]
+    return head if len(head) <= width else text[:width - 1] + "…"
 
 
 def _policy(policy_file: Path | None, expiry_warning_days: int | None,
@@ -168,12 +175,12 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
         breaches = [i for i in result.items if i.kind == "sla_breach"]
         if changes:
             click.echo("")
-            click.echo(f"{'cluster':<22} {'kind':<23} {'workload / check':<34} {'before':>10} "
-                       f"{'after':>10} {'change':>8}")
+            click.echo(f"{'cluster':<22} {'kind':<23} {'workload / check':<34} {'before':>12} "
+                       f"{'after':>12} {'change':>8}")
         for item in changes:
             change = f"{item.change_pct:+.1f}%" if item.change_pct is not None else "-"
             click.echo(f"{item.cluster[:22]:<22} {item.kind:<23} {(item.workload or '-')[:34]:<34} "
-                       f"{_cell(item.before)[:10]:>10} {_cell(item.after)[:10]:>10} {change:>8}")
+                       f"{_cell(item.before, 12):>12} {_cell(item.after, 12):>12} {change:>8}")
         if breaches:  # a contracted and a measured uptime are not a before and an after
             click.echo("")
             click.echo(f"{'cluster':<22} {'SLA breach, period':<23} {'contracted':>10} "
@@ -181,7 +188,7 @@ def command(ctx: click.Context, runs_root: Path, history: str | None,
         for item in breaches:
             credit = "-" if item.credit_pct is None else f"{item.credit_pct:g}%"
             click.echo(f"{item.cluster[:22]:<22} {(item.period or '-')[:23]:<23} "
-                       f"{_cell(item.before)[:9]:>9}% {_cell(item.after)[:9]:>9}% {credit:>11}")
+                       f"{_cell(item.before, 9):>9}% {_cell(item.after, 9):>9}% {credit:>11}")
         click.echo("")
         for item in result.items:
             click.echo(f"  {item.cluster}: {item.message}")

@@ -80,4 +80,7 @@ def test_a_newest_run_whose_ratio_does_not_count_fails_drift_everywhere(
     assert main(["audit", str(root), *history]) == exits.FINDINGS
     out = capsys.readouterr().out
     assert "not_counted" in out and "the last run whose ratio counts is 20251001-000000" in out
+    # the table's after column reads the verdict whole, never cut inside its reasons
+    [row] = [line for line in out.splitlines() if line.startswith("east") and "not_counted" in line]
+    assert row.split()[-2:] == ["withheld", "-"] and "withheld (" not in row
     assert main(["audit", str(root), *history, "--fail-on", "none"]) == exits.OK
