@@ -110,7 +110,7 @@ def runs_csv(card: Scorecard) -> str:
         first, last = w.window if w.window is not None else (None, None)
         row = {**w.model_dump(include=set(RUNS_COLUMNS)), "window_first": first,
                "window_last": last, "log_states": log_states_text(w)}
-        if views.run_verdict(card, w).startswith("withheld"):
+        if views.run_withheld(card, w):
             row["verdict"] = "withheld"
         writer.writerow(["" if row.get(c) is None else csv_cell(str(row[c]))
                          for c in RUNS_COLUMNS])

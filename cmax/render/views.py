@@ -42,14 +42,19 @@ AUDIT_ORDER = {"FAIL": 0, "WARNING": 1, "SKIPPED": 2, "PASS": 3}
 
 
 
+def run_withheld(card: Scorecard, w: WorkloadResult) -> bool:
+    """Whether the run's judgement withholds its pass (errors bear on its evidence)."""
+    judged = card.judgement("training_run", w.run_id or "")
+    return judged is not None and judged.verdict == "withheld"
+
+
 def run_verdict(card: Scorecard, w: WorkloadResult) -> str:
     """A training run's verdict as every report prints it: its judgement's ``withheld`` with
     the errors that withhold it (the run's own verdict reads inconclusive or pass, which no
     gate counts), else the run's verdict in words."""
-    judged = card.judgement("training_run", w.run_id or "")
-    if judged is None or judged.verdict != "withheld":
-        return fmt.verdict_label(w.verdict)
-    return withheld_label(w.validation_errors)
+    if run_withheld(card, w):
+        return withheld_label(w.validation_errors)
+    return fmt.verdict_label(w.verdict)
 
 
 def cost_standing(e: WorkloadEconomics) -> str:
@@ -323,7 +328,7 @@ def brief_reasons(card: Scorecard) -> list[Point]:
                  else f"In the provider's favour: worth {fmt.usd(-d.usd_per_gpu_hour, 3)} more "
                       "per GPU-hour.")
         points.append(Point(f"{d.name}: {d.detail}. {worth}"))
-    held = [w for w in card.workloads if run_verdict(card, w).startswith("withheld")]
+    held = [w for w in card.workloads if run_withheld(card, w)]
     short = [w for w in card.workloads
              if bar_state(w.verdict) is State.NOT_MET and w not in held]
     if held:
